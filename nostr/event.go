@@ -1,0 +1,181 @@
+// Package nostr holds the NIP-01 types relaybench works with: events, filters,
+// their canonical serialization, id computation and filter matching.
+//
+// It is deliberately small and allocation-conscious; the wire client and the
+// corpus use it on their hot paths. go-nostr is used only in tests, as an
+// independent check.
+package nostr
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Tag is one event tag: a name followed by values, e.g. ["p", "<hex pubkey>"].
+type Tag []string
+
+// Event is a NIP-01 event. IDs, public keys and signatures are lower-case hex.
+type Event struct {
+	ID        string `json:"id"`
+	PubKey    string `json:"pubkey"`
+	CreatedAt int64  `json:"created_at"`
+	Kind      int    `json:"kind"`
+	Tags      []Tag  `json:"tags"`
+	Content   string `json:"content"`
+	Sig       string `json:"sig"`
+}
+
+// AppendSerialized appends the canonical NIP-01 serialization
+// [0,pubkey,created_at,kind,tags,content] whose sha256 is the event id.
+func (e *Event) AppendSerialized(b []byte) []byte {
+	b = append(b, `[0,"`...)
+	b = append(b, e.PubKey...)
+	b = append(b, `",`...)
+	b = strconv.AppendInt(b, e.CreatedAt, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(e.Kind), 10)
+	b = append(b, ',')
+	b = appendTags(b, e.Tags)
+	b = append(b, ',')
+	b = AppendJSONString(b, e.Content)
+	b = append(b, ']')
+	return b
+}
+
+// ComputeID returns the sha256 of the canonical serialization.
+func (e *Event) ComputeID() [32]byte {
+	buf := make([]byte, 0, 256+len(e.Content)+64*len(e.Tags))
+	return sha256.Sum256(e.AppendSerialized(buf))
+}
+
+// CheckID reports whether e.ID is the hex of ComputeID.
+func (e *Event) CheckID() bool {
+	if len(e.ID) != 64 {
+		return false
+	}
+	id := e.ComputeID()
+	var hx [64]byte
+	hex.Encode(hx[:], id[:])
+	return string(hx[:]) == e.ID
+}
+
+// AppendJSON appends the compact wire JSON of the event (no spaces; field
+// order id, pubkey, created_at, kind, tags, content, sig).
+func (e *Event) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, e.ID...)
+	b = append(b, `","pubkey":"`...)
+	b = append(b, e.PubKey...)
+	b = append(b, `","created_at":`...)
+	b = strconv.AppendInt(b, e.CreatedAt, 10)
+	b = append(b, `,"kind":`...)
+	b = strconv.AppendInt(b, int64(e.Kind), 10)
+	b = append(b, `,"tags":`...)
+	b = appendTags(b, e.Tags)
+	b = append(b, `,"content":`...)
+	b = AppendJSONString(b, e.Content)
+	b = append(b, `,"sig":"`...)
+	b = append(b, e.Sig...)
+	b = append(b, `"}`...)
+	return b
+}
+
+// MarshalJSON implements json.Marshaler with the compact wire form.
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
+
+// ParseEvent decodes one event object. It checks shape, not id or signature.
+func ParseEvent(raw []byte) (*Event, error) {
+	var e Event
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("malformed event: %w", err)
+	}
+	if len(e.ID) != 64 || len(e.PubKey) != 64 || len(e.Sig) != 128 {
+		return nil, errors.New("malformed event: id, pubkey or sig has the wrong length")
+	}
+	return &e, nil
+}
+
+// TagValue returns the first value of the first tag named name, or "".
+func (e *Event) TagValue(name string) string {
+	for _, t := range e.Tags {
+		if len(t) >= 2 && t[0] == name {
+			return t[1]
+		}
+	}
+	return ""
+}
+
+func appendTags(b []byte, tags []Tag) []byte {
+	b = append(b, '[')
+	for i, t := range tags {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for j, s := range t {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = AppendJSONString(b, s)
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// AppendJSONString appends s as a JSON string with the NIP-01 escaping rules:
+// only '"', '\\' and control characters are escaped (\n \t \r \b \f by name,
+// others as \u00XX); non-ASCII UTF-8 is written as is, never HTML-escaped.
+// Invalid UTF-8 is replaced by U+FFFD so the output is always valid JSON.
+func AppendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, "\ufffd"...)
+				i += size
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"':
+			b = append(b, `\"`...)
+		case '\\':
+			b = append(b, `\\`...)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\t':
+			b = append(b, `\t`...)
+		case '\r':
+			b = append(b, `\r`...)
+		case '\b':
+			b = append(b, `\b`...)
+		case '\f':
+			b = append(b, `\f`...)
+		default:
+			const hx = "0123456789abcdef"
+			b = append(b, '\\', 'u', '0', '0', hx[c>>4], hx[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,244 @@
+// Package results defines the raw results file: the contract between the
+// measuring side (workloads) and the reporting side (report). Every report can
+// be made again from a results file without running anything.
+//
+// The file is JSON. Its schema is versioned by Schema; readers refuse a
+// version they do not know. Durations are nanoseconds (int64) unless a field
+// name says otherwise; rates are per second; sizes are bytes.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// SchemaVersion is the version of the results file format written by this
+// build. Bump it on any incompatible change and document it in docs/results.md.
+const SchemaVersion = "relaybench/results/v1"
+
+// File is one results file: one invocation of relaybench (run, compare, a
+// workload subcommand). A compare holds one Run per relay (and per repeat).
+type File struct {
+	Schema     string    `json:"schema"`
+	Tool       Tool      `json:"tool"`
+	Machine    Machine   `json:"machine"`
+	Command    string    `json:"command"`        // subcommand, e.g. "run", "compare"
+	Args       []string  `json:"args,omitempty"` // command line as given
+	Title      string    `json:"title,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	// Interrupted is true when the run was stopped (Ctrl-C) before its end;
+	// the figures are what was measured until then.
+	Interrupted bool  `json:"interrupted,omitempty"`
+	Runs        []Run `json:"runs"`
+}
+
+// Tool identifies the relaybench build that measured.
+type Tool struct {
+	Name      string `json:"name"` // "relaybench"
+	Version   string `json:"version"`
+	Commit    string `json:"commit,omitempty"`
+	GoVersion string `json:"go_version"`
+	Signer    string `json:"signer,omitempty"` // "libsecp256k1" or "btcec"
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	Hostname string `json:"hostname,omitempty"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Kernel   string `json:"kernel,omitempty"`
+	CPUModel string `json:"cpu_model,omitempty"`
+	Cores    int    `json:"cores"`
+	MemBytes int64  `json:"mem_bytes,omitempty"`
+}
+
+// Run is the measurement of one relay (one target) with one corpus.
+type Run struct {
+	Relay  Relay          `json:"relay"`
+	Corpus Corpus         `json:"corpus"`
+	Repeat int            `json:"repeat,omitempty"` // 1-based index when a run is repeated
+	Phases []Phase        `json:"phases"`
+	Errors []string       `json:"errors,omitempty"` // run-level failures (relay died, …)
+	Notes  []string       `json:"notes,omitempty"`  // caveats a reader must see
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Relay describes the relay under test.
+type Relay struct {
+	Name     string          `json:"name,omitempty"` // catalog name, e.g. "khatru-badger"; "" for a plain URL
+	URL      string          `json:"url"`
+	Managed  bool            `json:"managed,omitempty"`   // started by relaybench
+	Software string          `json:"software,omitempty"`  // from NIP-11
+	Version  string          `json:"version,omitempty"`   // from NIP-11
+	MaxLimit int             `json:"max_limit,omitempty"` // NIP-11 limitation.max_limit, 0 unknown
+	NIP11    json.RawMessage `json:"nip11,omitempty"`
+	LogFile  string          `json:"log_file,omitempty"`
+}
+
+// Corpus describes the events used.
+type Corpus struct {
+	Seed     int64   `json:"seed"`
+	Events   int     `json:"events"`
+	Authors  int     `json:"authors"`
+	AvgSize  int     `json:"avg_size"`            // requested average content size
+	Bytes    int64   `json:"bytes"`               // total wire JSON bytes of the events
+	Key      string  `json:"key"`                 // cache key (hash of the parameters)
+	Cached   bool    `json:"cached"`              // loaded from the disk cache
+	SignSecs float64 `json:"sign_secs,omitempty"` // time spent signing (0 when cached)
+}
+
+// Phase is one timed phase of a run: "publish", "query", "subscribe",
+// "mixed", "burst", "lifecycle", "load", "sweep:<size>", … . Only the timed
+// window is in Duration; set-up and tear-down are not.
+type Phase struct {
+	Name     string         `json:"name"`
+	Workload string         `json:"workload"` // workload kind that produced it
+	Params   map[string]any `json:"params,omitempty"`
+	Start    time.Time      `json:"start"`
+	Duration int64          `json:"duration_ns"`
+
+	// Counts holds named counters. Common names: "sent", "accepted",
+	// "refused", "timed_out", "failed", "bytes_sent", "bytes_received",
+	// "queries", "events_returned", "deliveries", "dropped", "late".
+	Counts map[string]int64 `json:"counts"`
+	// Refused counts refusals by OK/CLOSED reason class (duplicate, blocked,
+	// rate-limited, invalid, pow, restricted, error, auth-required, other).
+	Refused map[string]int64 `json:"refused,omitempty"`
+	// Rates holds derived per-second rates, e.g. "events_per_sec",
+	// "mb_per_sec", "queries_per_sec". Always from Counts / Duration.
+	Rates map[string]float64 `json:"rates,omitempty"`
+	// Latency holds distributions by name: "ok" (EVENT→OK), "ok_uncorrected",
+	// "eose" (REQ→EOSE), "deliver", "lateness", … .
+	Latency map[string]*Histogram `json:"latency,omitempty"`
+	// Groups holds per-group breakdowns, e.g. one per query shape or payload size.
+	Groups []Group `json:"groups,omitempty"`
+	// Series is a per-second time series of the phase.
+	Series []Second `json:"series,omitempty"`
+	// Verification of results against what the relay accepted.
+	Verification *Verification `json:"verification,omitempty"`
+	// Resources used by the relay's process tree and by the client.
+	Resources *Resources `json:"resources,omitempty"`
+	// ClientLimited is true when the client, not the relay, limited the figure.
+	ClientLimited bool     `json:"client_limited,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
+	Errors        []string `json:"errors,omitempty"`
+}
+
+// Group is a named breakdown inside a phase (a query shape, a payload size).
+type Group struct {
+	Name         string                `json:"name"`
+	Counts       map[string]int64      `json:"counts,omitempty"`
+	Rates        map[string]float64    `json:"rates,omitempty"`
+	Latency      map[string]*Histogram `json:"latency,omitempty"`
+	Verification *Verification         `json:"verification,omitempty"`
+}
+
+// Second is one point of a per-second time series. T is seconds since the
+// phase start (the end of the one-second bucket is T+1).
+type Second struct {
+	T        int              `json:"t"`
+	Counts   map[string]int64 `json:"counts,omitempty"` // e.g. "intended","sent","accepted","refused","dropped"
+	Gauges   map[string]int64 `json:"gauges,omitempty"` // e.g. "in_flight"
+	LatP50Ns int64            `json:"lat_p50_ns,omitempty"`
+	LatP99Ns int64            `json:"lat_p99_ns,omitempty"`
+	LatMaxNs int64            `json:"lat_max_ns,omitempty"`
+}
+
+// Verification counts how the relay's answers compare with what it should
+// have returned given what it accepted. Verified is false when nothing could
+// be checked (e.g. querying a relay whose contents relaybench did not write).
+type Verification struct {
+	Verified    bool     `json:"verified"`
+	Checked     int64    `json:"checked"`      // answers (queries, subscriptions) checked
+	Expected    int64    `json:"expected"`     // events that should have been returned/delivered
+	Returned    int64    `json:"returned"`     // events returned/delivered
+	Missing     int64    `json:"missing"`      // expected but not returned
+	Extra       int64    `json:"extra"`        // returned, valid, matching, but not expected (e.g. not accepted by us)
+	NotMatching int64    `json:"not_matching"` // returned but outside the filter
+	Invalid     int64    `json:"invalid"`      // bad id, bad signature or malformed
+	Duplicated  int64    `json:"duplicated"`   // returned more than once for one answer
+	Misordered  int64    `json:"misordered,omitempty"`
+	Truncated   int64    `json:"truncated,omitempty"` // answers cut by the relay's cap (not counted missing)
+	Passed      bool     `json:"passed"`
+	Notes       []string `json:"notes,omitempty"`
+}
+
+// Resources used during a phase.
+type Resources struct {
+	RelayCPUSecs   float64          `json:"relay_cpu_secs,omitempty"`   // user+sys of the relay's process tree
+	RelayPeakRSS   int64            `json:"relay_peak_rss,omitempty"`   // bytes
+	RelayDataBytes int64            `json:"relay_data_bytes,omitempty"` // size of the data dir after the phase
+	ClientCPUSecs  float64          `json:"client_cpu_secs"`            // this process, user+sys
+	ClientCPUUtil  float64          `json:"client_cpu_util,omitempty"`  // ClientCPUSecs / (duration × usable cores)
+	Series         []ResourceSample `json:"series,omitempty"`
+}
+
+// ResourceSample is one sample of relay resource use.
+type ResourceSample struct {
+	T         float64 `json:"t"`         // seconds since phase start
+	RelayCPU  float64 `json:"relay_cpu"` // cores busy since previous sample
+	RelayRSS  int64   `json:"relay_rss"`
+	ClientCPU float64 `json:"client_cpu"`
+}
+
+// Histogram is a latency distribution. HDR holds the full HdrHistogram in its
+// V2 compressed, base64 encoding (readable by other HdrHistogram tools), so
+// any percentile can be computed again and histograms merged; the other fields
+// are a summary for readers that do not decode it. Values are nanoseconds.
+type Histogram struct {
+	Count       int64            `json:"count"`
+	Min         int64            `json:"min_ns"`
+	Max         int64            `json:"max_ns"`
+	Mean        float64          `json:"mean_ns"`
+	StdDev      float64          `json:"stddev_ns"`
+	Percentiles map[string]int64 `json:"percentiles_ns"` // keys "50","90","95","99","99.9","99.99"
+	HDR         string           `json:"hdr,omitempty"`
+}
+
+// Write writes f as indented JSON to path ("-" for stdout).
+func Write(path string, f *File) error {
+	f.Schema = SchemaVersion
+	data, err := json.MarshalIndent(f, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	data = append(data, '\n')
+	if path == "-" {
+		_, err = os.Stdout.Write(data)
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// Read reads and checks a results file.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a relaybench results file: %w", path, err)
+	}
+	if f.Schema != SchemaVersion {
+		return nil, fmt.Errorf("%s: results schema %q, this build reads %q", path, f.Schema, SchemaVersion)
+	}
+	return &f, nil
+}
+
+// Phase returns the first phase named name, or nil.
+func (r *Run) Phase(name string) *Phase {
+	for i := range r.Phases {
+		if r.Phases[i].Name == name {
+			return &r.Phases[i]
+		}
+	}
+	return nil
+}
