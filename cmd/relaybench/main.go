@@ -1,0 +1,217 @@
+// Command relaybench benchmarks Nostr relays. It is a thin CLI over the
+// packages of this module: each subcommand lives in its own file and
+// registers itself with register().
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type command struct {
+	name, help, group string
+	cmd               any
+}
+
+var commands []command
+
+// register adds a subcommand. Call it from an init function in the file that
+// defines the command. cmd must be a pointer to a kong command struct with a
+// Run(*Globals) error method.
+func register(name, help string, cmd any) {
+	commands = append(commands, command{name: name, help: help, cmd: cmd})
+}
+
+// Globals are the flags every subcommand accepts, and the context it runs in.
+type Globals struct {
+	Verbose bool             `short:"v" help:"Verbose output."`
+	Version kong.VersionFlag `help:"Print the version and exit."`
+
+	// Ctx is cancelled on the first Ctrl-C (SIGINT) or SIGTERM: commands stop
+	// measuring, print and save what they have, stop child processes and
+	// return. A second signal exits at once.
+	Ctx context.Context `kong:"-"`
+}
+
+// exitError carries an exit code with an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err so that main exits with code.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	ctx, stop := signalContext()
+	defer stop()
+
+	globals := &Globals{Ctx: ctx}
+	var root struct {
+		Globals
+	}
+	sort.SliceStable(commands, func(i, j int) bool { return commands[i].name < commands[j].name })
+	opts := []kong.Option{
+		kong.Name("relaybench"),
+		kong.Description("A benchmark suite for Nostr relays that tells the truth: every figure measured, checked against what the relay accepted, and explained."),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": version},
+		kong.Bind(globals),
+		kong.Exit(func(code int) { panic(kongExit(code)) }),
+	}
+	for _, c := range commands {
+		opts = append(opts, kong.DynamicCommand(c.name, c.help, c.group, c.cmd))
+	}
+	parser, err := kong.New(&root, opts...)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
+		return 2
+	}
+	return parseAndRun(parser, normalizeArgs(args), globals, &root.Globals)
+}
+
+type kongExit int
+
+func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Globals) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			if c, ok := r.(kongExit); ok {
+				code = int(c)
+				return
+			}
+			panic(r)
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
+		return 2
+	}
+	globals.Verbose = parsed.Verbose
+	if err := kctx.Run(globals); err != nil {
+		fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(err))
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		if errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	if globals.Ctx.Err() != nil {
+		return 130 // interrupted: results were printed and saved
+	}
+	return 0
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// signalContext returns a context cancelled on the first SIGINT/SIGTERM; a
+// second signal exits the process at once with code 130.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for range ch {
+			n++
+			if n == 1 {
+				fmt.Fprintln(os.Stderr, "\nrelaybench: interrupted: stopping, saving what was measured (Ctrl-C again to quit at once)")
+				cancel()
+				continue
+			}
+			runExitHooks()
+			os.Exit(130)
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// exitHooks run before a forced exit (second Ctrl-C) so that child processes
+// are never orphaned. Code that starts a child process adds a hook and removes
+// it when the child has stopped.
+var (
+	hookMu    sync.Mutex
+	exitHooks = map[int]func(){}
+	nextHook  int
+)
+
+func addExitHook(f func()) (remove func()) {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	nextHook++
+	id := nextHook
+	exitHooks[id] = f
+	return func() { hookMu.Lock(); delete(exitHooks, id); hookMu.Unlock() }
+}
+
+func runExitHooks() {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	for _, f := range exitHooks {
+		f()
+	}
+}
+
+// normalizeArgs accepts the reference suite's single-dash long flags
+// (-relay, -events, …) by rewriting them to kong's double-dash form. Short
+// flags (-v) and negative numbers are left alone; everything after "--" too.
+func normalizeArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && !isNumber(a[1:]) {
+			name := a[1:]
+			if eq := strings.IndexByte(name, '='); eq >= 0 {
+				name = name[:eq]
+			}
+			if len(name) > 1 {
+				a = "-" + a
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return s != ""
+}
