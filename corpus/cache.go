@@ -1,0 +1,354 @@
+package corpus
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/relaybench/relaybench/nostr"
+)
+
+// Cache file layout (all integers little-endian):
+//
+//	"relaybench-corpus v<FormatVersion> <key> <signer>\n"
+//	u32 authors, then per author: secret[32], pubkey hex[64]
+//	u32 events, u64 total tags, u64 total tag values
+//	per event: u32 author, i64 created_at, u32 kind, id hex[64], sig hex[128],
+//	           u32 tags, per tag: u32 values, per value: u32 len, bytes;
+//	           u32 content len, content bytes
+//	u32 CRC-32C of everything before it
+//
+// The wire JSON is rebuilt on load (byte-identical to AppendJSON, with the
+// fast escaping of appendEscaped: the strings are the generator's own, valid
+// UTF-8, behind a checksum), which is cheaper than parsing JSON. The checksum
+// makes a truncated or corrupted file detectable; it is then regenerated.
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// DefaultCacheDir is where corpora are cached when Options.CacheDir is "".
+func DefaultCacheDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("corpus: no cache directory: %w", err)
+	}
+	return filepath.Join(d, "relaybench", "corpus"), nil
+}
+
+// CachePath is the file that caches the corpus with the given key in dir.
+func CachePath(dir, key string) string { return filepath.Join(dir, "corpus-"+key+".bin") }
+
+// Load returns the corpus for p (defaults applied): from the cache when an
+// intact file for its key exists, else generated, signed on all cores and
+// written to the cache atomically. A corrupt cache file is regenerated, not
+// trusted. Cache problems never fail Load; they are reported in
+// Corpus.CacheNote.
+func Load(ctx context.Context, p Params, o Options) (*Corpus, error) {
+	p = p.WithDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir := o.CacheDir
+	if dir == "off" {
+		return Generate(ctx, p, o)
+	}
+	note := ""
+	if dir == "" {
+		d, err := DefaultCacheDir()
+		if err != nil {
+			c, gerr := Generate(ctx, p, o)
+			if c != nil {
+				c.CacheNote = err.Error()
+			}
+			return c, gerr
+		}
+		dir = d
+	}
+	key := p.Key()
+	path := CachePath(dir, key)
+	c, err := readCache(path, p, key, workers(o.Workers))
+	switch {
+	case err == nil:
+		if o.Progress != nil {
+			o.Progress(len(c.Events), len(c.Events))
+		}
+		return c, nil
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		note = fmt.Sprintf("cache file %s unusable (%v); regenerated", path, err)
+	}
+	c, err = Generate(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeCache(dir, path, c); err != nil {
+		if note != "" {
+			note += "; "
+		}
+		note += err.Error()
+	}
+	c.CacheNote = note
+	return c, nil
+}
+
+func header(key, signer string) string {
+	return fmt.Sprintf("relaybench-corpus v%d %s %s\n", FormatVersion, key, signer)
+}
+
+// writeCache writes c to path through a temporary file and a rename.
+func writeCache(dir, path string, c *Corpus) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("corpus: cannot write cache: %w", err)
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("corpus: cannot write cache: %w", err)
+	}
+	crc := crc32.New(castagnoli)
+	w := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)
+	err = encode(w, c)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		_, err = f.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("corpus: cannot write cache %s: %w", path, err)
+	}
+	return nil
+}
+
+func encode(w *bufio.Writer, c *Corpus) error {
+	var b [8]byte
+	u32 := func(v int) { binary.LittleEndian.PutUint32(b[:4], uint32(v)); w.Write(b[:4]) }
+	u64 := func(v int64) { binary.LittleEndian.PutUint64(b[:], uint64(v)); w.Write(b[:]) }
+	str := func(s string) { u32(len(s)); w.WriteString(s) }
+
+	w.WriteString(header(c.Key, c.Signer))
+	u32(len(c.Authors))
+	authorIdx := make(map[string]int, len(c.Authors))
+	for i, a := range c.Authors {
+		w.Write(a.Secret[:])
+		w.WriteString(a.PubKey)
+		authorIdx[a.PubKey] = i
+	}
+	var ntags, nvals int64
+	for _, e := range c.Events {
+		ntags += int64(len(e.Tags))
+		for _, t := range e.Tags {
+			nvals += int64(len(t))
+		}
+	}
+	u32(len(c.Events))
+	u64(ntags)
+	u64(nvals)
+	for _, e := range c.Events {
+		ai, ok := authorIdx[e.PubKey]
+		if !ok || len(e.ID) != 64 || len(e.Sig) != 128 {
+			return errors.New("event not from a corpus author or not signed")
+		}
+		u32(ai)
+		u64(e.CreatedAt)
+		u32(e.Kind)
+		w.WriteString(e.ID)
+		w.WriteString(e.Sig)
+		u32(len(e.Tags))
+		for _, t := range e.Tags {
+			u32(len(t))
+			for _, v := range t {
+				str(v)
+			}
+		}
+		str(e.Content)
+	}
+	return nil // write errors stick in w and surface at Flush
+}
+
+// errCorrupt marks a cache file that exists but cannot be trusted.
+var errCorrupt = errors.New("corrupt")
+
+// reader decodes the binary body; every read is bounds-checked.
+type reader struct {
+	b   []byte // the file
+	s   string // the same bytes as a string: strings are sliced from it
+	off int
+	err error
+}
+
+func (r *reader) need(n int) bool {
+	if r.err != nil {
+		return false
+	}
+	if n < 0 || n > len(r.b)-r.off {
+		r.err = fmt.Errorf("%w: truncated at byte %d", errCorrupt, r.off)
+		return false
+	}
+	return true
+}
+
+func (r *reader) u32() int {
+	if !r.need(4) {
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b[r.off:])
+	r.off += 4
+	return int(v)
+}
+
+func (r *reader) u64() int64 {
+	if !r.need(8) {
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b[r.off:])
+	r.off += 8
+	return int64(v)
+}
+
+func (r *reader) str(n int) string {
+	if !r.need(n) {
+		return ""
+	}
+	s := r.s[r.off : r.off+n]
+	r.off += n
+	return s
+}
+
+// readCache loads and checks a cache file. It returns an error wrapping
+// os.ErrNotExist when there is none.
+func readCache(path string, p Params, key string, nw int) (*Corpus, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < 4 {
+		return nil, fmt.Errorf("%w: file too short", errCorrupt)
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", errCorrupt)
+	}
+	nl := strings.IndexByte(string(body[:min(len(body), 256)]), '\n')
+	if nl < 0 {
+		return nil, fmt.Errorf("%w: no header", errCorrupt)
+	}
+	fields := strings.Fields(string(body[:nl]))
+	if len(fields) != 4 || header(key, fields[3]) != string(body[:nl+1]) {
+		return nil, fmt.Errorf("%w: header is not for key %s, format v%d", errCorrupt, key, FormatVersion)
+	}
+	c := &Corpus{Params: p, Key: key, Signer: fields[3], Cached: true}
+	r := &reader{b: body, s: string(body), off: nl + 1}
+
+	na := r.u32()
+	if na != p.Authors {
+		return nil, fmt.Errorf("%w: %d authors, want %d", errCorrupt, na, p.Authors)
+	}
+	c.Authors = make([]Author, na)
+	for i := range c.Authors {
+		if !r.need(32 + 64) {
+			return nil, r.err
+		}
+		copy(c.Authors[i].Secret[:], body[r.off:])
+		r.off += 32
+		c.Authors[i].PubKey = r.str(64)
+	}
+	n, ntags, nvals := r.u32(), r.u64(), r.u64()
+	if r.err != nil {
+		return nil, r.err
+	}
+	if n != p.Events || ntags < 0 || nvals < 0 || ntags > int64(len(body)) || nvals > int64(len(body)) {
+		return nil, fmt.Errorf("%w: %d events, want %d", errCorrupt, n, p.Events)
+	}
+	slab := make([]nostr.Event, n)
+	tagSlab := make([]nostr.Tag, ntags)
+	valSlab := make([]string, nvals)
+	c.Events = make([]*nostr.Event, n)
+	for i := range slab {
+		e := &slab[i]
+		c.Events[i] = e
+		ai := r.u32()
+		if ai >= na {
+			return nil, fmt.Errorf("%w: event %d has author %d", errCorrupt, i, ai)
+		}
+		e.PubKey = c.Authors[ai].PubKey
+		e.CreatedAt = r.u64()
+		e.Kind = r.u32()
+		e.ID = r.str(64)
+		e.Sig = r.str(128)
+		nt := r.u32()
+		if nt > len(tagSlab) {
+			return nil, fmt.Errorf("%w: event %d has %d tags", errCorrupt, i, nt)
+		}
+		if nt > 0 {
+			e.Tags, tagSlab = tagSlab[:nt:nt], tagSlab[nt:]
+		}
+		for t := range e.Tags {
+			nv := r.u32()
+			if nv > len(valSlab) {
+				return nil, fmt.Errorf("%w: event %d tag %d has %d values", errCorrupt, i, t, nv)
+			}
+			vals := valSlab[:nv:nv]
+			valSlab = valSlab[nv:]
+			for k := range vals {
+				vals[k] = r.str(r.u32())
+			}
+			e.Tags[t] = vals
+		}
+		e.Content = r.str(r.u32())
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	if r.off != len(body) || len(tagSlab) != 0 || len(valSlab) != 0 {
+		return nil, fmt.Errorf("%w: trailing data or wrong tag counts", errCorrupt)
+	}
+	c.Raw = buildRaw(c.Events, nw)
+	for _, b := range c.Raw {
+		c.Bytes += int64(len(b))
+	}
+	return c, nil
+}
+
+// buildRaw renders the wire JSON of every event, in nw parallel chunks.
+func buildRaw(evs []*nostr.Event, nw int) [][]byte {
+	raw := make([][]byte, len(evs))
+	chunk := (len(evs) + nw - 1) / nw
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(evs); lo += chunk {
+		hi := min(len(evs), lo+chunk)
+		wg.Go(func() {
+			size := 0
+			for _, e := range evs[lo:hi] {
+				size += 400 + len(e.Content)*11/10 + 80*len(e.Tags)
+			}
+			buf := make([]byte, 0, size)
+			offs := make([]int, hi-lo+1)
+			for i, e := range evs[lo:hi] {
+				buf = appendJSON(buf, e)
+				offs[i+1] = len(buf)
+			}
+			for i := range offs[1:] {
+				raw[lo+i] = buf[offs[i]:offs[i+1]:offs[i+1]]
+			}
+		})
+	}
+	wg.Wait()
+	return raw
+}
