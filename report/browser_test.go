@@ -1,0 +1,132 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// chromium returns the path of a Chromium-like browser, or "".
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	return ""
+}
+
+// runChromium runs headless Chromium on page with extra arguments and
+// returns its standard output. Networking is cut off (every host resolves to
+// nothing), so a page that needed the network would show it.
+func runChromium(t *testing.T, bin, page string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--host-resolver-rules=MAP * ~NOTFOUND", "--user-data-dir=" + t.TempDir(), "--window-size=1280,2400"}
+	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+page)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// TestBrowserRendersHTML renders the HTML report in headless Chromium, keeps
+// the page and its screenshot in testdata/artifacts/ (git-ignored) and
+// checks that the screenshot is a real picture and that every chart is an
+// SVG element of the rendered DOM.
+func TestBrowserRendersHTML(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("chromium not installed (apt-get install -y chromium): skipping the real-browser test")
+	}
+	if testing.Short() {
+		t.Skip("-short: skipping the real-browser test")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		files  []*results.File
+		charts int
+	}{
+		{"single", []*results.File{singleFile()}, 10},
+		{"compare", []*results.File{compareFile(3, 1)}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := HTML(&b, tc.files, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(dir, "report-"+tc.name+".html")
+			shot := filepath.Join(dir, "report-"+tc.name+".png")
+			if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Remove(shot)
+			runChromium(t, bin, page, "--screenshot="+shot)
+			f, err := os.Open(shot)
+			if err != nil {
+				t.Fatalf("no screenshot: %v", err)
+			}
+			defer f.Close()
+			img, err := png.Decode(f)
+			if err != nil {
+				t.Fatalf("screenshot: %v", err)
+			}
+			bd := img.Bounds()
+			if bd.Dx() < 1000 || bd.Dy() < 2000 {
+				t.Fatalf("screenshot is %dx%d", bd.Dx(), bd.Dy())
+			}
+			// A page that rendered shows text, tables and charts: a fair
+			// share of non-white pixels and more than a few colours.
+			var ink, total int
+			colours := map[uint32]bool{}
+			for y := bd.Min.Y; y < bd.Max.Y; y += 3 {
+				for x := bd.Min.X; x < bd.Max.X; x += 3 {
+					r, g, b, _ := img.At(x, y).RGBA()
+					total++
+					if r < 0xe000 || g < 0xe000 || b < 0xe000 {
+						ink++
+					}
+					colours[(r>>12)<<8|(g>>12)<<4|b>>12] = true
+				}
+			}
+			if frac := float64(ink) / float64(total); frac < 0.03 {
+				t.Errorf("screenshot nearly blank: %.1f%% ink", frac*100)
+			}
+			if len(colours) < 20 {
+				t.Errorf("screenshot has only %d colours", len(colours))
+			}
+
+			dom := string(runChromium(t, bin, page, "--dump-dom"))
+			if n := strings.Count(dom, "<svg"); n != tc.charts {
+				t.Errorf("rendered DOM has %d <svg> elements, want %d", n, tc.charts)
+			}
+			if n := strings.Count(dom, "<path"); n < 10*tc.charts {
+				t.Errorf("rendered DOM has only %d <path> elements for %d charts", n, tc.charts)
+			}
+			if !strings.Contains(dom, "Publishing") || !strings.Contains(dom, "What was run") {
+				t.Error("rendered DOM lacks the report's sections")
+			}
+			t.Logf("screenshot: %s", shot)
+		})
+	}
+}

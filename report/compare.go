@@ -1,0 +1,335 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// figure is one comparable figure of a relay over its runs: a rate, or a
+// latency percentile, of a phase or of a group of a phase.
+type figure struct {
+	phase, name, unit string
+	values            []float64
+	status            string
+	lowerBetter       bool
+	fmt               func(float64) string
+}
+
+// figures extracts, in a stable order, every rate and the p50/p99 of every
+// latency of runs' phases and groups, one value per run that holds it.
+func figures(runs []*results.Run) []*figure {
+	var out []*figure
+	idx := map[string]*figure{}
+	phasesOf := map[string][]*results.Phase{}
+	add := func(phase, name, unit string, v float64, lower bool, f func(float64) string, p *results.Phase) {
+		k := phase + "\x00" + name
+		fg := idx[k]
+		if fg == nil {
+			fg = &figure{phase: phase, name: name, unit: unit, lowerBetter: lower, fmt: f}
+			idx[k] = fg
+			out = append(out, fg)
+		}
+		fg.values = append(fg.values, v)
+		phasesOf[k] = append(phasesOf[k], p)
+	}
+	lats := func(phase string, lat map[string]*results.Histogram, p *results.Phase) {
+		names := sortedKeys(lat)
+		prim := primaryLatency(lat)
+		sort.SliceStable(names, func(i, j int) bool { return names[i] == prim && names[j] != prim })
+		for _, n := range names {
+			for _, q := range []float64{50, 99} {
+				if v, ok := latQ(lat[n], q); ok {
+					add(phase, fmt.Sprintf("%s p%g", latencyLabel(n), q), "ns", float64(v), true, fmtDur, p)
+				}
+			}
+		}
+	}
+	for _, r := range runs {
+		for i := range r.Phases {
+			p := &r.Phases[i]
+			for _, k := range sortedKeys(p.Rates) {
+				add(p.Name, rateName(k), "1/s", p.Rates[k], false, fmtRate, p)
+			}
+			lats(p.Name, p.Latency, p)
+			for _, g := range p.Groups {
+				gp := p.Name + "/" + g.Name
+				for _, k := range sortedKeys(g.Rates) {
+					add(gp, rateName(k), "1/s", g.Rates[k], false, fmtRate, p)
+				}
+				lats(gp, g.Latency, p)
+			}
+		}
+	}
+	for k, fg := range idx {
+		fg.status = aggStatus(phasesOf[k])
+	}
+	return out
+}
+
+// rateName shortens a rate key for tables: "events_per_sec" → "events/s".
+func rateName(k string) string {
+	if base, ok := strings.CutSuffix(k, "_per_sec"); ok {
+		if base == "mb" {
+			return "MB/s"
+		}
+		return humanName(base) + "/s"
+	}
+	return humanName(k)
+}
+
+// alpha is the significance level of the Mann-Whitney U test.
+const alpha = 0.05
+
+// Compare writes, for every relay present in both base and cand, every
+// figure (rates, latency p50/p99 of each phase and group): the baseline and
+// candidate medians, the change in percent and whether it is beyond
+// run-to-run noise. With at least two runs on each side it uses a two-sided
+// Mann-Whitney U test at α = 0.05 (as benchstat does) and prints "~" when
+// the change is not significant; with one run on a side the noise is
+// unknown and it says so. format is "text" (or "" or "summary") or "md".
+func Compare(w io.Writer, base, cand []*results.File, format string) error {
+	if len(base) == 0 || len(cand) == 0 {
+		return fmt.Errorf("compare needs baseline and candidate results files")
+	}
+	md := false
+	switch format {
+	case "", "text", "summary":
+	case "md", "markdown":
+		md = true
+	default:
+		return fmt.Errorf("unknown compare format %q (want text or md)", format)
+	}
+	bw := bufio.NewWriter(w)
+	if md {
+		fmt.Fprintln(bw, "# Baseline vs candidate")
+		fmt.Fprintln(bw)
+	} else {
+		fmt.Fprintln(bw, "=== Baseline vs Candidate ===")
+		fmt.Fprintln(bw)
+	}
+	for _, side := range []struct {
+		name  string
+		files []*results.File
+	}{{"Baseline", base}, {"Candidate", cand}} {
+		if md {
+			fmt.Fprintf(bw, "## %s\n\n", side.name)
+		} else {
+			fmt.Fprintf(bw, "%s:\n", side.name)
+		}
+		for _, f := range side.files {
+			for _, l := range headerLines(f) {
+				if md {
+					fmt.Fprintf(bw, "- **%s**: %s\n", l[0], l[1])
+				} else {
+					fmt.Fprintf(bw, "  %-9s %s\n", l[0]+":", l[1])
+				}
+			}
+		}
+		fmt.Fprintln(bw)
+	}
+	bg, cg := groupRuns(base), groupRuns(cand)
+	cidx := map[string]*relayRuns{}
+	for _, g := range cg {
+		cidx[g.key] = g
+	}
+	matched := 0
+	for _, b := range bg {
+		c := cidx[b.key]
+		if c == nil {
+			continue
+		}
+		matched++
+		t := compareTable(b, c)
+		if md {
+			t.markdown(bw)
+		} else {
+			fmt.Fprintf(bw, "%s:\n", t.title)
+			t.text(bw, "  ")
+			fmt.Fprintln(bw)
+		}
+	}
+	if matched == 0 {
+		return fmt.Errorf("no relay is in both baseline and candidate")
+	}
+	legend := fmt.Sprintf("Cells are medians over runs (n = runs per side). \"~\": the difference is not significant (Mann-Whitney U, α=%.2f). Latencies: lower is better.", alpha)
+	if md {
+		fmt.Fprintln(bw, legend)
+	} else {
+		fmt.Fprintln(bw, legend)
+	}
+	for _, b := range bg {
+		if cidx[b.key] == nil {
+			fmt.Fprintf(bw, "Only in baseline: %s\n", b.key)
+		}
+	}
+	bidx := map[string]bool{}
+	for _, b := range bg {
+		bidx[b.key] = true
+	}
+	for _, c := range cg {
+		if !bidx[c.key] {
+			fmt.Fprintf(bw, "Only in candidate: %s\n", c.key)
+		}
+	}
+	return bw.Flush()
+}
+
+// compareTable compares the figures of one relay's baseline and candidate runs.
+func compareTable(b, c *relayRuns) *table {
+	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Delta", "Significance", "Status"},
+		left: map[int]bool{1: true, 5: true, 6: true}}
+	cf := map[string]*figure{}
+	for _, f := range figures(c.runs) {
+		cf[f.phase+"\x00"+f.name] = f
+	}
+	for _, bf := range figures(b.runs) {
+		c := cf[bf.phase+"\x00"+bf.name]
+		if c == nil {
+			continue
+		}
+		bm := median(append([]float64(nil), bf.values...))
+		cm := median(append([]float64(nil), c.values...))
+		sig := significance(bf.values, c.values)
+		delta := fmtDelta(bm, cm)
+		if strings.HasPrefix(sig, "p=") && bm != cm {
+			if (cm < bm) == bf.lowerBetter {
+				delta += " better"
+			} else {
+				delta += " worse"
+			}
+		}
+		status := "ok"
+		if bf.status != "ok" || c.status != "ok" {
+			status = "baseline: " + bf.status + "; candidate: " + c.status
+		}
+		t.add(bf.phase, bf.name, bf.fmt(bm), c.fmt(cm), delta, sig, status)
+	}
+	return t
+}
+
+// significance describes whether two samples differ beyond noise.
+func significance(x, y []float64) string {
+	n := fmt.Sprintf("n=%d+%d", len(x), len(y))
+	if len(x) < 2 || len(y) < 2 {
+		return "no repeats: noise unknown (" + n + ")"
+	}
+	p := mannWhitneyP(x, y)
+	if p < alpha {
+		return fmt.Sprintf("p=%.3f %s", p, n)
+	}
+	if minP(len(x), len(y)) >= alpha {
+		return fmt.Sprintf("~ (p=%.3f %s: too few runs to ever reach α=%.2f)", p, n, alpha)
+	}
+	return fmt.Sprintf("~ (p=%.3f %s)", p, n)
+}
+
+// mannWhitneyP returns the two-sided p-value of the Mann-Whitney U test of
+// samples x and y. Without ties and for small samples it uses the exact
+// distribution of U; otherwise the normal approximation with tie and
+// continuity corrections.
+func mannWhitneyP(x, y []float64) float64 {
+	n1, n2 := len(x), len(y)
+	type obs struct {
+		v float64
+		x bool
+	}
+	all := make([]obs, 0, n1+n2)
+	for _, v := range x {
+		all = append(all, obs{v, true})
+	}
+	for _, v := range y {
+		all = append(all, obs{v, false})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	// Mid-ranks, and the tie correction term Σ(t³ - t).
+	var r1, tie float64
+	ties := false
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].v == all[i].v {
+			j++
+		}
+		rank := float64(i+j+1) / 2 // ranks i+1 … j, averaged
+		for k := i; k < j; k++ {
+			if all[k].x {
+				r1 += rank
+			}
+		}
+		if t := float64(j - i); t > 1 {
+			ties = true
+			tie += t*t*t - t
+		}
+		i = j
+	}
+	u1 := r1 - float64(n1*(n1+1))/2
+	u := math.Min(u1, float64(n1*n2)-u1)
+	if !ties && n1*n2 <= 400 {
+		return math.Min(1, 2*exactUCDF(n1, n2, int(math.Round(u))))
+	}
+	m := float64(n1 * n2)
+	mu := m / 2
+	nn := float64(n1 + n2)
+	sigma := math.Sqrt(m / 12 * ((nn + 1) - tie/(nn*(nn-1))))
+	if sigma == 0 {
+		return 1
+	}
+	z := (math.Abs(u-mu) - 0.5) / sigma
+	if z < 0 {
+		z = 0
+	}
+	return math.Min(1, math.Erfc(z/math.Sqrt2))
+}
+
+// exactUCDF returns P(U ≤ u) for samples of sizes n1 and n2 without ties,
+// counting the rank arrangements that give each U.
+func exactUCDF(n1, n2, u int) float64 {
+	// f[i][j][k]: arrangements of i x's and j y's with U = k.
+	maxU := n1 * n2
+	f := make([][][]float64, n1+1)
+	for i := range f {
+		f[i] = make([][]float64, n2+1)
+		for j := range f[i] {
+			f[i][j] = make([]float64, maxU+1)
+		}
+	}
+	for j := 0; j <= n2; j++ {
+		f[0][j][0] = 1
+	}
+	for i := 1; i <= n1; i++ {
+		f[i][0][0] = 1
+		for j := 1; j <= n2; j++ {
+			for k := 0; k <= i*j; k++ {
+				// The largest value is an x (it beats all j y's) or a y.
+				var a float64
+				if k-j >= 0 {
+					a = f[i-1][j][k-j]
+				}
+				f[i][j][k] = a + f[i][j-1][k]
+			}
+		}
+	}
+	var le, total float64
+	for k := 0; k <= maxU; k++ {
+		total += f[n1][n2][k]
+		if k <= u {
+			le += f[n1][n2][k]
+		}
+	}
+	return le / total
+}
+
+// minP is the smallest two-sided p-value the exact test can give for
+// samples of sizes n1 and n2: 2 / C(n1+n2, n1).
+func minP(n1, n2 int) float64 {
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
+}

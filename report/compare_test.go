@@ -1,0 +1,160 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+func TestMannWhitneyP(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		x, y []float64
+		want float64
+	}{
+		// Completely separated samples of 5: exact two-sided p = 2/C(10,5).
+		{"separated 5+5", []float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 2.0 / 252},
+		// Separated 3+3: the smallest p this design can give, 2/C(6,3).
+		{"separated 3+3", []float64{1, 2, 3}, []float64{4, 5, 6}, 0.1},
+		// Interleaved: U = 10 (R: wilcox.test gives W = 10, p = 0.6905).
+		{"interleaved", []float64{1, 3, 5, 7, 9}, []float64{2, 4, 6, 8, 10}, 0.6905},
+		// Identical samples (all ties): p = 1.
+		{"identical", []float64{5, 5, 5, 5}, []float64{5, 5, 5, 5}, 1},
+	} {
+		got := mannWhitneyP(tc.x, tc.y)
+		if math.Abs(got-tc.want) > 0.002 {
+			t.Errorf("%s: p = %.4f, want %.4f", tc.name, got, tc.want)
+		}
+	}
+	// Symmetric in its arguments.
+	a, b := []float64{1.1, 2.5, 3.3, 9}, []float64{4, 5.5, 6, 7, 8}
+	if mannWhitneyP(a, b) != mannWhitneyP(b, a) {
+		t.Error("p depends on argument order")
+	}
+	// Ties use the normal approximation: still clearly significant.
+	if p := mannWhitneyP([]float64{1, 1, 2, 2, 3}, []float64{8, 8, 9, 9, 10}); p >= 0.05 {
+		t.Errorf("tied but separated samples: p = %.3f", p)
+	}
+}
+
+func TestSignificance(t *testing.T) {
+	if s := significance([]float64{1}, []float64{2, 3}); !strings.HasPrefix(s, "no repeats: noise unknown") {
+		t.Errorf("one run: %q", s)
+	}
+	if s := significance([]float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}); !strings.HasPrefix(s, "p=0.008") {
+		t.Errorf("separated: %q", s)
+	}
+	if s := significance([]float64{1, 2, 3}, []float64{4, 5, 6}); !strings.Contains(s, "too few runs") {
+		t.Errorf("3+3: %q", s)
+	}
+}
+
+// compareRows returns the comparison text lines of relay for phase/figure.
+func compareRow(t *testing.T, out, relay, phase, fig string) string {
+	t.Helper()
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Relay ") {
+			in = strings.HasPrefix(l, "Relay "+relay+":")
+			continue
+		}
+		f := strings.Fields(l)
+		if in && len(f) > 2 && f[0] == phase && strings.HasPrefix(strings.Join(f[1:], " "), fig+" ") {
+			return l
+		}
+	}
+	t.Fatalf("no row %s %s %s in:\n%s", relay, phase, fig, out)
+	return ""
+}
+
+func TestCompare(t *testing.T) {
+	base := []*results.File{compareFile(5, 1)}
+	faster := []*results.File{compareFile(5, 1.5)} // 50% faster, everything else equal
+	same := []*results.File{compareFile(5, 1)}
+	var b bytes.Buffer
+	if err := Compare(&b, base, faster, "text"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	row := compareRow(t, out, "khatru-badger", "publish", "events/s")
+	if !strings.Contains(row, "+50.0% better") || !strings.Contains(row, "p=0.008 n=5+5") {
+		t.Errorf("clearly faster candidate not significant: %q", row)
+	}
+	// Lower latency is better.
+	row = compareRow(t, out, "khatru-badger", "publish", "OK p99")
+	if !strings.Contains(row, "better") {
+		t.Errorf("lower latency not called better: %q", row)
+	}
+	// Query latency is the same distribution on both sides: not significant.
+	row = compareRow(t, out, "khatru-badger", "query", "EOSE p50")
+	if !strings.Contains(row, "~ (p=") {
+		t.Errorf("identical distributions reported as significant: %q", row)
+	}
+	// strfry failed verification: every figure of its query says so.
+	row = compareRow(t, out, "strfry", "query", "queries/s")
+	if !strings.Contains(row, "verification FAILED") {
+		t.Errorf("failed verification not marked: %q", row)
+	}
+	for _, want := range []string{"Baseline:", "Candidate:", "Command:", "Machine:", "When:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q", want)
+		}
+	}
+
+	b.Reset()
+	if err := Compare(&b, base, same, "md"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "| p=") {
+		t.Errorf("identical files gave a significant difference:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "| Phase | Figure | Baseline | Candidate | Delta | Significance | Status |") {
+		t.Error("no Markdown table")
+	}
+
+	b.Reset()
+	if err := Compare(&b, []*results.File{compareFile(0, 1)}, faster, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "no repeats: noise unknown") {
+		t.Error("single runs not flagged as noise unknown")
+	}
+	if err := Compare(&b, base, faster, "pdf"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{fmtInt(0), "0"}, {fmtInt(999), "999"}, {fmtInt(1000), "1,000"}, {fmtInt(-1234567), "-1,234,567"},
+		{fmtFloat(7730.994, 2), "7,730.99"}, {fmtFloat(-0.001, 2), "0.00"},
+		{fmtDur(950), "950ns"}, {fmtDur(12_345), "12.3µs"}, {fmtDur(1_290_000), "1.29ms"}, {fmtDur(3.57e9), "3.57s"}, {fmtDur(74.384e9), "1m14.4s"},
+		{fmtBytes(512), "512 B"}, {fmtBytes(13.03e6), "13.03 MB"}, {fmtBytes(1.24e9), "1.24 GB"},
+		{fmtPayload(256), "256 B"}, {fmtPayload(1024), "1 KiB"}, {fmtPayload(131072), "128 KiB"},
+		{fmtDelta(100, 150), "+50.0%"}, {fmtDelta(0, 1), dash},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestSweepNames(t *testing.T) {
+	for name, want := range map[string]float64{"sweep/1024": 1024, "sweep:256": 256, "4096": 4096, "65536B": 65536} {
+		if got, ok := sweepSize(name); !ok || got != want {
+			t.Errorf("sweepSize(%q) = %v, %v", name, got, ok)
+		}
+	}
+	if _, ok := sweepSize("sweep/big"); ok {
+		t.Error("sweep/big parsed")
+	}
+	// The group convention: a phase named "sweep" with groups named by size.
+	r := &results.Run{Phases: []results.Phase{{Name: "sweep", Groups: []results.Group{{Name: "4096"}, {Name: "256"}}}}}
+	pts := sweep(r)
+	if len(pts) != 2 || pts[0].size != 256 || pts[1].size != 4096 {
+		t.Errorf("group sweep: %+v", pts)
+	}
+}

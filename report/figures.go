@@ -1,0 +1,206 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/results"
+)
+
+// latQ returns percentile q (0–100) of h in nanoseconds. It uses the summary
+// the file holds for the standard percentiles and decodes the embedded HDR
+// histogram for any other; ok is false when h holds no values or the
+// percentile cannot be had.
+func latQ(h *results.Histogram, q float64) (int64, bool) {
+	if h == nil || h.Count == 0 {
+		return 0, false
+	}
+	if v, ok := h.Percentiles[metrics.PercentileKey(q)]; ok {
+		return v, true
+	}
+	if q >= 100 {
+		return h.Max, true
+	}
+	d, err := decode(h)
+	if err != nil || d.Count() == 0 {
+		return 0, false
+	}
+	return d.Quantile(q), true
+}
+
+// decode decodes h's embedded histogram.
+func decode(h *results.Histogram) (*metrics.Histogram, error) {
+	return metrics.FromResult(h)
+}
+
+// primaryLatency is the name of the latency a phase is judged by: "ok",
+// "eose", "deliver", or else the first name in sorted order ("" when none).
+func primaryLatency(lat map[string]*results.Histogram) string {
+	for _, n := range []string{"ok", "eose", "deliver"} {
+		if h := lat[n]; h != nil && h.Count > 0 {
+			return n
+		}
+	}
+	names := sortedKeys(lat)
+	for _, n := range names {
+		if lat[n] != nil && lat[n].Count > 0 {
+			return n
+		}
+	}
+	return ""
+}
+
+// latencyLabel names a latency for readers: "ok" → "OK", "eose" → "EOSE".
+func latencyLabel(name string) string {
+	switch name {
+	case "ok", "eose":
+		return strings.ToUpper(name)
+	}
+	return humanName(name)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// kind is what a phase measures, from its workload (or its name when the
+// workload is not set): "publish", "query" or another name.
+func kind(p *results.Phase) string {
+	if p.Workload != "" {
+		return p.Workload
+	}
+	return p.Name
+}
+
+// phaseStatus lists what a reader must know before trusting the phase's
+// figures: failed or impossible verification, a client-limited measurement,
+// errors.
+func phaseStatus(p *results.Phase) []string {
+	var s []string
+	if v := p.Verification; v != nil {
+		switch {
+		case !v.Verified:
+			s = append(s, "not verified")
+		case !v.Passed:
+			s = append(s, "verification FAILED")
+		}
+	}
+	for _, g := range p.Groups {
+		if v := g.Verification; v != nil && v.Verified && !v.Passed && (p.Verification == nil || p.Verification.Passed) {
+			s = append(s, "verification FAILED ("+g.Name+")")
+			break
+		}
+	}
+	if p.ClientLimited {
+		s = append(s, "client-limited")
+	}
+	if len(p.Errors) > 0 {
+		s = append(s, fmt.Sprintf("%d error(s)", len(p.Errors)))
+	}
+	return s
+}
+
+// verdict is "PASSED", "FAILED" or "NOT VERIFIED" for a verification.
+func verdict(v *results.Verification) string {
+	switch {
+	case v == nil:
+		return dash
+	case !v.Verified:
+		return "NOT VERIFIED"
+	case v.Passed:
+		return "PASSED"
+	default:
+		return "FAILED"
+	}
+}
+
+// durNs returns the phase duration in nanoseconds; ok is false when unset.
+func durNs(p *results.Phase) (float64, bool) {
+	return float64(p.Duration), p.Duration > 0
+}
+
+// count returns counter name; ok is false when the file does not hold it.
+func count(counts map[string]int64, name string) (float64, bool) {
+	v, ok := counts[name]
+	return float64(v), ok
+}
+
+// rate returns rate name; ok is false when the file does not hold it.
+func rate(rates map[string]float64, name string) (float64, bool) {
+	v, ok := rates[name]
+	return v, ok
+}
+
+// bandwidth is the phase's MB/s: the "mb_per_sec" rate, or bytes_sent over
+// the duration when the rate is absent.
+func bandwidth(p *results.Phase) (float64, bool) {
+	if v, ok := p.Rates["mb_per_sec"]; ok {
+		return v, true
+	}
+	b, ok := p.Counts["bytes_sent"]
+	if !ok || p.Duration <= 0 {
+		return 0, false
+	}
+	return float64(b) / 1e6 / (float64(p.Duration) / 1e9), true
+}
+
+// avgPerQuery is events returned per query, from the counters.
+func avgPerQuery(counts map[string]int64) (float64, bool) {
+	q, ok1 := counts["queries"]
+	e, ok2 := counts["events_returned"]
+	if !ok1 || !ok2 || q == 0 {
+		return 0, false
+	}
+	return float64(e) / float64(q), true
+}
+
+// sweepSize returns the payload size of a sweep phase or group name:
+// "sweep/1024" → 1024 (also "sweep:1024", and a bare "1024" for groups of a
+// phase named "sweep").
+func sweepSize(name string) (float64, bool) {
+	for _, pre := range []string{"sweep/", "sweep:"} {
+		if strings.HasPrefix(name, pre) {
+			name = name[len(pre):]
+			break
+		}
+	}
+	name = strings.TrimSuffix(strings.TrimSpace(name), "B")
+	v, err := strconv.ParseFloat(strings.TrimSpace(name), 64)
+	if err != nil || v <= 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+func isSweepPhase(name string) bool {
+	return strings.HasPrefix(name, "sweep/") || strings.HasPrefix(name, "sweep:")
+}
+
+// median returns the median of vs (vs must not be empty); vs is sorted.
+func median(vs []float64) float64 {
+	sort.Float64s(vs)
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
+}
+
+// minMax returns the smallest and largest of vs.
+func minMax(vs []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		lo = math.Min(lo, v)
+		hi = math.Max(hi, v)
+	}
+	return lo, hi
+}

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dash stands for a figure the results file does not hold. It is never
+// replaced by a guess.
+const dash = "–"
+
+// fmtInt formats n with thousands separators: 12345 → "12,345".
+func fmtInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtFloat formats v with prec decimals and thousands separators.
+func fmtFloat(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return dash
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', prec, 64)
+	intPart, frac := s, ""
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		intPart, frac = s[:i], s[i:]
+	}
+	n, _ := strconv.ParseInt(intPart, 10, 64)
+	out := fmtInt(n) + frac
+	if v < 0 && strings.Trim(out, "0.,") != "" {
+		out = "-" + out
+	}
+	return out
+}
+
+// fmtRate formats a per-second rate: two decimals below 100, none above.
+func fmtRate(v float64) string {
+	if math.Abs(v) >= 100 {
+		return fmtFloat(v, 0)
+	}
+	return fmtFloat(v, 2)
+}
+
+// fmtDur formats nanoseconds with a human unit and three significant digits:
+// 950ns, 12.3µs, 1.29ms, 3.57s, 1m14.4s.
+func fmtDur(ns float64) string {
+	if math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return dash
+	}
+	a := math.Abs(ns)
+	switch {
+	case a < 1e3:
+		return fmt.Sprintf("%.0fns", ns)
+	case a < 1e6:
+		return sig3(ns/1e3) + "µs"
+	case a < 1e9:
+		return sig3(ns/1e6) + "ms"
+	case a < 60e9:
+		return sig3(ns/1e9) + "s"
+	default:
+		d := time.Duration(ns).Round(100 * time.Millisecond)
+		return d.String()
+	}
+}
+
+// sig3 prints v with about three significant digits.
+func sig3(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+}
+
+// fmtBytes formats a size in decimal units (1 KB = 1000 B, 1 MB = 10^6 B).
+func fmtBytes(b float64) string {
+	if math.IsNaN(b) || math.IsInf(b, 0) {
+		return dash
+	}
+	a := math.Abs(b)
+	switch {
+	case a < 1e3:
+		return fmt.Sprintf("%.0f B", b)
+	case a < 1e6:
+		return fmt.Sprintf("%.2f KB", b/1e3)
+	case a < 1e9:
+		return fmt.Sprintf("%.2f MB", b/1e6)
+	default:
+		return fmt.Sprintf("%.2f GB", b/1e9)
+	}
+}
+
+// fmtPayload formats a payload size the way sweep tables label them:
+// 256 B, 1 KB, 128 KB (binary multiples, as payload sizes usually are).
+func fmtPayload(b float64) string {
+	switch {
+	case b >= 1<<20 && math.Mod(b, 1<<20) == 0:
+		return fmt.Sprintf("%.0f MiB", b/(1<<20))
+	case b >= 1<<10 && math.Mod(b, 1<<10) == 0:
+		return fmt.Sprintf("%.0f KiB", b/(1<<10))
+	default:
+		return fmt.Sprintf("%.0f B", b)
+	}
+}
+
+// fmtPct formats a ratio (0.31) as a percentage ("31%").
+func fmtPct(r float64) string {
+	return strconv.FormatFloat(r*100, 'f', 0, 64) + "%"
+}
+
+// fmtDelta formats a relative change in percent with a sign: "+3.5%".
+func fmtDelta(base, cand float64) string {
+	if base == 0 {
+		return dash
+	}
+	d := (cand - base) / math.Abs(base) * 100
+	return fmt.Sprintf("%+.1f%%", d)
+}
+
+// fmtTime formats a timestamp in UTC to the second.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return dash
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// title capitalises the first letter of a phase name: "publish" → "Publish".
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// humanName turns a counter name into words: "timed_out" → "timed out".
+func humanName(s string) string { return strings.ReplaceAll(s, "_", " ") }

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// css is the page's only style: embedded, no web fonts.
+const css = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:#1d1f23;margin:0;background:#fafafa}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 48px;background:#fff}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:32px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:16px;margin:22px 0 6px}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}dl.meta dt{font-weight:600;color:#555}dl.meta dd{margin:0}
+code{font:13px ui-monospace,"Liberation Mono",Menlo,monospace;background:#f2f2f2;padding:1px 4px;border-radius:3px}
+table{border-collapse:collapse;margin:6px 0 4px;font-size:13px;font-variant-numeric:tabular-nums}
+th,td{padding:4px 9px;border-bottom:1px solid #e5e5e5;text-align:left;white-space:nowrap}th{background:#f4f5f7;font-weight:600}
+td.num,th.num{text-align:right}td.warn{color:#b00020;font-weight:600}tbody tr:hover{background:#f8fbff}
+small.spread{color:#777;font-size:11px}.note{color:#666;font-size:12px;margin:2px 0 10px}.scroll{overflow-x:auto}
+.warnings{border-left:4px solid #b00020;background:#fff4f4;padding:8px 14px;margin:12px 0}.warnings li{margin:2px 0}
+figure{margin:14px 0 22px}figure svg{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:12px;color:#555}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:8px 20px}
+footer{margin-top:36px;color:#777;font-size:12px}`
+
+// HTML writes one self-contained page: the header, warnings and tables of
+// the Markdown report, and every chart as inline SVG. It loads nothing: no
+// scripts, no external styles, fonts or images.
+func HTML(w io.Writer, files []*results.File, o Options) error {
+	if len(files) == 0 {
+		return fmt.Errorf("no results files")
+	}
+	cs, err := charts(files)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	t := html.EscapeString(o.title(files))
+	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<main>\n<h1>%s</h1>\n", t, css, t)
+	fmt.Fprintln(bw, "<h2>What was run</h2>")
+	for i, f := range files {
+		if len(files) > 1 {
+			fmt.Fprintf(bw, "<h3>File %d</h3>\n", i+1)
+		}
+		fmt.Fprintln(bw, `<dl class="meta">`)
+		for _, l := range headerLines(f) {
+			v := html.EscapeString(l[1])
+			if l[0] == "Command" || l[0] == "Params" {
+				v = "<code>" + v + "</code>"
+			}
+			fmt.Fprintf(bw, "<dt>%s</dt><dd>%s</dd>\n", html.EscapeString(l[0]), v)
+		}
+		fmt.Fprintln(bw, "</dl>")
+	}
+	if warn := warnings(files); len(warn) > 0 {
+		fmt.Fprintln(bw, `<div class="warnings"><strong>Read before trusting the figures:</strong><ul>`)
+		for _, s := range warn {
+			fmt.Fprintf(bw, "<li>%s</li>\n", html.EscapeString(s))
+		}
+		fmt.Fprintln(bw, "</ul></div>")
+	}
+	fmt.Fprintln(bw, "<h2>Results</h2>")
+	for _, tb := range tables(files) {
+		fmt.Fprintln(bw, `<div class="scroll">`)
+		tb.html(bw)
+		fmt.Fprintln(bw, "</div>")
+	}
+	if len(cs) > 0 {
+		fmt.Fprintln(bw, "<h2>Charts</h2>")
+		fmt.Fprintln(bw, `<div class="charts">`)
+		for _, c := range cs {
+			svg, err := c.inlineSVG()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(bw, "<figure id=\"%s\" aria-label=\"%s\">\n%s\n</figure>\n", c.name, html.EscapeString(c.title), svg)
+		}
+		fmt.Fprintln(bw, "</div>")
+	}
+	if ns := notes(files); len(ns) > 0 {
+		fmt.Fprintln(bw, "<h2>Notes and errors</h2>\n<ul>")
+		for _, n := range ns {
+			fmt.Fprintf(bw, "<li>%s</li>\n", html.EscapeString(n))
+		}
+		fmt.Fprintln(bw, "</ul>")
+	}
+	fmt.Fprintln(bw, "<footer>Made by relaybench report from the results file alone; every figure above is in that file. “–” marks a figure the file does not hold.</footer>")
+	fmt.Fprintln(bw, "</main>\n</body>\n</html>")
+	return bw.Flush()
+}

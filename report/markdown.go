@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// Options are the choices a report can be given.
+type Options struct {
+	// Title heads the report; when empty the first file's Title is used, else
+	// "Relay Benchmark".
+	Title string
+}
+
+func (o Options) title(files []*results.File) string {
+	if o.Title != "" {
+		return o.Title
+	}
+	for _, f := range files {
+		if f.Title != "" {
+			return f.Title
+		}
+	}
+	return "Relay Benchmark"
+}
+
+// Markdown writes a Markdown report of files: title; what was run, on what,
+// when and with which build; the relay, publish, query, per-phase, sweep,
+// verification and resource tables (medians and spreads for repeated runs);
+// then notes and errors.
+func Markdown(w io.Writer, files []*results.File, o Options) error {
+	if len(files) == 0 {
+		return fmt.Errorf("no results files")
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# %s\n\n", o.title(files))
+	fmt.Fprintln(bw, "## What was run")
+	fmt.Fprintln(bw)
+	for i, f := range files {
+		if len(files) > 1 {
+			fmt.Fprintf(bw, "File %d:\n\n", i+1)
+		}
+		for _, l := range headerLines(f) {
+			v := l[1]
+			if l[0] == "Command" || l[0] == "Params" {
+				v = "`" + v + "`"
+			}
+			fmt.Fprintf(bw, "- **%s**: %s\n", l[0], v)
+		}
+		fmt.Fprintln(bw)
+	}
+	ts := tables(files)
+	warn := warnings(files)
+	if len(warn) > 0 {
+		fmt.Fprintln(bw, "## Warnings")
+		fmt.Fprintln(bw)
+		for _, s := range warn {
+			fmt.Fprintf(bw, "- %s\n", s)
+		}
+		fmt.Fprintln(bw)
+	}
+	fmt.Fprintln(bw, "## Results")
+	fmt.Fprintln(bw)
+	for _, t := range ts {
+		t.markdown(bw)
+	}
+	if notes := notes(files); len(notes) > 0 {
+		fmt.Fprintln(bw, "## Notes and errors")
+		fmt.Fprintln(bw)
+		for _, n := range notes {
+			fmt.Fprintf(bw, "- %s\n", n)
+		}
+		fmt.Fprintln(bw)
+	}
+	return bw.Flush()
+}
+
+// warnings lists, per run and phase, what makes a figure untrustworthy:
+// failed verification, client-limited measurement, an interrupted run.
+func warnings(files []*results.File) []string {
+	var out []string
+	for _, f := range files {
+		if f.Interrupted {
+			out = append(out, "The run was INTERRUPTED: figures cover the time until the stop.")
+		}
+		for i := range f.Runs {
+			r := &f.Runs[i]
+			for j := range r.Phases {
+				p := &r.Phases[j]
+				if st := phaseStatus(p); len(st) > 0 {
+					out = append(out, fmt.Sprintf("%s, %s: %s.", runLabel(r), p.Name, strings.Join(st, ", ")))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// notes lists run and phase notes and errors, each labelled with its run.
+func notes(files []*results.File) []string {
+	var out []string
+	for _, f := range files {
+		for i := range f.Runs {
+			r := &f.Runs[i]
+			for _, e := range r.Errors {
+				out = append(out, fmt.Sprintf("ERROR %s: %s", runLabel(r), e))
+			}
+			for _, n := range r.Notes {
+				out = append(out, fmt.Sprintf("%s: %s", runLabel(r), n))
+			}
+			for j := range r.Phases {
+				p := &r.Phases[j]
+				for _, e := range p.Errors {
+					out = append(out, fmt.Sprintf("ERROR %s, %s: %s", runLabel(r), p.Name, e))
+				}
+				for _, n := range p.Notes {
+					out = append(out, fmt.Sprintf("%s, %s: %s", runLabel(r), p.Name, n))
+				}
+				if v := p.Verification; v != nil {
+					for _, n := range v.Notes {
+						out = append(out, fmt.Sprintf("%s, %s, verification: %s", runLabel(r), p.Name, n))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func runLabel(r *results.Run) string {
+	if r.Repeat > 0 {
+		return fmt.Sprintf("%s (repeat %d)", relayKey(&r.Relay), r.Repeat)
+	}
+	return relayKey(&r.Relay)
+}

@@ -1,0 +1,169 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// table is a titled grid of already formatted cells, rendered as aligned
+// text, Markdown or HTML. Column 0 is left-aligned; the others are numbers
+// (right-aligned) unless left[i] is set.
+type table struct {
+	title string
+	head  []string
+	left  map[int]bool
+	rows  [][]string
+	notes []string // shown under the table
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) isLeft(i int) bool { return i == 0 || t.left[i] }
+
+// text renders t as aligned columns with an indent.
+func (t *table) text(w io.Writer, indent string) {
+	width := make([]int, len(t.head))
+	for i, h := range t.head {
+		width[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i < len(width) {
+				width[i] = max(width[i], utf8.RuneCountInString(c))
+			}
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i := range t.head {
+			c := ""
+			if i < len(cells) {
+				c = cells[i]
+			}
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if t.isLeft(i) {
+				b.WriteString(c)
+				if i < len(t.head)-1 {
+					b.WriteString(pad)
+				}
+			} else {
+				b.WriteString(pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(t.head)
+	for _, r := range t.rows {
+		line(r)
+	}
+	for _, n := range t.notes {
+		fmt.Fprintf(w, "%s%s\n", indent, n)
+	}
+}
+
+// markdown renders t as a GitHub-flavoured Markdown table under a ### title.
+func (t *table) markdown(w io.Writer) {
+	if t.title != "" {
+		fmt.Fprintf(w, "### %s\n\n", t.title)
+	}
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	fmt.Fprint(w, "|")
+	for _, h := range t.head {
+		fmt.Fprintf(w, " %s |", esc(h))
+	}
+	fmt.Fprint(w, "\n|")
+	for i := range t.head {
+		if t.isLeft(i) {
+			fmt.Fprint(w, "---|")
+		} else {
+			fmt.Fprint(w, "---:|")
+		}
+	}
+	fmt.Fprintln(w)
+	for _, r := range t.rows {
+		fmt.Fprint(w, "|")
+		for i := range t.head {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			fmt.Fprintf(w, " %s |", esc(c))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	for _, n := range t.notes {
+		fmt.Fprintf(w, "%s\n\n", n)
+	}
+}
+
+// html renders t as an HTML table under an <h3> title.
+func (t *table) html(w io.Writer) {
+	if t.title != "" {
+		fmt.Fprintf(w, "<h3>%s</h3>\n", html.EscapeString(t.title))
+	}
+	fmt.Fprint(w, "<table>\n<thead><tr>")
+	for i, h := range t.head {
+		fmt.Fprintf(w, "<th%s>%s</th>", t.align(i), html.EscapeString(h))
+	}
+	fmt.Fprint(w, "</tr></thead>\n<tbody>\n")
+	for _, r := range t.rows {
+		fmt.Fprint(w, "<tr>")
+		for i := range t.head {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			var cls []string
+			if !t.isLeft(i) {
+				cls = append(cls, "num")
+			}
+			if warnCell(c) {
+				cls = append(cls, "warn")
+			}
+			attr := ""
+			if len(cls) > 0 {
+				attr = ` class="` + strings.Join(cls, " ") + `"`
+			}
+			fmt.Fprintf(w, "<td%s>%s</td>", attr, htmlCell(c))
+		}
+		fmt.Fprint(w, "</tr>\n")
+	}
+	fmt.Fprint(w, "</tbody>\n</table>\n")
+	for _, n := range t.notes {
+		fmt.Fprintf(w, "<p class=\"note\">%s</p>\n", html.EscapeString(n))
+	}
+}
+
+func (t *table) align(i int) string {
+	if t.isLeft(i) {
+		return ""
+	}
+	return ` class="num"`
+}
+
+// warnCell reports whether a cell carries a warning a reader must see.
+func warnCell(c string) bool {
+	for _, w := range []string{"FAILED", "client-limited", "NOT VERIFIED", "not verified", "error"} {
+		if strings.Contains(c, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// htmlCell escapes a cell; the spread of repeated runs, "median (min–max)",
+// goes on a second, smaller line.
+func htmlCell(c string) string {
+	if i := strings.LastIndex(c, " ("); i > 0 && strings.HasSuffix(c, ")") && strings.Contains(c[i:], "–") {
+		return html.EscapeString(c[:i]) + `<br><small class="spread">` + html.EscapeString(c[i+1:]) + "</small>"
+	}
+	return html.EscapeString(c)
+}

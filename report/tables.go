@@ -1,0 +1,673 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// relayRuns are the runs of one relay (several when repeated), across files.
+type relayRuns struct {
+	key   string // Relay.Name, or the URL for a plain URL
+	relay results.Relay
+	runs  []*results.Run
+}
+
+// relayKey names a relay in tables: its catalog name, else its URL.
+func relayKey(r *results.Relay) string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.URL
+}
+
+// groupRuns groups the runs of files by relay, in order of first appearance.
+func groupRuns(files []*results.File) []*relayRuns {
+	var out []*relayRuns
+	idx := map[string]*relayRuns{}
+	for _, f := range files {
+		for i := range f.Runs {
+			r := &f.Runs[i]
+			k := relayKey(&r.Relay)
+			g := idx[k]
+			if g == nil {
+				g = &relayRuns{key: k, relay: r.Relay}
+				idx[k] = g
+				out = append(out, g)
+			}
+			if g.relay.Software == "" {
+				g.relay.Software, g.relay.Version = r.Relay.Software, r.Relay.Version
+			}
+			g.runs = append(g.runs, r)
+		}
+	}
+	return out
+}
+
+// phases returns the phases named name of g's runs.
+func (g *relayRuns) phases(name string) []*results.Phase {
+	var ps []*results.Phase
+	for _, r := range g.runs {
+		if p := r.Phase(name); p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// phaseNames lists the phase names of all runs in order of first appearance.
+func phaseNames(groups []*relayRuns) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, r := range g.runs {
+			for _, p := range r.Phases {
+				if !seen[p.Name] {
+					seen[p.Name] = true
+					names = append(names, p.Name)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// repeated reports whether any relay has more than one run.
+func repeated(groups []*relayRuns) bool {
+	for _, g := range groups {
+		if len(g.runs) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// col is one numeric column of a per-relay table.
+type col struct {
+	head string
+	get  func(p *results.Phase) (float64, bool)
+	fmt  func(float64) string
+}
+
+// agg formats the values one figure took over repeated runs: the value
+// itself for one run, else the median and the spread "median (min–max)".
+func agg(vs []float64, format func(float64) string) string {
+	switch len(vs) {
+	case 0:
+		return dash
+	case 1:
+		return format(vs[0])
+	}
+	lo, hi := minMax(vs)
+	m := median(append([]float64(nil), vs...))
+	if format(lo) == format(hi) {
+		return format(m) // no spread at this precision
+	}
+	return fmt.Sprintf("%s (%s–%s)", format(m), format(lo), format(hi))
+}
+
+// aggStatus merges the status of the phases one row stands for:
+// "verification FAILED (2/3 runs), client-limited".
+func aggStatus(ps []*results.Phase) string {
+	n := map[string]int{}
+	var order []string
+	for _, p := range ps {
+		for _, s := range phaseStatus(p) {
+			if n[s] == 0 {
+				order = append(order, s)
+			}
+			n[s]++
+		}
+	}
+	var out []string
+	for _, s := range order {
+		if len(ps) > 1 && n[s] < len(ps) {
+			s = fmt.Sprintf("%s (%d/%d runs)", s, n[s], len(ps))
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return "ok"
+	}
+	return strings.Join(out, ", ")
+}
+
+// phaseTable is one row per relay for phase name with the given columns and
+// a final Status column.
+func phaseTable(titleText, name string, groups []*relayRuns, cols []col) *table {
+	t := &table{title: titleText, head: []string{"Relay"}, left: map[int]bool{len(cols) + 1: true}}
+	for _, c := range cols {
+		t.head = append(t.head, c.head)
+	}
+	t.head = append(t.head, "Status")
+	for _, g := range groups {
+		ps := g.phases(name)
+		if len(ps) == 0 {
+			continue
+		}
+		row := []string{g.key}
+		for _, c := range cols {
+			var vs []float64
+			for _, p := range ps {
+				if v, ok := c.get(p); ok {
+					vs = append(vs, v)
+				}
+			}
+			row = append(row, agg(vs, c.fmt))
+		}
+		t.add(append(row, aggStatus(ps))...)
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+func cntCol(head, name string) col {
+	return col{head, func(p *results.Phase) (float64, bool) { return count(p.Counts, name) },
+		func(v float64) string { return fmtInt(int64(v)) }}
+}
+
+func rateCol(head, name string) col {
+	return col{head, func(p *results.Phase) (float64, bool) { return rate(p.Rates, name) }, fmtRate}
+}
+
+func latCol(head, name string, q float64) col {
+	return col{head, func(p *results.Phase) (float64, bool) {
+		v, ok := latQ(p.Latency[name], q)
+		return float64(v), ok
+	}, fmtDur}
+}
+
+var durCol = col{"Duration", durNs, fmtDur}
+
+func publishTable(groups []*relayRuns) *table {
+	return phaseTable("Publishing", "publish", groups, []col{
+		cntCol("Sent", "sent"),
+		cntCol("Accepted", "accepted"),
+		{"Data size", func(p *results.Phase) (float64, bool) { return count(p.Counts, "bytes_sent") }, fmtBytes},
+		durCol,
+		rateCol("Events/s", "events_per_sec"),
+		{"Bandwidth", bandwidth, func(v float64) string { return fmtFloat(v, 2) + " MB/s" }},
+		latCol("OK p50", "ok", 50),
+		latCol("OK p99", "ok", 99),
+	})
+}
+
+func queryTable(groups []*relayRuns) *table {
+	return phaseTable("Querying", "query", groups, []col{
+		cntCol("Queries", "queries"),
+		cntCol("Events retrieved", "events_returned"),
+		durCol,
+		rateCol("Queries/s", "queries_per_sec"),
+		{"Avg events/query", func(p *results.Phase) (float64, bool) { return avgPerQuery(p.Counts) },
+			func(v float64) string { return fmtFloat(v, 2) }},
+		latCol("EOSE p50", "eose", 50),
+		latCol("EOSE p99", "eose", 99),
+	})
+}
+
+// genericTable covers any phase: duration, every counter and rate the runs
+// hold, and the primary latency's percentiles.
+func genericTable(name string, groups []*relayRuns) *table {
+	counts, rates, lats := map[string]bool{}, map[string]bool{}, map[string]*results.Histogram{}
+	for _, g := range groups {
+		for _, p := range g.phases(name) {
+			for k := range p.Counts {
+				counts[k] = true
+			}
+			for k := range p.Rates {
+				rates[k] = true
+			}
+			for k, h := range p.Latency {
+				lats[k] = h
+			}
+		}
+	}
+	cols := []col{durCol}
+	for _, k := range sortedKeys(counts) {
+		if strings.HasPrefix(k, "bytes_") {
+			cols = append(cols, col{humanName(k), func(p *results.Phase) (float64, bool) { return count(p.Counts, k) }, fmtBytes})
+			continue
+		}
+		cols = append(cols, cntCol(humanName(k), k))
+	}
+	for _, k := range sortedKeys(rates) {
+		cols = append(cols, rateCol(humanName(k), k))
+	}
+	if l := primaryLatency(lats); l != "" {
+		lb := latencyLabel(l)
+		cols = append(cols, latCol(lb+" p50", l, 50), latCol(lb+" p99", l, 99), latCol(lb+" p99.9", l, 99.9), latCol(lb+" max", l, 100))
+	}
+	return phaseTable(title(name), name, groups, cols)
+}
+
+// groupTable has one row per (relay, group) of phase name: query shapes,
+// payload sizes, … . Groups of repeated runs are aggregated like phases.
+func groupTable(name string, groups []*relayRuns) *table {
+	counts, rates, lats := map[string]bool{}, map[string]bool{}, map[string]*results.Histogram{}
+	for _, g := range groups {
+		for _, p := range g.phases(name) {
+			for _, gr := range p.Groups {
+				for k := range gr.Counts {
+					counts[k] = true
+				}
+				for k := range gr.Rates {
+					rates[k] = true
+				}
+				for k, h := range gr.Latency {
+					lats[k] = h
+				}
+			}
+		}
+	}
+	query := name == "query"
+	head := []string{"Relay", "Group"}
+	if query {
+		head[1] = "Shape"
+	}
+	type gcol struct {
+		head string
+		get  func(g *results.Group) (float64, bool)
+		fmt  func(float64) string
+	}
+	var cols []gcol
+	if query {
+		cols = []gcol{
+			{"Queries", func(g *results.Group) (float64, bool) { return count(g.Counts, "queries") }, func(v float64) string { return fmtInt(int64(v)) }},
+			{"Queries/s", func(g *results.Group) (float64, bool) { return rate(g.Rates, "queries_per_sec") }, fmtRate},
+			{"Avg events/query", func(g *results.Group) (float64, bool) { return avgPerQuery(g.Counts) }, func(v float64) string { return fmtFloat(v, 2) }},
+		}
+	} else {
+		for _, k := range sortedKeys(counts) {
+			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return count(g.Counts, k) }, func(v float64) string { return fmtInt(int64(v)) }})
+		}
+		for _, k := range sortedKeys(rates) {
+			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return rate(g.Rates, k) }, fmtRate})
+		}
+	}
+	if l := primaryLatency(lats); l != "" {
+		lb := latencyLabel(l)
+		for _, q := range []float64{50, 99} {
+			cols = append(cols, gcol{fmt.Sprintf("%s p%g", lb, q), func(g *results.Group) (float64, bool) {
+				v, ok := latQ(g.Latency[l], q)
+				return float64(v), ok
+			}, fmtDur})
+		}
+	}
+	for _, c := range cols {
+		head = append(head, c.head)
+	}
+	head = append(head, "Verification")
+	t := &table{title: title(name) + " by group", head: head, left: map[int]bool{1: true, len(head) - 1: true}}
+	if query {
+		t.title = "Query shapes"
+	}
+	for _, g := range groups {
+		ps := g.phases(name)
+		var gnames []string
+		seen := map[string]bool{}
+		for _, p := range ps {
+			for _, gr := range p.Groups {
+				if !seen[gr.Name] {
+					seen[gr.Name] = true
+					gnames = append(gnames, gr.Name)
+				}
+			}
+		}
+		for _, gn := range gnames {
+			var grs []*results.Group
+			for _, p := range ps {
+				for i := range p.Groups {
+					if p.Groups[i].Name == gn {
+						grs = append(grs, &p.Groups[i])
+					}
+				}
+			}
+			row := []string{g.key, gn}
+			for _, c := range cols {
+				var vs []float64
+				for _, gr := range grs {
+					if v, ok := c.get(gr); ok {
+						vs = append(vs, v)
+					}
+				}
+				row = append(row, agg(vs, c.fmt))
+			}
+			var vers []*results.Verification
+			for _, gr := range grs {
+				vers = append(vers, gr.Verification)
+			}
+			t.add(append(row, aggVerdict(vers))...)
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// aggVerdict merges verdicts of repeated runs: "PASSED", "FAILED (1/3 runs)".
+func aggVerdict(vs []*results.Verification) string {
+	n := map[string]int{}
+	var order []string
+	for _, v := range vs {
+		s := verdict(v)
+		if n[s] == 0 {
+			order = append(order, s)
+		}
+		n[s]++
+	}
+	var out []string
+	for _, s := range order {
+		if len(vs) > 1 && n[s] < len(vs) {
+			s = fmt.Sprintf("%s (%d/%d runs)", s, n[s], len(vs))
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// sweepPoint is one payload size of a sweep for one run.
+type sweepPoint struct {
+	size  float64
+	phase *results.Phase // set for "sweep/<bytes>" phases
+	group *results.Group // set for groups of a "sweep" phase
+	p     *results.Phase // the phase holding the point (for its status)
+}
+
+func (s sweepPoint) counts() map[string]int64 {
+	if s.group != nil {
+		return s.group.Counts
+	}
+	return s.phase.Counts
+}
+func (s sweepPoint) rates() map[string]float64 {
+	if s.group != nil {
+		return s.group.Rates
+	}
+	return s.phase.Rates
+}
+func (s sweepPoint) latency() map[string]*results.Histogram {
+	if s.group != nil {
+		return s.group.Latency
+	}
+	return s.phase.Latency
+}
+
+// sweep returns run r's sweep points sorted by payload size: phases named
+// "sweep/<bytes>", or else the groups (named "<bytes>") of a phase named
+// "sweep".
+func sweep(r *results.Run) []sweepPoint {
+	var pts []sweepPoint
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		if isSweepPhase(p.Name) {
+			if sz, ok := sweepSize(p.Name); ok {
+				pts = append(pts, sweepPoint{size: sz, phase: p, p: p})
+			}
+		}
+	}
+	if len(pts) == 0 {
+		if p := r.Phase("sweep"); p != nil {
+			for i := range p.Groups {
+				if sz, ok := sweepSize(p.Groups[i].Name); ok {
+					pts = append(pts, sweepPoint{size: sz, group: &p.Groups[i], p: p})
+				}
+			}
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].size < pts[j].size })
+	return pts
+}
+
+// sweepRate returns msg/s of a sweep point: events_per_sec, else
+// deliveries_per_sec, else messages_per_sec.
+func sweepRate(pt sweepPoint) (float64, bool) {
+	for _, k := range []string{"events_per_sec", "messages_per_sec", "deliveries_per_sec"} {
+		if v, ok := pt.rates()[k]; ok {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+func sweepMB(pt sweepPoint) (float64, bool) {
+	if v, ok := pt.rates()["mb_per_sec"]; ok {
+		return v, true
+	}
+	if pt.phase != nil {
+		return bandwidth(pt.phase)
+	}
+	return 0, false
+}
+
+func sweepTotal(pt sweepPoint) (float64, bool) {
+	for _, k := range []string{"accepted", "deliveries", "sent"} {
+		if v, ok := pt.counts()[k]; ok {
+			return float64(v), true
+		}
+	}
+	return 0, false
+}
+
+// sweepTable is narwhal's payload-sweep table, one row per (relay, size).
+func sweepTable(groups []*relayRuns) *table {
+	t := &table{title: "Payload sweep", head: []string{"Relay", "Payload", "Throughput (msg/s)", "Data throughput", "Mean latency", "p50", "p95", "p99", "Total messages", "Status"},
+		left: map[int]bool{9: true}}
+	for _, g := range groups {
+		bySize := map[float64][]sweepPoint{}
+		var sizes []float64
+		for _, r := range g.runs {
+			for _, pt := range sweep(r) {
+				if bySize[pt.size] == nil {
+					sizes = append(sizes, pt.size)
+				}
+				bySize[pt.size] = append(bySize[pt.size], pt)
+			}
+		}
+		sort.Float64s(sizes)
+		for _, sz := range sizes {
+			pts := bySize[sz]
+			vals := func(get func(sweepPoint) (float64, bool)) []float64 {
+				var vs []float64
+				for _, pt := range pts {
+					if v, ok := get(pt); ok {
+						vs = append(vs, v)
+					}
+				}
+				return vs
+			}
+			lat := func(q float64) func(sweepPoint) (float64, bool) {
+				return func(pt sweepPoint) (float64, bool) {
+					h := pt.latency()[primaryLatency(pt.latency())]
+					if q == 0 {
+						if h == nil || h.Count == 0 {
+							return 0, false
+						}
+						return h.Mean, true
+					}
+					v, ok := latQ(h, q)
+					return float64(v), ok
+				}
+			}
+			var ps []*results.Phase
+			for _, pt := range pts {
+				ps = append(ps, pt.p)
+			}
+			t.add(g.key, fmtPayload(sz),
+				agg(vals(sweepRate), fmtRate),
+				agg(vals(sweepMB), func(v float64) string { return fmtFloat(v, 1) + " MB/s" }),
+				agg(vals(lat(0)), fmtDur), agg(vals(lat(50)), fmtDur), agg(vals(lat(95)), fmtDur), agg(vals(lat(99)), fmtDur),
+				agg(vals(sweepTotal), func(v float64) string { return fmtInt(int64(v)) }),
+				aggStatus(ps))
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// verificationTable has one row per (relay, phase) that was verified.
+func verificationTable(groups []*relayRuns) *table {
+	t := &table{title: "Verification", head: []string{"Relay", "Phase", "Checked", "Expected", "Returned", "Missing", "Extra", "Not matching", "Invalid", "Duplicated", "Truncated", "Result"},
+		left: map[int]bool{1: true, 11: true}}
+	type vcol func(v *results.Verification) int64
+	cols := []vcol{
+		func(v *results.Verification) int64 { return v.Checked },
+		func(v *results.Verification) int64 { return v.Expected },
+		func(v *results.Verification) int64 { return v.Returned },
+		func(v *results.Verification) int64 { return v.Missing },
+		func(v *results.Verification) int64 { return v.Extra },
+		func(v *results.Verification) int64 { return v.NotMatching },
+		func(v *results.Verification) int64 { return v.Invalid },
+		func(v *results.Verification) int64 { return v.Duplicated },
+		func(v *results.Verification) int64 { return v.Truncated },
+	}
+	for _, name := range phaseNames(groups) {
+		for _, g := range groups {
+			var vers []*results.Verification
+			for _, p := range g.phases(name) {
+				if p.Verification != nil {
+					vers = append(vers, p.Verification)
+				}
+			}
+			if len(vers) == 0 {
+				continue
+			}
+			row := []string{g.key, name}
+			for _, c := range cols {
+				var vs []float64
+				for _, v := range vers {
+					if v.Verified {
+						vs = append(vs, float64(c(v)))
+					}
+				}
+				row = append(row, agg(vs, func(v float64) string { return fmtInt(int64(v)) }))
+			}
+			t.add(append(row, aggVerdict(vers))...)
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// resourceTable has one row per (relay, phase) with resource figures.
+func resourceTable(groups []*relayRuns) *table {
+	t := &table{title: "Resources", head: []string{"Relay", "Phase", "Relay CPU", "Peak RSS", "Data on disk", "Bytes/stored event", "Client CPU", "Client CPU use", "Status"},
+		left: map[int]bool{1: true, 8: true}}
+	get := func(f func(p *results.Phase, r *results.Resources) (float64, bool)) func(ps []*results.Phase) []float64 {
+		return func(ps []*results.Phase) []float64 {
+			var vs []float64
+			for _, p := range ps {
+				if v, ok := f(p, p.Resources); ok {
+					vs = append(vs, v)
+				}
+			}
+			return vs
+		}
+	}
+	secs := func(v float64) string { return fmtFloat(v, 2) + " s" }
+	for _, name := range phaseNames(groups) {
+		for _, g := range groups {
+			var ps []*results.Phase
+			for _, p := range g.phases(name) {
+				if p.Resources != nil {
+					ps = append(ps, p)
+				}
+			}
+			if len(ps) == 0 {
+				continue
+			}
+			t.add(g.key, name,
+				agg(get(func(_ *results.Phase, r *results.Resources) (float64, bool) {
+					return r.RelayCPUSecs, r.RelayCPUSecs > 0
+				})(ps), secs),
+				agg(get(func(_ *results.Phase, r *results.Resources) (float64, bool) {
+					return float64(r.RelayPeakRSS), r.RelayPeakRSS > 0
+				})(ps), fmtBytes),
+				agg(get(func(_ *results.Phase, r *results.Resources) (float64, bool) {
+					return float64(r.RelayDataBytes), r.RelayDataBytes > 0
+				})(ps), fmtBytes),
+				agg(get(func(p *results.Phase, r *results.Resources) (float64, bool) {
+					a := p.Counts["accepted"]
+					return float64(r.RelayDataBytes) / float64(a), r.RelayDataBytes > 0 && a > 0 && kind(p) == "publish"
+				})(ps), func(v float64) string { return fmtFloat(v, 0) + " B" }),
+				agg(get(func(_ *results.Phase, r *results.Resources) (float64, bool) { return r.ClientCPUSecs, true })(ps), secs),
+				agg(get(func(_ *results.Phase, r *results.Resources) (float64, bool) {
+					return r.ClientCPUUtil, r.ClientCPUUtil > 0
+				})(ps), fmtPct),
+				aggStatus(ps))
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// relayTable lists the relays: URL, software and version (NIP-11), runs.
+func relayTable(groups []*relayRuns) *table {
+	t := &table{title: "Relays", head: []string{"Relay", "URL", "Software", "Version", "Managed", "Runs"},
+		left: map[int]bool{1: true, 2: true, 3: true, 4: true}}
+	for _, g := range groups {
+		sw, ver := g.relay.Software, g.relay.Version
+		if sw == "" {
+			sw = dash
+		}
+		if ver == "" {
+			ver = dash
+		}
+		managed := "no"
+		if g.relay.Managed {
+			managed = "yes"
+		}
+		t.add(g.key, g.relay.URL, sw, ver, managed, fmt.Sprint(len(g.runs)))
+	}
+	return t
+}
+
+// tables returns every table for files, in report order: relays, publish,
+// query, query shapes, the other phases (and their groups), the payload
+// sweep, verification and resources.
+func tables(files []*results.File) []*table {
+	groups := groupRuns(files)
+	var ts []*table
+	addT := func(t *table) {
+		if t != nil {
+			ts = append(ts, t)
+		}
+	}
+	addT(relayTable(groups))
+	for _, name := range phaseNames(groups) {
+		switch {
+		case name == "publish":
+			addT(publishTable(groups))
+		case name == "query":
+			addT(queryTable(groups))
+		case isSweepPhase(name):
+			continue
+		default:
+			addT(genericTable(name, groups))
+		}
+		if !(name == "sweep") {
+			addT(groupTable(name, groups))
+		}
+	}
+	addT(sweepTable(groups))
+	addT(verificationTable(groups))
+	addT(resourceTable(groups))
+	if repeated(groups) {
+		for _, t := range ts {
+			if t.title != "Relays" {
+				t.notes = append(t.notes, "Repeated runs: each cell is the median, with the spread (min–max) in parentheses.")
+			}
+		}
+	}
+	return ts
+}
