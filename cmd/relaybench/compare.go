@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/report"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
+)
+
+type compareCmd struct {
+	Relays     []string          `name:"relays" required:"" sep:"," placeholder:"NAME,…" help:"Relays to compare: catalog names (see 'relaybench relays list') or ws:// URLs on this machine."`
+	Repeat     int               `default:"1" help:"Run each relay this many times (fresh data each time); the report shows the median and spread."`
+	Bin        map[string]string `name:"bin" placeholder:"NAME=PATH" help:"Binary for a relay you built (strfry, orly, wisp), e.g. --bin strfry=/opt/strfry/strfry."`
+	RelayCPUs  string            `name:"relay-cpus" placeholder:"LIST" help:"Pin each relay to these CPUs (e.g. 1)."`
+	ClientCPUs string            `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
+	IOperate   bool              `name:"i-operate-this-relay" help:"Allow ws:// URLs outside 127.0.0.0/8: you state that you operate them."`
+	corpusFlags
+	publishFlags
+	queryFlags
+	outputFlags
+}
+
+func init() {
+	register("compare", "Run the same corpus and workload on several relays in turn, each from fresh data, and compare them.", &compareCmd{})
+}
+
+func (c *compareCmd) Run(g *Globals) error {
+	ctx := g.Ctx
+	if c.Repeat < 1 {
+		return fmt.Errorf("--repeat %d: want 1 or more", c.Repeat)
+	}
+	// Check every name before anything starts: a typo should not cost a run.
+	for _, r := range c.Relays {
+		if strings.Contains(r, "://") {
+			if err := runner.CheckTarget(r, c.IOperate); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := harness.Lookup(r); err != nil {
+			return err
+		}
+	}
+	started := time.Now()
+	path, err := c.resultsPath("compare", started)
+	if err != nil {
+		return err
+	}
+	if err := pinClient(c.ClientCPUs); err != nil {
+		return err
+	}
+	prog := progress.New(os.Stderr, !c.NoProgress)
+	crp, err := loadCorpus(ctx, c.corpusFlags, prog)
+	if err != nil {
+		return err
+	}
+	cfg := runner.Config{
+		Publish:     c.publishFlags.options(),
+		SkipPublish: c.SkipPublish,
+		Query:       c.queryFlags.options(c.Seed, c.Timeout),
+		SkipQuery:   c.SkipQuery,
+		ClientCores: clientCores(c.ClientCPUs),
+		Progress:    progressFunc(prog),
+	}
+	params := map[string]any{
+		"events": c.Events, "size": c.Size, "seed": c.Seed, "authors": c.Authors,
+		"concurrency": c.Concurrency, "mode": c.Mode, "window": c.Window,
+		"queries": c.Queries, "query_limit": c.QueryLimit, "query_concurrency": c.QueryConcurrency,
+		"repeat": c.Repeat, "relays": c.Relays,
+	}
+	file := newResultsFile("compare", started)
+	var firstErr error
+	for _, name := range c.Relays {
+		for rep := 1; rep <= c.Repeat && ctx.Err() == nil; rep++ {
+			fmt.Fprintf(os.Stderr, "== %s%s\n", name, repeatLabel(rep, c.Repeat))
+			r, err := c.runOne(ctx, name, crp, cfg)
+			if harness.IsSkip(err) {
+				fmt.Fprintf(os.Stderr, "%v\n", err)
+				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Notes: []string{err.Error()}, Params: params})
+				break
+			}
+			if c.Repeat > 1 {
+				r.Repeat = rep
+			}
+			r.Params = params
+			if err != nil && ctx.Err() == nil {
+				r.Errors = append(r.Errors, err.Error())
+				fmt.Fprintf(os.Stderr, "relaybench: %s: %s\n", name, oneLine(err))
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			file.Runs = append(file.Runs, r)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if path != "-" {
+		md := strings.TrimSuffix(path, filepath.Ext(path)) + ".md"
+		if f, err := os.Create(md); err == nil {
+			_ = report.Markdown(f, []*results.File{file}, report.Options{Title: "Relay comparison"})
+			f.Close()
+			fmt.Fprintf(os.Stderr, "markdown: %s\n", md)
+		}
+	}
+	err = finishRun(ctx, file, path, c.Quiet, nil)
+	if err == nil && firstErr != nil {
+		return firstErr
+	}
+	return err
+}
+
+// runOne starts relay name (or uses a URL), runs the workload, and stops it.
+func (c *compareCmd) runOne(ctx context.Context, name string, crp *corpus.Corpus, cfg runner.Config) (results.Run, error) {
+	if strings.Contains(name, "://") {
+		return runner.Run(ctx, crp, cfg, runner.Target{URL: name})
+	}
+	inst, stop, err := startRelay(ctx, name, harness.StartOptions{BaseDir: c.Out, CPUs: c.RelayCPUs, Bins: c.Bin})
+	if err != nil {
+		return results.Run{Relay: results.Relay{Name: name}}, err
+	}
+	defer stop()
+	return runner.Run(ctx, crp, cfg, runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst})
+}
+
+func repeatLabel(rep, n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (run %d of %d)", rep, n)
+}

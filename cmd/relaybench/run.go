@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/internal/secp"
+	"github.com/relaybench/relaybench/internal/sysinfo"
+	"github.com/relaybench/relaybench/report"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
+)
+
+type runCmd struct {
+	targetFlags
+	corpusFlags
+	publishFlags
+	queryFlags
+	outputFlags
+}
+
+func init() {
+	register("run", "Publish the corpus to a relay, then query it back and verify every answer (the default benchmark).", &runCmd{})
+}
+
+func (c *runCmd) Run(g *Globals) error {
+	ctx := g.Ctx
+	started := time.Now()
+	path, err := c.resultsPath("run", started)
+	if err != nil {
+		return err
+	}
+	if err := pinClient(c.ClientCPUs); err != nil {
+		return err
+	}
+	prog := progress.New(os.Stderr, !c.NoProgress)
+	crp, err := loadCorpus(ctx, c.corpusFlags, prog)
+	if err != nil {
+		return err
+	}
+
+	target, stop, err := resolveTarget(ctx, c.targetFlags, c.Out, g.Verbose)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	cfg := runner.Config{
+		Publish:     c.publishFlags.options(),
+		SkipPublish: c.SkipPublish,
+		Query:       c.queryFlags.options(c.Seed, c.Timeout),
+		SkipQuery:   c.SkipQuery,
+		ClientCores: clientCores(c.ClientCPUs),
+		Progress:    progressFunc(prog),
+	}
+	file := newResultsFile("run", started)
+	r, runErr := runner.Run(ctx, crp, cfg, target)
+	r.Params = map[string]any{
+		"events": c.Events, "size": c.Size, "seed": c.Seed, "authors": c.Authors,
+		"concurrency": c.Concurrency, "mode": c.Mode, "window": c.Window,
+		"queries": c.Queries, "query_limit": c.QueryLimit, "query_concurrency": c.QueryConcurrency,
+		"skip_publish": c.SkipPublish, "skip_query": c.SkipQuery, "store": c.Store,
+	}
+	file.Runs = append(file.Runs, r)
+	return finishRun(ctx, file, path, c.Quiet, runErr)
+}
+
+// verificationCounts names what failed, e.g. "3 missing, 1 invalid".
+func verificationCounts(v *results.Verification, failed int64) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}, {failed, "queries without EOSE"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "see the notes"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadCorpus loads or signs the corpus before any clock starts.
+func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*corpus.Corpus, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	p := f.params()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	update, stop := prog.Phase(fmt.Sprintf("Signing %d events", f.Events), "Signed %d events...", int64(f.Events))
+	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir, Progress: func(done, total int) { update(int64(done)) }})
+	stop()
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %w", err)
+	}
+	return c, nil
+}
+
+// resolveTarget checks --relay, or starts the embedded relay when none is
+// given. stop stops what was started (safe to call more than once).
+func resolveTarget(ctx context.Context, f targetFlags, outDir string, verbose bool) (runner.Target, func(), error) {
+	if f.Relay != "" {
+		if err := runner.CheckTarget(f.Relay, f.IOperate); err != nil {
+			return runner.Target{}, nil, err
+		}
+		return runner.Target{URL: f.Relay}, func() {}, nil
+	}
+	name := "khatru-" + f.Store
+	if f.Store == "sink" {
+		name = "sink"
+	}
+	inst, stop, err := startRelay(ctx, name, harness.StartOptions{BaseDir: outDir, CPUs: f.RelayCPUs, Verbose: verbose})
+	if err != nil {
+		return runner.Target{}, nil, err
+	}
+	return runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst}, stop, nil
+}
+
+// startRelay starts a catalog relay and makes sure it is stopped on every
+// path out, including a forced exit.
+func startRelay(ctx context.Context, name string, o harness.StartOptions) (*harness.Instance, func(), error) {
+	if err := os.MkdirAll(o.BaseDir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("results folder: %w", err)
+	}
+	inst, err := harness.Start(ctx, name, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	remove := addExitHook(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = inst.Stop(sctx)
+	})
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := inst.Stop(sctx); err != nil {
+			fmt.Fprintf(os.Stderr, "relaybench: stopping %s: %v\n", name, err)
+		}
+		remove()
+	}
+	return inst, stop, nil
+}
+
+func progressFunc(prog *progress.Reporter) func(label string, total int64) func(int64) {
+	return func(label string, total int64) func(int64) {
+		doneFmt := "Done %d..."
+		switch {
+		case len(label) >= 10 && label[:10] == "Publishing":
+			doneFmt = "Published %d events..."
+		case len(label) >= 8 && label[:8] == "Querying":
+			doneFmt = "Executed %d queries..."
+		}
+		update, stop := prog.Phase(label, doneFmt, total)
+		return func(done int64) {
+			update(done)
+			if done >= total {
+				stop()
+			}
+		}
+	}
+}
+
+func newResultsFile(command string, started time.Time) *results.File {
+	return &results.File{
+		Tool:      sysinfo.Tool(signerName()),
+		Machine:   sysinfo.Machine(),
+		Command:   command,
+		Args:      os.Args[1:],
+		StartedAt: started.UTC(),
+	}
+}
+
+// finishRun prints the summary and writes the results file, whatever the
+// run's outcome: an interrupted or failed run still saves what it measured.
+func finishRun(ctx context.Context, file *results.File, path string, quiet bool, runErr error) error {
+	file.FinishedAt = time.Now().UTC()
+	interrupted := ctx.Err() != nil
+	file.Interrupted = interrupted
+	if runErr != nil && !interrupted {
+		file.Runs[len(file.Runs)-1].Errors = append(file.Runs[len(file.Runs)-1].Errors, runErr.Error())
+	}
+	if !quiet {
+		if err := report.Summary(os.Stdout, file); err != nil {
+			return err
+		}
+	}
+	if err := results.Write(path, file); err != nil {
+		return err
+	}
+	if path != "-" {
+		fmt.Fprintf(os.Stderr, "results: %s\n", path)
+	}
+	switch {
+	case interrupted:
+		return context.Canceled
+	case runErr != nil:
+		return runErr
+	}
+	for _, r := range file.Runs {
+		for _, ph := range r.Phases {
+			if v := ph.Verification; v != nil && !v.Passed {
+				return withCode(3, fmt.Errorf("%s: verification failed (%s): see the summary", ph.Name, verificationCounts(v, ph.Counts["failed"])))
+			}
+		}
+	}
+	return nil
+}
+
+func pinClient(cpus string) error {
+	if cpus == "" {
+		return nil
+	}
+	if err := harness.PinSelf(cpus); err != nil {
+		return fmt.Errorf("--client-cpus %s: %w", cpus, err)
+	}
+	return nil
+}
+
+// clientCores is how many cores the client may use: GOMAXPROCS, which
+// pinning with --client-cpus lowers to the size of the CPU set.
+func clientCores(string) int { return runtime.GOMAXPROCS(0) }
+
+// signerName names the signing backend this build uses.
+func signerName() string { return secp.Default().Name() }

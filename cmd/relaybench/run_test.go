@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// relaybenchBin builds the real binary once per test run: the harness starts
+// relays as "relaybench relay serve" children, which the test binary is not.
+func relaybenchBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "relaybench-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "relaybench")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build relaybench: %v", binErr)
+	}
+	return binPath
+}
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, relaybenchBin(t), args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return cliResult{code, so.String(), se.String()}
+}
+
+// relaysUnder lists live processes whose command line mentions dir: relays
+// started by a run keep their data dir under its results folder.
+func relaysUnder(dir string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if cl := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cl, dir) && strings.Contains(cl, "relay serve") {
+			found = append(found, e.Name()+": "+cl)
+		}
+	}
+	return found
+}
+
+func TestRunDefaultBenchmarkEndToEnd(t *testing.T) {
+	out := t.TempDir()
+	cache := t.TempDir()
+	res := runCLI(t, "run", "-events", "400", "-queries", "18", "-concurrency", "4",
+		"--out", out, "--cache-dir", cache, "--no-progress")
+	if res.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{"Publish Performance:", "Query Performance:", "Verification: PASSED", "khatru"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "run-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("want one results file, got %v", files)
+	}
+	f, err := results.Read(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Runs[0]
+	pub, q := r.Phase("publish"), r.Phase("query")
+	if pub == nil || q == nil {
+		t.Fatalf("phases %+v", r.Phases)
+	}
+	if pub.Counts["accepted"] != 400 || q.Counts["queries"] != 18 || !q.Verification.Passed {
+		t.Fatalf("publish %v query %v verification %+v", pub.Counts, q.Counts, q.Verification)
+	}
+	if !r.Relay.Managed || r.Relay.Software == "" || r.Relay.MaxLimit == 0 || len(r.Relay.NIP11) == 0 {
+		t.Fatalf("relay info %+v", r.Relay)
+	}
+	if pub.Resources == nil || pub.Resources.RelayCPUSecs <= 0 || pub.Resources.RelayPeakRSS <= 0 {
+		t.Fatalf("relay resources not sampled: %+v", pub.Resources)
+	}
+	if f.Machine.Cores == 0 || f.Tool.GoVersion == "" || r.Corpus.Key == "" {
+		t.Fatalf("file does not describe itself: %+v %+v", f.Machine, f.Tool)
+	}
+	if left := relaysUnder(out); len(left) > 0 {
+		t.Fatalf("relay left running: %v", left)
+	}
+	// A second run with the same parameters signs nothing: the corpus is cached.
+	res = runCLI(t, "run", "-events", "400", "-queries", "6", "--out", out, "--cache-dir", cache, "--no-progress", "--quiet", "--json", filepath.Join(out, "second.json"))
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
+	}
+	f2, err := results.Read(filepath.Join(out, "second.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f2.Runs[0].Corpus.Cached || f2.Runs[0].Corpus.Key != r.Corpus.Key {
+		t.Fatalf("corpus not reused from cache: %+v", f2.Runs[0].Corpus)
+	}
+}
+
+func TestRunBadInputOneLineErrors(t *testing.T) {
+	refused := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no websockets here", http.StatusForbidden)
+	}))
+	defer refused.Close()
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"bad flag value", []string{"run", "--events", "many"}, 2, "--events"},
+		{"unknown flag", []string{"run", "--evnets", "10"}, 2, "unknown flag"},
+		{"bad mode", []string{"run", "--mode", "fast"}, 2, "--mode"},
+		{"non-loopback relay", []string{"run", "--relay", "ws://192.0.2.1:7777", "--events", "10"}, 1, "i-operate-this-relay"},
+		{"bad scheme", []string{"run", "--relay", "http://127.0.0.1:7777", "--events", "10"}, 1, "ws://"},
+		{"unreachable relay", []string{"run", "--relay", "ws://127.0.0.1:1", "--events", "10", "--queries", "1"}, 1, "127.0.0.1:1"},
+		{"refused upgrade", []string{"run", "--relay", "ws" + strings.TrimPrefix(refused.URL, "http"), "--events", "10", "--queries", "1"}, 1, "403"},
+		{"bad corpus", []string{"run", "--events", "0"}, 1, "events"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(tc.args, "--out", t.TempDir(), "--cache-dir", "off", "--no-progress", "--quiet")
+			res := runCLI(t, args...)
+			if res.code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", res.code, tc.code, res.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, "relaybench: ") || !strings.Contains(last, tc.want) {
+				t.Fatalf("want a one-line error mentioning %q, got stderr:\n%s", tc.want, res.stderr)
+			}
+		})
+	}
+}
+
+func TestRunCtrlCSavesAndStopsRelay(t *testing.T) {
+	out := t.TempDir()
+	// Slow OKs keep the publish phase running long enough to interrupt it.
+	cmd := exec.Command(relaybenchBin(t), "run", "--events", "3000", "--concurrency", "1", "--store", "sqlite3",
+		"--out", out, "--cache-dir", t.TempDir(), "--json", filepath.Join(out, "r.json"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	started := make(chan struct{})
+	var errText strings.Builder
+	go func() {
+		once := sync.Once{}
+		for sc.Scan() {
+			errText.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "Publishing") {
+				once.Do(func() { close(started) })
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("publishing never started")
+	}
+	time.Sleep(300 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("relaybench did not stop within 60s of Ctrl-C")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, errText.String())
+	}
+	f, err := results.Read(filepath.Join(out, "r.json"))
+	if err != nil {
+		t.Fatalf("results not saved on Ctrl-C: %v", err)
+	}
+	if !f.Interrupted || f.Runs[0].Phase("publish") == nil || f.Runs[0].Phase("publish").Counts["sent"] == 0 {
+		t.Fatalf("want an interrupted file with what was measured: %+v", f.Runs[0].Phases)
+	}
+	if !strings.Contains(stdout.String(), "Publish Performance:") {
+		t.Fatalf("summary not printed on Ctrl-C:\n%s", stdout.String())
+	}
+	if left := relaysUnder(out); len(left) > 0 {
+		t.Fatalf("relay left running after Ctrl-C: %v", left)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, "r.json"))
+	var probe map[string]any
+	if json.Unmarshal(raw, &probe) != nil {
+		t.Fatal("results file is not JSON")
+	}
+}
+
+func TestNormalizeArgs(t *testing.T) {
+	got := strings.Join(normalizeArgs([]string{"run", "-relay", "ws://x", "-v", "-events=5", "--queries", "3", "-1.5", "--", "-keep"}), " ")
+	want := "run --relay ws://x -v --events=5 --queries 3 -1.5 -- -keep"
+	if got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}

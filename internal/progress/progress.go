@@ -1,0 +1,82 @@
+// Package progress shows how far a long phase is: a live bar on a terminal
+// (mpb), plain lines in the reference suite's style ("  Published 1000
+// events...") when the output is not a terminal, nothing when disabled.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/sys/unix"
+)
+
+// Reporter makes one progress display per phase.
+type Reporter struct {
+	w       io.Writer
+	tty     bool
+	enabled bool
+}
+
+// New returns a reporter writing to w (normally os.Stderr).
+func New(w io.Writer, enabled bool) *Reporter {
+	r := &Reporter{w: w, enabled: enabled}
+	if f, ok := w.(*os.File); ok {
+		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+		r.tty = err == nil
+	}
+	return r
+}
+
+// Phase starts a display for a phase of total units, labelled label (e.g.
+// "Publishing 10000 events to ws://…"), with unit naming what is counted in
+// the plain-line form ("Published %d events..."). It returns the update
+// function (called with the running count; safe from any goroutine) and a
+// stop function that must be called when the phase ends.
+func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done int64), stop func()) {
+	if r == nil || !r.enabled {
+		return func(int64) {}, func() {}
+	}
+	if r.tty {
+		p := mpb.New(mpb.WithOutput(r.w), mpb.WithWidth(40))
+		bar := p.AddBar(total,
+			mpb.PrependDecorators(decor.Name(label+" ")),
+			mpb.AppendDecorators(decor.CountersNoUnit("%d/%d"), decor.Name(" "), decor.AverageSpeed(0, "%.0f/s")),
+		)
+		var mu sync.Mutex
+		var last int64
+		return func(done int64) {
+				mu.Lock()
+				defer mu.Unlock()
+				if done > last {
+					bar.IncrInt64(done - last)
+					last = done
+				}
+			}, func() {
+				mu.Lock()
+				if last < total {
+					bar.Abort(false)
+				}
+				mu.Unlock()
+				p.Wait()
+			}
+	}
+	fmt.Fprintln(r.w, label+"...")
+	step := total / 10
+	if step < 1 {
+		step = 1
+	}
+	var mu sync.Mutex
+	next := step
+	return func(done int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		for done >= next && next <= total {
+			fmt.Fprintf(r.w, "  "+doneFmt+"\n", next)
+			next += step
+		}
+	}, func() {}
+}

@@ -1,0 +1,86 @@
+// Package sysinfo describes the machine and the relaybench build, for the
+// results file: every result says where and with what it was measured.
+package sysinfo
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// Machine reads the CPU model, cores, memory and kernel of this machine.
+func Machine() results.Machine {
+	m := results.Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
+	m.Hostname, _ = os.Hostname()
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fs := strings.Fields(sc.Text())
+			if len(fs) >= 2 && fs[0] == "MemTotal:" {
+				kb, _ := strconv.ParseInt(fs[1], 10, 64)
+				m.MemBytes = kb * 1024
+				break
+			}
+		}
+		f.Close()
+	}
+	var u syscall.Utsname
+	if syscall.Uname(&u) == nil {
+		m.Kernel = cstr(u.Sysname[:]) + " " + cstr(u.Release[:])
+	}
+	return m
+}
+
+func cstr(b []int8) string {
+	var sb strings.Builder
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		sb.WriteByte(byte(c))
+	}
+	return sb.String()
+}
+
+// Version and Commit are set by the build (-ldflags "-X
+// github.com/relaybench/relaybench/internal/sysinfo.Version=…"); Commit falls
+// back to the VCS stamp Go embeds when building from a checkout.
+var (
+	Version = "dev"
+	Commit  = ""
+)
+
+// Tool describes this build.
+func Tool(signer string) results.Tool {
+	t := results.Tool{Name: "relaybench", Version: Version, Commit: Commit, GoVersion: runtime.Version(), Signer: signer}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if t.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			t.Version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && t.Commit == "" {
+				t.Commit = s.Value
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" && t.Commit != "" && !strings.HasSuffix(t.Commit, "-dirty") {
+				t.Commit += "-dirty"
+			}
+		}
+	}
+	return t
+}

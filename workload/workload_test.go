@@ -1,0 +1,254 @@
+package workload
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/relay/embedded"
+	"github.com/relaybench/relaybench/results"
+)
+
+var (
+	corpusOnce sync.Once
+	testCorpus *corpus.Corpus
+	corpusErr  error
+)
+
+// smallCorpus is a 600-event corpus shared by the tests (signed once).
+func smallCorpus(t *testing.T) *corpus.Corpus {
+	t.Helper()
+	corpusOnce.Do(func() {
+		p := corpus.Params{Seed: 7, Events: 600, Authors: 40, AvgSize: 300, Spread: corpus.DefaultSpread}.WithDefaults()
+		testCorpus, corpusErr = corpus.Generate(context.Background(), p, corpus.Options{CacheDir: "off"})
+	})
+	if corpusErr != nil {
+		t.Fatal(corpusErr)
+	}
+	return testCorpus
+}
+
+func all(c *corpus.Corpus) []int {
+	idx := make([]int, len(c.Events))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+func embeddedURL(t *testing.T, store string) string {
+	t.Helper()
+	r, err := embedded.New(embedded.Options{Store: store, DataDir: t.TempDir(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r.Handler())
+	t.Cleanup(func() { srv.Close(); r.Close() })
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// publishAndQuery is the whole default benchmark against one URL.
+func publishAndQuery(t *testing.T, url string, mode string, qo QueryOptions) (*PublishResult, results.Phase) {
+	t.Helper()
+	c := smallCorpus(t)
+	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Connections: 4, Mode: mode, Window: 16, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	var acc []*nostr.Event
+	for _, i := range pr.AcceptedIndexes() {
+		acc = append(acc, c.Events[i])
+	}
+	model := NewModel(acc)
+	if qo.Queries == 0 {
+		qo.Queries = 36
+	}
+	if qo.Timeout == 0 {
+		qo.Timeout = 5 * time.Second
+	}
+	qo.Seed = 3
+	ph, err := Query(ctxT(t), url, model, model.Live, qo)
+	if err != nil {
+		t.Fatalf("query: %v", err)
+	}
+	return pr, ph
+}
+
+func TestPublishAndQueryEmbeddedRelay(t *testing.T) {
+	for _, mode := range []string{ModeWait, ModePipeline} {
+		t.Run(mode, func(t *testing.T) {
+			url := embeddedURL(t, "memory")
+			pr, q := publishAndQuery(t, url, mode, QueryOptions{Limit: 50})
+			c := smallCorpus(t)
+			p := pr.Phase
+			if p.Counts["sent"] != int64(len(c.Events)) || p.Counts["accepted"] != int64(len(c.Events)) {
+				t.Fatalf("sent %d accepted %d of %d; refused %v; notes %v", p.Counts["sent"], p.Counts["accepted"], len(c.Events), p.Refused, p.Notes)
+			}
+			if h := p.Latency["ok"]; h.Count != int64(len(c.Events)) || h.Percentiles["50"] <= 0 {
+				t.Fatalf("ok latency %+v", h)
+			}
+			if p.Rates["events_per_sec"] <= 0 || p.Duration <= 0 {
+				t.Fatalf("rate %v duration %d", p.Rates, p.Duration)
+			}
+			v := q.Verification
+			if !v.Verified || !v.Passed || v.Checked != 36 || v.Returned == 0 || v.Missing != 0 {
+				t.Fatalf("verification %+v", v)
+			}
+			if q.Counts["queries"] != 36 || len(q.Groups) != len(Shapes) {
+				t.Fatalf("queries %d groups %d", q.Counts["queries"], len(q.Groups))
+			}
+			for _, g := range q.Groups {
+				if g.Counts["events_returned"] == 0 {
+					t.Errorf("shape %s returned nothing: filters must match", g.Name)
+				}
+			}
+		})
+	}
+}
+
+func TestSilentDropsAreMissing(t *testing.T) {
+	r := testrelay.New(testrelay.Config{DropEvery: 7})
+	defer r.Close()
+	pr, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 500})
+	if pr.Phase.Counts["accepted"] != int64(len(smallCorpus(t).Events)) {
+		t.Fatalf("the relay said OK to all; accepted %d", pr.Phase.Counts["accepted"])
+	}
+	if q.Verification.Missing == 0 || q.Verification.Passed {
+		t.Fatalf("silent drops not detected: %+v", q.Verification)
+	}
+}
+
+func TestRefusalsClassifiedAndNotExpected(t *testing.T) {
+	r := testrelay.New(testrelay.Config{RefuseEvery: 4, RefuseReason: "rate-limited: slow down"})
+	defer r.Close()
+	pr, q := publishAndQuery(t, r.URL(), ModeWait, QueryOptions{Limit: 500})
+	n := int64(len(smallCorpus(t).Events))
+	p := pr.Phase
+	if p.Refused["rate-limited"] != n/4 || p.Counts["accepted"] != n-n/4 {
+		t.Fatalf("refused %v accepted %d", p.Refused, p.Counts["accepted"])
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "rate-limited: slow down") {
+		t.Fatalf("reason text not reported: %v", p.Notes)
+	}
+	// The test relay does not implement replaceable events, so it may return
+	// replaced ones (flagged as extra); refused events must never be expected.
+	if v := q.Verification; v.Missing != 0 || strings.Contains(strings.Join(v.Notes, "\n"), "never published") {
+		t.Fatalf("refused events must not be expected: %+v", v)
+	}
+}
+
+func TestAnswersOutsideFilterAndInvalid(t *testing.T) {
+	r := testrelay.New(testrelay.Config{ExtraEvents: 2})
+	defer r.Close()
+	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{})
+	if q.Verification.NotMatching == 0 || q.Verification.Passed {
+		t.Fatalf("events outside the filter not detected: %+v", q.Verification)
+	}
+
+	r2 := testrelay.New(testrelay.Config{InvalidEvery: 5})
+	defer r2.Close()
+	_, q2 := publishAndQuery(t, r2.URL(), ModePipeline, QueryOptions{})
+	if q2.Verification.Invalid == 0 || q2.Verification.Passed {
+		t.Fatalf("invalid events not detected: %+v", q2.Verification)
+	}
+}
+
+func TestNoEOSEIsAFailureNotAHang(t *testing.T) {
+	r := testrelay.New(testrelay.Config{NoEOSE: true})
+	defer r.Close()
+	start := time.Now()
+	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 4, Timeout: 300 * time.Millisecond})
+	if q.Counts["failed"] != 4 || q.Counts["queries"] != 0 || q.Verification.Passed {
+		t.Fatalf("counts %v verification %+v", q.Counts, q.Verification)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatal("took far longer than the timeouts allow")
+	}
+}
+
+func TestDelayedOKsShowInLatency(t *testing.T) {
+	r := testrelay.New(testrelay.Config{OKDelay: 40 * time.Millisecond})
+	defer r.Close()
+	c := smallCorpus(t)
+	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:40], PublishOptions{Connections: 4, Mode: ModeWait, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p50 := pr.Phase.Latency["ok"].Percentiles["50"]; p50 < int64(40*time.Millisecond) {
+		t.Fatalf("OK p50 %v below the relay's 40ms delay", time.Duration(p50))
+	}
+}
+
+func TestNeverOKTimesOut(t *testing.T) {
+	r := testrelay.New(testrelay.Config{NeverOK: true})
+	defer r.Close()
+	c := smallCorpus(t)
+	for _, mode := range []string{ModeWait, ModePipeline} {
+		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:20], PublishOptions{Connections: 2, Mode: mode, Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.Phase.Counts["timed_out"] != 20 || pr.Phase.Counts["accepted"] != 0 {
+			t.Fatalf("%s: counts %v", mode, pr.Phase.Counts)
+		}
+	}
+}
+
+func TestGarbageFramesCounted(t *testing.T) {
+	r := testrelay.New(testrelay.Config{GarbageEvery: 3})
+	defer r.Close()
+	c := smallCorpus(t)
+	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:60], PublishOptions{Connections: 2, Mode: ModePipeline, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pr.Phase
+	if p.Counts["malformed_frames"] == 0 || len(p.Errors) == 0 {
+		t.Fatalf("garbage not reported: counts %v errors %v", p.Counts, p.Errors)
+	}
+	if p.Counts["accepted"] != 60 {
+		t.Fatalf("real OKs among garbage must still count: %v", p.Counts)
+	}
+}
+
+func TestConnectionDropsReported(t *testing.T) {
+	r := testrelay.New(testrelay.Config{CloseAfter: 25})
+	defer r.Close()
+	c := smallCorpus(t)
+	for _, mode := range []string{ModeWait, ModePipeline} {
+		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:200], PublishOptions{Connections: 2, Mode: mode, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pr.Phase
+		lost := p.Counts["failed"] + p.Counts["not_sent"] + p.Counts["timed_out"]
+		if p.Counts["accepted"] >= 200 || lost == 0 || len(p.Errors) == 0 {
+			t.Fatalf("%s: dropped connections not reported: counts %v errors %v", mode, p.Counts, p.Errors)
+		}
+		if p.Counts["accepted"]+lost+p.Counts["refused"] != 200 {
+			t.Fatalf("%s: every event must be accounted for: %v", mode, p.Counts)
+		}
+	}
+}
+
+func TestUnreachableRelayFailsFast(t *testing.T) {
+	c := smallCorpus(t)
+	_, err := Publish(ctxT(t), "ws://127.0.0.1:1", c, all(c)[:5], PublishOptions{Connections: 1})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("want a dial error naming the relay, got %v", err)
+	}
+}
+
+func smallCorpusForShapes(t *testing.T) []*nostr.Event { return smallCorpus(t).Events }
