@@ -91,7 +91,7 @@ type Corpus struct {
 }
 
 // Phase is one timed phase of a run: "publish", "query", "subscribe",
-// "mixed", "burst", "lifecycle", "load", "sweep:<size>", … . Only the timed
+// "mixed", "burst", "lifecycle", "load", "sweep/<bytes>", … . Only the timed
 // window is in Duration; set-up and tear-down are not.
 type Phase struct {
 	Name     string         `json:"name"`

@@ -181,7 +181,7 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		},
 		Start:    mono.Time(start),
 		Duration: end - start,
-		Counts:   map[string]int64{},
+		Counts:   map[string]int64{"sent": 0, "accepted": 0, "refused": 0, "timed_out": 0, "failed": 0},
 		Refused:  map[string]int64{},
 		Latency:  map[string]*results.Histogram{},
 	}

@@ -154,7 +154,7 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 		},
 		Start:     mono.Time(start),
 		Duration:  end - start,
-		Counts:    map[string]int64{},
+		Counts:    map[string]int64{"queries": 0, "failed": 0, "timed_out": 0, "events_returned": 0},
 		Latency:   map[string]*results.Histogram{},
 		Series:    series.Result(end),
 		Resources: &results.Resources{ClientCPUSecs: cpu.Seconds()},
@@ -165,15 +165,17 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 	all, allFirst := metrics.NewHistogram(), metrics.NewHistogram()
 	groups := map[string]*results.Group{}
 	groupHists := map[string]*metrics.Histogram{}
+	groupBusy := map[string]int64{} // time spent in each shape's queries
 	for _, r := range recs {
 		if r.ended == "" && r.err == "" {
 			continue // never run (interrupted)
 		}
 		g := groups[r.shape]
 		if g == nil {
-			g = &results.Group{Name: r.shape, Counts: map[string]int64{}, Latency: map[string]*results.Histogram{}}
+			g = &results.Group{Name: r.shape, Counts: map[string]int64{"queries": 0, "failed": 0, "events_returned": 0}, Latency: map[string]*results.Histogram{}}
 			groups[r.shape] = g
 			groupHists[r.shape] = metrics.NewHistogram()
+			groupBusy[r.shape] = 0
 		}
 		g.Counts["events_returned"] += int64(len(r.raws))
 		ph.Counts["events_returned"] += int64(len(r.raws))
@@ -182,12 +184,16 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 			ph.Counts["queries"]++
 			all.Record(r.latency)
 			groupHists[r.shape].Record(r.latency)
+			groupBusy[r.shape] += r.latency
 			if r.first > 0 {
 				allFirst.Record(r.first)
 			}
 		} else {
 			g.Counts["failed"]++
 			ph.Counts["failed"]++
+			if r.ended == string(wire.EndTimeout) {
+				ph.Counts["timed_out"]++
+			}
 			ph.Errors = appendUnique(ph.Errors, r.shape+" query: "+r.err)
 		}
 	}
@@ -200,21 +206,17 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 	if secs > 0 {
 		ph.Rates["queries_per_sec"] = float64(ph.Counts["queries"]) / secs
 	}
-	if q := ph.Counts["queries"]; q > 0 {
-		ph.Rates["events_per_query"] = float64(ph.Counts["events_returned"]) / float64(q)
-	}
 	for _, s := range Shapes {
 		g := groups[s]
 		if g == nil {
 			continue
 		}
 		g.Latency["eose"] = groupHists[s].Result()
+		// Per shape: its queries divided by the time spent in them (REQ
+		// write to EOSE), i.e. that shape's rate on one connection.
 		g.Rates = map[string]float64{}
-		if q := g.Counts["queries"]; q > 0 {
-			g.Rates["events_per_query"] = float64(g.Counts["events_returned"]) / float64(q)
-			if lat := groupHists[s].Mean(); lat > 0 {
-				g.Rates["queries_per_sec_single"] = 1e9 / lat
-			}
+		if busy := groupBusy[s]; busy > 0 {
+			g.Rates["queries_per_sec"] = float64(g.Counts["queries"]) / (float64(busy) / 1e9)
 		}
 		g.Verification = ver.byShape[s]
 		ph.Groups = append(ph.Groups, *g)
