@@ -37,13 +37,21 @@ func NewHistogram() *Histogram {
 	return &Histogram{h: hdr.New(minValue, maxValue, sigFigs)}
 }
 
+// newCoarse returns a small histogram for per-second series points: 1 µs to
+// 60 s at 2 significant digits (1% precision), about 20 KB instead of the
+// full histogram's ~250 KB, so long runs keep bounded memory.
+func newCoarse() *Histogram {
+	return &Histogram{h: hdr.New(1000, 60e9, 2)}
+}
+
 // Record adds one value in nanoseconds. Values outside the range are clamped
 // (and counted in Clamped) rather than lost.
 func (h *Histogram) Record(ns int64) {
-	if ns < minValue {
-		ns = minValue
-	} else if ns > maxValue {
-		ns = maxValue
+	lo, hi := h.h.LowestTrackableValue(), h.h.HighestTrackableValue()
+	if ns < lo {
+		ns = lo
+	} else if ns > hi {
+		ns = hi
 		h.clamped++
 	}
 	_ = h.h.RecordValue(ns)

@@ -67,7 +67,7 @@ func (s *Series) Latency(t int64, ns int64) {
 	s.mu.Lock()
 	i := s.bucket(t)
 	if s.lat[i] == nil {
-		s.lat[i] = NewHistogram()
+		s.lat[i] = newCoarse()
 	}
 	s.lat[i].Record(ns)
 	s.mu.Unlock()
@@ -98,7 +98,7 @@ func (s *Series) Merge(o *Series) {
 		}
 		if o.lat[i] != nil {
 			if s.lat[j] == nil {
-				s.lat[j] = NewHistogram()
+				s.lat[j] = newCoarse()
 			}
 			s.lat[j].Merge(o.lat[i])
 		}
