@@ -1,0 +1,227 @@
+package schedule
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/results"
+)
+
+// Result is what Run measured. Every intended operation ends in exactly one
+// of Accepted, Refused, Failed, Dropped, Canceled or Unfinished:
+//
+//	Intended = Accepted + Refused + Failed + Dropped + Canceled + Unfinished
+//	Sent     = Accepted + Refused + Failed + (ops still running at the end)
+type Result struct {
+	Pattern     string // the pattern's description
+	Pool        int
+	MaxLateness time.Duration
+	Warmup      time.Duration
+	Drain       time.Duration
+	MinSleep    time.Duration
+
+	Intended int64 // intended times reached before dispatching stopped
+	Sent     int64 // started by a worker
+	Accepted int64
+	Refused  int64
+	Failed   int64 // no reply: Outcome.Err set (timeouts, connection errors)
+	// Dropped could not start within MaxLateness of their intended time;
+	// DroppedFull of them were dropped by the dispatcher because the queue in
+	// front of the pool stayed full, the rest by the worker that picked them
+	// up too late.
+	Dropped, DroppedFull int64
+	Canceled             int64 // intended before an interruption but never started
+	Unfinished           int64 // handed to the pool, not finished when the drain ended
+	WarmupOps            int64 // intended during the warm-up: counted, not in the histograms
+
+	RefusedBy map[string]int64 // refusals by class ("other" when the op gave none)
+	Errors    map[string]int64 // failures by message (at most 16 kinds, then "other errors")
+
+	Latency     *metrics.Histogram // Done − intended, ops with a reply (corrected)
+	Uncorrected *metrics.Histogram // Done − Sent, ops with a reply
+	Lateness    *metrics.Histogram // Sent − intended, every op started (failed ones too)
+	// DispatchLateness is when the dispatcher queued each op − intended
+	// (after the warm-up): the part of Lateness due to waking the dispatcher,
+	// the rest is waiting for a worker to pick it up.
+	DispatchLateness *metrics.Histogram
+	// Series per second: counts "intended" and "dropped" (by intended
+	// second), "sent" (by send), "accepted", "refused", "failed" (by reply),
+	// gauge "in_flight" (max), and the corrected latency (by reply).
+	Series *metrics.Series
+
+	Start, End  int64 // mono ns: t = 0 of the pattern, and when the last op finished or was abandoned
+	MaxInFlight int64
+	Interrupted bool // ctx was cancelled before the pattern's end
+
+	planned int64 // operations in the whole pattern
+
+	// ClientLimited is true when the load generator, not the relay, limited
+	// what was sent: ops dropped, or lateness p99 above OnTime.
+	// ClientLimitedWhy says why, in a sentence.
+	ClientLimited    bool
+	ClientLimitedWhy string
+}
+
+// poolFull reports whether every worker was busy at some point.
+func (r *Result) poolFull() bool { return r.MaxInFlight >= int64(r.Pool) }
+
+// diagnose sets ClientLimited and ClientLimitedWhy.
+func (r *Result) diagnose() {
+	var why []string
+	cause := r.lateCause()
+	if r.Dropped > 0 {
+		why = append(why, fmt.Sprintf("%s operations dropped (not started within %v): %s", group(r.Dropped), r.MaxLateness, cause))
+	}
+	if r.Lateness.Count() > 0 {
+		if p99 := r.Lateness.Quantile(99); p99 > int64(OnTime) {
+			why = append(why, fmt.Sprintf("lateness p99 %v above %v: %s", round(p99), OnTime, cause))
+		}
+	}
+	r.ClientLimited = len(why) > 0
+	r.ClientLimitedWhy = strings.Join(why, "; ")
+}
+
+// lateCause explains why ops started late or were dropped.
+func (r *Result) lateCause() string {
+	switch {
+	case r.poolFull():
+		return fmt.Sprintf("the pool of %d was full", r.Pool)
+	case r.DispatchLateness != nil && r.DispatchLateness.Count() > 0 && r.DispatchLateness.Quantile(99) > int64(OnTime):
+		return fmt.Sprintf("the dispatcher itself woke late (dispatch lateness p99 %v, pool never full): the CPUs were busy (%d for Go)",
+			round(r.DispatchLateness.Quantile(99)), gomaxprocs())
+	default:
+		return fmt.Sprintf("workers picked ops up late with the pool never full (max %d of %d in flight): the client's CPU could not keep up (%d for Go)",
+			r.MaxInFlight, r.Pool, gomaxprocs())
+	}
+}
+
+// Phase returns the measurement in the results-file form: counts, rates over
+// the phase (Start to End), latency "ok" (every reply, accepted or refused,
+// corrected: from the intended time), "ok_uncorrected" (from the actual
+// send), "lateness" and "lateness_dispatch", the per-second
+// series, and notes a reader must see.
+func (r *Result) Phase(name string) results.Phase {
+	dur := r.End - r.Start
+	secs := float64(dur) / 1e9
+	p := results.Phase{
+		Name:     name,
+		Workload: "load",
+		Params: map[string]any{
+			"pattern": r.Pattern, "pool": r.Pool, "max_lateness_ns": int64(r.MaxLateness),
+			"warmup_ns": int64(r.Warmup), "drain_ns": int64(r.Drain), "min_sleep_ns": int64(r.MinSleep),
+		},
+		Start:    mono.Time(r.Start),
+		Duration: dur,
+		Counts: map[string]int64{
+			"intended": r.Intended, "sent": r.Sent, "accepted": r.Accepted, "refused": r.Refused,
+			"failed": r.Failed, "dropped": r.Dropped, "canceled": r.Canceled, "unfinished": r.Unfinished,
+		},
+		Rates: map[string]float64{},
+		Latency: map[string]*results.Histogram{
+			"ok": r.Latency.Result(), "ok_uncorrected": r.Uncorrected.Result(), "lateness": r.Lateness.Result(),
+		},
+		Series:        r.Series.Result(r.End + 1), // the second containing End too
+		ClientLimited: r.ClientLimited,
+	}
+	if r.DispatchLateness != nil {
+		p.Latency["lateness_dispatch"] = r.DispatchLateness.Result()
+	}
+	if len(r.RefusedBy) > 0 {
+		p.Refused = map[string]int64{}
+		for k, v := range r.RefusedBy {
+			p.Refused[k] = v
+		}
+	}
+	if secs > 0 {
+		p.Rates["intended_per_sec"] = float64(r.Intended) / secs
+		p.Rates["sent_per_sec"] = float64(r.Sent) / secs
+		p.Rates["accepted_per_sec"] = float64(r.Accepted) / secs
+	}
+	p.Notes = r.notes()
+	msgs := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		msgs = append(msgs, k)
+	}
+	sort.Slice(msgs, func(i, j int) bool { return r.Errors[msgs[i]] > r.Errors[msgs[j]] })
+	for _, m := range msgs {
+		p.Errors = append(p.Errors, fmt.Sprintf("%s × %s", group(r.Errors[m]), m))
+	}
+	return p
+}
+
+func (r *Result) notes() []string {
+	var n []string
+	if r.Interrupted {
+		n = append(n, fmt.Sprintf("interrupted after %v: %s operations had been intended (of %s in the pattern), %s of them never started",
+			round(r.End-r.Start), group(r.Intended), group(r.planned), group(r.Canceled)))
+	}
+	if r.Dropped > 0 {
+		n = append(n, fmt.Sprintf("%s operations dropped (not started within %v of their intended time): %s",
+			group(r.Dropped), r.MaxLateness, r.lateCause()))
+	}
+	if r.poolFull() && r.Latency.Count() > 0 && r.End > r.Start {
+		rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
+		need := rate * r.Uncorrected.Mean() / 1e9
+		n = append(n, fmt.Sprintf("all %d workers were busy at times: at %.0f ops/s and a mean reply time of %v, about %.0f must be in flight (Little's law)",
+			r.Pool, rate, round(int64(r.Uncorrected.Mean())), need))
+	}
+	if r.Unfinished > 0 {
+		n = append(n, fmt.Sprintf("%s operations had not finished when the %v drain ended and were abandoned", group(r.Unfinished), r.Drain))
+	}
+	if r.Failed > 0 {
+		n = append(n, fmt.Sprintf("%s operations failed without a reply (see errors) and are not in the latency histograms", group(r.Failed)))
+	}
+	if r.Warmup > 0 {
+		n = append(n, fmt.Sprintf("latency and lateness exclude the %v warm-up (%s operations)", r.Warmup, group(r.WarmupOps)))
+	}
+	if r.Lateness.Count() > 0 {
+		p99, mx := r.Lateness.Quantile(99), r.Lateness.Max()
+		verdict := "sent on schedule"
+		if p99 > int64(OnTime) {
+			verdict = "sent late: the client limited this run"
+		}
+		var disp time.Duration
+		if r.DispatchLateness != nil {
+			disp = round(r.DispatchLateness.Quantile(99))
+		}
+		n = append(n, fmt.Sprintf("lateness (actual send − intended) p99 %v, max %v (dispatcher's share p99 %v): %s",
+			round(p99), round(mx), disp, verdict))
+	}
+	return n
+}
+
+// round shows ns with a precision a reader can use.
+func round(ns int64) time.Duration {
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Microsecond)
+	default:
+		return d
+	}
+}
+
+// group formats n with thousands separators: 3120 → "3,120".
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,505 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
+)
+
+// Op performs one operation intended at mono time intended (ns) on the given
+// worker (0 … Pool-1) and reports what happened. It must return when ctx is
+// cancelled (the drain deadline). Sent and Done may be left 0: the worker
+// then uses the time it started the op and the time the op returned.
+type Op func(ctx context.Context, intended int64, worker int) Outcome
+
+// Outcome is the result of one operation.
+type Outcome struct {
+	Accepted bool   // the relay accepted it (OK true, EOSE, …)
+	Refused  string // refusal class ("duplicate", "rate-limited", …); "" if none
+	Err      error  // no answer: timeout, connection error, …
+	Sent     int64  // mono ns when the op was actually written
+	Done     int64  // mono ns when its reply arrived
+}
+
+// Defaults of Config.
+const (
+	DefaultPool        = 10 // the reference suite's -load-pool
+	DefaultMaxLateness = time.Second
+	DefaultDrain       = 10 * time.Second
+	// DefaultMinSleep bounds the dispatcher's wake-ups to 20,000/s whatever
+	// the rate (at 100,000/s about 5 ops go out per wake-up) at the price of
+	// up to 50 µs of lateness, which is measured like any other.
+	DefaultMinSleep = 50 * time.Microsecond
+	// OnTime is the lateness p99 above which a run is reported as limited by
+	// the client (operations not sent when intended).
+	OnTime = time.Millisecond
+)
+
+// Config configures Run.
+type Config struct {
+	Pattern Pattern
+	// Pool is the number of workers, hence the most operations in flight
+	// (-load-pool). Default DefaultPool.
+	Pool int
+	// MaxLateness: an operation that cannot start within this of its
+	// intended time is dropped and counted. Default DefaultMaxLateness.
+	MaxLateness time.Duration
+	// Warmup: operations intended in the first Warmup of the run are counted
+	// but left out of the latency and lateness histograms.
+	Warmup time.Duration
+	// Drain bounds how long in-flight operations may take to finish once
+	// dispatching stops (end of the pattern or ctx cancelled); then their
+	// context is cancelled. Default DefaultDrain.
+	Drain time.Duration
+	// MinSleep is the dispatcher's shortest sleep: ops that come due
+	// meanwhile go out together when it wakes. Lower means less lateness and
+	// more CPU (each wake-up is a system call and two thread switches).
+	// Default DefaultMinSleep.
+	MinSleep time.Duration
+
+	// coarse makes the dispatcher sleep on runtime timers only. Tests on a
+	// fake clock (testing/synctest) need it: the precise sleep is a
+	// nanosleep system call, which the fake clock does not see.
+	coarse bool
+}
+
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if c.Pattern == nil {
+		errs = append(errs, errors.New("schedule: no pattern"))
+	}
+	if c.Pool < 0 {
+		errs = append(errs, fmt.Errorf("-load-pool: must be positive, got %d", c.Pool))
+	}
+	if c.MaxLateness < 0 {
+		errs = append(errs, fmt.Errorf("-load-max-lateness: must be positive, got %v", c.MaxLateness))
+	}
+	if c.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("-load-warmup: must be ≥ 0, got %v", c.Warmup))
+	}
+	if c.MinSleep < 0 {
+		errs = append(errs, fmt.Errorf("min sleep: must be ≥ 0, got %v", c.MinSleep))
+	}
+	if c.Drain < 0 {
+		errs = append(errs, fmt.Errorf("drain: must be positive, got %v", c.Drain))
+	}
+	if c.Pool == 0 {
+		c.Pool = DefaultPool
+	}
+	if c.MaxLateness == 0 {
+		c.MaxLateness = DefaultMaxLateness
+	}
+	if c.Drain == 0 {
+		c.Drain = DefaultDrain
+	}
+	if c.MinSleep == 0 {
+		c.MinSleep = DefaultMinSleep
+	}
+	return c, errors.Join(errs...)
+}
+
+const (
+	// coarseWait: runtime timers on Linux overshoot by up to ~1 ms (the
+	// netpoller waits in whole milliseconds), so the dispatcher uses them only
+	// until this close to the next intended time and nanosleeps the rest.
+	coarseWait = 2 * time.Millisecond
+	// maxShards bounds the per-shard histograms (3 × ~250 KB each) whatever
+	// the pool size.
+	maxShards = 8
+	// maxErrKinds bounds the distinct error messages kept.
+	maxErrKinds = 16
+	// abandonWait is how long Run waits, after cancelling the ops' context at
+	// the drain deadline, for ops to notice before it gives up on them.
+	abandonWait = time.Second
+)
+
+// secCounts are one second's counters of a shard.
+type secCounts struct{ sent, accepted, refused, failed, dropped, inFlight int64 }
+
+// shard holds the measurements of a group of workers. Workers lock their
+// shard once per op (uncontended unless two workers of the shard finish at
+// once); shards are merged at the end.
+type shard struct {
+	mu                              sync.Mutex
+	closed                          bool // the result was taken: record nothing more
+	lat, unc, late                  *metrics.Histogram
+	sent, accepted, refused, failed int64
+	dropped, canceled               int64
+	maxInFlight                     int64
+	refusedBy, errs                 map[string]int64
+	secs                            []secCounts
+}
+
+func (s *shard) sec(start, t int64) *secCounts {
+	i := 0
+	if t > start {
+		i = int((t - start) / 1e9)
+	}
+	for len(s.secs) <= i {
+		s.secs = append(s.secs, secCounts{})
+	}
+	return &s.secs[i]
+}
+
+type runner struct {
+	c        Config
+	op       Op
+	start    int64 // mono ns of t = 0
+	warmEnd  int64
+	maxLate  int64
+	queue    chan int64
+	shards   []*shard
+	series   *metrics.Series
+	inFlight atomic.Int64
+	stopped  atomic.Bool // interrupted: queued ops are not started
+	opCtx    context.Context
+}
+
+// dispatched is what the dispatcher counted.
+type dispatched struct {
+	intended, warmup int64
+	late             *metrics.Histogram // handed to the queue − intended
+	droppedFull      int64
+	canceled         int64
+	interrupted      bool
+	intendedSec      []int64
+	droppedSec       []int64
+}
+
+func bump(v *[]int64, i int) {
+	for len(*v) <= i {
+		*v = append(*v, 0)
+	}
+	(*v)[i]++
+}
+
+// Run sends op at every intended time of c.Pattern from a pool of c.Pool
+// workers and measures it. One dispatcher goroutine computes intended times
+// and hands them to the workers through a queue without ever waiting for a
+// reply; a worker that picks an op up more than MaxLateness after its
+// intended time drops it (counted), and the dispatcher drops an op (counted)
+// when the queue stays full until then. Cancelling ctx stops dispatching;
+// operations in flight get c.Drain to finish. The Result holds what was
+// measured until then; the error is for an invalid Config only.
+func Run(ctx context.Context, c Config, op Op) (*Result, error) {
+	c, err := c.withDefaults()
+	if op == nil {
+		err = errors.Join(err, errors.New("schedule: no op"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{c: c, op: op, maxLate: int64(c.MaxLateness)}
+	r.queue = make(chan int64, max(c.Pool, 1024))
+	for range min(c.Pool, maxShards) {
+		r.shards = append(r.shards, &shard{
+			lat: metrics.NewHistogram(), unc: metrics.NewHistogram(), late: metrics.NewHistogram(),
+			refusedBy: map[string]int64{}, errs: map[string]int64{},
+		})
+	}
+	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelOps()
+	r.opCtx = opCtx
+
+	var wg sync.WaitGroup
+	for w := range c.Pool {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.work(w) }()
+	}
+	r.start = mono.Now()
+	r.warmEnd = r.start + int64(c.Warmup)
+	r.series = metrics.NewSeries(r.start)
+	res := make(chan dispatched, 1)
+	go func() { res <- r.dispatch(ctx) }() // starts after r's fields are set
+	d := <-res
+
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	drain := time.NewTimer(c.Drain)
+	select {
+	case <-finished:
+		drain.Stop()
+	case <-drain.C:
+		cancelOps()
+		abandon := time.NewTimer(abandonWait)
+		select {
+		case <-finished:
+		case <-abandon.C:
+		}
+		abandon.Stop()
+	}
+	return r.result(d, mono.Now()), nil
+}
+
+// dispatch hands every intended time to the queue, on time.
+func (r *runner) dispatch(ctx context.Context) (d dispatched) {
+	defer close(r.queue)
+	pc := NewPacer(r.c.Pattern)
+	d.late = metrics.NewHistogram()
+	done := ctx.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	interrupt := func() { d.interrupted = true; r.stopped.Store(true) }
+	for {
+		off, ok := pc.Next()
+		if !ok {
+			return d
+		}
+		it := r.start + int64(off)
+		if it > mono.Now() {
+			if !r.waitUntil(done, timer, it) {
+				interrupt()
+				return d
+			}
+		} else {
+			select {
+			case <-done:
+				interrupt()
+				return d
+			default:
+			}
+		}
+		sec := int(off / time.Second)
+		d.intended++
+		bump(&d.intendedSec, sec)
+		if it < r.warmEnd {
+			d.warmup++
+		}
+		select {
+		case r.queue <- it:
+			if it >= r.warmEnd {
+				d.late.Record(mono.Now() - it)
+			}
+			continue
+		default:
+		}
+		// The queue in front of the pool is full: wait for room, but only
+		// until the op would be too late to start.
+		wait := it + r.maxLate - mono.Now()
+		if wait <= 0 {
+			d.droppedFull++
+			bump(&d.droppedSec, sec)
+			continue
+		}
+		timer.Reset(time.Duration(wait))
+		select {
+		case r.queue <- it:
+			timer.Stop()
+			if it >= r.warmEnd {
+				d.late.Record(mono.Now() - it)
+			}
+		case <-timer.C:
+			d.droppedFull++
+			bump(&d.droppedSec, sec)
+		case <-done:
+			timer.Stop()
+			d.canceled++
+			interrupt()
+			return d
+		}
+	}
+}
+
+// waitUntil sleeps until mono time target; false if done closed first.
+func (r *runner) waitUntil(done <-chan struct{}, timer *time.Timer, target int64) bool {
+	for {
+		rem := target - mono.Now()
+		if rem <= 0 {
+			return true
+		}
+		if r.c.coarse || rem > int64(coarseWait) {
+			w := rem
+			if !r.c.coarse {
+				w -= int64(coarseWait)
+			}
+			timer.Reset(time.Duration(w))
+			select {
+			case <-done:
+				timer.Stop()
+				return false
+			case <-timer.C:
+			}
+			continue
+		}
+		// Sleep at least MinSleep: ops due meanwhile go out in one batch.
+		nanosleep(max(rem, int64(r.c.MinSleep)))
+		select {
+		case <-done:
+			return false
+		default:
+		}
+	}
+}
+
+// work runs ops from the queue until it is closed.
+func (r *runner) work(w int) {
+	sh := r.shards[w%len(r.shards)]
+	for it := range r.queue {
+		now := mono.Now()
+		if r.stopped.Load() || now-it > r.maxLate {
+			sh.mu.Lock()
+			if !sh.closed {
+				if r.stopped.Load() {
+					sh.canceled++
+				} else {
+					sh.dropped++
+					sh.sec(r.start, it).dropped++
+				}
+			}
+			sh.mu.Unlock()
+			continue
+		}
+		n := r.inFlight.Add(1)
+		out := r.op(r.opCtx, it, w)
+		if out.Sent == 0 {
+			out.Sent = now
+		}
+		if out.Done == 0 {
+			out.Done = mono.Now()
+		}
+		sh.mu.Lock()
+		if !sh.closed {
+			sh.record(r, it, now, n, out)
+		}
+		r.inFlight.Add(-1) // under the lock, so result() sees op counts and in-flight agree
+		sh.mu.Unlock()
+	}
+}
+
+// record adds one finished op to the shard (locked).
+func (s *shard) record(r *runner, it, started, inFlight int64, out Outcome) {
+	s.sent++
+	s.sec(r.start, out.Sent).sent++
+	if g := s.sec(r.start, started); inFlight > g.inFlight {
+		g.inFlight = inFlight
+	}
+	s.maxInFlight = max(s.maxInFlight, inFlight)
+	if it >= r.warmEnd {
+		s.late.Record(out.Sent - it)
+	}
+	done := s.sec(r.start, out.Done)
+	switch {
+	case out.Err != nil:
+		s.failed++
+		done.failed++
+		msg := out.Err.Error()
+		if _, ok := s.errs[msg]; !ok && len(s.errs) >= maxErrKinds {
+			msg = "other errors"
+		}
+		s.errs[msg]++
+		return // no reply: no latency
+	case out.Accepted:
+		s.accepted++
+		done.accepted++
+	default:
+		s.refused++
+		done.refused++
+		class := out.Refused
+		if class == "" {
+			class = "other"
+		}
+		s.refusedBy[class]++
+	}
+	r.series.Latency(out.Done, out.Done-it)
+	if it >= r.warmEnd {
+		s.lat.Record(out.Done - it)
+		s.unc.Record(out.Done - out.Sent)
+	}
+}
+
+// result closes the shards and merges them (in-flight ops that finish later
+// are not recorded).
+func (r *runner) result(d dispatched, end int64) *Result {
+	for _, sh := range r.shards {
+		sh.mu.Lock()
+		sh.closed = true
+	}
+	res := &Result{
+		Pattern: r.c.Pattern.String(), Pool: r.c.Pool, MaxLateness: r.c.MaxLateness, Warmup: r.c.Warmup, Drain: r.c.Drain, MinSleep: r.c.MinSleep,
+		Intended: d.intended, WarmupOps: d.warmup, DroppedFull: d.droppedFull, Dropped: d.droppedFull,
+		Canceled: d.canceled, Interrupted: d.interrupted,
+		RefusedBy: map[string]int64{}, Errors: map[string]int64{},
+		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram(),
+		DispatchLateness: d.late,
+		Series:           r.series, Start: r.start, End: end,
+	}
+	inFlight := r.inFlight.Load()
+	var secs []secCounts
+	for _, sh := range r.shards {
+		res.Sent += sh.sent
+		res.Accepted += sh.accepted
+		res.Refused += sh.refused
+		res.Failed += sh.failed
+		res.Dropped += sh.dropped
+		res.Canceled += sh.canceled
+		res.MaxInFlight = max(res.MaxInFlight, sh.maxInFlight)
+		for k, v := range sh.refusedBy {
+			res.RefusedBy[k] += v
+		}
+		for k, v := range sh.errs {
+			res.Errors[k] += v
+		}
+		res.Latency.Merge(sh.lat)
+		res.Uncorrected.Merge(sh.unc)
+		res.Lateness.Merge(sh.late)
+		for i, c := range sh.secs {
+			for len(secs) <= i {
+				secs = append(secs, secCounts{})
+			}
+			s := &secs[i]
+			s.sent += c.sent
+			s.accepted += c.accepted
+			s.refused += c.refused
+			s.failed += c.failed
+			s.dropped += c.dropped
+			s.inFlight = max(s.inFlight, c.inFlight)
+		}
+	}
+	for _, sh := range r.shards {
+		sh.mu.Unlock()
+	}
+	// Started but unfinished ops were sent; Unfinished also holds ops still
+	// queued or being picked up when the drain ended (none after a normal end).
+	res.Sent += inFlight
+	res.Unfinished = res.Intended - res.Dropped - res.Canceled - res.Accepted - res.Refused - res.Failed
+
+	at := func(i int) int64 { return r.start + int64(i)*1e9 }
+	for i, n := range d.intendedSec {
+		if n > 0 {
+			res.Series.Add(at(i), "intended", n)
+		}
+	}
+	for i, n := range d.droppedSec {
+		if n > 0 {
+			res.Series.Add(at(i), "dropped", n)
+		}
+	}
+	for i, s := range secs {
+		for _, kv := range []struct {
+			name string
+			n    int64
+		}{{"sent", s.sent}, {"accepted", s.accepted}, {"refused", s.refused}, {"failed", s.failed}, {"dropped", s.dropped}} {
+			if kv.n > 0 {
+				res.Series.Add(at(i), kv.name, kv.n)
+			}
+		}
+		if s.inFlight > 0 {
+			res.Series.Gauge(at(i), "in_flight", s.inFlight)
+		}
+	}
+	if d.interrupted {
+		res.planned = Count(r.c.Pattern)
+	}
+	res.diagnose()
+	return res
+}
+
+// gomaxprocs is reported in notes about client CPU limits.
+func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
