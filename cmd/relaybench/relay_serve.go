@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relaybench/relaybench/relay/embedded"
+	"github.com/relaybench/relaybench/relay/sink"
+)
+
+type relayCmd struct {
+	Serve relayServeCmd `cmd:"" help:"Serve the embedded khatru relay (or the sink) until SIGINT/SIGTERM; prints 'listening ws://HOST:PORT' once bound."`
+}
+
+func init() {
+	register("relay", "Run the embedded relay (khatru) or the sink relay by hand.", &relayCmd{})
+}
+
+type relayServeCmd struct {
+	Addr     string `default:"127.0.0.1:0" help:"Address to listen on; port 0 picks a free port."`
+	DataDir  string `name:"data-dir" placeholder:"DIR" help:"Where the store keeps its files (kept on exit). Default: a new temporary directory, removed on exit."`
+	Store    string `default:"badger" enum:"badger,lmdb,sqlite3,memory,sink" help:"Event store: badger, lmdb, sqlite3, memory, or sink (OK everything, store nothing)."`
+	IOperate bool   `name:"i-operate-this-relay" help:"Allow listening on a non-loopback address (load must only go to relays you operate)."`
+}
+
+// shutdownTimeout bounds the graceful shutdown after a signal.
+const shutdownTimeout = 10 * time.Second
+
+func (c *relayServeCmd) Run(g *Globals) error {
+	if err := checkLoopback(c.Addr, c.IOperate); err != nil {
+		return withCode(2, err)
+	}
+
+	var logger *log.Logger
+	if g.Verbose {
+		logger = log.New(os.Stderr, "[khatru] ", log.LstdFlags)
+	}
+
+	var (
+		handler    http.Handler
+		closeRelay func() error
+	)
+	if c.Store == "sink" {
+		s := sink.New(sink.Options{})
+		handler, closeRelay = s, s.Close
+	} else {
+		dir := c.DataDir
+		if dir == "" && c.Store != "memory" {
+			tmp, err := os.MkdirTemp("", "relaybench-relay-*")
+			if err != nil {
+				return fmt.Errorf("temporary data directory: %v", err)
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		r, err := embedded.New(embedded.Options{Store: c.Store, DataDir: dir, Version: version, Logger: logger})
+		if err != nil {
+			return err
+		}
+		handler, closeRelay = r.Handler(), r.Close
+	}
+
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		closeRelay()
+		return fmt.Errorf("listen on %s: %v", c.Addr, err)
+	}
+
+	// Hijacked (WebSocket) connections are not closed by http.Server's
+	// Shutdown: track them to close whatever is left at the end.
+	var (
+		mu       sync.Mutex
+		hijacked = map[net.Conn]struct{}{}
+	)
+	errLog := log.New(io.Discard, "", 0)
+	if g.Verbose {
+		errLog = log.New(os.Stderr, "[http] ", log.LstdFlags)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          errLog,
+		ConnState: func(nc net.Conn, st http.ConnState) {
+			if st == http.StateHijacked {
+				mu.Lock()
+				hijacked[nc] = struct{}{}
+				mu.Unlock()
+			}
+		},
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(os.Stdout, "listening ws://%s\n", ln.Addr())
+
+	var serveErr error
+	select {
+	case <-g.Ctx.Done():
+	case serveErr = <-served:
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	shutErr := srv.Shutdown(ctx)
+	closeErr := closeRelay() // close frames to clients, drain the store, close it
+	mu.Lock()
+	for nc := range hijacked {
+		nc.Close()
+	}
+	mu.Unlock()
+
+	switch {
+	case serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed):
+		return fmt.Errorf("serving: %v", serveErr)
+	case closeErr != nil:
+		return closeErr
+	case shutErr != nil:
+		return fmt.Errorf("shutting down: %v", shutErr)
+	}
+	return nil
+}
+
+// checkLoopback refuses an address that is not on 127.0.0.0/8 or ::1
+// unless the user says they operate the relay.
+func checkLoopback(addr string, allowed bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %v", addr, err)
+	}
+	if allowed {
+		return nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--addr %q is not a loopback address: pass --i-operate-this-relay to serve beyond this machine", addr)
+}

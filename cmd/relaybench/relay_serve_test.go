@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	gonostr "github.com/nbd-wtf/go-nostr"
+
+	"github.com/relaybench/relaybench/nip11"
+)
+
+// The serve tests run `relaybench relay serve` as a real child process (this
+// test binary re-executed into TestRelayServeHelper), so that signals,
+// stdout and the exit are those of the command.
+const serveArgsEnv = "RELAYBENCH_TEST_RELAY_SERVE_ARGS"
+
+func TestRelayServeHelper(t *testing.T) {
+	args := os.Getenv(serveArgsEnv)
+	if args == "" {
+		t.Skip("helper process for the relay serve tests")
+	}
+	var argv []string
+	if err := json.Unmarshal([]byte(args), &argv); err != nil {
+		t.Fatal(err)
+	}
+	os.Exit(run(argv))
+}
+
+type serveProc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan struct{} // closed when the process has exited
+	err    error         // cmd.Wait's result, once done is closed
+}
+
+func startServe(t *testing.T, tmp string, args ...string) (*serveProc, *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRelayServeHelper$")
+	argv, _ := json.Marshal(args)
+	cmd.Env = append(os.Environ(), serveArgsEnv+"="+string(argv), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p, bufio.NewReader(stdout)
+}
+
+// listeningURL reads the one "listening ws://…" line, with a deadline.
+func listeningURL(t *testing.T, p *serveProc, out *bufio.Reader) string {
+	t.Helper()
+	line := make(chan string, 1)
+	go func() {
+		s, _ := out.ReadString('\n')
+		line <- s
+	}()
+	select {
+	case s := <-line:
+		url, ok := strings.CutPrefix(strings.TrimSpace(s), "listening ")
+		if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
+			t.Fatalf("first stdout line %q, want 'listening ws://127.0.0.1:PORT'; stderr: %s", s, p.stderr)
+		}
+		return url
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no listening line within 30 s; stderr: %s", p.stderr)
+	}
+	return ""
+}
+
+func TestRelayServe(t *testing.T) {
+	for _, store := range []string{"badger", "memory", "sink"} {
+		t.Run(store, func(t *testing.T) {
+			tmp := t.TempDir()
+			p, out := startServe(t, tmp, "relay", "serve", "-store", store)
+			url := listeningURL(t, p, out)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := nip11.WaitReady(ctx, url); err != nil {
+				t.Fatal(err)
+			}
+			info, _, err := nip11.Fetch(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if store != "sink" {
+				if !strings.Contains(info.Software, "khatru v0.19.1, "+store) || info.Limitation.MaxLimit != 1000 {
+					t.Errorf("NIP-11: software %q max_limit %d", info.Software, info.Limitation.MaxLimit)
+				}
+				if store == "badger" {
+					if dirs, _ := filepath.Glob(filepath.Join(tmp, "relaybench-relay-*")); len(dirs) != 1 {
+						t.Errorf("want one temporary data dir while serving, got %v", dirs)
+					}
+				}
+			} else if !strings.Contains(info.Software, "sink") {
+				t.Errorf("NIP-11 software %q, want the sink", info.Software)
+			}
+			publishAndQuery(t, ctx, url, store != "sink")
+
+			// A client still connected at shutdown is disconnected: the
+			// embedded relay says goodbye with a 1001 close frame.
+			open, _, err := websocket.Dial(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer open.CloseNow()
+			// One round trip, so the relay has surely registered the client.
+			if err := open.Write(ctx, websocket.MessageText, []byte(`["REQ","r",{"kinds":[4]}]`)); err != nil {
+				t.Fatal(err)
+			}
+			if _, b, err := open.Read(ctx); err != nil || !strings.HasPrefix(string(b), `["EOSE"`) {
+				t.Fatalf("REQ round trip: %q %v", b, err)
+			}
+			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = open.Read(ctx)
+			if err == nil {
+				t.Error("connection still open after SIGTERM")
+			} else if st := websocket.CloseStatus(err); store != "sink" && st != websocket.StatusGoingAway {
+				t.Errorf("close status %v (%v), want 1001 going away", st, err)
+			}
+			select {
+			case <-p.done:
+				err := p.err
+				var ee *exec.ExitError
+				if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 130) {
+					t.Errorf("exit: %v; stderr: %s", err, p.stderr)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("still running 20 s after SIGTERM; stderr: %s", p.stderr)
+			}
+			if dirs, _ := filepath.Glob(filepath.Join(tmp, "relaybench-relay-*")); len(dirs) != 0 {
+				t.Errorf("temporary data dir left behind: %v", dirs)
+			}
+		})
+	}
+}
+
+// publishAndQuery sends one signed event, expects OK true, and (when the
+// relay stores) gets it back by id.
+func publishAndQuery(t *testing.T, ctx context.Context, url string, stores bool) {
+	t.Helper()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ev := gonostr.Event{CreatedAt: gonostr.Now(), Kind: 1, Tags: gonostr.Tags{{"t", "serve"}}, Content: "hello"}
+	if err := ev.Sign(gonostr.GeneratePrivateKey()); err != nil {
+		t.Fatal(err)
+	}
+	write := func(v ...any) {
+		b, _ := json.Marshal(v)
+		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() []any {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m []any
+		if err := json.Unmarshal(b, &m); err != nil || len(m) == 0 {
+			t.Fatalf("malformed frame %q", b)
+		}
+		return m
+	}
+	write("EVENT", ev)
+	if m := read(); len(m) < 3 || m[0] != "OK" || m[1] != ev.ID || m[2] != true {
+		t.Fatalf("publish: got %v", m)
+	}
+	if !stores {
+		return
+	}
+	write("REQ", "q", map[string]any{"ids": []string{ev.ID}})
+	m := read()
+	if m[0] != "EVENT" || len(m) < 3 {
+		t.Fatalf("query: got %v", m)
+	}
+	if got, _ := m[2].(map[string]any); got["id"] != ev.ID {
+		t.Fatalf("query: got %v", m)
+	}
+	if m := read(); m[0] != "EOSE" {
+		t.Fatalf("query: got %v, want EOSE", m)
+	}
+}
+
+func TestRelayServeRefusesNonLoopback(t *testing.T) {
+	p, _ := startServe(t, t.TempDir(), "relay", "serve", "--addr", "0.0.0.0:0", "--store", "memory")
+	select {
+	case <-p.done:
+		err := p.err
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("exit %v, want code 2", err)
+		}
+		if !strings.Contains(p.stderr.String(), "--i-operate-this-relay") {
+			t.Errorf("stderr %q does not name --i-operate-this-relay", p.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("did not exit")
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:0": true, "127.3.4.5:7447": true, "[::1]:0": true, "localhost:80": true,
+		"0.0.0.0:0": false, ":7447": false, "[::]:1": false, "192.168.1.2:7447": false, "example.com:80": false,
+	} {
+		if err := checkLoopback(addr, false); (err == nil) != ok {
+			t.Errorf("%s: %v", addr, err)
+		}
+		if err := checkLoopback(addr, true); err != nil {
+			t.Errorf("%s with --i-operate-this-relay: %v", addr, err)
+		}
+	}
+	if err := checkLoopback("nonsense", true); err == nil {
+		t.Error("malformed address accepted")
+	}
+}

@@ -1,0 +1,855 @@
+// Package testrelay is a small but real in-memory NIP-01 relay for tests,
+// with knobs that make it misbehave in the ways real relays do: silent
+// drops, refusals, slow or missing OKs, wrong or invalid query results,
+// missing EOSE, malformed frames, abrupt disconnects, faulty live delivery
+// and bounded processing capacity.
+//
+// It listens on 127.0.0.1 (httptest) and speaks WebSocket with
+// github.com/coder/websocket. Stored events are answered to REQs by filter
+// (nostr.Filter.Matches), newest first, honoring each filter's limit and the
+// announced cap (Config.MaxLimit, NIP-11 limitation.max_limit); after EOSE a
+// subscription receives new matching events until CLOSE.
+//
+// Counting: every knob named "…Every N" acts on the Nth, 2Nth, … occurrence,
+// counted relay-wide from 1 (events received, live deliveries) or per
+// connection (frames sent, messages received), as documented on each field.
+package testrelay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	gonostr "github.com/nbd-wtf/go-nostr"
+
+	"github.com/relaybench/relaybench/nostr"
+)
+
+// DefaultMaxLimit is the per-filter cap used when Config.MaxLimit is 0.
+const DefaultMaxLimit = 500
+
+// Config sets the relay's behaviour. The zero value is a well-behaved relay
+// that accepts every well-formed event without checking ids or signatures.
+type Config struct {
+	// Verify checks each EVENT's id and signature (go-nostr) and refuses a
+	// bad one with "invalid:".
+	Verify bool
+
+	// DropEvery N: every Nth EVENT received (relay-wide) is answered
+	// OK true but not stored nor delivered: a silent drop.
+	DropEvery int
+	// RefuseEvery N: every Nth EVENT received (relay-wide) is answered
+	// OK false with RefuseReason. Checked before DropEvery.
+	RefuseEvery int
+	// RefuseReason is the OK reason for refused events; default
+	// "blocked: refused by test relay".
+	RefuseReason string
+
+	// OKDelay delays each OK by this much, measured from receipt of the
+	// EVENT. OKs are sent in order per connection, and reading goes on
+	// meanwhile, so many events can be awaiting their OK at once.
+	OKDelay time.Duration
+	// NeverOK stores events (subject to the other knobs) but never sends OK.
+	NeverOK bool
+
+	// ProcessingTime with Workers > 0 models bounded capacity: each EVENT
+	// waits in a relay-wide queue for one of Workers workers, which spends
+	// ProcessingTime on it before storing it and answering. Offered load
+	// above Workers/ProcessingTime events per second queues up.
+	ProcessingTime time.Duration
+	Workers        int
+
+	// MaxLimit caps the events returned per filter and is announced as
+	// NIP-11 limitation.max_limit; 0 means DefaultMaxLimit.
+	MaxLimit int
+	// ExtraEvents N: each REQ's stored results are followed by N valid
+	// events that match none of its filters (stored ones if there are, else
+	// freshly signed ones), before EOSE.
+	ExtraEvents int
+	// InvalidEvery N: every Nth event the relay sends (query results and
+	// live deliveries, relay-wide) is corrupted, alternately with a wrong id
+	// (content changed after signing) and a wrong signature.
+	InvalidEvery int
+	// NoEOSE: never send EOSE.
+	NoEOSE bool
+
+	// GarbageEvery N: after every Nth frame sent on a connection, send a
+	// malformed frame (cycling through a truncated OK, non-JSON text and
+	// a JSON array of the wrong shape).
+	GarbageEvery int
+	// CloseAfter N: on each connection, the Nth message received is not
+	// answered; the TCP connection is closed at once, without a close frame.
+	CloseAfter int
+
+	// DelayDeliveries delays each live delivery (events arriving after EOSE).
+	DelayDeliveries time.Duration
+	// DropDeliveriesEvery N: every Nth live delivery (relay-wide, counted
+	// per subscription that matches) is not sent.
+	DropDeliveriesEvery int
+	// DuplicateDeliveriesEvery N: every Nth live delivery is sent twice.
+	DuplicateDeliveriesEvery int
+
+	// NoNIP11 answers NIP-11 requests with 404.
+	NoNIP11 bool
+}
+
+// Stats counts what the relay saw and did.
+type Stats struct {
+	Connections          int // WebSocket connections accepted
+	Messages             int // client messages received, all kinds
+	Events               int // EVENT messages received
+	Stored               int // events stored (not counting duplicates)
+	Duplicates           int // EVENTs of an already stored event
+	Dropped              int // OKed but not stored (DropEvery)
+	Refused              int // answered OK false (RefuseEvery, Verify, malformed)
+	OKs                  int // OK messages sent
+	REQs                 int // REQ messages received
+	Closes               int // CLOSE messages received
+	QueryResults         int // events sent in answer to REQs (extras included)
+	Deliveries           int // live deliveries sent (duplicates included)
+	DeliveriesDropped    int
+	DeliveriesDuplicated int
+	Garbage              int // malformed frames sent
+	AbruptCloses         int // connections closed by CloseAfter
+}
+
+// Relay is a running test relay. Its methods are safe for concurrent use.
+type Relay struct {
+	cfg      Config
+	maxLimit int
+	srv      *httptest.Server
+	ctx      context.Context
+	cancel   context.CancelFunc
+	extraSK  string
+	jobs     chan job
+	workers  sync.WaitGroup
+
+	mu       sync.RWMutex
+	events   []*nostr.Event // newest first once sorted is true
+	sorted   bool
+	byID     map[string]struct{}
+	received []string // ids of EVENTs received, in order
+	conns    map[*conn]struct{}
+
+	statsMu sync.Mutex
+	stats   Stats
+
+	eventSeq    atomic.Int64 // EVENTs received
+	sentSeq     atomic.Int64 // events sent (for InvalidEvery)
+	deliverySeq atomic.Int64
+
+	closeOnce sync.Once
+}
+
+// New starts a test relay on 127.0.0.1. Stop it with Close.
+func New(cfg Config) *Relay {
+	r := &Relay{
+		cfg:      cfg,
+		maxLimit: cfg.MaxLimit,
+		byID:     map[string]struct{}{},
+		conns:    map[*conn]struct{}{},
+		extraSK:  gonostr.GeneratePrivateKey(),
+	}
+	if r.maxLimit <= 0 {
+		r.maxLimit = DefaultMaxLimit
+	}
+	if r.cfg.RefuseReason == "" {
+		r.cfg.RefuseReason = "blocked: refused by test relay"
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if cfg.Workers > 0 {
+		r.jobs = make(chan job, 1<<16)
+		for i := 0; i < cfg.Workers; i++ {
+			r.workers.Add(1)
+			go r.worker()
+		}
+	}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serveHTTP))
+	return r
+}
+
+// URL returns the relay's ws:// URL.
+func (r *Relay) URL() string { return "ws" + strings.TrimPrefix(r.srv.URL, "http") }
+
+// MaxLimit returns the per-filter cap the relay applies and announces.
+func (r *Relay) MaxLimit() int { return r.maxLimit }
+
+// Close disconnects every client abruptly, stops the workers and the
+// listener. It is idempotent.
+func (r *Relay) Close() {
+	r.closeOnce.Do(func() {
+		r.cancel()
+		r.mu.RLock()
+		for c := range r.conns {
+			c.ws.CloseNow()
+		}
+		r.mu.RUnlock()
+		r.srv.CloseClientConnections()
+		r.srv.Close()
+		r.workers.Wait()
+	})
+}
+
+// Stats returns a snapshot of the counters.
+func (r *Relay) Stats() Stats {
+	r.statsMu.Lock()
+	defer r.statsMu.Unlock()
+	return r.stats
+}
+
+func (r *Relay) count(f func(s *Stats)) {
+	r.statsMu.Lock()
+	f(&r.stats)
+	r.statsMu.Unlock()
+}
+
+// Stored returns a copy of the stored events, newest first.
+func (r *Relay) Stored() []*nostr.Event { return r.snapshot() }
+
+// snapshot returns a copy of the stored events, newest first.
+func (r *Relay) snapshot() []*nostr.Event {
+	r.mu.Lock()
+	if !r.sorted {
+		nostr.SortNewestFirst(r.events)
+		r.sorted = true
+	}
+	out := make([]*nostr.Event, len(r.events))
+	copy(out, r.events)
+	r.mu.Unlock()
+	return out
+}
+
+// Received returns the ids of all EVENTs received from clients, in order of
+// receipt, whatever became of them (stored, dropped, refused, duplicate).
+func (r *Relay) Received() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]string(nil), r.received...)
+}
+
+// Has reports whether an event with this id is stored.
+func (r *Relay) Has(id string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.byID[id]
+	return ok
+}
+
+// Add stores events directly (no knobs apply) and delivers them to live
+// subscriptions; it returns how many were new.
+func (r *Relay) Add(evs ...*nostr.Event) int {
+	n := 0
+	for _, ev := range evs {
+		if r.store(ev) {
+			n++
+			r.broadcast(ev)
+		}
+	}
+	return n
+}
+
+// store adds ev unless present; reports whether it was new.
+func (r *Relay) store(ev *nostr.Event) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.byID[ev.ID]; ok {
+		return false
+	}
+	r.byID[ev.ID] = struct{}{}
+	r.events = append(r.events, ev)
+	r.sorted = false
+	r.statsMu.Lock()
+	r.stats.Stored++
+	r.statsMu.Unlock()
+	return true
+}
+
+func (r *Relay) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	if !strings.EqualFold(req.Header.Get("Upgrade"), "websocket") {
+		if r.cfg.NoNIP11 || !strings.Contains(req.Header.Get("Accept"), "application/nostr+json") {
+			http.NotFound(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/nostr+json")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		json.NewEncoder(w).Encode(map[string]any{
+			"name":           "relaybench testrelay",
+			"description":    "in-memory misbehaving relay for relaybench tests",
+			"software":       "relaybench-testrelay",
+			"version":        "1",
+			"supported_nips": []int{1, 11},
+			"limitation": map[string]any{
+				"max_limit":          r.maxLimit,
+				"max_message_length": readLimit,
+				"auth_required":      false,
+				"payment_required":   false,
+			},
+		})
+		return
+	}
+	ws, err := websocket.Accept(w, req, &websocket.AcceptOptions{
+		CompressionMode:    websocket.CompressionDisabled,
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		return
+	}
+	ws.SetReadLimit(readLimit)
+	ctx, cancel := context.WithCancel(r.ctx)
+	c := &conn{
+		r:      r,
+		ws:     ws,
+		ctx:    ctx,
+		cancel: cancel,
+		out:    make(chan []byte, 4096),
+		flush:  make(chan struct{}),
+		subs:   map[string]*sub{},
+	}
+	if r.cfg.OKDelay > 0 {
+		c.okq = make(chan okItem, 1<<14)
+	}
+	r.mu.Lock()
+	r.conns[c] = struct{}{}
+	r.mu.Unlock()
+	r.count(func(s *Stats) { s.Connections++ })
+	defer func() {
+		r.mu.Lock()
+		delete(r.conns, c)
+		r.mu.Unlock()
+		cancel()
+		ws.CloseNow()
+	}()
+	c.run()
+}
+
+const readLimit = 1 << 22
+
+// conn is one client connection. All frames go out through c.out, written
+// by one goroutine, so frame counting (GarbageEvery) is exact.
+type conn struct {
+	r      *Relay
+	ws     *websocket.Conn
+	ctx    context.Context
+	cancel context.CancelFunc
+	out    chan []byte
+	okq    chan okItem
+	flush  chan struct{} // closed to make the writer send what is queued and stop
+
+	mu   sync.Mutex
+	subs map[string]*sub
+}
+
+// sub is one subscription. Until its stored results are sent it is not
+// live: events arriving meanwhile wait in pending, then are delivered after
+// EOSE unless they were among the results.
+type sub struct {
+	filters []nostr.Filter
+	live    bool
+	pending []*nostr.Event
+}
+
+type okItem struct {
+	at  time.Time
+	msg []byte
+}
+
+type job struct {
+	c        *conn
+	ev       *nostr.Event
+	received time.Time
+}
+
+func (c *conn) run() {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	writerDone := make(chan struct{})
+	go func() { defer wg.Done(); defer close(writerDone); c.writer() }()
+	if c.okq != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.okSender() }()
+	}
+	defer wg.Wait()
+	defer c.cancel()
+	received := 0
+	for {
+		_, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			return
+		}
+		received++
+		c.r.count(func(s *Stats) { s.Messages++ })
+		if c.r.cfg.CloseAfter > 0 && received >= c.r.cfg.CloseAfter {
+			c.r.count(func(s *Stats) { s.AbruptCloses++ })
+			// Answers already queued go out first; the Nth message is not
+			// answered and no close frame is sent.
+			close(c.flush)
+			<-writerDone
+			c.ws.CloseNow()
+			return
+		}
+		c.handle(data)
+	}
+}
+
+func (c *conn) writer() {
+	n := 0
+	write := func(m []byte) bool {
+		if err := c.ws.Write(c.ctx, websocket.MessageText, m); err != nil {
+			c.cancel()
+			return false
+		}
+		n++
+		if g := c.r.cfg.GarbageEvery; g > 0 && n%g == 0 {
+			junk := garbage[(n/g-1)%len(garbage)]
+			c.r.count(func(s *Stats) { s.Garbage++ }) // counted before the client can see it
+			if err := c.ws.Write(c.ctx, websocket.MessageText, []byte(junk)); err != nil {
+				c.cancel()
+				return false
+			}
+		}
+		return true
+	}
+	for {
+		select {
+		case m := <-c.out:
+			if !write(m) {
+				return
+			}
+		case <-c.flush:
+			for {
+				select {
+				case m := <-c.out:
+					if !write(m) {
+						return
+					}
+				default:
+					return
+				}
+			}
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// garbage are the malformed frames GarbageEvery sends, in turn.
+var garbage = []string{`["OK",`, `this is not json`, `["EOSE"]`}
+
+func (c *conn) send(m []byte) {
+	select {
+	case c.out <- m:
+	case <-c.ctx.Done():
+	}
+}
+
+func (c *conn) okSender() {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case it := <-c.okq:
+			if d := time.Until(it.at); d > 0 {
+				t.Reset(d)
+				select {
+				case <-t.C:
+				case <-c.ctx.Done():
+					return
+				}
+			}
+			c.send(it.msg)
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *conn) notice(msg string) {
+	b, _ := json.Marshal([]string{"NOTICE", msg})
+	c.send(b)
+}
+
+func (c *conn) handle(data []byte) {
+	var msg []json.RawMessage
+	if err := json.Unmarshal(data, &msg); err != nil || len(msg) == 0 {
+		c.notice("error: could not parse message")
+		return
+	}
+	var label string
+	if err := json.Unmarshal(msg[0], &label); err != nil {
+		c.notice("error: message label is not a string")
+		return
+	}
+	switch label {
+	case "EVENT":
+		c.handleEvent(msg)
+	case "REQ":
+		c.handleReq(msg)
+	case "CLOSE":
+		c.r.count(func(s *Stats) { s.Closes++ })
+		var id string
+		if len(msg) >= 2 && json.Unmarshal(msg[1], &id) == nil {
+			c.mu.Lock()
+			delete(c.subs, id)
+			c.mu.Unlock()
+		}
+	default:
+		c.notice("error: unknown message type " + label)
+	}
+}
+
+func (c *conn) handleEvent(msg []json.RawMessage) {
+	received := time.Now()
+	c.r.count(func(s *Stats) { s.Events++ })
+	if len(msg) < 2 {
+		c.notice("error: EVENT without an event")
+		return
+	}
+	ev, err := nostr.ParseEvent(msg[1])
+	if err != nil {
+		var probe struct {
+			ID string `json:"id"`
+		}
+		json.Unmarshal(msg[1], &probe)
+		c.r.count(func(s *Stats) { s.Refused++ })
+		c.ok(received, probe.ID, false, "invalid: "+err.Error())
+		return
+	}
+	c.r.mu.Lock()
+	c.r.received = append(c.r.received, ev.ID)
+	c.r.mu.Unlock()
+	if c.r.jobs != nil {
+		select {
+		case c.r.jobs <- job{c: c, ev: ev, received: received}:
+		case <-c.ctx.Done():
+		}
+		return
+	}
+	c.r.process(c, ev, received)
+}
+
+func (r *Relay) worker() {
+	defer r.workers.Done()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case j := <-r.jobs:
+			if r.cfg.ProcessingTime > 0 {
+				t.Reset(r.cfg.ProcessingTime)
+				select {
+				case <-t.C:
+				case <-r.ctx.Done():
+					return
+				}
+			}
+			r.process(j.c, j.ev, j.received)
+		case <-r.ctx.Done():
+			return
+		}
+	}
+}
+
+// process applies the knobs to one received event and answers it.
+func (r *Relay) process(c *conn, ev *nostr.Event, received time.Time) {
+	if r.cfg.Verify {
+		if reason := verify(ev); reason != "" {
+			r.count(func(s *Stats) { s.Refused++ })
+			c.ok(received, ev.ID, false, reason)
+			return
+		}
+	}
+	n := int(r.eventSeq.Add(1))
+	if r.cfg.RefuseEvery > 0 && n%r.cfg.RefuseEvery == 0 {
+		r.count(func(s *Stats) { s.Refused++ })
+		c.ok(received, ev.ID, false, r.cfg.RefuseReason)
+		return
+	}
+	if r.cfg.DropEvery > 0 && n%r.cfg.DropEvery == 0 {
+		r.count(func(s *Stats) { s.Dropped++ })
+		c.ok(received, ev.ID, true, "")
+		return
+	}
+	if !r.store(ev) {
+		r.count(func(s *Stats) { s.Duplicates++ })
+		c.ok(received, ev.ID, true, "duplicate: already have this event")
+		return
+	}
+	r.broadcast(ev)
+	c.ok(received, ev.ID, true, "")
+}
+
+func verify(ev *nostr.Event) string {
+	if !ev.CheckID() {
+		return "invalid: event id does not match its content"
+	}
+	g := toGo(ev)
+	if ok, err := g.CheckSignature(); err != nil || !ok {
+		return "invalid: bad signature"
+	}
+	return ""
+}
+
+func (c *conn) ok(received time.Time, id string, ok bool, reason string) {
+	if c.r.cfg.NeverOK {
+		return
+	}
+	b, _ := json.Marshal([]any{"OK", id, ok, reason})
+	c.r.count(func(s *Stats) { s.OKs++ })
+	if c.okq == nil {
+		c.send(b)
+		return
+	}
+	select {
+	case c.okq <- okItem{at: received.Add(c.r.cfg.OKDelay), msg: b}:
+	case <-c.ctx.Done():
+	}
+}
+
+func (c *conn) handleReq(msg []json.RawMessage) {
+	c.r.count(func(s *Stats) { s.REQs++ })
+	var subID string
+	if len(msg) < 2 || json.Unmarshal(msg[1], &subID) != nil {
+		c.notice("error: REQ without a subscription id")
+		return
+	}
+	filters := make([]nostr.Filter, 0, len(msg)-2)
+	for _, raw := range msg[2:] {
+		var f nostr.Filter
+		if err := json.Unmarshal(raw, &f); err != nil {
+			b, _ := json.Marshal([]string{"CLOSED", subID, "error: bad filter: " + err.Error()})
+			c.send(b)
+			return
+		}
+		filters = append(filters, f)
+	}
+	// Register before the snapshot so that nothing stored meanwhile is
+	// missed; such events wait in pending until the results are out.
+	sb := &sub{filters: filters}
+	c.mu.Lock()
+	c.subs[subID] = sb
+	c.mu.Unlock()
+
+	results := c.r.query(filters)
+	sent := make(map[string]bool, len(results))
+	for _, ev := range results {
+		sent[ev.ID] = true
+		c.sendEvent(subID, ev)
+	}
+	for _, ev := range c.r.extras(filters, c.r.cfg.ExtraEvents) {
+		c.sendEvent(subID, ev)
+	}
+	c.r.count(func(s *Stats) { s.QueryResults += len(results) + c.r.cfg.ExtraEvents })
+	if !c.r.cfg.NoEOSE {
+		b, _ := json.Marshal([]string{"EOSE", subID})
+		c.send(b)
+	}
+	c.mu.Lock()
+	pending := sb.pending
+	sb.pending, sb.live = nil, true
+	c.mu.Unlock()
+	for _, ev := range pending {
+		if !sent[ev.ID] {
+			c.r.deliver(c, subID, ev)
+		}
+	}
+}
+
+// query returns the union of each filter's results, newest first, each
+// filter capped at min(its limit, MaxLimit).
+func (r *Relay) query(filters []nostr.Filter) []*nostr.Event {
+	all := r.snapshot()
+	seen := map[string]bool{}
+	var out []*nostr.Event
+	for i := range filters {
+		f := &filters[i]
+		limit := r.maxLimit
+		if f.Limit > 0 && f.Limit < limit {
+			limit = f.Limit
+		}
+		n := 0
+		for _, ev := range all {
+			if n == limit {
+				break
+			}
+			if f.Matches(ev) {
+				n++
+				if !seen[ev.ID] {
+					seen[ev.ID] = true
+					out = append(out, ev)
+				}
+			}
+		}
+	}
+	nostr.SortNewestFirst(out)
+	return out
+}
+
+// extras returns n valid events matching none of filters: stored ones
+// first, then freshly signed ones.
+func (r *Relay) extras(filters []nostr.Filter, n int) []*nostr.Event {
+	if n <= 0 {
+		return nil
+	}
+	matchesAny := func(ev *nostr.Event) bool {
+		for i := range filters {
+			if filters[i].Matches(ev) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []*nostr.Event
+	r.mu.RLock()
+	for _, ev := range r.events {
+		if len(out) == n {
+			break
+		}
+		if !matchesAny(ev) {
+			out = append(out, ev)
+		}
+	}
+	r.mu.RUnlock()
+	kind := 1
+	for i := range filters {
+		for _, k := range filters[i].Kinds {
+			if k >= kind {
+				kind = k + 1
+			}
+		}
+	}
+	for i := 0; len(out) < n; i++ {
+		g := gonostr.Event{
+			CreatedAt: gonostr.Now(),
+			Kind:      kind,
+			Tags:      gonostr.Tags{{"t", "testrelay-extra"}},
+			Content:   fmt.Sprintf("extra event %d, outside the filter", i),
+		}
+		g.Sign(r.extraSK)
+		out = append(out, fromGo(&g))
+	}
+	return out
+}
+
+// sendEvent sends ["EVENT",subID,ev], corrupting it if InvalidEvery says so.
+func (c *conn) sendEvent(subID string, ev *nostr.Event) {
+	if n := c.r.cfg.InvalidEvery; n > 0 {
+		if k := c.r.sentSeq.Add(1); k%int64(n) == 0 {
+			bad := *ev
+			if (k/int64(n))%2 == 1 {
+				bad.Content += " (changed after signing)"
+			} else {
+				bad.Sig = flipHex(bad.Sig)
+			}
+			ev = &bad
+		}
+	}
+	b := make([]byte, 0, 256+len(ev.Content))
+	b = append(b, `["EVENT",`...)
+	b = nostr.AppendJSONString(b, subID)
+	b = append(b, ',')
+	b = ev.AppendJSON(b)
+	b = append(b, ']')
+	c.send(b)
+}
+
+func flipHex(s string) string {
+	if s == "" {
+		return s
+	}
+	last := s[len(s)-1]
+	repl := byte('0')
+	if last == '0' {
+		repl = '1'
+	}
+	return s[:len(s)-1] + string(repl)
+}
+
+// broadcast delivers ev to every live subscription it matches.
+func (r *Relay) broadcast(ev *nostr.Event) {
+	type target struct {
+		c  *conn
+		id string
+	}
+	var targets []target
+	r.mu.RLock()
+	for c := range r.conns {
+		c.mu.Lock()
+		for id, sb := range c.subs {
+			for i := range sb.filters {
+				if sb.filters[i].Matches(ev) {
+					if sb.live {
+						targets = append(targets, target{c, id})
+					} else {
+						sb.pending = append(sb.pending, ev)
+					}
+					break
+				}
+			}
+		}
+		c.mu.Unlock()
+	}
+	r.mu.RUnlock()
+	for _, t := range targets {
+		r.deliver(t.c, t.id, ev)
+	}
+}
+
+// deliver sends one live event to one subscription, applying the delivery
+// knobs.
+func (r *Relay) deliver(c *conn, subID string, ev *nostr.Event) {
+	k := int(r.deliverySeq.Add(1))
+	if n := r.cfg.DropDeliveriesEvery; n > 0 && k%n == 0 {
+		r.count(func(s *Stats) { s.DeliveriesDropped++ })
+		return
+	}
+	times := 1
+	if n := r.cfg.DuplicateDeliveriesEvery; n > 0 && k%n == 0 {
+		times = 2
+		r.count(func(s *Stats) { s.DeliveriesDuplicated++ })
+	}
+	r.count(func(s *Stats) { s.Deliveries += times })
+	send := func() {
+		for i := 0; i < times; i++ {
+			c.sendEvent(subID, ev)
+		}
+	}
+	d := r.cfg.DelayDeliveries
+	if d <= 0 {
+		send()
+		return
+	}
+	go func() {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			send()
+		case <-c.ctx.Done():
+		}
+	}()
+}
+
+func toGo(ev *nostr.Event) gonostr.Event {
+	tags := make(gonostr.Tags, len(ev.Tags))
+	for i, t := range ev.Tags {
+		tags[i] = gonostr.Tag(t)
+	}
+	return gonostr.Event{ID: ev.ID, PubKey: ev.PubKey, CreatedAt: gonostr.Timestamp(ev.CreatedAt),
+		Kind: ev.Kind, Tags: tags, Content: ev.Content, Sig: ev.Sig}
+}
+
+func fromGo(g *gonostr.Event) *nostr.Event {
+	tags := make([]nostr.Tag, len(g.Tags))
+	for i, t := range g.Tags {
+		tags[i] = nostr.Tag(t)
+	}
+	return &nostr.Event{ID: g.ID, PubKey: g.PubKey, CreatedAt: int64(g.CreatedAt),
+		Kind: g.Kind, Tags: tags, Content: g.Content, Sig: g.Sig}
+}

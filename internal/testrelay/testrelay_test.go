@@ -1,0 +1,515 @@
+package testrelay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	gonostr "github.com/nbd-wtf/go-nostr"
+
+	"github.com/relaybench/relaybench/nostr"
+)
+
+// deadline bounds every wait in these tests; it is generous on purpose.
+const deadline = 10 * time.Second
+
+type client struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dial(t *testing.T, r *Relay) *client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, r.URL(), nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	ws.SetReadLimit(1 << 22)
+	t.Cleanup(func() { ws.CloseNow() })
+	return &client{t: t, ws: ws}
+}
+
+func (c *client) send(v ...any) {
+	c.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+func (c *client) readRaw() ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	_, b, err := c.ws.Read(ctx)
+	return b, err
+}
+
+// read returns the next frame as a JSON array, failing on anything else.
+func (c *client) read() []json.RawMessage {
+	c.t.Helper()
+	b, err := c.readRaw()
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	var m []json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || len(m) == 0 {
+		c.t.Fatalf("malformed frame %q", b)
+	}
+	return m
+}
+
+func str(raw json.RawMessage) string {
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+// expectOK reads the next frame and checks it is an OK for id.
+func (c *client) expectOK(id string, wantOK bool, reasonPrefix string) {
+	c.t.Helper()
+	m := c.read()
+	if str(m[0]) != "OK" || len(m) != 4 {
+		c.t.Fatalf("want OK, got %s", join(m))
+	}
+	var ok bool
+	json.Unmarshal(m[2], &ok)
+	if str(m[1]) != id || ok != wantOK || !strings.HasPrefix(str(m[3]), reasonPrefix) {
+		c.t.Fatalf("OK for %s: got %s, want ok=%v reason %q…", id[:8], join(m), wantOK, reasonPrefix)
+	}
+}
+
+// readEvents reads EVENT frames for sub until EOSE.
+func (c *client) readEvents(sub string) []*nostr.Event {
+	c.t.Helper()
+	var out []*nostr.Event
+	for {
+		m := c.read()
+		switch str(m[0]) {
+		case "EOSE":
+			return out
+		case "EVENT":
+			if str(m[1]) != sub {
+				c.t.Fatalf("event for subscription %q, want %q", str(m[1]), sub)
+			}
+			ev, err := nostr.ParseEvent(m[2])
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			out = append(out, ev)
+		default:
+			c.t.Fatalf("unexpected frame %s", join(m))
+		}
+	}
+}
+
+func join(m []json.RawMessage) string {
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+var testKey = gonostr.GeneratePrivateKey()
+
+func event(t *testing.T, createdAt int64, kind int, content string, tags ...nostr.Tag) *nostr.Event {
+	t.Helper()
+	gt := make(gonostr.Tags, len(tags))
+	for i, tg := range tags {
+		gt[i] = gonostr.Tag(tg)
+	}
+	g := gonostr.Event{CreatedAt: gonostr.Timestamp(createdAt), Kind: kind, Tags: gt, Content: content}
+	if err := g.Sign(testKey); err != nil {
+		t.Fatal(err)
+	}
+	return fromGo(&g)
+}
+
+func events(t *testing.T, n int) []*nostr.Event {
+	now := time.Now().Unix()
+	out := make([]*nostr.Event, n)
+	for i := range out {
+		out[i] = event(t, now-int64(n-i), 1, fmt.Sprintf("event %d", i))
+	}
+	return out
+}
+
+func validSig(ev *nostr.Event) bool {
+	ok, err := toGo(ev).CheckSignature()
+	return err == nil && ok
+}
+
+func TestPublishQueryLive(t *testing.T) {
+	r := New(Config{Verify: true})
+	defer r.Close()
+	pub, subc := dial(t, r), dial(t, r)
+	evs := events(t, 3)
+	for _, ev := range evs {
+		pub.send("EVENT", ev)
+		pub.expectOK(ev.ID, true, "")
+	}
+	pub.send("EVENT", evs[0])
+	pub.expectOK(evs[0].ID, true, "duplicate:")
+
+	subc.send("REQ", "q", map[string]any{"authors": []string{evs[0].PubKey}, "limit": 2})
+	got := subc.readEvents("q")
+	if len(got) != 2 || got[0].ID != evs[2].ID || got[1].ID != evs[1].ID {
+		t.Fatalf("limit 2: got %d events, want the 2 newest, newest first", len(got))
+	}
+
+	live := event(t, time.Now().Unix(), 1, "live")
+	pub.send("EVENT", live)
+	pub.expectOK(live.ID, true, "")
+	m := subc.read()
+	if str(m[0]) != "EVENT" || str(m[1]) != "q" || !strings.Contains(string(m[2]), live.ID) {
+		t.Fatalf("live delivery: got %s", join(m))
+	}
+
+	// After CLOSE nothing more is delivered: publishing on the subscriber's
+	// own connection, a delivery would arrive before the OK.
+	subc.send("CLOSE", "q")
+	after := event(t, time.Now().Unix(), 1, "after close")
+	subc.send("EVENT", after)
+	subc.expectOK(after.ID, true, "")
+
+	bad := event(t, time.Now().Unix(), 1, "bad sig")
+	bad.Sig = flipHex(bad.Sig)
+	pub.send("EVENT", bad)
+	pub.expectOK(bad.ID, false, "invalid:")
+	badID := event(t, time.Now().Unix(), 1, "bad id")
+	badID.Content = "changed"
+	pub.send("EVENT", badID)
+	pub.expectOK(badID.ID, false, "invalid:")
+
+	st := r.Stats()
+	if st.Stored != 5 || st.Duplicates != 1 || st.Refused != 2 || st.REQs != 1 || st.Closes != 1 || st.Connections != 2 {
+		t.Errorf("stats: %+v", st)
+	}
+	if !r.Has(live.ID) || r.Has(bad.ID) || len(r.Stored()) != 5 {
+		t.Errorf("stored: has(live)=%v has(bad)=%v n=%d", r.Has(live.ID), r.Has(bad.ID), len(r.Stored()))
+	}
+}
+
+func TestMaxLimitAndNIP11(t *testing.T) {
+	r := New(Config{MaxLimit: 3})
+	defer r.Close()
+	r.Add(events(t, 5)...)
+	c := dial(t, r)
+	c.send("REQ", "all", map[string]any{"kinds": []int{1}})
+	if got := c.readEvents("all"); len(got) != 3 {
+		t.Errorf("no limit: got %d events, want the cap 3", len(got))
+	}
+	c.send("REQ", "big", map[string]any{"kinds": []int{1}, "limit": 100})
+	if got := c.readEvents("big"); len(got) != 3 {
+		t.Errorf("limit 100: got %d events, want the cap 3", len(got))
+	}
+	httpURL := "http" + strings.TrimPrefix(r.URL(), "ws")
+	req, _ := http.NewRequest("GET", httpURL, nil)
+	req.Header.Set("Accept", "application/nostr+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Limitation struct {
+			MaxLimit int `json:"max_limit"`
+		} `json:"limitation"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || doc.Limitation.MaxLimit != 3 {
+		t.Errorf("NIP-11 max_limit: got %d (%v), want 3", doc.Limitation.MaxLimit, err)
+	}
+
+	r2 := New(Config{NoNIP11: true})
+	defer r2.Close()
+	req, _ = http.NewRequest("GET", "http"+strings.TrimPrefix(r2.URL(), "ws"), nil)
+	req.Header.Set("Accept", "application/nostr+json")
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp2.Body)
+	resp2.Body.Close()
+	if resp2.StatusCode != 404 {
+		t.Errorf("NoNIP11: status %d", resp2.StatusCode)
+	}
+}
+
+func TestDropAndRefuse(t *testing.T) {
+	r := New(Config{DropEvery: 2, RefuseEvery: 3, RefuseReason: "rate-limited: slow down"})
+	defer r.Close()
+	c := dial(t, r)
+	evs := events(t, 6)
+	// 1 stored, 2 dropped, 3 refused, 4 dropped, 5 stored, 6 refused.
+	want := []struct {
+		ok     bool
+		reason string
+		stored bool
+	}{{true, "", true}, {true, "", false}, {false, "rate-limited: slow down", false}, {true, "", false}, {true, "", true}, {false, "rate-limited:", false}}
+	for i, ev := range evs {
+		c.send("EVENT", ev)
+		c.expectOK(ev.ID, want[i].ok, want[i].reason)
+	}
+	for i, ev := range evs {
+		if r.Has(ev.ID) != want[i].stored {
+			t.Errorf("event %d: stored=%v, want %v", i+1, r.Has(ev.ID), want[i].stored)
+		}
+	}
+	if rec := r.Received(); len(rec) != 6 || rec[2] != evs[2].ID {
+		t.Errorf("received ids: %d", len(rec))
+	}
+	if st := r.Stats(); st.Dropped != 2 || st.Refused != 2 || st.Stored != 2 || st.OKs != 6 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestOKDelayPipelines(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	const n = 10
+	r := New(Config{OKDelay: delay})
+	defer r.Close()
+	c := dial(t, r)
+	evs := events(t, n)
+	start := time.Now()
+	for _, ev := range evs {
+		c.send("EVENT", ev)
+	}
+	for i, ev := range evs {
+		c.expectOK(ev.ID, true, "")
+		if i == 0 && time.Since(start) < delay {
+			t.Errorf("first OK after %v, want at least %v", time.Since(start), delay)
+		}
+	}
+	// Served one at a time this would take n*delay = 3 s; pipelined, about
+	// one delay. The bound leaves a wide margin for a busy machine.
+	if el := time.Since(start); el > n*delay*8/10 {
+		t.Errorf("%d OKs took %v: the delays were not overlapped", n, el)
+	}
+}
+
+func TestNeverOK(t *testing.T) {
+	r := New(Config{NeverOK: true})
+	defer r.Close()
+	c := dial(t, r)
+	ev := events(t, 1)[0]
+	c.send("EVENT", ev)
+	c.send("REQ", "q", map[string]any{"ids": []string{ev.ID}})
+	// Messages are handled in order, so an OK would come before the results.
+	got := c.readEvents("q")
+	if len(got) != 1 || got[0].ID != ev.ID {
+		t.Fatalf("got %d events, want the stored event", len(got))
+	}
+	if st := r.Stats(); st.OKs != 0 || st.Stored != 1 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestExtraEvents(t *testing.T) {
+	r := New(Config{ExtraEvents: 2})
+	defer r.Close()
+	ev := events(t, 1)[0]
+	r.Add(ev)
+	c := dial(t, r)
+	f := nostr.Filter{IDs: []string{ev.ID}}
+	c.send("REQ", "q", f)
+	got := c.readEvents("q")
+	if len(got) != 3 {
+		t.Fatalf("got %d events, want 1 + 2 extra", len(got))
+	}
+	outside := 0
+	for _, e := range got {
+		if !e.CheckID() || !validSig(e) {
+			t.Errorf("extra event %s is not valid", e.ID[:8])
+		}
+		if !f.Matches(e) {
+			outside++
+		}
+	}
+	if outside != 2 {
+		t.Errorf("%d events outside the filter, want 2", outside)
+	}
+}
+
+func TestInvalidEvents(t *testing.T) {
+	r := New(Config{InvalidEvery: 1})
+	defer r.Close()
+	r.Add(events(t, 2)...)
+	c := dial(t, r)
+	c.send("REQ", "q", map[string]any{"kinds": []int{1}})
+	got := c.readEvents("q")
+	if len(got) != 2 {
+		t.Fatalf("got %d events", len(got))
+	}
+	// First corrupted by id, second by signature.
+	if got[0].CheckID() {
+		t.Error("first event: id still valid")
+	}
+	if !got[1].CheckID() || validSig(got[1]) {
+		t.Errorf("second event: id valid=%v sig valid=%v, want a valid id and a bad signature", got[1].CheckID(), validSig(got[1]))
+	}
+}
+
+func TestNoEOSE(t *testing.T) {
+	r := New(Config{NoEOSE: true})
+	defer r.Close()
+	evs := events(t, 2)
+	r.Add(evs[0])
+	c := dial(t, r)
+	c.send("REQ", "q", map[string]any{"kinds": []int{1}})
+	c.send("EVENT", evs[1])
+	// The REQ is answered before the EVENT: an EOSE would come before the OK.
+	// The live subscription also delivers evs[1] before its OK.
+	var labels []string
+	for len(labels) == 0 || labels[len(labels)-1] != "OK" {
+		labels = append(labels, str(c.read()[0]))
+	}
+	if strings.Join(labels, ",") != "EVENT,EVENT,OK" {
+		t.Errorf("frames: %v, want EVENT,EVENT,OK and no EOSE", labels)
+	}
+}
+
+func TestGarbage(t *testing.T) {
+	r := New(Config{GarbageEvery: 2})
+	defer r.Close()
+	c := dial(t, r)
+	evs := events(t, 4)
+	for _, ev := range evs {
+		c.send("EVENT", ev)
+	}
+	var kinds []string
+	for i := 0; i < 6; i++ {
+		b, err := c.readRaw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m []json.RawMessage
+		if json.Unmarshal(b, &m) != nil || len(m) != 4 {
+			kinds = append(kinds, "garbage")
+		} else {
+			kinds = append(kinds, str(m[0]))
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "OK,OK,garbage,OK,OK,garbage" {
+		t.Errorf("frames: %s", got)
+	}
+	if r.Stats().Garbage != 2 {
+		t.Errorf("garbage count %d", r.Stats().Garbage)
+	}
+}
+
+func TestCloseAfter(t *testing.T) {
+	r := New(Config{CloseAfter: 3})
+	defer r.Close()
+	c := dial(t, r)
+	evs := events(t, 3)
+	for _, ev := range evs {
+		c.send("EVENT", ev)
+	}
+	c.expectOK(evs[0].ID, true, "")
+	c.expectOK(evs[1].ID, true, "")
+	if b, err := c.readRaw(); err == nil {
+		t.Fatalf("after the 3rd message: got %q, want the connection closed", b)
+	}
+	if r.Has(evs[2].ID) || r.Stats().AbruptCloses != 1 {
+		t.Errorf("3rd event stored=%v abrupt closes=%d", r.Has(evs[2].ID), r.Stats().AbruptCloses)
+	}
+}
+
+func TestDeliveryFaults(t *testing.T) {
+	r := New(Config{DropDeliveriesEvery: 2, DuplicateDeliveriesEvery: 3})
+	defer r.Close()
+	c := dial(t, r)
+	c.send("REQ", "live", map[string]any{"kinds": []int{1}})
+	if got := c.readEvents("live"); len(got) != 0 {
+		t.Fatalf("empty relay returned %d events", len(got))
+	}
+	evs := events(t, 6)
+	r.Add(evs...)
+	// Deliveries 2, 4, 6 dropped; 3 sent twice. A second REQ's EOSE marks
+	// the end of what was delivered.
+	c.send("REQ", "marker", map[string]any{"kinds": []int{7}})
+	var got []string
+	for {
+		m := c.read()
+		if str(m[0]) == "EOSE" {
+			break
+		}
+		ev, _ := nostr.ParseEvent(m[2])
+		got = append(got, ev.Content)
+	}
+	if s := strings.Join(got, ","); s != "event 0,event 2,event 2,event 4" {
+		t.Errorf("deliveries: %s", s)
+	}
+	st := r.Stats()
+	if st.DeliveriesDropped != 3 || st.DeliveriesDuplicated != 1 || st.Deliveries != 4 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestDelayDeliveries(t *testing.T) {
+	const d = 300 * time.Millisecond
+	r := New(Config{DelayDeliveries: d})
+	defer r.Close()
+	c := dial(t, r)
+	c.send("REQ", "live", map[string]any{"kinds": []int{1}})
+	c.readEvents("live")
+	start := time.Now()
+	ev := events(t, 1)[0]
+	r.Add(ev)
+	m := c.read()
+	if el := time.Since(start); el < d {
+		t.Errorf("delivered after %v, want at least %v", el, d)
+	}
+	if str(m[0]) != "EVENT" || !strings.Contains(string(m[2]), ev.ID) {
+		t.Errorf("got %s", join(m))
+	}
+}
+
+func TestCapacityQueues(t *testing.T) {
+	const pt = 50 * time.Millisecond
+	const workers, n = 2, 10
+	r := New(Config{ProcessingTime: pt, Workers: workers})
+	defer r.Close()
+	c := dial(t, r)
+	evs := events(t, n)
+	start := time.Now()
+	for _, ev := range evs {
+		c.send("EVENT", ev)
+	}
+	seen := map[string]bool{}
+	for len(seen) < n {
+		m := c.read()
+		if str(m[0]) != "OK" {
+			t.Fatalf("got %s", join(m))
+		}
+		seen[str(m[1])] = true
+	}
+	// n events through 2 workers of 50 ms each take at least 250 ms.
+	if el := time.Since(start); el < n/workers*pt {
+		t.Errorf("%d events processed in %v, faster than capacity allows (%v)", n, el, n/workers*pt)
+	}
+	if st := r.Stats(); st.Stored != n {
+		t.Errorf("stored %d", st.Stored)
+	}
+}
+
+func TestCloseDisconnects(t *testing.T) {
+	r := New(Config{NeverOK: true})
+	c := dial(t, r)
+	c.send("EVENT", events(t, 1)[0])
+	r.Close()
+	if _, err := c.readRaw(); err == nil {
+		t.Error("connection still open after Close")
+	}
+	r.Close() // idempotent
+}

@@ -1,0 +1,347 @@
+// Package embedded is a real Nostr relay built on khatru v0.19.1 with one of
+// the fiatjaf/eventstore v0.16.2 stores (badger, lmdb, sqlite3 or memory).
+//
+// It is configured for benchmarking: no rate limits, no per-IP limits, no
+// rejection of events by created_at. Every store returns at most MaxLimit
+// events per filter, and that cap is announced as NIP-11
+// limitation.max_limit so that query verification can compute what a REQ
+// should return. A filter without a limit (or above the cap) is treated as
+// limit = MaxLimit: without this, the badger and lmdb stores would silently
+// return only a quarter of their cap for such filters.
+//
+// A duplicate EVENT is answered OK false with a "duplicate:" reason (khatru
+// alone would answer a bare OK true).
+//
+// Upstream store defects fixed here, since they would lose or refuse
+// benchmark traffic: the memory store (slicestore) is made safe for
+// concurrent use; the lmdb store no longer saves an event it already has a
+// second time; the sqlite3 store gets a busy timeout and WAL so concurrent
+// writes do not fail with "database is locked".
+//
+// Known store behaviour kept as is (it is what khatru users run): the sqlite3
+// store matches tag values with LIKE over the tags' JSON, so a #t query can
+// return events whose tags merely contain the value as a substring, and it
+// refuses filters with more than 10 kinds. The lmdb store commits (and
+// syncs) one transaction per event, so it is much slower per event than the
+// others on most disks.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	badgerdb "github.com/dgraph-io/badger/v4"
+	"github.com/fasthttp/websocket"
+	"github.com/fiatjaf/eventstore"
+	"github.com/fiatjaf/eventstore/badger"
+	"github.com/fiatjaf/eventstore/lmdb"
+	"github.com/fiatjaf/eventstore/sqlite3"
+	"github.com/fiatjaf/khatru"
+	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip11"
+)
+
+// MaxLimit is the most events any store returns for one filter, announced
+// as NIP-11 limitation.max_limit.
+const MaxLimit = 1000
+
+// MaxMessageLength is the largest client message accepted (khatru's
+// default), announced as limitation.max_message_length.
+const MaxMessageLength = 512000
+
+// KhatruVersion is the khatru release this relay is built on.
+const KhatruVersion = "v0.19.1"
+
+// Stores lists the accepted values of Options.Store; the first is the default.
+var Stores = []string{"badger", "lmdb", "sqlite3", "memory"}
+
+// drainTimeout bounds how long Close waits for store operations in flight.
+const drainTimeout = 5 * time.Second
+
+// Options configure New.
+type Options struct {
+	// Store is one of Stores; empty means "badger".
+	Store string
+	// DataDir is where on-disk stores keep their files (created if missing).
+	// Required for badger, lmdb and sqlite3; ignored for memory.
+	DataDir string
+	// Version is the relaybench version, announced as NIP-11 version.
+	Version string
+	// Logger receives khatru's log lines; nil discards them.
+	Logger *log.Logger
+}
+
+// Relay is a khatru relay over one event store.
+type Relay struct {
+	k         *khatru.Relay
+	store     eventstore.Store
+	storeName string
+
+	mu       sync.RWMutex // guards closed and the inflight.Add calls
+	closed   bool
+	inflight sync.WaitGroup
+
+	connMu sync.Mutex
+	conns  map[*khatru.WebSocket]struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New opens the store and builds the relay. Call Close when done.
+func New(o Options) (*Relay, error) {
+	name := o.Store
+	if name == "" {
+		name = Stores[0]
+	}
+	store, err := openStore(name, o.DataDir, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+
+	k := khatru.NewRelay()
+	if o.Logger != nil {
+		k.Log = o.Logger
+	} else {
+		k.Log = log.New(io.Discard, "", 0)
+	}
+	version := o.Version
+	if version == "" {
+		version = "dev"
+	}
+	k.Info.Name = "relaybench embedded relay"
+	k.Info.Description = "khatru with the " + name + " store, run by relaybench for benchmarking: no rate limits"
+	k.Info.Software = fmt.Sprintf("relaybench-embedded (khatru %s, %s)", KhatruVersion, name)
+	k.Info.Version = version
+	k.Info.Limitation = &nip11.RelayLimitationDocument{
+		MaxMessageLength: MaxMessageLength,
+		MaxLimit:         MaxLimit,
+		DefaultLimit:     MaxLimit,
+	}
+	k.MaxMessageSize = MaxMessageLength
+
+	r := &Relay{k: k, store: store, storeName: name, conns: map[*khatru.WebSocket]struct{}{}}
+
+	k.OverwriteFilter = append(k.OverwriteFilter, func(ctx context.Context, f *nostr.Filter) {
+		if f.LimitZero {
+			return
+		}
+		if f.Limit <= 0 || f.Limit > MaxLimit {
+			f.Limit = MaxLimit
+		}
+	})
+	k.StoreEvent = append(k.StoreEvent, func(ctx context.Context, ev *nostr.Event) error {
+		if !r.enter() {
+			return errShuttingDown
+		}
+		defer r.inflight.Done()
+		return visibleDup(store.SaveEvent(ctx, ev))
+	})
+	k.ReplaceEvent = append(k.ReplaceEvent, func(ctx context.Context, ev *nostr.Event) error {
+		if !r.enter() {
+			return errShuttingDown
+		}
+		defer r.inflight.Done()
+		return visibleDup(store.ReplaceEvent(ctx, ev))
+	})
+	k.DeleteEvent = append(k.DeleteEvent, func(ctx context.Context, ev *nostr.Event) error {
+		if !r.enter() {
+			return errShuttingDown
+		}
+		defer r.inflight.Done()
+		return store.DeleteEvent(ctx, ev)
+	})
+	k.QueryEvents = append(k.QueryEvents, r.query)
+	if c, ok := store.(eventstore.Counter); ok {
+		k.CountEvents = append(k.CountEvents, func(ctx context.Context, f nostr.Filter) (int64, error) {
+			if !r.enter() {
+				return 0, errShuttingDown
+			}
+			defer r.inflight.Done()
+			return c.CountEvents(ctx, f)
+		})
+	}
+	k.OnConnect = append(k.OnConnect, func(ctx context.Context) {
+		if ws := khatru.GetConnection(ctx); ws != nil {
+			r.connMu.Lock()
+			r.conns[ws] = struct{}{}
+			r.connMu.Unlock()
+		}
+	})
+	k.OnDisconnect = append(k.OnDisconnect, func(ctx context.Context) {
+		if ws := khatru.GetConnection(ctx); ws != nil {
+			r.connMu.Lock()
+			delete(r.conns, ws)
+			r.connMu.Unlock()
+		}
+	})
+	return r, nil
+}
+
+var errShuttingDown = errors.New("error: relay is shutting down")
+
+// errDuplicate is what a duplicate EVENT is answered with. khatru v0.19.1
+// answers a duplicate (eventstore.ErrDupEvent) with a bare OK true, which
+// makes duplicates invisible to a benchmark; any other error is sent as
+// OK false with the error as the reason, so a duplicate is answered
+// ["OK",id,false,"duplicate: already have this event"] and not broadcast.
+var errDuplicate = errors.New("duplicate: already have this event")
+
+func visibleDup(err error) error {
+	if errors.Is(err, eventstore.ErrDupEvent) {
+		return errDuplicate
+	}
+	return err
+}
+
+// enter registers a store operation; false once Close has begun.
+func (r *Relay) enter() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return false
+	}
+	r.inflight.Add(1)
+	return true
+}
+
+// query runs a store query; the operation counts as in flight until the
+// store has delivered its last event.
+func (r *Relay) query(ctx context.Context, f nostr.Filter) (chan *nostr.Event, error) {
+	if !r.enter() {
+		return nil, errShuttingDown
+	}
+	in, err := r.store.QueryEvents(ctx, f)
+	if err != nil || in == nil {
+		r.inflight.Done()
+		return in, err
+	}
+	out := make(chan *nostr.Event)
+	go func() {
+		defer r.inflight.Done()
+		defer close(out)
+		for ev := range in {
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				for range in {
+				}
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Handler returns the relay's http.Handler: WebSocket upgrades, NIP-11
+// documents (Accept: application/nostr+json) and khatru's other routes.
+func (r *Relay) Handler() http.Handler { return r.k }
+
+// Store returns the name of the store in use.
+func (r *Relay) Store() string { return r.storeName }
+
+// Close sends a close frame (1001 going away) to every connected client,
+// waits up to 5 s for store operations in flight, then closes the store.
+// Later EVENTs are refused with "error: relay is shutting down". Close is
+// idempotent.
+func (r *Relay) Close() error {
+	r.closeOnce.Do(func() {
+		r.connMu.Lock()
+		conns := make([]*khatru.WebSocket, 0, len(r.conns))
+		for ws := range r.conns {
+			conns = append(conns, ws)
+		}
+		r.connMu.Unlock()
+		msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "relay shutting down")
+		for _, ws := range conns {
+			ws.WriteMessage(websocket.CloseMessage, msg)
+		}
+
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		done := make(chan struct{})
+		go func() { r.inflight.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(drainTimeout):
+			r.closeErr = fmt.Errorf("closing %s store: operations still running after %s", r.storeName, drainTimeout)
+		}
+		r.store.Close()
+	})
+	return r.closeErr
+}
+
+// sqliteParams make the sqlite3 store usable under concurrent load: khatru
+// handles every message on its own goroutine and the database/sql pool opens
+// several connections, so without a busy timeout concurrent writes fail with
+// "database is locked". WAL lets queries run alongside the writer.
+const sqliteParams = "?_busy_timeout=10000&_journal_mode=WAL"
+
+func openStore(name, dir string, logger *log.Logger) (eventstore.Store, error) {
+	var store eventstore.Store
+	switch name {
+	case "memory":
+		store = newMemStore(MaxLimit)
+	case "badger", "lmdb", "sqlite3":
+		if dir == "" {
+			return nil, fmt.Errorf("store %s needs a data directory", name)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		switch name {
+		case "badger":
+			store = &badger.BadgerBackend{
+				Path:     filepath.Join(dir, "badger"),
+				MaxLimit: MaxLimit,
+				BadgerOptionsModifier: func(bo badgerdb.Options) badgerdb.Options {
+					return bo.WithLogger(badgerLogger{logger})
+				},
+			}
+		case "lmdb":
+			store = &lmdbStore{LMDBBackend: &lmdb.LMDBBackend{Path: filepath.Join(dir, "lmdb"), MaxLimit: MaxLimit}}
+		case "sqlite3":
+			store = &sqlite3.SQLite3Backend{
+				DatabaseURL:       "file:" + filepath.Join(dir, "relay.sqlite3") + sqliteParams,
+				QueryLimit:        MaxLimit,
+				QueryIDsLimit:     MaxLimit,
+				QueryAuthorsLimit: MaxLimit,
+				QueryTagsLimit:    100,
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown store %q (want badger, lmdb, sqlite3 or memory)", name)
+	}
+	if err := store.Init(); err != nil {
+		return nil, fmt.Errorf("opening %s store in %s: %v", name, dir, err)
+	}
+	return store, nil
+}
+
+// badgerLogger sends badger's errors and warnings to the relay's logger (if
+// any) and drops its info and debug chatter.
+type badgerLogger struct{ l *log.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Printf("badger error: "+f, a...)
+	}
+}
+
+func (b badgerLogger) Warningf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Printf("badger warning: "+f, a...)
+	}
+}
+
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}
