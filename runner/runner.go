@@ -86,7 +86,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			finish(&pr.Phase, end, cfg.ClientCores)
 			run.Phases = append(run.Phases, pr.Phase)
 			acc := make([]*nostr.Event, 0, len(all))
-			for _, i := range pr.AcceptedIndexes() {
+			for _, i := range pr.StoredIndexes() {
 				acc = append(acc, c.Events[i])
 			}
 			model = workload.NewModel(acc)

@@ -65,6 +65,7 @@ const (
 	NotSent Outcome = iota
 	Accepted
 	Refused
+	Duplicate // refused with "duplicate:": the relay says it already holds the event
 	TimedOut
 	Failed // connection lost or write error before an OK
 )
@@ -82,6 +83,19 @@ func (p *PublishResult) AcceptedIndexes() []int {
 	var out []int
 	for i, o := range p.Outcomes {
 		if o == Accepted {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// StoredIndexes returns the corpus indexes of events the relay should now
+// hold: those it accepted and those it refused as "duplicate:" (it says it
+// already has them, e.g. from an earlier run against the same relay).
+func (p *PublishResult) StoredIndexes() []int {
+	var out []int
+	for i, o := range p.Outcomes {
+		if o == Accepted || o == Duplicate {
 			out = append(out, i)
 		}
 	}
@@ -370,7 +384,11 @@ func record(ok wire.OK, err error, idx int, pw *pubWorker, series *metrics.Serie
 		pw.refused[cls]++
 		pw.hist.Record(ok.Recv - ok.Sent)
 		series.Add(now, "refused", 1)
-		set(idx, Refused, ok.Reason)
+		if ok.Class == wire.ClassDuplicate {
+			set(idx, Duplicate, ok.Reason)
+		} else {
+			set(idx, Refused, ok.Reason)
+		}
 	}
 }
 

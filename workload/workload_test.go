@@ -68,7 +68,7 @@ func publishAndQuery(t *testing.T, url string, mode string, qo QueryOptions) (*P
 		t.Fatalf("publish: %v", err)
 	}
 	var acc []*nostr.Event
-	for _, i := range pr.AcceptedIndexes() {
+	for _, i := range pr.StoredIndexes() {
 		acc = append(acc, c.Events[i])
 	}
 	model := NewModel(acc)
@@ -252,3 +252,28 @@ func TestUnreachableRelayFailsFast(t *testing.T) {
 }
 
 func smallCorpusForShapes(t *testing.T) []*nostr.Event { return smallCorpus(t).Events }
+
+// Publishing the same events twice: the relay answers "duplicate:" and the
+// second round's queries still expect every event.
+func TestDuplicatesStayExpected(t *testing.T) {
+	url := embeddedURL(t, "memory")
+	c := smallCorpus(t)
+	if _, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Connections: 2}); err != nil {
+		t.Fatal(err)
+	}
+	pr, q := publishAndQuery(t, url, ModeWait, QueryOptions{Limit: 50})
+	// khatru sends replaceable events through its replace path, which
+	// accepts them again; every other event must come back "duplicate:".
+	replaceable := 0
+	for _, e := range c.Events {
+		if _, ok := replaceKey(e); ok {
+			replaceable++
+		}
+	}
+	if pr.Phase.Refused["duplicate"] < int64(len(c.Events)-replaceable) || pr.Phase.Counts["accepted"] > int64(replaceable) {
+		t.Fatalf("second publish: accepted %d refused %v", pr.Phase.Counts["accepted"], pr.Phase.Refused)
+	}
+	if !q.Verification.Passed || q.Verification.Returned == 0 {
+		t.Fatalf("duplicates must stay expected: %+v", q.Verification)
+	}
+}
