@@ -1,0 +1,58 @@
+package wire
+
+import "strings"
+
+// Class is the machine-readable prefix of an OK or CLOSED reason (NIP-01),
+// e.g. "duplicate" for "duplicate: already have this event".
+type Class string
+
+// The NIP-01 reason prefixes, plus ClassNone and ClassOther.
+const (
+	ClassNone         Class = ""              // accepted OK (or CLOSED) with an empty reason
+	ClassDuplicate    Class = "duplicate"     // already have this event
+	ClassBlocked      Class = "blocked"       // pubkey or IP blocked
+	ClassRateLimited  Class = "rate-limited"  // slow down
+	ClassInvalid      Class = "invalid"       // malformed or bad id/signature
+	ClassPoW          Class = "pow"           // not enough proof of work
+	ClassRestricted   Class = "restricted"    // not allowed to write here
+	ClassError        Class = "error"         // relay-side failure
+	ClassAuthRequired Class = "auth-required" // NIP-42 authentication needed
+	ClassMute         Class = "mute"          // nobody listening (ephemeral)
+	ClassOther        Class = "other"         // a reason with no known prefix
+)
+
+// Classify returns the class of a reason: the known prefix before the first
+// ':' (surrounding spaces ignored), ClassNone for an empty reason and
+// ClassOther for anything else.
+func Classify(reason string) Class {
+	if reason == "" {
+		return ClassNone
+	}
+	prefix := reason
+	if i := strings.IndexByte(reason, ':'); i >= 0 {
+		prefix = reason[:i]
+	} else {
+		return ClassOther
+	}
+	switch Class(strings.TrimSpace(prefix)) {
+	case ClassDuplicate:
+		return ClassDuplicate
+	case ClassBlocked:
+		return ClassBlocked
+	case ClassRateLimited:
+		return ClassRateLimited
+	case ClassInvalid:
+		return ClassInvalid
+	case ClassPoW:
+		return ClassPoW
+	case ClassRestricted:
+		return ClassRestricted
+	case ClassError:
+		return ClassError
+	case ClassAuthRequired:
+		return ClassAuthRequired
+	case ClassMute:
+		return ClassMute
+	}
+	return ClassOther
+}

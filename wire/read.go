@@ -1,0 +1,210 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/coder/websocket"
+
+	"github.com/relaybench/relaybench/internal/mono"
+)
+
+const reasonCacheMax = 64
+
+// readLoop is the connection's single reader: it reads every message,
+// parses it and dispatches it, until the connection stops.
+func (c *Conn) readLoop() {
+	buf := make([]byte, 0, 64<<10)
+	reasons := make(map[string]string) // interned OK reasons, reader-only
+	var f frame
+	for {
+		typ, r, err := c.ws.Reader(context.Background())
+		if err != nil {
+			c.fail(readError(err))
+			return
+		}
+		buf = buf[:0]
+		for {
+			if len(buf) == cap(buf) {
+				buf = append(buf, 0)[:len(buf)]
+			}
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				c.fail(readError(err))
+				return
+			}
+		}
+		recv := mono.Now()
+		c.st.framesIn.Add(1)
+		c.st.bytesIn.Add(int64(len(buf)))
+		if typ != websocket.MessageText {
+			c.malformed(buf, errBinary)
+		} else if err := parseFrame(buf, &f); err != nil {
+			c.malformed(buf, err)
+		} else {
+			c.dispatch(&f, recv, reasons)
+		}
+		if cap(buf) > 1<<20 {
+			buf = make([]byte, 0, 64<<10)
+		}
+	}
+}
+
+func readError(err error) error {
+	var ce websocket.CloseError
+	switch {
+	case errors.As(err, &ce):
+		if ce.Reason != "" {
+			return fmt.Errorf("relay closed the connection (status %d: %s)", int(ce.Code), ce.Reason)
+		}
+		return fmt.Errorf("relay closed the connection (status %d)", int(ce.Code))
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("relay closed the connection without a close frame")
+	case websocket.CloseStatus(err) == websocket.StatusMessageTooBig:
+		return ErrMessageTooBig
+	}
+	return fmt.Errorf("read: %w", rootCause(err))
+}
+
+func (c *Conn) malformed(frame []byte, err error) {
+	c.st.malformed.Add(1)
+	if c.o.OnMalformed != nil {
+		c.o.OnMalformed(frame, err)
+	}
+}
+
+func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
+	switch f.kind {
+	case kindOK:
+		c.st.oks.Add(1)
+		c.mu.Lock()
+		var p pending
+		var found bool
+		if f.a.esc {
+			p, found = c.pending[f.a.String()]
+		} else {
+			p, found = c.pending[string(f.a.raw)]
+		}
+		if found {
+			delete(c.pending, p.id)
+		}
+		c.mu.Unlock()
+		if !found {
+			c.st.unmatchedOK.Add(1)
+			return
+		}
+		ok := OK{ID: p.id, Accepted: f.ok, Sent: p.sent, Recv: recv}
+		if len(f.b.raw) > 0 {
+			ok.Reason = internReason(reasons, f.b)
+			ok.Class = Classify(ok.Reason)
+		} else if !f.ok {
+			ok.Class = ClassOther
+		}
+		c.deliver(p, ok)
+	case kindEvent:
+		c.st.events.Add(1)
+		s := c.sub(f.a)
+		if s == nil {
+			c.st.unknownSubEvents.Add(1)
+			return
+		}
+		if s.h.OnEvent != nil {
+			s.h.OnEvent(f.obj, recv)
+		}
+	case kindEOSE:
+		c.st.eoses.Add(1)
+		if s := c.sub(f.a); s != nil && s.h.OnEOSE != nil {
+			s.h.OnEOSE(recv)
+		}
+	case kindClosed:
+		c.st.closeds.Add(1)
+		c.mu.Lock()
+		s := c.subs[f.a.String()]
+		if s != nil {
+			delete(c.subs, s.id)
+		}
+		c.mu.Unlock()
+		if s != nil {
+			s.closedByRelay.Store(true)
+			if s.h.OnClosed != nil {
+				reason := f.b.String()
+				s.h.OnClosed(reason, Classify(reason), recv)
+			}
+		}
+	case kindNotice:
+		c.st.notices.Add(1)
+		msg := f.a.String()
+		c.mu.Lock()
+		c.notices[c.nNotices%noticesKept] = msg
+		c.nNotices++
+		c.mu.Unlock()
+		if c.o.OnNotice != nil {
+			c.o.OnNotice(msg)
+		}
+	case kindAuth:
+		c.st.authChallenges.Add(1)
+		ch := f.a.String()
+		c.mu.Lock()
+		c.authChal = ch
+		c.mu.Unlock()
+		if c.o.AuthSigner != nil {
+			// Sign and write off the reader goroutine: a write blocked on a
+			// relay that waits for us to read would deadlock.
+			go c.authenticate(ch)
+		}
+	case kindCount:
+		c.st.counts.Add(1)
+	default:
+		c.st.unknown.Add(1)
+	}
+}
+
+func (c *Conn) sub(id jstr) *Sub {
+	c.mu.Lock()
+	var s *Sub
+	if id.esc {
+		s = c.subs[id.String()]
+	} else {
+		s = c.subs[string(id.raw)]
+	}
+	c.mu.Unlock()
+	return s
+}
+
+func internReason(cache map[string]string, s jstr) string {
+	if !s.esc {
+		if r, ok := cache[string(s.raw)]; ok {
+			return r
+		}
+	}
+	r := s.String()
+	if !s.esc && len(cache) < reasonCacheMax && len(r) <= 256 {
+		cache[r] = r
+	}
+	return r
+}
+
+func (c *Conn) authenticate(challenge string) {
+	raw, id, err := c.o.AuthSigner(challenge, c.url)
+	if err != nil {
+		c.st.authRejected.Add(1)
+		return
+	}
+	err = c.send(`["AUTH",`, id, raw, func(ok OK) {
+		if ok.Err == nil && ok.Accepted {
+			c.st.authAccepted.Add(1)
+			c.authOnce.Do(func() { close(c.authed) })
+		} else {
+			c.st.authRejected.Add(1)
+		}
+	}, nil)
+	if err != nil {
+		c.st.authRejected.Add(1)
+	}
+}

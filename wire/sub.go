@@ -1,0 +1,202 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/nostr"
+)
+
+// SubHandler receives a subscription's messages. All callbacks run on the
+// connection's reader goroutine, must not block, and may be nil.
+type SubHandler struct {
+	// OnEvent gets the event object's raw JSON; raw is only valid during the
+	// call (copy it to keep it).
+	OnEvent func(raw []byte, recv int64)
+	// OnEOSE is called when the relay has sent all stored events.
+	OnEOSE func(recv int64)
+	// OnClosed is called when the relay ends the subscription with CLOSED.
+	OnClosed func(reason string, class Class, recv int64)
+	// OnConnError is called (from the goroutine stopping the connection)
+	// when the connection stops while the subscription is open.
+	OnConnError func(err error)
+}
+
+// Sub is an open subscription.
+type Sub struct {
+	c             *Conn
+	id            string
+	h             SubHandler
+	sent          int64
+	closedByRelay atomic.Bool
+	closeOnce     sync.Once
+}
+
+// ID returns the subscription id.
+func (s *Sub) ID() string { return s.id }
+
+// Sent returns mono.Now() taken immediately before the REQ was written.
+func (s *Sub) Sent() int64 { return s.sent }
+
+func (s *Sub) connDied(err error, _ int64) {
+	if s.h.OnConnError != nil {
+		s.h.OnConnError(err)
+	}
+}
+
+// Req opens subscription subID with filters: it registers h, then writes
+// ["REQ",subID,filters...]. Sub ids must be unique among the connection's
+// open subscriptions.
+func (c *Conn) Req(subID string, filters []nostr.Filter, h SubHandler) (*Sub, error) {
+	if subID == "" {
+		return nil, errors.New("req: empty subscription id")
+	}
+	buf := append(make([]byte, 0, 128), `["REQ",`...)
+	buf = nostr.AppendJSONString(buf, subID)
+	for i := range filters {
+		buf = append(buf, ',')
+		buf = filters[i].AppendJSON(buf)
+	}
+	buf = append(buf, ']')
+	s := &Sub{c: c, id: subID, h: h}
+	if err := c.lockWriter(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.wmu.Unlock()
+		return nil, ErrClosed
+	}
+	if _, dup := c.subs[subID]; dup {
+		c.mu.Unlock()
+		c.wmu.Unlock()
+		return nil, fmt.Errorf("%w: %q", ErrSubExists, subID)
+	}
+	c.subs[subID] = s
+	c.mu.Unlock()
+	s.sent = mono.Now()
+	c.queueLocked("", buf, "")
+	if err := c.flushUnlock(false); err != nil {
+		c.fail(err)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close forgets the subscription and sends ["CLOSE",subid] unless the relay
+// already closed it. Events for it that arrive later are counted in
+// Stats().UnknownSubEvents. Calling Close from a SubHandler callback is safe;
+// after that no callback for this subscription runs.
+func (s *Sub) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		c := s.c
+		c.mu.Lock()
+		open := !c.closed && c.subs[s.id] == s
+		if open {
+			delete(c.subs, s.id)
+		}
+		connClosed := c.closed
+		c.mu.Unlock()
+		if connClosed {
+			err = ErrClosed
+			return
+		}
+		if !open || s.closedByRelay.Load() {
+			return
+		}
+		buf := append(make([]byte, 0, 32+len(s.id)), `["CLOSE",`...)
+		buf = nostr.AppendJSONString(buf, s.id)
+		buf = append(buf, ']')
+		err = c.writeMessage(buf)
+	})
+	return err
+}
+
+// QueryEnd says how a Query ended.
+type QueryEnd string
+
+// How a query can end.
+const (
+	EndEOSE      QueryEnd = "eose"       // the relay sent EOSE
+	EndClosed    QueryEnd = "closed"     // the relay sent CLOSED (see Reason, Class)
+	EndTimeout   QueryEnd = "timeout"    // ctx ended first
+	EndConnError QueryEnd = "conn-error" // the connection stopped (see Err)
+)
+
+// QueryResult is what Query collected. Times are mono.Now() values; zero
+// FirstEvent means no event arrived.
+type QueryResult struct {
+	Events     [][]byte // raw event objects, copied, in arrival order
+	Sent       int64    // just before the REQ was written
+	FirstEvent int64    // first EVENT read
+	End        int64    // EOSE/CLOSED read, or when the timeout/error was noticed
+	Ended      QueryEnd
+	Reason     string // CLOSED reason
+	Class      Class  // CLOSED reason class
+	Err        error  // for EndTimeout and EndConnError
+}
+
+// Query sends a REQ, collects events until EOSE, CLOSED, the connection
+// stopping or ctx ending, then sends CLOSE (unless the relay closed it). The
+// error is non-nil for a timeout or connection error; the result holds what
+// arrived until then.
+func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) (QueryResult, error) {
+	var (
+		mu    sync.Mutex
+		res   QueryResult
+		ended bool
+	)
+	end := make(chan struct{})
+	finish := func(how QueryEnd, t int64, fn func()) {
+		mu.Lock()
+		if !ended {
+			ended = true
+			res.Ended = how
+			res.End = t
+			if fn != nil {
+				fn()
+			}
+			close(end)
+		}
+		mu.Unlock()
+	}
+	h := SubHandler{
+		OnEvent: func(raw []byte, recv int64) {
+			mu.Lock()
+			if !ended {
+				if res.FirstEvent == 0 {
+					res.FirstEvent = recv
+				}
+				res.Events = append(res.Events, append([]byte(nil), raw...))
+			}
+			mu.Unlock()
+		},
+		OnEOSE: func(recv int64) { finish(EndEOSE, recv, nil) },
+		OnClosed: func(reason string, class Class, recv int64) {
+			finish(EndClosed, recv, func() { res.Reason, res.Class = reason, class })
+		},
+		OnConnError: func(err error) {
+			finish(EndConnError, mono.Now(), func() { res.Err = err })
+		},
+	}
+	s, err := c.Req(subID, filters, h)
+	if err != nil {
+		return QueryResult{Ended: EndConnError, Err: err}, err
+	}
+	select {
+	case <-end:
+	case <-ctx.Done():
+		finish(EndTimeout, mono.Now(), func() { res.Err = fmt.Errorf("%w: %v", ErrTimeout, ctx.Err()) })
+	}
+	s.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	res.Sent = s.sent
+	return res, res.Err
+}
