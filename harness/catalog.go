@@ -1,0 +1,318 @@
+// Package harness installs, starts, readies, samples and stops real Nostr
+// relays so that relaybench can run the same workload on several of them.
+//
+// The relays it knows are listed in catalog.toml (embedded in the binary):
+// how each is installed (our own binary, a pinned Go build, a crates.io
+// build, or a binary the user supplies), the command line and config file
+// that start it on a given port and data dir with rate limits lifted, and
+// how it stops. Every relay runs in its own process group and is killed as a
+// group; Stop removes its data.
+package harness
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/template"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+//go:embed catalog.toml
+var catalogTOML []byte
+
+// Kind says how a relay is installed.
+type Kind string
+
+// The install kinds.
+const (
+	KindSelf    Kind = "self"     // this relaybench binary: "relaybench relay serve …"
+	KindGoBuild Kind = "go-build" // harness/relays/<source>, built with its own pinned go.mod
+	KindCargo   Kind = "cargo"    // a crate from crates.io, built with cargo
+	KindBinary  Kind = "binary"   // a binary the user supplies
+)
+
+// Spec is one relay setup from the catalog.
+type Spec struct {
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	Language    string `toml:"language"`
+	Store       string `toml:"store"`
+	Version     string `toml:"version"` // pinned version(s) of what is built
+	Kind        Kind   `toml:"kind"`
+
+	Source      string   `toml:"source"`       // go-build: directory under harness/relays
+	Crate       string   `toml:"crate"`        // cargo: crate name (version is Version)
+	CargoUpdate []string `toml:"cargo_update"` // cargo: packages to "cargo update -p" before building
+	Needs       []string `toml:"needs"`        // programs the build needs on PATH
+	BinName     string   `toml:"bin_name"`     // go-build, cargo: the executable's name
+	BuildEnv    []string `toml:"build_env"`    // environment for the build
+	BinEnv      string   `toml:"bin_env"`      // binary: env var holding the binary's path
+
+	Args       []string `toml:"args"`        // command line; each element a text/template
+	ConfigName string   `toml:"config_name"` // file name of the config in the run dir
+	Config     string   `toml:"config"`      // config file template
+	Env        []string `toml:"env"`         // KEY=VALUE templates
+
+	StopSignal   string `toml:"stop_signal"`   // SIGTERM or SIGINT
+	Grace        string `toml:"grace"`         // time between the stop signal and SIGKILL
+	ReadyTimeout string `toml:"ready_timeout"` // time the port may take to accept a WebSocket
+	Postgres     bool   `toml:"postgres"`      // needs a private PostgreSQL cluster
+	Notes        string `toml:"notes"`
+
+	args, env []*template.Template
+	config    *template.Template
+	sig       syscall.Signal
+	grace     time.Duration
+	ready     time.Duration
+}
+
+// TemplateData are the fields the args, env and config templates may use.
+type TemplateData struct {
+	Bin         string // the relay's executable
+	Host        string // 127.0.0.1
+	Port        int
+	Addr        string // Host:Port
+	DataDir     string // the relay's data directory: empty at start, removed at stop
+	RunDir      string // per-instance scratch directory holding DataDir and the config
+	ConfigFile  string // RunDir/config_name, written before start
+	DatabaseURL string // postgres specs: the URL of an empty database
+}
+
+type catalogFile struct {
+	Relay []Spec `toml:"relay"`
+}
+
+var (
+	catalogOnce  sync.Once
+	catalogSpecs []Spec
+	catalogErr   error
+)
+
+// Catalog returns the parsed, validated catalog, in file order.
+func Catalog() ([]Spec, error) {
+	catalogOnce.Do(func() { catalogSpecs, catalogErr = ParseCatalog(catalogTOML) })
+	if catalogErr != nil {
+		return nil, catalogErr
+	}
+	return append([]Spec(nil), catalogSpecs...), nil
+}
+
+// Lookup returns the catalog entry called name.
+func Lookup(name string) (Spec, error) {
+	specs, err := Catalog()
+	if err != nil {
+		return Spec{}, err
+	}
+	var names []string
+	for _, s := range specs {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Spec{}, fmt.Errorf("unknown relay %q; known: %s", name, strings.Join(names, ", "))
+}
+
+// ParseCatalog parses and validates a catalog in the format of catalog.toml.
+// Unknown keys are rejected, and every template is parsed and rendered once.
+func ParseCatalog(data []byte) ([]Spec, error) {
+	var f catalogFile
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	seen := map[string]bool{}
+	for i := range f.Relay {
+		s := &f.Relay[i]
+		if err := s.compile(); err != nil {
+			return nil, fmt.Errorf("catalog: relay %q: %w", s.Name, err)
+		}
+		if seen[s.Name] {
+			return nil, fmt.Errorf("catalog: relay %q listed twice", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return f.Relay, nil
+}
+
+// compile checks a spec and parses its templates and durations.
+func (s *Spec) compile() error {
+	if s.Name == "" || strings.ContainsAny(s.Name, " /\t") {
+		return fmt.Errorf("name must be non-empty without spaces or slashes")
+	}
+	if s.Version == "" {
+		return fmt.Errorf("version is missing")
+	}
+	switch s.Kind {
+	case KindSelf:
+	case KindGoBuild:
+		if s.Source == "" || s.BinName == "" {
+			return fmt.Errorf("go-build needs source and bin_name")
+		}
+	case KindCargo:
+		if s.Crate == "" || s.BinName == "" {
+			return fmt.Errorf("cargo needs crate and bin_name")
+		}
+	case KindBinary:
+		if s.BinEnv == "" {
+			return fmt.Errorf("binary needs bin_env")
+		}
+	default:
+		return fmt.Errorf("unknown kind %q (self, go-build, cargo, binary)", s.Kind)
+	}
+	if len(s.Args) == 0 {
+		return fmt.Errorf("args is empty")
+	}
+	if (s.Config == "") != (s.ConfigName == "") {
+		return fmt.Errorf("config and config_name go together")
+	}
+	switch s.StopSignal {
+	case "", "SIGTERM":
+		s.sig = syscall.SIGTERM
+	case "SIGINT":
+		s.sig = syscall.SIGINT
+	default:
+		return fmt.Errorf("stop_signal %q: want SIGTERM or SIGINT", s.StopSignal)
+	}
+	var err error
+	if s.grace, err = parseDur(s.Grace, 10*time.Second); err != nil {
+		return fmt.Errorf("grace: %w", err)
+	}
+	if s.ready, err = parseDur(s.ReadyTimeout, 30*time.Second); err != nil {
+		return fmt.Errorf("ready_timeout: %w", err)
+	}
+	parse := func(what, text string) (*template.Template, error) {
+		t, err := template.New(what).Option("missingkey=error").Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		return t, nil
+	}
+	s.args, s.env = nil, nil
+	for i, a := range s.Args {
+		t, err := parse(fmt.Sprintf("args[%d]", i), a)
+		if err != nil {
+			return err
+		}
+		s.args = append(s.args, t)
+	}
+	for i, e := range s.Env {
+		if !strings.Contains(e, "=") {
+			return fmt.Errorf("env[%d] %q: want KEY=VALUE", i, e)
+		}
+		t, err := parse(fmt.Sprintf("env[%d]", i), e)
+		if err != nil {
+			return err
+		}
+		s.env = append(s.env, t)
+	}
+	s.config = nil
+	if s.Config != "" {
+		if s.config, err = parse("config", s.Config); err != nil {
+			return err
+		}
+	}
+	// Render once with sample values so a broken template fails at load.
+	_, err = s.Render(TemplateData{Bin: "/bin/relay", Host: "127.0.0.1", Port: 7777, Addr: "127.0.0.1:7777",
+		DataDir: "/tmp/run/data", RunDir: "/tmp/run", ConfigFile: "/tmp/run/config", DatabaseURL: "postgres://x@127.0.0.1:5432/db"})
+	return err
+}
+
+func parseDur(s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("%q must be positive", s)
+	}
+	return d, err
+}
+
+// Rendered is a spec's command line, environment and config for one start.
+type Rendered struct {
+	Args   []string
+	Env    []string
+	Config string
+}
+
+// Render fills the spec's templates with d.
+func (s Spec) Render(d TemplateData) (Rendered, error) {
+	if s.args == nil {
+		if err := s.compile(); err != nil {
+			return Rendered{}, err
+		}
+	}
+	var r Rendered
+	exec := func(t *template.Template) (string, error) {
+		var b strings.Builder
+		if err := t.Execute(&b, d); err != nil {
+			return "", err
+		}
+		return b.String(), nil
+	}
+	for _, t := range s.args {
+		a, err := exec(t)
+		if err != nil {
+			return r, err
+		}
+		r.Args = append(r.Args, a)
+	}
+	for _, t := range s.env {
+		e, err := exec(t)
+		if err != nil {
+			return r, err
+		}
+		r.Env = append(r.Env, e)
+	}
+	if s.config != nil {
+		c, err := exec(s.config)
+		if err != nil {
+			return r, err
+		}
+		r.Config = c
+	}
+	return r, nil
+}
+
+// StopSig is the signal that asks the relay to stop.
+func (s Spec) StopSig() syscall.Signal {
+	if s.sig == 0 {
+		return syscall.SIGTERM
+	}
+	return s.sig
+}
+
+// GracePeriod is how long Stop waits after the stop signal before SIGKILL.
+func (s Spec) GracePeriod() time.Duration {
+	if s.grace == 0 {
+		return 10 * time.Second
+	}
+	return s.grace
+}
+
+// ReadyWithin is how long Start waits for the port to accept a WebSocket.
+func (s Spec) ReadyWithin() time.Duration {
+	if s.ready == 0 {
+		return 30 * time.Second
+	}
+	return s.ready
+}
+
+// Names returns the catalog's relay names, sorted.
+func Names() []string {
+	specs, _ := Catalog()
+	var n []string
+	for _, s := range specs {
+		n = append(n, s.Name)
+	}
+	sort.Strings(n)
+	return n
+}

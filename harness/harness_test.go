@@ -1,0 +1,498 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+func TestCatalogParsesAndRenders(t *testing.T) {
+	specs, err := Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"embedded", "khatru-badger", "khatru-lmdb", "khatru-sqlite3", "khatru-memory", "sink",
+		"relayer-postgres", "nostr-rs-relay-sqlite", "strfry", "orly", "wisp"}
+	have := map[string]Spec{}
+	for _, s := range specs {
+		have[s.Name] = s
+	}
+	for _, n := range want {
+		if _, ok := have[n]; !ok {
+			t.Errorf("catalog lacks %s", n)
+		}
+	}
+	d := TemplateData{Bin: "/x/relay", Host: Host, Port: 4321, Addr: "127.0.0.1:4321", DataDir: "/run/d",
+		RunDir: "/run", ConfigFile: "/run/c", DatabaseURL: "postgres://p@127.0.0.1:5/relaybench"}
+	for _, s := range specs {
+		r, err := s.Render(d)
+		if err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+			continue
+		}
+		if r.Args[0] != "/x/relay" {
+			t.Errorf("%s: argv[0] = %q, want the binary", s.Name, r.Args[0])
+		}
+		all := strings.Join(r.Args, " ") + " " + strings.Join(r.Env, " ") + " " + r.Config
+		if !strings.Contains(all, "4321") {
+			t.Errorf("%s: port appears nowhere in args, env or config", s.Name)
+		}
+		if !strings.Contains(all, "/run/d") && s.Name != "sink" && !s.Postgres {
+			t.Errorf("%s: data dir appears nowhere", s.Name)
+		}
+		if s.Kind == KindSelf && !strings.Contains(all, "--store") {
+			t.Errorf("%s: self relay without --store", s.Name)
+		}
+	}
+	if r, _ := have["relayer-postgres"].Render(d); !strings.Contains(strings.Join(r.Env, " "), "POSTGRESQL_DATABASE=postgres://p@127.0.0.1:5/relaybench") {
+		t.Errorf("relayer env %q lacks the database URL", r.Env)
+	}
+	if r, _ := have["strfry"].Render(d); !strings.Contains(r.Config, "port = 4321") || !strings.Contains(r.Config, `db = "/run/d/"`) {
+		t.Errorf("strfry config:\n%s", r.Config)
+	}
+	if r, _ := have["wisp"].Render(d); !strings.Contains(r.Config, "events_per_minute = 0") {
+		t.Errorf("wisp config does not lift the rate limit:\n%s", r.Config)
+	}
+	if r, _ := have["orly"].Render(d); !strings.Contains(strings.Join(r.Env, " "), "ORLY_HTTP_GUARD_ENABLED=false") {
+		t.Errorf("orly env keeps the HTTP guard: %q", r.Env)
+	}
+	if have["sink"].StopSig() != syscall.SIGTERM || have["sink"].GracePeriod() != 10*time.Second {
+		t.Errorf("sink stop: %v after %v", have["sink"].StopSig(), have["sink"].GracePeriod())
+	}
+}
+
+func TestCatalogRejectsBadEntries(t *testing.T) {
+	for name, text := range map[string]string{
+		"unknown key":   "[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\ncolour='red'\n",
+		"bad kind":      "[[relay]]\nname='a'\nversion='1'\nkind='apt'\nargs=['x']\n",
+		"bad template":  "[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['{{.Nope}}']\n",
+		"bad signal":    "[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\nstop_signal='SIGHUP'\n",
+		"duplicate":     "[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\n[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\n",
+		"binary no env": "[[relay]]\nname='a'\nversion='1'\nkind='binary'\nargs=['x']\n",
+	} {
+		if _, err := ParseCatalog([]byte(text)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	_, err := Lookup("nosuch")
+	if err == nil || !strings.Contains(err.Error(), "khatru-memory") {
+		t.Errorf("Lookup(nosuch) = %v, want an error listing known names", err)
+	}
+}
+
+func TestBinaryRelayWithoutBinaryIsSkipped(t *testing.T) {
+	t.Setenv("RELAYBENCH_STRFRY_BIN", "")
+	_, err := Start(context.Background(), "strfry", StartOptions{BaseDir: t.TempDir()})
+	if !IsSkip(err) {
+		t.Fatalf("Start(strfry) = %v, want a skip", err)
+	}
+	if want := "strfry: skipped: no binary; pass --bin strfry=PATH or set RELAYBENCH_STRFRY_BIN"; err.Error() != want {
+		t.Errorf("got %q, want %q", err, want)
+	}
+	spec, _ := Lookup("relayer-postgres")
+	ok, _, _, why := Status(spec, Options{CacheDir: t.TempDir()})
+	if ok || !strings.Contains(why, "relaybench relays install relayer-postgres") {
+		t.Errorf("relayer in an empty cache: installed=%v why=%q", ok, why)
+	}
+}
+
+func startTest(t *testing.T, name string, o StartOptions) *Instance {
+	t.Helper()
+	o.SelfBin = selfBin(t)
+	if o.BaseDir == "" {
+		o.BaseDir = t.TempDir()
+	}
+	if o.DataRoot == "" {
+		o.DataRoot = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	inst, err := Start(ctx, name, o)
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() { inst.Stop(context.Background()) })
+	return inst
+}
+
+// assertGone checks that nothing of process group pgid lives.
+func assertGone(t *testing.T, pgid int) {
+	t.Helper()
+	if live := groupLive(pgid); len(live) > 0 {
+		t.Errorf("process group %d still has live processes %v", pgid, live)
+	}
+}
+
+func TestStartStopMemoryAndSink(t *testing.T) {
+	for _, name := range []string{"khatru-memory", "sink"} {
+		t.Run(name, func(t *testing.T) {
+			inst := startTest(t, name, StartOptions{})
+			if !strings.HasPrefix(inst.URL, "ws://127.0.0.1:") || inst.PID <= 0 {
+				t.Fatalf("URL %q PID %d", inst.URL, inst.PID)
+			}
+			c := dial(t, inst.URL)
+			ev := newEvent(t, "hello "+name)
+			if ok, reason := c.publish(ev); !ok {
+				t.Fatalf("publish: OK false %q", reason)
+			}
+			ids := c.query(nostr.Filter{IDs: []string{ev.ID}})
+			if name == "sink" && len(ids) != 0 {
+				t.Errorf("sink returned %v", ids)
+			}
+			if name == "khatru-memory" && (len(ids) != 1 || ids[0] != ev.ID) {
+				t.Errorf("query by id returned %v", ids)
+			}
+			if _, err := os.Stat(inst.DataDir); err != nil {
+				t.Errorf("data dir: %v", err)
+			}
+			found := false
+			for _, i := range Live() {
+				found = found || i == inst
+			}
+			if !found {
+				t.Error("instance not in the live registry")
+			}
+			if err := inst.Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			assertGone(t, inst.PID)
+			if _, err := os.Stat(inst.RunDir); !os.IsNotExist(err) {
+				t.Errorf("run dir %s survives Stop: %v", inst.RunDir, err)
+			}
+			if inst.ExitErr() != nil {
+				t.Errorf("ExitErr after Stop = %v, want nil", inst.ExitErr())
+			}
+			if err := inst.Stop(context.Background()); err != nil {
+				t.Errorf("second Stop: %v", err)
+			}
+			for _, i := range Live() {
+				if i == inst {
+					t.Error("stopped instance still registered")
+				}
+			}
+			log, _ := os.ReadFile(inst.LogFile)
+			if !strings.Contains(string(log), "listening ws://") {
+				t.Errorf("log %s lacks the relay's output:\n%s", inst.LogFile, log)
+			}
+		})
+	}
+}
+
+func TestBeginMeasuresCPUAndRSS(t *testing.T) {
+	inst := startTest(t, "khatru-memory", StartOptions{})
+	c := dial(t, inst.URL)
+	end := inst.Begin()
+	for n := 0; n < 300; n++ {
+		if ok, reason := c.publish(newEvent(t, "load "+strconv.Itoa(n))); !ok {
+			t.Fatalf("publish: %q", reason)
+		}
+	}
+	time.Sleep(2 * SampleInterval)
+	// What the store wrote (nothing, for memory) plus a file of our own.
+	if err := os.WriteFile(filepath.Join(inst.DataDir, "blob"), make([]byte, 64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := end()
+	if res.RelayCPUSecs <= 0 {
+		t.Errorf("relay CPU %v after 300 signed events, want > 0", res.RelayCPUSecs)
+	}
+	if res.RelayPeakRSS < 1<<20 {
+		t.Errorf("peak RSS %d, want at least 1 MiB", res.RelayPeakRSS)
+	}
+	if len(res.Series) < 2 {
+		t.Fatalf("%d samples", len(res.Series))
+	}
+	var busy float64
+	for j, s := range res.Series {
+		if j > 0 && s.T <= res.Series[j-1].T {
+			t.Errorf("sample times not increasing: %v", res.Series)
+		}
+		if s.RelayRSS <= 0 || s.RelayCPU < 0 || s.ClientCPU < 0 {
+			t.Errorf("sample %+v", s)
+		}
+		busy += s.RelayCPU
+	}
+	if busy <= 0 {
+		t.Error("no sample shows relay CPU")
+	}
+	// The series integrates to the total.
+	var integral, prev float64
+	for _, smp := range res.Series {
+		integral += smp.RelayCPU * (smp.T - prev)
+		prev = smp.T
+	}
+	if d := integral - res.RelayCPUSecs; d > 0.05 || d < -0.05 {
+		t.Errorf("series integrates to %.3f CPU s, total says %.3f", integral, res.RelayCPUSecs)
+	}
+	if res.RelayDataBytes < 64<<10 {
+		t.Errorf("data bytes %d: a 64 KiB file in the data dir was not counted", res.RelayDataBytes)
+	}
+	if again := end(); again != res {
+		t.Error("end() is not idempotent")
+	}
+}
+
+func TestResetEmptiesTheStore(t *testing.T) {
+	inst := startTest(t, "khatru-memory", StartOptions{})
+	port, pid := inst.Port, inst.PID
+	c := dial(t, inst.URL)
+	ev := newEvent(t, "before reset")
+	if ok, _ := c.publish(ev); !ok {
+		t.Fatal("publish refused")
+	}
+	os.WriteFile(filepath.Join(inst.DataDir, "leftover"), []byte("x"), 0o644)
+	if err := inst.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if inst.Port != port || inst.PID == pid {
+		t.Errorf("after reset: port %d (was %d), pid %d (was %d)", inst.Port, port, inst.PID, pid)
+	}
+	assertGone(t, pid)
+	if _, err := os.Stat(filepath.Join(inst.DataDir, "leftover")); !os.IsNotExist(err) {
+		t.Errorf("data dir not wiped: %v", err)
+	}
+	c2 := dial(t, inst.URL)
+	if ids := c2.query(nostr.Filter{IDs: []string{ev.ID}}); len(ids) != 0 {
+		t.Errorf("after reset the relay still has %v", ids)
+	}
+	select {
+	case <-inst.Exited():
+		t.Fatal("Exited closed for the new process")
+	default:
+	}
+}
+
+func TestStopKillsTheWholeGroup(t *testing.T) {
+	spec := groupSpec(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	inst, err := StartSpec(ctx, spec, StartOptions{SelfBin: selfBin(t), BaseDir: t.TempDir(), DataRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop(context.Background())
+	if n := len(groupLive(inst.PID)); n < 2 {
+		t.Fatalf("group %d has %d live processes, want the relay and its sleep", inst.PID, n)
+	}
+	start := time.Now()
+	if err := inst.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, inst.PID)
+	if d := time.Since(start); d < time.Second/2 || d > 15*time.Second {
+		t.Errorf("Stop took %v; the TERM-ignoring child should be killed after the 1s grace", d)
+	}
+}
+
+func TestExitBeforeReadyShowsTheLog(t *testing.T) {
+	spec := Spec{Name: "dies", Version: "test", Kind: KindSelf,
+		Args: []string{"/bin/sh", "-c", "echo cannot-open-database-xyz >&2; exit 3"}}
+	_, err := StartSpec(context.Background(), spec, StartOptions{SelfBin: "/bin/true", BaseDir: t.TempDir(), DataRoot: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "cannot-open-database-xyz") || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("got %v, want the exit status and the log line", err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error is not one line: %q", err)
+	}
+}
+
+func TestCPUPinning(t *testing.T) {
+	inst := startTest(t, "sink", StartOptions{CPUs: "0"})
+	out, err := os.ReadFile("/proc/" + strconv.Itoa(inst.PID) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Cpus_allowed_list:") {
+			if v := strings.TrimSpace(strings.TrimPrefix(l, "Cpus_allowed_list:")); v != "0" {
+				t.Errorf("relay allowed on CPUs %q, want 0", v)
+			}
+			return
+		}
+	}
+	t.Error("no Cpus_allowed_list")
+}
+
+func TestParseCPUs(t *testing.T) {
+	set, err := ParseCPUs("0")
+	if err != nil || set.Count() != 1 || !set.IsSet(0) {
+		t.Errorf("ParseCPUs(0) = %v, %v", set, err)
+	}
+	for _, bad := range []string{"", "x", "1-0", "-1", "4000"} {
+		if _, err := ParseCPUs(bad); err == nil {
+			t.Errorf("ParseCPUs(%q) accepted", bad)
+		}
+	}
+}
+
+// helper starts the test binary as a parent holding a relay.
+func helper(t *testing.T, spec string) (*exec.Cmd, int, string) {
+	t.Helper()
+	self, _ := os.Executable()
+	cmd := exec.Command(self, "harness-helper", selfBin(t), spec)
+	cmd.Env = append(os.Environ(), "HELPER_LOGS="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd.Process.Pid); cmd.Wait() })
+	r := bufio.NewReader(out)
+	line := readLine(t, r, 60*time.Second)
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "ready" {
+		t.Fatalf("helper said %q", line)
+	}
+	pgid, _ := strconv.Atoi(f[1])
+	go func() { r.WriteTo(os.Stderr) }()
+	return cmd, pgid, f[2]
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil && !strings.Contains(err.Error(), "killed") {
+			t.Errorf("helper: %v", err)
+		}
+	case <-time.After(d):
+		t.Fatalf("helper still running after %v", d)
+	}
+}
+
+func TestSIGINTToParentLeavesNothing(t *testing.T) {
+	cmd, pgid, runDir := helper(t, "group")
+	if len(groupLive(pgid)) < 2 {
+		t.Fatalf("relay group %d not running", pgid)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	waitExit(t, cmd, 30*time.Second)
+	assertGone(t, pgid)
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		t.Errorf("run dir %s survives: %v", runDir, err)
+	}
+}
+
+func TestKilledParentTakesTheRelayAlong(t *testing.T) {
+	cmd, pgid, runDir := helper(t, "khatru-memory")
+	cmd.Process.Kill()
+	waitExit(t, cmd, 30*time.Second)
+	// Pdeathsig kills the relay when its parent dies without cleaning up.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(groupLive(pgid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assertGone(t, pgid)
+	// The run dir stays until the next start sweeps it.
+	if _, err := os.Stat(runDir); err != nil {
+		t.Fatalf("run dir of a killed parent: %v", err)
+	}
+	sweepStale(filepath.Dir(runDir), runPrefix)
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		t.Errorf("sweep left %s: %v", runDir, err)
+	}
+}
+
+func TestRelaysStartCommandSIGINT(t *testing.T) {
+	bin := selfBin(t)
+	if self, _ := os.Executable(); bin == self {
+		t.Skip("skipping: the relaybench binary does not build yet (see the message above)")
+	}
+	cmd := exec.Command(bin, "relays", "start", "sink", "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), "RELAYBENCH_DATA="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd.Process.Pid); cmd.Wait() })
+	r := bufio.NewReader(out)
+	line := readLine(t, r, 60*time.Second)
+	_, pidText, ok := strings.Cut(line, "(pid ")
+	pid, _ := strconv.Atoi(strings.TrimSuffix(pidText, ")"))
+	if !ok || pid <= 0 || !strings.Contains(line, "ws://127.0.0.1:") {
+		t.Fatalf("relays start said %q", line)
+	}
+	if len(groupLive(pid)) == 0 {
+		t.Fatalf("relay %d not running", pid)
+	}
+	go r.WriteTo(os.Stderr)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("relays start still running 30s after SIGINT")
+	}
+	assertGone(t, pid)
+}
+
+func TestInstallNamesMissingTools(t *testing.T) {
+	spec := Spec{Name: "needs-test", Version: "1.0", Kind: KindCargo, Crate: "x", BinName: "x",
+		Needs: []string{"no-such-program-relaybench"}, Args: []string{"{{.Bin}}"}}
+	_, err := InstallSpec(context.Background(), spec, Options{CacheDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "no-such-program-relaybench") || !strings.Contains(err.Error(), "apt-get install") {
+		t.Errorf("got %v, want the missing program named with an install hint", err)
+	}
+	spec = Spec{Name: "nosrc-test", Version: "1.0", Kind: KindGoBuild, Source: "nosuch", BinName: "x", Args: []string{"{{.Bin}}"}}
+	if _, err := InstallSpec(context.Background(), spec, Options{CacheDir: t.TempDir()}); err == nil {
+		t.Error("go-build without sources succeeded")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := []byte("1234 (a (weird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 4 0 999 123456789 300 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0")
+	st, ok := parseStat(1234, line)
+	if !ok || st.ppid != 1 || st.pgrp != 1234 || st.state != 'S' || st.cpuTicks != 310 || st.rssPages != 300 {
+		t.Errorf("parseStat = %+v, %v", st, ok)
+	}
+}
+
+func TestSelfStoresStart(t *testing.T) {
+	if self, _ := os.Executable(); selfBin(t) == self {
+		t.Skip("skipping: needs the relaybench binary (see the message above)")
+	}
+	for _, name := range []string{"embedded", "khatru-badger", "khatru-lmdb", "khatru-sqlite3"} {
+		t.Run(name, func(t *testing.T) {
+			inst := startTest(t, name, StartOptions{})
+			end := inst.Begin()
+			c := dial(t, inst.URL)
+			ev := newEvent(t, "store "+name)
+			if ok, reason := c.publish(ev); !ok {
+				t.Fatalf("publish: %q", reason)
+			}
+			if ids := c.query(nostr.Filter{IDs: []string{ev.ID}}); len(ids) != 1 {
+				t.Fatalf("query by id returned %v", ids)
+			}
+			if res := end(); res.RelayDataBytes <= 0 {
+				t.Errorf("data dir of a %s relay holding an event measured %d bytes", name, res.RelayDataBytes)
+			}
+		})
+	}
+}
+
+func TestPortInUseIsReported(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	_, err = Start(context.Background(), "sink", StartOptions{SelfBin: selfBin(t), Port: port, BaseDir: t.TempDir(), DataRoot: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("start on a busy port: %v", err)
+	}
+}

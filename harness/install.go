@@ -1,0 +1,464 @@
+package harness
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// relaySources holds the small mains of go-build relays. Their go.mod and
+// go.sum are stored as go.mod.txt and go.sum.txt (a directory with a real
+// go.mod would be another module, which go:embed refuses), and main.go
+// carries a "//go:build ignore" line that keeps it out of this module.
+//
+//go:embed relays
+var relaySources embed.FS
+
+// Options say where relays are installed and which binaries the user supplied.
+type Options struct {
+	// CacheDir is the install root; empty means CacheRoot().
+	CacheDir string
+	// Bins maps relay names to user-supplied binaries (--bin name=PATH).
+	Bins map[string]string
+	// SelfBin is the relaybench binary for "self" relays; empty means
+	// os.Executable().
+	SelfBin string
+	// Log, when set, receives one line per install step.
+	Log io.Writer
+}
+
+// CacheRoot is where relays are built: $RELAYBENCH_CACHE, else
+// $XDG_CACHE_HOME/relaybench/relays or ~/.cache/relaybench/relays.
+func CacheRoot() (string, error) {
+	if d := os.Getenv("RELAYBENCH_CACHE"); d != "" {
+		return filepath.Abs(d)
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory: set RELAYBENCH_CACHE (%v)", err)
+	}
+	return filepath.Join(d, "relaybench", "relays"), nil
+}
+
+func (o Options) cacheRoot() (string, error) {
+	if o.CacheDir != "" {
+		return filepath.Abs(o.CacheDir)
+	}
+	return CacheRoot()
+}
+
+// InstallDir is where spec is (or would be) built.
+func InstallDir(spec Spec, o Options) (string, error) {
+	root, err := o.cacheRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, spec.Name+"-"+sanitize(spec.Version)), nil
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// SkipError says a relay cannot run here (no binary, not installed); callers
+// print it as one line and carry on with the other relays.
+type SkipError struct {
+	Name, Why string
+}
+
+func (e *SkipError) Error() string { return e.Name + ": skipped: " + e.Why }
+
+// IsSkip reports whether err is a *SkipError.
+func IsSkip(err error) bool {
+	var s *SkipError
+	return errors.As(err, &s)
+}
+
+// Status reports whether spec can be started, the binary it would run, the
+// version, and why not when it cannot.
+func Status(spec Spec, o Options) (installed bool, binPath string, version string, why string) {
+	bin, err := resolveBin(spec, o)
+	if err == nil && spec.Postgres {
+		if perr := PostgresUsable(); perr != nil {
+			return false, bin, spec.Version, perr.Error()
+		}
+	}
+	if err != nil {
+		var s *SkipError
+		if errors.As(err, &s) {
+			return false, "", spec.Version, s.Why
+		}
+		return false, "", spec.Version, err.Error()
+	}
+	return true, bin, spec.Version, ""
+}
+
+// resolveBin finds the executable for spec, or returns a *SkipError.
+func resolveBin(spec Spec, o Options) (string, error) {
+	switch spec.Kind {
+	case KindSelf:
+		if o.SelfBin != "" {
+			return o.SelfBin, nil
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("%s: cannot find the relaybench binary: %w", spec.Name, err)
+		}
+		return exe, nil
+	case KindBinary:
+		p := o.Bins[spec.Name]
+		if p == "" {
+			p = os.Getenv(spec.BinEnv)
+		}
+		if p == "" {
+			return "", &SkipError{spec.Name, fmt.Sprintf("no binary; pass --bin %s=PATH or set %s", spec.Name, spec.BinEnv)}
+		}
+		abs, err := exec.LookPath(p)
+		if err != nil {
+			return "", &SkipError{spec.Name, fmt.Sprintf("binary %s is not an executable file", p)}
+		}
+		return filepath.Abs(abs)
+	case KindGoBuild, KindCargo:
+		if p := o.Bins[spec.Name]; p != "" {
+			return filepath.Abs(p)
+		}
+		dir, err := InstallDir(spec, o)
+		if err != nil {
+			return "", err
+		}
+		bin := filepath.Join(dir, "bin", spec.BinName)
+		want, err := buildHash(spec)
+		if err != nil {
+			return "", err
+		}
+		stamp, _ := os.ReadFile(filepath.Join(dir, "stamp"))
+		if _, err := os.Stat(bin); err != nil || string(stamp) != stampText(spec, want) {
+			return "", &SkipError{spec.Name, fmt.Sprintf("not installed; run: relaybench relays install %s", spec.Name)}
+		}
+		return bin, nil
+	}
+	return "", fmt.Errorf("%s: unknown kind %q", spec.Name, spec.Kind)
+}
+
+func stampText(spec Spec, hash string) string {
+	return "version " + spec.Version + "\ninputs " + hash + "\n"
+}
+
+// buildHash hashes everything a build depends on.
+func buildHash(spec Spec) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", spec.Kind, spec.Version, spec.Crate, spec.BinName, spec.Source)
+	fmt.Fprintf(h, "%q\x00%q\x00", spec.BuildEnv, spec.CargoUpdate)
+	if spec.Kind == KindGoBuild {
+		files, err := sourceFiles(spec.Source)
+		if err != nil {
+			return "", err
+		}
+		for _, f := range files {
+			fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
+			h.Write(f.data)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+type srcFile struct {
+	name string // name in the build dir
+	data []byte
+}
+
+// sourceFiles returns the files of harness/relays/<source> as they must be
+// laid out for the build: *.txt loses its suffix, the build-ignore line goes.
+func sourceFiles(source string) ([]srcFile, error) {
+	dir := path.Join("relays", source)
+	entries, err := fs.ReadDir(relaySources, dir)
+	if err != nil {
+		return nil, fmt.Errorf("no sources for %q in the harness: %w", source, err)
+	}
+	var out []srcFile
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := relaySources.ReadFile(path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(e.Name(), ".txt")
+		if strings.HasSuffix(name, ".go") {
+			data = []byte(strings.Replace(string(data), "//go:build ignore\n", "", 1))
+		}
+		out = append(out, srcFile{name, data})
+	}
+	return out, nil
+}
+
+// Install builds the relay called name into its cache dir and returns the
+// binary's path. A previous build with the same version and inputs is
+// reused. "self" and "binary" relays need no build: Install reports where
+// their binary is, or a *SkipError.
+func Install(ctx context.Context, name string, o Options) (string, error) {
+	spec, err := Lookup(name)
+	if err != nil {
+		return "", err
+	}
+	return InstallSpec(ctx, spec, o)
+}
+
+// InstallSpec is Install for a spec that need not be in the catalog.
+func InstallSpec(ctx context.Context, spec Spec, o Options) (string, error) {
+	if spec.Kind == KindSelf || spec.Kind == KindBinary {
+		return resolveBin(spec, o)
+	}
+	if bin, err := resolveBin(spec, o); err == nil {
+		return bin, nil // built before with the same inputs
+	}
+	dir, err := InstallDir(spec, o)
+	if err != nil {
+		return "", err
+	}
+	hash, err := buildHash(spec)
+	if err != nil {
+		return "", err
+	}
+	for _, prog := range spec.Needs {
+		if _, err := exec.LookPath(prog); err != nil {
+			return "", fmt.Errorf("%s: the build needs %s on PATH (Debian: apt-get install -y %s)", spec.Name, prog, aptFor(prog))
+		}
+	}
+	// Build in a fresh directory, then swap it in, so a failed or
+	// interrupted build never leaves a half-built install behind.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	sweepStale(filepath.Dir(dir), spec.Name+".build-")
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), spec.Name+".build-")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	os.WriteFile(filepath.Join(tmp, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	// The log lives in the build dir (so concurrent builds do not share
+	// one) and moves with it: to dir/build.log, or on failure next to dir.
+	logPath := filepath.Join(tmp, "build.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	defer logf.Close()
+	b := &builder{ctx: ctx, spec: spec, dir: tmp, log: logf, progress: o.Log}
+	switch spec.Kind {
+	case KindGoBuild:
+		err = b.goBuild()
+	case KindCargo:
+		err = b.cargoBuild()
+	}
+	if err == nil {
+		os.Remove(filepath.Join(tmp, ownerFile))
+		err = os.WriteFile(filepath.Join(tmp, "stamp"), []byte(stampText(spec, hash)), 0o644)
+	}
+	if err == nil {
+		os.RemoveAll(dir)
+		err = os.Rename(tmp, dir)
+	}
+	logf.Close()
+	if err != nil {
+		failed := filepath.Join(filepath.Dir(dir), spec.Name+"-"+sanitize(spec.Version)+".build-failed.log")
+		if os.Rename(logPath, failed) == nil {
+			logPath = failed
+		}
+		os.RemoveAll(tmp)
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("%s: build interrupted (log: %s)", spec.Name, logPath)
+		}
+		return "", fmt.Errorf("%s: build failed: %v (log: %s)", spec.Name, err, logPath)
+	}
+	return filepath.Join(dir, "bin", spec.BinName), nil
+}
+
+func aptFor(prog string) string {
+	switch prog {
+	case "protoc":
+		return "protobuf-compiler"
+	case "cargo":
+		return "cargo (or install rustup)"
+	}
+	return prog
+}
+
+type builder struct {
+	ctx      context.Context
+	spec     Spec
+	dir      string
+	log      io.Writer
+	progress io.Writer
+}
+
+func (b *builder) step(format string, a ...any) {
+	line := fmt.Sprintf(format, a...)
+	fmt.Fprintf(b.log, "### %s\n", line)
+	if b.progress != nil {
+		fmt.Fprintf(b.progress, "%s: %s\n", b.spec.Name, line)
+	}
+}
+
+// run runs a build command in dir with output to the build log. The command
+// gets its own process group, killed as a whole on cancellation.
+func (b *builder) run(dir string, env []string, name string, args ...string) error {
+	b.step("%s %s", name, strings.Join(args, " "))
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = b.log, b.log
+	cmd.SysProcAttr = groupAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", name, firstArg(args), err)
+		}
+		return nil
+	case <-b.ctx.Done():
+		killGroup(cmd.Process.Pid)
+		<-done
+		return b.ctx.Err()
+	}
+}
+
+func firstArg(a []string) string {
+	if len(a) == 0 {
+		return ""
+	}
+	return a[0]
+}
+
+func (b *builder) goBuild() error {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("the go command is not on PATH")
+	}
+	files, err := sourceFiles(b.spec.Source)
+	if err != nil {
+		return err
+	}
+	src := filepath.Join(b.dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(src, f.name), f.data, 0o644); err != nil {
+			return err
+		}
+	}
+	// GOWORK=off: the cache dir must not be pulled into a workspace.
+	env := append([]string{"GOWORK=off", "CGO_ENABLED=1"}, b.spec.BuildEnv...)
+	return b.run(src, env, gobin, "build", "-trimpath", "-o", filepath.Join(b.dir, "bin", b.spec.BinName), ".")
+}
+
+// crateURL is where crates.io serves a crate's source.
+var crateURL = "https://static.crates.io/crates/%s/%s-%s.crate"
+
+func (b *builder) cargoBuild() error {
+	cargo, err := exec.LookPath("cargo")
+	if err != nil {
+		return fmt.Errorf("cargo is not on PATH (install a Rust toolchain)")
+	}
+	url := fmt.Sprintf(crateURL, b.spec.Crate, b.spec.Crate, b.spec.Version)
+	b.step("download %s", url)
+	src := filepath.Join(b.dir, "src")
+	if err := b.fetchCrate(url, src); err != nil {
+		return err
+	}
+	crateDir := filepath.Join(src, b.spec.Crate+"-"+b.spec.Version)
+	env := append([]string{"CARGO_TARGET_DIR=" + filepath.Join(b.dir, "target")}, b.spec.BuildEnv...)
+	for _, p := range b.spec.CargoUpdate {
+		if err := b.run(crateDir, env, cargo, "update", "-p", p); err != nil {
+			return err
+		}
+	}
+	if err := b.run(crateDir, env, cargo, "install", "--path", ".", "--locked", "--root", b.dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(filepath.Join(b.dir, "target"))
+}
+
+// fetchCrate downloads a .crate (a tar.gz) and unpacks it under dst.
+func (b *builder) fetchCrate(url, dst string) error {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("download %s: %s", url, resp.Status)
+	}
+	gz, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", url, err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("unpack %s: %w", url, err)
+		}
+		name := filepath.Clean(h.Name)
+		if filepath.IsAbs(name) || strings.HasPrefix(name, "..") {
+			return fmt.Errorf("unpack %s: bad path %q", url, h.Name)
+		}
+		p := filepath.Join(dst, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o755|0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
