@@ -23,6 +23,7 @@ type compareCmd struct {
 	RelayCPUs  string            `name:"relay-cpus" placeholder:"LIST" help:"Pin each relay to these CPUs (e.g. 1)."`
 	ClientCPUs string            `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
 	IOperate   bool              `name:"i-operate-this-relay" help:"Allow ws:// URLs outside 127.0.0.0/8: you state that you operate them."`
+	Install    bool              `help:"Build relays that install from package registries (relayer, nostr-rs-relay) first when they are not installed yet."`
 	corpusFlags
 	publishFlags
 	queryFlags
@@ -48,6 +49,20 @@ func (c *compareCmd) Run(g *Globals) error {
 		}
 		if _, err := harness.Lookup(r); err != nil {
 			return err
+		}
+	}
+	if c.Install {
+		for _, r := range c.Relays {
+			if strings.Contains(r, "://") {
+				continue
+			}
+			spec, _ := harness.Lookup(r)
+			if installed, _, _, _ := harness.Status(spec, harness.Options{Bins: c.Bin}); installed || (spec.Kind != harness.KindGoBuild && spec.Kind != harness.KindCargo) {
+				continue
+			}
+			if _, err := harness.Install(ctx, r, harness.Options{Log: os.Stderr}); err != nil {
+				return err
+			}
 		}
 	}
 	started := time.Now()

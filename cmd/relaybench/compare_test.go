@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/results"
+)
+
+// integration skips tests that build relays from registries or need
+// PostgreSQL unless RELAYBENCH_INTEGRATION=1 (scripts/test and CI set it).
+func integration(t *testing.T) {
+	t.Helper()
+	if os.Getenv("RELAYBENCH_INTEGRATION") != "1" {
+		t.Skip("set RELAYBENCH_INTEGRATION=1 (scripts/test does) to build relayer and run it on PostgreSQL")
+	}
+}
+
+func TestCompareKhatruStoresAndRelayer(t *testing.T) {
+	integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := harness.Install(ctx, "relayer-postgres", harness.Options{}); err != nil {
+		t.Fatalf("install relayer: %v", err)
+	}
+	out := t.TempDir()
+	relays := []string{"khatru-badger", "khatru-memory", "relayer-postgres"}
+	res := runCLI(t, "compare", "-relays", strings.Join(relays, ","), "-events", "300", "-queries", "18",
+		"-concurrency", "4", "--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--json", filepath.Join(out, "c.json"))
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	f, err := results.Read(filepath.Join(out, "c.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != len(relays) {
+		t.Fatalf("runs %d, want %d", len(f.Runs), len(relays))
+	}
+	for i, r := range f.Runs {
+		if r.Relay.Name != relays[i] || !r.Relay.Managed || r.Relay.Software == "" {
+			t.Errorf("run %d relay %+v", i, r.Relay)
+		}
+		pub, q := r.Phase("publish"), r.Phase("query")
+		if pub == nil || q == nil {
+			t.Fatalf("%s: phases %v", r.Relay.Name, r.Phases)
+		}
+		if pub.Counts["accepted"] != 300 {
+			t.Errorf("%s: accepted %d of 300 (refused %v)", r.Relay.Name, pub.Counts["accepted"], pub.Refused)
+		}
+		v := q.Verification
+		if !v.Passed || v.Missing != 0 || v.Extra != 0 || v.Invalid != 0 || v.Checked != 18 {
+			t.Errorf("%s: verification %+v", r.Relay.Name, v)
+		}
+		if pub.Resources == nil || pub.Resources.RelayCPUSecs <= 0 || pub.Resources.RelayPeakRSS <= 0 || (pub.Resources.RelayDataBytes <= 0 && r.Relay.Name != "khatru-memory") {
+			t.Errorf("%s: resources %+v", r.Relay.Name, pub.Resources)
+		}
+	}
+	// The comparison tables, in the terminal and in Markdown.
+	md, err := os.ReadFile(strings.TrimSuffix(filepath.Join(out, "c.json"), ".json") + ".md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{res.stdout, string(md)} {
+		for _, want := range append([]string{"Publishing", "Querying", "Verification", "Resources"}, relays...) {
+			if !strings.Contains(text, want) {
+				t.Errorf("comparison lacks %q", want)
+			}
+		}
+	}
+	if left := relaysUnder(out); len(left) > 0 {
+		t.Fatalf("relays left running: %v", left)
+	}
+	if left := postgresLeft(); len(left) > 0 {
+		t.Fatalf("PostgreSQL left running: %v", left)
+	}
+}
+
+func TestCompareSkipsAbsentBinary(t *testing.T) {
+	out := t.TempDir()
+	res := runCLI(t, "compare", "-relays", "khatru-memory,strfry", "-events", "50", "-queries", "6",
+		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--quiet")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "strfry: skipped: no binary") {
+		t.Fatalf("want one clear skip line, got:\n%s", res.stderr)
+	}
+}
+
+func TestCompareUnknownRelay(t *testing.T) {
+	res := runCLI(t, "compare", "-relays", "khatru-badger,nosuchrelay", "--out", t.TempDir(), "--no-progress")
+	if res.code == 0 || !strings.Contains(res.stderr, "nosuchrelay") {
+		t.Fatalf("exit %d stderr %s", res.code, res.stderr)
+	}
+}
+
+// Ctrl-C in the middle of a compare stops the relay under test and any
+// PostgreSQL it started; nothing survives.
+func TestCompareCtrlCLeavesNothing(t *testing.T) {
+	out := t.TempDir()
+	relays := "khatru-sqlite3,khatru-lmdb"
+	if os.Getenv("RELAYBENCH_INTEGRATION") == "1" {
+		relays = "relayer-postgres,khatru-lmdb"
+	}
+	cmd := exec.Command(relaybenchBin(t), "compare", "-relays", relays, "-events", "4000", "-concurrency", "1",
+		"--out", out, "--cache-dir", t.TempDir(), "--json", filepath.Join(out, "c.json"))
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	go func() {
+		var once sync.Once
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "Publishing") {
+				once.Do(func() { close(started) })
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("compare never started publishing")
+	}
+	time.Sleep(500 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("compare did not stop within 90s of Ctrl-C")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130", code)
+	}
+	if _, err := results.Read(filepath.Join(out, "c.json")); err != nil {
+		t.Fatalf("results not saved: %v", err)
+	}
+	if left := relaysUnder(out); len(left) > 0 {
+		t.Fatalf("relays left running: %v", left)
+	}
+	if left := postgresLeft(); len(left) > 0 {
+		t.Fatalf("PostgreSQL left running: %v", left)
+	}
+}
+
+// postgresLeft lists postgres processes whose data directory is one of
+// relaybench's (other PostgreSQL servers on the machine are not ours).
+func postgresLeft() []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cl := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cl, "postgres") && strings.Contains(cl, "relaybench") {
+			found = append(found, e.Name()+": "+cl)
+		}
+	}
+	return found
+}
