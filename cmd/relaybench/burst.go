@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/workload"
+)
+
+type burstCmd struct {
+	targetFlags
+	liveKeyFlags
+	outputFlags
+	Bursts         int           `default:"5" help:"Number of bursts."`
+	BurstSize      int           `name:"burst-size" default:"1000" help:"Events per burst."`
+	Every          time.Duration `default:"2s" help:"Burst period; burst k starts at (k+½)×every."`
+	Connections    int           `default:"4" help:"Connections sharing each burst."`
+	Window         int           `default:"1024" help:"Unacknowledged EVENTs allowed per burst connection."`
+	BetweenRate    float64       `name:"between-rate" default:"100" help:"Background events/s, on a connection of their own, throughout (negative: none)."`
+	RecoveryWithin float64       `name:"recovery-within" default:"0.5" help:"Recovered when background OK latency is within this fraction above its pre-burst median."`
+	RecoveryRun    int           `name:"recovery-run" default:"3" help:"…for this many consecutive background events."`
+	Size           int           `default:"1024" help:"Content bytes of each fresh event."`
+	Timeout        time.Duration `default:"10s" help:"How long an EVENT may wait for its OK."`
+}
+
+func init() {
+	register("burst", "Bursts of events over a low background rate: success and OK latency in and between bursts, and recovery time.", &burstCmd{})
+}
+
+func (c *burstCmd) Run(g *Globals) error {
+	s, err := startLive(g, "burst", c.targetFlags, c.outputFlags)
+	if err != nil {
+		return err
+	}
+	keys, err := c.keys(g.Ctx)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	s.setCorpus(keys)
+	total := int64(c.Bursts * c.BurstSize)
+	if c.BetweenRate > 0 {
+		total += int64(c.BetweenRate * (time.Duration(c.Bursts) * c.Every).Seconds())
+	}
+	o := workload.BurstOptions{
+		Bursts: c.Bursts, BurstSize: c.BurstSize, Every: c.Every, Connections: c.Connections, Window: c.Window,
+		BetweenRate: c.BetweenRate, RecoveryWithin: c.RecoveryWithin, RecoveryRun: c.RecoveryRun,
+		Size: c.Size, Timeout: c.Timeout, Seed: c.Seed,
+		Progress: progressFunc(s.prog)(fmt.Sprintf("Sending %d bursts of %d events", c.Bursts, c.BurstSize), total),
+	}
+	err = s.measure(func() (results.Phase, error) { return workload.Burst(g.Ctx, s.target.URL, keys, o) })
+	return s.finish(c.Quiet, map[string]any{
+		"bursts": c.Bursts, "burst_size": c.BurstSize, "every": c.Every.String(), "connections": c.Connections,
+		"window": c.Window, "between_rate": c.BetweenRate, "size": c.Size, "store": c.Store,
+	}, err)
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/workload"
+)
+
+type mixedCmd struct {
+	targetFlags
+	corpusFlags
+	outputFlags
+	Duration    time.Duration `default:"10s" help:"Length of each part: publish alone, query alone, then both together."`
+	PublishRate float64       `name:"publish-rate" default:"1000" help:"Total fresh events/s, open loop."`
+	QueryRate   float64       `name:"query-rate" default:"50" help:"Total queries/s, open loop."`
+	Publishers  int           `default:"2" help:"Publisher connections."`
+	Queriers    int           `default:"2" help:"Query connections (one REQ at a time each)."`
+	Window      int           `default:"1024" help:"Unacknowledged EVENTs allowed per publisher."`
+	QueryLimit  int           `name:"query-limit" default:"100" help:"Limit of each query filter."`
+	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+	SkipPreload bool          `name:"skip-preload" help:"Do not publish the corpus first (queries then run against what the relay holds)."`
+}
+
+func init() {
+	register("mixed", "Publishers and queriers at once, each at its own rate, compared with each side alone.", &mixedCmd{})
+}
+
+func (c *mixedCmd) Run(g *Globals) error {
+	s, err := startLive(g, "mixed", c.targetFlags, c.outputFlags)
+	if err != nil {
+		return err
+	}
+	crp, err := loadCorpus(g.Ctx, c.corpusFlags, s.prog)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	s.setCorpus(crp)
+	source := crp.Events
+	if !c.SkipPreload {
+		// The queries need data: publish the corpus first (its own phase).
+		all := make([]int, len(crp.Events))
+		for i := range all {
+			all[i] = i
+		}
+		po := workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Timeout: c.Timeout}
+		po.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events to %s", len(all), s.target.URL), int64(len(all)))
+		err = s.measure(func() (results.Phase, error) {
+			pr, err := workload.Publish(g.Ctx, s.target.URL, crp, all, po)
+			if pr == nil {
+				return results.Phase{}, err
+			}
+			acc := make([]*nostr.Event, 0, len(all))
+			for _, i := range pr.AcceptedIndexes() {
+				acc = append(acc, crp.Events[i])
+			}
+			source = workload.NewModel(acc).Live
+			pr.Phase.Notes = append(pr.Phase.Notes, "preload for the mixed workload: the corpus the queries are drawn from")
+			return pr.Phase, err
+		})
+		if err != nil {
+			return s.finish(c.Quiet, nil, err)
+		}
+	}
+	maxLimit := 0
+	if s.info != nil {
+		maxLimit = s.info.Limitation.MaxLimit
+	}
+	o := workload.MixedOptions{
+		Duration: c.Duration, PublishRate: c.PublishRate, QueryRate: c.QueryRate, Publishers: c.Publishers,
+		Queriers: c.Queriers, Window: c.Window, Size: c.Size, Limit: c.QueryLimit, Timeout: c.Timeout,
+		Seed: c.Seed, RelayCap: maxLimit, Source: source,
+		Progress: func(part string) {
+			if !c.NoProgress {
+				fmt.Fprintf(os.Stderr, "mixed: %s (%v)\n", part, c.Duration)
+			}
+		},
+	}
+	err = s.measure(func() (results.Phase, error) { return workload.Mixed(g.Ctx, s.target.URL, crp, o) })
+	return s.finish(c.Quiet, map[string]any{
+		"duration": c.Duration.String(), "publish_rate": c.PublishRate, "query_rate": c.QueryRate,
+		"publishers": c.Publishers, "queriers": c.Queriers, "query_limit": c.QueryLimit, "events": c.Events,
+		"size": c.Size, "store": c.Store, "skip_preload": c.SkipPreload,
+	}, err)
+}

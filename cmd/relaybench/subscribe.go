@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/workload"
+)
+
+// liveKeyFlags are the corpus flags of the live workloads, which publish
+// fresh events signed with the corpus keys (--events and --size there are
+// the fresh events', not the corpus's).
+type liveKeyFlags struct {
+	Seed     int64  `default:"1" help:"Seed of the corpus keys and of the fresh events' content."`
+	Authors  int    `default:"200" help:"Number of corpus keys available to sign fresh events."`
+	CacheDir string `name:"cache-dir" placeholder:"DIR" help:"Corpus cache directory (default ~/.cache/relaybench/corpus; 'off' disables)."`
+}
+
+// keys loads a corpus of one event per author: only its keys are used.
+func (f liveKeyFlags) keys(ctx context.Context) (*corpus.Corpus, error) {
+	p := corpus.Params{Seed: f.Seed, Events: f.Authors, Authors: f.Authors, AvgSize: 64, Spread: corpus.DefaultSpread}.WithDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir})
+	if err != nil {
+		return nil, fmt.Errorf("corpus keys: %w", err)
+	}
+	return c, nil
+}
+
+// liveSession is one live-workload command being run: its target relay,
+// results file and the run the phases go into.
+type liveSession struct {
+	ctx     context.Context
+	path    string
+	file    *results.File
+	run     *results.Run
+	target  runner.Target
+	info    *nip11.Info
+	prog    *progress.Reporter
+	cores   int
+	stop    func()
+	started time.Time
+}
+
+// startLive does what every live command does before measuring: results
+// path, CPU pinning, the target (the embedded relay unless --relay), and
+// the relay's NIP-11 document.
+func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liveSession, error) {
+	s := &liveSession{ctx: g.Ctx, started: time.Now()}
+	var err error
+	if s.path, err = of.resultsPath(command, s.started); err != nil {
+		return nil, err
+	}
+	if err := pinClient(tf.ClientCPUs); err != nil {
+		return nil, err
+	}
+	s.cores = clientCores(tf.ClientCPUs)
+	s.prog = progress.New(os.Stderr, !of.NoProgress)
+	target, stop, err := resolveTarget(g.Ctx, tf, of.Out, g.Verbose)
+	if err != nil {
+		return nil, err
+	}
+	s.target, s.stop = target, stop
+	s.file = newResultsFile(command, s.started)
+	s.file.Runs = append(s.file.Runs, results.Run{Relay: results.Relay{Name: target.Name, URL: target.URL, Managed: target.Managed, LogFile: target.LogFile}})
+	s.run = &s.file.Runs[0]
+	ictx, cancel := context.WithTimeout(g.Ctx, 5*time.Second)
+	info, raw, err := nip11.Fetch(ictx, target.URL)
+	cancel()
+	if err != nil {
+		s.run.Notes = append(s.run.Notes, "no NIP-11 document: "+err.Error())
+	} else {
+		s.info = info
+		s.run.Relay.NIP11 = raw
+		s.run.Relay.Software = info.Software
+		s.run.Relay.Version = info.Version
+		s.run.Relay.MaxLimit = info.Limitation.MaxLimit
+	}
+	return s, nil
+}
+
+// setCorpus records the corpus in the run.
+func (s *liveSession) setCorpus(c *corpus.Corpus) {
+	s.run.Corpus = results.Corpus{
+		Seed: c.Params.Seed, Events: len(c.Events), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
+		Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(),
+	}
+}
+
+// measure runs one workload with the relay's resource use sampled (when
+// relaybench started the relay) and adds its phase to the run.
+func (s *liveSession) measure(f func() (results.Phase, error)) error {
+	var end func() *results.Resources
+	if s.target.Probe != nil {
+		end = s.target.Probe.Begin()
+	}
+	ph, err := f()
+	if end != nil {
+		if r := end(); r != nil && ph.Resources != nil {
+			r.ClientCPUSecs = ph.Resources.ClientCPUSecs
+			r.ClientCPUUtil = ph.Resources.ClientCPUUtil
+			ph.Resources = r
+		}
+	}
+	if ph.Counts != nil {
+		judgeLive(&ph, s.cores)
+		s.run.Phases = append(s.run.Phases, ph)
+	}
+	return err
+}
+
+// finish prints the summary and writes the results file.
+func (s *liveSession) finish(quiet bool, params map[string]any, err error) error {
+	s.run.Params = params
+	defer s.stop()
+	return finishRun(s.ctx, s.file, s.path, quiet, err)
+}
+
+// judgeLive says which side limited a live phase, from CPU: the client's
+// own saturation is judged by the workload; with the relay's CPU known
+// (relaybench started it), a saturated machine or a saturated relay is
+// named too.
+func judgeLive(ph *results.Phase, clientCores int) {
+	if ph.Resources == nil || ph.Duration <= 0 {
+		return
+	}
+	secs := float64(ph.Duration) / 1e9
+	client := ph.Resources.ClientCPUSecs / secs
+	relay := ph.Resources.RelayCPUSecs / secs
+	machine := float64(runtime.NumCPU())
+	if relay <= 0 {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("client CPU: %.2f cores busy (relay CPU unknown: not started by relaybench)", client))
+		return
+	}
+	ph.Notes = append(ph.Notes, fmt.Sprintf("CPU: client %.2f cores, relay %.2f cores busy, of %.0f", client, relay, machine))
+	switch {
+	case ph.ClientLimited:
+	case client+relay >= 0.9*machine && client >= relay:
+		ph.ClientLimited = true
+		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the machine's %.0f cores were saturated and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus)", machine))
+	case client+relay >= 0.9*machine:
+		ph.Notes = append(ph.Notes, "relay-limited (machine saturated, the relay using more CPU than the client): the relay had less CPU than it would alone")
+	case relay >= 0.75 && client < 0.5*float64(clientCores):
+		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: the relay kept %.2f cores busy while the client had spare CPU (%.2f of %d cores)", relay, client, clientCores))
+	default:
+		ph.Notes = append(ph.Notes, "neither side saturated its CPU: the figure is bounded by latency (round trips, waits), not by CPU")
+	}
+}
+
+type subscribeCmd struct {
+	targetFlags
+	liveKeyFlags
+	outputFlags
+	Subscribers int           `name:"sub-count" aliases:"subscribers" default:"10" help:"Subscriber connections, one live REQ each (reference: -sub-count)."`
+	Publishers  int           `default:"2" help:"Publisher connections."`
+	Channels    int           `default:"10" help:"Distinct channel tags (t) the events are spread over."`
+	Overlap     int           `default:"2" help:"Channels (or authors) each subscriber follows: above 1, one event reaches several subscribers."`
+	Filter      string        `default:"mix" enum:"tag,author,kind,mix" help:"Subscription filters: tag (#t channels), author, kind (every event reaches every subscriber), or mix (one of each in turn)."`
+	Events      int           `default:"0" help:"Fresh events to publish (default: rate×duration, else 10000)."`
+	Size        int           `default:"1024" help:"Content bytes of each fresh event."`
+	Rate        float64       `default:"0" help:"Total publish rate in events/s, open loop; 0: closed loop (--mode)."`
+	Mode        string        `default:"wait" enum:"wait,pipeline" help:"Closed loop: wait (one EVENT in flight per publisher) or pipeline (--window)."`
+	Window      int           `default:"0" help:"Unacknowledged EVENTs allowed per publisher (pipeline: 64; open loop: 1024)."`
+	Duration    time.Duration `name:"sub-duration" aliases:"duration" default:"0s" help:"Stop publishing after this (0: when all events are sent) (reference: -sub-duration)."`
+	Grace       time.Duration `default:"2s" help:"Wait this long after the last OK for late deliveries before counting the missing ones."`
+	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+}
+
+func init() {
+	register("subscribe", "Fan-out: subscribers hold live REQs while publishers send fresh events; every delivery timed and checked.", &subscribeCmd{})
+}
+
+func (c *subscribeCmd) Run(g *Globals) error {
+	s, err := startLive(g, "subscribe", c.targetFlags, c.outputFlags)
+	if err != nil {
+		return err
+	}
+	keys, err := c.keys(g.Ctx)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	s.setCorpus(keys)
+	o := workload.SubscribeOptions{
+		Subscribers: c.Subscribers, Publishers: c.Publishers, Channels: c.Channels, Overlap: c.Overlap,
+		Filter: c.Filter, Events: c.Events, Size: c.Size, Rate: c.Rate, Mode: c.Mode, Window: c.Window,
+		Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed,
+	}
+	total := int64(c.Events)
+	if total == 0 {
+		total = 10000
+		if c.Rate > 0 && c.Duration > 0 {
+			total = int64(c.Rate * c.Duration.Seconds())
+		}
+	}
+	o.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)
+	err = s.measure(func() (results.Phase, error) { return workload.Subscribe(g.Ctx, s.target.URL, keys, o) })
+	return s.finish(c.Quiet, map[string]any{
+		"subscribers": c.Subscribers, "publishers": c.Publishers, "channels": c.Channels, "overlap": c.Overlap,
+		"filter": c.Filter, "events": c.Events, "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
+		"duration": c.Duration.String(), "grace": c.Grace.String(), "store": c.Store,
+	}, err)
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/workload"
+)
+
+type sweepCmd struct {
+	targetFlags
+	liveKeyFlags
+	outputFlags
+	Sizes       []int         `default:"256,1024,4096,16384,65536,131072" help:"Content sizes in bytes (capped by the relay's announced max_message_length / max_content_length)."`
+	Events      int           `default:"2000" help:"Events per size."`
+	Publishers  int           `default:"1" help:"Publisher connections."`
+	Subscribers int           `default:"1" help:"Subscriber connections (each gets every event)."`
+	Mode        string        `default:"pipeline" enum:"wait,pipeline" help:"wait: one EVENT in flight per publisher; pipeline: up to --window."`
+	Window      int           `default:"64" help:"Pipelined: unacknowledged EVENTs per publisher."`
+	Rate        float64       `default:"0" help:"Total events/s, open loop; 0: closed loop."`
+	Duration    time.Duration `default:"0s" help:"Per size: stop publishing after this (0: all events)."`
+	Grace       time.Duration `default:"2s" help:"Wait for late deliveries this long after the last OK."`
+	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+}
+
+func init() {
+	register("sweep", "Payload sweep: publish and fan-out at each content size; msg/s, MB/s, mean, p50, p95, p99 per size.", &sweepCmd{})
+}
+
+func (c *sweepCmd) Run(g *Globals) error {
+	s, err := startLive(g, "sweep", c.targetFlags, c.outputFlags)
+	if err != nil {
+		return err
+	}
+	keys, err := c.keys(g.Ctx)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	s.setCorpus(keys)
+	lim := &nip11.Limitation{}
+	if s.info != nil {
+		lim = &s.info.Limitation
+	}
+	for _, size := range c.Sizes {
+		if g.Ctx.Err() != nil {
+			break
+		}
+		o := workload.SweepOptions{
+			Sizes: []int{size}, Events: c.Events, Publishers: c.Publishers, Subscribers: c.Subscribers,
+			Mode: c.Mode, Window: c.Window, Rate: c.Rate, Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout,
+			Seed: c.Seed, Limits: lim,
+			OnSkip: func(size int, reason string) {
+				s.run.Notes = append(s.run.Notes, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
+			},
+		}
+		var phases []results.Phase
+		update := progressFunc(s.prog)(fmt.Sprintf("Sweep at %d bytes", size), 1)
+		err = s.measure(func() (results.Phase, error) {
+			var err error
+			phases, err = workload.Sweep(g.Ctx, s.target.URL, keys, o)
+			if len(phases) == 0 {
+				return results.Phase{}, ignoreNoSize(err)
+			}
+			return phases[0], err
+		})
+		update(1)
+		if err != nil {
+			break
+		}
+	}
+	return s.finish(c.Quiet, map[string]any{
+		"sizes": c.Sizes, "events": c.Events, "publishers": c.Publishers, "subscribers": c.Subscribers,
+		"mode": c.Mode, "window": c.Window, "rate": c.Rate, "store": c.Store,
+	}, err)
+}
+
+// ignoreNoSize drops Sweep's "no size could run" error for a size that was
+// skipped (the run's notes say why).
+func ignoreNoSize(err error) error {
+	if err != nil && len(err.Error()) > 22 && err.Error()[:22] == "sweep: no size could r" {
+		return nil
+	}
+	return err
+}

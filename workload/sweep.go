@@ -1,0 +1,162 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/wire"
+)
+
+// DefaultSweepSizes are the content sizes of the payload sweep (narwhal's
+// table runs 256 B to 128 KB).
+var DefaultSweepSizes = []int{256, 1024, 4096, 16384, 65536, 131072}
+
+// sweepBudget bounds the content bytes pre-signed for one size.
+const sweepBudget = 128 << 20
+
+// SweepOptions configure the payload sweep: at each content size, a
+// fan-out run (Subscribe) with fresh events of exactly that size.
+type SweepOptions struct {
+	Sizes       []int         // content sizes in bytes (default DefaultSweepSizes)
+	Events      int           // events per size (default 2000)
+	Publishers  int           // default 1 (narwhal's table: 1 producer)
+	Subscribers int           // default 1 (1 consumer)
+	Mode        string        // ModeWait or ModePipeline (default pipeline)
+	Window      int           // pipelined window (default 64)
+	Rate        float64       // total events/s, 0: closed loop
+	Duration    time.Duration // per size: stop publishing after this (0: all Events)
+	Grace       time.Duration
+	Timeout     time.Duration
+	Seed        int64
+	Dial        wire.Options
+	// Limits are the relay's announced limits; nil: fetched from NIP-11.
+	Limits *nip11.Limitation
+	// OnSkip is told about each size that was not run, and why.
+	OnSkip func(size int, reason string)
+	// Progress is called with the size about to run.
+	Progress func(size int)
+}
+
+// Sweep runs the fan-out workload once per payload size and returns one
+// phase per size run, named "sweep/<bytes>", with msgs_per_sec (accepted
+// events), mb_per_sec (EVENT bytes sent), deliveries_per_sec, and the "ok"
+// and "deliver" latencies. A size above the relay's announced
+// max_message_length or max_content_length is skipped (OnSkip says so).
+func Sweep(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions) ([]results.Phase, error) {
+	if len(o.Sizes) == 0 {
+		o.Sizes = DefaultSweepSizes
+	}
+	if o.Events <= 0 {
+		o.Events = 2000
+	}
+	if o.Publishers <= 0 {
+		o.Publishers = 1
+	}
+	if o.Subscribers <= 0 {
+		o.Subscribers = 1
+	}
+	if o.Mode == "" {
+		o.Mode = ModePipeline
+	}
+	skip := func(size int, why string) {
+		if o.OnSkip != nil {
+			o.OnSkip(size, why)
+		}
+	}
+	lim := o.Limits
+	if lim == nil {
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		info, _, err := nip11.Fetch(ictx, url)
+		cancel()
+		if err == nil {
+			lim = &info.Limitation
+		} else {
+			lim = &nip11.Limitation{}
+		}
+	}
+	var phases []results.Phase
+	var skipped []string
+	for _, size := range o.Sizes {
+		if ctx.Err() != nil {
+			break
+		}
+		if size <= 0 {
+			skip(size, "not a positive size")
+			continue
+		}
+		if lim.MaxContentLength > 0 && size > lim.MaxContentLength {
+			why := fmt.Sprintf("content of %d bytes exceeds the relay's announced max_content_length %d", size, lim.MaxContentLength)
+			skip(size, why)
+			skipped = append(skipped, why)
+			continue
+		}
+		if o.Progress != nil {
+			o.Progress(size)
+		}
+		nonce := RunNonce()
+		seed := o.Seed + int64(size)
+		count := o.Events
+		if budget := max(200, sweepBudget/size); count > budget {
+			count = budget // pre-signed events are held in memory twice
+		}
+		fresh, err := NewFresh(ctx, c, FreshSpec{Count: count, Size: size, Seed: seed, Channels: ChannelNames(seed, nonce, 1)}, nonce)
+		if err != nil {
+			return phases, err
+		}
+		maxMsg, maxRunes := 0, 0
+		for i, raw := range fresh.Raw {
+			maxMsg = max(maxMsg, len(raw)+len(`["EVENT",]`))
+			maxRunes = max(maxRunes, utf8.RuneCountInString(fresh.Events[i].Content))
+		}
+		if lim.MaxMessageLength > 0 && maxMsg > lim.MaxMessageLength {
+			why := fmt.Sprintf("%d-byte content makes EVENT messages of up to %d bytes, above the relay's announced max_message_length %d", size, maxMsg, lim.MaxMessageLength)
+			skip(size, why)
+			skipped = append(skipped, why)
+			continue
+		}
+		if lim.MaxContentLength > 0 && maxRunes > lim.MaxContentLength {
+			why := fmt.Sprintf("%d-byte content has up to %d characters, above the relay's announced max_content_length %d", size, maxRunes, lim.MaxContentLength)
+			skip(size, why)
+			skipped = append(skipped, why)
+			continue
+		}
+		ph, err := Subscribe(ctx, url, c, SubscribeOptions{
+			Name: "sweep/" + strconv.Itoa(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
+			Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
+			Duration: o.Duration, Grace: o.Grace, Timeout: o.Timeout, Seed: seed, Dial: o.Dial, fresh: fresh,
+		})
+		if ph.Counts == nil { // never started
+			if err != nil {
+				return phases, fmt.Errorf("sweep %d bytes: %w", size, err)
+			}
+			continue
+		}
+		ph.Workload = "sweep"
+		ph.Params["size"] = size
+		ph.Params["max_message_bytes"] = maxMsg
+		ph.Rates["msgs_per_sec"] = ph.Rates["events_per_sec"]
+		ph.Notes = append([]string{fmt.Sprintf("payload sweep at %d content bytes (EVENT messages up to %d bytes): msgs_per_sec counts accepted events, mb_per_sec the EVENT bytes sent", size, maxMsg)}, ph.Notes...)
+		if count < o.Events {
+			ph.Notes = append(ph.Notes, fmt.Sprintf("%d events instead of %d at this size: the pre-signed events are kept in memory (budget %d MB)", count, o.Events, sweepBudget>>20))
+		}
+		phases = append(phases, ph)
+		if err != nil {
+			return phases, fmt.Errorf("sweep %d bytes: %w", size, err)
+		}
+	}
+	if len(phases) > 0 && len(skipped) > 0 {
+		for _, s := range skipped {
+			phases[0].Notes = append(phases[0].Notes, "sweep size skipped: "+s)
+		}
+	}
+	if len(phases) == 0 && ctx.Err() == nil {
+		return nil, fmt.Errorf("sweep: no size could run (%d skipped)", len(skipped))
+	}
+	return phases, ctx.Err()
+}
