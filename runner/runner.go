@@ -33,8 +33,27 @@ type Target struct {
 	Probe   Probe // nil when the relay is not ours to observe
 }
 
+// Env is what a workload gets to run against a relay.
+type Env struct {
+	URL    string
+	Corpus *corpus.Corpus
+	Info   *nip11.Info    // nil when the relay serves no NIP-11 document
+	Live   []*nostr.Event // what the relay should hold after the publish phase (nil if none ran)
+	// Progress makes a progress reporter (never nil).
+	Progress func(label string, total int64) func(done int64)
+}
+
+// Workload is one more timed workload run after publish and query (live
+// traffic, open-loop load, sweeps). It returns one phase or several.
+type Workload struct {
+	Name string
+	Run  func(ctx context.Context, env Env) ([]results.Phase, error)
+}
+
 // Config is what to run.
 type Config struct {
+	// Workloads run after the publish and query phases, in order.
+	Workloads   []Workload
 	Publish     workload.PublishOptions
 	SkipPublish bool
 	Query       workload.QueryOptions
@@ -62,6 +81,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 	info, raw, err := nip11.Fetch(ictx, t.URL)
 	cancel()
 	if err != nil {
+		info = nil
 		run.Notes = append(run.Notes, "no NIP-11 document: "+err.Error())
 	} else {
 		run.Relay.NIP11 = raw
@@ -119,7 +139,52 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			return run, fmt.Errorf("query: %w", err)
 		}
 	}
+	env := Env{URL: t.URL, Corpus: c, Info: info, Progress: cfg.Progress}
+	if env.Progress == nil {
+		env.Progress = func(string, int64) func(int64) { return func(int64) {} }
+	}
+	if model != nil {
+		env.Live = model.Live
+	}
+	for _, w := range cfg.Workloads {
+		if ctx.Err() != nil {
+			break
+		}
+		phases, err := RunWorkload(ctx, w, env, t.Probe, cfg.ClientCores)
+		run.Phases = append(run.Phases, phases...)
+		if err != nil {
+			return run, fmt.Errorf("%s: %w", w.Name, err)
+		}
+	}
 	return run, ctx.Err()
+}
+
+// RunWorkload runs w with the relay's resources sampled around it. A
+// workload that returns one phase gets the relay's resource use of its whole
+// run; the phases of a multi-phase workload (a sweep) get the client's only,
+// and a note says so.
+func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCores int) ([]results.Phase, error) {
+	end := begin(probe)
+	phases, err := w.Run(ctx, env)
+	var relay *results.Resources
+	if end != nil {
+		relay = end()
+	}
+	for i := range phases {
+		ph := &phases[i]
+		if ph.Resources == nil {
+			ph.Resources = &results.Resources{}
+		}
+		if relay != nil && len(phases) == 1 {
+			client := ph.Resources.ClientCPUSecs
+			*ph.Resources = *relay
+			ph.Resources.ClientCPUSecs = client
+		} else if relay != nil {
+			ph.Notes = append(ph.Notes, fmt.Sprintf("relay resources were sampled over the whole %s workload (%d phases): relay CPU %.2f s, peak RSS %d bytes", w.Name, len(phases), relay.RelayCPUSecs, relay.RelayPeakRSS))
+		}
+		judgeClient(ph, clientCores)
+	}
+	return phases, err
 }
 
 func begin(p Probe) func() *results.Resources {
@@ -146,7 +211,8 @@ func finish(ph *results.Phase, end func() *results.Resources, clientCores int) {
 
 // judgeClient marks a phase client-limited when the client used (nearly) all
 // the CPU it may use, or when the machine was saturated and the client used
-// at least as much of it as the relay.
+// at least as much of it as the relay; otherwise it notes which side, if
+// any, was CPU-bound, so that every figure says what limited it.
 func judgeClient(ph *results.Phase, clientCores int) {
 	if ph.Duration <= 0 || ph.Resources == nil {
 		return
@@ -160,14 +226,23 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	relay := ph.Resources.RelayCPUSecs / secs
 	ph.Resources.ClientCPUUtil = client / cores
 	machine := float64(runtime.NumCPU())
+	note := func(format string, a ...any) { ph.Notes = append(ph.Notes, fmt.Sprintf(format, a...)) }
 	switch {
+	case ph.ClientLimited:
+		// the workload already found the client to be the limit
 	case client >= 0.9*cores:
 		ph.ClientLimited = true
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", client, cores))
-	case relay > 0 && client+relay >= 0.9*machine && client >= relay:
+		note("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", client, cores)
+	case relay <= 0:
+		note("client CPU: %.2f cores busy (relay CPU unknown: relaybench did not start this relay)", client)
+	case client+relay >= 0.9*machine && client >= relay:
 		ph.ClientLimited = true
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the machine's %.0f cores were saturated (client %.2f, relay %.2f cores) and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus) or use a bigger machine", machine, client, relay))
-	case relay > 0 && client+relay >= 0.9*machine:
-		ph.Notes = append(ph.Notes, fmt.Sprintf("machine saturated: client %.2f + relay %.2f cores of %.0f; the relay had less CPU than it would alone", client, relay, machine))
+		note("client-limited: the machine's %.0f cores were saturated (client %.2f, relay %.2f cores) and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus) or use a bigger machine", machine, client, relay)
+	case client+relay >= 0.9*machine:
+		note("relay-limited, machine saturated: client %.2f + relay %.2f cores of %.0f; the relay had less CPU than it would alone", client, relay, machine)
+	case relay >= 0.75:
+		note("relay-limited: the relay kept %.2f cores busy while the client had spare CPU (%.2f of %.0f cores)", relay, client, cores)
+	default:
+		note("neither side saturated its CPU (client %.2f, relay %.2f cores): the figure is bounded by latency (round trips, waits), not CPU", client, relay)
 	}
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"strconv"
@@ -22,6 +23,11 @@ const sweepBudget = 128 << 20
 
 // SweepOptions configure the payload sweep: at each content size, a
 // fan-out run (Subscribe) with fresh events of exactly that size.
+// ErrNoSize is returned by Sweep when every size was skipped (too large for
+// the relay's announced limits).
+var ErrNoSize = errors.New("sweep: no size could run")
+
+// SweepOptions configure Sweep.
 type SweepOptions struct {
 	Sizes       []int         // content sizes in bytes (default DefaultSweepSizes)
 	Events      int           // events per size (default 2000)
@@ -156,7 +162,7 @@ func Sweep(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions) ([
 		}
 	}
 	if len(phases) == 0 && ctx.Err() == nil {
-		return nil, fmt.Errorf("sweep: no size could run (%d skipped)", len(skipped))
+		return nil, fmt.Errorf("%w (%d skipped)", ErrNoSize, len(skipped))
 	}
 	return phases, ctx.Err()
 }

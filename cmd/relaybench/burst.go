@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -39,19 +41,26 @@ func (c *burstCmd) Run(g *Globals) error {
 		return err
 	}
 	s.setCorpus(keys)
-	total := int64(c.Bursts * c.BurstSize)
-	if c.BetweenRate > 0 {
-		total += int64(c.BetweenRate * (time.Duration(c.Bursts) * c.Every).Seconds())
-	}
-	o := workload.BurstOptions{
-		Bursts: c.Bursts, BurstSize: c.BurstSize, Every: c.Every, Connections: c.Connections, Window: c.Window,
-		BetweenRate: c.BetweenRate, RecoveryWithin: c.RecoveryWithin, RecoveryRun: c.RecoveryRun,
-		Size: c.Size, Timeout: c.Timeout, Seed: c.Seed,
-		Progress: progressFunc(s.prog)(fmt.Sprintf("Sending %d bursts of %d events", c.Bursts, c.BurstSize), total),
-	}
-	err = s.measure(func() (results.Phase, error) { return workload.Burst(g.Ctx, s.target.URL, keys, o) })
+	err = s.measure(c.workload(), keys, nil)
 	return s.finish(c.Quiet, map[string]any{
 		"bursts": c.Bursts, "burst_size": c.BurstSize, "every": c.Every.String(), "connections": c.Connections,
 		"window": c.Window, "between_rate": c.BetweenRate, "size": c.Size, "store": c.Store,
 	}, err)
+}
+
+// workload is the burst workload with this command's options.
+func (c *burstCmd) workload() runner.Workload {
+	return runner.Workload{Name: "burst", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		total := int64(c.Bursts * c.BurstSize)
+		if c.BetweenRate > 0 {
+			total += int64(c.BetweenRate * (time.Duration(c.Bursts) * c.Every).Seconds())
+		}
+		o := workload.BurstOptions{
+			Bursts: c.Bursts, BurstSize: c.BurstSize, Every: c.Every, Connections: c.Connections, Window: c.Window,
+			BetweenRate: c.BetweenRate, RecoveryWithin: c.RecoveryWithin, RecoveryRun: c.RecoveryRun,
+			Size: c.Size, Timeout: c.Timeout, Seed: c.Seed,
+			Progress: env.Progress(fmt.Sprintf("Sending %d bursts of %d events", c.Bursts, c.BurstSize), total),
+		}
+		return onePhase(workload.Burst(ctx, env.URL, env.Corpus, o))
+	}}
 }

@@ -27,6 +27,7 @@ type compareCmd struct {
 	corpusFlags
 	publishFlags
 	queryFlags
+	workloadFlags
 	outputFlags
 }
 
@@ -36,6 +37,10 @@ func init() {
 
 func (c *compareCmd) Run(g *Globals) error {
 	ctx := g.Ctx
+	extra, err := c.workloadFlags.build()
+	if err != nil {
+		return err
+	}
 	if c.Repeat < 1 {
 		return fmt.Errorf("--repeat %d: want 1 or more", c.Repeat)
 	}
@@ -79,6 +84,7 @@ func (c *compareCmd) Run(g *Globals) error {
 		return err
 	}
 	cfg := runner.Config{
+		Workloads:   extra,
 		Publish:     c.publishFlags.options(),
 		SkipPublish: c.SkipPublish,
 		Query:       c.queryFlags.options(c.Seed, c.Timeout),

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -33,12 +35,19 @@ func (c *lifecycleCmd) Run(g *Globals) error {
 		return err
 	}
 	s.setCorpus(keys)
-	o := workload.LifecycleOptions{
-		Events: c.Events, Size: c.Size, Timeout: c.Timeout, ReadTimeout: c.ReadTimeout, Seed: c.Seed,
-		Progress: progressFunc(s.prog)(fmt.Sprintf("Timing %d events", c.Events), int64(c.Events)),
-	}
-	err = s.measure(func() (results.Phase, error) { return workload.Lifecycle(g.Ctx, s.target.URL, keys, o) })
+	err = s.measure(c.workload(), keys, nil)
 	return s.finish(c.Quiet, map[string]any{
 		"events": c.Events, "size": c.Size, "timeout": c.Timeout.String(), "read_timeout": c.ReadTimeout.String(), "store": c.Store,
 	}, err)
+}
+
+// workload is the lifecycle workload with this command's options.
+func (c *lifecycleCmd) workload() runner.Workload {
+	return runner.Workload{Name: "lifecycle", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		o := workload.LifecycleOptions{
+			Events: c.Events, Size: c.Size, Timeout: c.Timeout, ReadTimeout: c.ReadTimeout, Seed: c.Seed,
+			Progress: env.Progress(fmt.Sprintf("Timing %d events", c.Events), int64(c.Events)),
+		}
+		return onePhase(workload.Lifecycle(ctx, env.URL, env.Corpus, o))
+	}}
 }

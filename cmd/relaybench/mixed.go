@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -40,50 +42,63 @@ func (c *mixedCmd) Run(g *Globals) error {
 		return err
 	}
 	s.setCorpus(crp)
-	source := crp.Events
+	var live []*nostr.Event
 	if !c.SkipPreload {
 		// The queries need data: publish the corpus first (its own phase).
-		all := make([]int, len(crp.Events))
-		for i := range all {
-			all[i] = i
-		}
-		po := workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Timeout: c.Timeout}
-		po.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events to %s", len(all), s.target.URL), int64(len(all)))
-		err = s.measure(func() (results.Phase, error) {
-			pr, err := workload.Publish(g.Ctx, s.target.URL, crp, all, po)
+		preload := runner.Workload{Name: "preload", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+			all := make([]int, len(crp.Events))
+			for i := range all {
+				all[i] = i
+			}
+			po := workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Timeout: c.Timeout}
+			po.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %s", len(all), env.URL), int64(len(all)))
+			pr, err := workload.Publish(ctx, env.URL, crp, all, po)
 			if pr == nil {
-				return results.Phase{}, err
+				return nil, err
 			}
 			acc := make([]*nostr.Event, 0, len(all))
-			for _, i := range pr.AcceptedIndexes() {
+			for _, i := range pr.StoredIndexes() {
 				acc = append(acc, crp.Events[i])
 			}
-			source = workload.NewModel(acc).Live
+			live = workload.NewModel(acc).Live
 			pr.Phase.Notes = append(pr.Phase.Notes, "preload for the mixed workload: the corpus the queries are drawn from")
-			return pr.Phase, err
-		})
-		if err != nil {
+			return []results.Phase{pr.Phase}, err
+		}}
+		if err := s.measure(preload, crp, nil); err != nil {
 			return s.finish(c.Quiet, nil, err)
 		}
 	}
-	maxLimit := 0
-	if s.info != nil {
-		maxLimit = s.info.Limitation.MaxLimit
-	}
-	o := workload.MixedOptions{
-		Duration: c.Duration, PublishRate: c.PublishRate, QueryRate: c.QueryRate, Publishers: c.Publishers,
-		Queriers: c.Queriers, Window: c.Window, Size: c.Size, Limit: c.QueryLimit, Timeout: c.Timeout,
-		Seed: c.Seed, RelayCap: maxLimit, Source: source,
-		Progress: func(part string) {
-			if !c.NoProgress {
-				fmt.Fprintf(os.Stderr, "mixed: %s (%v)\n", part, c.Duration)
-			}
-		},
-	}
-	err = s.measure(func() (results.Phase, error) { return workload.Mixed(g.Ctx, s.target.URL, crp, o) })
+	err = s.measure(c.workload(), crp, live)
 	return s.finish(c.Quiet, map[string]any{
 		"duration": c.Duration.String(), "publish_rate": c.PublishRate, "query_rate": c.QueryRate,
 		"publishers": c.Publishers, "queriers": c.Queriers, "query_limit": c.QueryLimit, "events": c.Events,
 		"size": c.Size, "store": c.Store, "skip_preload": c.SkipPreload,
 	}, err)
+}
+
+// workload is the mixed read/write workload with this command's options.
+// Queries are drawn from what the relay holds (env.Live) or, when nothing
+// was published in this run, from the corpus.
+func (c *mixedCmd) workload() runner.Workload {
+	return runner.Workload{Name: "mixed", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		source := env.Live
+		if source == nil {
+			source = env.Corpus.Events
+		}
+		maxLimit := 0
+		if env.Info != nil {
+			maxLimit = env.Info.Limitation.MaxLimit
+		}
+		o := workload.MixedOptions{
+			Duration: c.Duration, PublishRate: c.PublishRate, QueryRate: c.QueryRate, Publishers: c.Publishers,
+			Queriers: c.Queriers, Window: c.Window, Size: c.Size, Limit: c.QueryLimit, Timeout: c.Timeout,
+			Seed: c.Seed, RelayCap: maxLimit, Source: source,
+			Progress: func(part string) {
+				if !c.NoProgress {
+					fmt.Fprintf(os.Stderr, "mixed: %s (%v)\n", part, c.Duration)
+				}
+			},
+		}
+		return onePhase(workload.Mixed(ctx, env.URL, env.Corpus, o))
+	}}
 }

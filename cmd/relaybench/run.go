@@ -23,6 +23,7 @@ type runCmd struct {
 	corpusFlags
 	publishFlags
 	queryFlags
+	workloadFlags
 	outputFlags
 }
 
@@ -32,6 +33,10 @@ func init() {
 
 func (c *runCmd) Run(g *Globals) error {
 	ctx := g.Ctx
+	extra, err := c.workloadFlags.build()
+	if err != nil {
+		return err
+	}
 	started := time.Now()
 	path, err := c.resultsPath("run", started)
 	if err != nil {
@@ -53,6 +58,7 @@ func (c *runCmd) Run(g *Globals) error {
 	defer stop()
 
 	cfg := runner.Config{
+		Workloads:   extra,
 		Publish:     c.publishFlags.options(),
 		SkipPublish: c.SkipPublish,
 		Query:       c.queryFlags.options(c.Seed, c.Timeout),

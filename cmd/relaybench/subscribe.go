@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
@@ -99,27 +99,27 @@ func (s *liveSession) setCorpus(c *corpus.Corpus) {
 
 // measure runs one workload with the relay's resource use sampled (when
 // relaybench started the relay) and adds its phase to the run.
-func (s *liveSession) measure(f func() (results.Phase, error)) error {
-	var end func() *results.Resources
-	if s.target.Probe != nil {
-		end = s.target.Probe.Begin()
-	}
-	ph, err := f()
-	if end != nil {
-		if r := end(); r != nil && ph.Resources != nil {
-			r.ClientCPUSecs = ph.Resources.ClientCPUSecs
-			r.ClientCPUUtil = ph.Resources.ClientCPUUtil
-			ph.Resources = r
+// measure runs w against the session's relay, with the relay's resources
+// sampled around it, and keeps the phases it measured.
+func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr.Event) error {
+	env := runner.Env{URL: s.target.URL, Corpus: c, Info: s.info, Live: live, Progress: progressFunc(s.prog)}
+	phases, err := runner.RunWorkload(s.ctx, w, env, s.target.Probe, s.cores)
+	for _, ph := range phases {
+		if ph.Counts != nil {
+			s.run.Phases = append(s.run.Phases, ph)
 		}
-	}
-	if ph.Counts != nil {
-		judgeLive(&ph, s.cores)
-		s.run.Phases = append(s.run.Phases, ph)
 	}
 	return err
 }
 
-// finish prints the summary and writes the results file.
+// onePhase adapts a single-phase workload's result.
+func onePhase(ph results.Phase, err error) ([]results.Phase, error) {
+	if ph.Counts == nil {
+		return nil, err
+	}
+	return []results.Phase{ph}, err
+}
+
 func (s *liveSession) finish(quiet bool, params map[string]any, err error) error {
 	s.run.Params = params
 	defer s.stop()
@@ -130,33 +130,6 @@ func (s *liveSession) finish(quiet bool, params map[string]any, err error) error
 // own saturation is judged by the workload; with the relay's CPU known
 // (relaybench started it), a saturated machine or a saturated relay is
 // named too.
-func judgeLive(ph *results.Phase, clientCores int) {
-	if ph.Resources == nil || ph.Duration <= 0 {
-		return
-	}
-	secs := float64(ph.Duration) / 1e9
-	client := ph.Resources.ClientCPUSecs / secs
-	relay := ph.Resources.RelayCPUSecs / secs
-	machine := float64(runtime.NumCPU())
-	if relay <= 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client CPU: %.2f cores busy (relay CPU unknown: not started by relaybench)", client))
-		return
-	}
-	ph.Notes = append(ph.Notes, fmt.Sprintf("CPU: client %.2f cores, relay %.2f cores busy, of %.0f", client, relay, machine))
-	switch {
-	case ph.ClientLimited:
-	case client+relay >= 0.9*machine && client >= relay:
-		ph.ClientLimited = true
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the machine's %.0f cores were saturated and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus)", machine))
-	case client+relay >= 0.9*machine:
-		ph.Notes = append(ph.Notes, "relay-limited (machine saturated, the relay using more CPU than the client): the relay had less CPU than it would alone")
-	case relay >= 0.75 && client < 0.5*float64(clientCores):
-		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: the relay kept %.2f cores busy while the client had spare CPU (%.2f of %d cores)", relay, client, clientCores))
-	default:
-		ph.Notes = append(ph.Notes, "neither side saturated its CPU: the figure is bounded by latency (round trips, waits), not by CPU")
-	}
-}
-
 type subscribeCmd struct {
 	targetFlags
 	liveKeyFlags
@@ -191,23 +164,30 @@ func (c *subscribeCmd) Run(g *Globals) error {
 		return err
 	}
 	s.setCorpus(keys)
-	o := workload.SubscribeOptions{
-		Subscribers: c.Subscribers, Publishers: c.Publishers, Channels: c.Channels, Overlap: c.Overlap,
-		Filter: c.Filter, Events: c.Events, Size: c.Size, Rate: c.Rate, Mode: c.Mode, Window: c.Window,
-		Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed,
-	}
-	total := int64(c.Events)
-	if total == 0 {
-		total = 10000
-		if c.Rate > 0 && c.Duration > 0 {
-			total = int64(c.Rate * c.Duration.Seconds())
-		}
-	}
-	o.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)
-	err = s.measure(func() (results.Phase, error) { return workload.Subscribe(g.Ctx, s.target.URL, keys, o) })
+	err = s.measure(c.workload(), keys, nil)
 	return s.finish(c.Quiet, map[string]any{
 		"subscribers": c.Subscribers, "publishers": c.Publishers, "channels": c.Channels, "overlap": c.Overlap,
 		"filter": c.Filter, "events": c.Events, "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
 		"duration": c.Duration.String(), "grace": c.Grace.String(), "store": c.Store,
 	}, err)
+}
+
+// workload is the fan-out workload with this command's options.
+func (c *subscribeCmd) workload() runner.Workload {
+	return runner.Workload{Name: "subscribe", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		o := workload.SubscribeOptions{
+			Subscribers: c.Subscribers, Publishers: c.Publishers, Channels: c.Channels, Overlap: c.Overlap,
+			Filter: c.Filter, Events: c.Events, Size: c.Size, Rate: c.Rate, Mode: c.Mode, Window: c.Window,
+			Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed,
+		}
+		total := int64(c.Events)
+		if total == 0 {
+			total = 10000
+			if c.Rate > 0 && c.Duration > 0 {
+				total = int64(c.Rate * c.Duration.Seconds())
+			}
+		}
+		o.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)
+		return onePhase(workload.Subscribe(ctx, env.URL, env.Corpus, o))
+	}}
 }

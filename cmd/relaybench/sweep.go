@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -40,48 +44,39 @@ func (c *sweepCmd) Run(g *Globals) error {
 		return err
 	}
 	s.setCorpus(keys)
-	lim := &nip11.Limitation{}
-	if s.info != nil {
-		lim = &s.info.Limitation
-	}
-	for _, size := range c.Sizes {
-		if g.Ctx.Err() != nil {
-			break
-		}
-		o := workload.SweepOptions{
-			Sizes: []int{size}, Events: c.Events, Publishers: c.Publishers, Subscribers: c.Subscribers,
-			Mode: c.Mode, Window: c.Window, Rate: c.Rate, Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout,
-			Seed: c.Seed, Limits: lim,
-			OnSkip: func(size int, reason string) {
-				s.run.Notes = append(s.run.Notes, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
-			},
-		}
-		var phases []results.Phase
-		update := progressFunc(s.prog)(fmt.Sprintf("Sweep at %d bytes", size), 1)
-		err = s.measure(func() (results.Phase, error) {
-			var err error
-			phases, err = workload.Sweep(g.Ctx, s.target.URL, keys, o)
-			if len(phases) == 0 {
-				return results.Phase{}, ignoreNoSize(err)
-			}
-			return phases[0], err
-		})
-		update(1)
-		if err != nil {
-			break
-		}
-	}
+	err = s.measure(c.workload(), keys, nil)
 	return s.finish(c.Quiet, map[string]any{
 		"sizes": c.Sizes, "events": c.Events, "publishers": c.Publishers, "subscribers": c.Subscribers,
 		"mode": c.Mode, "window": c.Window, "rate": c.Rate, "store": c.Store,
 	}, err)
 }
 
-// ignoreNoSize drops Sweep's "no size could run" error for a size that was
-// skipped (the run's notes say why).
-func ignoreNoSize(err error) error {
-	if err != nil && len(err.Error()) > 22 && err.Error()[:22] == "sweep: no size could r" {
-		return nil
-	}
-	return err
+// workload is the payload sweep with this command's options: one phase per
+// size, "sweep/<bytes>"; sizes above the relay's announced limits are skipped
+// and the first phase's notes say why.
+func (c *sweepCmd) workload() runner.Workload {
+	return runner.Workload{Name: "sweep", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		lim := &nip11.Limitation{}
+		if env.Info != nil {
+			lim = &env.Info.Limitation
+		}
+		var skipped []string
+		o := workload.SweepOptions{
+			Sizes: c.Sizes, Events: c.Events, Publishers: c.Publishers, Subscribers: c.Subscribers,
+			Mode: c.Mode, Window: c.Window, Rate: c.Rate, Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout,
+			Seed: c.Seed, Limits: lim,
+			OnSkip: func(size int, reason string) {
+				skipped = append(skipped, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
+			},
+		}
+		update := env.Progress(fmt.Sprintf("Sweeping %d sizes", len(c.Sizes)), 1)
+		phases, err := workload.Sweep(ctx, env.URL, env.Corpus, o)
+		update(1)
+		if len(phases) > 0 {
+			phases[0].Notes = append(phases[0].Notes, skipped...)
+		} else if errors.Is(err, workload.ErrNoSize) {
+			err = fmt.Errorf("%w: %s", err, strings.Join(skipped, "; "))
+		}
+		return phases, err
+	}}
 }

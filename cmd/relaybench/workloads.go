@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/relaybench/relaybench/runner"
+)
+
+// workloadFlags selects more workloads for run and compare, run after the
+// publish and query phases on each relay.
+type workloadFlags struct {
+	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep."`
+}
+
+// extraWorkloads maps a workload name to its subcommand, whose defaults and
+// workload() method make the runner.Workload.
+var extraWorkloads = map[string]func() interface{ workload() runner.Workload }{
+	"subscribe": func() interface{ workload() runner.Workload } { return &subscribeCmd{} },
+	"mixed":     func() interface{ workload() runner.Workload } { return &mixedCmd{} },
+	"burst":     func() interface{ workload() runner.Workload } { return &burstCmd{} },
+	"lifecycle": func() interface{ workload() runner.Workload } { return &lifecycleCmd{} },
+	"sweep":     func() interface{ workload() runner.Workload } { return &sweepCmd{} },
+}
+
+// build returns the selected workloads, each configured with its
+// subcommand's defaults.
+func (f workloadFlags) build() ([]runner.Workload, error) {
+	var out []runner.Workload
+	for _, name := range f.Workloads {
+		name = strings.TrimSpace(name)
+		if name == "" || name == "publish" || name == "query" {
+			continue // always run unless skipped with -skip-publish / -skip-query
+		}
+		mk, ok := extraWorkloads[name]
+		if !ok {
+			known := make([]string, 0, len(extraWorkloads))
+			for k := range extraWorkloads {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("--workloads: unknown workload %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		cmd := mk()
+		if err := kong.ApplyDefaults(cmd); err != nil {
+			return nil, fmt.Errorf("--workloads %s: %w", name, err)
+		}
+		out = append(out, cmd.workload())
+	}
+	return out, nil
+}
