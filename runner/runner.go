@@ -41,6 +41,11 @@ type Env struct {
 	Live   []*nostr.Event // what the relay should hold after the publish phase (nil if none ran)
 	// Progress makes a progress reporter (never nil).
 	Progress func(label string, total int64) func(done int64)
+	// Sample starts sampling the relay's resources and returns the function
+	// that ends it (nil when the relay is not ours to observe). Workloads
+	// with several phases use it to sample each phase; RunWorkload samples
+	// single-phase workloads itself.
+	Sample func() (end func() *results.Resources)
 }
 
 // Workload is one more timed workload run after publish and query (live
@@ -164,6 +169,9 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 // run; the phases of a multi-phase workload (a sweep) get the client's only,
 // and a note says so.
 func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCores int) ([]results.Phase, error) {
+	if probe != nil {
+		env.Sample = probe.Begin
+	}
 	end := begin(probe)
 	phases, err := w.Run(ctx, env)
 	var relay *results.Resources
@@ -175,16 +183,27 @@ func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCo
 		if ph.Resources == nil {
 			ph.Resources = &results.Resources{}
 		}
-		if relay != nil && len(phases) == 1 {
-			client := ph.Resources.ClientCPUSecs
-			*ph.Resources = *relay
-			ph.Resources.ClientCPUSecs = client
-		} else if relay != nil {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("relay resources were sampled over the whole %s workload (%d phases): relay CPU %.2f s, peak RSS %d bytes", w.Name, len(phases), relay.RelayCPUSecs, relay.RelayPeakRSS))
+		if relay != nil && len(phases) == 1 && ph.Resources.RelayCPUSecs == 0 {
+			MergeRelay(ph, relay)
 		}
 		judgeClient(ph, clientCores)
 	}
 	return phases, err
+}
+
+// MergeRelay puts the relay's resource use into a phase, keeping the
+// client's CPU the workload measured.
+func MergeRelay(ph *results.Phase, relay *results.Resources) {
+	if relay == nil {
+		return
+	}
+	client := 0.0
+	if ph.Resources != nil {
+		client = ph.Resources.ClientCPUSecs
+	}
+	r := *relay
+	r.ClientCPUSecs = client
+	ph.Resources = &r
 }
 
 func begin(p Probe) func() *results.Resources {
@@ -201,10 +220,7 @@ func finish(ph *results.Phase, end func() *results.Resources, clientCores int) {
 		ph.Resources = &results.Resources{}
 	}
 	if end != nil {
-		if r := end(); r != nil {
-			r.ClientCPUSecs = ph.Resources.ClientCPUSecs
-			ph.Resources = r
-		}
+		MergeRelay(ph, end())
 	}
 	judgeClient(ph, clientCores)
 }

@@ -69,13 +69,38 @@ func (c *sweepCmd) workload() runner.Workload {
 				skipped = append(skipped, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
 			},
 		}
-		update := env.Progress(fmt.Sprintf("Sweeping %d sizes", len(c.Sizes)), 1)
-		phases, err := workload.Sweep(ctx, env.URL, env.Corpus, o)
-		update(1)
+		// One size at a time, so that each size's phase gets the relay's
+		// resource use during that size alone.
+		update := env.Progress(fmt.Sprintf("Sweeping %d sizes", len(c.Sizes)), int64(len(c.Sizes)))
+		var phases []results.Phase
+		var err error
+		for i, size := range c.Sizes {
+			if ctx.Err() != nil {
+				break
+			}
+			o.Sizes = []int{size}
+			var end func() *results.Resources
+			if env.Sample != nil {
+				end = env.Sample()
+			}
+			got, serr := workload.Sweep(ctx, env.URL, env.Corpus, o)
+			if end != nil {
+				r := end()
+				for j := range got {
+					runner.MergeRelay(&got[j], r)
+				}
+			}
+			phases = append(phases, got...)
+			update(int64(i + 1))
+			if serr != nil && !errors.Is(serr, workload.ErrNoSize) {
+				err = serr
+				break
+			}
+		}
 		if len(phases) > 0 {
 			phases[0].Notes = append(phases[0].Notes, skipped...)
-		} else if errors.Is(err, workload.ErrNoSize) {
-			err = fmt.Errorf("%w: %s", err, strings.Join(skipped, "; "))
+		} else if err == nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w: %s", workload.ErrNoSize, strings.Join(skipped, "; "))
 		}
 		return phases, err
 	}}
