@@ -7,11 +7,15 @@ require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/btcsuite/btcd/btcec/v2 v2.3.5
 	github.com/coder/websocket v1.8.15
+	github.com/dgraph-io/badger/v4 v4.5.0
+	github.com/fasthttp/websocket v1.5.12
 	github.com/fiatjaf/eventstore v0.16.2
 	github.com/fiatjaf/khatru v0.19.1
 	github.com/nbd-wtf/go-nostr v0.52.3
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/vbauerster/mpb/v8 v8.9.3
+	golang.org/x/image v0.30.0
+	golang.org/x/sys v0.32.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -35,10 +39,8 @@ require (
 	github.com/cloudwego/base64x v0.1.5 // indirect
 	github.com/decred/dcrd/crypto/blake256 v1.1.0 // indirect
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.0 // indirect
-	github.com/dgraph-io/badger/v4 v4.5.0 // indirect
 	github.com/dgraph-io/ristretto/v2 v2.1.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
-	github.com/fasthttp/websocket v1.5.12 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/google/flatbuffers v24.12.23+incompatible // indirect
@@ -66,9 +68,7 @@ require (
 	go.opencensus.io v0.24.0 // indirect
 	golang.org/x/arch v0.16.0 // indirect
 	golang.org/x/exp v0.0.0-20250305212735-054e65f0b394 // indirect
-	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/net v0.37.0 // indirect
-	golang.org/x/sys v0.32.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	google.golang.org/protobuf v1.36.2 // indirect
 )
