@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/workload"
+)
+
+type findMaxCmd struct {
+	targetFlags
+	liveKeyFlags
+	outputFlags
+	Size         int           `default:"1024" help:"Content bytes of each published event."`
+	P99          time.Duration `name:"p99" default:"50ms" help:"Latency target: corrected OK p99 (from each event's intended send time) of a passing step."`
+	MaxDrops     int64         `name:"max-drops" default:"0" help:"Most ops a passing step may drop (not started within --load-max-lateness)."`
+	MaxRefusals  int64         `name:"max-refusals" default:"0" help:"Most refusals (OK false, rate-limited: included) a passing step may get."`
+	StartRate    float64       `name:"start-rate" default:"1000" help:"Rate of the first step, events/s; doubled until a step fails, then bisected."`
+	MaxRate      float64       `name:"max-rate" default:"1000000" help:"Never offer more than this, events/s."`
+	StepDuration time.Duration `name:"step-duration" default:"10s" help:"Length of each constant-rate step."`
+	Precision    float64       `default:"0.05" help:"Stop when the lowest failing rate is within this fraction of the highest passing one."`
+	MaxSteps     int           `name:"max-steps" default:"25" help:"Most steps to run."`
+	Pool         int           `name:"load-pool" default:"1000" help:"Most events in flight at once."`
+	Connections  int           `name:"load-connections" default:"0" help:"Connections the events are spread over (default min(--load-pool, 8))."`
+	MaxLateness  time.Duration `name:"load-max-lateness" default:"1s" help:"An event that cannot be sent within this of its intended time is dropped (counted)."`
+	Warmup       time.Duration `name:"load-warmup" default:"0s" help:"Start of each step left out of latency (default min(2s, step/5))."`
+	MaxEvents    int           `name:"load-max-events" default:"2000000" help:"Stop before a step needing more distinct pre-signed events than this."`
+	Constraints  string        `name:"load-constraints" placeholder:"CPU,MEM" help:"Run the relay relaybench starts under these limits (cgroups), e.g. cpu=0.5,mem=256M."`
+	Timeout      time.Duration `default:"10s" help:"How long an EVENT may wait for its OK."`
+}
+
+func init() {
+	register("find-max", "Search for the highest constant publish rate the relay sustains within a latency target (fresh events each step, warm-up excluded).", &findMaxCmd{})
+}
+
+func (c *findMaxCmd) Run(g *Globals) error {
+	switch {
+	case c.Size < 1:
+		return fmt.Errorf("--size %d: want at least 1 byte", c.Size)
+	case c.Pool < 1:
+		return fmt.Errorf("--load-pool %d: want at least 1", c.Pool)
+	case c.MaxSteps < 1:
+		return fmt.Errorf("--max-steps %d: want at least 1", c.MaxSteps)
+	case c.P99 <= 0:
+		return fmt.Errorf("--p99 %v: want a positive duration", c.P99)
+	case c.StepDuration <= 0:
+		return fmt.Errorf("--step-duration %v: want a positive duration", c.StepDuration)
+	case c.Precision <= 0 || c.Precision >= 1:
+		return fmt.Errorf("--precision %v: want a fraction between 0 and 1", c.Precision)
+	case c.StartRate <= 0 || c.MaxRate < c.StartRate:
+		return fmt.Errorf("--start-rate %g, --max-rate %g: want 0 < start ≤ max", c.StartRate, c.MaxRate)
+	case c.Warmup < 0 || c.Warmup >= c.StepDuration:
+		return fmt.Errorf("--load-warmup %v: want ≥ 0 and shorter than --step-duration %v", c.Warmup, c.StepDuration)
+	}
+	if c.Constraints != "" {
+		if _, err := harness.ParseLimits(c.Constraints); err != nil {
+			return err
+		}
+	}
+	s, err := startLive(g, "find-max", c.targetFlags, c.outputFlags)
+	if err != nil {
+		return err
+	}
+	params := map[string]any{
+		"p99": c.P99.String(), "max_drops": c.MaxDrops, "max_refusals": c.MaxRefusals, "start_rate": c.StartRate,
+		"max_rate": c.MaxRate, "step_duration": c.StepDuration.String(), "precision": c.Precision, "pool": c.Pool,
+		"connections": c.Connections, "size": c.Size, "constraints": c.Constraints, "store": c.Store,
+	}
+	lf := loadRunFlags{Constraints: c.Constraints}
+	inst, cleanup, err := lf.limitRelay(s)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	defer cleanup() // after finish has stopped the relay
+	keys, err := c.keys(g.Ctx)
+	if err != nil {
+		return s.finish(c.Quiet, params, err)
+	}
+	s.setCorpus(keys)
+	o := workload.FindMaxOptions{
+		Load: workload.LoadOptions{
+			Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness, Timeout: c.Timeout,
+			Size: c.Size, Seed: c.Seed, MaxEvents: c.MaxEvents,
+		},
+		StartRate: c.StartRate, MaxRate: c.MaxRate, StepDuration: c.StepDuration, Warmup: c.Warmup, P99: c.P99,
+		MaxDrops: c.MaxDrops, MaxRefusals: c.MaxRefusals, Precision: c.Precision, MaxSteps: c.MaxSteps,
+	}
+	if s.target.Probe != nil {
+		o.Load.Begin = s.target.Probe.Begin
+	}
+	if managed, ok := s.target.Probe.(*harness.Instance); ok && managed != nil {
+		o.Check = func() error {
+			if why := relayDied(managed); why != "" {
+				return errors.New(why)
+			}
+			return nil
+		}
+	}
+	if !c.Quiet {
+		o.Progress = os.Stderr
+		o.Load.Live = os.Stderr
+	}
+	ph, res, err := workload.FindMax(g.Ctx, s.target.URL, keys, o)
+	if ph.Counts != nil {
+		limitNotes(&ph, inst)
+		s.run.Phases = append(s.run.Phases, ph)
+	}
+	if res != nil && !c.Quiet {
+		fmt.Fprintf(os.Stderr, "find-max: %s\n", res.Answer)
+	}
+	return s.finish(c.Quiet, params, err)
+}

@@ -1,0 +1,242 @@
+package workload
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/schedule"
+)
+
+func constant(t *testing.T, rate float64, d time.Duration) schedule.Pattern {
+	t.Helper()
+	p, err := schedule.Constant(rate, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkBalance asserts every intended op ended in exactly one outcome.
+func checkBalance(t *testing.T, ph results.Phase) {
+	t.Helper()
+	c := ph.Counts
+	if sum := c["accepted"] + c["refused"] + c["failed"] + c["dropped"] + c["canceled"] + c["unfinished"]; sum != c["intended"] {
+		t.Errorf("outcomes add up to %d, intended %d: %v", sum, c["intended"], c)
+	}
+}
+
+func TestLoadPublishEmbeddedSendsEveryEvent(t *testing.T) {
+	url := embeddedURL(t, "memory")
+	p := constant(t, 100, 2*time.Second)
+	var live bytes.Buffer
+	// A pool and a lateness bound far beyond need: even a slow machine
+	// (race detector, other load) sends every op.
+	ph, err := Load(ctxT(t), url, smallCorpus(t), LoadOptions{Pattern: p, Pool: 200, Connections: 4, Size: 200,
+		MaxLateness: 20 * time.Second, Live: &live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := schedule.Count(p)
+	if n != 200 {
+		t.Fatalf("Count = %d, want 200", n)
+	}
+	for _, k := range []string{"intended", "sent", "accepted"} {
+		if ph.Counts[k] != n {
+			t.Errorf("%s = %d, want %d (counts %v; notes %v; errors %v)", k, ph.Counts[k], n, ph.Counts, ph.Notes, ph.Errors)
+		}
+	}
+	for _, k := range []string{"refused", "failed", "dropped", "unfinished", "unmatched_oks"} {
+		if ph.Counts[k] != 0 {
+			t.Errorf("%s = %d, want 0", k, ph.Counts[k])
+		}
+	}
+	checkBalance(t, ph)
+	if ph.Name != "load" || ph.Workload != "load" || ph.Params["kind"] != LoadPublish {
+		t.Errorf("phase %q workload %q kind %v", ph.Name, ph.Workload, ph.Params["kind"])
+	}
+	// The per-second series counts every intended and accepted op once.
+	var intended, accepted int64
+	for _, s := range ph.Series {
+		intended += s.Counts["intended"]
+		accepted += s.Counts["accepted"]
+	}
+	if intended != n || accepted != n {
+		t.Errorf("series: intended %d, accepted %d, want %d each", intended, accepted, n)
+	}
+	for _, k := range []string{"ok", "ok_uncorrected", "lateness"} {
+		if h := ph.Latency[k]; h == nil || h.Count != n {
+			t.Errorf("latency %q: %+v, want %d samples", k, h, n)
+		}
+	}
+	if ph.Resources == nil || ph.Resources.ClientCPUSecs <= 0 {
+		t.Errorf("client CPU not measured: %+v", ph.Resources)
+	}
+	lines := strings.Split(strings.TrimSpace(live.String()), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], "load t=  0s intended ") || !strings.Contains(lines[1], "t=  1s intended     100/s") {
+		t.Errorf("live lines:\n%s", live.String())
+	}
+	var liveAccepted int64
+	for _, l := range lines {
+		var acc int64
+		if i := strings.Index(l, "accepted"); i >= 0 {
+			f := strings.Fields(l[i+len("accepted"):])
+			acc = atoi64(f[0])
+		}
+		liveAccepted += acc
+	}
+	if liveAccepted != n {
+		t.Errorf("live lines count %d accepted, want %d:\n%s", liveAccepted, n, live.String())
+	}
+}
+
+func atoi64(s string) int64 {
+	var n int64
+	for _, c := range strings.TrimSuffix(s, "/s") {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+// A relay with 2 workers × 5 ms (at most 400 events/s) offered 1000/s with
+// 4 ops in flight: ops wait for a free slot, so the latency measured from
+// the intended time grows far beyond the send→OK time, and ops that cannot
+// start within MaxLateness are dropped and counted.
+func TestLoadOverCapacityCorrectsLatencyAndCountsDrops(t *testing.T) {
+	r := testrelay.New(testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
+	defer r.Close()
+	p := constant(t, 1000, 3*time.Second)
+	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{
+		Pattern: p, Pool: 4, Connections: 2, MaxLateness: time.Second, Size: 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	c := ph.Counts
+	if c["intended"] != 3000 {
+		t.Errorf("intended %d, want 3000", c["intended"])
+	}
+	// Capacity is at most 400/s: over 3 s (plus the drain) no more than
+	// ~1,400 can be accepted, so well over 1,000 ops must be dropped.
+	if c["accepted"] > 1600 || c["dropped"] < 1000 {
+		t.Errorf("accepted %d, dropped %d: want ≤ 1600 accepted and ≥ 1000 dropped", c["accepted"], c["dropped"])
+	}
+	if got := int64(r.Stats().Events); got != c["sent"] {
+		t.Errorf("relay received %d EVENTs, phase says %d sent", got, c["sent"])
+	}
+	corr, unc := ph.Latency["ok"], ph.Latency["ok_uncorrected"]
+	if corr == nil || unc == nil || corr.Count == 0 {
+		t.Fatalf("latency missing: %+v %+v", corr, unc)
+	}
+	if corr.Percentiles["99"] < 10*unc.Percentiles["50"] {
+		t.Errorf("corrected p99 %v not far above uncorrected p50 %v", time.Duration(corr.Percentiles["99"]), time.Duration(unc.Percentiles["50"]))
+	}
+	if corr.Percentiles["99"] < int64(100*time.Millisecond) {
+		t.Errorf("corrected p99 %v: ops waited for the pool, it should be ≥ 100 ms", time.Duration(corr.Percentiles["99"]))
+	}
+	// Lateness and drops came from the full pool (replies of ≥ 5 ms, the
+	// pool fills in 4 ms at this rate): relay-limited, unless the client's
+	// CPU was saturated (then it must say so).
+	notes := strings.Join(ph.Notes, "\n")
+	if ph.Resources.ClientCPUUtil < 0.9 {
+		if ph.ClientLimited || !strings.Contains(notes, "relay-limited") {
+			t.Errorf("want relay-limited (pool full waiting for the relay):\n%s", notes)
+		}
+	} else if !ph.ClientLimited {
+		t.Errorf("client CPU saturated but not client-limited:\n%s", notes)
+	}
+	if !strings.Contains(notes, "dropped") {
+		t.Errorf("notes do not explain the drops:\n%s", notes)
+	}
+}
+
+func TestLoadRateLimitedIsARefusal(t *testing.T) {
+	r := testrelay.New(testrelay.Config{RefuseEvery: 3, RefuseReason: "rate-limited: slow down"})
+	defer r.Close()
+	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 300, time.Second), Pool: 200,
+		MaxLateness: 20 * time.Second, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	if ph.Counts["refused"] != 100 || ph.Refused["rate-limited"] != 100 || ph.Counts["accepted"] != 200 {
+		t.Errorf("refused %d (rate-limited %d), accepted %d; want 100, 100, 200", ph.Counts["refused"], ph.Refused["rate-limited"], ph.Counts["accepted"])
+	}
+	if got := ph.Rates["accepted_per_sec"] * float64(ph.Duration) / 1e9; got > 200.5 {
+		t.Errorf("accepted rate counts refusals: %v", ph.Rates)
+	}
+}
+
+func TestLoadMixedAndQuery(t *testing.T) {
+	c := smallCorpus(t)
+	r := testrelay.New(testrelay.Config{})
+	defer r.Close()
+	r.Add(c.Events...)
+	ph, err := Load(ctxT(t), r.URL(), c, LoadOptions{Kind: LoadMixed, PublishParts: 1, QueryParts: 1,
+		Pattern: constant(t, 200, time.Second), Pool: 200, MaxLateness: 20 * time.Second, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	if ph.Counts["accepted"] != 200 {
+		t.Fatalf("accepted %d of 200: %v %v", ph.Counts["accepted"], ph.Notes, ph.Errors)
+	}
+	if len(ph.Groups) != 2 || ph.Groups[0].Name != LoadPublish || ph.Groups[1].Name != LoadQuery {
+		t.Fatalf("groups %+v", ph.Groups)
+	}
+	if ph.Groups[0].Counts["accepted"] != 100 || ph.Groups[1].Counts["accepted"] != 100 {
+		t.Errorf("publish %v, query %v: want 100 each", ph.Groups[0].Counts, ph.Groups[1].Counts)
+	}
+	if r.Stats().Events != 100 || r.Stats().REQs != 100 {
+		t.Errorf("relay saw %d EVENTs, %d REQs; want 100 each", r.Stats().Events, r.Stats().REQs)
+	}
+	if ph.Counts["events_returned"] < 100 {
+		t.Errorf("queries returned %d events: the filters should match stored events", ph.Counts["events_returned"])
+	}
+
+	q, err := Load(ctxT(t), r.URL(), c, LoadOptions{Kind: LoadQuery, Pattern: constant(t, 100, time.Second), Pool: 100, MaxLateness: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Counts["accepted"] != 100 || q.Params["events_signed"] != nil {
+		t.Errorf("query load: accepted %d, events signed %v", q.Counts["accepted"], q.Params["events_signed"])
+	}
+}
+
+func TestLoadRefusesTooManyEvents(t *testing.T) {
+	_, err := Load(ctxT(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Pattern: constant(t, 1000, 10*time.Second), MaxEvents: 5000})
+	if err == nil || !strings.HasPrefix(err.Error(), "-load-max-events") || !strings.Contains(err.Error(), "10000") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = Load(ctxT(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Kind: "write", Pattern: constant(t, 1, time.Second)})
+	if err == nil || !strings.HasPrefix(err.Error(), "-load-kind") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A relay that closes every connection at its 60th message: the pool
+// redials, so the load goes on; the unanswered ops are failures.
+func TestLoadRedialsLostConnections(t *testing.T) {
+	r := testrelay.New(testrelay.Config{CloseAfter: 60})
+	defer r.Close()
+	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 200, 2*time.Second), Pool: 2,
+		Connections: 2, MaxLateness: 20 * time.Second, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	c := ph.Counts
+	if c["reconnects"] < 1 || c["accepted"] <= 2*59 || c["failed"] < 2 {
+		t.Errorf("reconnects %d, accepted %d, failed %d: want ≥ 1, > 118, ≥ 2 (%v; %v)", c["reconnects"], c["accepted"], c["failed"], ph.Notes, ph.Errors)
+	}
+	if r.Stats().Connections < 3 {
+		t.Errorf("relay saw %d connections", r.Stats().Connections)
+	}
+}
