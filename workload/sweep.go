@@ -1,8 +1,8 @@
 package workload
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
