@@ -199,21 +199,7 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		Refused:  map[string]int64{},
 		Latency:  map[string]*results.Histogram{},
 	}
-	hist := metrics.NewHistogram()
-	for _, pw := range workers {
-		hist.Merge(pw.hist)
-		ph.Counts["sent"] += pw.sent
-		ph.Counts["bytes_sent"] += pw.bytes
-		ph.Counts["accepted"] += pw.accepted
-		ph.Counts["timed_out"] += pw.timedOut
-		ph.Counts["failed"] += pw.failed
-		for k, v := range pw.refused {
-			ph.Refused[k] += v
-			ph.Counts["refused"] += v
-		}
-		ph.Errors = appendUnique(ph.Errors, pw.errs...)
-	}
-	ph.Counts["not_sent"] = int64(len(indexes)) - ph.Counts["sent"]
+	hist := mergePublishers(&ph, workers, len(indexes))
 	var accBytes int64
 	for _, idx := range indexes {
 		if res.Outcomes[idx] == Accepted {
@@ -356,6 +342,28 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, inde
 		pw.errs = append(pw.errs, "gave up waiting for OKs still in flight")
 		mu.Unlock()
 	}
+}
+
+// mergePublishers adds the publishers' tallies to ph (sent, accepted,
+// refused by class, timed out, failed, not sent of events, bytes, errors) and
+// returns their merged OK latency histogram.
+func mergePublishers(ph *results.Phase, workers []*pubWorker, events int) *metrics.Histogram {
+	hist := metrics.NewHistogram()
+	for _, pw := range workers {
+		hist.Merge(pw.hist)
+		ph.Counts["sent"] += pw.sent
+		ph.Counts["bytes_sent"] += pw.bytes
+		ph.Counts["accepted"] += pw.accepted
+		ph.Counts["timed_out"] += pw.timedOut
+		ph.Counts["failed"] += pw.failed
+		for k, v := range pw.refused {
+			ph.Refused[k] += v
+			ph.Counts["refused"] += v
+		}
+		ph.Errors = appendUnique(ph.Errors, pw.errs...)
+	}
+	ph.Counts["not_sent"] = int64(events) - ph.Counts["sent"]
+	return hist
 }
 
 // record books one OK (or its failure) for event idx.

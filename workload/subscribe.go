@@ -372,21 +372,7 @@ func bookOK(ok wire.OK, err error, pw *pubWorker, series *metrics.Series, latSer
 // publishSummary fills the publishing side of a phase: counts, refusals,
 // OK latency and, open loop, lateness and latency from the intended time.
 func publishSummary(ph *results.Phase, out *liveOut, events int) *metrics.Histogram {
-	hist := metrics.NewHistogram()
-	for _, pw := range out.workers {
-		hist.Merge(pw.hist)
-		ph.Counts["sent"] += pw.sent
-		ph.Counts["bytes_sent"] += pw.bytes
-		ph.Counts["accepted"] += pw.accepted
-		ph.Counts["timed_out"] += pw.timedOut
-		ph.Counts["failed"] += pw.failed
-		for k, v := range pw.refused {
-			ph.Refused[k] += v
-			ph.Counts["refused"] += v
-		}
-		ph.Errors = appendUnique(ph.Errors, pw.errs...)
-	}
-	ph.Counts["not_sent"] = int64(events) - ph.Counts["sent"]
+	hist := mergePublishers(ph, out.workers, events)
 	ph.Latency["ok"] = hist.Result()
 	if out.late.Count() > 0 {
 		ph.Latency["send_lateness"] = out.late.Result()
