@@ -26,9 +26,8 @@ import (
 //	           u32 content len, content bytes
 //	u32 CRC-32C of everything before it
 //
-// The wire JSON is rebuilt on load (byte-identical to AppendJSON, with the
-// fast escaping of appendEscaped: the strings are the generator's own, valid
-// UTF-8, behind a checksum), which is cheaper than parsing JSON. The checksum
+// The wire JSON is rebuilt on load with nostr.Event.AppendJSON, which is
+// cheaper than parsing JSON. The checksum
 // makes a truncated or corrupted file detectable; it is then regenerated.
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -341,7 +340,7 @@ func buildRaw(evs []*nostr.Event, nw int) [][]byte {
 			buf := make([]byte, 0, size)
 			offs := make([]int, hi-lo+1)
 			for i, e := range evs[lo:hi] {
-				buf = appendJSON(buf, e)
+				buf = e.AppendJSON(buf)
 				offs[i+1] = len(buf)
 			}
 			for i := range offs[1:] {

@@ -40,7 +40,7 @@ func (e *Event) AppendSerialized(b []byte) []byte {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(e.Kind), 10)
 	b = append(b, ',')
-	b = appendTags(b, e.Tags)
+	b = AppendTags(b, e.Tags)
 	b = append(b, ',')
 	b = AppendJSONString(b, e.Content)
 	b = append(b, ']')
@@ -76,7 +76,7 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `,"kind":`...)
 	b = strconv.AppendInt(b, int64(e.Kind), 10)
 	b = append(b, `,"tags":`...)
-	b = appendTags(b, e.Tags)
+	b = AppendTags(b, e.Tags)
 	b = append(b, `,"content":`...)
 	b = AppendJSONString(b, e.Content)
 	b = append(b, `,"sig":"`...)
@@ -110,7 +110,8 @@ func (e *Event) TagValue(name string) string {
 	return ""
 }
 
-func appendTags(b []byte, tags []Tag) []byte {
+// AppendTags appends tags as a compact JSON array of arrays of strings.
+func AppendTags(b []byte, tags []Tag) []byte {
 	b = append(b, '[')
 	for i, t := range tags {
 		if i > 0 {
@@ -128,54 +129,84 @@ func appendTags(b []byte, tags []Tag) []byte {
 	return append(b, ']')
 }
 
+// needEscape marks the bytes NIP-01 escapes in JSON strings: control
+// characters, '"' and '\\'.
+var needEscape = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // AppendJSONString appends s as a JSON string with the NIP-01 escaping rules:
 // only '"', '\\' and control characters are escaped (\n \t \r \b \f by name,
 // others as \u00XX); non-ASCII UTF-8 is written as is, never HTML-escaped.
 // Invalid UTF-8 is replaced by U+FFFD so the output is always valid JSON.
 func AppendJSONString(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		return appendJSONStringRepair(b, s)
+	}
+	// Valid UTF-8 (the common case): copy runs of bytes that need no escape.
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; needEscape[c] {
+			b = append(b, s[start:i]...)
+			b = appendEscape(b, c)
+			start = i + 1
+		}
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendJSONStringRepair is AppendJSONString for invalid UTF-8: bad bytes
+// become U+FFFD.
+func appendJSONStringRepair(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if c < utf8.RuneSelf {
+			if needEscape[c] {
+				b = append(b, s[start:i]...)
+				b = appendEscape(b, c)
+				start = i + 1
+			}
 			i++
 			continue
 		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, "\ufffd"...)
-				i += size
-				start = i
-				continue
-			}
-			i += size
-			continue
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			start = i + 1
 		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, `\"`...)
-		case '\\':
-			b = append(b, `\\`...)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\t':
-			b = append(b, `\t`...)
-		case '\r':
-			b = append(b, `\r`...)
-		case '\b':
-			b = append(b, `\b`...)
-		case '\f':
-			b = append(b, `\f`...)
-		default:
-			const hx = "0123456789abcdef"
-			b = append(b, '\\', 'u', '0', '0', hx[c>>4], hx[c&0xf])
-		}
-		i++
-		start = i
+		i += size
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendEscape appends the JSON escape of a byte needEscape marks.
+func appendEscape(b []byte, c byte) []byte {
+	switch c {
+	case '"':
+		return append(b, `\"`...)
+	case '\\':
+		return append(b, `\\`...)
+	case '\n':
+		return append(b, `\n`...)
+	case '\t':
+		return append(b, `\t`...)
+	case '\r':
+		return append(b, `\r`...)
+	case '\b':
+		return append(b, `\b`...)
+	case '\f':
+		return append(b, `\f`...)
+	}
+	const hx = "0123456789abcdef"
+	return append(b, '\\', 'u', '0', '0', hx[c>>4], hx[c&0xf])
 }
