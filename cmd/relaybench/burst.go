@@ -31,21 +31,10 @@ func init() {
 }
 
 func (c *burstCmd) Run(g *Globals) error {
-	s, err := startLive(g, "burst", c.targetFlags, c.outputFlags)
-	if err != nil {
-		return err
-	}
-	keys, err := c.keys(g.Ctx)
-	if err != nil {
-		s.stop()
-		return err
-	}
-	s.setCorpus(keys)
-	err = s.measure(c.workload(), keys, nil)
-	return s.finish(c.Quiet, map[string]any{
+	return runLiveCommand(g, "burst", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), map[string]any{
 		"bursts": c.Bursts, "burst_size": c.BurstSize, "every": c.Every.String(), "connections": c.Connections,
 		"window": c.Window, "between_rate": c.BetweenRate, "size": c.Size, "store": c.Store,
-	}, err)
+	})
 }
 
 // workload is the burst workload with this command's options.

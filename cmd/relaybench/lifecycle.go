@@ -25,20 +25,9 @@ func init() {
 }
 
 func (c *lifecycleCmd) Run(g *Globals) error {
-	s, err := startLive(g, "lifecycle", c.targetFlags, c.outputFlags)
-	if err != nil {
-		return err
-	}
-	keys, err := c.keys(g.Ctx)
-	if err != nil {
-		s.stop()
-		return err
-	}
-	s.setCorpus(keys)
-	err = s.measure(c.workload(), keys, nil)
-	return s.finish(c.Quiet, map[string]any{
+	return runLiveCommand(g, "lifecycle", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), map[string]any{
 		"events": c.Events, "size": c.Size, "timeout": c.Timeout.String(), "read_timeout": c.ReadTimeout.String(), "store": c.Store,
-	}, err)
+	})
 }
 
 // workload is the lifecycle workload with this command's options.

@@ -99,6 +99,24 @@ func (s *liveSession) setCorpus(c *corpus.Corpus) {
 
 // measure runs one workload with the relay's resource use sampled (when
 // relaybench started the relay) and adds its phase to the run.
+// runLiveCommand is the Run of a live workload subcommand: reach (or start)
+// the relay, load the signing keys, run w with the relay sampled, then print
+// the summary and write the results file.
+func runLiveCommand(g *Globals, command string, tf targetFlags, kf liveKeyFlags, of outputFlags, w runner.Workload, params map[string]any) error {
+	s, err := startLive(g, command, tf, of)
+	if err != nil {
+		return err
+	}
+	keys, err := kf.keys(g.Ctx)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	s.setCorpus(keys)
+	err = s.measure(w, keys, nil)
+	return s.finish(of.Quiet, params, err)
+}
+
 // measure runs w against the session's relay, with the relay's resources
 // sampled around it, and keeps the phases it measured.
 func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr.Event) error {
@@ -154,22 +172,11 @@ func init() {
 }
 
 func (c *subscribeCmd) Run(g *Globals) error {
-	s, err := startLive(g, "subscribe", c.targetFlags, c.outputFlags)
-	if err != nil {
-		return err
-	}
-	keys, err := c.keys(g.Ctx)
-	if err != nil {
-		s.stop()
-		return err
-	}
-	s.setCorpus(keys)
-	err = s.measure(c.workload(), keys, nil)
-	return s.finish(c.Quiet, map[string]any{
+	return runLiveCommand(g, "subscribe", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), map[string]any{
 		"subscribers": c.Subscribers, "publishers": c.Publishers, "channels": c.Channels, "overlap": c.Overlap,
 		"filter": c.Filter, "events": c.Events, "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
 		"duration": c.Duration.String(), "grace": c.Grace.String(), "store": c.Store,
-	}, err)
+	})
 }
 
 // workload is the fan-out workload with this command's options.

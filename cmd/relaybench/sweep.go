@@ -34,21 +34,10 @@ func init() {
 }
 
 func (c *sweepCmd) Run(g *Globals) error {
-	s, err := startLive(g, "sweep", c.targetFlags, c.outputFlags)
-	if err != nil {
-		return err
-	}
-	keys, err := c.keys(g.Ctx)
-	if err != nil {
-		s.stop()
-		return err
-	}
-	s.setCorpus(keys)
-	err = s.measure(c.workload(), keys, nil)
-	return s.finish(c.Quiet, map[string]any{
+	return runLiveCommand(g, "sweep", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), map[string]any{
 		"sizes": c.Sizes, "events": c.Events, "publishers": c.Publishers, "subscribers": c.Subscribers,
 		"mode": c.Mode, "window": c.Window, "rate": c.Rate, "store": c.Store,
-	}, err)
+	})
 }
 
 // workload is the payload sweep with this command's options: one phase per
