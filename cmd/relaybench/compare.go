@@ -24,10 +24,7 @@ type compareCmd struct {
 	ClientCPUs string            `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
 	IOperate   bool              `name:"i-operate-this-relay" help:"Allow ws:// URLs outside 127.0.0.0/8: you state that you operate them."`
 	Install    bool              `help:"Build relays that install from package registries (relayer, nostr-rs-relay) first when they are not installed yet."`
-	corpusFlags
-	publishFlags
-	queryFlags
-	workloadFlags
+	benchFlags
 	outputFlags
 }
 
@@ -83,21 +80,9 @@ func (c *compareCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
-	cfg := runner.Config{
-		Workloads:   extra,
-		Publish:     c.publishFlags.options(),
-		SkipPublish: c.SkipPublish,
-		Query:       c.queryFlags.options(c.Seed, c.Timeout),
-		SkipQuery:   c.SkipQuery,
-		ClientCores: clientCores(c.ClientCPUs),
-		Progress:    progressFunc(prog),
-	}
-	params := map[string]any{
-		"events": c.Events, "size": c.Size, "seed": c.Seed, "authors": c.Authors,
-		"concurrency": c.Concurrency, "mode": c.Mode, "window": c.Window,
-		"queries": c.Queries, "query_limit": c.QueryLimit, "query_concurrency": c.QueryConcurrency,
-		"repeat": c.Repeat, "relays": c.Relays,
-	}
+	cfg := c.benchFlags.config(extra, c.ClientCPUs, prog)
+	params := c.params()
+	params["repeat"], params["relays"] = c.Repeat, c.Relays
 	file := newResultsFile("compare", started)
 	var firstErr error
 	for _, name := range c.Relays {

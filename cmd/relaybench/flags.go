@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -90,4 +92,35 @@ type targetFlags struct {
 	IOperate   bool   `name:"i-operate-this-relay" help:"Allow a --relay outside 127.0.0.0/8: you state that you operate it."`
 	RelayCPUs  string `name:"relay-cpus" placeholder:"LIST" help:"Pin a relay started by relaybench to these CPUs (e.g. 1)."`
 	ClientCPUs string `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
+}
+
+// benchFlags are the corpus and workload flags run and compare share.
+type benchFlags struct {
+	corpusFlags
+	publishFlags
+	queryFlags
+	workloadFlags
+}
+
+// config is the runner configuration these flags ask for.
+func (f *benchFlags) config(extra []runner.Workload, clientCPUs string, prog *progress.Reporter) runner.Config {
+	return runner.Config{
+		Workloads:   extra,
+		Publish:     f.publishFlags.options(),
+		SkipPublish: f.SkipPublish,
+		Query:       f.queryFlags.options(f.Seed, f.Timeout),
+		SkipQuery:   f.SkipQuery,
+		ClientCores: clientCores(clientCPUs),
+		Progress:    progressFunc(prog),
+	}
+}
+
+// params records the flags in the results file.
+func (f *benchFlags) params() map[string]any {
+	return map[string]any{
+		"events": f.Events, "size": f.Size, "seed": f.Seed, "authors": f.Authors,
+		"concurrency": f.Concurrency, "mode": f.Mode, "window": f.Window,
+		"queries": f.Queries, "query_limit": f.QueryLimit, "query_concurrency": f.QueryConcurrency,
+		"skip_publish": f.SkipPublish, "skip_query": f.SkipQuery, "workloads": f.Workloads,
+	}
 }

@@ -20,10 +20,7 @@ import (
 
 type runCmd struct {
 	targetFlags
-	corpusFlags
-	publishFlags
-	queryFlags
-	workloadFlags
+	benchFlags
 	outputFlags
 }
 
@@ -57,23 +54,11 @@ func (c *runCmd) Run(g *Globals) error {
 	}
 	defer stop()
 
-	cfg := runner.Config{
-		Workloads:   extra,
-		Publish:     c.publishFlags.options(),
-		SkipPublish: c.SkipPublish,
-		Query:       c.queryFlags.options(c.Seed, c.Timeout),
-		SkipQuery:   c.SkipQuery,
-		ClientCores: clientCores(c.ClientCPUs),
-		Progress:    progressFunc(prog),
-	}
+	cfg := c.benchFlags.config(extra, c.ClientCPUs, prog)
 	file := newResultsFile("run", started)
 	r, runErr := runner.Run(ctx, crp, cfg, target)
-	r.Params = map[string]any{
-		"events": c.Events, "size": c.Size, "seed": c.Seed, "authors": c.Authors,
-		"concurrency": c.Concurrency, "mode": c.Mode, "window": c.Window,
-		"queries": c.Queries, "query_limit": c.QueryLimit, "query_concurrency": c.QueryConcurrency,
-		"skip_publish": c.SkipPublish, "skip_query": c.SkipQuery, "store": c.Store,
-	}
+	r.Params = c.params()
+	r.Params["store"] = c.Store
 	file.Runs = append(file.Runs, r)
 	return finishRun(ctx, file, path, c.Quiet, runErr)
 }
