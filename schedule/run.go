@@ -19,6 +19,14 @@ import (
 // then uses the time it started the op and the time the op returned.
 type Op func(ctx context.Context, intended int64, worker int) Outcome
 
+// StartOp starts one operation intended at mono time intended and returns
+// without waiting for its reply; it must call done exactly once, from any
+// goroutine, with the outcome (Sent and Done may be left 0: then the start and
+// callback times are used). When ctx is cancelled (the drain deadline) it
+// must call done promptly, with an error. It is the op form for pipelined clients: no
+// goroutine waits per operation, so the client spends its CPU on sending.
+type StartOp func(ctx context.Context, intended int64, worker int, done func(Outcome))
+
 // Outcome is the result of one operation.
 type Outcome struct {
 	Accepted bool   // the relay accepted it (OK true, EOSE, …)
@@ -149,8 +157,12 @@ func (s *shard) sec(start, t int64) *secCounts {
 }
 
 type runner struct {
-	c        Config
-	op       Op
+	c       Config
+	op      Op
+	startOp StartOp       // RunAsync: ops started without waiting
+	slots   chan struct{} // RunAsync: one per operation in flight (Pool)
+	ops     sync.WaitGroup
+
 	start    int64 // mono ns of t = 0
 	warmEnd  int64
 	maxLate  int64
@@ -189,14 +201,35 @@ func bump(v *[]int64, i int) {
 // operations in flight get c.Drain to finish. The Result holds what was
 // measured until then; the error is for an invalid Config only.
 func Run(ctx context.Context, c Config, op Op) (*Result, error) {
+	return run(ctx, c, &runner{op: op}, op == nil)
+}
+
+// RunAsync is Run for operations that are started and answered through a
+// callback (StartOp). At most c.Pool operations are in flight; an operation
+// that finds no free slot within MaxLateness of its intended time is dropped
+// and counted. Two workers start operations, so the client's CPU goes to
+// sending rather than to one waiting goroutine per operation.
+func RunAsync(ctx context.Context, c Config, op StartOp) (*Result, error) {
+	return run(ctx, c, &runner{startOp: op}, op == nil)
+}
+
+// asyncWorkers start RunAsync's operations.
+const asyncWorkers = 2
+
+func run(ctx context.Context, c Config, r *runner, noOp bool) (*Result, error) {
 	c, err := c.withDefaults()
-	if op == nil {
+	if noOp {
 		err = errors.Join(err, errors.New("schedule: no op"))
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{c: c, op: op, maxLate: int64(c.MaxLateness)}
+	r.c, r.maxLate = c, int64(c.MaxLateness)
+	workers := c.Pool
+	if r.startOp != nil {
+		r.slots = make(chan struct{}, c.Pool)
+		workers = min(c.Pool, asyncWorkers)
+	}
 	r.queue = make(chan int64, max(c.Pool, 1024))
 	for range min(c.Pool, maxShards) {
 		r.shards = append(r.shards, &shard{
@@ -209,7 +242,7 @@ func Run(ctx context.Context, c Config, op Op) (*Result, error) {
 	r.opCtx = opCtx
 
 	var wg sync.WaitGroup
-	for w := range c.Pool {
+	for w := range workers {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.work(w) }()
 	}
@@ -221,7 +254,7 @@ func Run(ctx context.Context, c Config, op Op) (*Result, error) {
 	d := <-res
 
 	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
+	go func() { wg.Wait(); r.ops.Wait(); close(finished) }()
 	drain := time.NewTimer(c.Drain)
 	select {
 	case <-finished:
@@ -356,6 +389,10 @@ func (r *runner) work(w int) {
 			sh.mu.Unlock()
 			continue
 		}
+		if r.startOp != nil {
+			r.start1(sh, w, it, now)
+			continue
+		}
 		n := r.inFlight.Add(1)
 		out := r.op(r.opCtx, it, w)
 		if out.Sent == 0 {
@@ -371,6 +408,58 @@ func (r *runner) work(w int) {
 		r.inFlight.Add(-1) // under the lock, so result() sees op counts and in-flight agree
 		sh.mu.Unlock()
 	}
+}
+
+// start1 starts one RunAsync operation once a slot is free, or drops it
+// when none frees up within MaxLateness of its intended time.
+func (r *runner) start1(sh *shard, w int, it, now int64) {
+	select {
+	case r.slots <- struct{}{}:
+	default:
+		wait := it + r.maxLate - mono.Now()
+		if wait <= 0 {
+			r.dropInWorker(sh, it)
+			return
+		}
+		t := time.NewTimer(time.Duration(wait))
+		select {
+		case r.slots <- struct{}{}:
+			t.Stop()
+			now = mono.Now()
+		case <-t.C:
+			r.dropInWorker(sh, it)
+			return
+		}
+	}
+	n := r.inFlight.Add(1)
+	r.ops.Add(1)
+	started := now
+	r.startOp(r.opCtx, it, w, func(out Outcome) {
+		if out.Sent == 0 {
+			out.Sent = started
+		}
+		if out.Done == 0 {
+			out.Done = mono.Now()
+		}
+		sh.mu.Lock()
+		if !sh.closed {
+			sh.record(r, it, started, n, out)
+		}
+		r.inFlight.Add(-1)
+		sh.mu.Unlock()
+		<-r.slots
+		r.ops.Done()
+	})
+}
+
+// dropInWorker counts an op dropped because no slot was free in time.
+func (r *runner) dropInWorker(sh *shard, it int64) {
+	sh.mu.Lock()
+	if !sh.closed {
+		sh.dropped++
+		sh.sec(r.start, it).dropped++
+	}
+	sh.mu.Unlock()
 }
 
 // record adds one finished op to the shard (locked).
