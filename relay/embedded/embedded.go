@@ -42,8 +42,6 @@ import (
 	"github.com/fasthttp/websocket"
 	"github.com/fiatjaf/eventstore"
 	"github.com/fiatjaf/eventstore/badger"
-	"github.com/fiatjaf/eventstore/lmdb"
-	"github.com/fiatjaf/eventstore/sqlite3"
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip11"
@@ -61,7 +59,7 @@ const MaxMessageLength = 512000
 const KhatruVersion = "v0.19.1"
 
 // Stores lists the accepted values of Options.Store; the first is the default.
-var Stores = []string{"badger", "lmdb", "sqlite3", "memory"}
+var Stores = append([]string{"badger"}, append(cgoStores, "memory")...)
 
 // drainTimeout bounds how long Close waits for store operations in flight.
 const drainTimeout = 5 * time.Second
@@ -280,12 +278,6 @@ func (r *Relay) Close() error {
 	return r.closeErr
 }
 
-// sqliteParams make the sqlite3 store usable under concurrent load: khatru
-// handles every message on its own goroutine and the database/sql pool opens
-// several connections, so without a busy timeout concurrent writes fail with
-// "database is locked". WAL lets queries run alongside the writer.
-const sqliteParams = "?_busy_timeout=10000&_journal_mode=WAL"
-
 func openStore(name, dir string, logger *log.Logger) (eventstore.Store, error) {
 	var store eventstore.Store
 	switch name {
@@ -307,15 +299,10 @@ func openStore(name, dir string, logger *log.Logger) (eventstore.Store, error) {
 					return bo.WithLogger(badgerLogger{logger})
 				},
 			}
-		case "lmdb":
-			store = &lmdbStore{LMDBBackend: &lmdb.LMDBBackend{Path: filepath.Join(dir, "lmdb"), MaxLimit: MaxLimit}}
-		case "sqlite3":
-			store = &sqlite3.SQLite3Backend{
-				DatabaseURL:       "file:" + filepath.Join(dir, "relay.sqlite3") + sqliteParams,
-				QueryLimit:        MaxLimit,
-				QueryIDsLimit:     MaxLimit,
-				QueryAuthorsLimit: MaxLimit,
-				QueryTagsLimit:    100,
+		default:
+			var err error
+			if store, err = openCgoStore(name, dir); err != nil {
+				return nil, err
 			}
 		}
 	default:

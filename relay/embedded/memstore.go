@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/fiatjaf/eventstore"
-	"github.com/fiatjaf/eventstore/lmdb"
 	"github.com/fiatjaf/eventstore/slicestore"
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -80,32 +79,4 @@ func (m *memStore) QueryEvents(ctx context.Context, f nostr.Filter) (chan *nostr
 		}
 	}()
 	return out, nil
-}
-
-// lmdbStore fixes duplicate detection in eventstore's lmdb store: in v0.16.2
-// its SaveEvent only reports a duplicate when the id lookup fails with an
-// error other than "not found", so an event found by id is saved a second
-// time (and then returned twice by queries). SaveEvent here looks the id up
-// first; the mutex makes look-up and save one step (lmdb serializes writers
-// anyway).
-type lmdbStore struct {
-	*lmdb.LMDBBackend
-	mu sync.Mutex
-}
-
-func (s *lmdbStore) SaveEvent(ctx context.Context, ev *nostr.Event) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ch, err := s.LMDBBackend.QueryEvents(ctx, nostr.Filter{IDs: []string{ev.ID}})
-	if err != nil {
-		return err
-	}
-	found := false
-	for range ch {
-		found = true
-	}
-	if found {
-		return eventstore.ErrDupEvent
-	}
-	return s.LMDBBackend.SaveEvent(ctx, ev)
 }
