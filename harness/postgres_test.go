@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,9 +114,14 @@ func TestRelayerIntegration(t *testing.T) {
 	defer inst.Stop(context.Background())
 	end := inst.Begin()
 	c := dial(t, inst.URL)
-	ev := newEvent(t, "relayer integration")
-	if ok, reason := c.publish(ev); !ok {
-		t.Fatalf("publish: OK false %q", reason)
+	// Enough work that the relay's CPU time, counted in 10 ms clock ticks,
+	// cannot round to zero (relayer + PostgreSQL spend ~4 ms per event).
+	var ev nostr.Event
+	for i := range 300 {
+		ev = newEvent(t, fmt.Sprintf("relayer integration %d", i))
+		if ok, reason := c.publish(ev); !ok {
+			t.Fatalf("publish: OK false %q", reason)
+		}
 	}
 	if ids := c.query(nostr.Filter{IDs: []string{ev.ID}}); len(ids) != 1 || ids[0] != ev.ID {
 		t.Fatalf("query by id returned %v", ids)

@@ -20,9 +20,9 @@ func TestLiveCommandsEndToEnd(t *testing.T) {
 		phases []string
 	}{
 		{"subscribe", []string{"-sub-count", "6", "-events", "300", "-size", "200"}, []string{"subscribe"}},
-		{"lifecycle", []string{"-timing-events", "10", "-size", "200"}, []string{"lifecycle"}},
+		{"lifecycle", []string{"-timing-events", "100", "-size", "200"}, []string{"lifecycle"}},
 		{"burst", []string{"-bursts", "2", "-burst-size", "100", "-every", "300ms", "-between-rate", "50", "-size", "200"}, []string{"burst"}},
-		{"sweep", []string{"-sizes", "128,600000", "-events", "50"}, []string{"sweep/128"}},
+		{"sweep", []string{"-sizes", "128,600000", "-events", "300"}, []string{"sweep/128"}},
 		{"mixed", []string{"-events", "200", "-duration", "300ms", "-publish-rate", "200", "-query-rate", "20"}, []string{"publish", "mixed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
