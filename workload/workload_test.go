@@ -25,7 +25,10 @@ var (
 func smallCorpus(t *testing.T) *corpus.Corpus {
 	t.Helper()
 	corpusOnce.Do(func() {
-		p := corpus.Params{Seed: 7, Events: 600, Authors: 40, AvgSize: 300, Spread: corpus.DefaultSpread}.WithDefaults()
+		// A fixed window: the same events every run, so real relays' answers
+		// do not change with the hour the tests run.
+		anchor := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Unix()
+		p := corpus.Params{Seed: 7, Events: 600, Authors: 40, AvgSize: 300, Spread: corpus.DefaultSpread, Anchor: anchor}.WithDefaults()
 		testCorpus, corpusErr = corpus.Generate(context.Background(), p, corpus.Options{CacheDir: "off"})
 	})
 	if corpusErr != nil {

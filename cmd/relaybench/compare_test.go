@@ -35,7 +35,7 @@ func TestCompareKhatruStoresAndRelayer(t *testing.T) {
 	out := t.TempDir()
 	relays := []string{"khatru-badger", "khatru-memory", "relayer-postgres"}
 	res := runCLI(t, "compare", "-relays", strings.Join(relays, ","), "-events", "300", "-queries", "18",
-		"-concurrency", "4", "--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--json", filepath.Join(out, "c.json"))
+		"-concurrency", "4", "--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--anchor", testAnchor, "--json", filepath.Join(out, "c.json"))
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}

@@ -22,6 +22,22 @@ type corpusFlags struct {
 	Seed     int64  `default:"1" help:"Corpus seed: same seed and parameters, same events."`
 	Authors  int    `default:"200" help:"Number of distinct authors (keys) in the corpus."`
 	CacheDir string `name:"cache-dir" placeholder:"DIR" help:"Corpus cache directory (default ~/.cache/relaybench/corpus; 'off' disables)."`
+	Anchor   string `placeholder:"TIME" help:"End of the corpus's created_at window, RFC 3339 (e.g. 2026-01-01T00:00:00Z); default: the start of the current hour. Fix it to get the same events on another day."`
+}
+
+// anchor parses --anchor (0: the default, the current hour).
+func (f corpusFlags) anchor() (int64, error) {
+	if f.Anchor == "" {
+		return 0, nil
+	}
+	t, err := time.Parse(time.RFC3339, f.Anchor)
+	if err != nil {
+		return 0, fmt.Errorf("--anchor %q: want RFC 3339 time, e.g. 2026-01-01T00:00:00Z", f.Anchor)
+	}
+	if t.After(time.Now()) {
+		return 0, fmt.Errorf("--anchor %s is in the future: relays reject events from the future", f.Anchor)
+	}
+	return t.Unix(), nil
 }
 
 // validate rejects values that would otherwise be replaced by defaults.
@@ -34,11 +50,13 @@ func (f corpusFlags) validate() error {
 	case f.Authors < 1:
 		return fmt.Errorf("--authors %d: want at least 1", f.Authors)
 	}
-	return nil
+	_, err := f.anchor()
+	return err
 }
 
 func (f corpusFlags) params() corpus.Params {
-	return corpus.Params{Seed: f.Seed, Events: f.Events, Authors: f.Authors, AvgSize: f.Size, Spread: corpus.DefaultSpread}.WithDefaults()
+	anchor, _ := f.anchor() // checked by validate
+	return corpus.Params{Seed: f.Seed, Events: f.Events, Authors: f.Authors, AvgSize: f.Size, Spread: corpus.DefaultSpread, Anchor: anchor}.WithDefaults()
 }
 
 type publishFlags struct {
