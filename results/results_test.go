@@ -1,0 +1,69 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	in := &File{
+		Command:   "run",
+		StartedAt: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC),
+		Runs: []Run{{
+			Relay: Relay{Name: "khatru-badger", URL: "ws://127.0.0.1:7447", MaxLimit: 1000},
+			Phases: []Phase{{
+				Name: "publish", Duration: 2e9,
+				Counts:       map[string]int64{"sent": 10, "accepted": 9, "refused": 1},
+				Refused:      map[string]int64{"duplicate": 1},
+				Latency:      map[string]*Histogram{"ok": {Count: 9, Percentiles: map[string]int64{"99": 1234}}},
+				Verification: &Verification{Verified: true, Checked: 3, Missing: 1},
+			}},
+		}},
+	}
+	if err := Write(path, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Fatalf("temporary file left behind: %v", err)
+	}
+	out, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Schema != SchemaVersion {
+		t.Fatalf("schema %q", out.Schema)
+	}
+	ph := out.Runs[0].Phase("publish")
+	if ph == nil || ph.Counts["accepted"] != 9 || ph.Refused["duplicate"] != 1 || ph.Latency["ok"].Percentiles["99"] != 1234 ||
+		ph.Verification.Missing != 1 || out.Runs[0].Relay.MaxLimit != 1000 {
+		t.Fatalf("round trip lost data: %+v", out.Runs[0])
+	}
+	if out.Runs[0].Phase("query") != nil {
+		t.Fatal("Phase found a phase that is not there")
+	}
+}
+
+func TestReadRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		"other-schema.json": `{"schema":"relaybench/results/v99","runs":[]}`,
+		"not-json.json":     `hello`,
+	}
+	for name, body := range cases {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Read(p)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: want an error naming the file, got %v", name, err)
+		}
+	}
+	if _, err := Read(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("missing file read without error")
+	}
+}
