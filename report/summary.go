@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -44,7 +45,29 @@ func Summary(w io.Writer, f *results.File) error {
 			t.text(bw, "  ")
 		}
 	}
+	writeVerdict(bw, f)
 	return bw.Flush()
+}
+
+// writeVerdict ends the summary with the run's one judgement.
+func writeVerdict(w io.Writer, f *results.File) {
+	v := f.Verdict
+	if v == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	if v.Status == 0 {
+		fmt.Fprintln(w, "Verdict: PASSED (exit 0): all requested work ran and every check passed")
+		return
+	}
+	fmt.Fprintf(w, "Verdict: %s (exit %d)\n", strings.ToUpper(v.Outcome), v.Status)
+	for i, r := range v.Reasons {
+		if i == 12 {
+			fmt.Fprintf(w, "  … and %d more\n", len(v.Reasons)-12)
+			break
+		}
+		fmt.Fprintf(w, "  - %s\n", r)
+	}
 }
 
 // writeHeader states what was run, with what, on what and when.
@@ -444,11 +467,21 @@ func writeResources(w io.Writer, p *results.Phase) {
 }
 
 func writeTail(w io.Writer, p *results.Phase) {
+	for _, a := range p.Accounts {
+		kv(w, "Outcomes", outcome.Split(a))
+	}
+	if p.Aborted != "" {
+		fmt.Fprintf(w, "  STOPPED EARLY: %s\n", p.Aborted)
+	}
 	if p.ClientLimited {
 		fmt.Fprintln(w, "  WARNING: client-limited: the client, not the relay, limited these figures")
 	}
-	if v := p.Verification; v != nil && v.Verified && !v.Passed {
-		fmt.Fprintln(w, "  WARNING: verification FAILED: the relay's answers did not match what it accepted")
+	if v := p.Verification; v != nil && !v.Passed {
+		if v.Verified {
+			fmt.Fprintln(w, "  WARNING: verification FAILED: the relay's answers did not match what it accepted")
+		} else {
+			fmt.Fprintln(w, "  WARNING: verification FAILED: the relay sent invalid, non-matching or duplicated events")
+		}
 	}
 	for _, e := range p.Errors {
 		fmt.Fprintf(w, "  ERROR: %s\n", e)

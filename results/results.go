@@ -33,6 +33,16 @@ type File struct {
 	// the figures are what was measured until then.
 	Interrupted bool  `json:"interrupted,omitempty"`
 	Runs        []Run `json:"runs"`
+	// Verdict is the one judgement of the file (see package judge): the
+	// exit status relaybench returned and why.
+	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Verdict is the judgement of a run: its exit status and the reasons.
+type Verdict struct {
+	Status  int      `json:"status"`  // the process exit status (0, 3, 4, 130, …)
+	Outcome string   `json:"outcome"` // "passed", "wrong answers", "incomplete", "interrupted", "error"
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // Tool identifies the relaybench build that measured.
@@ -122,9 +132,64 @@ type Phase struct {
 	// Resources used by the relay's process tree and by the client.
 	Resources *Resources `json:"resources,omitempty"`
 	// ClientLimited is true when the client, not the relay, limited the figure.
-	ClientLimited bool     `json:"client_limited,omitempty"`
-	Notes         []string `json:"notes,omitempty"`
-	Errors        []string `json:"errors,omitempty"`
+	ClientLimited bool `json:"client_limited,omitempty"`
+	// Accounts say what became of every requested operation of the phase,
+	// one account per kind of operation (see Account).
+	Accounts []Account `json:"accounts,omitempty"`
+	// Aborted is the one-line reason the phase stopped early ("" when it ran
+	// to its end): the relay made no progress, every connection was lost,
+	// the user interrupted.
+	Aborted string   `json:"aborted,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	Errors  []string `json:"errors,omitempty"`
+}
+
+// Operation kinds an Account counts.
+const (
+	OpEvent    = "event"    // an EVENT published, ends with its OK
+	OpQuery    = "query"    // a REQ, ends with EOSE
+	OpDelivery = "delivery" // an expected live delivery of an accepted event to a subscription
+	OpRead     = "read"     // a read-your-write REQ by id after an OK
+	OpSub      = "sub"      // a live subscription, open until the phase ends
+)
+
+// Account is what became of every requested operation of one kind in a
+// phase. Each operation ends in exactly one outcome, so
+// Accepted+Refused+TimedOut+ConnLost+NotRun+Cancelled == Requested
+// (Balanced). Accepted is the relay doing what was asked (OK true, EOSE,
+// a valid delivery); Refused is the relay saying no, by reason class; TimedOut
+// is no answer before the deadline; ConnLost is the connection dropping
+// before an answer; NotRun is work never attempted, with why; Cancelled is
+// work the user stopped (Ctrl-C), never the relay's fault.
+type Account struct {
+	Op        string           `json:"op"`
+	Requested int64            `json:"requested"`
+	Accepted  int64            `json:"accepted"`
+	Refused   int64            `json:"refused"`
+	TimedOut  int64            `json:"timed_out"`
+	ConnLost  int64            `json:"conn_lost"`
+	NotRun    int64            `json:"not_run"`
+	Cancelled int64            `json:"cancelled"`
+	RefusedBy map[string]int64 `json:"refused_by,omitempty"` // reason class → count
+	NotRunBy  map[string]int64 `json:"not_run_by,omitempty"` // why → count
+}
+
+// Total is the number of operations with an outcome.
+func (a Account) Total() int64 {
+	return a.Accepted + a.Refused + a.TimedOut + a.ConnLost + a.NotRun + a.Cancelled
+}
+
+// Balanced reports whether every requested operation has exactly one outcome.
+func (a Account) Balanced() bool { return a.Total() == a.Requested }
+
+// Account returns the phase's account of operations op, or nil.
+func (p *Phase) Account(op string) *Account {
+	for i := range p.Accounts {
+		if p.Accounts[i].Op == op {
+			return &p.Accounts[i]
+		}
+	}
+	return nil
 }
 
 // Group is a named breakdown inside a phase (a query shape, a payload size).

@@ -15,6 +15,7 @@ import (
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -95,7 +96,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		run.Relay.MaxLimit = info.Limitation.MaxLimit
 	}
 
-	var model *workload.Model
+	var model *verify.Model
 	if !cfg.SkipPublish {
 		all := make([]int, len(c.Events))
 		for i := range all {
@@ -114,7 +115,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			for _, i := range pr.StoredIndexes() {
 				acc = append(acc, c.Events[i])
 			}
-			model = workload.NewModel(acc)
+			model = verify.NewModel(acc)
 		} else if end != nil {
 			end()
 		}

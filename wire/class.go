@@ -18,6 +18,7 @@ const (
 	ClassError        Class = "error"         // relay-side failure
 	ClassAuthRequired Class = "auth-required" // NIP-42 authentication needed
 	ClassMute         Class = "mute"          // nobody listening (ephemeral)
+	ClassReplaced     Class = "replaced"      // the relay holds a newer version (strfry: "replaced: have newer event")
 	ClassOther        Class = "other"         // a reason with no known prefix
 )
 
@@ -53,6 +54,8 @@ func Classify(reason string) Class {
 		return ClassAuthRequired
 	case ClassMute:
 		return ClassMute
+	case ClassReplaced:
+		return ClassReplaced
 	}
 	return ClassOther
 }

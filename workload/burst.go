@@ -146,7 +146,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	ph.Refused = map[string]int64{}
 	ph.Latency = map[string]*results.Histogram{}
 	publishSummary(&ph, out, len(fresh.Events))
-	addConnStats(&ph, conns)
+	addConnStats(ctx, &ph, conns)
 
 	// Each burst lasts from its start to the last OK of its events.
 	burstEnd := make([]int64, o.Bursts)

@@ -12,6 +12,7 @@ import (
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
 
@@ -214,7 +215,7 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 		}
 		if !r.accepted {
 			counts["not_accepted"]++
-			reasons = appendUnique(reasons, r.reason)
+			reasons = verify.AppendUnique(reasons, r.reason)
 			continue
 		}
 		counts["accepted"]++
@@ -259,7 +260,7 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 			slowest, slowestP = s, h.Quantile(50)
 		}
 	}
-	addConnStats(&ph, conns)
+	addConnStats(ctx, &ph, conns)
 	judgeClientCPU(&ph, cpu)
 	if slowest != "" {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("slowest stage: %s (p50 %v, p99 %v), of ok (EVENT write → OK), deliver (EVENT write → live delivery) and read_after_ok (OK → readable by id; read_your_write is the whole EVENT write → readable)", slowest,
@@ -283,7 +284,7 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%d events reached the subscriber before their OK reached the publisher", deliveredBeforeOK))
 	}
 	for _, r := range reasons {
-		ph.Errors = appendUnique(ph.Errors, "not accepted: "+r)
+		ph.Errors = verify.AppendUnique(ph.Errors, "not accepted: "+r)
 	}
 	ph.Verification = &results.Verification{
 		Verified: true, Checked: counts["accepted"], Expected: 2 * counts["accepted"],

@@ -398,7 +398,7 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 		ph.Counts["events_returned"] = returned.Load()
 	}
 	all, redials, redialErrs := pool.stats()
-	addConnStats(&ph, all)
+	addConnStats(ctx, &ph, all)
 	if redials > 0 || redialErrs > 0 {
 		ph.Counts["reconnects"] = redials
 		ph.Counts["reconnect_failures"] = redialErrs

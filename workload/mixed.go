@@ -13,6 +13,7 @@ import (
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
 
@@ -253,7 +254,7 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 		for k, v := range p.pub.Counts {
 			ph.Counts["publish_"+suffix+"_"+k] = v
 		}
-		ph.Errors = appendUnique(ph.Errors, p.pub.Errors...)
+		ph.Errors = verify.AppendUnique(ph.Errors, p.pub.Errors...)
 		for _, n := range p.pub.Notes {
 			ph.Notes = append(ph.Notes, "publish/"+suffix+": "+n)
 		}
@@ -273,7 +274,7 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 		for _, r := range p.recs {
 			returned += int64(len(r.raws))
 			if r.err != "" {
-				ph.Errors = appendUnique(ph.Errors, "query: "+r.err)
+				ph.Errors = verify.AppendUnique(ph.Errors, "query: "+r.err)
 			}
 		}
 		g.Counts["events_returned"] = returned
@@ -328,7 +329,7 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 		latRatio("eose_p50_ratio", eoseAlone.Quantile(50), eoseTog.Quantile(50))
 		latRatio("eose_p99_ratio", eoseAlone.Quantile(99), eoseTog.Quantile(99))
 	}
-	addConnStats(&ph, append(append([]*wire.Conn(nil), pubConns...), qConns...))
+	addConnStats(ctx, &ph, append(append([]*wire.Conn(nil), pubConns...), qConns...))
 	judgeClientCPU(&ph, cpu)
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("three parts of %v each: publish alone (%.0f events/s over %d connections), query alone (%.0f queries/s over %d connections, one REQ at a time each), then both together", o.Duration, o.PublishRate, o.Publishers, o.QueryRate, o.Queriers),

@@ -18,7 +18,9 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
 
@@ -67,7 +69,8 @@ const (
 	Refused
 	Duplicate // refused with "duplicate:": the relay says it already holds the event
 	TimedOut
-	Failed // connection lost or write error before an OK
+	Failed    // connection lost or write error before an OK
+	Cancelled // the user stopped the run before the OK
 )
 
 // PublishResult is what the relay said about each event, for the phases that
@@ -103,7 +106,8 @@ func (p *PublishResult) StoredIndexes() []int {
 }
 
 type pubWorker struct {
-	hist     *metrics.Histogram
+	hist     *metrics.Histogram // OK latency of accepted events only
+	refHist  *metrics.Histogram // OK latency of refusals (reported apart, labelled)
 	sent     int64
 	bytes    int64
 	accepted int64
@@ -124,11 +128,7 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, cn := range conns {
-			cn.Close()
-		}
-	}()
+	defer closeAll(conns)
 
 	res := &PublishResult{Outcomes: make([]Outcome, len(c.Events)), Reasons: map[int]string{}}
 	var reasonsMu sync.Mutex
@@ -140,51 +140,36 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 			reasonsMu.Unlock()
 		}
 	}
+	led := outcome.New(results.OpEvent, int64(len(indexes)))
+	pctx, wd := outcome.NewWatchdog(ctx, max(3, 2*len(conns)), "EVENTs without an OK (timed out or connection lost)")
+	defer wd.Stop()
+	bk := &booker{user: ctx, led: led, wd: wd, set: setOutcome}
 
 	var next, done atomic.Int64
 	workers := make([]*pubWorker, len(conns))
 	cpu0 := CPUTime()
 	start := mono.Now()
-	series := metrics.NewSeries(start)
+	bk.series = metrics.NewSeries(start)
 	var wg sync.WaitGroup
 	for w := range conns {
-		pw := &pubWorker{hist: metrics.NewHistogram(), refused: map[string]int64{}}
+		pw := newPubWorker()
 		workers[w] = pw
 		wg.Add(1)
 		go func(cn *wire.Conn) {
 			defer wg.Done()
 			if o.Mode == ModeWait {
-				publishWait(ctx, cn, c, indexes, &next, &done, pw, series, setOutcome, o)
+				publishWait(pctx, cn, c, indexes, &next, &done, pw, bk, o)
 			} else {
-				publishPipelined(ctx, cn, c, indexes, &next, &done, pw, series, setOutcome, o)
+				publishPipelined(pctx, cn, c, indexes, &next, &done, pw, bk, o)
 			}
 		}(conns[w])
 	}
-	stopProgress := make(chan struct{})
-	progressDone := make(chan struct{})
-	go func() {
-		defer close(progressDone)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				if o.Progress != nil {
-					o.Progress(done.Load())
-				}
-			case <-stopProgress:
-				if o.Progress != nil {
-					o.Progress(done.Load())
-				}
-				return
-			}
-		}
-	}()
+	stopProgress := progressTicker(o.Progress, &done)
 	wg.Wait()
 	end := mono.Now()
 	cpu := CPUTime() - cpu0
-	close(stopProgress)
-	<-progressDone
+	stopProgress()
+	wd.Settle(led, outcome.WhyConnGone)
 
 	ph := results.Phase{
 		Name:     "publish",
@@ -195,11 +180,13 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		},
 		Start:    mono.Time(start),
 		Duration: end - start,
-		Counts:   map[string]int64{"sent": 0, "accepted": 0, "refused": 0, "timed_out": 0, "failed": 0},
+		Counts:   map[string]int64{},
 		Refused:  map[string]int64{},
 		Latency:  map[string]*results.Histogram{},
+		Aborted:  wd.Aborted(),
 	}
-	hist := mergePublishers(&ph, workers, len(indexes))
+	hist, refHist := mergePublishers(&ph, workers, len(indexes))
+	bookAccount(&ph, led.Result())
 	var accBytes int64
 	for _, idx := range indexes {
 		if res.Outcomes[idx] == Accepted {
@@ -208,8 +195,11 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	}
 	ph.Counts["bytes_accepted"] = accBytes
 	ph.Notes = append(ph.Notes, reasonSamples(res.Reasons, res.Outcomes)...)
-	addConnStats(&ph, conns)
+	addConnStats(ctx, &ph, conns)
 	ph.Latency["ok"] = hist.Result()
+	if refHist.Count() > 0 {
+		ph.Latency["ok_refused"] = refHist.Result()
+	}
 	secs := float64(ph.Duration) / 1e9
 	ph.Rates = map[string]float64{}
 	if secs > 0 {
@@ -217,15 +207,12 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		ph.Rates["sent_per_sec"] = float64(ph.Counts["sent"]) / secs
 		ph.Rates["mb_per_sec"] = float64(ph.Counts["bytes_sent"]) / secs / 1e6
 	}
-	ph.Series = series.Result(end)
+	ph.Series = bk.series.Result(end)
 	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	if o.Mode == ModeWait {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("closed loop: %d connections, one EVENT in flight each; OK latency is EVENT write → OK read", o.Connections))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("closed loop: %d connections, one EVENT in flight each; OK latency is EVENT write → OK read of accepted events (refusals apart, as ok_refused)", o.Connections))
 	} else {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("pipelined: up to %d unacknowledged EVENTs per connection; OK latency is EVENT write → OK read, so it includes the relay's queue", o.Window))
-	}
-	if n := ph.Counts["accepted"]; n < ph.Counts["sent"] {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of %d events sent were not accepted", ph.Counts["sent"]-n, ph.Counts["sent"]))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("pipelined: up to %d unacknowledged EVENTs per connection; OK latency is EVENT write → OK read of accepted events, so it includes the relay's queue", o.Window))
 	}
 	res.Phase = ph
 	if err := ctx.Err(); err != nil {
@@ -234,26 +221,86 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	return res, nil
 }
 
+// booker books the answers to published events: the ledger, the watchdog,
+// the per-event outcomes and the series.
+type booker struct {
+	user   context.Context
+	led    *outcome.Ledger
+	wd     *outcome.Watchdog
+	set    func(int, Outcome, string)
+	series *metrics.Series
+}
+
+// progressTicker reports done to progress every 250 ms until the returned
+// stop is called (which reports once more).
+func progressTicker(progress func(int64), done *atomic.Int64) (stop func()) {
+	if progress == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				progress(done.Load())
+			case <-quit:
+				progress(done.Load())
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-finished }
+}
+
+func newPubWorker() *pubWorker {
+	return &pubWorker{hist: metrics.NewHistogram(), refHist: metrics.NewHistogram(), refused: map[string]int64{}}
+}
+
+// bookAccount puts an account into the phase and mirrors it in the classic
+// counters (accepted, refused, timed_out, failed = connection lost,
+// not_sent = not run, cancelled).
+func bookAccount(ph *results.Phase, a results.Account) {
+	ph.Accounts = append(ph.Accounts, a)
+	if a.Op != results.OpEvent {
+		return
+	}
+	ph.Counts["accepted"] = a.Accepted
+	ph.Counts["refused"] = a.Refused
+	ph.Counts["timed_out"] = a.TimedOut
+	ph.Counts["failed"] = a.ConnLost
+	ph.Counts["not_sent"] = a.NotRun
+	ph.Counts["cancelled"] = a.Cancelled
+	ph.Refused = map[string]int64{}
+	for k, v := range a.RefusedBy {
+		ph.Refused[k] = v
+	}
+}
+
 func publishWait(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, indexes []int, next, done *atomic.Int64,
-	pw *pubWorker, series *metrics.Series, set func(int, Outcome, string), o PublishOptions) {
-	for ctx.Err() == nil {
+	pw *pubWorker, bk *booker, o PublishOptions) {
+	for ctx.Err() == nil && cn.Err() == nil {
 		k := next.Add(1) - 1
 		if k >= int64(len(indexes)) {
 			return
 		}
 		idx := indexes[k]
-		ev := c.Events[idx]
 		raw := c.Raw[idx]
 		octx, cancel := context.WithTimeout(ctx, o.Timeout)
-		ok, err := cn.Publish(octx, ev.ID, raw)
+		ok, err := cn.Publish(octx, c.Events[idx].ID, raw)
 		cancel()
-		pw.sent++
-		pw.bytes += int64(len(raw))
-		record(ok, err, idx, pw, series, set)
+		if !errors.Is(err, wire.ErrClosed) || ok.Sent != 0 {
+			pw.sent++
+			pw.bytes += int64(len(raw))
+		}
+		bk.record(ok, err, idx, pw)
 		done.Add(1)
 		if err != nil && cn.Err() != nil {
-			// The connection is gone: every remaining event of this worker
-			// would fail the same way; leave them to the other connections.
+			// The connection is gone: the remaining events go to the other
+			// connections, or are settled as not run.
 			pw.errs = append(pw.errs, "connection lost: "+cn.Err().Error())
 			return
 		}
@@ -261,7 +308,7 @@ func publishWait(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, indexes [
 }
 
 func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, indexes []int, next, done *atomic.Int64,
-	pw *pubWorker, series *metrics.Series, set func(int, Outcome, string), o PublishOptions) {
+	pw *pubWorker, bk *booker, o PublishOptions) {
 	slots := make(chan struct{}, o.Window)
 	var mu sync.Mutex // guards pw and the histogram: done runs on the reader goroutine
 	var inflight sync.WaitGroup
@@ -300,14 +347,14 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, inde
 				pw.errs = append(pw.errs, "connection lost: "+cn.Err().Error())
 				mu.Unlock()
 			}
-			set(idx, NotSent, "")
+			next.Add(-1) // not taken: it stays open for the ledger to settle
 			break
 		}
 		raw := c.Raw[idx]
 		inflight.Add(1)
 		err := cn.SendEvent(c.Events[idx].ID, raw, func(ok wire.OK) {
 			mu.Lock()
-			record(ok, ok.Err, idx, pw, series, set)
+			bk.record(ok, ok.Err, idx, pw)
 			mu.Unlock()
 			done.Add(1)
 			<-slots
@@ -319,8 +366,7 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, inde
 		mu.Unlock()
 		if err != nil {
 			mu.Lock()
-			pw.failed++
-			set(idx, Failed, err.Error())
+			bk.record(wire.OK{}, err, idx, pw)
 			pw.errs = append(pw.errs, "send: "+err.Error())
 			mu.Unlock()
 			done.Add(1)
@@ -332,9 +378,14 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, inde
 		}
 	}
 	// Wait for the OKs still in flight; the sweeper expires overdue ones and a
-	// dead connection fails them, so this wait is bounded.
+	// dead connection fails them, so this wait is bounded. When the user (or
+	// the watchdog) stopped the phase, the events in flight are ended at once:
+	// they are booked as cancelled (or not run), never as timeouts.
 	waitDone := make(chan struct{})
 	go func() { inflight.Wait(); close(waitDone) }()
+	if ctx.Err() != nil {
+		cn.ExpireBefore(mono.Now() + 1)
+	}
 	select {
 	case <-waitDone:
 	case <-time.After(o.Timeout + 5*time.Second):
@@ -344,63 +395,59 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, inde
 	}
 }
 
-// mergePublishers adds the publishers' tallies to ph (sent, accepted,
-// refused by class, timed out, failed, not sent of events, bytes, errors) and
-// returns their merged OK latency histogram.
-func mergePublishers(ph *results.Phase, workers []*pubWorker, events int) *metrics.Histogram {
-	hist := metrics.NewHistogram()
+// mergePublishers adds the publishers' tallies to ph (sent, bytes, errors)
+// and returns their merged OK latency histograms: accepted and refused.
+// Outcome counters come from the ledger (bookAccount).
+func mergePublishers(ph *results.Phase, workers []*pubWorker, events int) (hist, refHist *metrics.Histogram) {
+	hist, refHist = metrics.NewHistogram(), metrics.NewHistogram()
 	for _, pw := range workers {
 		hist.Merge(pw.hist)
+		refHist.Merge(pw.refHist)
 		ph.Counts["sent"] += pw.sent
 		ph.Counts["bytes_sent"] += pw.bytes
-		ph.Counts["accepted"] += pw.accepted
-		ph.Counts["timed_out"] += pw.timedOut
-		ph.Counts["failed"] += pw.failed
-		for k, v := range pw.refused {
-			ph.Refused[k] += v
-			ph.Counts["refused"] += v
-		}
-		ph.Errors = appendUnique(ph.Errors, pw.errs...)
+		ph.Errors = verify.AppendUnique(ph.Errors, pw.errs...)
 	}
-	ph.Counts["not_sent"] = int64(events) - ph.Counts["sent"]
-	return hist
+	return hist, refHist
 }
 
 // record books one OK (or its failure) for event idx.
-func record(ok wire.OK, err error, idx int, pw *pubWorker, series *metrics.Series, set func(int, Outcome, string)) {
+func (b *booker) record(ok wire.OK, err error, idx int, pw *pubWorker) {
 	now := mono.Now()
-	switch {
-	case err != nil:
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, wire.ErrTimeout) {
-			pw.timedOut++
-			set(idx, TimedOut, "timeout")
-			series.Add(now, "timed_out", 1)
-		} else {
-			pw.failed++
-			set(idx, Failed, err.Error())
-			series.Add(now, "failed", 1)
-		}
-	case ok.Accepted:
-		pw.accepted++
+	k, class := b.led.Book(b.user, ok, err)
+	b.wd.Book(k)
+	switch k {
+	case outcome.Accepted:
 		lat := ok.Recv - ok.Sent
 		pw.hist.Record(lat)
-		series.Add(now, "accepted", 1)
-		series.Latency(now, lat)
-		set(idx, Accepted, "")
-	default:
-		cls := string(ok.Class)
-		pw.refused[cls]++
-		pw.hist.Record(ok.Recv - ok.Sent)
-		series.Add(now, "refused", 1)
-		if ok.Class == wire.ClassDuplicate {
-			set(idx, Duplicate, ok.Reason)
+		b.series.Add(now, "accepted", 1)
+		b.series.Latency(now, lat)
+		b.set(idx, Accepted, "")
+	case outcome.Refused:
+		pw.refHist.Record(ok.Recv - ok.Sent)
+		b.series.Add(now, "refused", 1)
+		if class == string(wire.ClassDuplicate) {
+			b.set(idx, Duplicate, ok.Reason)
 		} else {
-			set(idx, Refused, ok.Reason)
+			b.set(idx, Refused, ok.Reason)
 		}
+	case outcome.TimedOut:
+		b.series.Add(now, "timed_out", 1)
+		b.set(idx, TimedOut, "no OK before the deadline")
+	case outcome.ConnLost:
+		b.series.Add(now, "failed", 1)
+		b.set(idx, Failed, "connection lost before the OK")
+	case outcome.Cancelled:
+		b.set(idx, Cancelled, "")
+	case outcome.NotRun:
+		b.set(idx, NotSent, "")
 	}
 }
 
-func addConnStats(ph *results.Phase, conns []*wire.Conn) {
+// addConnStats adds the connections' protocol counters to ph. OKs for
+// events no longer in flight are a relay fault only when nothing was
+// cancelled or expired by the client first (late OKs after an interrupt or
+// a timeout are expected).
+func addConnStats(user context.Context, ph *results.Phase, conns []*wire.Conn) {
 	var notices []string
 	for _, cn := range conns {
 		st := cn.Stats()
@@ -408,7 +455,7 @@ func addConnStats(ph *results.Phase, conns []*wire.Conn) {
 		ph.Counts["unmatched_oks"] += st.UnmatchedOK
 		ph.Counts["notices"] += st.Notices
 		ph.Counts["bytes_received"] += st.BytesIn
-		notices = appendUnique(notices, cn.Notices()...)
+		notices = verify.AppendUnique(notices, cn.Notices()...)
 	}
 	for _, n := range notices {
 		if len(ph.Notes) > 20 {
@@ -419,25 +466,15 @@ func addConnStats(ph *results.Phase, conns []*wire.Conn) {
 	if ph.Counts["malformed_frames"] > 0 {
 		ph.Errors = append(ph.Errors, fmt.Sprintf("relay sent %d malformed frames", ph.Counts["malformed_frames"]))
 	}
-	if ph.Counts["unmatched_oks"] > 0 {
-		ph.Errors = append(ph.Errors, fmt.Sprintf("relay sent %d OKs for events not in flight (not credited)", ph.Counts["unmatched_oks"]))
-	}
-}
-
-func appendUnique(dst []string, src ...string) []string {
-	for _, s := range src {
-		found := false
-		for _, d := range dst {
-			if d == s {
-				found = true
-				break
-			}
-		}
-		if !found && len(dst) < 50 {
-			dst = append(dst, s)
+	if n := ph.Counts["unmatched_oks"]; n > 0 {
+		if user.Err() != nil || ph.Counts["timed_out"] > 0 || ph.Aborted != "" {
+			ph.Notes = append(ph.Notes, fmt.Sprintf("%d OKs arrived after their events had timed out or been cancelled (not credited)", n))
+			ph.Counts["late_oks"] = n
+			delete(ph.Counts, "unmatched_oks")
+		} else {
+			ph.Errors = append(ph.Errors, fmt.Sprintf("relay sent %d OKs for events not in flight (not credited)", n))
 		}
 	}
-	return dst
 }
 
 // reasonSamples lists the distinct refusal and failure reasons with how often
@@ -455,6 +492,8 @@ func reasonSamples(reasons map[int]string, outcomes []Outcome) []string {
 			label = "timed out"
 		case Failed:
 			label = "failed"
+		case Cancelled:
+			continue
 		}
 		counts[label+": "+r]++
 	}

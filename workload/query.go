@@ -12,7 +12,9 @@ import (
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
 
@@ -29,6 +31,10 @@ type QueryOptions struct {
 	Dial     wire.Options
 	Progress func(done int64)
 }
+
+// maxRedials is how often a query connection is dialled again after the
+// relay dropped it, before its remaining queries are left not run.
+const maxRedials = 3
 
 func (o *QueryOptions) defaults() {
 	if o.Queries <= 0 {
@@ -60,7 +66,7 @@ type queryRecord struct {
 // Query runs the query phase. model is what the relay should hold (nil when
 // relaybench did not publish in this run: results are then checked only for
 // validity and filter match). source gives the events filters are drawn from.
-func Query(ctx context.Context, url string, model *Model, source []*nostr.Event, o QueryOptions) (results.Phase, error) {
+func Query(ctx context.Context, url string, model *verify.Model, source []*nostr.Event, o QueryOptions) (results.Phase, error) {
 	o.defaults()
 	var ph results.Phase
 	b, err := newShapeBuilder(source, o.Limit, o.Seed)
@@ -81,28 +87,51 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 	if err != nil {
 		return ph, err
 	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	defer func() { closeAll(conns) }()
 
+	led := outcome.New(results.OpQuery, int64(o.Queries))
+	led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(o.Queries-len(recs)))
+	pctx, wd := outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
+	defer wd.Stop()
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var connErrs []string
 	cpu0 := CPUTime()
 	start := mono.Now()
 	series := metrics.NewSeries(start)
-	for w, cn := range conns {
+	for w := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for n := 0; ctx.Err() == nil; n++ {
+			redials := 0
+			for n := 0; pctx.Err() == nil; n++ {
+				cn := conns[w]
+				if cn.Err() != nil {
+					// Redial a lost connection a few times; the queries it
+					// cannot run are settled as not run (connection gone).
+					if redials == maxRedials {
+						return
+					}
+					redials++
+					nc, err := wire.Dial(pctx, url, o.Dial)
+					if err != nil {
+						errMu.Lock()
+						connErrs = verify.AppendUnique(connErrs, "redial after a lost connection failed: "+err.Error())
+						errMu.Unlock()
+						return
+					}
+					errMu.Lock()
+					conns[w] = nc
+					errMu.Unlock()
+					cn = nc
+				}
 				k := next.Add(1) - 1
 				if k >= int64(len(recs)) {
 					return
 				}
 				r := recs[k]
-				qctx, cancel := context.WithTimeout(ctx, o.Timeout)
+				qctx, cancel := context.WithTimeout(pctx, o.Timeout)
 				qr, err := cn.Query(qctx, "q"+strconv.Itoa(w)+"-"+strconv.Itoa(n), []nostr.Filter{r.filter})
 				cancel()
 				now := mono.Now()
@@ -110,30 +139,46 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 				if qr.FirstEvent > 0 {
 					r.first = qr.FirstEvent - qr.Sent
 				}
+				var kind outcome.Kind
 				switch qr.Ended {
 				case wire.EndEOSE:
+					kind = outcome.Accepted
+					led.Add(kind, "")
 					r.latency = qr.End - qr.Sent
 					r.ended = "eose"
 					series.Add(now, "queries", 1)
 					series.Latency(now, r.latency)
 				case wire.EndClosed:
+					kind = outcome.Refused
+					led.Add(kind, outcome.RefusalClass(qr.Class))
 					r.ended = "closed"
 					r.err = "CLOSED: " + qr.Reason
 					series.Add(now, "failed", 1)
 				default:
-					r.ended = string(qr.Ended)
-					r.err = string(qr.Ended)
-					if err != nil {
-						r.err = err.Error()
+					if err == nil {
+						err = qr.Err
 					}
-					series.Add(now, "failed", 1)
+					if err == nil {
+						err = wire.ErrClosed
+					}
+					kind = led.BookErr(ctx, err)
+					r.ended = string(qr.Ended)
+					switch kind {
+					case outcome.TimedOut:
+						r.ended = string(wire.EndTimeout)
+						r.err = fmt.Sprintf("no EOSE within %v", o.Timeout)
+						series.Add(now, "failed", 1)
+					case outcome.ConnLost:
+						r.err = "connection lost before EOSE: " + err.Error()
+						series.Add(now, "failed", 1)
+					default: // cancelled by the user, or the phase stopped: not run
+						r.ended, r.err = "", ""
+						r.raws = nil
+					}
 				}
-				done.Add(1)
-				if o.Progress != nil && done.Load()%10 == 0 {
-					o.Progress(done.Load())
-				}
-				if cn.Err() != nil {
-					return
+				wd.Book(kind)
+				if d := done.Add(1); o.Progress != nil && d%10 == 0 {
+					o.Progress(d)
 				}
 			}
 		}()
@@ -144,6 +189,7 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 	if o.Progress != nil {
 		o.Progress(done.Load())
 	}
+	wd.Settle(led, outcome.WhyConnGone)
 
 	ph = results.Phase{
 		Name:     "query",
@@ -155,11 +201,18 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 		Start:     mono.Time(start),
 		Duration:  end - start,
 		Counts:    map[string]int64{"queries": 0, "failed": 0, "timed_out": 0, "events_returned": 0},
+		Aborted:   wd.Aborted(),
 		Latency:   map[string]*results.Histogram{},
 		Series:    series.Result(end),
 		Resources: &results.Resources{ClientCPUSecs: cpu.Seconds()},
 	}
-	addConnStats(&ph, conns)
+	addConnStats(ctx, &ph, conns)
+	ph.Errors = verify.AppendUnique(ph.Errors, connErrs...)
+	a := led.Result()
+	ph.Accounts = append(ph.Accounts, a)
+	ph.Counts["cancelled"] = a.Cancelled
+	ph.Counts["not_run"] = a.NotRun
+	ph.Counts["refused"] = a.Refused
 	ver := verifyQueries(recs, model, o.RelayCap)
 
 	all, allFirst := metrics.NewHistogram(), metrics.NewHistogram()
@@ -194,7 +247,7 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 			if r.ended == string(wire.EndTimeout) {
 				ph.Counts["timed_out"]++
 			}
-			ph.Errors = appendUnique(ph.Errors, r.shape+" query: "+r.err)
+			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" query: "+r.err)
 		}
 	}
 	ph.Latency["eose"] = all.Result()
@@ -222,10 +275,9 @@ func Query(ctx context.Context, url string, model *Model, source []*nostr.Event,
 		ph.Groups = append(ph.Groups, *g)
 	}
 	ph.Verification = ver.total
-	if ph.Counts["failed"] > 0 {
-		ph.Verification.Passed = false
+	if n := ph.Counts["failed"]; n > 0 {
 		ph.Verification.Notes = append(ph.Verification.Notes,
-			fmt.Sprintf("%d queries did not end with EOSE (timeout, CLOSED or connection loss)", ph.Counts["failed"]))
+			fmt.Sprintf("%d queries did not end with EOSE (CLOSED, timeout or connection loss): their answers are incomplete and were not verified; the outcomes line says which", n))
 	}
 	return ph, ctx.Err()
 }
@@ -235,56 +287,49 @@ type queryVerification struct {
 	byShape map[string]*results.Verification
 }
 
-// verifyQueries checks every returned event (valid id and signature, matches
-// its filter, returned once) and, when a model is given, compares each
-// answer with what the relay should have returned: the newest `limit`
-// matching live events, within the relay's per-REQ cap. Ties on created_at at
-// the cut-off are tolerated: any of the tied events may fill the last places.
-func verifyQueries(recs []*queryRecord, model *Model, relayCap int) queryVerification {
-	sigs := newSigCache()
-	parsed := make([][]*nostr.Event, len(recs))
-	invalid := make([]int64, len(recs))
-	for i, r := range recs {
-		for _, raw := range r.raws {
-			e, ok := sigs.check(raw)
-			if !ok {
-				invalid[i]++
-				continue
-			}
-			parsed[i] = append(parsed[i], e)
-		}
-	}
-	capNote := ""
-	if model != nil && relayCap == 0 {
-		relayCap = inferCap(recs, parsed, model)
-		if relayCap > 0 {
-			capNote = fmt.Sprintf("the relay returned at most %d events per REQ (observed; not announced in NIP-11 limitation.max_limit): expectations use that cap", relayCap)
-		}
-	}
-	out := queryVerification{total: &results.Verification{Verified: model != nil}, byShape: map[string]*results.Verification{}}
-	for i, r := range recs {
+// verifyQueries checks every answer that ended with EOSE with the one
+// verifier (valid id and signature, matches its filter, returned once) and,
+// when a model is given, against what the relay should have returned.
+func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) queryVerification {
+	sigs := verify.NewChecker()
+	var filters []*nostr.Filter
+	var parsed [][]*nostr.Event
+	var invalid []int64
+	var done []*queryRecord
+	for _, r := range recs {
 		if r.ended != "eose" {
 			continue
 		}
+		var evs []*nostr.Event
+		var bad int64
+		for _, raw := range r.raws {
+			if e, ok := sigs.Check(raw); ok {
+				evs = append(evs, e)
+			} else {
+				bad++
+			}
+		}
+		done = append(done, r)
+		filters = append(filters, &r.filter)
+		parsed = append(parsed, evs)
+		invalid = append(invalid, bad)
+	}
+	capNote := ""
+	if model != nil && relayCap == 0 {
+		if relayCap = verify.InferCap(filters, parsed, model); relayCap > 0 {
+			capNote = verify.CapNote(relayCap)
+		}
+	}
+	out := queryVerification{total: &results.Verification{Verified: model != nil}, byShape: map[string]*results.Verification{}}
+	for i, r := range done {
 		v := out.byShape[r.shape]
 		if v == nil {
 			v = &results.Verification{Verified: model != nil}
 			out.byShape[r.shape] = v
 		}
-		one := verifyOne(r, parsed[i], invalid[i], model, relayCap)
-		for _, t := range []*results.Verification{v, out.total} {
-			t.Checked++
-			t.Returned += int64(len(r.raws))
-			t.Invalid += one.Invalid
-			t.NotMatching += one.NotMatching
-			t.Duplicated += one.Duplicated
-			t.Misordered += one.Misordered
-			t.Expected += one.Expected
-			t.Missing += one.Missing
-			t.Extra += one.Extra
-			t.Truncated += one.Truncated
-			t.Notes = appendUnique(t.Notes, one.Notes...)
-		}
+		one := verify.Answer(filters[i], parsed[i], invalid[i], model, relayCap)
+		verify.Add(v, &one)
+		verify.Add(out.total, &one)
 	}
 	if capNote != "" {
 		out.total.Notes = append(out.total.Notes, capNote)
@@ -293,10 +338,7 @@ func verifyQueries(recs []*queryRecord, model *Model, relayCap int) queryVerific
 		out.total.Notes = append(out.total.Notes, "nothing was published in this run, so missing and extra events cannot be known: only validity and filter match were checked")
 	}
 	for _, v := range append([]*results.Verification{out.total}, mapValues(out.byShape)...) {
-		v.Passed = v.Invalid == 0 && v.NotMatching == 0 && v.Duplicated == 0
-		if v.Verified {
-			v.Passed = v.Passed && v.Missing == 0 && v.Extra == 0
-		}
+		verify.Finish(v)
 	}
 	return out
 }
@@ -312,107 +354,4 @@ func mapValues(m map[string]*results.Verification) []*results.Verification {
 		out = append(out, m[k])
 	}
 	return out
-}
-
-func verifyOne(r *queryRecord, evs []*nostr.Event, invalid int64, model *Model, relayCap int) results.Verification {
-	v := results.Verification{Invalid: invalid}
-	seen := make(map[string]bool, len(evs))
-	var kept []*nostr.Event
-	for j, e := range evs {
-		if seen[e.ID] {
-			v.Duplicated++
-			continue
-		}
-		seen[e.ID] = true
-		if !r.filter.Matches(e) {
-			v.NotMatching++
-			continue
-		}
-		if j > 0 && e.CreatedAt > evs[j-1].CreatedAt {
-			v.Misordered++
-		}
-		kept = append(kept, e)
-	}
-	if model == nil {
-		return v
-	}
-	expected, all := model.Expected(&r.filter, relayCap)
-	v.Expected = int64(len(expected))
-	if relayCap > 0 && len(expected) < len(all) && (r.filter.Limit == 0 || relayCap < r.filter.Limit) {
-		v.Truncated++
-	}
-	// Everything strictly newer than the cut-off must be there; at the cut-off
-	// timestamp any tied events may fill the remaining places.
-	cut := int64(-1 << 62)
-	if len(expected) > 0 && len(expected) < len(all) {
-		cut = expected[len(expected)-1].CreatedAt
-	}
-	got := make(map[string]bool, len(kept))
-	gotAtCut := 0
-	for _, e := range kept {
-		acc, replaced := model.Accepted(e.ID)
-		switch {
-		case !acc:
-			v.Extra++
-			v.Notes = appendUnique(v.Notes, "returned events relaybench never published or that the relay refused (a relay with old data, or one that stores refused events)")
-			continue
-		case replaced:
-			v.Extra++
-			v.Notes = appendUnique(v.Notes, "returned replaceable events that a newer accepted event had replaced")
-			continue
-		case e.CreatedAt < cut:
-			v.Extra++
-			v.Notes = appendUnique(v.Notes, "returned events older than the newest ones the limit asked for")
-			continue
-		}
-		got[e.ID] = true
-		if e.CreatedAt == cut {
-			gotAtCut++
-		}
-	}
-	needAtCut := 0
-	for _, e := range expected {
-		if e.CreatedAt == cut {
-			needAtCut++
-			continue
-		}
-		if !got[e.ID] {
-			v.Missing++
-		}
-	}
-	if gotAtCut < needAtCut {
-		v.Missing += int64(needAtCut - gotAtCut)
-	}
-	if v.Missing > 0 {
-		v.Notes = appendUnique(v.Notes, "accepted events matching the filter were not returned")
-	}
-	return v
-}
-
-// inferCap looks for a per-REQ cap the relay did not announce: if every
-// answer that came back short of its expectation has the same size N, and at
-// least two did, the relay caps at N.
-func inferCap(recs []*queryRecord, parsed [][]*nostr.Event, model *Model) int {
-	short := -1
-	count := 0
-	for i, r := range recs {
-		if r.ended != "eose" {
-			continue
-		}
-		exp, _ := model.Expected(&r.filter, 0)
-		n := len(parsed[i])
-		if n >= len(exp) {
-			continue
-		}
-		if short == -1 {
-			short = n
-		} else if short != n {
-			return 0
-		}
-		count++
-	}
-	if count >= 2 && short > 0 {
-		return short
-	}
-	return 0
 }

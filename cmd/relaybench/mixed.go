@@ -9,6 +9,7 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -60,7 +61,7 @@ func (c *mixedCmd) Run(g *Globals) error {
 			for _, i := range pr.StoredIndexes() {
 				acc = append(acc, crp.Events[i])
 			}
-			live = workload.NewModel(acc).Live
+			live = verify.NewModel(acc).Live
 			pr.Phase.Notes = append(pr.Phase.Notes, "preload for the mixed workload: the corpus the queries are drawn from")
 			return []results.Phase{pr.Phase}, err
 		}}

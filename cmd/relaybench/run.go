@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
@@ -13,9 +13,11 @@ import (
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/internal/secp"
 	"github.com/relaybench/relaybench/internal/sysinfo"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/verify"
 )
 
 type runCmd struct {
@@ -61,23 +63,6 @@ func (c *runCmd) Run(g *Globals) error {
 	r.Params["store"] = c.Store
 	file.Runs = append(file.Runs, r)
 	return finishRun(ctx, file, path, c.Quiet, runErr)
-}
-
-// verificationCounts names what failed, e.g. "3 missing, 1 invalid".
-func verificationCounts(v *results.Verification, failed int64) string {
-	var parts []string
-	for _, c := range []struct {
-		n    int64
-		what string
-	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}, {failed, "queries without EOSE"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
-	}
-	if len(parts) == 0 {
-		return "see the notes"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // loadCorpus loads or signs the corpus before any clock starts.
@@ -173,17 +158,32 @@ func newResultsFile(command string, started time.Time) *results.File {
 	}
 }
 
-// finishRun prints the summary and writes the results file, whatever the
-// run's outcome: an interrupted or failed run still saves what it measured.
+// finishRun judges the run, prints the summary and writes the results file,
+// whatever the run's outcome: an interrupted or failed run still saves what
+// it measured. The error it returns carries the verdict's exit status (see
+// package judge); nil only when every requested operation ran and every
+// check passed. With --json - the summary goes to stderr so that stdout is
+// pure JSON.
 func finishRun(ctx context.Context, file *results.File, path string, quiet bool, runErr error) error {
 	file.FinishedAt = time.Now().UTC()
 	interrupted := ctx.Err() != nil
 	file.Interrupted = interrupted
-	if runErr != nil && !interrupted {
-		file.Runs[len(file.Runs)-1].Errors = append(file.Runs[len(file.Runs)-1].Errors, runErr.Error())
+	if runErr != nil && !interrupted && len(file.Runs) > 0 {
+		r := &file.Runs[len(file.Runs)-1]
+		r.Errors = verify.AppendUnique(r.Errors, runErr.Error())
 	}
+	var toolErrs []error
+	if runErr != nil && len(file.Runs) == 0 && !interrupted {
+		toolErrs = append(toolErrs, runErr)
+	}
+	v := judge.Judge(file, interrupted, toolErrs...)
+	file.Verdict = &v
 	if !quiet {
-		if err := report.Summary(os.Stdout, file); err != nil {
+		out := os.Stdout
+		if path == "-" {
+			out = os.Stderr
+		}
+		if err := report.Summary(out, file); err != nil {
 			return err
 		}
 	}
@@ -193,20 +193,10 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 	if path != "-" {
 		fmt.Fprintf(os.Stderr, "results: %s\n", path)
 	}
-	switch {
-	case interrupted:
-		return context.Canceled
-	case runErr != nil:
-		return runErr
+	if v.Status == judge.Passed {
+		return nil
 	}
-	for _, r := range file.Runs {
-		for _, ph := range r.Phases {
-			if v := ph.Verification; v != nil && !v.Passed {
-				return withCode(3, fmt.Errorf("%s: verification failed (%s): see the summary", ph.Name, verificationCounts(v, ph.Counts["failed"])))
-			}
-		}
-	}
-	return nil
+	return withCode(v.Status, errors.New(judge.Summary(v)))
 }
 
 func pinClient(cpus string) error {

@@ -1,4 +1,4 @@
-package workload
+package verify
 
 import (
 	"github.com/relaybench/relaybench/nostr"
@@ -75,6 +75,11 @@ func newer(a, b *nostr.Event) bool {
 	}
 	return a.ID < b.ID
 }
+
+// ReplaceKey is the key under which a replaceable or addressable event
+// replaces older ones (pubkey, kind and, for addressable kinds, the d tag);
+// false for other events.
+func ReplaceKey(e *nostr.Event) (string, bool) { return replaceKey(e) }
 
 func replaceKey(e *nostr.Event) (string, bool) {
 	switch {

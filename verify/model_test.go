@@ -1,4 +1,4 @@
-package workload
+package verify
 
 import (
 	"testing"
@@ -51,20 +51,20 @@ func TestExpectedLimitAndCap(t *testing.T) {
 func TestVerifyToleratesTiesAtCutoff(t *testing.T) {
 	evs := []*nostr.Event{ev("x1", "P", 1, 300), ev("x2", "P", 1, 200), ev("x3", "P", 1, 200), ev("x4", "P", 1, 100)}
 	m := NewModel(evs)
-	r := &queryRecord{filter: nostr.Filter{Kinds: []int{1}, Limit: 2}, ended: "eose"}
+	f := nostr.Filter{Kinds: []int{1}, Limit: 2}
 	// Expected is x1 plus one of x2/x3; the relay returned x3.
-	v := verifyOne(r, []*nostr.Event{evs[0], evs[2]}, 0, m, 0)
+	v := Answer(&f, []*nostr.Event{evs[0], evs[2]}, 0, m, 0)
 	if v.Missing != 0 || v.Extra != 0 {
 		t.Fatalf("tie not tolerated: %+v", v)
 	}
 	// Returning the older x4 instead is wrong: one missing, one extra.
-	v = verifyOne(r, []*nostr.Event{evs[0], evs[3]}, 0, m, 0)
+	v = Answer(&f, []*nostr.Event{evs[0], evs[3]}, 0, m, 0)
 	if v.Missing != 1 || v.Extra != 1 {
 		t.Fatalf("older event not flagged: %+v", v)
 	}
 	// Duplicates and events outside the filter are counted.
-	r2 := &queryRecord{filter: nostr.Filter{Kinds: []int{1}}, ended: "eose"}
-	v = verifyOne(r2, []*nostr.Event{evs[0], evs[0], ev("k7", "P", 7, 300)}, 1, m, 0)
+	f2 := nostr.Filter{Kinds: []int{1}}
+	v = Answer(&f2, []*nostr.Event{evs[0], evs[0], ev("k7", "P", 7, 300)}, 1, m, 0)
 	if v.Duplicated != 1 || v.NotMatching != 1 || v.Invalid != 1 || v.Missing != 3 {
 		t.Fatalf("counts %+v", v)
 	}
@@ -76,45 +76,16 @@ func TestInferCap(t *testing.T) {
 		evs = append(evs, ev(string(rune('A'+i)), "P", 1, int64(i)))
 	}
 	m := NewModel(evs)
-	mk := func(n int) (*queryRecord, []*nostr.Event) {
-		return &queryRecord{filter: nostr.Filter{Kinds: []int{1}, Limit: 25}, ended: "eose"}, m.Live[:n]
+	mk := func(n int) (*nostr.Filter, []*nostr.Event) {
+		return &nostr.Filter{Kinds: []int{1}, Limit: 25}, m.Live[:n]
 	}
 	r1, p1 := mk(10)
 	r2, p2 := mk(10)
-	if c := inferCap([]*queryRecord{r1, r2}, [][]*nostr.Event{p1, p2}, m); c != 10 {
+	if c := InferCap([]*nostr.Filter{r1, r2}, [][]*nostr.Event{p1, p2}, m); c != 10 {
 		t.Fatalf("cap %d, want 10", c)
 	}
 	r3, p3 := mk(7)
-	if c := inferCap([]*queryRecord{r1, r2, r3}, [][]*nostr.Event{p1, p2, p3}, m); c != 0 {
+	if c := InferCap([]*nostr.Filter{r1, r2, r3}, [][]*nostr.Event{p1, p2, p3}, m); c != 0 {
 		t.Fatalf("inconsistent short answers must not infer a cap, got %d", c)
-	}
-}
-
-func TestShapesMatchSomething(t *testing.T) {
-	c := smallCorpusForShapes(t)
-	b, err := newShapeBuilder(c, 100, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewModel(c)
-	for _, s := range Shapes {
-		for range 20 {
-			f, ok := b.build(s)
-			if !ok {
-				t.Fatalf("shape %s could not be built", s)
-			}
-			if _, all := m.Expected(&f, 0); len(all) == 0 {
-				t.Fatalf("shape %s filter %s matches nothing", s, f.AppendJSON(nil))
-			}
-			if len(f.Authors) > 1 {
-				seen := map[string]bool{}
-				for _, a := range f.Authors {
-					if seen[a] {
-						t.Fatalf("duplicate author in %s", f.AppendJSON(nil))
-					}
-					seen[a] = true
-				}
-			}
-		}
 	}
 }

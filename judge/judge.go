@@ -1,0 +1,210 @@
+// Package judge gives the one judgement of a run from its results file: did
+// all requested work run, did every check pass, and if not, whose doing was
+// it. The CLI's exit status is the verdict's Status, so the same results
+// file always gets the same status.
+//
+// Statuses, most severe cause first:
+//
+//	130  interrupted: the user stopped the run (Ctrl-C, SIGTERM); work not
+//	     done is cancelled, and nothing about it is blamed on the relay
+//	3    wrong answers: verification failed (invalid, missing, extra,
+//	     non-matching or duplicated events) or the relay broke NIP-01
+//	     (malformed frames, OKs for events never sent)
+//	4    incomplete: the relay prevented requested work (timeouts, lost
+//	     connections, work not run because of it, refusals other than
+//	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress)
+//	1    error: relaybench could not run the benchmark (set-up failure)
+//	0    passed: every requested operation ran and every check passed
+package judge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/results"
+)
+
+// Exit statuses.
+const (
+	Passed       = 0
+	Error        = 1
+	Usage        = 2
+	WrongAnswers = 3
+	Incomplete   = 4
+	Interrupted  = 130
+)
+
+// Outcome names of the statuses, as written in results files.
+var outcomeName = map[int]string{
+	Passed: "passed", Error: "error", Usage: "usage", WrongAnswers: "wrong answers",
+	Incomplete: "incomplete", Interrupted: "interrupted",
+}
+
+// Name is the outcome name of status s.
+func Name(s int) string {
+	if n, ok := outcomeName[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("status %d", s)
+}
+
+// Judge returns the verdict of f. interrupted says the user stopped the run;
+// runErrs are errors that stopped relaybench itself (set-up failures). The
+// reasons name each relay (when the file holds several) and phase.
+func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict {
+	var wrong, incomplete, cancelled, errs []string
+	for _, err := range runErrs {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	multi := len(f.Runs) > 1
+	for _, r := range f.Runs {
+		who := ""
+		if multi {
+			who = relayName(r) + " "
+		}
+		for _, ph := range r.Phases {
+			w, inc, c := Phase(&ph)
+			for _, s := range w {
+				wrong = append(wrong, who+ph.Name+": "+s)
+			}
+			for _, s := range inc {
+				incomplete = append(incomplete, who+ph.Name+": "+s)
+			}
+			for _, s := range c {
+				cancelled = append(cancelled, who+ph.Name+": "+s)
+			}
+		}
+		for _, e := range r.Errors {
+			if interrupted {
+				continue // the error is the interrupt's doing
+			}
+			incomplete = append(incomplete, strings.TrimSpace(who+e))
+		}
+		if len(r.Phases) == 0 && len(r.Errors) == 0 && !interrupted && len(errs) == 0 {
+			incomplete = append(incomplete, strings.TrimSpace(who+"no phase ran"))
+		}
+	}
+	if len(f.Runs) == 0 && len(errs) == 0 && !interrupted {
+		errs = append(errs, "the results hold no run")
+	}
+	v := results.Verdict{}
+	switch {
+	case interrupted:
+		v.Status = Interrupted
+		v.Reasons = append([]string{"interrupted by the user: work not done is counted as cancelled, not blamed on the relay"}, cancelled...)
+		// Wrong answers seen before the interrupt are still wrong answers.
+		v.Reasons = append(v.Reasons, wrong...)
+	case len(wrong) > 0:
+		v.Status = WrongAnswers
+		v.Reasons = append(wrong, incomplete...)
+	case len(incomplete) > 0:
+		v.Status = Incomplete
+		v.Reasons = incomplete
+	case len(errs) > 0:
+		v.Status = Error
+		v.Reasons = errs
+	default:
+		v.Status = Passed
+	}
+	v.Outcome = Name(v.Status)
+	return v
+}
+
+// Phase judges one phase: what it got wrong (wrong answers), what the relay
+// prevented (incomplete) and what the user cancelled.
+func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
+	if v := ph.Verification; v != nil && !v.Passed {
+		wrong = append(wrong, "verification failed ("+Counts(v)+")")
+	}
+	if n := ph.Counts["malformed_frames"]; n > 0 {
+		wrong = append(wrong, fmt.Sprintf("the relay sent %d malformed frames (NIP-01)", n))
+	}
+	if n := ph.Counts["unmatched_oks"]; n > 0 && !cancelledAny(ph) {
+		wrong = append(wrong, fmt.Sprintf("the relay sent %d OKs for events not in flight", n))
+	}
+	for _, a := range ph.Accounts {
+		if !a.Balanced() {
+			wrong = append(wrong, "relaybench accounting error: "+outcome.Split(a))
+			continue
+		}
+		if a.Cancelled > 0 {
+			cancelled = append(cancelled, outcome.Split(a))
+		}
+		if s := preventedSplit(a); s != "" {
+			incomplete = append(incomplete, s)
+		}
+	}
+	if ph.Aborted != "" && !strings.HasPrefix(ph.Aborted, "interrupted") {
+		incomplete = append(incomplete, "stopped early: "+ph.Aborted)
+	}
+	return wrong, incomplete, cancelled
+}
+
+// preventedSplit is the account's split when the relay prevented any of its
+// work, "" otherwise.
+func preventedSplit(a results.Account) string {
+	blocking := a.TimedOut + a.ConnLost + a.NotRun
+	for class, n := range a.RefusedBy {
+		if !outcome.Benign(class) {
+			blocking += n
+		}
+	}
+	if blocking == 0 {
+		return ""
+	}
+	return outcome.Split(a)
+}
+
+func cancelledAny(ph *results.Phase) bool {
+	for _, a := range ph.Accounts {
+		if a.Cancelled > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts names what failed verification, e.g. "3 missing, 1 invalid".
+func Counts(v *results.Verification) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "see the notes"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func relayName(r results.Run) string {
+	if r.Relay.Name != "" {
+		return r.Relay.Name
+	}
+	return r.Relay.URL
+}
+
+// Summary is the verdict in one line, for the end of a run's output.
+func Summary(v results.Verdict) string {
+	if v.Status == Passed {
+		return "PASSED: all requested work ran and every check passed"
+	}
+	head := strings.ToUpper(v.Outcome)
+	if len(v.Reasons) == 0 {
+		return head
+	}
+	rs := append([]string(nil), v.Reasons...)
+	more := ""
+	if len(rs) > 3 {
+		more = fmt.Sprintf("; and %d more", len(rs)-3)
+		rs = rs[:3]
+	}
+	return head + ": " + strings.Join(rs, "; ") + more
+}

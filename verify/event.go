@@ -1,0 +1,119 @@
+package verify
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/results"
+)
+
+// Fault is what is wrong with one event a relay sent, if anything.
+type Fault uint8
+
+// Faults, in the order they are checked.
+const (
+	Valid       Fault = iota // well-formed, id and signature valid, matches the filter, first in its answer
+	Invalid                  // not an event object, wrong id, or bad signature
+	NotMatching              // valid but outside the filter it answers
+	Duplicate                // valid and matching, but already delivered in this answer/subscription
+)
+
+func (f Fault) String() string {
+	return [...]string{"valid", "invalid", "not matching", "duplicate"}[f]
+}
+
+// Checker parses events a relay sends and checks their id and BIP-340
+// signature once per distinct raw JSON (the same event comes back in many
+// answers). Events relaybench published itself can be registered with Trust:
+// a byte-identical copy is then valid without a signature check, and any
+// other bytes claiming the same id are checked in full. It is safe for
+// concurrent use.
+type Checker struct {
+	mu sync.RWMutex
+	ok map[string]*nostr.Event // raw JSON → parsed, valid event
+}
+
+// NewChecker returns an empty checker.
+func NewChecker() *Checker { return &Checker{ok: map[string]*nostr.Event{}} }
+
+// Trust registers raw, the exact bytes of an event relaybench signed.
+func (c *Checker) Trust(raw []byte, e *nostr.Event) {
+	c.mu.Lock()
+	c.ok[string(raw)] = e
+	c.mu.Unlock()
+}
+
+// Check parses raw and verifies its id and signature.
+func (c *Checker) Check(raw []byte) (*nostr.Event, bool) {
+	c.mu.RLock()
+	e, ok := c.ok[string(raw)]
+	c.mu.RUnlock()
+	if ok {
+		return e, true
+	}
+	e, err := nostr.ParseEvent(raw)
+	if err != nil || !e.CheckID() || !ValidSignature(e) {
+		return nil, false
+	}
+	c.mu.Lock()
+	c.ok[string(raw)] = e
+	c.mu.Unlock()
+	return e, true
+}
+
+// Same reports whether raw is byte for byte the event relaybench published
+// (then it needs no further check: it was signed and checked before sending).
+func Same(raw, published []byte) bool { return bytes.Equal(raw, published) }
+
+// Stream checks the events of one answer or one live subscription as they
+// come: each must be valid, match the filter and arrive once. Not safe for
+// concurrent use: one Stream per subscription.
+type Stream struct {
+	Filter *nostr.Filter
+	seen   map[string]struct{}
+	c      *Checker
+}
+
+// NewStream starts checking an answer to f.
+func (c *Checker) NewStream(f *nostr.Filter) *Stream {
+	return &Stream{Filter: f, seen: map[string]struct{}{}, c: c}
+}
+
+// Event checks one event of the stream. When relaybench published this
+// event itself, known is the event and published its exact bytes: a
+// byte-identical delivery then needs no parsing or signature check; any other
+// bytes are checked in full.
+func (s *Stream) Event(raw []byte, known *nostr.Event, published []byte) (*nostr.Event, Fault) {
+	var e *nostr.Event
+	if known != nil && Same(raw, published) {
+		e = known
+	} else {
+		var ok bool
+		if e, ok = s.c.Check(raw); !ok {
+			return nil, Invalid
+		}
+	}
+	if s.Filter != nil && !s.Filter.Matches(e) {
+		return e, NotMatching
+	}
+	if _, dup := s.seen[e.ID]; dup {
+		return e, Duplicate
+	}
+	s.seen[e.ID] = struct{}{}
+	return e, Valid
+}
+
+// Book counts one event with fault f into v: every event counts as
+// returned; a fault also counts as invalid, not matching or duplicated.
+func Book(v *results.Verification, f Fault) {
+	v.Returned++
+	switch f {
+	case Invalid:
+		v.Invalid++
+	case NotMatching:
+		v.NotMatching++
+	case Duplicate:
+		v.Duplicated++
+	}
+}

@@ -1,0 +1,334 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
+	"github.com/relaybench/relaybench/wire"
+)
+
+// The publishing engine shared by the live workloads (subscribe, burst,
+// sweep, mixed): closed loop (wait or pipelined) or open loop at intended
+// send times, every answer booked in one ledger.
+
+// livePlan is what the publishing engine sends.
+type livePlan struct {
+	user     context.Context // the run's context: cancelled only by the user
+	conns    []*wire.Conn
+	fresh    *Fresh
+	order    [][]int   // per connection: event numbers in send order
+	intended [][]int64 // per connection: intended mono send time of each; nil: closed loop
+	mode     string    // closed loop: ModeWait or ModePipeline
+	window   int       // max unacknowledged EVENTs per connection (pipeline, open loop)
+	timeout  time.Duration
+	stopAt   int64 // mono time after which nothing more is sent (0: none)
+	series   *metrics.Series
+	// okLatencySeries puts OK latency in the series' per-second latency.
+	okLatencySeries bool
+	progress        func(done int64)
+}
+
+// liveOut is what the engine measured. Per-event slices are indexed by
+// fresh event number; they may be read once run has returned (sentAt at any
+// time).
+type liveOut struct {
+	sentAt   []atomic.Int64 // mono.Now() just before the EVENT was written; 0: not sent
+	intended []int64        // intended send time (open loop), 0: closed loop
+	okSent   []int64        // wire's send stamp
+	okRecv   []int64        // when the OK (or its failure) was read
+	outcomes []Outcome
+	reasons  map[int]string
+	led      *outcome.Ledger   // one outcome per event of the plan
+	wd       *outcome.Watchdog // stops the engine when the relay makes no progress
+	workers  []*pubWorker
+	late     *metrics.Histogram // open loop: actual − intended send time
+	fromInt  *metrics.Histogram // open loop: OK read − intended send time
+	lastOK   atomic.Int64
+	done     atomic.Int64
+	cut      atomic.Int64 // events not sent because stopAt passed
+}
+
+func newLiveOut(n int) *liveOut {
+	return &liveOut{
+		sentAt: make([]atomic.Int64, n), intended: make([]int64, n), okSent: make([]int64, n), okRecv: make([]int64, n),
+		outcomes: make([]Outcome, n), reasons: map[int]string{},
+		late: metrics.NewHistogram(), fromInt: metrics.NewHistogram(),
+	}
+}
+
+// runLive sends the plan and waits for every OK (bounded by the timeout).
+func runLive(ctx context.Context, p *livePlan, out *liveOut) {
+	user := p.user
+	if user == nil {
+		user = ctx
+	}
+	var planned int64
+	for _, o := range p.order {
+		planned += int64(len(o))
+	}
+	out.led = outcome.New(results.OpEvent, planned)
+	ctx, out.wd = outcome.NewWatchdog(ctx, max(3, 2*len(p.conns)), "EVENTs without an OK (timed out or connection lost)")
+	defer out.wd.Stop()
+	defer func() {
+		// Events a duration cut off were never part of the requested work.
+		out.led.Request(-out.cut.Load())
+		out.wd.Settle(out.led, outcome.WhyConnGone)
+	}()
+	var reasonsMu sync.Mutex
+	var wg sync.WaitGroup
+	out.workers = make([]*pubWorker, len(p.conns))
+	var lateMu sync.Mutex
+	for w, cn := range p.conns {
+		pw := newPubWorker()
+		out.workers[w] = pw
+		var mu sync.Mutex // guards pw: OK callbacks run on the reader goroutine
+		book := func(n int, ok wire.OK, err error) {
+			now := mono.Now()
+			mu.Lock()
+			out.okSent[n], out.okRecv[n] = ok.Sent, ok.Recv
+			if out.okRecv[n] == 0 {
+				out.okRecv[n] = now
+			}
+			oc, reason := bookOK(user, out, ok, err, pw, p.series, p.okLatencySeries, now)
+			out.outcomes[n] = oc
+			if out.intended[n] > 0 && oc == Accepted {
+				lateMu.Lock()
+				out.fromInt.Record(ok.Recv - out.intended[n])
+				lateMu.Unlock()
+			}
+			mu.Unlock()
+			if reason != "" {
+				reasonsMu.Lock()
+				out.reasons[n] = reason
+				reasonsMu.Unlock()
+			}
+			for {
+				last := out.lastOK.Load()
+				if now <= last || out.lastOK.CompareAndSwap(last, now) {
+					break
+				}
+			}
+			d := out.done.Add(1)
+			if p.progress != nil && d%256 == 0 {
+				p.progress(d)
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var intended []int64
+			if p.intended != nil {
+				intended = p.intended[w]
+			}
+			if intended == nil && p.mode == ModeWait {
+				liveWait(ctx, cn, p, out, p.order[w], book, pw, &mu)
+				return
+			}
+			liveAsync(ctx, cn, p, out, p.order[w], intended, book, pw, &mu, &lateMu)
+		}()
+	}
+	wg.Wait()
+	if p.progress != nil {
+		p.progress(out.done.Load())
+	}
+}
+
+func liveWait(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, order []int,
+	book func(int, wire.OK, error), pw *pubWorker, mu *sync.Mutex) {
+	for k, n := range order {
+		if ctx.Err() != nil || cn.Err() != nil {
+			return
+		}
+		if p.stopAt > 0 && mono.Now() >= p.stopAt {
+			out.cut.Add(int64(len(order) - k))
+			return
+		}
+		raw := p.fresh.Raw[n]
+		octx, cancel := context.WithTimeout(ctx, p.timeout)
+		out.sentAt[n].Store(mono.Now())
+		ok, err := cn.Publish(octx, p.fresh.Events[n].ID, raw)
+		cancel()
+		mu.Lock()
+		pw.sent++
+		pw.bytes += int64(len(raw))
+		mu.Unlock()
+		book(n, ok, err)
+		if err != nil && cn.Err() != nil {
+			mu.Lock()
+			pw.errs = append(pw.errs, "connection lost: "+cn.Err().Error())
+			mu.Unlock()
+			return
+		}
+	}
+}
+
+func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, order []int, intended []int64,
+	book func(int, wire.OK, error), pw *pubWorker, mu, lateMu *sync.Mutex) {
+	slots := make(chan struct{}, p.window)
+	var inflight sync.WaitGroup
+	for k, n := range order {
+		if intended != nil {
+			out.intended[n] = intended[k]
+			sleepUntil(ctx, intended[k])
+		}
+		if ctx.Err() != nil || cn.Err() != nil {
+			break
+		}
+		if p.stopAt > 0 && mono.Now() >= p.stopAt {
+			out.cut.Add(int64(len(order) - k))
+			break
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		case <-cn.Done():
+		}
+		if ctx.Err() != nil || cn.Err() != nil {
+			break
+		}
+		raw := p.fresh.Raw[n]
+		inflight.Add(1)
+		now := mono.Now()
+		out.sentAt[n].Store(now)
+		if intended != nil {
+			lateMu.Lock()
+			out.late.Record(max(1, now-intended[k]))
+			lateMu.Unlock()
+		}
+		err := cn.SendEvent(p.fresh.Events[n].ID, raw, func(ok wire.OK) {
+			book(n, ok, ok.Err)
+			<-slots
+			inflight.Done()
+		})
+		mu.Lock()
+		pw.sent++
+		pw.bytes += int64(len(raw))
+		mu.Unlock()
+		if err != nil {
+			book(n, wire.OK{ID: p.fresh.Events[n].ID, Err: err}, err)
+			<-slots
+			inflight.Done()
+			if cn.Err() != nil {
+				break
+			}
+		}
+	}
+	if cn.Err() != nil {
+		mu.Lock()
+		pw.errs = verify.AppendUnique(pw.errs, "connection lost: "+cn.Err().Error())
+		mu.Unlock()
+	}
+	waitDone := make(chan struct{})
+	go func() { inflight.Wait(); close(waitDone) }()
+	if ctx.Err() != nil {
+		cn.ExpireBefore(mono.Now() + 1) // stopped: end what is in flight now (cancelled, not timed out)
+	}
+	select {
+	case <-waitDone:
+	case <-time.After(p.timeout + 5*time.Second):
+		mu.Lock()
+		pw.errs = append(pw.errs, "gave up waiting for OKs still in flight")
+		mu.Unlock()
+	}
+}
+
+// sleepUntil sleeps until mono time t (or ctx ends).
+func sleepUntil(ctx context.Context, t int64) {
+	d := t - mono.Now()
+	if d <= 0 {
+		return
+	}
+	if d < int64(200*time.Microsecond) {
+		for mono.Now() < t && ctx.Err() == nil {
+			runtime.Gosched()
+		}
+		return
+	}
+	tm := time.NewTimer(time.Duration(d))
+	select {
+	case <-tm.C:
+	case <-ctx.Done():
+		tm.Stop()
+	}
+}
+
+// bookOK books one OK (or its failure) in the ledger and pw, and returns
+// the outcome and the reason to keep.
+func bookOK(user context.Context, out *liveOut, ok wire.OK, err error, pw *pubWorker, series *metrics.Series, latSeries bool, now int64) (Outcome, string) {
+	k, _ := out.led.Book(user, ok, err)
+	out.wd.Book(k)
+	switch k {
+	case outcome.Accepted:
+		lat := ok.Recv - ok.Sent
+		pw.hist.Record(lat)
+		series.Add(now, "accepted", 1)
+		if latSeries {
+			series.Latency(now, lat)
+		}
+		return Accepted, ""
+	case outcome.Refused:
+		pw.refHist.Record(ok.Recv - ok.Sent)
+		series.Add(now, "refused", 1)
+		if ok.Class == wire.ClassDuplicate {
+			return Duplicate, ok.Reason
+		}
+		return Refused, ok.Reason
+	case outcome.TimedOut:
+		series.Add(now, "timed_out", 1)
+		return TimedOut, "no OK before the deadline"
+	case outcome.ConnLost:
+		series.Add(now, "failed", 1)
+		return Failed, "connection lost before the OK"
+	case outcome.Cancelled:
+		return Cancelled, ""
+	}
+	return NotSent, ""
+}
+
+// publishSummary fills the publishing side of a phase: counts, refusals,
+// OK latency and, open loop, lateness and latency from the intended time.
+func publishSummary(ph *results.Phase, out *liveOut, events int) *metrics.Histogram {
+	hist, refHist := mergePublishers(ph, out.workers, events)
+	bookAccount(ph, out.led.Result())
+	if ph.Aborted == "" {
+		ph.Aborted = out.wd.Aborted()
+	}
+	ph.Latency["ok"] = hist.Result()
+	if refHist.Count() > 0 {
+		ph.Latency["ok_refused"] = refHist.Result()
+	}
+	if out.late.Count() > 0 {
+		ph.Latency["send_lateness"] = out.late.Result()
+		ph.Latency["ok_from_intended"] = out.fromInt.Result()
+		if p99 := out.late.Quantile(99); p99 > int64(time.Millisecond) {
+			ph.Notes = append(ph.Notes, fmt.Sprintf("events went out late: p99 %v behind the schedule (client timer wake-ups, a full in-flight window, or the relay not reading fast enough: TCP back-pressure); ok_from_intended counts from the scheduled time", time.Duration(p99).Round(time.Microsecond)))
+		}
+	}
+	ph.Notes = append(ph.Notes, reasonSamples(out.reasons, out.outcomes)...)
+	return hist
+}
+
+// judgeClientCPU records the client's CPU use and marks the phase
+// client-limited when it kept (nearly) all its cores busy.
+func judgeClientCPU(ph *results.Phase, cpu time.Duration) {
+	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
+	if ph.Duration <= 0 {
+		return
+	}
+	cores := float64(runtime.GOMAXPROCS(0))
+	busy := cpu.Seconds() / (float64(ph.Duration) / 1e9)
+	ph.Resources.ClientCPUUtil = busy / cores
+	if busy >= 0.9*cores {
+		ph.ClientLimited = true
+		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", busy, cores))
+	}
+}
