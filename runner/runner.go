@@ -14,6 +14,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/workload"
@@ -96,6 +97,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		run.Relay.MaxLimit = info.Limitation.MaxLimit
 	}
 
+	died := relayDied(t)
 	var model *verify.Model
 	if !cfg.SkipPublish {
 		all := make([]int, len(c.Events))
@@ -122,8 +124,14 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		if err != nil {
 			return run, fmt.Errorf("publish: %w", err)
 		}
+		if err := died(&run); err != nil {
+			return run, err
+		}
 	}
-	if !cfg.SkipQuery {
+	if !cfg.SkipQuery && model != nil && len(model.Live) == 0 {
+		// Nothing to query: every query is not run, and the account says why.
+		run.Phases = append(run.Phases, notRunPhase("query", "query", cfg.Query.Queries, "the relay accepted none of the published events"))
+	} else if !cfg.SkipQuery {
 		qo := cfg.Query
 		if qo.RelayCap == 0 {
 			qo.RelayCap = run.Relay.MaxLimit
@@ -144,6 +152,9 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		if err != nil {
 			return run, fmt.Errorf("query: %w", err)
 		}
+		if err := died(&run); err != nil {
+			return run, err
+		}
 	}
 	env := Env{URL: t.URL, Corpus: c, Info: info, Progress: cfg.Progress}
 	if env.Progress == nil {
@@ -158,11 +169,50 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		}
 		phases, err := RunWorkload(ctx, w, env, t.Probe, cfg.ClientCores)
 		run.Phases = append(run.Phases, phases...)
+		if derr := died(&run); derr != nil {
+			return run, derr
+		}
 		if err != nil {
 			return run, fmt.Errorf("%s: %w", w.Name, err)
 		}
 	}
 	return run, ctx.Err()
+}
+
+// relayDied returns a check, run after each phase, that fails when a relay
+// relaybench started has exited on its own: the last phase is marked as
+// stopped by the relay's death and the run goes no further.
+func relayDied(t Target) func(run *results.Run) error {
+	p, ok := t.Probe.(interface {
+		Exited() <-chan struct{}
+		ExitErr() error
+	})
+	if !ok {
+		return func(*results.Run) error { return nil }
+	}
+	return func(run *results.Run) error {
+		select {
+		case <-p.Exited():
+		default:
+			return nil
+		}
+		why := "the relay process exited"
+		if err := p.ExitErr(); err != nil {
+			why += ": " + err.Error()
+		}
+		if n := len(run.Phases); n > 0 && run.Phases[n-1].Aborted == "" {
+			run.Phases[n-1].Aborted = why
+		}
+		return fmt.Errorf("relay died: %s", why)
+	}
+}
+
+// notRunPhase is a phase none of whose n operations could run, with why.
+func notRunPhase(name, kind string, n int, why string) results.Phase {
+	l := outcome.New(results.OpQuery, int64(n))
+	l.Settle(outcome.NotRun, why)
+	return results.Phase{Name: name, Workload: kind, Counts: map[string]int64{}, Accounts: []results.Account{l.Result()},
+		Notes: []string{"not run: " + why}}
 }
 
 // RunWorkload runs w with the relay's resources sampled around it. A
@@ -250,8 +300,10 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	case client >= 0.9*cores:
 		ph.ClientLimited = true
 		note("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", client, cores)
-	case relay <= 0:
+	case relay <= 0 && ph.Resources.RelayPeakRSS == 0:
 		note("client CPU: %.2f cores busy (relay CPU unknown: relaybench did not start this relay)", client)
+	case relay <= 0:
+		note("client CPU: %.2f cores busy; the relay's CPU time rounded to zero in this phase (the kernel counts it in 10 ms ticks)", client)
 	case client+relay >= 0.9*machine && client >= relay:
 		ph.ClientLimited = true
 		note("client-limited: the machine's %.0f cores were saturated (client %.2f, relay %.2f cores) and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus) or use a bigger machine", machine, client, relay)

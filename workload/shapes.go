@@ -28,7 +28,7 @@ type shapeBuilder struct {
 
 func newShapeBuilder(evs []*nostr.Event, limit int, seed int64) (*shapeBuilder, error) {
 	if len(evs) == 0 {
-		return nil, fmt.Errorf("no events to build queries from: publish some first or drop -skip-publish")
+		return nil, fmt.Errorf("no events to build queries from: the corpus is empty or the relay accepted none of the published events")
 	}
 	b := &shapeBuilder{rng: rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)), evs: evs, limit: limit}
 	seenP, seenT := map[string]bool{}, map[string]bool{}

@@ -1,0 +1,89 @@
+package judge
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+func file(phases ...results.Phase) *results.File {
+	return &results.File{Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1"}, Phases: phases}}}
+}
+
+func events(acc, ref, to, lost, notRun, canc int64, refusedBy map[string]int64) results.Account {
+	a := results.Account{Op: results.OpEvent, Accepted: acc, Refused: ref, TimedOut: to, ConnLost: lost, NotRun: notRun, Cancelled: canc, RefusedBy: refusedBy}
+	if notRun > 0 {
+		a.NotRunBy = map[string]int64{"connection gone": notRun}
+	}
+	a.Requested = a.Total()
+	return a
+}
+
+func TestJudge(t *testing.T) {
+	passed := &results.Verification{Verified: true, Passed: true}
+	failed := &results.Verification{Verified: true, Missing: 3}
+	cases := []struct {
+		name        string
+		f           *results.File
+		interrupted bool
+		errs        []error
+		status      int
+		reason      string
+	}{
+		{"all done, all checked", file(results.Phase{Name: "publish", Accounts: []results.Account{events(10, 0, 0, 0, 0, 0, nil)}},
+			results.Phase{Name: "query", Verification: passed}), false, nil, Passed, ""},
+		{"duplicate and replaced refusals are correct answers", file(results.Phase{Name: "publish",
+			Accounts: []results.Account{events(8, 2, 0, 0, 0, 0, map[string]int64{"duplicate": 1, "replaced": 1})}}), false, nil, Passed, ""},
+		{"rate-limited is work the relay prevented", file(results.Phase{Name: "publish",
+			Accounts: []results.Account{events(5, 5, 0, 0, 0, 0, map[string]int64{"rate-limited": 5})}}), false, nil, Incomplete, "rate-limited 5"},
+		{"connection lost and not run", file(results.Phase{Name: "publish",
+			Accounts: []results.Account{events(500, 0, 0, 10, 1490, 0, nil)}}), false, nil, Incomplete, "1,490 not run"},
+		{"stopped early", file(results.Phase{Name: "query", Aborted: "3 queries ended without EOSE in a row"}), false, nil, Incomplete, "stopped early"},
+		{"wrong answers beat incomplete", file(results.Phase{Name: "query", Verification: failed,
+			Accounts: []results.Account{events(5, 0, 5, 0, 0, 0, nil)}}), false, nil, WrongAnswers, "3 missing"},
+		{"malformed frames are a NIP-01 violation", file(results.Phase{Name: "publish", Counts: map[string]int64{"malformed_frames": 2}}), false, nil, WrongAnswers, "malformed"},
+		{"late OKs after a timeout are not a violation", file(results.Phase{Name: "publish", Counts: map[string]int64{"unmatched_oks": 2},
+			Accounts: []results.Account{events(0, 0, 0, 0, 0, 2, nil)}}), true, nil, Interrupted, ""},
+		{"interrupt is never the relay's fault", file(results.Phase{Name: "publish",
+			Accounts: []results.Account{events(5, 0, 0, 0, 0, 5, nil)}}), true, nil, Interrupted, "5 cancelled"},
+		{"unbalanced account is relaybench's bug, reported", file(results.Phase{Name: "publish",
+			Accounts: []results.Account{{Op: results.OpEvent, Requested: 10, Accepted: 9}}}), false, nil, WrongAnswers, "ACCOUNTING ERROR"},
+		{"run error", &results.File{Runs: []results.Run{{Errors: []string{"relay died: the relay process exited"}}}}, false, nil, Incomplete, "relay died"},
+		{"no run at all", &results.File{}, false, []error{errors.New("cannot start relay")}, Error, "cannot start relay"},
+		{"empty file", &results.File{}, false, nil, Error, "no run"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := Judge(c.f, c.interrupted, c.errs...)
+			if v.Status != c.status {
+				t.Fatalf("status %d (%s), want %d: %v", v.Status, v.Outcome, c.status, v.Reasons)
+			}
+			if c.reason != "" && !strings.Contains(strings.Join(v.Reasons, "\n"), c.reason) {
+				t.Fatalf("reasons %q lack %q", v.Reasons, c.reason)
+			}
+			if c.status == Interrupted {
+				for _, r := range v.Reasons {
+					if strings.Contains(r, "timed out") || strings.Contains(r, "verification failed") {
+						t.Fatalf("an interrupt blamed on the relay: %q", r)
+					}
+				}
+			}
+			if v.Outcome != Name(v.Status) || Summary(v) == "" {
+				t.Fatalf("outcome %q summary %q", v.Outcome, Summary(v))
+			}
+		})
+	}
+}
+
+func TestJudgeNamesTheRelayInAComparison(t *testing.T) {
+	f := &results.File{Runs: []results.Run{
+		{Relay: results.Relay{Name: "good"}, Phases: []results.Phase{{Name: "query", Verification: &results.Verification{Passed: true}}}},
+		{Relay: results.Relay{Name: "bad"}, Phases: []results.Phase{{Name: "query", Verification: &results.Verification{Invalid: 1}}}},
+	}}
+	v := Judge(f, false)
+	if v.Status != WrongAnswers || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "bad query:") {
+		t.Fatalf("%+v", v)
+	}
+}
