@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/results"
+)
+
+// workloadArgs are small invocations of every workload, each a few seconds
+// against the test relay.
+var workloadArgs = map[string][]string{
+	"run":       {"run", "--events", "200", "--queries", "30", "--concurrency", "4", "--timeout", "1s"},
+	"subscribe": {"subscribe", "--sub-count", "4", "--publishers", "2", "--events", "200", "--grace", "500ms", "--timeout", "1s"},
+	"mixed":     {"mixed", "--events", "200", "--duration", "1s", "--publish-rate", "200", "--query-rate", "20", "--timeout", "1s"},
+	"burst":     {"burst", "--bursts", "2", "--burst-size", "100", "--every", "500ms", "--between-rate", "20", "--timeout", "1s"},
+	"lifecycle": {"lifecycle", "--timing-events", "20", "--timeout", "1s", "--read-timeout", "500ms"},
+	"sweep":     {"sweep", "--sizes", "256,1024", "--events", "100", "--grace", "500ms", "--timeout", "1s"},
+	"load":      {"load", "--events", "300", "--load-base", "100", "--load-duration", "2s", "--timeout", "1s"},
+	"find-max":  {"find-max", "--start-rate", "200", "--max-rate", "800", "--step-duration", "1s", "--max-steps", "3", "--timeout", "1s"},
+}
+
+var workloadOrder = []string{"run", "subscribe", "mixed", "burst", "lifecycle", "sweep", "load", "find-max"}
+
+// misbehaviour is a test relay configuration and the exit status each
+// workload must end with against it (a workload that cannot observe the
+// fault must pass).
+type misbehaviour struct {
+	name   string
+	cfg    testrelay.Config
+	status map[string][]int // workload → allowed statuses; "*" for the others
+}
+
+func statuses(def []int, by map[string][]int) map[string][]int {
+	m := map[string][]int{"*": def}
+	for k, v := range by {
+		m[k] = v
+	}
+	return m
+}
+
+var (
+	ok         = []int{judge.Passed}
+	wrong      = []int{judge.WrongAnswers}
+	incomplete = []int{judge.Incomplete}
+	readers    = []string{"run", "subscribe", "lifecycle", "sweep", "mixed"}
+)
+
+func readersAre(st []int, others []int) map[string][]int {
+	m := map[string][]int{"*": others}
+	for _, w := range readers {
+		m[w] = st
+	}
+	return m
+}
+
+var misbehaviours = []misbehaviour{
+	{"honest", testrelay.Config{Verify: true}, statuses(ok, nil)},
+	{"loses events", testrelay.Config{Verify: true, DropEvery: 7}, readersAre(wrong, ok)},
+	{"rate-limits", testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, statuses(incomplete, nil)},
+	{"corrupts signatures", testrelay.Config{Verify: true, InvalidEvery: 5}, readersAre(wrong, ok)},
+	{"never sends EOSE", testrelay.Config{Verify: true, NoEOSE: true}, readersAre(incomplete, ok)},
+	{"never OKs", testrelay.Config{Verify: true, NeverOK: true}, statuses(incomplete, nil)},
+	{"sends garbage", testrelay.Config{Verify: true, GarbageEvery: 5}, statuses(wrong, nil)},
+	{"closes connections", testrelay.Config{Verify: true, CloseAfter: 40}, statuses(incomplete, map[string][]int{"run": {judge.Incomplete, judge.WrongAnswers}})},
+	{"delivers twice", testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
+	{"drops deliveries", testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
+	{"answers outside the filter", testrelay.Config{Verify: true, ExtraEvents: 2}, statuses(ok, map[string][]int{"run": wrong, "mixed": wrong, "lifecycle": {judge.Passed, judge.WrongAnswers}, "subscribe": {judge.Passed, judge.WrongAnswers}, "sweep": {judge.Passed, judge.WrongAnswers}})},
+}
+
+// TestEveryWorkloadAgainstEveryMisbehaviour runs each workload against each
+// misbehaving relay through the real binary and checks the exit status, the
+// verdict in the results file, that every account adds up, and that only
+// accepted operations are credited in the latency histograms.
+func TestEveryWorkloadAgainstEveryMisbehaviour(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the misbehaviour matrix runs the binary about 90 times")
+	}
+	bin := relaybenchBin(t)
+	cache := t.TempDir()
+	for _, m := range misbehaviours {
+		for _, w := range workloadOrder {
+			t.Run(m.name+"/"+w, func(t *testing.T) {
+				t.Parallel()
+				r := testrelay.New(m.cfg)
+				defer r.Close()
+				out := t.TempDir()
+				path := filepath.Join(out, "r.json")
+				args := append(append([]string{}, workloadArgs[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
+				res := runBin(t, bin, 2*time.Minute, args...)
+				want := m.status[w]
+				if want == nil {
+					want = m.status["*"]
+				}
+				f, err := results.Read(path)
+				if err != nil {
+					t.Fatalf("exit %d, no results file: %v\nstderr: %s", res.code, err, res.stderr)
+				}
+				if !slices.Contains(want, res.code) {
+					t.Errorf("exit %d, want one of %v\nverdict: %+v\nstderr: %s", res.code, want, f.Verdict, lastLines(res.stderr, 5))
+				}
+				if f.Verdict == nil || f.Verdict.Status != res.code {
+					t.Errorf("verdict %+v does not match exit %d", f.Verdict, res.code)
+				}
+				checkAccounts(t, f)
+				if len(strings.Split(strings.TrimSpace(res.stderr), "\n")) > 40 {
+					t.Errorf("stderr is not short:\n%s", res.stderr)
+				}
+			})
+		}
+	}
+}
+
+// checkAccounts asserts every account is balanced and that OK latency and
+// accepted counts credit accepted events only.
+func checkAccounts(t *testing.T, f *results.File) {
+	t.Helper()
+	for _, r := range f.Runs {
+		for _, ph := range r.Phases {
+			for _, a := range ph.Accounts {
+				if !a.Balanced() {
+					t.Errorf("%s: unbalanced %s account %+v", ph.Name, a.Op, a)
+				}
+			}
+			a := ph.Account(results.OpEvent)
+			if a == nil {
+				continue
+			}
+			if n, ok := ph.Counts["accepted"]; ok && n != a.Accepted {
+				t.Errorf("%s: accepted counter %d, account %d", ph.Name, n, a.Accepted)
+			}
+			if h := ph.Latency["ok"]; h != nil && h.Count > a.Accepted {
+				t.Errorf("%s: OK latency has %d samples for %d accepted events: refusals or failures credited", ph.Name, h.Count, a.Accepted)
+			}
+			if d := ph.Account(results.OpDelivery); d != nil {
+				if h := ph.Latency["deliver"]; h != nil && h.Count > d.Accepted {
+					t.Errorf("%s: delivery latency has %d samples for %d valid deliveries", ph.Name, h.Count, d.Accepted)
+				}
+			}
+		}
+	}
+}
+
+// TestInterruptMidPhaseEveryWorkload sends SIGINT to each workload once the
+// relay has seen its first EVENT and checks: exit 130, the results file
+// saved with the interrupt, work not done counted as cancelled, and nothing
+// in the summary blaming the relay.
+func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
+	bin := relaybenchBin(t)
+	cache := t.TempDir()
+	long := map[string][]string{
+		"run":       {"run", "--events", "3000", "--queries", "30", "--concurrency", "2", "--timeout", "5s"},
+		"subscribe": {"subscribe", "--sub-count", "4", "--publishers", "1", "--events", "3000", "--timeout", "5s"},
+		"mixed":     {"mixed", "--events", "200", "--duration", "20s", "--publish-rate", "100", "--query-rate", "10", "--timeout", "5s"},
+		"burst":     {"burst", "--bursts", "20", "--burst-size", "200", "--every", "1s", "--between-rate", "20", "--timeout", "5s"},
+		"lifecycle": {"lifecycle", "--timing-events", "500", "--timeout", "5s"},
+		"sweep":     {"sweep", "--sizes", "256,1024", "--events", "3000", "--timeout", "5s"},
+		"load":      {"load", "--events", "300", "--load-base", "100", "--load-duration", "20s", "--timeout", "5s"},
+		"find-max":  {"find-max", "--start-rate", "100", "--max-rate", "800", "--step-duration", "10s", "--timeout", "5s"},
+	}
+	for _, w := range workloadOrder {
+		t.Run(w, func(t *testing.T) {
+			r := testrelay.New(testrelay.Config{OKDelay: 5 * time.Millisecond})
+			defer r.Close()
+			out := t.TempDir()
+			path := filepath.Join(out, "r.json")
+			args := append(append([]string{}, long[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, args...)
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(90 * time.Second)
+			for r.Stats().Events < 10 {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("the workload never published: %s", se.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			err := cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != judge.Interrupted {
+				t.Fatalf("exit %d, want 130\nstderr: %s", code, lastLines(se.String(), 8))
+			}
+			f, err := results.Read(path)
+			if err != nil {
+				t.Fatalf("no results saved: %v", err)
+			}
+			if !f.Interrupted || f.Verdict == nil || f.Verdict.Status != judge.Interrupted {
+				t.Fatalf("interrupted %v verdict %+v", f.Interrupted, f.Verdict)
+			}
+			checkAccounts(t, f)
+			cancelled := int64(0)
+			for _, r := range f.Runs {
+				for _, ph := range r.Phases {
+					for _, a := range ph.Accounts {
+						cancelled += a.Cancelled
+						if a.TimedOut > 0 {
+							t.Errorf("%s: %d %s timed out after an interrupt (5s timeout, 5ms relay)", ph.Name, a.TimedOut, a.Op)
+						}
+					}
+					if v := ph.Verification; v != nil && !v.Passed {
+						t.Errorf("%s: verification failed by the interrupt: %+v", ph.Name, v)
+					}
+					for _, e := range ph.Errors {
+						t.Errorf("%s: error after an interrupt: %s", ph.Name, e)
+					}
+				}
+			}
+			if cancelled == 0 {
+				t.Errorf("nothing counted as cancelled")
+			}
+			for _, bad := range []string{"FAILED", "did not match", "not in flight"} {
+				if strings.Contains(so.String(), bad) {
+					t.Errorf("summary blames the relay (%q):\n%s", bad, so.String())
+				}
+			}
+		})
+	}
+}
+
+func runBin(t *testing.T, bin string, limit time.Duration, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("relaybench %s did not end within %v", strings.Join(args, " "), limit)
+	}
+	return cliResult{code, so.String(), se.String()}
+}
+
+func lastLines(s string, n int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+var _ = fmt.Sprint
+var _ = os.Getpid
