@@ -1,8 +1,8 @@
 // Package testrelay is a small but real in-memory NIP-01 relay for tests,
 // with knobs that make it misbehave in the ways real relays do: silent
-// drops, refusals, slow or missing OKs, wrong or invalid query results,
-// missing EOSE, malformed frames, abrupt disconnects, faulty live delivery
-// and bounded processing capacity.
+// drops, refusals, rate limits, slow or missing OKs, wrong or invalid query
+// results, missing EOSE, malformed frames, abrupt disconnects, faulty live
+// delivery, bounded processing capacity, hangs and sudden death.
 //
 // It listens on 127.0.0.1 (httptest) and speaks WebSocket with
 // github.com/coder/websocket. Stored events are answered to REQs by filter
@@ -13,6 +13,9 @@
 // Counting: every knob named "…Every N" acts on the Nth, 2Nth, … occurrence,
 // counted relay-wide from 1 (events received, live deliveries) or per
 // connection (frames sent, messages received), as documented on each field.
+// Every knob named "…After N" lets the first N occurrences through and acts
+// on every later one (the (N+1)th, (N+2)th, …), except KillAfterEvents,
+// which acts once, on the Nth.
 package testrelay
 
 import (
@@ -30,6 +33,7 @@ import (
 	gonostr "github.com/nbd-wtf/go-nostr"
 
 	"github.com/relaybench/relaybench/nostr"
+	rbverify "github.com/relaybench/relaybench/verify"
 )
 
 // DefaultMaxLimit is the per-filter cap used when Config.MaxLimit is 0.
@@ -58,6 +62,27 @@ type Config struct {
 	OKDelay time.Duration
 	// NeverOK stores events (subject to the other knobs) but never sends OK.
 	NeverOK bool
+	// NeverOKAfter N: the first N EVENT messages received (relay-wide,
+	// malformed ones included) are answered as usual; every later one is
+	// handled (stored, subject to the other knobs) but never answered.
+	NeverOKAfter int
+
+	// RateLimitAfter N: on each connection, the first N EVENT messages
+	// (malformed ones included) are handled as usual; every later
+	// well-formed one is answered OK false with RateLimitReason and is not
+	// stored nor delivered. It is checked on receipt, before Verify and the
+	// worker queue, and such events do not count toward RefuseEvery or
+	// DropEvery.
+	RateLimitAfter int
+	// RateLimitREQAfter N: on each connection, the first N REQ messages are
+	// handled as usual; every later one (with a subscription id) is
+	// answered ["CLOSED", subid, RateLimitReason] and nothing else: no
+	// events, no EOSE, no live deliveries. A subscription already open
+	// under that id is closed.
+	RateLimitREQAfter int
+	// RateLimitReason is the OK and CLOSED reason of RateLimitAfter and
+	// RateLimitREQAfter; default "rate-limited: slow down".
+	RateLimitReason string
 
 	// ProcessingTime with Workers > 0 models bounded capacity: each EVENT
 	// waits in a relay-wide queue for one of Workers workers, which spends
@@ -79,6 +104,10 @@ type Config struct {
 	InvalidEvery int
 	// NoEOSE: never send EOSE.
 	NoEOSE bool
+	// NoEOSEAfter N: on each connection, the first N REQ messages get their
+	// EOSE; every later one gets its stored results (and then live
+	// deliveries) but never EOSE.
+	NoEOSEAfter int
 
 	// GarbageEvery N: after every Nth frame sent on a connection, send a
 	// malformed frame (cycling through a truncated OK, non-JSON text and
@@ -87,6 +116,17 @@ type Config struct {
 	// CloseAfter N: on each connection, the Nth message received is not
 	// answered; the TCP connection is closed at once, without a close frame.
 	CloseAfter int
+	// StallAfter N: the relay hangs after N messages received (relay-wide,
+	// all kinds). The first N are handled as usual (what they set going,
+	// such as delayed OKs, runs its course); every later message is read
+	// but never handled, and the connection it came on is read no more, yet
+	// held open, until Close. New connections are still accepted, and
+	// stall on their first message. Checked before CloseAfter.
+	StallAfter int
+	// KillAfterEvents N: when the Nth EVENT message (relay-wide, malformed
+	// ones included) is received, the relay calls Kill before handling it;
+	// neither it nor any later EVENT is answered or stored.
+	KillAfterEvents int
 
 	// DelayDeliveries delays each live delivery (events arriving after EOSE).
 	DelayDeliveries time.Duration
@@ -95,6 +135,19 @@ type Config struct {
 	DropDeliveriesEvery int
 	// DuplicateDeliveriesEvery N: every Nth live delivery is sent twice.
 	DuplicateDeliveriesEvery int
+	// InvalidDeliveriesEvery N: every Nth live delivery (counted as for
+	// DropDeliveriesEvery) is corrupted, alternately with a wrong signature
+	// and a wrong id (content changed after signing), starting with the
+	// signature; both copies of a duplicated delivery are corrupted, a
+	// dropped one is not sent. Query results are left intact.
+	InvalidDeliveriesEvery int
+	// WrongFilterDeliveriesEvery N: every Nth event broadcast (relay-wide:
+	// each newly stored event, whether received or Added, is broadcast
+	// once) is also delivered to every live subscription, on any
+	// connection, that it does not match. These extra deliveries are valid
+	// events outside the subscription's filters; they count as live
+	// deliveries for the other delivery knobs.
+	WrongFilterDeliveriesEvery int
 
 	// NoNIP11 answers NIP-11 requests with 404.
 	NoNIP11 bool
@@ -102,22 +155,30 @@ type Config struct {
 
 // Stats counts what the relay saw and did.
 type Stats struct {
-	Connections          int // WebSocket connections accepted
-	Messages             int // client messages received, all kinds
-	Events               int // EVENT messages received
-	Stored               int // events stored (not counting duplicates)
-	Duplicates           int // EVENTs of an already stored event
-	Dropped              int // OKed but not stored (DropEvery)
-	Refused              int // answered OK false (RefuseEvery, Verify, malformed)
-	OKs                  int // OK messages sent
-	REQs                 int // REQ messages received
-	Closes               int // CLOSE messages received
-	QueryResults         int // events sent in answer to REQs (extras included)
-	Deliveries           int // live deliveries sent (duplicates included)
-	DeliveriesDropped    int
-	DeliveriesDuplicated int
-	Garbage              int // malformed frames sent
-	AbruptCloses         int // connections closed by CloseAfter
+	Connections           int // WebSocket connections accepted
+	Messages              int // client messages received, all kinds
+	Events                int // EVENT messages received
+	Stored                int // events stored (not counting duplicates)
+	Duplicates            int // EVENTs of an already stored event
+	Dropped               int // OKed but not stored (DropEvery)
+	Refused               int // answered OK false (RefuseEvery, Verify, malformed, RateLimitAfter)
+	RateLimited           int // EVENTs refused by RateLimitAfter (also counted in Refused)
+	RateLimitedREQs       int // REQs answered CLOSED by RateLimitREQAfter
+	OKs                   int // OK messages sent
+	Unanswered            int // EVENTs never answered (NeverOK, NeverOKAfter)
+	REQs                  int // REQ messages received
+	Closes                int // CLOSE messages received
+	QueryResults          int // events sent in answer to REQs (extras included)
+	EOSEsWithheld         int // REQs answered without EOSE (NoEOSE, NoEOSEAfter)
+	Deliveries            int // live deliveries sent (duplicates included)
+	DeliveriesDropped     int
+	DeliveriesDuplicated  int
+	InvalidDeliveries     int  // live deliveries sent corrupted (InvalidDeliveriesEvery; duplicates included)
+	WrongFilterDeliveries int  // deliveries to subscriptions not matched (WrongFilterDeliveriesEvery), before the other delivery knobs
+	Garbage               int  // malformed frames sent
+	AbruptCloses          int  // connections closed by CloseAfter
+	Stalled               int  // messages read but never handled (StallAfter)
+	Killed                bool // Kill was called (directly or by KillAfterEvents)
 }
 
 // Relay is a running test relay. Its methods are safe for concurrent use.
@@ -141,11 +202,15 @@ type Relay struct {
 	statsMu sync.Mutex
 	stats   Stats
 
-	eventSeq    atomic.Int64 // EVENTs received
-	sentSeq     atomic.Int64 // events sent (for InvalidEvery)
-	deliverySeq atomic.Int64
+	eventSeq     atomic.Int64 // EVENTs that reached the knobs (RefuseEvery, DropEvery)
+	eventMsgSeq  atomic.Int64 // EVENT messages received (NeverOKAfter, KillAfterEvents)
+	msgSeq       atomic.Int64 // messages received, all kinds (StallAfter)
+	sentSeq      atomic.Int64 // events sent (for InvalidEvery)
+	deliverySeq  atomic.Int64
+	broadcastSeq atomic.Int64 // events broadcast (WrongFilterDeliveriesEvery)
 
 	closeOnce sync.Once
+	killOnce  sync.Once
 }
 
 // New starts a test relay on 127.0.0.1. Stop it with Close.
@@ -162,6 +227,9 @@ func New(cfg Config) *Relay {
 	}
 	if r.cfg.RefuseReason == "" {
 		r.cfg.RefuseReason = "blocked: refused by test relay"
+	}
+	if r.cfg.RateLimitReason == "" {
+		r.cfg.RateLimitReason = "rate-limited: slow down"
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if cfg.Workers > 0 {
@@ -182,7 +250,7 @@ func (r *Relay) URL() string { return "ws" + strings.TrimPrefix(r.srv.URL, "http
 func (r *Relay) MaxLimit() int { return r.maxLimit }
 
 // Close disconnects every client abruptly, stops the workers and the
-// listener. It is idempotent.
+// listener. It is idempotent, and safe after Kill.
 func (r *Relay) Close() {
 	r.closeOnce.Do(func() {
 		r.cancel()
@@ -194,6 +262,30 @@ func (r *Relay) Close() {
 		r.srv.CloseClientConnections()
 		r.srv.Close()
 		r.workers.Wait()
+	})
+}
+
+// Kill makes the relay die at once, as if its process were killed: every
+// open connection is closed abruptly (TCP close, no close frame; frames
+// still queued for sending are lost), the listener is closed so that new
+// connections are refused, and the workers stop. It does not wait for the
+// connections' goroutines, so it may be called from anywhere, including
+// the relay's own handlers. The stored events and Stats remain readable.
+// It is idempotent, and Close may still be called afterwards.
+func (r *Relay) Kill() {
+	r.killOnce.Do(func() {
+		r.count(func(s *Stats) { s.Killed = true })
+		r.srv.Listener.Close()
+		// Cancelling first means a connection registering after the
+		// snapshot below sees it and closes itself (see serveHTTP).
+		r.cancel()
+		r.mu.RLock()
+		for c := range r.conns {
+			c.ws.CloseNow()
+		}
+		r.mu.RUnlock()
+		// Connections not upgraded (yet): NIP-11, handshakes in progress.
+		r.srv.CloseClientConnections()
 	})
 }
 
@@ -263,6 +355,21 @@ func (r *Relay) store(ev *nostr.Event) bool {
 		return false
 	}
 	r.byID[ev.ID] = struct{}{}
+	// NIP-01: a replaceable or addressable event replaces the older version
+	// (on equal created_at the lower id stays); a version older than the
+	// stored one is kept out of answers.
+	if key, ok := rbverify.ReplaceKey(ev); ok {
+		for i, old := range r.events {
+			if k, _ := rbverify.ReplaceKey(old); k != key {
+				continue
+			}
+			if old.CreatedAt > ev.CreatedAt || (old.CreatedAt == ev.CreatedAt && old.ID < ev.ID) {
+				return true // accepted, but the newer version stays
+			}
+			r.events = append(r.events[:i], r.events[i+1:]...)
+			break
+		}
+	}
 	r.events = append(r.events, ev)
 	r.sorted = false
 	r.statsMu.Lock()
@@ -316,6 +423,12 @@ func (r *Relay) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		c.okq = make(chan okItem, 1<<14)
 	}
 	r.mu.Lock()
+	if r.ctx.Err() != nil { // closed or killed during the handshake
+		r.mu.Unlock()
+		cancel()
+		ws.CloseNow()
+		return
+	}
 	r.conns[c] = struct{}{}
 	r.mu.Unlock()
 	r.count(func(s *Stats) { s.Connections++ })
@@ -342,6 +455,10 @@ type conn struct {
 	okq    chan okItem
 	flush  chan struct{} // closed to make the writer send what is queued and stop
 
+	// Counted by the reading goroutine only (RateLimitAfter,
+	// RateLimitREQAfter, NoEOSEAfter).
+	events, reqs int
+
 	mu   sync.Mutex
 	subs map[string]*sub
 }
@@ -360,10 +477,13 @@ type okItem struct {
 	msg []byte
 }
 
+// job is one received EVENT on its way to its answer.
 type job struct {
 	c        *conn
-	ev       *nostr.Event
+	id       string       // the event's id, as far as it could be read
+	ev       *nostr.Event // nil if malformed
 	received time.Time
+	silent   bool // NeverOKAfter: never answer it
 }
 
 func (c *conn) run() {
@@ -385,6 +505,13 @@ func (c *conn) run() {
 		}
 		received++
 		c.r.count(func(s *Stats) { s.Messages++ })
+		if n := c.r.cfg.StallAfter; n > 0 && c.r.msgSeq.Add(1) > int64(n) {
+			// Hang: neither handle this message nor read any other from
+			// this connection, but keep it open.
+			c.r.count(func(s *Stats) { s.Stalled++ })
+			<-c.ctx.Done()
+			return
+		}
 		if c.r.cfg.CloseAfter > 0 && received >= c.r.cfg.CloseAfter {
 			c.r.count(func(s *Stats) { s.AbruptCloses++ })
 			// Answers already queued go out first; the Nth message is not
@@ -507,6 +634,14 @@ func (c *conn) handle(data []byte) {
 func (c *conn) handleEvent(msg []json.RawMessage) {
 	received := time.Now()
 	c.r.count(func(s *Stats) { s.Events++ })
+	k := int(c.r.eventMsgSeq.Add(1))
+	if n := c.r.cfg.KillAfterEvents; n > 0 && k >= n {
+		c.r.Kill()
+		return
+	}
+	c.events++
+	j := job{c: c, received: received}
+	j.silent = c.r.cfg.NeverOKAfter > 0 && k > c.r.cfg.NeverOKAfter
 	if len(msg) < 2 {
 		c.notice("error: EVENT without an event")
 		return
@@ -517,21 +652,28 @@ func (c *conn) handleEvent(msg []json.RawMessage) {
 			ID string `json:"id"`
 		}
 		json.Unmarshal(msg[1], &probe)
+		j.id = probe.ID
 		c.r.count(func(s *Stats) { s.Refused++ })
-		c.ok(received, probe.ID, false, "invalid: "+err.Error())
+		j.answer(false, "invalid: "+err.Error())
 		return
 	}
+	j.id, j.ev = ev.ID, ev
 	c.r.mu.Lock()
 	c.r.received = append(c.r.received, ev.ID)
 	c.r.mu.Unlock()
+	if n := c.r.cfg.RateLimitAfter; n > 0 && c.events > n {
+		c.r.count(func(s *Stats) { s.Refused++; s.RateLimited++ })
+		j.answer(false, c.r.cfg.RateLimitReason)
+		return
+	}
 	if c.r.jobs != nil {
 		select {
-		case c.r.jobs <- job{c: c, ev: ev, received: received}:
+		case c.r.jobs <- j:
 		case <-c.ctx.Done():
 		}
 		return
 	}
-	c.r.process(c, ev, received)
+	c.r.process(j)
 }
 
 func (r *Relay) worker() {
@@ -549,40 +691,42 @@ func (r *Relay) worker() {
 					return
 				}
 			}
-			r.process(j.c, j.ev, j.received)
+			r.process(j)
 		case <-r.ctx.Done():
 			return
 		}
 	}
 }
 
-// process applies the knobs to one received event and answers it.
-func (r *Relay) process(c *conn, ev *nostr.Event, received time.Time) {
+// process applies the knobs to one received, well-formed event and answers
+// it.
+func (r *Relay) process(j job) {
+	ev := j.ev
 	if r.cfg.Verify {
 		if reason := verify(ev); reason != "" {
 			r.count(func(s *Stats) { s.Refused++ })
-			c.ok(received, ev.ID, false, reason)
+			j.answer(false, reason)
 			return
 		}
 	}
 	n := int(r.eventSeq.Add(1))
 	if r.cfg.RefuseEvery > 0 && n%r.cfg.RefuseEvery == 0 {
 		r.count(func(s *Stats) { s.Refused++ })
-		c.ok(received, ev.ID, false, r.cfg.RefuseReason)
+		j.answer(false, r.cfg.RefuseReason)
 		return
 	}
 	if r.cfg.DropEvery > 0 && n%r.cfg.DropEvery == 0 {
 		r.count(func(s *Stats) { s.Dropped++ })
-		c.ok(received, ev.ID, true, "")
+		j.answer(true, "")
 		return
 	}
 	if !r.store(ev) {
 		r.count(func(s *Stats) { s.Duplicates++ })
-		c.ok(received, ev.ID, true, "duplicate: already have this event")
+		j.answer(true, "duplicate: already have this event")
 		return
 	}
 	r.broadcast(ev)
-	c.ok(received, ev.ID, true, "")
+	j.answer(true, "")
 }
 
 func verify(ev *nostr.Event) string {
@@ -596,27 +740,41 @@ func verify(ev *nostr.Event) string {
 	return ""
 }
 
-func (c *conn) ok(received time.Time, id string, ok bool, reason string) {
-	if c.r.cfg.NeverOK {
+// answer sends the OK for j, after OKDelay, unless NeverOK or NeverOKAfter
+// says it goes unanswered.
+func (j *job) answer(ok bool, reason string) {
+	c := j.c
+	if c.r.cfg.NeverOK || j.silent {
+		c.r.count(func(s *Stats) { s.Unanswered++ })
 		return
 	}
-	b, _ := json.Marshal([]any{"OK", id, ok, reason})
+	b, _ := json.Marshal([]any{"OK", j.id, ok, reason})
 	c.r.count(func(s *Stats) { s.OKs++ })
 	if c.okq == nil {
 		c.send(b)
 		return
 	}
 	select {
-	case c.okq <- okItem{at: received.Add(c.r.cfg.OKDelay), msg: b}:
+	case c.okq <- okItem{at: j.received.Add(c.r.cfg.OKDelay), msg: b}:
 	case <-c.ctx.Done():
 	}
 }
 
 func (c *conn) handleReq(msg []json.RawMessage) {
 	c.r.count(func(s *Stats) { s.REQs++ })
+	c.reqs++
 	var subID string
 	if len(msg) < 2 || json.Unmarshal(msg[1], &subID) != nil {
 		c.notice("error: REQ without a subscription id")
+		return
+	}
+	if n := c.r.cfg.RateLimitREQAfter; n > 0 && c.reqs > n {
+		c.mu.Lock()
+		delete(c.subs, subID)
+		c.mu.Unlock()
+		c.r.count(func(s *Stats) { s.RateLimitedREQs++ })
+		b, _ := json.Marshal([]string{"CLOSED", subID, c.r.cfg.RateLimitReason})
+		c.send(b)
 		return
 	}
 	filters := make([]nostr.Filter, 0, len(msg)-2)
@@ -646,7 +804,9 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		c.sendEvent(subID, ev)
 	}
 	c.r.count(func(s *Stats) { s.QueryResults += len(results) + c.r.cfg.ExtraEvents })
-	if !c.r.cfg.NoEOSE {
+	if c.r.cfg.NoEOSE || c.r.cfg.NoEOSEAfter > 0 && c.reqs > c.r.cfg.NoEOSEAfter {
+		c.r.count(func(s *Stats) { s.EOSEsWithheld++ })
+	} else {
 		b, _ := json.Marshal([]string{"EOSE", subID})
 		c.send(b)
 	}
@@ -741,13 +901,7 @@ func (r *Relay) extras(filters []nostr.Filter, n int) []*nostr.Event {
 func (c *conn) sendEvent(subID string, ev *nostr.Event) {
 	if n := c.r.cfg.InvalidEvery; n > 0 {
 		if k := c.r.sentSeq.Add(1); k%int64(n) == 0 {
-			bad := *ev
-			if (k/int64(n))%2 == 1 {
-				bad.Content += " (changed after signing)"
-			} else {
-				bad.Sig = flipHex(bad.Sig)
-			}
-			ev = &bad
+			ev = corrupt(ev, (k/int64(n))%2 == 1)
 		}
 	}
 	b := make([]byte, 0, 256+len(ev.Content))
@@ -757,6 +911,18 @@ func (c *conn) sendEvent(subID string, ev *nostr.Event) {
 	b = ev.AppendJSON(b)
 	b = append(b, ']')
 	c.send(b)
+}
+
+// corrupt returns a copy of ev that fails verification: with a wrong id
+// (content changed after signing) if badID, else with a wrong signature.
+func corrupt(ev *nostr.Event, badID bool) *nostr.Event {
+	bad := *ev
+	if badID {
+		bad.Content += " (changed after signing)"
+	} else {
+		bad.Sig = flipHex(bad.Sig)
+	}
+	return &bad
 }
 
 func flipHex(s string) string {
@@ -771,38 +937,59 @@ func flipHex(s string) string {
 	return s[:len(s)-1] + string(repl)
 }
 
-// broadcast delivers ev to every live subscription it matches.
+// broadcast delivers ev to every live subscription it matches (and, if
+// WrongFilterDeliveriesEvery says so, to every one it does not match).
 func (r *Relay) broadcast(ev *nostr.Event) {
+	wrong := false
+	if n := r.cfg.WrongFilterDeliveriesEvery; n > 0 {
+		wrong = r.broadcastSeq.Add(1)%int64(n) == 0
+	}
 	type target struct {
 		c  *conn
 		id string
 	}
 	var targets []target
+	misfits := 0
 	r.mu.RLock()
 	for c := range r.conns {
 		c.mu.Lock()
 		for id, sb := range c.subs {
-			for i := range sb.filters {
-				if sb.filters[i].Matches(ev) {
-					if sb.live {
-						targets = append(targets, target{c, id})
-					} else {
-						sb.pending = append(sb.pending, ev)
-					}
-					break
+			switch {
+			case sb.matches(ev):
+				if sb.live {
+					targets = append(targets, target{c, id})
+				} else {
+					sb.pending = append(sb.pending, ev)
 				}
+			case wrong && sb.live:
+				targets = append(targets, target{c, id})
+				misfits++
 			}
 		}
 		c.mu.Unlock()
 	}
 	r.mu.RUnlock()
+	if misfits > 0 {
+		r.count(func(s *Stats) { s.WrongFilterDeliveries += misfits })
+	}
 	for _, t := range targets {
 		r.deliver(t.c, t.id, ev)
 	}
 }
 
+// matches reports whether ev matches any of the subscription's filters.
+func (sb *sub) matches(ev *nostr.Event) bool {
+	for i := range sb.filters {
+		if sb.filters[i].Matches(ev) {
+			return true
+		}
+	}
+	return false
+}
+
 // deliver sends one live event to one subscription, applying the delivery
-// knobs.
+// knobs (DropDeliveriesEvery, DuplicateDeliveriesEvery,
+// InvalidDeliveriesEvery, DelayDeliveries).
 func (r *Relay) deliver(c *conn, subID string, ev *nostr.Event) {
 	k := int(r.deliverySeq.Add(1))
 	if n := r.cfg.DropDeliveriesEvery; n > 0 && k%n == 0 {
@@ -815,6 +1002,10 @@ func (r *Relay) deliver(c *conn, subID string, ev *nostr.Event) {
 		r.count(func(s *Stats) { s.DeliveriesDuplicated++ })
 	}
 	r.count(func(s *Stats) { s.Deliveries += times })
+	if n := r.cfg.InvalidDeliveriesEvery; n > 0 && k%n == 0 {
+		ev = corrupt(ev, (k/n)%2 == 0)
+		r.count(func(s *Stats) { s.InvalidDeliveries += times })
+	}
 	send := func() {
 		for i := 0; i < times; i++ {
 			c.sendEvent(subID, ev)

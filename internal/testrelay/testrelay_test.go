@@ -3,10 +3,12 @@ package testrelay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -512,4 +514,378 @@ func TestCloseDisconnects(t *testing.T) {
 		t.Error("connection still open after Close")
 	}
 	r.Close() // idempotent
+}
+
+// waitFor polls cond until it holds, failing the test after deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// readUntilEOSE reads frames until the EOSE of sub, returning the frames
+// before it.
+func (c *client) readUntilEOSE(sub string) [][]json.RawMessage {
+	c.t.Helper()
+	var out [][]json.RawMessage
+	for {
+		m := c.read()
+		if str(m[0]) == "EOSE" && str(m[1]) == sub {
+			return out
+		}
+		out = append(out, m)
+	}
+}
+
+// expectDead checks that the connection ends abruptly: a read fails without
+// a close frame.
+func (c *client) expectDead() {
+	c.t.Helper()
+	b, err := c.readRaw()
+	if err == nil {
+		c.t.Fatalf("got %q, want the connection closed", b)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		c.t.Fatalf("connection still open after %v", deadline)
+	}
+	if code := websocket.CloseStatus(err); code != -1 {
+		c.t.Fatalf("got a close frame (status %d), want an abrupt close", code)
+	}
+}
+
+// expectRefused checks that a new connection to r is refused.
+func expectRefused(t *testing.T, r *Relay) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, r.URL(), nil)
+	if err == nil {
+		ws.CloseNow()
+		t.Fatal("dial succeeded, want connection refused")
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial: %v, want connection refused", err)
+	}
+}
+
+func TestInvalidDeliveries(t *testing.T) {
+	r := New(Config{InvalidDeliveriesEvery: 2})
+	defer r.Close()
+	r.Add(events(t, 4)...)
+	c := dial(t, r)
+	c.send("REQ", "live", map[string]any{"kinds": []int{1}})
+	got := c.readEvents("live")
+	if len(got) != 4 {
+		t.Fatalf("got %d query results, want 4", len(got))
+	}
+	for i, ev := range got {
+		if !ev.CheckID() || !validSig(ev) {
+			t.Errorf("query result %d corrupted", i+1)
+		}
+	}
+	now := time.Now().Unix()
+	for i := 0; i < 4; i++ {
+		r.Add(event(t, now, 1, fmt.Sprintf("live %d", i)))
+	}
+	// Add delivers before returning: the marker's EOSE comes after.
+	c.send("REQ", "marker", map[string]any{"kinds": []int{7}})
+	frames := c.readUntilEOSE("marker")
+	if len(frames) != 4 {
+		t.Fatalf("got %d live frames, want 4", len(frames))
+	}
+	// Deliveries 2 and 4 corrupted: first by signature, then by id.
+	want := []string{"valid", "bad sig", "valid", "bad id"}
+	for i, m := range frames {
+		ev, err := nostr.ParseEvent(m[2])
+		if err != nil || str(m[0]) != "EVENT" || str(m[1]) != "live" {
+			t.Fatalf("frame %d: %s", i+1, join(m))
+		}
+		state := "valid"
+		switch {
+		case !ev.CheckID():
+			state = "bad id"
+		case !validSig(ev):
+			state = "bad sig"
+		}
+		if !strings.HasPrefix(ev.Content, fmt.Sprintf("live %d", i)) || state != want[i] {
+			t.Errorf("delivery %d: %q %s, want \"live %d\" %s", i+1, ev.Content, state, i, want[i])
+		}
+	}
+	if st := r.Stats(); st.InvalidDeliveries != 2 || st.Deliveries != 4 || st.QueryResults != 4 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestWrongFilterDeliveries(t *testing.T) {
+	r := New(Config{WrongFilterDeliveriesEvery: 2})
+	defer r.Close()
+	c1, c2 := dial(t, r), dial(t, r)
+	filters := map[string]nostr.Filter{"k1": {Kinds: []int{1}}, "k2": {Kinds: []int{2}}, "k3": {Kinds: []int{3}}}
+	for _, sub := range []string{"k1", "k2"} {
+		c1.send("REQ", sub, filters[sub])
+		c1.readEvents(sub)
+	}
+	c2.send("REQ", "k3", filters["k3"])
+	c2.readEvents("k3")
+
+	now := time.Now().Unix()
+	evs := []*nostr.Event{
+		event(t, now, 1, "e1"), event(t, now, 1, "e2"),
+		event(t, now, 2, "e3"), event(t, now, 2, "e4"),
+	}
+	r.Add(evs...)
+	// Broadcasts 2 (e2) and 4 (e4) also go to every live subscription
+	// they do not match.
+	want := map[string]bool{
+		"k1 e1": true, "k1 e2": true, "k2 e2": true, "k3 e2": true,
+		"k2 e3": true, "k2 e4": true, "k1 e4": true, "k3 e4": true,
+	}
+	got := map[string]bool{}
+	for _, c := range []*client{c1, c2} {
+		c.send("REQ", "marker", map[string]any{"kinds": []int{7}})
+		for _, m := range c.readUntilEOSE("marker") {
+			ev, err := nostr.ParseEvent(m[2])
+			if err != nil || str(m[0]) != "EVENT" {
+				t.Fatalf("frame %s", join(m))
+			}
+			if !ev.CheckID() || !validSig(ev) {
+				t.Errorf("delivery of %s to %s is not a valid event", ev.Content, str(m[1]))
+			}
+			key := str(m[1]) + " " + ev.Content
+			if got[key] {
+				t.Errorf("%s delivered twice", key)
+			}
+			got[key] = true
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("deliveries:\n got %v\nwant %v", got, want)
+	}
+	if st := r.Stats(); st.WrongFilterDeliveries != 4 || st.Deliveries != 8 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestRateLimitEvents(t *testing.T) {
+	for _, reason := range []string{"", "blocked: custom"} {
+		r := New(Config{RateLimitAfter: 2, RateLimitReason: reason})
+		if reason == "" {
+			reason = "rate-limited: slow down"
+		}
+		c := dial(t, r)
+		evs := events(t, 5)
+		for i, ev := range evs[:4] {
+			c.send("EVENT", ev)
+			if i < 2 {
+				c.expectOK(ev.ID, true, "")
+			} else {
+				c.expectOK(ev.ID, false, reason)
+			}
+		}
+		// The limit is per connection.
+		c2 := dial(t, r)
+		c2.send("EVENT", evs[4])
+		c2.expectOK(evs[4].ID, true, "")
+		for i, ev := range evs {
+			if r.Has(ev.ID) != (i != 2 && i != 3) {
+				t.Errorf("event %d stored=%v", i+1, r.Has(ev.ID))
+			}
+		}
+		if st := r.Stats(); st.RateLimited != 2 || st.Refused != 2 || st.Stored != 3 || st.OKs != 5 {
+			t.Errorf("stats: %+v", st)
+		}
+		r.Close()
+	}
+}
+
+func TestRateLimitREQs(t *testing.T) {
+	r := New(Config{RateLimitREQAfter: 2})
+	defer r.Close()
+	stored := events(t, 1)[0]
+	r.Add(stored)
+	c := dial(t, r)
+	for _, sub := range []string{"q1", "q2"} {
+		c.send("REQ", sub, map[string]any{"ids": []string{stored.ID}})
+		if got := c.readEvents(sub); len(got) != 1 {
+			t.Fatalf("%s: got %d events, want 1", sub, len(got))
+		}
+	}
+	for _, sub := range []string{"q3", "q4"} {
+		c.send("REQ", sub, map[string]any{"kinds": []int{1}})
+		m := c.read()
+		if join(m) != `["CLOSED","`+sub+`","rate-limited: slow down"]` {
+			t.Fatalf("%s: got %s, want CLOSED rate-limited", sub, join(m))
+		}
+	}
+	// Neither results, EOSE nor live deliveries follow: messages are
+	// handled in order, and a new kind 1 event would be delivered to a
+	// live q3 or q4 before its OK.
+	live := event(t, time.Now().Unix(), 1, "live")
+	c.send("EVENT", live)
+	c.expectOK(live.ID, true, "")
+	c2 := dial(t, r)
+	c2.send("REQ", "other", map[string]any{"ids": []string{stored.ID}})
+	if got := c2.readEvents("other"); len(got) != 1 {
+		t.Errorf("another connection's first REQ: got %d events, want 1", len(got))
+	}
+	if st := r.Stats(); st.RateLimitedREQs != 2 || st.REQs != 5 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestKill(t *testing.T) {
+	r := New(Config{})
+	c1, c2 := dial(t, r), dial(t, r)
+	c1.send("REQ", "live", map[string]any{"kinds": []int{1}})
+	c1.readEvents("live")
+	ev := events(t, 1)[0]
+	c2.send("EVENT", ev)
+	c2.expectOK(ev.ID, true, "")
+	c1.read() // the live delivery
+
+	done := make(chan struct{})
+	go func() { r.Kill(); r.Kill(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(deadline):
+		t.Fatal("Kill blocked")
+	}
+	c1.expectDead()
+	c2.expectDead()
+	expectRefused(t, r)
+	if st := r.Stats(); !st.Killed || st.Stored != 1 || !r.Has(ev.ID) {
+		t.Errorf("after Kill: stats %+v", st)
+	}
+
+	closed := make(chan struct{})
+	go func() { r.Close(); r.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(deadline):
+		t.Fatal("Close after Kill blocked")
+	}
+}
+
+func TestKillAfterEvents(t *testing.T) {
+	for _, workers := range []int{0, 2} {
+		r := New(Config{KillAfterEvents: 3, Workers: workers})
+		c := dial(t, r)
+		evs := events(t, 3)
+		for _, ev := range evs[:2] {
+			c.send("EVENT", ev)
+			c.expectOK(ev.ID, true, "")
+		}
+		c.send("EVENT", evs[2])
+		c.expectDead()
+		expectRefused(t, r)
+		st := r.Stats()
+		if !st.Killed || st.Events != 3 || st.OKs != 2 || st.Stored != 2 || r.Has(evs[2].ID) {
+			t.Errorf("workers=%d: stats %+v, 3rd stored=%v", workers, st, r.Has(evs[2].ID))
+		}
+		r.Close()
+	}
+}
+
+func TestNoEOSEAfter(t *testing.T) {
+	r := New(Config{NoEOSEAfter: 2})
+	defer r.Close()
+	stored := events(t, 1)[0]
+	r.Add(stored)
+	c := dial(t, r)
+	byID := map[string]any{"ids": []string{stored.ID}}
+	c.send("REQ", "q1", byID)
+	c.readEvents("q1")
+	c.send("REQ", "q2", byID)
+	c.readEvents("q2")
+	c.send("REQ", "q3", byID)
+	c.send("REQ", "q4", byID)
+	ev := event(t, time.Now().Unix(), 1, "new")
+	c.send("EVENT", ev)
+	// Messages are handled in order: any EOSE for q3 or q4 would come
+	// before the OK. The new event matches none of the subscriptions.
+	var frames []string
+	for {
+		m := c.read()
+		frames = append(frames, str(m[0])+" "+str(m[1]))
+		if str(m[0]) == "OK" {
+			break
+		}
+	}
+	if got := strings.Join(frames, ","); got != "EVENT q3,EVENT q4,OK "+ev.ID {
+		t.Errorf("frames: %s, want the results of q3 and q4, no EOSE, then the OK", got)
+	}
+	// Per connection: another one gets its first EOSEs.
+	c2 := dial(t, r)
+	c2.send("REQ", "q1", byID)
+	if got := c2.readEvents("q1"); len(got) != 1 {
+		t.Errorf("another connection: got %d events", len(got))
+	}
+	if st := r.Stats(); st.EOSEsWithheld != 2 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestNeverOKAfter(t *testing.T) {
+	r := New(Config{NeverOKAfter: 2})
+	defer r.Close()
+	c, c2 := dial(t, r), dial(t, r)
+	evs := events(t, 5)
+	for _, ev := range evs[:2] {
+		c.send("EVENT", ev)
+		c.expectOK(ev.ID, true, "")
+	}
+	// Relay-wide: 3 and 4 on this connection, 5 on another, are stored
+	// but not answered; an OK would come before the query's results.
+	c.send("EVENT", evs[2])
+	c.send("EVENT", evs[3])
+	c.send("REQ", "q", map[string]any{"ids": []string{evs[2].ID, evs[3].ID}})
+	if got := c.readEvents("q"); len(got) != 2 {
+		t.Errorf("got %d events, want events 3 and 4 stored", len(got))
+	}
+	c2.send("EVENT", evs[4])
+	c2.send("REQ", "q", map[string]any{"ids": []string{evs[4].ID}})
+	if got := c2.readEvents("q"); len(got) != 1 {
+		t.Errorf("got %d events, want event 5 stored", len(got))
+	}
+	if st := r.Stats(); st.OKs != 2 || st.Unanswered != 3 || st.Stored != 5 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestStallAfter(t *testing.T) {
+	r := New(Config{StallAfter: 3})
+	c1, c2 := dial(t, r), dial(t, r)
+	evs := events(t, 3)
+	c1.send("EVENT", evs[0])
+	c1.expectOK(evs[0].ID, true, "")
+	c1.send("REQ", "q", map[string]any{"kinds": []int{7}})
+	c1.readEvents("q")
+	c2.send("EVENT", evs[1])
+	c2.expectOK(evs[1].ID, true, "")
+	// Three messages handled: from now on, nothing is.
+	c1.send("EVENT", evs[2])
+	c2.send("REQ", "q", map[string]any{"kinds": []int{1}})
+	waitFor(t, "both messages to be held", func() bool { return r.Stats().Stalled == 2 })
+	// Once held, a message is never handled, so nothing can follow; the
+	// short wait only confirms it.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, b, err := c1.ws.Read(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("stalled connection: got %q, %v; want nothing, connection open", b, err)
+	}
+	if r.Has(evs[2].ID) {
+		t.Error("event received after the stall was stored")
+	}
+	if st := r.Stats(); st.Messages != 5 || st.Events != 2 || st.REQs != 1 || st.OKs != 2 {
+		t.Errorf("stats: %+v", st)
+	}
+	// The connection is held open until Close.
+	r.Close()
+	c2.expectDead()
 }
