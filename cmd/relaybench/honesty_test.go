@@ -78,7 +78,7 @@ var misbehaviours = []misbehaviour{
 	{"drops deliveries", testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	{"corrupts live deliveries", testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	{"delivers outside the filter", testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
-	{"rate-limits per connection", testrelay.Config{Verify: true, RateLimitAfter: 30}, statuses(incomplete, nil)},
+	{"rate-limits per connection", testrelay.Config{Verify: true, RateLimitAfter: 10}, statuses(incomplete, nil)},
 	{"stops sending EOSE", testrelay.Config{Verify: true, NoEOSEAfter: 3}, readersAre(incomplete, ok)},
 	{"stops answering", testrelay.Config{Verify: true, StallAfter: 150}, statuses(incomplete, nil)},
 	{"dies mid-phase", testrelay.Config{Verify: true, KillAfterEvents: 60}, statuses(incomplete, nil)},
