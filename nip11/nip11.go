@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/relaybench/relaybench/internal/safe"
 )
 
 // DefaultTimeout bounds Fetch when ctx has no earlier deadline.
@@ -123,11 +124,13 @@ func Parse(doc []byte) (*Info, error) {
 	if err := json.Unmarshal(doc, &m); err != nil || m == nil {
 		return nil, fmt.Errorf("body is not a JSON object: %w", ErrNoDocument)
 	}
+	// Strings from a relay are untrusted: made printable here, once, so no
+	// table, report or terminal shows a raw newline or escape sequence.
 	info := &Info{
-		Name:        asString(m["name"]),
-		Description: asString(m["description"]),
-		Software:    asString(m["software"]),
-		Version:     asString(m["version"]),
+		Name:        safe.Line(asString(m["name"])),
+		Description: safe.Line(asString(m["description"])),
+		Software:    safe.Line(asString(m["software"])),
+		Version:     safe.Line(asString(m["version"])),
 	}
 	var nips []any
 	if json.Unmarshal(m["supported_nips"], &nips) == nil {

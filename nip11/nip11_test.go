@@ -177,3 +177,13 @@ func TestWaitReady(t *testing.T) {
 		t.Error("plain HTTP server reported ready")
 	}
 }
+
+func TestParseMakesStringsPrintable(t *testing.T) {
+	info, err := Parse([]byte(`{"software":"orly\u001b[2J","version":"0.66.0\n","name":"a\nb"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Version != "0.66.0" || info.Software != `orly\x1b[2J` || info.Name != `a\nb` {
+		t.Fatalf("%q %q %q", info.Version, info.Software, info.Name)
+	}
+}

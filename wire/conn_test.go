@@ -203,7 +203,7 @@ func TestClosedReasonsAndNotice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Ended != EndClosed || res.Reason != "auth-required: say \"who\"\n" || res.Class != ClassAuthRequired {
+	if res.Ended != EndClosed || res.Reason != "auth-required: say \"who\"" || res.Class != ClassAuthRequired {
 		t.Fatalf("result %+v", res)
 	}
 	res, err = c.Query(ctx, "plain", nil)

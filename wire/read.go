@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/safe"
 )
 
 const reasonCacheMax = 64
@@ -61,7 +62,7 @@ func readError(err error) error {
 	switch {
 	case errors.As(err, &ce):
 		if ce.Reason != "" {
-			return fmt.Errorf("relay closed the connection (status %d: %s)", int(ce.Code), ce.Reason)
+			return fmt.Errorf("relay closed the connection (status %d: %s)", int(ce.Code), safe.Line(ce.Reason))
 		}
 		return fmt.Errorf("relay closed the connection (status %d)", int(ce.Code))
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
@@ -133,13 +134,13 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 		if s != nil {
 			s.closedByRelay.Store(true)
 			if s.h.OnClosed != nil {
-				reason := f.b.String()
+				reason := safe.Line(f.b.String())
 				s.h.OnClosed(reason, Classify(reason), recv)
 			}
 		}
 	case kindNotice:
 		c.st.notices.Add(1)
-		msg := f.a.String()
+		msg := safe.Line(f.a.String())
 		c.mu.Lock()
 		c.notices[c.nNotices%noticesKept] = msg
 		c.nNotices++
@@ -183,9 +184,9 @@ func internReason(cache map[string]string, s jstr) string {
 			return r
 		}
 	}
-	r := s.String()
-	if !s.esc && len(cache) < reasonCacheMax && len(r) <= 256 {
-		cache[r] = r
+	r := safe.Line(s.String()) // a relay's words are untrusted: printable before anyone shows them
+	if !s.esc && len(cache) < reasonCacheMax && len(s.raw) <= 256 {
+		cache[string(s.raw)] = r
 	}
 	return r
 }
