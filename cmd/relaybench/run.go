@@ -60,7 +60,9 @@ func (c *runCmd) Run(g *Globals) error {
 	file := newResultsFile("run", started)
 	r, runErr := runner.Run(ctx, crp, cfg, target)
 	r.Params = c.params()
-	r.Params["store"] = c.Store
+	if c.Relay == "" {
+		r.Params["store"] = c.Store // the embedded relay's store; meaningless with --relay
+	}
 	file.Runs = append(file.Runs, r)
 	return finishRun(ctx, file, path, c.Quiet, runErr)
 }
