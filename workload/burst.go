@@ -10,6 +10,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -36,25 +37,20 @@ type BurstOptions struct {
 	Progress       func(done int64)
 }
 
-// Burst runs the burst workload and reports success rate and OK latency
-// inside bursts and between them, and for each burst the time until the
-// background traffic's latency returned to its pre-burst level.
-func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (results.Phase, error) {
-	ph := results.Phase{Name: "burst", Workload: "burst"}
-	if o.Bursts <= 0 {
-		o.Bursts = 5
+func (o *BurstOptions) defaults() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
 	}
-	if o.BurstSize <= 0 {
-		o.BurstSize = 1000
-	}
+	def(&o.Bursts, 5)
+	def(&o.BurstSize, 1000)
+	def(&o.Connections, 4)
+	def(&o.Window, 1024)
+	def(&o.RecoveryRun, 3)
+	def(&o.Size, 1024)
 	if o.Every <= 0 {
 		o.Every = 2 * time.Second
-	}
-	if o.Connections <= 0 {
-		o.Connections = 4
-	}
-	if o.Window <= 0 {
-		o.Window = 1024
 	}
 	if o.BetweenRate == 0 {
 		o.BetweenRate = 100
@@ -65,27 +61,77 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	if o.RecoveryWithin <= 0 {
 		o.RecoveryWithin = 0.5
 	}
-	if o.RecoveryRun <= 0 {
-		o.RecoveryRun = 3
-	}
-	if o.Size <= 0 {
-		o.Size = 1024
-	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
+}
+
+// burstSchedule is when each event is due, as an offset from the start:
+// burst events 0…nBurst-1, then the background events.
+type burstSchedule struct {
+	nBurst, nBg int
+	offs        []int64
+	burstOf     []int   // burst number, -1 for background
+	burstAt     []int64 // each burst's start offset
+}
+
+func newBurstSchedule(o BurstOptions) burstSchedule {
 	total := time.Duration(o.Bursts) * o.Every
-	nBg := int(o.BetweenRate * total.Seconds())
-	nBurst := o.Bursts * o.BurstSize
+	s := burstSchedule{nBurst: o.Bursts * o.BurstSize, nBg: int(o.BetweenRate * total.Seconds())}
+	s.offs = make([]int64, s.nBurst+s.nBg)
+	s.burstOf = make([]int, s.nBurst+s.nBg)
+	s.burstAt = make([]int64, o.Bursts)
+	for k := 0; k < o.Bursts; k++ {
+		s.burstAt[k] = int64(k)*int64(o.Every) + int64(o.Every)/2
+		for j := 0; j < o.BurstSize; j++ {
+			n := k*o.BurstSize + j
+			s.offs[n] = s.burstAt[k]
+			s.burstOf[n] = k
+		}
+	}
+	for j := 0; j < s.nBg; j++ {
+		s.offs[s.nBurst+j] = int64(float64(j) * 1e9 / o.BetweenRate)
+		s.burstOf[s.nBurst+j] = -1
+	}
+	return s
+}
+
+// plan spreads the burst events over the burst connections and the
+// background on a connection of its own, at their intended times.
+func (s burstSchedule) plan(ctx context.Context, o BurstOptions, conns []*wire.Conn, fresh *Fresh, start int64, series *metrics.Series) *livePlan {
+	p := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, series: series, okLatencySeries: true, progress: o.Progress}
+	p.order = make([][]int, len(conns))
+	p.intended = make([][]int64, len(conns))
+	for n := 0; n < s.nBurst+s.nBg; n++ {
+		w := o.Connections // background
+		if n < s.nBurst {
+			w = n % o.Connections
+		}
+		p.order[w] = append(p.order[w], n)
+		p.intended[w] = append(p.intended[w], start+s.offs[n])
+	}
+	return p
+}
+
+// Burst runs the burst workload and reports success rate and OK latency
+// inside bursts and between them, and for each burst the time until the
+// background traffic's latency returned to its pre-burst level. Every event
+// ends in one outcome of the shared live engine's ledger; the groups carry
+// the same outcomes split by where the event was sent, and OK latency
+// counts accepted events only (refusals apart, by class).
+func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (results.Phase, error) {
+	o.defaults()
+	ph := results.Phase{Name: "burst", Workload: "burst"}
+	s := newBurstSchedule(o)
 	nonce := RunNonce()
-	fresh, err := NewFresh(ctx, c, FreshSpec{Count: nBurst + nBg, Size: o.Size, Seed: o.Seed, Channels: ChannelNames(o.Seed, nonce, 1)}, nonce)
+	fresh, err := NewFresh(ctx, c, FreshSpec{Count: s.nBurst + s.nBg, Size: o.Size, Seed: o.Seed, Channels: ChannelNames(o.Seed, nonce, 1)}, nonce)
 	if err != nil {
 		return ph, err
 	}
 	dial := o.Dial
 	dial.OKTimeout = o.Timeout
 	nConns := o.Connections
-	if nBg > 0 {
+	if s.nBg > 0 {
 		nConns++
 	}
 	conns, err := wire.DialPool(ctx, url, nConns, dial)
@@ -94,44 +140,11 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	}
 	defer closeAll(conns)
 
-	// Schedule, as offsets from the start: burst events 0…nBurst-1, then the
-	// background events.
-	offs := make([]int64, nBurst+nBg)
-	burstOf := make([]int, nBurst+nBg) // burst number, -1 for background
-	burstAt := make([]int64, o.Bursts)
-	for k := 0; k < o.Bursts; k++ {
-		burstAt[k] = int64(k)*int64(o.Every) + int64(o.Every)/2
-		for j := 0; j < o.BurstSize; j++ {
-			n := k*o.BurstSize + j
-			offs[n] = burstAt[k]
-			burstOf[n] = k
-		}
-	}
-	for j := 0; j < nBg; j++ {
-		offs[nBurst+j] = int64(float64(j) * 1e9 / o.BetweenRate)
-		burstOf[nBurst+j] = -1
-	}
-
 	cpu0 := CPUTime()
 	start := mono.Now()
 	series := metrics.NewSeries(start)
-	plan := &livePlan{conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, series: series, okLatencySeries: true, progress: o.Progress}
-	plan.order = make([][]int, nConns)
-	plan.intended = make([][]int64, nConns)
-	for n := 0; n < nBurst; n++ {
-		w := n % o.Connections
-		plan.order[w] = append(plan.order[w], n)
-		plan.intended[w] = append(plan.intended[w], start+offs[n])
-	}
-	if nBg > 0 {
-		plan.window = max(plan.window, 1)
-		for n := nBurst; n < nBurst+nBg; n++ {
-			plan.order[o.Connections] = append(plan.order[o.Connections], n)
-			plan.intended[o.Connections] = append(plan.intended[o.Connections], start+offs[n])
-		}
-	}
 	out := newLiveOut(len(fresh.Events))
-	runLive(ctx, plan, out)
+	runLive(ctx, s.plan(ctx, o, conns, fresh, start, series), out)
 	end := max(out.lastOK.Load(), start+1)
 	cpu := CPUTime() - cpu0
 
@@ -148,155 +161,260 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	publishSummary(&ph, out, len(fresh.Events))
 	addConnStats(ctx, &ph, conns)
 
-	// Each burst lasts from its start to the last OK of its events.
-	burstEnd := make([]int64, o.Bursts)
-	for n := 0; n < nBurst; n++ {
-		k := burstOf[n]
-		burstEnd[k] = max(burstEnd[k], out.okRecv[n])
+	b := &burstResult{o: o, s: s, out: out, start: start}
+	b.findEnds()
+	ph.Groups = append(ph.Groups, b.groups()...)
+	b.recovery(&ph)
+	b.summary(&ph)
+	ph.Series = series.Result(end)
+	judgeClientCPU(&ph, cpu)
+	return ph, ctx.Err()
+}
+
+// burstResult is the analysis of one burst run.
+type burstResult struct {
+	o                  BurstOptions
+	s                  burstSchedule
+	out                *liveOut
+	start              int64
+	burstEnd           []int64 // mono time of each burst's last OK (0: none of it sent)
+	sent               []bool  // whether any event of each burst was sent
+	inBurst, bgBetween struct{ sent, accepted int64 }
+}
+
+// findEnds sets when each burst ended: its start to the last OK of its
+// events.
+func (b *burstResult) findEnds() {
+	b.burstEnd = make([]int64, b.o.Bursts)
+	b.sent = make([]bool, b.o.Bursts)
+	for n := 0; n < b.s.nBurst; n++ {
+		k := b.s.burstOf[n]
+		b.burstEnd[k] = max(b.burstEnd[k], b.out.okRecv[n])
+		b.sent[k] = b.sent[k] || b.out.sentAt[n].Load() != 0
 	}
-	type grp struct {
-		name                  string
-		hist, fromInt         *metrics.Histogram
-		sent, accepted, fails int64
-	}
-	newGrp := func(name string) *grp {
-		return &grp{name: name, hist: metrics.NewHistogram(), fromInt: metrics.NewHistogram()}
-	}
-	inBurst, bgDuring, bgBetween := newGrp("burst"), newGrp("background-during-burst"), newGrp("background-between-bursts")
-	add := func(g *grp, n int) {
-		if out.sentAt[n].Load() == 0 {
-			return
+}
+
+// during reports whether background event n was due while a burst was
+// being sent or answered.
+func (b *burstResult) during(n int) bool {
+	at := b.start + b.s.offs[n]
+	for k := range b.s.burstAt {
+		if at >= b.start+b.s.burstAt[k] && at <= b.burstEnd[k] {
+			return true
 		}
+	}
+	return false
+}
+
+// burstGroup is one group's events: their outcomes and OK latency.
+type burstGroup struct {
+	name          string
+	led           *outcome.Ledger
+	hist, fromInt *metrics.Histogram
+	sent          int64
+}
+
+// add books event n's outcome (from the engine) into g.
+func (b *burstResult) add(g *burstGroup, n int) {
+	g.led.Request(1)
+	out := b.out
+	if out.sentAt[n].Load() != 0 {
 		g.sent++
-		if out.outcomes[n] == Accepted {
-			g.accepted++
-			g.hist.Record(out.okRecv[n] - out.okSent[n])
-			g.fromInt.Record(out.okRecv[n] - (start + offs[n]))
-		} else {
-			g.fails++
+	}
+	switch out.outcomes[n] {
+	case Accepted:
+		g.led.Add(outcome.Accepted, "")
+		g.hist.Record(out.okRecv[n] - out.okSent[n])
+		g.fromInt.Record(out.okRecv[n] - (b.start + b.s.offs[n]))
+	case Refused, Duplicate:
+		g.led.Add(outcome.Refused, outcome.RefusalClass(wire.Classify(out.reasons[n])))
+	case TimedOut:
+		g.led.Add(outcome.TimedOut, "")
+	case Failed:
+		g.led.Add(outcome.ConnLost, "")
+	case Cancelled:
+		g.led.Add(outcome.Cancelled, "")
+	}
+}
+
+// groups splits the events into the burst, the background sent during a
+// burst and the background between bursts. Each group's outcomes add up to
+// its events, and the groups' to the phase's account.
+func (b *burstResult) groups() []results.Group {
+	newGrp := func(name string) *burstGroup {
+		return &burstGroup{name: name, led: outcome.New(results.OpEvent, 0), hist: metrics.NewHistogram(), fromInt: metrics.NewHistogram()}
+	}
+	in, bgDuring, bgBetween := newGrp("burst"), newGrp("background-during-burst"), newGrp("background-between-bursts")
+	for n := 0; n < b.s.nBurst+b.s.nBg; n++ {
+		switch {
+		case n < b.s.nBurst:
+			b.add(in, n)
+		case b.during(n):
+			b.add(bgDuring, n)
+		default:
+			b.add(bgBetween, n)
 		}
 	}
-	type bgPoint struct{ at, lat int64 }
+	var gs []results.Group
+	for _, g := range []*burstGroup{in, bgDuring, bgBetween} {
+		b.out.wd.Settle(g.led, outcome.WhyConnGone) // as the phase's ledger settled
+		gs = append(gs, g.result())
+	}
+	b.inBurst.sent, b.inBurst.accepted = in.sent, in.led.Count(outcome.Accepted)
+	b.bgBetween.sent, b.bgBetween.accepted = bgBetween.sent, bgBetween.led.Count(outcome.Accepted)
+	return gs
+}
+
+// result is the group with its outcome split in the counters (the phase's
+// names: accepted, refused, timed_out, failed = connection lost, not_sent =
+// not run, cancelled; refused_<class> by reason class).
+func (g *burstGroup) result() results.Group {
+	a := g.led.Result()
+	rg := results.Group{Name: g.name, Counts: map[string]int64{
+		"requested": a.Requested, "sent": g.sent, "accepted": a.Accepted, "not_accepted": g.sent - a.Accepted,
+		"refused": a.Refused, "timed_out": a.TimedOut, "failed": a.ConnLost, "not_sent": a.NotRun, "cancelled": a.Cancelled,
+	}, Rates: map[string]float64{}, Latency: map[string]*results.Histogram{"ok": g.hist.Result(), "ok_from_intended": g.fromInt.Result()}}
+	for class, n := range a.RefusedBy {
+		rg.Counts["refused_"+class] = n
+	}
+	if g.sent > 0 {
+		rg.Rates["success_rate"] = float64(a.Accepted) / float64(g.sent)
+	}
+	return rg
+}
+
+type bgPoint struct{ at, lat int64 }
+
+// background returns the accepted background events' due times and OK
+// latency, in due order.
+func (b *burstResult) background() []bgPoint {
 	var bg []bgPoint
-	for n := 0; n < nBurst+nBg; n++ {
-		if k := burstOf[n]; k >= 0 {
-			add(inBurst, n)
+	for n := b.s.nBurst; n < b.s.nBurst+b.s.nBg; n++ {
+		if b.out.outcomes[n] == Accepted {
+			bg = append(bg, bgPoint{b.start + b.s.offs[n], b.out.okRecv[n] - b.out.okSent[n]})
+		}
+	}
+	sort.Slice(bg, func(i, j int) bool { return bg[i].at < bg[j].at })
+	return bg
+}
+
+// recovery judges, for each burst, when the background traffic's OK
+// latency returned to its pre-burst level.
+func (b *burstResult) recovery(ph *results.Phase) {
+	bg := b.background()
+	rec := metrics.NewHistogram()
+	var notRecovered, unjudged, notRun int64
+	for k := range b.s.burstAt {
+		if !b.sent[k] {
+			notRun++
 			continue
 		}
-		at := start + offs[n]
-		during := false
-		for k := range burstAt {
-			if at >= start+burstAt[k] && at <= burstEnd[k] {
-				during = true
-				break
-			}
-		}
-		if during {
-			add(bgDuring, n)
-		} else {
-			add(bgBetween, n)
-		}
-		if out.outcomes[n] == Accepted {
-			bg = append(bg, bgPoint{at, out.okRecv[n] - out.okSent[n]})
-		}
-	}
-	for _, g := range []*grp{inBurst, bgDuring, bgBetween} {
-		rg := results.Group{Name: g.name, Counts: map[string]int64{"sent": g.sent, "accepted": g.accepted, "not_accepted": g.fails},
-			Rates: map[string]float64{}, Latency: map[string]*results.Histogram{"ok": g.hist.Result(), "ok_from_intended": g.fromInt.Result()}}
-		if g.sent > 0 {
-			rg.Rates["success_rate"] = float64(g.accepted) / float64(g.sent)
-		}
-		ph.Groups = append(ph.Groups, rg)
-	}
-
-	// Recovery after each burst, from the background traffic.
-	sort.Slice(bg, func(i, j int) bool { return bg[i].at < bg[j].at })
-	rec := metrics.NewHistogram()
-	var notRecovered, unjudged int64
-	for k := range burstAt {
-		bStart := start + burstAt[k]
-		prevEnd := start
-		if k > 0 {
-			prevEnd = burstEnd[k-1]
-		}
-		var pre []int64
-		for _, p := range bg {
-			if p.at >= prevEnd && p.at < bStart {
-				pre = append(pre, p.lat)
-			}
-		}
-		next := start + int64(o.Bursts)*int64(o.Every) + int64(o.Every)/2
-		if k+1 < len(burstAt) {
-			next = start + burstAt[k+1]
-		}
-		if len(pre) < 3 {
+		median, ok := b.preBurstMedian(bg, k)
+		if !ok {
 			unjudged++
 			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d: too little background traffic before it to judge recovery (fewer than 3 background OKs since the previous burst was absorbed)", k+1))
 			continue
 		}
-		sort.Slice(pre, func(i, j int) bool { return pre[i] < pre[j] })
-		median := pre[len(pre)/2]
-		limit := int64(float64(median) * (1 + o.RecoveryWithin))
-		run, recoveredAt := 0, int64(0)
-		for _, p := range bg {
-			if p.at < bStart || p.at >= next {
-				continue
-			}
-			if p.lat <= limit {
-				if run == 0 {
-					recoveredAt = p.at
-				}
-				run++
-				if run >= o.RecoveryRun {
-					break
-				}
-			} else {
-				run = 0
-			}
-		}
-		if run >= o.RecoveryRun {
-			d := max(1, recoveredAt-bStart)
+		if d, ok := b.recoveredAfter(bg, k, median); ok {
 			rec.Record(d)
 			ph.Counts["burst_"+strconv.Itoa(k+1)+"_recovery_ns"] = d
-		} else {
-			notRecovered++
-			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d: background latency did not return within %.0f%% of its pre-burst median %v before the next burst", k+1, o.RecoveryWithin*100, time.Duration(median).Round(time.Microsecond)))
+			continue
 		}
+		notRecovered++
+		ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d: background latency did not return within %.0f%% of its pre-burst median %v before the next burst", k+1, b.o.RecoveryWithin*100, time.Duration(median).Round(time.Microsecond)))
 	}
 	if rec.Count() > 0 {
 		ph.Latency["recovery"] = rec.Result()
 	}
 	ph.Counts["not_recovered"] = notRecovered
 	ph.Counts["recovery_unjudged"] = unjudged
-	ph.Counts["burst_events"] = int64(nBurst)
-	ph.Counts["background_events"] = int64(nBg)
-	secs := float64(ph.Duration) / 1e9
+	if notRun > 0 {
+		ph.Counts["bursts_not_run"] = notRun
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d bursts were not sent (the phase ended first): no recovery judged for them", notRun))
+	}
+}
+
+// preBurstMedian is the median background OK latency between the previous
+// burst's end and burst k's start (false with fewer than 3 samples).
+func (b *burstResult) preBurstMedian(bg []bgPoint, k int) (int64, bool) {
+	bStart := b.start + b.s.burstAt[k]
+	prevEnd := b.start
+	if k > 0 {
+		prevEnd = max(b.burstEnd[k-1], b.start)
+	}
+	var pre []int64
+	for _, p := range bg {
+		if p.at >= prevEnd && p.at < bStart {
+			pre = append(pre, p.lat)
+		}
+	}
+	if len(pre) < 3 {
+		return 0, false
+	}
+	sort.Slice(pre, func(i, j int) bool { return pre[i] < pre[j] })
+	return pre[len(pre)/2], true
+}
+
+// recoveredAfter is the time from burst k's start until RecoveryRun
+// consecutive background events were within the limit, before the next
+// burst.
+func (b *burstResult) recoveredAfter(bg []bgPoint, k int, median int64) (int64, bool) {
+	bStart := b.start + b.s.burstAt[k]
+	next := b.start + int64(b.o.Bursts)*int64(b.o.Every) + int64(b.o.Every)/2
+	if k+1 < len(b.s.burstAt) {
+		next = b.start + b.s.burstAt[k+1]
+	}
+	limit := int64(float64(median) * (1 + b.o.RecoveryWithin))
+	run, recoveredAt := 0, int64(0)
+	for _, p := range bg {
+		if p.at < bStart || p.at >= next {
+			continue
+		}
+		if p.lat > limit {
+			run = 0
+			continue
+		}
+		if run == 0 {
+			recoveredAt = p.at
+		}
+		if run++; run >= b.o.RecoveryRun {
+			return max(1, recoveredAt-bStart), true
+		}
+	}
+	return 0, false
+}
+
+// summary adds the phase's rates, counters and notes.
+func (b *burstResult) summary(ph *results.Phase) {
+	o := b.o
+	ph.Counts["burst_events"] = int64(b.s.nBurst)
+	ph.Counts["background_events"] = int64(b.s.nBg)
 	ph.Rates = map[string]float64{}
-	if secs > 0 {
+	if secs := float64(ph.Duration) / 1e9; secs > 0 {
 		ph.Rates["events_per_sec"] = float64(ph.Counts["accepted"]) / secs
 	}
-	if inBurst.sent > 0 {
-		ph.Rates["burst_success_rate"] = float64(inBurst.accepted) / float64(inBurst.sent)
+	if b.inBurst.sent > 0 {
+		ph.Rates["burst_success_rate"] = float64(b.inBurst.accepted) / float64(b.inBurst.sent)
 	}
-	if bgBetween.sent > 0 {
-		ph.Rates["between_success_rate"] = float64(bgBetween.accepted) / float64(bgBetween.sent)
+	if b.bgBetween.sent > 0 {
+		ph.Rates["between_success_rate"] = float64(b.bgBetween.accepted) / float64(b.bgBetween.sent)
 	}
 	var durs []string
-	for k := range burstAt {
-		if k+1 < len(burstAt) && burstEnd[k] > start+burstAt[k+1] {
+	for k := range b.s.burstAt {
+		if !b.sent[k] || b.burstEnd[k] == 0 {
+			continue
+		}
+		if k+1 < len(b.s.burstAt) && b.burstEnd[k] > b.start+b.s.burstAt[k+1] {
 			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d was still being answered when burst %d started: the relay needs longer than --every to absorb a burst of %d", k+1, k+2, o.BurstSize))
 		}
-		durs = append(durs, time.Duration(burstEnd[k]-(start+burstAt[k])).Round(time.Microsecond).String())
+		durs = append(durs, time.Duration(b.burstEnd[k]-(b.start+b.s.burstAt[k])).Round(time.Microsecond).String())
 	}
-	ph.Series = series.Result(end)
-	judgeClientCPU(&ph, cpu)
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("%d bursts of %d events every %v over %d connections (at most %d unacknowledged each); background %.0f events/s on a connection of its own", o.Bursts, o.BurstSize, o.Every, o.Connections, o.Window, o.BetweenRate),
 		"burst duration (start → its last OK): "+joinComma(durs),
-		"ok latency is EVENT write → OK; ok_from_intended also counts the time a burst event waited in the client for a free slot",
+		"ok latency is EVENT write → OK of accepted events only (refusals apart, as ok_refused); ok_from_intended also counts the time a burst event waited in the client for a free slot",
 		fmt.Sprintf("recovery: from a burst's start until %d consecutive background events have OK latency within %.0f%% of the pre-burst median", o.RecoveryRun, o.RecoveryWithin*100),
 	)
-	return ph, ctx.Err()
 }
 
 func joinComma(s []string) string {

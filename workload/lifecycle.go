@@ -11,6 +11,7 @@ import (
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
@@ -24,12 +25,14 @@ const (
 	StageReadAfterOK = "read_after_ok"   // OK read → that same answer
 )
 
+var lifeStages = []string{StageOK, StageDeliver, StageReadOwn, StageReadAfterOK}
+
 // LifecycleOptions configure the event lifecycle timing (the reference
 // suite's -timing, -timing-events, -timing-subs).
 type LifecycleOptions struct {
 	Events  int           // sampled events, sent one at a time (default 100)
 	Size    int           // content bytes (default 1024)
-	Timeout time.Duration // wait for an OK and for a delivery (default 5 s)
+	Timeout time.Duration // wait for an OK, for an EOSE and for a delivery (default 5 s)
 	// ReadTimeout bounds the read-your-write retries after the OK
 	// (default 2 s): an event not found by then is "never within" it.
 	ReadTimeout time.Duration
@@ -38,21 +41,7 @@ type LifecycleOptions struct {
 	Progress    func(done int64)
 }
 
-// lifeRecord is one sampled event's stage times (mono ns; 0: not reached).
-type lifeRecord struct {
-	sent, ok, deliver, found int64
-	accepted                 bool
-	attempts                 int
-	reason                   string
-}
-
-// Lifecycle sends fresh events one at a time and times, for each, the
-// EVENT→OK round trip, the delivery to a live subscription held on another
-// connection, and the first appearance in a REQ by id issued right after
-// the OK (retried with bounded backoff). Every stage is a measured time on
-// one monotonic clock, none is derived from another.
-func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOptions) (results.Phase, error) {
-	ph := results.Phase{Name: "lifecycle", Workload: "lifecycle"}
+func (o *LifecycleOptions) defaults() {
 	if o.Events <= 0 {
 		o.Events = 100
 	}
@@ -65,6 +54,87 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = 2 * time.Second
 	}
+}
+
+// Lifecycle accounting. Every sampled EVENT ends in one outcome (OpEvent).
+// Each accepted event adds one expected live delivery (OpDelivery) and one
+// read-your-write probe (OpRead):
+//   - a delivery is accepted when a valid copy arrives on the live
+//     subscription; when none arrived within Timeout of the EVENT's write it
+//     is timed out and the event counts as missing in the verification;
+//   - a read is accepted when a REQ by id answers the event, valid; a REQ
+//     ending with EOSE but without it is retried with backoff until
+//     ReadTimeout after the OK, and then the read is timed out (the event
+//     was not readable within the read timeout) and counts as missing; a REQ
+//     without EOSE within Timeout is timed out too, but its answer is
+//     incomplete, so it is not counted missing.
+//
+// Invalid, non-matching and duplicated copies are counted in the
+// verification and credited nowhere; a duplicate is never a missing one.
+
+// lifeDeliveryStall is how many expected deliveries in a row may time out
+// before the workload stops waiting for each one before the next EVENT
+// (deliveries are then awaited all together at the end, for Timeout).
+const lifeDeliveryStall = 3
+
+// lifeReadStall is how many REQs in a row (the live subscription's and the
+// reads') may end without EOSE before the phase stops.
+const lifeReadStall = 3
+
+// lifeRecord is one sampled event's stage times (mono ns; 0: not reached)
+// and outcomes.
+type lifeRecord struct {
+	sent, ok, deliver, found int64
+	event, delivery, read    outcome.Kind
+	refused                  bool
+	readMissing              bool
+	reason                   string // why the EVENT was not accepted
+	attempts                 int
+}
+
+// lifeRun is one run of the lifecycle workload.
+type lifeRun struct {
+	o      LifecycleOptions
+	url    string
+	user   context.Context // the user's ctx: cancelled only by Ctrl-C
+	pctx   context.Context // the phase's ctx: also cancelled by the watchdog
+	wd     *outcome.Watchdog
+	fresh  *Fresh
+	checks *verify.Checker
+	series *metrics.Series
+
+	events, deliveries, reads, subs *outcome.Ledger
+
+	conns   []*wire.Conn // every connection used, for stats
+	pub, qc *wire.Conn
+	redials [2]int
+	errs    []string
+
+	mu        sync.Mutex // guards recs' deliver, dver, foreign and subDead
+	recs      []lifeRecord
+	delivered chan int
+	dver      results.Verification // deliveries
+	rver      results.Verification // read-backs
+	foreign   int64
+	subDead   string // why the live subscription ended ("" while open)
+	subLost   bool   // it ended with its connection
+	subBook   func(outcome.Kind, string)
+
+	readFails, dStalled int
+	queries, sampled    int
+	notes               []string
+}
+
+// Lifecycle sends fresh events one at a time and times, for each, the
+// EVENT→OK round trip, the delivery to a live subscription held on another
+// connection, and the first appearance in a REQ by id issued right after
+// the OK (retried with bounded backoff). Every stage is a measured time on
+// one monotonic clock, none is derived from another. Every delivered and
+// read-back event goes through the verifier; only valid, first copies are
+// credited.
+func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOptions) (results.Phase, error) {
+	o.defaults()
+	ph := results.Phase{Name: "lifecycle", Workload: "lifecycle"}
 	nonce := RunNonce()
 	ch := ChannelNames(o.Seed, nonce, 1)
 	fresh, err := NewFresh(ctx, c, FreshSpec{Count: o.Events, Size: o.Size, Seed: o.Seed, Channels: ch}, nonce)
@@ -75,225 +145,610 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 	if err != nil {
 		return ph, err
 	}
-	defer closeAll(conns)
-	pub, subc, qc := conns[0], conns[1], conns[2]
-
-	recs := make([]lifeRecord, o.Events)
-	var mu sync.Mutex
-	delivered := make(chan int, o.Events*2)
-	eose := make(chan struct{})
-	var eoseOnce sync.Once
-	var dups, foreign int64
-	_, err = subc.Req("life", []nostr.Filter{{Tags: map[string][]string{"t": ch}, Since: nostr.Int64(fresh.Events[0].CreatedAt)}}, wire.SubHandler{
-		OnEvent: func(raw []byte, recv int64) {
-			n, ok := fresh.Index(raw)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case !ok:
-				foreign++
-			case recs[n].deliver != 0:
-				dups++
-			default:
-				recs[n].deliver = recv
-				delivered <- n
-			}
-		},
-		OnEOSE: func(int64) { eoseOnce.Do(func() { close(eose) }) },
-	})
-	if err != nil {
-		return ph, fmt.Errorf("live subscription: %w", err)
-	}
-	select {
-	case <-eose:
-	case <-time.After(o.Timeout):
-		return ph, fmt.Errorf("live subscription: no EOSE within %v", o.Timeout)
-	case <-ctx.Done():
-		return ph, ctx.Err()
-	}
+	lr := newLifeRun(ctx, url, fresh, conns, o)
+	defer func() { closeAll(lr.conns) }()
+	defer lr.wd.Stop()
 
 	cpu0 := CPUTime()
 	start := mono.Now()
-	series := metrics.NewSeries(start)
-	var queries, sampled int
-	for i := 0; i < o.Events && ctx.Err() == nil; i++ {
-		ev := fresh.Events[i]
-		octx, cancel := context.WithTimeout(ctx, o.Timeout)
-		ok, perr := pub.Publish(octx, ev.ID, fresh.Raw[i])
-		cancel()
-		sampled++
-		mu.Lock()
-		r := &recs[i]
-		r.sent = ok.Sent
-		if perr == nil {
-			r.ok = ok.Recv
-			r.accepted = ok.Accepted
-			if !ok.Accepted {
-				r.reason = "refused: " + ok.Reason
-			}
-		} else {
-			r.reason = perr.Error()
-		}
-		mu.Unlock()
-		if perr == nil && ok.Accepted {
-			series.Add(ok.Recv, "accepted", 1)
-			series.Latency(ok.Recv, ok.Recv-ok.Sent)
-			// Read your write: REQ by id right after the OK, retried.
-			deadline := ok.Recv + int64(o.ReadTimeout)
-			backoff := time.Millisecond
-			for attempt := 1; ctx.Err() == nil; attempt++ {
-				qctx, cancel := context.WithTimeout(ctx, o.Timeout)
-				qr, _ := qc.Query(qctx, "rw-"+strconv.Itoa(i)+"-"+strconv.Itoa(attempt), []nostr.Filter{{IDs: []string{ev.ID}}})
-				cancel()
-				queries++
-				found := false
-				for _, raw := range qr.Events {
-					if id := EventIDOf(raw); string(id) == ev.ID {
-						found = true
-					}
-				}
-				if found {
-					mu.Lock()
-					r.found = qr.FirstEvent
-					r.attempts = attempt
-					mu.Unlock()
-					break
-				}
-				if qc.Err() != nil || mono.Now()+int64(backoff) > deadline {
-					mu.Lock()
-					r.attempts = attempt
-					mu.Unlock()
-					break
-				}
-				time.Sleep(backoff)
-				backoff = min(2*backoff, 50*time.Millisecond)
-			}
-			// Wait for the live delivery before the next event, so that the
-			// stages of two events never overlap.
-			mu.Lock()
-			got := r.deliver != 0
-			mu.Unlock()
-			if !got {
-				wait := time.Duration(max(0, r.sent+int64(o.Timeout)-mono.Now()))
-				tm := time.NewTimer(wait)
-			waitLoop:
-				for {
-					select {
-					case n := <-delivered:
-						if n == i {
-							break waitLoop
-						}
-					case <-tm.C:
-						break waitLoop
-					case <-ctx.Done():
-						break waitLoop
-					}
-				}
-				tm.Stop()
-			}
+	lr.series = metrics.NewSeries(start)
+	sub := lr.openSub(conns[1], ch, fresh.Events[0].CreatedAt)
+	for i := 0; i < o.Events && lr.pctx.Err() == nil; i++ {
+		if !lr.event(i) {
+			break
 		}
 		if o.Progress != nil {
 			o.Progress(int64(i + 1))
 		}
 	}
+	lr.awaitDeliveries()
 	end := mono.Now()
 	cpu := CPUTime() - cpu0
-
-	mu.Lock()
-	defer mu.Unlock()
-	hists := map[string]*metrics.Histogram{}
-	for _, s := range []string{StageOK, StageDeliver, StageReadOwn, StageReadAfterOK} {
-		hists[s] = metrics.NewHistogram()
+	if sub != nil {
+		sub.Close()
 	}
-	counts := map[string]int64{"sampled": int64(sampled)}
-	var reasons []string
-	var deliveredBeforeOK int64
-	for i := 0; i < sampled; i++ {
-		r := recs[i]
-		if r.ok != 0 {
-			hists[StageOK].Record(r.ok - r.sent)
+	lr.settle()
+	ph = lr.phase(start, end)
+	addConnStats(ctx, &ph, lr.conns)
+	judgeClientCPU(&ph, cpu)
+	return ph, ctx.Err()
+}
+
+func newLifeRun(ctx context.Context, url string, fresh *Fresh, conns []*wire.Conn, o LifecycleOptions) *lifeRun {
+	lr := &lifeRun{
+		o: o, url: url, user: ctx, fresh: fresh, checks: verify.NewChecker(),
+		events:     outcome.New(results.OpEvent, int64(o.Events)),
+		deliveries: outcome.New(results.OpDelivery, 0),
+		reads:      outcome.New(results.OpRead, 0),
+		subs:       outcome.New(results.OpSub, 1),
+		conns:      conns, pub: conns[0], qc: conns[2],
+		recs:      make([]lifeRecord, o.Events),
+		delivered: make(chan int, o.Events),
+	}
+	lr.pctx, lr.wd = outcome.NewWatchdog(ctx, 3, "EVENTs without an OK (timed out or connection lost)")
+	lr.dver.Verified, lr.rver.Verified = true, true
+	return lr
+}
+
+// openSub opens the live subscription on cn and waits (at most Timeout) for
+// its EOSE. Without EOSE the phase goes on: live deliveries may still come.
+func (lr *lifeRun) openSub(cn *wire.Conn, ch []string, since int64) *wire.Sub {
+	f := nostr.Filter{Tags: map[string][]string{"t": ch}, Since: nostr.Int64(since)}
+	stream := lr.checks.NewStream(&f)
+	eose := make(chan struct{})
+	ended := make(chan struct{})
+	var eoseOnce, endOnce, bookOnce sync.Once
+	book := func(k outcome.Kind, detail string) { bookOnce.Do(func() { lr.subs.Add(k, detail) }) }
+	lr.subBook = book
+	end := func(why string, lost bool) {
+		lr.mu.Lock()
+		if lr.subDead == "" {
+			lr.subDead, lr.subLost = why, lost
 		}
-		if !r.accepted {
-			counts["not_accepted"]++
-			reasons = verify.AppendUnique(reasons, r.reason)
+		lr.mu.Unlock()
+		endOnce.Do(func() { close(ended) })
+	}
+	sub, err := cn.Req("life", []nostr.Filter{f}, wire.SubHandler{
+		OnEvent: func(raw []byte, recv int64) { lr.onDelivery(stream, raw, recv) },
+		OnEOSE:  func(int64) { eoseOnce.Do(func() { close(eose) }) },
+		OnClosed: func(reason string, class wire.Class, _ int64) {
+			book(outcome.Refused, outcome.RefusalClass(class))
+			end("the relay closed the live subscription: "+reason, false)
+		},
+		OnConnError: func(error) {
+			if lr.user.Err() == nil {
+				book(outcome.ConnLost, "")
+			}
+			end(outcome.WhyConnGone, true)
+		},
+	})
+	if err != nil {
+		if lr.user.Err() == nil {
+			book(outcome.ConnLost, "")
+		}
+		end(outcome.WhyConnGone, true)
+		return nil
+	}
+	tm := time.NewTimer(lr.o.Timeout)
+	defer tm.Stop()
+	select {
+	case <-eose:
+		book(outcome.Accepted, "")
+	case <-ended:
+	case <-tm.C:
+		book(outcome.TimedOut, "")
+		lr.noEOSE()
+		lr.notes = append(lr.notes, fmt.Sprintf("the live subscription got no EOSE within %v; events were published anyway and their deliveries awaited", lr.o.Timeout))
+	case <-lr.pctx.Done():
+	}
+	return sub
+}
+
+// onDelivery checks one event of the live subscription (on the reader
+// goroutine): only a valid, matching first copy of an event relaybench
+// published is credited.
+func (lr *lifeRun) onDelivery(s *verify.Stream, raw []byte, recv int64) {
+	var known *nostr.Event
+	var pubRaw []byte
+	if n, ok := lr.fresh.Index(raw); ok {
+		known, pubRaw = lr.fresh.Events[n], lr.fresh.Raw[n]
+	}
+	e, fault := s.Event(raw, known, pubRaw)
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	verify.Book(&lr.dver, fault)
+	if fault != verify.Valid {
+		return
+	}
+	n, ours := lr.fresh.IndexOf(e.ID)
+	if !ours {
+		lr.foreign++
+		return
+	}
+	lr.recs[n].deliver = recv
+	select {
+	case lr.delivered <- n:
+	default:
+	}
+}
+
+// noEOSE counts a REQ that ended without EOSE and stops the phase after
+// lifeReadStall in a row.
+func (lr *lifeRun) noEOSE() {
+	lr.readFails++
+	if lr.readFails >= lifeReadStall {
+		lr.wd.Abort(fmt.Sprintf("%d REQs in a row got no EOSE within %v (timed out or connection lost)", lr.readFails, lr.o.Timeout))
+	}
+}
+
+// conn returns the publishing (0) or query (1) connection, dialled again
+// (up to maxRedials times) when the relay dropped it; nil when it is gone.
+func (lr *lifeRun) conn(slot int) *wire.Conn {
+	cn := &lr.pub
+	if slot == 1 {
+		cn = &lr.qc
+	}
+	if (*cn).Err() == nil {
+		return *cn
+	}
+	if lr.redials[slot] == maxRedials || lr.pctx.Err() != nil {
+		return nil
+	}
+	lr.redials[slot]++
+	nc, err := wire.Dial(lr.pctx, lr.url, lr.o.Dial)
+	if err != nil {
+		lr.errs = verify.AppendUnique(lr.errs, "redial after a lost connection failed: "+err.Error())
+		return nil
+	}
+	lr.conns = append(lr.conns, nc)
+	*cn = nc
+	return nc
+}
+
+// event publishes event i and, when accepted, reads it back and awaits its
+// delivery. It returns false when the publishing connection is gone.
+func (lr *lifeRun) event(i int) bool {
+	cn := lr.conn(0)
+	if cn == nil {
+		return false
+	}
+	octx, cancel := context.WithTimeout(lr.pctx, lr.o.Timeout)
+	ok, err := cn.Publish(octx, lr.fresh.Events[i].ID, lr.fresh.Raw[i])
+	cancel()
+	k, _ := lr.events.Book(lr.user, ok, err)
+	lr.wd.Book(k)
+	lr.sampled++
+	lr.mu.Lock()
+	r := &lr.recs[i]
+	r.sent, r.event, r.refused = ok.Sent, k, k == outcome.Refused
+	if k == outcome.Accepted || k == outcome.Refused {
+		r.ok = ok.Recv
+	}
+	switch k {
+	case outcome.Refused:
+		r.reason = "refused: " + ok.Reason
+	case outcome.TimedOut:
+		r.reason = fmt.Sprintf("no OK within %v", lr.o.Timeout)
+	case outcome.ConnLost:
+		r.reason = "connection lost before the OK"
+	}
+	lr.mu.Unlock()
+	if k != outcome.Accepted {
+		return true
+	}
+	lr.series.Add(ok.Recv, "accepted", 1)
+	lr.series.Latency(ok.Recv, ok.Recv-ok.Sent)
+	lr.deliveries.Request(1)
+	lr.reads.Request(1)
+	lr.read(i, ok.Recv)
+	lr.awaitDelivery(i)
+	return true
+}
+
+// read issues REQs by id for event i right after its OK, retried with
+// backoff (1 ms doubling to 50 ms) until ReadTimeout after the OK, and books
+// the read's one outcome.
+func (lr *lifeRun) read(i int, okAt int64) {
+	ev := lr.fresh.Events[i]
+	deadline := okAt + int64(lr.o.ReadTimeout)
+	backoff := time.Millisecond
+	r := &lr.recs[i]
+	for attempt := 1; lr.pctx.Err() == nil; attempt++ {
+		cn := lr.conn(1)
+		if cn == nil {
+			lr.reads.Add(outcome.NotRun, outcome.WhyConnGone)
+			r.read = outcome.NotRun
+			return
+		}
+		qctx, cancel := context.WithTimeout(lr.pctx, lr.o.Timeout)
+		qr, err := cn.Query(qctx, "rw-"+strconv.Itoa(i)+"-"+strconv.Itoa(attempt), []nostr.Filter{{IDs: []string{ev.ID}}})
+		cancel()
+		lr.queries++
+		r.attempts = attempt
+		if qr.Ended != wire.EndEOSE {
+			lr.readUnanswered(r, qr, err)
+			return
+		}
+		lr.readFails = 0
+		if lr.readAnswer(i, qr) {
+			lr.reads.Add(outcome.Accepted, "")
+			r.read = outcome.Accepted
+			return
+		}
+		if mono.Now()+int64(backoff) > deadline {
+			lr.reads.Add(outcome.TimedOut, "")
+			r.read, r.readMissing = outcome.TimedOut, true
+			return
+		}
+		sleepCtx(lr.pctx, backoff)
+		backoff = min(2*backoff, 50*time.Millisecond)
+	}
+}
+
+// readUnanswered books a read whose REQ ended without EOSE: refused
+// (CLOSED), or without an answer (not counted missing: the answer is
+// incomplete).
+func (lr *lifeRun) readUnanswered(r *lifeRecord, qr wire.QueryResult, err error) {
+	if qr.Ended == wire.EndClosed {
+		lr.readFails = 0
+		lr.reads.Add(outcome.Refused, outcome.RefusalClass(qr.Class))
+		r.read = outcome.Refused
+		lr.errs = verify.AppendUnique(lr.errs, "read-back REQ closed: "+qr.Reason)
+		return
+	}
+	if err == nil {
+		err = wire.ErrClosed
+	}
+	if lr.pctx.Err() != nil && lr.user.Err() == nil {
+		return // the phase stopped: settled as not run
+	}
+	r.read = lr.reads.BookErr(lr.user, err)
+	if r.read == outcome.TimedOut || r.read == outcome.ConnLost {
+		lr.noEOSE()
+	}
+}
+
+// readAnswer verifies one complete answer to a REQ by event i's id and
+// reports whether it holds the event, valid.
+func (lr *lifeRun) readAnswer(i int, qr wire.QueryResult) bool {
+	f := nostr.Filter{IDs: []string{lr.fresh.Events[i].ID}}
+	s := lr.checks.NewStream(&f)
+	found := false
+	v := results.Verification{}
+	for _, raw := range qr.Events {
+		var known *nostr.Event
+		var pubRaw []byte
+		if n, ok := lr.fresh.Index(raw); ok {
+			known, pubRaw = lr.fresh.Events[n], lr.fresh.Raw[n]
+		}
+		_, fault := s.Event(raw, known, pubRaw)
+		verify.Book(&v, fault)
+		found = found || fault == verify.Valid
+	}
+	v.Checked = 1
+	verify.Add(&lr.rver, &v)
+	if found {
+		lr.recs[i].found = qr.FirstEvent
+	}
+	return found
+}
+
+// awaitDelivery waits (at most Timeout from the EVENT's write) for event i's
+// live delivery, so that the stages of two events never overlap. Once
+// deliveries have stalled, or the subscription has ended, it leaves the
+// delivery to awaitDeliveries.
+func (lr *lifeRun) awaitDelivery(i int) {
+	lr.mu.Lock()
+	r := &lr.recs[i]
+	got, dead, sent := r.deliver != 0, lr.subDead != "", r.sent
+	lr.mu.Unlock()
+	if !got && (dead || lr.dStalled >= lifeDeliveryStall) {
+		return
+	}
+	if !got {
+		got = lr.waitFor(func() bool { return r.deliver != 0 }, sent+int64(lr.o.Timeout))
+	}
+	switch {
+	case got:
+		lr.dStalled = 0
+		lr.bookDelivery(i)
+	case lr.pctx.Err() == nil && !lr.subGone():
+		lr.dStalled++
+		lr.bookDelivery(i)
+	}
+}
+
+// awaitDeliveries waits for the deliveries still expected, until Timeout
+// after the last EVENT's write, and books them.
+func (lr *lifeRun) awaitDeliveries() {
+	var last int64
+	var open []int
+	lr.mu.Lock()
+	for i := range lr.recs {
+		if r := lr.recs[i]; r.event == outcome.Accepted && r.delivery == outcome.None {
+			open = append(open, i)
+			last = max(last, r.sent)
+		}
+	}
+	lr.mu.Unlock()
+	if len(open) == 0 {
+		return
+	}
+	lr.waitFor(func() bool {
+		for _, i := range open {
+			if lr.recs[i].deliver == 0 {
+				return false
+			}
+		}
+		return true
+	}, last+int64(lr.o.Timeout))
+	for _, i := range open {
+		lr.bookDelivery(i)
+	}
+}
+
+// waitFor waits until done (checked under lr.mu after each delivery) or
+// mono time deadline, the subscription's end or the phase's end.
+func (lr *lifeRun) waitFor(done func() bool, deadline int64) bool {
+	tm := time.NewTimer(time.Duration(max(0, deadline-mono.Now())))
+	defer tm.Stop()
+	for {
+		lr.mu.Lock()
+		ok, dead := done(), lr.subDead != ""
+		lr.mu.Unlock()
+		if ok || dead {
+			return ok
+		}
+		select {
+		case <-lr.delivered:
+		case <-tm.C:
+			lr.mu.Lock()
+			defer lr.mu.Unlock()
+			return done()
+		case <-lr.pctx.Done():
+			return false
+		}
+	}
+}
+
+func (lr *lifeRun) subGone() bool {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.subDead != ""
+}
+
+// bookDelivery books event i's expected delivery: accepted when a valid copy
+// came; lost with the subscription's connection, not run when the relay
+// closed it; otherwise timed out (missing). An interrupted or aborted wait
+// is left open for settle.
+func (lr *lifeRun) bookDelivery(i int) {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	r := &lr.recs[i]
+	k, why := outcome.TimedOut, ""
+	switch {
+	case r.deliver != 0:
+		k = outcome.Accepted
+	case lr.pctx.Err() != nil:
+		return
+	case lr.subDead != "" && lr.subLost:
+		k = outcome.ConnLost
+	case lr.subDead != "":
+		k, why = outcome.NotRun, lr.subDead
+	}
+	r.delivery = k
+	lr.deliveries.Add(k, why)
+}
+
+// settle gives every operation still open its end outcome.
+func (lr *lifeRun) settle() {
+	for _, l := range []*outcome.Ledger{lr.events, lr.deliveries, lr.reads, lr.subs} {
+		lr.wd.Settle(l, outcome.WhyConnGone)
+	}
+	if lr.subBook != nil {
+		lr.subBook(outcome.None, "") // the subscription's outcome is settled
+	}
+}
+
+// sleepCtx sleeps d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-ctx.Done():
+	}
+}
+
+// lifeTally is what the records add up to after the phase.
+type lifeTally struct {
+	hists                       map[string]*metrics.Histogram
+	refusedOK                   *metrics.Histogram
+	counts                      map[string]int64
+	refusedDelivered, lateDeliv int64
+	reasons                     []string
+}
+
+// tally builds the stage histograms (accepted events, valid first copies
+// only) and the classic counters from the records.
+func (lr *lifeRun) tally() lifeTally {
+	t := lifeTally{hists: map[string]*metrics.Histogram{}, refusedOK: metrics.NewHistogram(), counts: map[string]int64{}}
+	for _, s := range lifeStages {
+		t.hists[s] = metrics.NewHistogram()
+	}
+	c := t.counts
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	for _, r := range lr.recs {
+		if r.event == outcome.None || r.event == outcome.Cancelled || r.event == outcome.NotRun {
 			continue
 		}
-		counts["accepted"]++
-		if r.deliver != 0 {
-			hists[StageDeliver].Record(r.deliver - r.sent)
-			counts["delivered"]++
-			if r.deliver < r.ok {
-				deliveredBeforeOK++
+		if r.event != outcome.Accepted {
+			c["not_accepted"]++
+			t.reasons = verify.AppendUnique(t.reasons, r.reason)
+			if r.refused {
+				t.refusedOK.Record(max(1, r.ok-r.sent))
+				if r.deliver != 0 {
+					t.refusedDelivered++
+				}
+			} else if r.deliver != 0 {
+				c["delivered_unconfirmed"]++
 			}
-		} else {
-			counts["never_delivered"]++
+			continue
 		}
-		if r.found != 0 {
-			hists[StageReadOwn].Record(r.found - r.sent)
-			hists[StageReadAfterOK].Record(max(1, r.found-r.ok))
-			counts["found"]++
-			if r.attempts > 1 {
-				counts["found_after_retry"]++
+		t.hists[StageOK].Record(max(1, r.ok-r.sent))
+		switch r.delivery {
+		case outcome.Accepted:
+			t.hists[StageDeliver].Record(max(1, r.deliver-r.sent))
+			c["delivered"]++
+			if r.deliver < r.ok {
+				c["delivered_before_ok"]++
 			}
-		} else {
-			counts["never_found"]++
+		case outcome.TimedOut:
+			c["never_delivered"]++
+			if r.deliver != 0 {
+				t.lateDeliv++
+			}
+		}
+		if r.read == outcome.Accepted {
+			t.hists[StageReadOwn].Record(max(1, r.found-r.sent))
+			t.hists[StageReadAfterOK].Record(max(1, r.found-r.ok))
+			c["found"]++
+			if r.attempts > 1 {
+				c["found_after_retry"]++
+			}
+		}
+		if r.readMissing {
+			c["never_found"]++
 		}
 	}
-	counts["delivered_before_ok"] = deliveredBeforeOK
-	counts["queries"] = int64(queries)
-	counts["duplicated"] = dups
-	counts["foreign"] = foreign
-	counts["sent"] = int64(sampled)
-	ph.Params = map[string]any{"events": o.Events, "size": o.Size, "timeout": o.Timeout.String(), "read_timeout": o.ReadTimeout.String()}
-	ph.Start = mono.Time(start)
-	ph.Duration = end - start
-	ph.Counts = counts
-	ph.Latency = map[string]*results.Histogram{}
-	ph.Series = series.Result(end)
-	slowest, slowestP := "", int64(-1)
-	for _, s := range []string{StageOK, StageDeliver, StageReadOwn, StageReadAfterOK} {
-		h := hists[s]
-		ph.Latency[s] = h.Result()
-		g := results.Group{Name: s, Counts: map[string]int64{"events": h.Count()}, Latency: map[string]*results.Histogram{"latency": ph.Latency[s]}}
+	c["late_deliveries"] = t.lateDeliv
+	return t
+}
+
+// verification is the phase's verification: the live deliveries and the
+// read-backs, each with what was missing, invalid, not matching, duplicated
+// or extra.
+func (lr *lifeRun) verification(t lifeTally) (total, dv, rv *results.Verification) {
+	lr.mu.Lock()
+	d, r := lr.dver, lr.rver
+	d.Checked = 1
+	d.Extra += lr.foreign + t.refusedDelivered
+	lr.mu.Unlock()
+	d.Expected, d.Missing = lr.deliveries.Requested(), t.counts["never_delivered"]
+	r.Expected, r.Missing = lr.reads.Requested(), t.counts["never_found"]
+	d.Notes = faultNotes("live deliveries", &d)
+	r.Notes = faultNotes("read-back answers", &r)
+	if d.Missing > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d accepted events were never delivered (valid) to the live subscription within %v of their EVENT", d.Missing, lr.o.Timeout))
+	}
+	if r.Missing > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d accepted events never appeared (valid) in a REQ by id within %v of their OK", r.Missing, lr.o.ReadTimeout))
+	}
+	if lr.foreign > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d events matching the live filter were delivered that relaybench did not publish", lr.foreign))
+	}
+	if t.refusedDelivered > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d events the relay refused were delivered anyway", t.refusedDelivered))
+	}
+	total = &results.Verification{}
+	for _, v := range []*results.Verification{&d, &r} {
+		verify.Finish(v)
+		verify.Add(total, v)
+	}
+	verify.Finish(total)
+	return total, &d, &r
+}
+
+// faultNotes explains the wrong events of v, none of which was credited.
+func faultNotes(what string, v *results.Verification) []string {
+	var notes []string
+	if v.Invalid > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d events failed the id or signature check (not credited)", what, v.Invalid))
+	}
+	if v.NotMatching > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d events did not match the filter (not credited)", what, v.NotMatching))
+	}
+	if v.Duplicated > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d copies of events already received (duplicates: the first copy was credited, none is missing)", what, v.Duplicated))
+	}
+	return notes
+}
+
+// phase builds the results phase.
+func (lr *lifeRun) phase(start, end int64) results.Phase {
+	o := lr.o
+	t := lr.tally()
+	ph := results.Phase{
+		Name: "lifecycle", Workload: "lifecycle",
+		Params: map[string]any{"events": o.Events, "size": o.Size, "timeout": o.Timeout.String(), "read_timeout": o.ReadTimeout.String(),
+			"published": lr.sampled},
+		Start: mono.Time(start), Duration: end - start,
+		Counts: t.counts, Latency: map[string]*results.Histogram{}, Series: lr.series.Result(end),
+		Aborted: lr.wd.Aborted(),
+	}
+	bookAccount(&ph, lr.events.Result())
+	ph.Accounts = append(ph.Accounts, lr.deliveries.Result(), lr.reads.Result(), lr.subs.Result())
+	ph.Counts["sampled"], ph.Counts["sent"] = int64(lr.sampled), int64(lr.sampled)
+	ph.Counts["queries"] = int64(lr.queries)
+	ph.Counts["foreign"] = lr.foreign
+	var dv, rv *results.Verification
+	ph.Verification, dv, rv = lr.verification(t)
+	ph.Counts["duplicated"] = ph.Verification.Duplicated
+	ph.Counts["invalid"] = ph.Verification.Invalid
+	for _, s := range lifeStages {
+		ph.Latency[s] = t.hists[s].Result()
+		g := results.Group{Name: s, Counts: map[string]int64{"events": t.hists[s].Count()}, Latency: map[string]*results.Histogram{"latency": ph.Latency[s]}}
+		switch s {
+		case StageDeliver:
+			g.Verification = dv
+		case StageReadOwn:
+			g.Verification = rv
+		}
 		ph.Groups = append(ph.Groups, g)
-		if s != StageReadOwn && h.Count() > 0 && h.Quantile(50) > slowestP {
+	}
+	if t.refusedOK.Count() > 0 {
+		ph.Latency["ok_refused"] = t.refusedOK.Result()
+	}
+	ph.Errors = verify.AppendUnique(ph.Errors, lr.errs...)
+	ph.Notes = append(ph.Notes, lr.phaseNotes(t)...)
+	return ph
+}
+
+// phaseNotes explains the phase: the slowest stage, how it was measured,
+// and what did not go as asked.
+func (lr *lifeRun) phaseNotes(t lifeTally) []string {
+	var notes []string
+	slowest, slowestP := "", int64(-1)
+	for _, s := range []string{StageOK, StageDeliver, StageReadAfterOK} {
+		if h := t.hists[s]; h.Count() > 0 && h.Quantile(50) > slowestP {
 			slowest, slowestP = s, h.Quantile(50)
 		}
 	}
-	addConnStats(ctx, &ph, conns)
-	judgeClientCPU(&ph, cpu)
 	if slowest != "" {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("slowest stage: %s (p50 %v, p99 %v), of ok (EVENT write → OK), deliver (EVENT write → live delivery) and read_after_ok (OK → readable by id; read_your_write is the whole EVENT write → readable)", slowest,
-			time.Duration(hists[slowest].Quantile(50)).Round(time.Microsecond), time.Duration(hists[slowest].Quantile(99)).Round(time.Microsecond)))
+		notes = append(notes, fmt.Sprintf("slowest stage: %s (p50 %v, p99 %v), of ok (EVENT write → OK), deliver (EVENT write → live delivery) and read_after_ok (OK → readable by id; read_your_write is the whole EVENT write → readable)", slowest,
+			time.Duration(t.hists[slowest].Quantile(50)).Round(time.Microsecond), time.Duration(t.hists[slowest].Quantile(99)).Round(time.Microsecond)))
 	}
-	ph.Notes = append(ph.Notes,
-		fmt.Sprintf("%d fresh events of %d content bytes sent one at a time on one connection; a live subscription on a second connection, REQs by id on a third", sampled, o.Size),
-		"every stage is measured from wire's send stamp of the EVENT (immediately before its write) on one monotonic clock; none is derived",
-		fmt.Sprintf("read_your_write: REQ {ids:[id]} sent right after the OK, retried with backoff 1 ms doubling to 50 ms for up to %v", o.ReadTimeout),
+	notes = append(notes,
+		fmt.Sprintf("%d fresh events of %d content bytes sent one at a time on one connection; a live subscription on a second connection, REQs by id on a third", lr.sampled, lr.o.Size),
+		"every stage is measured from wire's send stamp of the EVENT (immediately before its write) on one monotonic clock; none is derived; only accepted events and valid first copies are timed",
+		fmt.Sprintf("read_your_write: REQ {ids:[id]} sent right after the OK, retried with backoff 1 ms doubling to 50 ms for up to %v", lr.o.ReadTimeout),
 	)
-	if n := counts["never_found"]; n > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d accepted events never appeared in a REQ by id within %v of their OK", n, o.ReadTimeout))
+	notes = append(notes, lr.notes...)
+	if n := t.counts["found_after_retry"]; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d accepted events were not yet readable right after their OK (found on a retry)", n))
 	}
-	if n := counts["found_after_retry"]; n > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d accepted events were not yet readable right after their OK (found on a retry)", n))
+	if n := t.counts["delivered_before_ok"]; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d events reached the subscriber before their OK reached the publisher", n))
 	}
-	if n := counts["never_delivered"]; n > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d accepted events were never delivered to the live subscription within %v", n, o.Timeout))
+	if lr.dStalled >= lifeDeliveryStall {
+		notes = append(notes, fmt.Sprintf("%d expected deliveries in a row did not come: later deliveries were awaited together at the end (for %v) instead of one by one", lifeDeliveryStall, lr.o.Timeout))
 	}
-	if deliveredBeforeOK > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d events reached the subscriber before their OK reached the publisher", deliveredBeforeOK))
+	if t.lateDeliv > 0 {
+		notes = append(notes, fmt.Sprintf("%d deliveries arrived after their %v deadline (counted missing, not timed)", t.lateDeliv, lr.o.Timeout))
 	}
-	for _, r := range reasons {
-		ph.Errors = verify.AppendUnique(ph.Errors, "not accepted: "+r)
+	for _, r := range t.reasons {
+		notes = append(notes, "not accepted: "+r)
 	}
-	ph.Verification = &results.Verification{
-		Verified: true, Checked: counts["accepted"], Expected: 2 * counts["accepted"],
-		Returned: counts["delivered"] + counts["found"], Missing: counts["never_delivered"] + counts["never_found"],
-		Duplicated: dups,
-	}
-	ph.Verification.Passed = ph.Verification.Missing == 0 && dups == 0
-	if !ph.Verification.Passed {
-		ph.Verification.Notes = append(ph.Verification.Notes, "accepted events missing from the live subscription or from REQs by id (expected counts each event twice: once delivered, once found)")
-	}
-	return ph, ctx.Err()
+	return notes
 }

@@ -25,7 +25,7 @@ var workloadArgs = map[string][]string{
 	"subscribe": {"subscribe", "--sub-count", "4", "--publishers", "2", "--events", "200", "--grace", "500ms", "--timeout", "1s"},
 	"mixed":     {"mixed", "--events", "200", "--duration", "1s", "--publish-rate", "200", "--query-rate", "20", "--timeout", "1s"},
 	"burst":     {"burst", "--bursts", "2", "--burst-size", "100", "--every", "500ms", "--between-rate", "20", "--timeout", "1s"},
-	"lifecycle": {"lifecycle", "--timing-events", "20", "--timeout", "1s", "--read-timeout", "500ms"},
+	"lifecycle": {"lifecycle", "--timing-events", "80", "--timeout", "1s", "--read-timeout", "500ms"},
 	"sweep":     {"sweep", "--sizes", "256,1024", "--events", "100", "--grace", "500ms", "--timeout", "1s"},
 	"load":      {"load", "--events", "300", "--load-base", "100", "--load-duration", "2s", "--timeout", "1s"},
 	"find-max":  {"find-max", "--start-rate", "200", "--max-rate", "800", "--step-duration", "1s", "--max-steps", "3", "--timeout", "1s"},
@@ -77,7 +77,8 @@ var misbehaviours = []misbehaviour{
 	{"delivers twice", testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	{"drops deliveries", testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	{"corrupts live deliveries", testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
-	{"delivers outside the filter", testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
+	// lifecycle's one subscription matches every event it publishes: it cannot see this fault.
+	{"delivers outside the filter", testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, statuses(ok, map[string][]int{"subscribe": wrong, "sweep": wrong})},
 	{"rate-limits per connection", testrelay.Config{Verify: true, RateLimitAfter: 10}, statuses(incomplete, nil)},
 	{"stops sending EOSE", testrelay.Config{Verify: true, NoEOSEAfter: 3}, readersAre(incomplete, ok)},
 	{"stops answering", testrelay.Config{Verify: true, StallAfter: 150}, statuses(incomplete, nil)},

@@ -1,0 +1,161 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/results"
+)
+
+// smallBurst: 2 bursts of 40 events over 2 connections, background 20/s:
+// 80 + 12 = 92 events.
+var smallBurst = BurstOptions{Bursts: 2, BurstSize: 40, Every: 300 * time.Millisecond, Connections: 2, BetweenRate: 20, Size: 100, Timeout: 400 * time.Millisecond}
+
+func runBurst(t *testing.T, cfg testrelay.Config, o BurstOptions) (results.Phase, error) {
+	t.Helper()
+	r := testrelay.New(cfg)
+	t.Cleanup(r.Close)
+	return Burst(testCtx(t), r.URL(), testKeys(t), o)
+}
+
+// checkBurstAccounts asserts the event account is balanced, that the groups'
+// outcomes add up to it, and that OK latency credits accepted events only.
+func checkBurstAccounts(t *testing.T, ph results.Phase) results.Account {
+	t.Helper()
+	a := account(t, ph, results.OpEvent)
+	sum := map[string]int64{}
+	for _, g := range ph.Groups {
+		var n int64
+		for _, k := range []string{"accepted", "refused", "timed_out", "failed", "not_sent", "cancelled"} {
+			sum[k] += g.Counts[k]
+			n += g.Counts[k]
+		}
+		if n != g.Counts["requested"] {
+			t.Errorf("group %s: outcomes %d for %d requested: %v", g.Name, n, g.Counts["requested"], g.Counts)
+		}
+		if h := g.Latency["ok"]; h.Count != g.Counts["accepted"] {
+			t.Errorf("group %s: %d OK samples for %d accepted", g.Name, h.Count, g.Counts["accepted"])
+		}
+		sum["requested"] += g.Counts["requested"]
+	}
+	want := map[string]int64{"requested": a.Requested, "accepted": a.Accepted, "refused": a.Refused, "timed_out": a.TimedOut,
+		"failed": a.ConnLost, "not_sent": a.NotRun, "cancelled": a.Cancelled}
+	for k, v := range want {
+		if sum[k] != v {
+			t.Errorf("groups sum %s = %d, account %d (%+v)", k, sum[k], v, a)
+		}
+	}
+	if h := ph.Latency["ok"]; h.Count != a.Accepted {
+		t.Errorf("ok latency: %d samples for %d accepted", h.Count, a.Accepted)
+	}
+	if ph.Counts["accepted"] != a.Accepted {
+		t.Errorf("accepted counter %d, account %d", ph.Counts["accepted"], a.Accepted)
+	}
+	return a
+}
+
+func TestBurstHonestRelayBalanced(t *testing.T) {
+	ph, err := runBurst(t, testrelay.Config{Verify: true}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.Requested != 92 || a.Accepted != 92 || ph.Aborted != "" {
+		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
+	}
+}
+
+func TestBurstRefusalsApartByClass(t *testing.T) {
+	ph, err := runBurst(t, testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.Accepted != 69 || a.Refused != 23 || a.RefusedBy["rate-limited"] != 23 || ph.Refused["rate-limited"] != 23 {
+		t.Fatalf("account %+v refused %v", a, ph.Refused)
+	}
+	if h := ph.Latency["ok_refused"]; h == nil || h.Count != 23 {
+		t.Errorf("ok_refused %+v", h)
+	}
+	var byClass int64
+	for _, g := range ph.Groups {
+		byClass += g.Counts["refused_rate-limited"]
+	}
+	if byClass != 23 {
+		t.Errorf("groups count %d rate-limited refusals, want 23", byClass)
+	}
+	if r := ph.Rates["burst_success_rate"]; r >= 1 || r <= 0 {
+		t.Errorf("burst success rate %v", r)
+	}
+}
+
+func TestBurstPerConnectionRateLimit(t *testing.T) {
+	// Each connection: 10 events through, every later one refused.
+	ph, err := runBurst(t, testrelay.Config{Verify: true, RateLimitAfter: 10}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.Accepted != 30 || a.Refused != 62 || a.RefusedBy["rate-limited"] != 62 {
+		t.Fatalf("account %+v", a)
+	}
+}
+
+func TestBurstNeverOKAborts(t *testing.T) {
+	o := smallBurst
+	o.Bursts, o.Every, o.Timeout = 20, 300*time.Millisecond, 200*time.Millisecond
+	ph, err := runBurst(t, testrelay.Config{Verify: true, NeverOK: true}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if ph.Aborted == "" || a.Accepted != 0 || a.TimedOut == 0 || a.NotRun == 0 {
+		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
+	}
+	if ph.Counts["bursts_not_run"] == 0 {
+		t.Errorf("bursts after the abort judged: %v", ph.Counts)
+	}
+}
+
+func TestBurstConnectionsClosed(t *testing.T) {
+	ph, err := runBurst(t, testrelay.Config{Verify: true, CloseAfter: 15}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.ConnLost == 0 || a.ConnLost+a.NotRun+a.TimedOut != a.Requested-a.Accepted || a.Accepted > 3*14 {
+		t.Fatalf("account %+v", a)
+	}
+}
+
+func TestBurstCancelledMidPhase(t *testing.T) {
+	r := testrelay.New(testrelay.Config{Verify: true, OKDelay: 5 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	go func() {
+		for r.Stats().Events < 50 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	stamp := make(chan time.Time, 1)
+	go func() { <-ctx.Done(); stamp <- time.Now() }()
+	o := smallBurst
+	o.Bursts, o.Every, o.Timeout = 30, 500*time.Millisecond, 10*time.Second
+	ph, err := Burst(ctx, r.URL(), testKeys(t), o)
+	returned := time.Now()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if d := returned.Sub(<-stamp); d > 5*time.Second {
+		t.Errorf("returned %v after the interrupt", d)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.Cancelled == 0 || a.TimedOut+a.ConnLost+a.NotRun > 0 || ph.Aborted != "" {
+		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
+	}
+}

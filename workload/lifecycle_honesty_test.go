@@ -1,0 +1,297 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/results"
+)
+
+// runLifecycle runs Lifecycle against a test relay with short timeouts.
+func runLifecycle(t *testing.T, cfg testrelay.Config, o LifecycleOptions) (results.Phase, error) {
+	t.Helper()
+	r := testrelay.New(cfg)
+	t.Cleanup(r.Close)
+	if o.Size == 0 {
+		o.Size = 100
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 400 * time.Millisecond
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 100 * time.Millisecond
+	}
+	return Lifecycle(testCtx(t), r.URL(), testKeys(t), o)
+}
+
+// account returns the phase's account of op, failing when it is absent or
+// unbalanced.
+func account(t *testing.T, ph results.Phase, op string) results.Account {
+	t.Helper()
+	a := ph.Account(op)
+	if a == nil {
+		t.Fatalf("no %s account in %+v", op, ph.Accounts)
+	}
+	if !a.Balanced() {
+		t.Fatalf("unbalanced %s account %+v", op, *a)
+	}
+	return *a
+}
+
+type split struct{ acc, ref, to, lost, notRun, canc int64 }
+
+func checkSplit(t *testing.T, ph results.Phase, op string, want split) {
+	t.Helper()
+	a := account(t, ph, op)
+	got := split{a.Accepted, a.Refused, a.TimedOut, a.ConnLost, a.NotRun, a.Cancelled}
+	if got != want {
+		t.Errorf("%s account %+v, want %+v", op, a, want)
+	}
+}
+
+func allBalanced(t *testing.T, ph results.Phase) {
+	t.Helper()
+	for _, op := range []string{results.OpEvent, results.OpDelivery, results.OpRead, results.OpSub} {
+		account(t, ph, op)
+	}
+}
+
+func TestLifecycleHonestRelayBalanced(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true}, LifecycleOptions{Events: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSplit(t, ph, results.OpEvent, split{acc: 10})
+	checkSplit(t, ph, results.OpDelivery, split{acc: 10})
+	checkSplit(t, ph, results.OpRead, split{acc: 10})
+	checkSplit(t, ph, results.OpSub, split{acc: 1})
+	if v := ph.Verification; !v.Passed || v.Expected != 20 || v.Missing != 0 {
+		t.Fatalf("verification %+v", v)
+	}
+	for _, s := range lifeStages {
+		if ph.Latency[s].Count != 10 {
+			t.Errorf("%s: %d samples, want 10", s, ph.Latency[s].Count)
+		}
+	}
+	if ph.Aborted != "" {
+		t.Errorf("aborted: %s", ph.Aborted)
+	}
+}
+
+func TestLifecycleInvalidDeliveriesFailVerification(t *testing.T) {
+	// Deliveries 3, 6 and 9 are corrupted: counted invalid, not credited,
+	// and (no valid copy ever comes) missing.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, LifecycleOptions{Events: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := ph.Verification
+	if v.Passed || v.Invalid != 3 || v.Missing != 3 {
+		t.Fatalf("verification %+v", v)
+	}
+	checkSplit(t, ph, results.OpDelivery, split{acc: 6, to: 3})
+	checkSplit(t, ph, results.OpRead, split{acc: 9})
+	if n := ph.Latency[StageDeliver].Count; n != 6 {
+		t.Errorf("deliver histogram credits %d, want the 6 valid deliveries", n)
+	}
+}
+
+func TestLifecycleInvalidEventsFailVerification(t *testing.T) {
+	// Every 4th event the relay sends (answers and deliveries) is corrupted.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, InvalidEvery: 4}, LifecycleOptions{Events: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	v := ph.Verification
+	if v.Passed || v.Invalid == 0 {
+		t.Fatalf("a relay corrupting events passed: %+v", v)
+	}
+	d, r := account(t, ph, results.OpDelivery), account(t, ph, results.OpRead)
+	if ph.Latency[StageDeliver].Count != d.Accepted || ph.Latency[StageReadOwn].Count != r.Accepted {
+		t.Errorf("histograms %d/%d, accounts %d/%d", ph.Latency[StageDeliver].Count, ph.Latency[StageReadOwn].Count, d.Accepted, r.Accepted)
+	}
+	if d.Accepted+r.Accepted+v.Invalid < 24 {
+		t.Errorf("%d valid copies credited and %d invalid for 24 expected", d.Accepted+r.Accepted, v.Invalid)
+	}
+}
+
+func TestLifecycleDuplicatesAreNotMissing(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 2}, LifecycleOptions{Events: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := ph.Verification
+	if v.Passed || v.Duplicated != 3 || v.Missing != 0 {
+		t.Fatalf("verification %+v", v)
+	}
+	checkSplit(t, ph, results.OpDelivery, split{acc: 6})
+	if ph.Counts["never_delivered"] != 0 || ph.Latency[StageDeliver].Count != 6 {
+		t.Errorf("counts %v deliver samples %d", ph.Counts, ph.Latency[StageDeliver].Count)
+	}
+}
+
+func TestLifecycleDroppedDeliveriesStallThenEnd(t *testing.T) {
+	// No delivery ever comes: after 3 misses in a row the rest are awaited
+	// together; every one is timed out and missing, none credited.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, DropDeliveriesEvery: 1}, LifecycleOptions{Events: 8, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSplit(t, ph, results.OpDelivery, split{to: 8})
+	checkSplit(t, ph, results.OpRead, split{acc: 8})
+	if v := ph.Verification; v.Passed || v.Missing != 8 {
+		t.Fatalf("verification %+v", v)
+	}
+	if ph.Latency[StageDeliver].Count != 0 {
+		t.Errorf("deliver histogram credits %d", ph.Latency[StageDeliver].Count)
+	}
+}
+
+func TestLifecycleRefusalsByClass(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, RefuseEvery: 3, RefuseReason: "rate-limited: slow down"}, LifecycleOptions{Events: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSplit(t, ph, results.OpEvent, split{acc: 6, ref: 3})
+	if a := account(t, ph, results.OpEvent); a.RefusedBy["rate-limited"] != 3 {
+		t.Errorf("refused by %v", a.RefusedBy)
+	}
+	checkSplit(t, ph, results.OpDelivery, split{acc: 6})
+	checkSplit(t, ph, results.OpRead, split{acc: 6})
+	if n := ph.Latency[StageOK].Count; n != 6 {
+		t.Errorf("ok histogram: %d samples for 6 accepted", n)
+	}
+	if h := ph.Latency["ok_refused"]; h == nil || h.Count != 3 {
+		t.Errorf("ok_refused %+v", h)
+	}
+	if !ph.Verification.Passed {
+		t.Errorf("verification %+v", ph.Verification)
+	}
+}
+
+func TestLifecycleNeverOKAborts(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NeverOK: true}, LifecycleOptions{Events: 50, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSplit(t, ph, results.OpEvent, split{to: 3, notRun: 47})
+	allBalanced(t, ph)
+	if ph.Aborted == "" {
+		t.Error("no Aborted line")
+	}
+	if !ph.Verification.Passed {
+		t.Errorf("nothing accepted, nothing wrong: %+v", ph.Verification)
+	}
+}
+
+func TestLifecycleNoEOSEAborts(t *testing.T) {
+	// The live subscription and two reads get no EOSE: the phase stops.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NoEOSE: true}, LifecycleOptions{Events: 50, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	checkSplit(t, ph, results.OpSub, split{to: 1})
+	checkSplit(t, ph, results.OpEvent, split{acc: 2, notRun: 48})
+	checkSplit(t, ph, results.OpRead, split{to: 2})
+	if ph.Aborted == "" {
+		t.Error("no Aborted line")
+	}
+	if v := ph.Verification; v.Missing != 0 || !v.Passed {
+		t.Errorf("unanswered reads counted as wrong answers: %+v", v)
+	}
+}
+
+func TestLifecycleConnectionsClosed(t *testing.T) {
+	// Each connection is closed at its 4th message: the publisher loses
+	// events 4 and 8 (its redials carry on), nothing is silently dropped.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, CloseAfter: 4}, LifecycleOptions{Events: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	checkSplit(t, ph, results.OpEvent, split{acc: 8, lost: 2})
+	r := account(t, ph, results.OpRead)
+	if r.Requested != 8 || r.ConnLost+r.NotRun+r.Accepted != 8 {
+		t.Errorf("reads %+v", r)
+	}
+	if v := ph.Verification; v.Missing != 0 {
+		t.Errorf("lost connections counted as missing events: %+v", v)
+	}
+}
+
+func TestLifecycleCancelledMidPhase(t *testing.T) {
+	r := testrelay.New(testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	go func() {
+		for r.Stats().Events < 5 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	stamp := make(chan time.Time, 1)
+	go func() { <-ctx.Done(); stamp <- time.Now() }()
+	ph, err := Lifecycle(ctx, r.URL(), testKeys(t), LifecycleOptions{Events: 200, Size: 100, Timeout: 10 * time.Second, ReadTimeout: 2 * time.Second})
+	returned := time.Now()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if d := returned.Sub(<-stamp); d > 5*time.Second {
+		t.Errorf("returned %v after the interrupt", d)
+	}
+	allBalanced(t, ph)
+	for _, a := range ph.Accounts {
+		if a.TimedOut+a.ConnLost+a.NotRun > 0 {
+			t.Errorf("interrupt blamed on the relay: %+v", a)
+		}
+	}
+	if a := account(t, ph, results.OpEvent); a.Cancelled == 0 || a.Accepted < 4 {
+		t.Errorf("events %+v", a)
+	}
+	if v := ph.Verification; !v.Passed || v.Missing != 0 {
+		t.Errorf("interrupt failed verification: %+v", v)
+	}
+	if ph.Aborted != "" {
+		t.Errorf("aborted: %s", ph.Aborted)
+	}
+}
+
+func TestLifecycleRelayStalls(t *testing.T) {
+	// The relay stops handling messages after its 19th (1 REQ, then 3 per
+	// event: EVENT, REQ, CLOSE): the phase stops after 3 EVENTs without OK.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, StallAfter: 19}, LifecycleOptions{Events: 40, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	// Which message is the 20th depends on whether the last read's CLOSE
+	// reaches the relay before the next EVENT: 6 or 7 events get through.
+	if a := account(t, ph, results.OpEvent); a.TimedOut != 3 || a.Accepted < 6 || a.Accepted+a.NotRun != 37 || a.NotRunBy["phase aborted"] != a.NotRun {
+		t.Errorf("events %+v", a)
+	}
+	if ph.Aborted == "" {
+		t.Error("no Aborted line")
+	}
+	if v := ph.Verification; !v.Passed {
+		t.Errorf("a stalled relay counted as wrong answers: %+v", v)
+	}
+}
+
+func TestLifecycleRelayDies(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, KillAfterEvents: 5}, LifecycleOptions{Events: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	checkSplit(t, ph, results.OpEvent, split{acc: 4, lost: 1, notRun: 15})
+	checkSplit(t, ph, results.OpDelivery, split{acc: 4})
+	if v := ph.Verification; !v.Passed {
+		t.Errorf("a dead relay counted as wrong answers: %+v", v)
+	}
+}
