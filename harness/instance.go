@@ -75,9 +75,10 @@ type Instance struct {
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	exited   chan struct{}
-	exitErr  error // set before exited is closed
-	stopping bool  // the current process is being stopped on purpose
-	stopped  bool  // Stop has run: the instance is gone
+	exitErr  error         // set before exited is closed
+	stopping bool          // the current process is being stopped on purpose
+	stopped  bool          // Stop has run: the instance is gone
+	stopDone chan struct{} // closed when the Stop that set stopped has finished
 	logf     *os.File
 	pgid     atomic.Int64 // the live process group, 0 when none (for KillAll)
 }
@@ -302,9 +303,21 @@ func (i *Instance) Stop(ctx context.Context) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.stopped {
+		// Another caller is stopping it (a second Ctrl-C while the first
+		// stops the relay): wait until the run directory is gone, so that
+		// an exit right after this leaves nothing behind.
+		done := i.stopDone
+		i.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		i.mu.Lock()
 		return nil
 	}
 	i.stopped = true
+	i.stopDone = make(chan struct{})
+	defer close(i.stopDone)
 	defer unregister(i)
 	i.stopProcess(ctx)
 	var errs []error

@@ -275,3 +275,47 @@ func lastLines(s string, n int) string {
 
 var _ = fmt.Sprint
 var _ = os.Getpid
+
+// TestDoubleInterruptLeavesNothing: a second Ctrl-C right after the first
+// exits at once, yet the relay relaybench started is stopped and its temp
+// data dir removed.
+func TestDoubleInterruptLeavesNothing(t *testing.T) {
+	bin := relaybenchBin(t)
+	tmp := t.TempDir()
+	out := t.TempDir()
+	for _, gap := range []time.Duration{0, 50 * time.Millisecond, 500 * time.Millisecond} {
+		cmd := exec.Command(bin, "run", "--store", "memory", "--events", "20000", "--cache-dir", filepath.Join(tmp, "cache"), "--out", out, "--no-progress", "--quiet")
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		var se bytes.Buffer
+		cmd.Stderr = &se
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the relay's run directory: the relay is up.
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			m, _ := filepath.Glob(filepath.Join(tmp, "relaybench-run-*"))
+			if len(m) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no relay started: %s", se.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		time.Sleep(gap)
+		cmd.Process.Signal(syscall.SIGINT)
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != judge.Interrupted {
+			t.Fatalf("gap %v: %v, want exit 130\n%s", gap, err, se.String())
+		}
+		if m, _ := filepath.Glob(filepath.Join(tmp, "relaybench-run-*")); len(m) > 0 {
+			t.Fatalf("gap %v: left behind %v", gap, m)
+		}
+		if left := relaysUnder(tmp); len(left) > 0 {
+			t.Fatalf("gap %v: relay processes left: %v", gap, left)
+		}
+	}
+}
