@@ -18,6 +18,7 @@ import (
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/verify"
+	"github.com/relaybench/relaybench/wire"
 )
 
 type runCmd struct {
@@ -170,13 +171,16 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 	file.FinishedAt = time.Now().UTC()
 	interrupted := ctx.Err() != nil
 	file.Interrupted = interrupted
-	if runErr != nil && !interrupted && len(file.Runs) > 0 {
+	var toolErrs []error
+	switch {
+	case runErr == nil || interrupted:
+	case len(file.Runs) == 0 || unreachable(runErr, &file.Runs[len(file.Runs)-1]):
+		// relaybench could not run the benchmark at all: an error, not a
+		// relay that prevented work it had started.
+		toolErrs = append(toolErrs, runErr)
+	default:
 		r := &file.Runs[len(file.Runs)-1]
 		r.Errors = verify.AppendUnique(r.Errors, runErr.Error())
-	}
-	var toolErrs []error
-	if runErr != nil && len(file.Runs) == 0 && !interrupted {
-		toolErrs = append(toolErrs, runErr)
 	}
 	v := judge.Judge(file, interrupted, toolErrs...)
 	file.Verdict = &v
@@ -199,6 +203,24 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 		return nil
 	}
 	return withCode(v.Status, errors.New(judge.Summary(v)))
+}
+
+// unreachable reports whether err is a failure to reach the relay before
+// any operation of the run was attempted (nothing listening, a refused
+// WebSocket upgrade, a dial timeout).
+func unreachable(err error, r *results.Run) bool {
+	var de *wire.DialError
+	if !errors.As(err, &de) {
+		return false
+	}
+	for _, ph := range r.Phases {
+		for _, a := range ph.Accounts {
+			if a.Total()-a.NotRun > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func pinClient(cpus string) error {
