@@ -6,12 +6,14 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
@@ -117,415 +119,689 @@ func (o *SubscribeOptions) defaults() error {
 
 // ---------------------------------------------------------------------------
 // Subscribe.
+//
+// Accounting. Every requested subscription ends in one outcome (OpSub):
+// accepted at its EOSE, refused on CLOSED, timed out without EOSE within
+// Timeout, connection lost, or cancelled. Every event of the plan ends in one
+// outcome (OpEvent, from the live engine). For every event the relay
+// accepted, each subscription whose filter matches it is owed one delivery
+// (OpDelivery):
+//   - accepted: a valid, matching first copy arrived within the grace period;
+//   - not run ("subscription not open"): the subscription never opened;
+//   - connection lost: the subscriber's connection dropped first;
+//   - not run (closed by the relay): the relay ended the subscription first;
+//   - cancelled: the user stopped the run first;
+//   - timed out: none of these, and no valid copy came within the grace
+//     period; the relay failed to deliver it (NIP-01: live events matching an
+//     open subscription are sent), so it also counts as missing in the
+//     verification.
+//
+// Every event a subscriber receives goes through the verifier (one
+// verify.Stream per subscription; a byte-identical copy of what relaybench
+// published needs no signature check). Invalid, non-matching and duplicate
+// copies are counted in the verification and credited nowhere: not in
+// "deliveries", deliveries/s or the deliver latency.
+
+const (
+	whySubNotOpen = "subscription not open"
+	whySubClosed  = "subscription closed by the relay"
+	whyNoSub      = "no subscription open"
+)
 
 // subscriber is one connection holding one live REQ. Its callbacks run on
-// the connection's reader goroutine; mu lets the workload stop and read it.
+// the connection's reader goroutine; mu lets the workload read it.
 type subscriber struct {
+	i       int
+	kind    string
+	filter  nostr.Filter
+	stream  *verify.Stream // used on the reader goroutine only
+	sub     *wire.Sub
+	opened  chan struct{} // closed at EOSE, CLOSED or connection loss
+	once    sync.Once
+	stopped atomic.Bool // deliveries after this are not counted
+
 	mu       sync.Mutex
-	kind     string
-	filter   nostr.Filter
-	eose     chan struct{} // closed at EOSE, or at a CLOSED before it
-	eoseOnce sync.Once
-	closed   string
-	eoseSeen bool
-	stopped  bool
-	got      []uint16 // deliveries per fresh event
-	firsts   int64    // distinct fresh events delivered
-	dups     int64
-	foreign  int64 // events after EOSE that are not ours
-	preEOSE  int64 // stored events sent before EOSE
-	lastRecv int64
-	hist     *metrics.Histogram
-	series   *metrics.Series // counts only (per-second latency is sampled into a shared series)
-	samples  [][]byte        // first deliveries kept for signature checks
+	state    outcome.Kind // the subscription's outcome; None while opening
+	refusal  string       // CLOSED reason class, when refused
+	closed   string       // CLOSED reason (at opening or later)
+	lostErr  error        // the connection's error, once lost
+	recv     []int64      // per fresh event: receipt of its first valid copy (0: none)
+	acc      []bool       // accepted events (set once publishing is over)
+	expected int64        // deliveries owed (set once publishing is over)
+	have     int64        // of them, received
+	v        results.Verification
+	foreign  int64 // valid matching events after EOSE that are not ours
+	preEOSE  int64 // valid events before EOSE
 }
 
-const sigSamplesPerSub = 8
+func (s *subscriber) endOpening() { s.once.Do(func() { close(s.opened) }) }
+
+// subRun is one run of the subscribe workload.
+type subRun struct {
+	o        SubscribeOptions
+	user     context.Context // the run's ctx: cancelled only by the user
+	fresh    *Fresh
+	channels []string
+	checks   *verify.Checker
+	subs     []*subscriber
+	subConns []*wire.Conn
+	pubConns []*wire.Conn
+	subLed   *outcome.Ledger
+	dLed     *outcome.Ledger
+	out      *liveOut
+	series   *metrics.Series
+	acc      []bool // event n was accepted
+	start    int64
+	aborted  string // why nothing was published
+}
 
 // Subscribe runs the fan-out workload: it pre-signs fresh events, opens the
-// subscriptions and waits for each EOSE, then publishes and times every
+// subscriptions and waits for their EOSE, then publishes and times every
 // delivery from the publisher's send to the subscriber's receive. Every
-// subscriber's deliveries are checked against the accepted events matching
-// its filter.
+// delivery is verified; every subscription, event and owed delivery ends in
+// exactly one outcome (see the accounting above). It returns an error only
+// when it could not start (dialing) or when ctx was cancelled.
 func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOptions) (results.Phase, error) {
 	ph := results.Phase{Name: o.Name, Workload: "subscribe"}
 	if err := o.defaults(); err != nil {
 		return ph, err
 	}
 	ph.Name = o.Name
-	nonce := RunNonce()
-	channels := ChannelNames(o.Seed, nonce, o.Channels)
-	fresh := o.fresh
-	if fresh == nil {
+	r, err := newSubRun(ctx, c, o)
+	if err != nil {
+		return ph, err
+	}
+	if err := r.dial(url); err != nil {
+		return ph, err
+	}
+	defer closeAll(r.pubConns)
+	defer closeAll(r.subConns)
+
+	r.openSubscriptions()
+	cpu0 := CPUTime()
+	r.publish()
+	r.awaitDeliveries()
+	for _, s := range r.subs {
+		s.stopped.Store(true)
+	}
+	cpu := CPUTime() - cpu0
+	ph = r.phase()
+	judgeClientCPU(&ph, cpu)
+	return ph, ctx.Err()
+}
+
+// newSubRun signs the fresh events (unless the sweep did) and sets up the
+// subscribers' filters.
+func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subRun, error) {
+	r := &subRun{o: o, user: ctx, fresh: o.fresh, checks: verify.NewChecker()}
+	if r.fresh == nil {
+		nonce := RunNonce()
+		r.channels = ChannelNames(o.Seed, nonce, o.Channels)
 		var err error
-		fresh, err = NewFresh(ctx, c, FreshSpec{Count: o.Events, Size: o.Size, Seed: o.Seed, Authors: o.Authors, Channels: channels}, nonce)
+		r.fresh, err = NewFresh(ctx, c, FreshSpec{Count: o.Events, Size: o.Size, Seed: o.Seed, Authors: o.Authors, Channels: r.channels}, nonce)
 		if err != nil {
-			return ph, err
+			return nil, err
 		}
 	} else {
-		channels = freshChannels(fresh)
-		o.Channels = len(channels)
-		o.Overlap = min(o.Overlap, o.Channels)
+		r.channels = freshChannels(r.fresh)
+		r.o.Channels = len(r.channels)
+		r.o.Overlap = min(r.o.Overlap, r.o.Channels)
 	}
-	nEv := len(fresh.Events)
-	since := fresh.Events[0].CreatedAt
-
-	subConns, err := wire.DialPool(ctx, url, o.Subscribers, o.Dial)
-	if err != nil {
-		return ph, fmt.Errorf("subscribers: %w", err)
-	}
-	defer closeAll(subConns)
-	pd := o.Dial
-	pd.OKTimeout = o.Timeout
-	pubConns, err := wire.DialPool(ctx, url, o.Publishers, pd)
-	if err != nil {
-		return ph, fmt.Errorf("publishers: %w", err)
-	}
-	defer closeAll(pubConns)
-
-	out := newLiveOut(nEv)
-	dlSeries := metrics.NewSeries(0) // re-based below, once the clock starts
-	var dlMu sync.Mutex
-	subs := make([]*subscriber, o.Subscribers)
-	for i := range subs {
-		kind := o.Filter
+	nEv := len(r.fresh.Events)
+	since := r.fresh.Events[0].CreatedAt
+	r.subs = make([]*subscriber, r.o.Subscribers)
+	for i := range r.subs {
+		kind := r.o.Filter
 		if kind == FilterMix {
 			kind = []string{FilterTag, FilterAuthor, FilterKind}[i%3]
 		}
-		s := &subscriber{kind: kind, eose: make(chan struct{}), got: make([]uint16, nEv), hist: metrics.NewHistogram(), series: metrics.NewSeries(0)}
-		s.filter = subFilter(kind, i, o.Overlap, channels, fresh.Authors, since)
-		subs[i] = s
+		s := &subscriber{i: i, kind: kind, opened: make(chan struct{}), recv: make([]int64, nEv)}
+		s.filter = subFilter(kind, i, r.o.Overlap, r.channels, r.fresh.Authors, since)
+		s.stream = r.checks.NewStream(&s.filter)
+		s.v.Verified = true
+		r.subs[i] = s
 	}
-	// Open every subscription and wait for its EOSE before publishing.
-	for i, s := range subs {
-		s := s
-		h := wire.SubHandler{
-			OnEvent: func(raw []byte, recv int64) {
-				n, ours := fresh.Index(raw)
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				if s.stopped {
-					return
-				}
-				if !s.eoseSeen {
-					s.preEOSE++
-					return
-				}
-				if !ours {
-					s.foreign++
-					return
-				}
-				if s.got[n] < 65535 {
-					s.got[n]++
-				}
-				if s.got[n] > 1 {
-					s.dups++
-					return
-				}
-				s.firsts++
-				s.lastRecv = recv
-				s.series.Add(recv, "deliveries", 1)
-				if sent := out.sentAt[n].Load(); sent > 0 {
-					lat := recv - sent
-					s.hist.Record(lat)
-					if s.firsts%8 == 1 {
-						dlMu.Lock()
-						dlSeries.Latency(recv, lat)
-						dlMu.Unlock()
-					}
-				}
-				if len(s.samples) < sigSamplesPerSub {
-					s.samples = append(s.samples, append([]byte(nil), raw...))
-				}
-			},
-			OnEOSE: func(int64) {
-				s.mu.Lock()
-				s.eoseSeen = true
-				s.mu.Unlock()
-				s.eoseOnce.Do(func() { close(s.eose) })
-			},
-			OnClosed: func(reason string, _ wire.Class, _ int64) {
-				s.mu.Lock()
-				s.closed = "CLOSED: " + reason
-				s.mu.Unlock()
-				s.eoseOnce.Do(func() { close(s.eose) }) // no EOSE will come
-			},
-		}
-		if _, err := subConns[i].Req("live-"+strconv.Itoa(i), []nostr.Filter{s.filter}, h); err != nil {
-			return ph, fmt.Errorf("subscriber %d: REQ: %w", i, err)
-		}
-	}
-	eoseDeadline := time.NewTimer(o.Timeout)
-	for i, s := range subs {
-		select {
-		case <-s.eose:
-			s.mu.Lock()
-			refused := !s.eoseSeen
-			s.mu.Unlock()
-			if refused {
-				return ph, fmt.Errorf("subscriber %d: the relay refused the subscription: %s", i, subState(s, subConns[i]))
-			}
-		case <-eoseDeadline.C:
-			return ph, fmt.Errorf("subscriber %d: no EOSE within %v (%s)", i, o.Timeout, subState(s, subConns[i]))
-		case <-subConns[i].Done():
-			return ph, fmt.Errorf("subscriber %d: connection lost before EOSE: %v", i, subConns[i].Err())
-		case <-ctx.Done():
-			return ph, ctx.Err()
-		}
-	}
-	eoseDeadline.Stop()
+	r.subLed = outcome.New(results.OpSub, int64(len(r.subs)))
+	r.dLed = outcome.New(results.OpDelivery, 0)
+	r.acc = make([]bool, nEv)
+	return r, nil
+}
 
-	// The plan: events dealt round-robin to the publishers.
-	plan := &livePlan{conns: pubConns, fresh: fresh, mode: o.Mode, window: o.Window, timeout: o.Timeout, progress: o.Progress}
+// dial connects the subscribers and the publishers.
+func (r *subRun) dial(url string) error {
+	var err error
+	if r.subConns, err = wire.DialPool(r.user, url, r.o.Subscribers, r.o.Dial); err != nil {
+		return fmt.Errorf("subscribers: %w", err)
+	}
+	pd := r.o.Dial
+	pd.OKTimeout = r.o.Timeout
+	if r.pubConns, err = wire.DialPool(r.user, url, r.o.Publishers, pd); err != nil {
+		closeAll(r.subConns)
+		return fmt.Errorf("publishers: %w", err)
+	}
+	return nil
+}
+
+// openSubscriptions sends every REQ, waits (all together, at most Timeout)
+// for the EOSEs and books each subscription's outcome. A subscription
+// without EOSE by then is closed: it timed out.
+func (r *subRun) openSubscriptions() {
+	for i, s := range r.subs {
+		sub, err := r.subConns[i].Req("live-"+strconv.Itoa(i), []nostr.Filter{s.filter}, r.handler(s))
+		if err != nil {
+			r.lose(s, err)
+			continue
+		}
+		s.sub = sub
+	}
+	tm := time.NewTimer(r.o.Timeout)
+	defer tm.Stop()
+	waiting := true
+	for _, s := range r.subs {
+		if !waiting {
+			break
+		}
+		select {
+		case <-s.opened:
+		case <-tm.C:
+			waiting = false
+		case <-r.user.Done():
+			waiting = false
+		}
+	}
+	for _, s := range r.subs {
+		r.bookSub(s)
+	}
+}
+
+// handler is subscriber s's REQ handler.
+func (r *subRun) handler(s *subscriber) wire.SubHandler {
+	return wire.SubHandler{
+		OnEvent: func(raw []byte, recv int64) { r.onEvent(s, raw, recv) },
+		OnEOSE: func(int64) {
+			s.mu.Lock()
+			if s.state == outcome.None {
+				s.state = outcome.Accepted
+			}
+			s.mu.Unlock()
+			s.endOpening()
+		},
+		OnClosed: func(reason string, class wire.Class, _ int64) {
+			s.mu.Lock()
+			s.closed = reason
+			if s.state == outcome.None {
+				s.state, s.refusal = outcome.Refused, outcome.RefusalClass(class)
+			}
+			s.mu.Unlock()
+			s.endOpening()
+		},
+		OnConnError: func(err error) { r.lose(s, err) },
+	}
+}
+
+// lose records that s's connection is gone.
+func (r *subRun) lose(s *subscriber, err error) {
+	s.mu.Lock()
+	if s.lostErr == nil {
+		s.lostErr = err
+	}
+	if s.state == outcome.None {
+		s.state = outcome.OfErr(r.user, err)
+	}
+	s.mu.Unlock()
+	s.endOpening()
+}
+
+// bookSub books s's outcome once the opening wait is over: a subscription
+// still without an answer timed out (or was cancelled by the user) and is
+// closed.
+func (r *subRun) bookSub(s *subscriber) {
+	s.mu.Lock()
+	if s.state == outcome.None {
+		s.state = outcome.TimedOut
+		if r.user.Err() != nil {
+			s.state = outcome.Cancelled
+		}
+	}
+	k, detail := s.state, s.refusal
+	s.mu.Unlock()
+	if k != outcome.Accepted && s.sub != nil {
+		s.sub.Close()
+	}
+	if k == outcome.NotRun {
+		detail = outcome.WhyAborted
+	}
+	r.subLed.Add(k, detail)
+}
+
+// onEvent checks one event a subscriber received (on its reader goroutine).
+// The hot path is a byte comparison with what relaybench published; only a
+// valid, matching first copy after EOSE of an event of ours is recorded.
+func (r *subRun) onEvent(s *subscriber, raw []byte, recv int64) {
+	if s.stopped.Load() {
+		return
+	}
+	var known *nostr.Event
+	var pub []byte
+	n, ours := r.fresh.Index(raw)
+	if ours {
+		known, pub = r.fresh.Events[n], r.fresh.Raw[n]
+	}
+	e, fault := s.stream.Event(raw, known, pub)
+	if fault == verify.Valid && e != known {
+		n, ours = r.fresh.IndexOf(e.ID) // valid, but not our bytes
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	verify.Book(&s.v, fault)
+	switch {
+	case fault != verify.Valid:
+	case s.state != outcome.Accepted:
+		s.preEOSE++
+	case !ours:
+		s.foreign++
+	default:
+		s.recv[n] = recv
+		if s.acc != nil && s.acc[n] {
+			s.have++
+		}
+	}
+}
+
+// publish sends the fresh events (dealt round-robin to the publishers)
+// through the live engine; with no subscription open nothing is sent and
+// every event is not run.
+func (r *subRun) publish() {
+	nEv := len(r.fresh.Events)
+	r.out = newLiveOut(nEv)
+	r.start = mono.Now()
+	r.series = metrics.NewSeries(r.start)
+	if r.subLed.Count(outcome.Accepted) == 0 {
+		r.skipPublishing()
+		return
+	}
+	o := r.o
+	plan := &livePlan{user: r.user, conns: r.pubConns, fresh: r.fresh, mode: o.Mode, window: o.Window, timeout: o.Timeout, progress: o.Progress, series: r.series}
 	plan.order = make([][]int, o.Publishers)
 	for n := 0; n < nEv; n++ {
 		plan.order[n%o.Publishers] = append(plan.order[n%o.Publishers], n)
 	}
-
-	cpu0 := CPUTime()
-	start := mono.Now()
-	series := metrics.NewSeries(start)
-	dlSeries = metrics.NewSeries(start)
-	for _, s := range subs {
-		s.mu.Lock()
-		s.series = metrics.NewSeries(start)
-		s.mu.Unlock()
-	}
-	plan.series = series
 	if o.Duration > 0 {
-		plan.stopAt = start + int64(o.Duration)
+		plan.stopAt = r.start + int64(o.Duration)
 	}
 	if o.Rate > 0 {
 		plan.intended = make([][]int64, o.Publishers)
 		for w := range plan.order {
 			for _, n := range plan.order[w] {
-				plan.intended[w] = append(plan.intended[w], start+int64(float64(n)*1e9/o.Rate))
+				plan.intended[w] = append(plan.intended[w], r.start+int64(float64(n)*1e9/o.Rate))
 			}
 		}
 	}
-	runLive(ctx, plan, out)
-	lastOK := out.lastOK.Load()
+	runLive(r.user, plan, r.out)
+	for n, oc := range r.out.outcomes {
+		r.acc[n] = oc == Accepted
+	}
+}
 
-	// Expected deliveries per subscriber; wait for them (bounded by Grace).
-	expected := make([]int64, len(subs))
-	for i, s := range subs {
-		for n := 0; n < nEv; n++ {
-			if out.outcomes[n] == Accepted && s.filter.Matches(fresh.Events[n]) {
-				expected[i]++
+// skipPublishing settles every event as not run (cancelled when the user
+// stopped the run): no subscription was open to receive it.
+func (r *subRun) skipPublishing() {
+	r.out.led = outcome.New(results.OpEvent, int64(len(r.fresh.Events)))
+	_, r.out.wd = outcome.NewWatchdog(r.user, 1, "")
+	r.out.wd.Stop()
+	r.out.led.SettleFor(r.user, whyNoSub)
+	if r.user.Err() == nil {
+		r.aborted = fmt.Sprintf("no subscription opened (%s; timeout %v): nothing was published", outcome.Split(r.subLed.Result()), r.o.Timeout)
+	}
+}
+
+// awaitDeliveries tells each open subscriber which deliveries it is owed,
+// then waits until they are all in, every subscription has ended, the
+// grace period has passed, or the user stops the run. (A duplicate or
+// stray copy arriving after every owed delivery is in is not seen.)
+func (r *subRun) awaitDeliveries() {
+	var open []*subscriber
+	for _, s := range r.subs {
+		var want int64
+		for n, e := range r.fresh.Events {
+			if r.acc[n] && s.filter.Matches(e) {
+				want++
 			}
 		}
-	}
-	graceEnd := time.Now().Add(o.Grace)
-	waitedGrace := false
-	for {
-		complete := true
-		for i, s := range subs {
-			s.mu.Lock()
-			f := s.firsts
-			s.mu.Unlock()
-			if f < expected[i] {
-				complete = false
-				break
-			}
-		}
-		if complete || ctx.Err() != nil {
-			break
-		}
-		if time.Now().After(graceEnd) {
-			waitedGrace = true
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	for _, s := range subs {
 		s.mu.Lock()
-		s.stopped = true
+		s.acc, s.expected = r.acc, want
+		for n, t := range s.recv {
+			if t != 0 && r.acc[n] {
+				s.have++
+			}
+		}
+		if s.state == outcome.Accepted {
+			open = append(open, s)
+		}
 		s.mu.Unlock()
 	}
-	cpu := CPUTime() - cpu0
-	end := lastOK
-	for _, s := range subs {
-		end = max(end, s.lastRecv)
+	deadline := time.Now().Add(r.o.Grace)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !r.delivered(open) {
+		if time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-r.user.Done():
+			return
+		}
 	}
-	if end <= start {
-		end = mono.Now()
-	}
+}
 
-	ph.Params = map[string]any{
-		"subscribers": o.Subscribers, "publishers": o.Publishers, "channels": o.Channels, "overlap": o.Overlap,
-		"filter": o.Filter, "events": nEv, "size": o.Size, "rate": o.Rate, "mode": o.Mode, "window": o.Window,
-		"duration": o.Duration.String(), "grace": o.Grace.String(), "timeout": o.Timeout.String(),
+// delivered reports whether nothing more can be expected: every open
+// subscriber has its deliveries, or has ended.
+func (r *subRun) delivered(open []*subscriber) bool {
+	for _, s := range open {
+		s.mu.Lock()
+		waiting := s.have < s.expected && s.lostErr == nil && s.closed == ""
+		s.mu.Unlock()
+		if waiting {
+			return false
+		}
 	}
-	ph.Start = mono.Time(start)
-	ph.Duration = end - start
-	ph.Counts = map[string]int64{}
-	ph.Refused = map[string]int64{}
-	ph.Latency = map[string]*results.Histogram{}
-	publishSummary(&ph, out, nEv)
-	if n := out.cut.Load(); n > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("publishing stopped at --duration %v with %d pre-signed events unsent", o.Duration, n))
-	} else if o.Duration > 0 && ctx.Err() == nil && lastOK-start < int64(o.Duration) {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("all %d pre-signed events were published in %v, before --duration %v ended (raise --events)", nEv, time.Duration(lastOK-start).Round(time.Millisecond), o.Duration))
-	}
-	allConns := append(append([]*wire.Conn(nil), pubConns...), subConns...)
-	addConnStats(ctx, &ph, allConns)
+	return true
+}
 
-	// Completeness, per subscriber, then per filter kind.
-	dl := metrics.NewHistogram()
-	groups := map[string]*results.Group{}
-	groupHist := map[string]*metrics.Histogram{}
-	total := &results.Verification{Verified: true}
-	var sigBad, notAcked int64
-	for _, s := range subs {
-		series.Merge(s.series)
-	}
-	series.Merge(dlSeries)
-	for i, s := range subs {
-		v := results.Verification{Verified: true, Checked: 1, Expected: expected[i], Duplicated: s.dups}
-		for n := 0; n < nEv; n++ {
-			g := s.got[n]
-			match := s.filter.Matches(fresh.Events[n])
-			exp := out.outcomes[n] == Accepted && match
-			switch {
-			case exp && g == 0:
-				v.Missing++
-			case g == 0:
-			case !match:
-				v.NotMatching++
-			case !exp && out.outcomes[n] == Refused:
-				v.Extra++
-				v.Notes = verify.AppendUnique(v.Notes, "delivered events the relay had refused")
-			case !exp:
-				notAcked++ // delivered, but its OK never came (timeout, connection loss)
-			}
-		}
-		v.Returned = s.firsts + s.dups
-		for _, raw := range s.samples {
-			e, err := nostr.ParseEvent(raw)
-			if err != nil || !e.CheckID() || !verify.ValidSignature(e) {
-				v.Invalid++
-				sigBad++
-			}
-		}
-		if s.closed != "" {
-			ph.Errors = verify.AppendUnique(ph.Errors, fmt.Sprintf("subscriber %d: relay ended the subscription: %s", i, s.closed))
-		}
-		ph.Counts["deliveries"] += s.firsts
-		ph.Counts["duplicated"] += s.dups
-		ph.Counts["foreign"] += s.foreign
-		ph.Counts["before_eose"] += s.preEOSE
-		dl.Merge(s.hist)
-		g := groups[s.kind]
+// subTally is what the subscribers add up to: the per filter kind groups,
+// their deliver latency, and the deliveries not credited.
+type subTally struct {
+	hist     *metrics.Histogram
+	groups   map[string]*results.Group
+	ghist    map[string]*metrics.Histogram
+	total    *results.Verification
+	counts   map[string]int64
+	lastRecv int64
+	closed   []string
+	lost     []string
+	refused  map[string]int // refusal reason → subscriptions
+}
+
+// tally books every subscriber's owed deliveries and builds the latency,
+// series and verification from the credited ones.
+func (r *subRun) tally() *subTally {
+	t := &subTally{hist: metrics.NewHistogram(), groups: map[string]*results.Group{}, ghist: map[string]*metrics.Histogram{},
+		total: &results.Verification{Verified: true}, counts: map[string]int64{}, refused: map[string]int{}}
+	for _, s := range r.subs {
+		g := t.groups[s.kind]
 		if g == nil {
 			g = &results.Group{Name: s.kind, Counts: map[string]int64{}, Rates: map[string]float64{}, Latency: map[string]*results.Histogram{}, Verification: &results.Verification{Verified: true}}
-			groups[s.kind] = g
-			groupHist[s.kind] = metrics.NewHistogram()
+			t.groups[s.kind] = g
+			t.ghist[s.kind] = metrics.NewHistogram()
 		}
-		groupHist[s.kind].Merge(s.hist)
+		v, credited := r.bookDeliveries(s, t, t.ghist[s.kind])
 		g.Counts["subscribers"]++
-		g.Counts["deliveries"] += s.firsts
-		for _, t := range []*results.Verification{g.Verification, total} {
-			addVerification(t, &v)
+		g.Counts["deliveries"] += credited
+		verify.Add(g.Verification, &v)
+		verify.Add(t.total, &v)
+	}
+	return t
+}
+
+// bookDeliveries books the deliveries s is owed in the delivery ledger and
+// returns its verification and how many deliveries were credited (valid,
+// matching, first copies of accepted events, within the grace period),
+// whose latency goes into gh, t.hist and the series.
+func (r *subRun) bookDeliveries(s *subscriber, t *subTally, gh *metrics.Histogram) (results.Verification, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n [outcome.Cancelled + 1]int64
+	v := s.v
+	for i, e := range r.fresh.Events {
+		got := s.recv[i]
+		if !r.acc[i] {
+			r.unowed(i, got, &v, t)
+			continue
+		}
+		if !s.filter.Matches(e) {
+			continue
+		}
+		k := r.deliveryOutcome(s, got)
+		n[k]++
+		if k == outcome.Accepted {
+			r.credit(i, got, gh, t)
 		}
 	}
-	ph.Counts["expected"] = total.Expected
-	ph.Counts["missing"] = total.Missing
-	ph.Counts["delivered_unacknowledged"] = notAcked
-	ph.Latency["deliver"] = dl.Result()
+	for k := outcome.Accepted; k <= outcome.Cancelled; k++ {
+		r.dLed.Request(n[k])
+	}
+	r.dLed.AddN(outcome.Accepted, "", n[outcome.Accepted])
+	r.dLed.AddN(outcome.TimedOut, "", n[outcome.TimedOut])
+	r.dLed.AddN(outcome.ConnLost, "", n[outcome.ConnLost])
+	r.dLed.AddN(outcome.Cancelled, "", n[outcome.Cancelled])
+	why := whySubNotOpen
+	if s.state == outcome.Accepted {
+		why = whySubClosed
+		v.Checked = 1
+		v.Expected = n[outcome.Accepted] + n[outcome.TimedOut] + n[outcome.ConnLost] + n[outcome.NotRun] + n[outcome.Cancelled]
+	}
+	r.dLed.AddN(outcome.NotRun, why, n[outcome.NotRun])
+	v.Missing = n[outcome.TimedOut]
+	v.Extra += s.foreign
+	t.counts["foreign"] += s.foreign
+	t.counts["before_eose"] += s.preEOSE
+	r.subEnd(s, t)
+	return v, n[outcome.Accepted]
+}
+
+// deliveryOutcome is the outcome of one delivery s is owed, received at got
+// (0: not received).
+func (r *subRun) deliveryOutcome(s *subscriber, got int64) outcome.Kind {
+	switch {
+	case got != 0:
+		return outcome.Accepted
+	case s.state != outcome.Accepted:
+		return outcome.NotRun // subscription not open
+	case r.user.Err() != nil:
+		return outcome.Cancelled
+	case s.lostErr != nil:
+		return outcome.ConnLost
+	case s.closed != "":
+		return outcome.NotRun // closed by the relay
+	}
+	return outcome.TimedOut
+}
+
+// credit times one credited delivery of event i received at got.
+func (r *subRun) credit(i int, got int64, gh *metrics.Histogram, t *subTally) {
+	t.lastRecv = max(t.lastRecv, got)
+	r.series.Add(got, "deliveries", 1)
+	sent := r.out.sentAt[i].Load()
+	if sent <= 0 {
+		return
+	}
+	lat := max(1, got-sent)
+	gh.Record(lat)
+	t.hist.Record(lat)
+	r.series.Latency(got, lat)
+}
+
+// unowed counts a valid copy of event i, which the relay did not accept,
+// received at got (0: none): a refused event delivered is extra; one whose
+// OK never came (timed out, connection lost, interrupted) is not credited.
+func (r *subRun) unowed(i int, got int64, v *results.Verification, t *subTally) {
+	if got == 0 {
+		return
+	}
+	switch r.out.outcomes[i] {
+	case Refused:
+		v.Extra++
+		v.Notes = verify.AppendUnique(v.Notes, "delivered events the relay had refused")
+	default:
+		t.counts["delivered_unacknowledged"]++
+	}
+}
+
+// subEnd notes how s ended: refused at opening, closed by the relay later,
+// or its connection lost.
+func (r *subRun) subEnd(s *subscriber, t *subTally) {
+	switch {
+	case s.state == outcome.Refused:
+		t.refused[s.closed]++
+	case s.closed != "":
+		t.closed = verify.AppendUnique(t.closed, fmt.Sprintf("subscriber %d: the relay ended the subscription: CLOSED: %s", s.i, s.closed))
+	case s.lostErr != nil && r.user.Err() == nil:
+		t.lost = verify.AppendUnique(t.lost, fmt.Sprintf("subscriber %d: connection lost: %v", s.i, s.lostErr))
+	}
+}
+
+// phase builds the results phase: the accounts, the publishing side, the
+// credited deliveries and the verification.
+func (r *subRun) phase() results.Phase {
+	o := r.o
+	nEv := len(r.fresh.Events)
+	ph := results.Phase{Name: o.Name, Workload: "subscribe", Aborted: r.aborted,
+		Counts: map[string]int64{}, Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}, Rates: map[string]float64{}}
+	ph.Params = map[string]any{
+		"subscribers": o.Subscribers, "publishers": o.Publishers, "channels": o.Channels, "overlap": o.Overlap,
+		"filter": o.Filter, "events": nEv, "size": o.Size, "authors": len(r.fresh.Authors), "rate": o.Rate, "mode": o.Mode, "window": o.Window,
+		"duration": o.Duration.String(), "grace": o.Grace.String(), "timeout": o.Timeout.String(),
+	}
+	t := r.tally()
+	end := max(r.out.lastOK.Load(), t.lastRecv, r.start) // nothing sent: no timed window
+	ph.Start, ph.Duration = mono.Time(r.start), end-r.start
+	publishSummary(&ph, r.out, nEv)
+	ph.Accounts = append(ph.Accounts, r.subLed.Result(), r.dLed.Result())
+	addConnStats(r.user, &ph, append(append([]*wire.Conn(nil), r.pubConns...), r.subConns...))
+	for k, v := range t.counts {
+		ph.Counts[k] = v
+	}
+	d := r.dLed.Result()
+	ph.Counts["deliveries"] = d.Accepted
+	ph.Counts["expected"] = t.total.Expected
+	ph.Counts["missing"] = t.total.Missing
+	ph.Counts["duplicated"] = t.total.Duplicated
+	ph.Counts["invalid"] = t.total.Invalid
+	ph.Counts["not_matching"] = t.total.NotMatching
+	ph.Latency["deliver"] = t.hist.Result()
+	r.rates(&ph, t)
+	ph.Verification = t.total
+	ph.Series = r.series.Result(end)
+	ph.Errors = verify.AppendUnique(ph.Errors, t.closed...)
+	ph.Errors = verify.AppendUnique(ph.Errors, t.lost...)
+	ph.Notes = append(ph.Notes, r.notes(&ph, t)...)
+	return ph
+}
+
+// rates sets the phase's and the groups' rates (credited work only) and
+// finishes the verifications.
+func (r *subRun) rates(ph *results.Phase, t *subTally) {
 	secs := float64(ph.Duration) / 1e9
-	ph.Rates = map[string]float64{}
-	if secs > 0 {
+	if secs > 0 && ph.Counts["sent"] > 0 {
 		ph.Rates["events_per_sec"] = float64(ph.Counts["accepted"]) / secs
 		ph.Rates["deliveries_per_sec"] = float64(ph.Counts["deliveries"]) / secs
 		ph.Rates["mb_per_sec"] = float64(ph.Counts["bytes_sent"]) / secs / 1e6
 	}
 	if acc := ph.Counts["accepted"]; acc > 0 {
-		ph.Rates["fanout"] = float64(total.Expected) / float64(acc)
+		ph.Rates["fanout"] = float64(r.dLed.Requested()) / float64(acc)
 	}
 	for _, k := range []string{FilterTag, FilterAuthor, FilterKind} {
-		g := groups[k]
+		g := t.groups[k]
 		if g == nil {
 			continue
 		}
-		g.Latency["deliver"] = groupHist[k].Result()
-		if secs > 0 {
+		g.Latency["deliver"] = t.ghist[k].Result()
+		if secs > 0 && ph.Counts["sent"] > 0 {
 			g.Rates["deliveries_per_sec"] = float64(g.Counts["deliveries"]) / secs
 		}
-		finishVerification(g.Verification)
+		finishSubVerification(g.Verification, r.o.Grace)
 		ph.Groups = append(ph.Groups, *g)
 	}
-	finishVerification(total)
-	ph.Verification = total
-	ph.Series = series.Result(end)
-	judgeClientCPU(&ph, cpu)
+	finishSubVerification(t.total, r.o.Grace)
+}
 
-	follows := fmt.Sprintf("each following %d of %d channels or %d of %d authors", o.Overlap, o.Channels, min(o.Overlap, len(fresh.Authors)), len(fresh.Authors))
-	switch o.Filter {
-	case FilterKind:
-		follows = "kind 1: every event reaches every subscriber"
-	case FilterTag:
-		follows = fmt.Sprintf("each following %d of %d channels", o.Overlap, o.Channels)
-	case FilterAuthor:
-		follows = fmt.Sprintf("each following %d of %d authors", min(o.Overlap, len(fresh.Authors)), len(fresh.Authors))
+// finishSubVerification sets Passed and explains the faults, none of which
+// was credited.
+func finishSubVerification(v *results.Verification, grace time.Duration) {
+	verify.Finish(v)
+	if v.Missing > 0 {
+		v.Notes = verify.AppendUnique(v.Notes, fmt.Sprintf("accepted events matching an open subscription were not delivered to it within %v after the last OK", grace))
 	}
-	ph.Notes = append(ph.Notes,
-		fmt.Sprintf("%d subscribers (%s filters, %s) each waited for EOSE before publishing; %d publishers sent %d fresh events of %d content bytes signed before the clock",
-			o.Subscribers, o.Filter, follows, o.Publishers, nEv, o.Size),
-		"deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock); per-second latency in the series is a 1-in-8 sample of it",
-		"timed window: first EVENT write → the later of the last OK and the last delivery",
-	)
-	if o.Rate > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("open loop at %.0f events/s in total (at most %d unacknowledged per publisher)", o.Rate, o.Window))
-	} else if o.Mode == ModeWait {
-		ph.Notes = append(ph.Notes, "closed loop: one EVENT in flight per publisher")
-	} else {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("closed loop, pipelined: up to %d unacknowledged EVENTs per publisher", o.Window))
+	v.Notes = verify.AppendUnique(v.Notes, faultNotes("live deliveries", v)...)
+	if v.Extra > 0 {
+		v.Notes = verify.AppendUnique(v.Notes, "valid matching events were delivered that relaybench did not publish or that the relay refused (extra)")
 	}
-	if total.Missing > 0 {
-		if waitedGrace {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("%d expected deliveries never arrived, though relaybench waited %v after the last OK", total.Missing, o.Grace))
-		} else {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("%d expected deliveries missing (interrupted)", total.Missing))
-		}
+}
+
+// notes explains the phase: how it was run and measured, and what did not
+// go as asked.
+func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
+	o := r.o
+	nEv := len(r.fresh.Events)
+	var notes []string
+	if n := r.out.cut.Load(); n > 0 {
+		notes = append(notes, fmt.Sprintf("publishing stopped at --duration %v with %d pre-signed events unsent", o.Duration, n))
+	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration {
+		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, time.Duration(r.out.lastOK.Load()-r.start).Round(time.Millisecond), o.Duration))
 	}
-	if total.Duplicated > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d deliveries were duplicates of an event the subscriber already had", total.Duplicated))
+	notes = append(notes, fmt.Sprintf("%d subscribers (%s filters, %s) each waited for EOSE before publishing; %d publishers sent fresh events of %d content bytes signed before the clock (%d planned)",
+		o.Subscribers, o.Filter, r.follows(), o.Publishers, o.Size, nEv))
+	if ph.Counts["sent"] > 0 {
+		notes = append(notes,
+			"deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events",
+			"timed window: first EVENT write → the later of the last OK and the last credited delivery",
+			r.loopNote(),
+		)
+	}
+	if a := ph.Account(results.OpSub); a != nil && a.Accepted < a.Requested {
+		notes = append(notes, fmt.Sprintf("subscriptions: %s; the deliveries they were owed are not run (%s)", outcome.Split(*a), whySubNotOpen))
+	}
+	for _, reason := range sortedReasons(t.refused) {
+		notes = append(notes, fmt.Sprintf("subscription refused: CLOSED: %s (%d×)", reason, t.refused[reason]))
+	}
+	if d := ph.Account(results.OpDelivery); d != nil && d.TimedOut > 0 {
+		notes = append(notes, fmt.Sprintf("%d owed deliveries never arrived (valid) although relaybench waited %v after the last OK: timed out, and missing in the verification", d.TimedOut, o.Grace))
 	}
 	if n := ph.Counts["foreign"]; n > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d live events were not relaybench's (other clients of this relay); not counted as deliveries", n))
+		notes = append(notes, fmt.Sprintf("%d valid live events matching a subscription were not relaybench's (another client of this relay?): extra, not credited", n))
 	}
-	if notAcked > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d deliveries were of events whose OK never arrived (not counted as expected)", notAcked))
+	if n := ph.Counts["delivered_unacknowledged"]; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d deliveries were of events whose OK never arrived (not owed, not credited)", n))
 	}
-	if sigBad > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d sampled deliveries had a bad id or signature", sigBad))
+	if n := ph.Counts["before_eose"]; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d stored events were answered before EOSE or without it (not deliveries)", n))
 	}
-	return ph, ctx.Err()
+	return notes
 }
 
-func addVerification(t, v *results.Verification) {
-	t.Checked += v.Checked
-	t.Expected += v.Expected
-	t.Returned += v.Returned
-	t.Missing += v.Missing
-	t.Extra += v.Extra
-	t.NotMatching += v.NotMatching
-	t.Invalid += v.Invalid
-	t.Duplicated += v.Duplicated
-	t.Notes = verify.AppendUnique(t.Notes, v.Notes...)
+// follows says what each subscriber follows.
+func (r *subRun) follows() string {
+	o, na := r.o, len(r.fresh.Authors)
+	switch o.Filter {
+	case FilterKind:
+		return "kind 1: every event reaches every subscriber"
+	case FilterTag:
+		return fmt.Sprintf("each following %d of %d channels", o.Overlap, o.Channels)
+	case FilterAuthor:
+		return fmt.Sprintf("each following %d of %d authors", min(o.Overlap, na), na)
+	}
+	return fmt.Sprintf("each following %d of %d channels or %d of %d authors", o.Overlap, o.Channels, min(o.Overlap, na), na)
 }
 
-func finishVerification(v *results.Verification) {
-	v.Passed = v.Missing == 0 && v.Extra == 0 && v.NotMatching == 0 && v.Invalid == 0 && v.Duplicated == 0
-	if v.Missing > 0 {
-		v.Notes = verify.AppendUnique(v.Notes, "accepted events matching a live subscription were not delivered to it")
+// loopNote says how the events were paced.
+func (r *subRun) loopNote() string {
+	switch {
+	case r.o.Rate > 0:
+		return fmt.Sprintf("open loop at %.0f events/s in total (at most %d unacknowledged per publisher)", r.o.Rate, r.o.Window)
+	case r.o.Mode == ModeWait:
+		return "closed loop: one EVENT in flight per publisher"
 	}
-	if v.NotMatching > 0 {
-		v.Notes = verify.AppendUnique(v.Notes, "events were delivered to subscriptions whose filter they do not match")
+	return fmt.Sprintf("closed loop, pipelined: up to %d unacknowledged EVENTs per publisher", r.o.Window)
+}
+
+func sortedReasons[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	if v.Duplicated > 0 {
-		v.Notes = verify.AppendUnique(v.Notes, "events were delivered more than once to one subscription")
-	}
+	sort.Strings(keys)
+	return keys
 }
 
 // subFilter is subscriber i's filter of the given kind.
@@ -561,19 +837,6 @@ func freshChannels(f *Fresh) []string {
 	sort.Strings(out)
 	return out
 }
-
-func subState(s *subscriber, cn *wire.Conn) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed != "" {
-		return s.closed
-	}
-	if err := cn.Err(); err != nil {
-		return err.Error()
-	}
-	return "still open"
-}
-
 func closeAll(conns []*wire.Conn) {
 	for _, c := range conns {
 		if c != nil {

@@ -338,6 +338,8 @@ type fanRelay struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	subs []fanSub
+	// refuse: subscription id → CLOSED reason; set before the first REQ.
+	refuse map[string]string
 }
 
 type fanSub struct {
@@ -436,6 +438,10 @@ func (r *fanRelay) handle(c *fanConn, m []byte) {
 	case bytes.HasPrefix(m, []byte(`["REQ","`)):
 		rest := m[len(`["REQ","`):]
 		id := string(rest[:bytes.IndexByte(rest, '"')])
+		if reason, ok := r.refuse[id]; ok {
+			c.send(`["CLOSED","`+id+`","`+reason+`"`, nil, `]`)
+			return
+		}
 		r.mu.Lock()
 		r.subs = append(append([]fanSub(nil), r.subs...), fanSub{c, `["EVENT","` + id + `",`})
 		r.mu.Unlock()

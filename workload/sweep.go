@@ -54,7 +54,46 @@ type SweepOptions struct {
 // events), mb_per_sec (EVENT bytes sent), deliveries_per_sec, and the "ok"
 // and "deliver" latencies. A size above the relay's announced
 // max_message_length or max_content_length is skipped (OnSkip says so).
+// Each phase carries Subscribe's accounts (subscriptions, events,
+// deliveries) and verification.
 func Sweep(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions) ([]results.Phase, error) {
+	o.defaults()
+	lim := sweepLimits(ctx, url, o.Limits)
+	var phases []results.Phase
+	var skipped []string
+	for _, size := range o.Sizes {
+		if ctx.Err() != nil {
+			break
+		}
+		ph, why, err := sweepSize(ctx, url, c, o, lim, size)
+		if why != "" {
+			if o.OnSkip != nil {
+				o.OnSkip(size, why)
+			}
+			if size > 0 {
+				skipped = append(skipped, why)
+			}
+			continue
+		}
+		if ph != nil {
+			phases = append(phases, *ph)
+		}
+		if err != nil {
+			return phases, fmt.Errorf("sweep %d bytes: %w", size, err)
+		}
+	}
+	if len(phases) > 0 {
+		for _, s := range skipped {
+			phases[0].Notes = append(phases[0].Notes, "sweep size skipped: "+s)
+		}
+	}
+	if len(phases) == 0 && ctx.Err() == nil {
+		return nil, fmt.Errorf("%w (%d skipped)", ErrNoSize, len(skipped))
+	}
+	return phases, ctx.Err()
+}
+
+func (o *SweepOptions) defaults() {
 	if len(o.Sizes) == 0 {
 		o.Sizes = DefaultSweepSizes
 	}
@@ -70,99 +109,68 @@ func Sweep(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions) ([
 	if o.Mode == "" {
 		o.Mode = ModePipeline
 	}
-	skip := func(size int, why string) {
-		if o.OnSkip != nil {
-			o.OnSkip(size, why)
-		}
+}
+
+// sweepLimits returns lim, or the relay's announced limits (none when its
+// NIP-11 document cannot be fetched).
+func sweepLimits(ctx context.Context, url string, lim *nip11.Limitation) *nip11.Limitation {
+	if lim != nil {
+		return lim
 	}
-	lim := o.Limits
-	if lim == nil {
-		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		info, _, err := nip11.Fetch(ictx, url)
-		cancel()
-		if err == nil {
-			lim = &info.Limitation
-		} else {
-			lim = &nip11.Limitation{}
-		}
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if info, _, err := nip11.Fetch(ictx, url); err == nil {
+		return &info.Limitation
 	}
-	var phases []results.Phase
-	var skipped []string
-	for _, size := range o.Sizes {
-		if ctx.Err() != nil {
-			break
-		}
-		if size <= 0 {
-			skip(size, "not a positive size")
-			continue
-		}
-		if lim.MaxContentLength > 0 && size > lim.MaxContentLength {
-			why := fmt.Sprintf("content of %d bytes exceeds the relay's announced max_content_length %d", size, lim.MaxContentLength)
-			skip(size, why)
-			skipped = append(skipped, why)
-			continue
-		}
-		if o.Progress != nil {
-			o.Progress(size)
-		}
-		nonce := RunNonce()
-		seed := o.Seed + int64(size)
-		count := o.Events
-		if budget := max(200, sweepBudget/size); count > budget {
-			count = budget // pre-signed events are held in memory twice
-		}
-		fresh, err := NewFresh(ctx, c, FreshSpec{Count: count, Size: size, Seed: seed, Channels: ChannelNames(seed, nonce, 1)}, nonce)
-		if err != nil {
-			return phases, err
-		}
-		maxMsg, maxRunes := 0, 0
-		for i, raw := range fresh.Raw {
-			maxMsg = max(maxMsg, len(raw)+len(`["EVENT",]`))
-			maxRunes = max(maxRunes, utf8.RuneCountInString(fresh.Events[i].Content))
-		}
-		if lim.MaxMessageLength > 0 && maxMsg > lim.MaxMessageLength {
-			why := fmt.Sprintf("%d-byte content makes EVENT messages of up to %d bytes, above the relay's announced max_message_length %d", size, maxMsg, lim.MaxMessageLength)
-			skip(size, why)
-			skipped = append(skipped, why)
-			continue
-		}
-		if lim.MaxContentLength > 0 && maxRunes > lim.MaxContentLength {
-			why := fmt.Sprintf("%d-byte content has up to %d characters, above the relay's announced max_content_length %d", size, maxRunes, lim.MaxContentLength)
-			skip(size, why)
-			skipped = append(skipped, why)
-			continue
-		}
-		ph, err := Subscribe(ctx, url, c, SubscribeOptions{
-			Name: "sweep/" + strconv.Itoa(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
-			Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
-			Duration: o.Duration, Grace: o.Grace, Timeout: o.Timeout, Seed: seed, Dial: o.Dial, fresh: fresh,
-		})
-		if ph.Counts == nil { // never started
-			if err != nil {
-				return phases, fmt.Errorf("sweep %d bytes: %w", size, err)
-			}
-			continue
-		}
-		ph.Workload = "sweep"
-		ph.Params["size"] = size
-		ph.Params["max_message_bytes"] = maxMsg
-		ph.Rates["msgs_per_sec"] = ph.Rates["events_per_sec"]
-		ph.Notes = append([]string{fmt.Sprintf("payload sweep at %d content bytes (EVENT messages up to %d bytes): msgs_per_sec counts accepted events, mb_per_sec the EVENT bytes sent", size, maxMsg)}, ph.Notes...)
-		if count < o.Events {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("%d events instead of %d at this size: the pre-signed events are kept in memory (budget %d MB)", count, o.Events, sweepBudget>>20))
-		}
-		phases = append(phases, ph)
-		if err != nil {
-			return phases, fmt.Errorf("sweep %d bytes: %w", size, err)
-		}
+	return &nip11.Limitation{}
+}
+
+// sweepSize signs the events of one size and runs the fan-out with them. It
+// returns why the size was skipped (too large for the relay's limits), or
+// the phase (nil if it never started) and Subscribe's error.
+func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions, lim *nip11.Limitation, size int) (*results.Phase, string, error) {
+	if size <= 0 {
+		return nil, "not a positive size", nil
 	}
-	if len(phases) > 0 && len(skipped) > 0 {
-		for _, s := range skipped {
-			phases[0].Notes = append(phases[0].Notes, "sweep size skipped: "+s)
-		}
+	if lim.MaxContentLength > 0 && size > lim.MaxContentLength {
+		return nil, fmt.Sprintf("content of %d bytes exceeds the relay's announced max_content_length %d", size, lim.MaxContentLength), nil
 	}
-	if len(phases) == 0 && ctx.Err() == nil {
-		return nil, fmt.Errorf("%w (%d skipped)", ErrNoSize, len(skipped))
+	if o.Progress != nil {
+		o.Progress(size)
 	}
-	return phases, ctx.Err()
+	nonce := RunNonce()
+	seed := o.Seed + int64(size)
+	count := min(o.Events, max(200, sweepBudget/size)) // pre-signed events are held in memory twice
+	fresh, err := NewFresh(ctx, c, FreshSpec{Count: count, Size: size, Seed: seed, Channels: ChannelNames(seed, nonce, 1)}, nonce)
+	if err != nil {
+		return nil, "", err
+	}
+	maxMsg, maxRunes := 0, 0
+	for i, raw := range fresh.Raw {
+		maxMsg = max(maxMsg, len(raw)+len(`["EVENT",]`))
+		maxRunes = max(maxRunes, utf8.RuneCountInString(fresh.Events[i].Content))
+	}
+	if lim.MaxMessageLength > 0 && maxMsg > lim.MaxMessageLength {
+		return nil, fmt.Sprintf("%d-byte content makes EVENT messages of up to %d bytes, above the relay's announced max_message_length %d", size, maxMsg, lim.MaxMessageLength), nil
+	}
+	if lim.MaxContentLength > 0 && maxRunes > lim.MaxContentLength {
+		return nil, fmt.Sprintf("%d-byte content has up to %d characters, above the relay's announced max_content_length %d", size, maxRunes, lim.MaxContentLength), nil
+	}
+	ph, err := Subscribe(ctx, url, c, SubscribeOptions{
+		Name: "sweep/" + strconv.Itoa(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
+		Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
+		Duration: o.Duration, Grace: o.Grace, Timeout: o.Timeout, Seed: seed, Dial: o.Dial, fresh: fresh,
+	})
+	if ph.Counts == nil { // never started
+		return nil, "", err
+	}
+	ph.Workload = "sweep"
+	ph.Params["size"] = size
+	ph.Params["max_message_bytes"] = maxMsg
+	ph.Rates["msgs_per_sec"] = ph.Rates["events_per_sec"]
+	ph.Notes = append([]string{fmt.Sprintf("payload sweep at %d content bytes (EVENT messages up to %d bytes): msgs_per_sec counts accepted events, mb_per_sec the EVENT bytes sent", size, maxMsg)}, ph.Notes...)
+	if count < o.Events {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d events instead of %d at this size: the pre-signed events are kept in memory (budget %d MB)", count, o.Events, sweepBudget>>20))
+	}
+	return &ph, "", err
 }

@@ -3,8 +3,11 @@ package workload
 import (
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/results"
 )
 
 func TestSweepEmbedded(t *testing.T) {
@@ -56,5 +59,27 @@ func TestSweepContentLimit(t *testing.T) {
 	})
 	if err != nil || len(phases) != 1 || len(reasons) != 1 {
 		t.Fatalf("err %v phases %d skipped %v", err, len(phases), reasons)
+	}
+}
+
+func TestSweepPhasesCarryAccounts(t *testing.T) {
+	// Every 3rd live delivery (relay-wide) is sent twice: 6 of the first
+	// size's 20 deliveries, 7 of the second's (never the last one, whose
+	// second copy could come after the phase ended). Duplicates are counted,
+	// never credited.
+	r := testrelay.New(testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3})
+	defer r.Close()
+	phases, err := Sweep(testCtx(t), r.URL(), testKeys(t), SweepOptions{Sizes: []int{100, 300}, Events: 20, Mode: ModeWait, Grace: 500 * time.Millisecond})
+	if err != nil || len(phases) != 2 {
+		t.Fatalf("err %v, %d phases", err, len(phases))
+	}
+	for i, ph := range phases {
+		wantSplit(t, ph, results.OpSub, subSplit{acc: 1})
+		wantSplit(t, ph, results.OpEvent, subSplit{acc: 20})
+		wantSplit(t, ph, results.OpDelivery, subSplit{acc: 20})
+		checkCredited(t, ph)
+		if v := ph.Verification; v.Passed || v.Duplicated != int64(6+i) || v.Missing != 0 {
+			t.Errorf("%s: verification %+v", ph.Name, v)
+		}
 	}
 }

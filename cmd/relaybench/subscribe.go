@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
@@ -114,7 +116,43 @@ func runLiveCommand(g *Globals, command string, tf targetFlags, kf liveKeyFlags,
 	}
 	s.setCorpus(keys)
 	err = s.measure(w, keys, nil)
+	s.setFresh(keys)
 	return s.finish(of.Quiet, params, err)
+}
+
+// setFresh makes the run's corpus describe what the live workload actually
+// published: the fresh events sent (count, content size, wire bytes, signing
+// keys), not the key corpus, which only provided the signing keys (a run
+// note says so).
+func (s *liveSession) setFresh(keys *corpus.Corpus) {
+	var sent, bytes, sizeSum int64
+	var sizes []string
+	authors := 0
+	for _, ph := range s.run.Phases {
+		n := ph.Counts["sent"]
+		sent += n
+		bytes += ph.Counts["bytes_sent"]
+		if size, ok := ph.Params["size"].(int); ok {
+			sizeSum += int64(size) * n
+			sizes = append(sizes, strconv.Itoa(size))
+		}
+		if a, ok := ph.Params["authors"].(int); ok {
+			authors = max(authors, a)
+		}
+	}
+	if authors == 0 {
+		authors = min(50, len(keys.Authors)) // workload.NewFresh's default
+	}
+	avg := 0
+	if sent > 0 {
+		avg = int(sizeSum / sent)
+	}
+	s.run.Corpus = results.Corpus{Seed: keys.Params.Seed, Events: int(sent), Authors: authors, AvgSize: avg, Bytes: bytes}
+	what := "no fresh events were published"
+	if len(sizes) > 0 {
+		what = fmt.Sprintf("the %d fresh events published (content %s bytes, signed for this run by %d keys before the clock)", sent, strings.Join(sizes, ", "), authors)
+	}
+	s.run.Notes = append(s.run.Notes, fmt.Sprintf("corpus: %s; the key corpus (%d keys, seed %d) only provided the signing keys", what, len(keys.Authors), keys.Params.Seed))
 }
 
 // measure runs w against the session's relay, with the relay's resources
@@ -174,9 +212,21 @@ func init() {
 func (c *subscribeCmd) Run(g *Globals) error {
 	return runLiveCommand(g, "subscribe", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), map[string]any{
 		"subscribers": c.Subscribers, "publishers": c.Publishers, "channels": c.Channels, "overlap": c.Overlap,
-		"filter": c.Filter, "events": c.Events, "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
+		"filter": c.Filter, "events": c.events(), "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
 		"duration": c.Duration.String(), "grace": c.Grace.String(), "store": c.Store,
 	})
+}
+
+// events is the number of fresh events to publish: --events, else
+// rate×duration, else 10000 (as workload.Subscribe defaults it).
+func (c *subscribeCmd) events() int {
+	switch {
+	case c.Events > 0:
+		return c.Events
+	case c.Rate > 0 && c.Duration > 0:
+		return max(1, int(c.Rate*c.Duration.Seconds()))
+	}
+	return 10000
 }
 
 // workload is the fan-out workload with this command's options.
@@ -187,13 +237,7 @@ func (c *subscribeCmd) workload() runner.Workload {
 			Filter: c.Filter, Events: c.Events, Size: c.Size, Rate: c.Rate, Mode: c.Mode, Window: c.Window,
 			Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed,
 		}
-		total := int64(c.Events)
-		if total == 0 {
-			total = 10000
-			if c.Rate > 0 && c.Duration > 0 {
-				total = int64(c.Rate * c.Duration.Seconds())
-			}
-		}
+		total := int64(c.events())
 		o.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)
 		return onePhase(workload.Subscribe(ctx, env.URL, env.Corpus, o))
 	}}
