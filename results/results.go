@@ -9,8 +9,12 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -264,6 +268,12 @@ type Histogram struct {
 }
 
 // Write writes f as indented JSON to path ("-" for stdout).
+//
+// Write never overwrites a results file: path must not exist, or be the
+// empty file Reserve made for it. The JSON goes to a temporary file in the
+// same folder (os.CreateTemp), which is then renamed to path, so a reader
+// never sees half a file; on any failure the temporary file is removed and
+// path is left as it was.
 func Write(path string, f *File) error {
 	f.Schema = SchemaVersion
 	data, err := json.MarshalIndent(f, "", " ")
@@ -275,11 +285,63 @@ func Write(path string, f *File) error {
 		_, err = os.Stdout.Write(data)
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	switch st, err := os.Stat(path); {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("write results: %s is a folder", path)
+	case err == nil && st.Size() > 0:
+		return fmt.Errorf("write results: %s exists: not overwritten", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("write results: %w", err)
 	}
-	return os.Rename(tmp, path)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	done = true
+	return nil
+}
+
+// Reserve creates path as an empty file, exclusively (O_EXCL): no other
+// process can take the name before Write fills it. With unique, a taken
+// name is no error: Reserve tries NAME-2.EXT, NAME-3.EXT, … and returns the
+// name it reserved. Without unique, a taken name is an error that wraps
+// fs.ErrExist. The caller removes the empty file if it never writes it.
+func Reserve(path string, unique bool) (string, error) {
+	ext := filepath.Ext(path)
+	stem := strings.TrimSuffix(path, ext)
+	for n := 1; n <= 10000; n++ {
+		p := path
+		if n > 1 {
+			p = fmt.Sprintf("%s-%d%s", stem, n, ext)
+		}
+		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return p, fh.Close()
+		}
+		if !errors.Is(err, fs.ErrExist) || !unique {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("%s: no free name (tried 10000)", path)
 }
 
 // Read reads and checks a results file.

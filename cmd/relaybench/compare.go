@@ -112,11 +112,15 @@ func (c *compareCmd) Run(g *Globals) error {
 		}
 	}
 	if path != "-" {
+		// Next to the results file, created exclusively like it: an
+		// existing file is never overwritten.
 		md := strings.TrimSuffix(path, filepath.Ext(path)) + ".md"
-		if f, err := os.Create(md); err == nil {
+		if f, err := os.OpenFile(md, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 			_ = report.Markdown(f, []*results.File{file}, report.Options{Title: "Relay comparison"})
 			f.Close()
 			fmt.Fprintf(os.Stderr, "markdown: %s\n", md)
+		} else {
+			fmt.Fprintf(os.Stderr, "markdown: not written: %v\n", err)
 		}
 	}
 	err = finishRun(ctx, file, path, c.Quiet, nil)

@@ -19,6 +19,9 @@ func init() {
 	register("corpus", "Sign (or load from the cache) the corpus for these parameters and describe it: kinds, sizes, signing rate.", &corpusCmd{})
 }
 
+// checkFlags checks the corpus flags before anything is signed (see flags.go).
+func (c *corpusCmd) checkFlags() error { return c.corpusFlags.validate() }
+
 func (c *corpusCmd) Run(g *Globals) error {
 	prog := progress.New(os.Stderr, !c.NoProgress)
 	start := time.Now()

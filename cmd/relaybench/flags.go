@@ -1,13 +1,23 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -40,15 +50,15 @@ func (f corpusFlags) anchor() (int64, error) {
 	return t.Unix(), nil
 }
 
-// validate rejects values that would otherwise be replaced by defaults.
+// validate checks the corpus flags (see checkFlags): a value out of range
+// is refused, never replaced by a default.
 func (f corpusFlags) validate() error {
-	switch {
-	case f.Events < 1:
-		return fmt.Errorf("--events %d: want at least 1", f.Events)
-	case f.Size < 1:
-		return fmt.Errorf("--size %d: want at least 1 byte", f.Size)
-	case f.Authors < 1:
-		return fmt.Errorf("--authors %d: want at least 1", f.Authors)
+	var r ranges
+	r.between("events", f.Events, 1, corpus.MaxEvents)
+	r.between("size", f.Size, 1, corpus.MaxAvgSize)
+	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
+	if r.err != nil {
+		return r.err
 	}
 	_, err := f.anchor()
 	return err
@@ -67,6 +77,14 @@ type publishFlags struct {
 	SkipPublish bool          `name:"skip-publish" help:"Skip the publishing phase (queries then run against what the relay holds, unverified)."`
 }
 
+func (f publishFlags) validate() error {
+	var r ranges
+	r.min("concurrency", f.Concurrency, 1)
+	r.min("window", f.Window, 1)
+	r.positive("timeout", f.Timeout)
+	return r.err
+}
+
 func (f publishFlags) options() workload.PublishOptions {
 	return workload.PublishOptions{Connections: f.Concurrency, Mode: f.Mode, Window: f.Window, Timeout: f.Timeout}
 }
@@ -78,30 +96,157 @@ type queryFlags struct {
 	SkipQuery        bool `name:"skip-query" help:"Skip the query phase."`
 }
 
+// validate: --queries may be 0 only with --skip-query (no query phase).
+func (f queryFlags) validate() error {
+	var r ranges
+	if f.SkipQuery {
+		r.min("queries", f.Queries, 0)
+	} else if f.Queries < 1 {
+		r.bad("queries", f.Queries, "must be at least 1 (or pass --skip-query)")
+	}
+	r.min("query-limit", f.QueryLimit, 1)
+	r.min("query-concurrency", f.QueryConcurrency, 1)
+	return r.err
+}
+
 func (f queryFlags) options(seed int64, timeout time.Duration) workload.QueryOptions {
 	return workload.QueryOptions{Queries: f.Queries, Limit: f.QueryLimit, Connections: f.QueryConcurrency, Timeout: timeout, Seed: seed}
 }
 
 type outputFlags struct {
-	JSON       string `name:"json" placeholder:"FILE" help:"Write the results file here (default: OUT/<command>-<time>.json)."`
+	JSON       string `name:"json" placeholder:"FILE" help:"Write the results file here, '-' for standard output (default: OUT/<command>-<time>.json). Never overwritten: an existing FILE is refused."`
 	Out        string `default:"relaybench-results" placeholder:"DIR" help:"Folder for results files and relay logs."`
 	NoProgress bool   `name:"no-progress" help:"No progress display."`
 	Quiet      bool   `help:"Print no summary (the results file is still written)."`
 }
 
-// resultsPath returns where to write the results file and makes its folder.
-func (f outputFlags) resultsPath(command string, started time.Time) (string, error) {
-	p := f.JSON
-	if p == "" {
-		p = filepath.Join(f.Out, fmt.Sprintf("%s-%s.json", command, started.UTC().Format("20060102-150405")))
+// validate checks, before anything runs, that the results file can be
+// written: an explicit --json FILE must not exist (results files are never
+// overwritten) and its folder, or --out for the default name, must be a
+// folder this process can write in (or be creatable under one).
+func (f outputFlags) validate() error {
+	if f.JSON == "-" {
+		return checkNotFile("out", f.Out)
 	}
-	if p == "-" {
-		return p, nil
+	if f.JSON != "" {
+		if st, err := os.Stat(f.JSON); err == nil && st.IsDir() {
+			return fmt.Errorf("--json %s: is a folder: give a file name, e.g. %s", f.JSON, filepath.Join(f.JSON, "results.json"))
+		} else if err == nil {
+			return fmt.Errorf("--json %s: file exists: relaybench never overwrites a results file; give another name", f.JSON)
+		}
+		if err := checkWritableDir("json", f.JSON, filepath.Dir(f.JSON)); err != nil {
+			return err
+		}
+		return checkNotFile("out", f.Out)
+	}
+	return checkWritableDir("out", f.Out, f.Out)
+}
+
+// resultsPath returns where to write the results file, makes its folder and
+// reserves the name: the file is created empty and exclusively, so that
+// runs started in the same second, or at once by several processes, never
+// write over each other (the default name gets a -2, -3, … suffix when
+// taken). A reserved name that is never written is removed when the command
+// returns (Globals.AfterRun) or on a forced exit.
+func (f outputFlags) resultsPath(command string, started time.Time) (string, error) {
+	if f.JSON == "-" {
+		return "-", nil
+	}
+	p, unique := f.JSON, false
+	if p == "" {
+		p, unique = filepath.Join(f.Out, fmt.Sprintf("%s-%s.json", command, started.UTC().Format("20060102-150405"))), true
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("results folder: %w", err)
+		return "", fmt.Errorf("results folder: %v", pathErr(err))
 	}
-	return p, nil
+	got, err := results.Reserve(p, unique)
+	if errors.Is(err, fs.ErrExist) {
+		return "", withCode(2, fmt.Errorf("--json %s: file exists: relaybench never overwrites a results file; give another name", p))
+	}
+	if err != nil {
+		return "", fmt.Errorf("results file: %v", pathErr(err))
+	}
+	holdReserved(got)
+	return got, nil
+}
+
+// Reserved results files not written yet, each with the exit hook that
+// removes it on a forced exit.
+var (
+	reservedMu sync.Mutex
+	reserved   = map[string]func(){}
+)
+
+func holdReserved(path string) {
+	remove := addExitHook(func() { dropIfEmpty(path) })
+	reservedMu.Lock()
+	reserved[path] = remove
+	reservedMu.Unlock()
+}
+
+// releaseReserved removes the reserved results files that stayed empty: the
+// command returned before writing them.
+func releaseReserved() {
+	reservedMu.Lock()
+	defer reservedMu.Unlock()
+	for p, remove := range reserved {
+		dropIfEmpty(p)
+		remove()
+		delete(reserved, p)
+	}
+}
+
+func dropIfEmpty(path string) {
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(path)
+	}
+}
+
+// checkWritableDir checks that dir, or the nearest folder above it that
+// exists (dir is made later), is a folder this process can create files in.
+func checkWritableDir(flag, value, dir string) error {
+	d := dir
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("--%s %s: %s is not a folder", flag, value, d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("--%s %s: %v", flag, value, pathErr(err))
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	probe, err := os.CreateTemp(d, ".relaybench-probe-*")
+	if err != nil {
+		return fmt.Errorf("--%s %s: cannot create files in %s: %v", flag, value, d, pathErr(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// checkNotFile refuses a folder flag naming something that is not a folder.
+func checkNotFile(flag, dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("--%s %s: not a folder", flag, dir)
+	}
+	return nil
+}
+
+// pathErr drops the path an *fs.PathError repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 type targetFlags struct {
@@ -112,12 +257,31 @@ type targetFlags struct {
 	ClientCPUs string `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
 }
 
+func (f targetFlags) validate() error {
+	var r ranges
+	r.cpus("relay-cpus", f.RelayCPUs)
+	r.cpus("client-cpus", f.ClientCPUs)
+	return r.err
+}
+
 // benchFlags are the corpus and workload flags run and compare share.
 type benchFlags struct {
 	corpusFlags
 	publishFlags
 	queryFlags
 	workloadFlags
+}
+
+func (f *benchFlags) validate() error {
+	var r ranges
+	r.add(f.corpusFlags.validate())
+	r.add(f.publishFlags.validate())
+	r.add(f.queryFlags.validate())
+	if r.err == nil {
+		_, err := f.workloadFlags.build()
+		r.add(err)
+	}
+	return r.err
 }
 
 // config is the runner configuration these flags ask for.
@@ -142,3 +306,269 @@ func (f *benchFlags) params() map[string]any {
 		"skip_publish": f.SkipPublish, "skip_query": f.SkipQuery, "workloads": f.Workloads,
 	}
 }
+
+// Flag validation.
+//
+// Every numeric, duration and list flag of every command has a range,
+// checked right after parsing and before the command's Run: before a corpus
+// is signed, a relay started or a file written. A value out of range is
+// refused, never replaced by a default, with a one-line usage error naming
+// the flag and the value (relaybench: --events -5: must be at least 1), and
+// relaybench exits with status 2. Each command says what it checks in its
+// checkFlags method, made of the validate methods of its flag groups.
+
+// flagChecker is implemented by every command: checkFlags returns the first
+// bad flag value.
+type flagChecker interface{ checkFlags() error }
+
+// AfterApply is kong's hook after parsing: it checks the selected command's
+// flags. An error here is a parse error: main prints it and exits with 2.
+func (g *Globals) AfterApply(kctx *kong.Context) error {
+	node := kctx.Selected()
+	if node == nil || !node.Target.IsValid() {
+		return nil
+	}
+	target := node.Target
+	if target.CanAddr() {
+		target = target.Addr()
+	}
+	c, ok := target.Interface().(flagChecker)
+	if !ok {
+		return nil
+	}
+	if err := c.checkFlags(); err != nil {
+		return errors.New(joinLines(err.Error()))
+	}
+	return nil
+}
+
+// AfterRun is kong's hook after the command's Run, whatever it returned:
+// it removes reserved results files the command never wrote.
+func (g *Globals) AfterRun() error {
+	releaseReserved()
+	return nil
+}
+
+// joinLines makes a multi-line error (errors.Join) one line.
+func joinLines(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ranges keeps the first bad flag value found.
+type ranges struct{ err error }
+
+func (r *ranges) add(err error) {
+	if r.err == nil && err != nil {
+		r.err = err
+	}
+}
+
+func (r *ranges) bad(flag string, v any, format string, args ...any) {
+	r.add(fmt.Errorf("--%s %v: %s", flag, v, fmt.Sprintf(format, args...)))
+}
+
+func (r *ranges) min(flag string, v, lo int) {
+	if v < lo {
+		r.bad(flag, v, "must be at least %d", lo)
+	}
+}
+
+func (r *ranges) min64(flag string, v, lo int64) {
+	if v < lo {
+		r.bad(flag, v, "must be at least %d", lo)
+	}
+}
+
+func (r *ranges) between(flag string, v, lo, hi int) {
+	switch {
+	case v < lo:
+		r.bad(flag, v, "must be at least %d", lo)
+	case v > hi:
+		r.bad(flag, v, "must be at most %d", hi)
+	}
+}
+
+// positive: a duration above 0.
+func (r *ranges) positive(flag string, d time.Duration) {
+	if d <= 0 {
+		r.bad(flag, d, "must be a positive duration")
+	}
+}
+
+// notNegative: a duration of 0 or more (0 meaning what the help says).
+func (r *ranges) notNegative(flag string, d time.Duration) {
+	if d < 0 {
+		r.bad(flag, d, "must not be negative")
+	}
+}
+
+// rate: a finite number above 0, or at least 0 with zeroOK.
+func (r *ranges) rate(flag string, v float64, zeroOK bool) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		r.bad(flag, v, "must be a finite number")
+	case zeroOK && v < 0:
+		r.bad(flag, v, "must not be negative")
+	case !zeroOK && v <= 0:
+		r.bad(flag, v, "must be above 0")
+	}
+}
+
+// fraction: a number strictly between 0 and 1.
+func (r *ranges) fraction(flag string, v float64) {
+	if !(v > 0 && v < 1) {
+		r.bad(flag, v, "must be a fraction between 0 and 1 (exclusive)")
+	}
+}
+
+// size: content bytes, 1 to the corpus's cap.
+func (r *ranges) size(flag string, v int) {
+	r.between(flag, v, 1, corpus.MaxAvgSize)
+}
+
+// cpus: a CPU list (taskset -c syntax) of CPUs this process may use.
+func (r *ranges) cpus(flag, list string) {
+	if list == "" {
+		return
+	}
+	if _, err := harness.ParseCPUs(list); err != nil {
+		r.add(fmt.Errorf("--%s %s: %v", flag, list, err))
+	}
+}
+
+func (f liveKeyFlags) validate() error {
+	var r ranges
+	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
+	return r.err
+}
+
+// checkFlags of the commands defined in other files (load, find-max,
+// corpus and report have theirs next to their Run).
+
+func (c *runCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.benchFlags.validate())
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *compareCmd) checkFlags() error {
+	var r ranges
+	r.min("repeat", c.Repeat, 1)
+	r.cpus("relay-cpus", c.RelayCPUs)
+	r.cpus("client-cpus", c.ClientCPUs)
+	r.add(c.benchFlags.validate())
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *subscribeCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	r.min("sub-count", c.Subscribers, 1)
+	r.min("publishers", c.Publishers, 1)
+	r.min("channels", c.Channels, 1)
+	if c.Overlap < 1 || c.Overlap > c.Channels {
+		r.bad("overlap", c.Overlap, "must be between 1 and --channels (%d)", c.Channels)
+	}
+	r.min("events", c.Events, 0)
+	r.size("size", c.Size)
+	r.rate("rate", c.Rate, true)
+	r.min("window", c.Window, 0)
+	r.notNegative("sub-duration", c.Duration)
+	r.positive("grace", c.Grace)
+	r.positive("timeout", c.Timeout)
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *mixedCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.corpusFlags.validate())
+	r.positive("duration", c.Duration)
+	r.rate("publish-rate", c.PublishRate, false)
+	r.rate("query-rate", c.QueryRate, false)
+	r.min("publishers", c.Publishers, 1)
+	r.min("queriers", c.Queriers, 1)
+	r.min("window", c.Window, 1)
+	r.min("query-limit", c.QueryLimit, 1)
+	r.positive("timeout", c.Timeout)
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *burstCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	r.min("bursts", c.Bursts, 1)
+	r.min("burst-size", c.BurstSize, 1)
+	r.positive("every", c.Every)
+	r.min("connections", c.Connections, 1)
+	r.min("window", c.Window, 1)
+	if math.IsNaN(c.BetweenRate) || math.IsInf(c.BetweenRate, 0) || c.BetweenRate == 0 {
+		r.bad("between-rate", c.BetweenRate, "must be a finite rate above 0, or negative for no background events")
+	}
+	r.rate("recovery-within", c.RecoveryWithin, false)
+	r.min("recovery-run", c.RecoveryRun, 1)
+	r.size("size", c.Size)
+	r.positive("timeout", c.Timeout)
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *lifecycleCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	r.min("timing-events", c.Events, 1)
+	r.size("size", c.Size)
+	r.positive("timeout", c.Timeout)
+	r.positive("read-timeout", c.ReadTimeout)
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *sweepCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	if len(c.Sizes) == 0 {
+		r.bad("sizes", `""`, "give at least one size")
+	}
+	for _, s := range c.Sizes {
+		r.size("sizes", s)
+	}
+	r.min("events", c.Events, 1)
+	r.min("publishers", c.Publishers, 1)
+	r.min("subscribers", c.Subscribers, 1)
+	r.min("window", c.Window, 1)
+	r.rate("rate", c.Rate, true)
+	r.notNegative("duration", c.Duration)
+	r.positive("grace", c.Grace)
+	r.positive("timeout", c.Timeout)
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *relaysListCmd) checkFlags() error    { return nil }
+func (c *relaysInstallCmd) checkFlags() error { return nil }
+
+func (c *relaysStartCmd) checkFlags() error {
+	var r ranges
+	r.between("port", c.Port, 0, 65535)
+	r.cpus("cpus", c.CPUs)
+	r.add(checkNotFile("out", c.Out))
+	return r.err
+}
+
+func (c *relayServeCmd) checkFlags() error { return checkLoopback(c.Addr, c.IOperate) }

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -186,9 +188,13 @@ func runExitHooks() {
 // normalizeArgs accepts the reference suite's single-dash long flags
 // (-relay, -events, …) by rewriting them to kong's double-dash form. Short
 // flags (-v) and negative numbers are left alone; everything after "--" too.
+// A negative number or duration after a long flag is joined to it
+// (--events -5 → --events=-5), so that it reaches the flag's range check
+// instead of being taken for a short flag.
 func normalizeArgs(args []string) []string {
 	out := make([]string, 0, len(args))
-	for i, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			out = append(out, args[i:]...)
 			break
@@ -202,16 +208,24 @@ func normalizeArgs(args []string) []string {
 				a = "-" + a
 			}
 		}
+		if strings.HasPrefix(a, "--") && len(a) > 2 && !strings.Contains(a, "=") &&
+			i+1 < len(args) && len(args[i+1]) > 1 && args[i+1][0] == '-' && isNumber(args[i+1][1:]) {
+			a += "=" + args[i+1]
+			i++
+		}
 		out = append(out, a)
 	}
 	return out
 }
 
+// isNumber reports whether s is a number or a duration (5, 1.5, 2s, 1m30s).
 func isNumber(s string) bool {
-	for _, c := range s {
-		if (c < '0' || c > '9') && c != '.' {
-			return false
-		}
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return s != "" && s[0] == '.' && isNumber("0"+s)
 	}
-	return s != ""
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return true
+	}
+	_, err := time.ParseDuration(s)
+	return err == nil
 }

@@ -111,6 +111,9 @@ func formatFor(flag, output string) (string, error) {
 	return "", fmt.Errorf("unknown report format %q (want summary, md, json, csv or html)", flag)
 }
 
+// readAll reads the results files; a file that is not a results file, or
+// holds no runs, is an error (exit status 1): there would be nothing to
+// report, and an empty report would pass for one.
 func readAll(paths []string) ([]*results.File, error) {
 	var fs []*results.File
 	for _, p := range paths {
@@ -118,9 +121,28 @@ func readAll(paths []string) ([]*results.File, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(f.Runs) == 0 {
+			return nil, fmt.Errorf("%s: holds no runs: nothing to report (the %q command that wrote it measured nothing)", p, f.Command)
+		}
 		fs = append(fs, f)
 	}
 	return fs, nil
+}
+
+// checkFlags checks the report format before any file is read (see
+// flags.go): an unknown one is a usage error.
+func (c *reportCmd) checkFlags() error {
+	if len(c.Base) > 0 || len(c.Cand) > 0 {
+		switch strings.ToLower(c.Format) {
+		case "", "summary", "text", "txt", "md", "markdown":
+			return nil
+		}
+		return fmt.Errorf("--format %s: unknown format for --base/--cand (want summary or md)", c.Format)
+	}
+	if _, err := formatFor(c.Format, c.Output); err != nil {
+		return fmt.Errorf("--format %s: %v", c.Format, err)
+	}
+	return nil
 }
 
 // Run renders the report.

@@ -166,9 +166,9 @@ func TestRunBadInputOneLineErrors(t *testing.T) {
 		{"bad scheme", []string{"run", "--relay", "http://127.0.0.1:7777", "--events", "10"}, 1, "ws://"},
 		{"unreachable relay", []string{"run", "--relay", "ws://127.0.0.1:1", "--events", "10", "--queries", "1"}, 1, "127.0.0.1:1"},
 		{"refused upgrade", []string{"run", "--relay", "ws" + strings.TrimPrefix(refused.URL, "http"), "--events", "10", "--queries", "1"}, 1, "403"},
-		{"bad corpus", []string{"run", "--events", "0"}, 1, "events"},
-		{"bad anchor", []string{"run", "--anchor", "yesterday"}, 1, "--anchor"},
-		{"future anchor", []string{"run", "--anchor", "2999-01-01T00:00:00Z"}, 1, "future"},
+		{"bad corpus", []string{"run", "--events", "0"}, 2, "events"},
+		{"bad anchor", []string{"run", "--anchor", "yesterday"}, 2, "--anchor"},
+		{"future anchor", []string{"run", "--anchor", "2999-01-01T00:00:00Z"}, 2, "future"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

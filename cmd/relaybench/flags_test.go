@@ -1,0 +1,463 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// runHere runs the CLI in this process (no binary, no relay) and returns
+// its exit status and what it printed.
+func runHere(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	dir := t.TempDir()
+	so, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	se, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = so, se
+	func() {
+		defer func() { os.Stdout, os.Stderr = oldOut, oldErr }()
+		code = run(args)
+	}()
+	so.Close()
+	se.Close()
+	o, _ := os.ReadFile(so.Name())
+	e, _ := os.ReadFile(se.Name())
+	return code, string(o), string(e)
+}
+
+// wantOneLine fails unless stderr is exactly one "relaybench: …" line
+// holding every string of want.
+func wantOneLine(t *testing.T, stderr string, want ...string) {
+	t.Helper()
+	msg := strings.TrimSuffix(stderr, "\n")
+	if msg == "" || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "relaybench: ") {
+		t.Fatalf("want one line on stderr, got %q", stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Fatalf("error %q does not name %q", msg, w)
+		}
+	}
+}
+
+func wantEmptyDir(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) > 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("%s is not empty: %v", dir, names)
+	}
+}
+
+// TestBadFlagValuesAreUsageErrors: every bad value of every numeric,
+// duration or list flag is refused with one line naming the flag and the
+// value, exit status 2, before anything is signed, started or written.
+func TestBadFlagValuesAreUsageErrors(t *testing.T) {
+	const noRelay = "ws://127.0.0.1:1" // nothing listens: a missed check fails fast
+	cases := []struct {
+		cmd  string
+		args []string
+		want []string // the flag and the value
+	}{
+		{"run", []string{"--events", "0"}, []string{"--events", "0"}},
+		{"run", []string{"-events", "-5"}, []string{"--events", "-5"}},
+		{"run", []string{"--events=-5"}, []string{"--events -5", "at least 1"}},
+		{"run", []string{"--events", "60000000"}, []string{"--events 60000000", "at most"}},
+		{"run", []string{"--size", "0"}, []string{"--size", "0"}},
+		{"run", []string{"--authors", "0"}, []string{"--authors", "0"}},
+		{"run", []string{"--anchor", "yesterday"}, []string{"--anchor", "yesterday"}},
+		{"run", []string{"--anchor", "2999-01-01T00:00:00Z"}, []string{"--anchor", "2999"}},
+		{"run", []string{"--concurrency", "0"}, []string{"--concurrency 0"}},
+		{"run", []string{"--window", "0", "--mode", "pipeline"}, []string{"--window 0"}},
+		{"run", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"run", []string{"--timeout=-1s"}, []string{"--timeout -1s"}},
+		{"run", []string{"--queries", "0"}, []string{"--queries 0", "--skip-query"}},
+		{"run", []string{"--queries=-3"}, []string{"--queries -3"}},
+		{"run", []string{"--queries=-3", "--skip-query"}, []string{"--queries -3"}},
+		{"run", []string{"--query-limit", "0"}, []string{"--query-limit 0"}},
+		{"run", []string{"--query-limit=-1"}, []string{"--query-limit -1"}},
+		{"run", []string{"--query-concurrency", "0"}, []string{"--query-concurrency 0"}},
+		{"run", []string{"--workloads", "subscribe,nope"}, []string{"--workloads", "nope"}},
+		{"run", []string{"--client-cpus", "zero"}, []string{"--client-cpus", "zero"}},
+		{"run", []string{"--relay-cpus", "0-"}, []string{"--relay-cpus", "0-"}},
+		{"compare", []string{"--repeat", "0"}, []string{"--repeat 0"}},
+		{"compare", []string{"--concurrency", "0"}, []string{"--concurrency 0"}},
+		{"subscribe", []string{"--sub-count", "0"}, []string{"--sub-count 0"}},
+		{"subscribe", []string{"--publishers", "0"}, []string{"--publishers 0"}},
+		{"subscribe", []string{"--channels", "0"}, []string{"--channels 0"}},
+		{"subscribe", []string{"--overlap", "0"}, []string{"--overlap 0"}},
+		{"subscribe", []string{"--overlap", "11", "--channels", "10"}, []string{"--overlap 11"}},
+		{"subscribe", []string{"--events=-1"}, []string{"--events -1"}},
+		{"subscribe", []string{"--size", "0"}, []string{"--size 0"}},
+		{"subscribe", []string{"--rate=-1"}, []string{"--rate -1"}},
+		{"subscribe", []string{"--rate", "NaN"}, []string{"--rate NaN"}},
+		{"subscribe", []string{"--window=-1"}, []string{"--window -1"}},
+		{"subscribe", []string{"--sub-duration=-1s"}, []string{"--sub-duration -1s"}},
+		{"subscribe", []string{"--grace", "0s"}, []string{"--grace 0s"}},
+		{"subscribe", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"subscribe", []string{"--authors", "0"}, []string{"--authors 0"}},
+		{"mixed", []string{"--duration", "0s"}, []string{"--duration 0s"}},
+		{"mixed", []string{"--publish-rate", "0"}, []string{"--publish-rate 0"}},
+		{"mixed", []string{"--query-rate", "0"}, []string{"--query-rate 0"}},
+		{"mixed", []string{"--publishers", "0"}, []string{"--publishers 0"}},
+		{"mixed", []string{"--queriers", "0"}, []string{"--queriers 0"}},
+		{"mixed", []string{"--window", "0"}, []string{"--window 0"}},
+		{"mixed", []string{"--query-limit", "0"}, []string{"--query-limit 0"}},
+		{"mixed", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"mixed", []string{"--events", "0"}, []string{"--events 0"}},
+		{"burst", []string{"--bursts", "0"}, []string{"--bursts 0"}},
+		{"burst", []string{"--burst-size", "0"}, []string{"--burst-size 0"}},
+		{"burst", []string{"--every", "0s"}, []string{"--every 0s"}},
+		{"burst", []string{"--connections", "0"}, []string{"--connections 0"}},
+		{"burst", []string{"--window", "0"}, []string{"--window 0"}},
+		{"burst", []string{"--between-rate", "0"}, []string{"--between-rate 0"}},
+		{"burst", []string{"--recovery-within", "0"}, []string{"--recovery-within 0"}},
+		{"burst", []string{"--recovery-run", "0"}, []string{"--recovery-run 0"}},
+		{"burst", []string{"--size", "0"}, []string{"--size 0"}},
+		{"burst", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"lifecycle", []string{"--timing-events", "0"}, []string{"--timing-events 0"}},
+		{"lifecycle", []string{"--size", "0"}, []string{"--size 0"}},
+		{"lifecycle", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"lifecycle", []string{"--read-timeout", "0s"}, []string{"--read-timeout 0s"}},
+		{"sweep", []string{"--sizes", "256,0"}, []string{"--sizes 0"}},
+		{"sweep", []string{"--events", "0"}, []string{"--events 0"}},
+		{"sweep", []string{"--publishers", "0"}, []string{"--publishers 0"}},
+		{"sweep", []string{"--subscribers", "0"}, []string{"--subscribers 0"}},
+		{"sweep", []string{"--window", "0"}, []string{"--window 0"}},
+		{"sweep", []string{"--rate=-1"}, []string{"--rate -1"}},
+		{"sweep", []string{"--duration=-1s"}, []string{"--duration -1s"}},
+		{"sweep", []string{"--grace", "0s"}, []string{"--grace 0s"}},
+		{"sweep", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"load", []string{"--load-pool", "0"}, []string{"--load-pool 0"}},
+		{"load", []string{"--load-connections=-1"}, []string{"--load-connections -1"}},
+		{"load", []string{"--load-max-lateness", "0s"}, []string{"--load-max-lateness 0s"}},
+		{"load", []string{"--load-warmup", "60s", "--load-duration", "60s"}, []string{"--load-warmup 1m0s"}},
+		{"load", []string{"--load-max-events", "0"}, []string{"--load-max-events 0"}},
+		{"load", []string{"--load-duration", "0s"}, []string{"--load-duration 0s"}},
+		{"load", []string{"--load-period=-1s"}, []string{"--load-period -1s"}},
+		{"load", []string{"--load-steps=-1"}, []string{"--load-steps -1"}},
+		{"load", []string{"--load-base=-1"}, []string{"-load-base", "-1"}},
+		{"load", []string{"--query-limit", "0"}, []string{"--query-limit 0"}},
+		{"load", []string{"--load-mix", "0:0", "--load-kind", "mixed"}, []string{"--load-mix", "0:0"}},
+		{"load", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"load", []string{"--load-base", "100000", "--load-max-events", "1000"}, []string{"--load-max-events 1000"}},
+		{"find-max", []string{"--size", "0"}, []string{"--size 0"}},
+		{"find-max", []string{"--p99", "0s"}, []string{"--p99 0s"}},
+		{"find-max", []string{"--max-drops=-1"}, []string{"--max-drops -1"}},
+		{"find-max", []string{"--max-refusals=-1"}, []string{"--max-refusals -1"}},
+		{"find-max", []string{"--start-rate", "0"}, []string{"--start-rate 0"}},
+		{"find-max", []string{"--start-rate", "1000", "--max-rate", "10"}, []string{"--start-rate 1000", "--max-rate"}},
+		{"find-max", []string{"--step-duration", "0s"}, []string{"--step-duration 0s"}},
+		{"find-max", []string{"--precision", "0"}, []string{"--precision 0"}},
+		{"find-max", []string{"--precision", "1"}, []string{"--precision 1"}},
+		{"find-max", []string{"--max-steps", "0"}, []string{"--max-steps 0"}},
+		{"find-max", []string{"--load-pool", "0"}, []string{"--load-pool 0"}},
+		{"find-max", []string{"--load-connections=-1"}, []string{"--load-connections -1"}},
+		{"find-max", []string{"--load-max-lateness", "0s"}, []string{"--load-max-lateness 0s"}},
+		{"find-max", []string{"--load-warmup", "10s", "--step-duration", "10s"}, []string{"--load-warmup 10s"}},
+		{"find-max", []string{"--load-max-events", "0"}, []string{"--load-max-events 0"}},
+		{"find-max", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
+		{"corpus", []string{"--events", "0"}, []string{"--events 0"}},
+		{"corpus", []string{"--size", "0"}, []string{"--size 0"}},
+		{"corpus", []string{"--authors", "0"}, []string{"--authors 0"}},
+		{"relays start", []string{"--port", "70000"}, []string{"--port 70000"}},
+		{"relays start", []string{"--port=-1"}, []string{"--port -1"}},
+		{"relays start", []string{"--cpus", "x"}, []string{"--cpus x"}},
+		{"report", []string{"--format", "pdf"}, []string{"--format pdf"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			cache, out := t.TempDir(), t.TempDir()
+			args := strings.Fields(tc.cmd)
+			switch tc.cmd {
+			case "corpus":
+				args = append(args, "--cache-dir", cache, "--no-progress")
+			case "report":
+				args = append(args, filepath.Join(out, "none.json"))
+			case "relays start":
+				args = append(args, "nosuchrelay", "--out", out)
+			case "compare":
+				args = append(args, "--relays", noRelay, "--events", "10", "--queries", "1",
+					"--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
+			default:
+				args = append(args, "--relay", noRelay, "--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
+			}
+			args = append(args, tc.args...)
+			code, stdout, stderr := runHere(t, args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (usage); stderr: %s", code, stderr)
+			}
+			wantOneLine(t, stderr, tc.want...)
+			if stdout != "" {
+				t.Errorf("stdout: %q", stdout)
+			}
+			wantEmptyDir(t, cache)
+			wantEmptyDir(t, out)
+		})
+	}
+}
+
+// TestEveryCommandChecksItsFlags: every command that runs has a
+// checkFlags, and the defaults of every command pass it (the extra
+// workloads of run --workloads use them as they are).
+func TestEveryCommandChecksItsFlags(t *testing.T) {
+	out := t.TempDir()
+	var visit func(name string, cmd any)
+	visit = func(name string, cmd any) {
+		v := reflect.ValueOf(cmd).Elem()
+		sub := false
+		for i := 0; i < v.NumField(); i++ {
+			if _, ok := v.Type().Field(i).Tag.Lookup("cmd"); ok {
+				sub = true
+				visit(name+" "+strings.ToLower(v.Type().Field(i).Name), v.Field(i).Addr().Interface())
+			}
+		}
+		if sub {
+			return
+		}
+		c, ok := cmd.(flagChecker)
+		if !ok {
+			t.Errorf("%s: no checkFlags method: its flags are not checked", name)
+			return
+		}
+		if name == "relay serve" || name == "relays install" || name == "relays list" {
+			return // arguments without defaults; nothing numeric
+		}
+		fresh := reflect.New(v.Type())
+		parser, err := kong.New(fresh.Interface())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var required []string
+		switch name {
+		case "compare":
+			required = []string{"--relays", "ws://127.0.0.1:1"}
+		case "relays start":
+			required = []string{"khatru-badger"}
+		}
+		if _, err := parser.Parse(required); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if f := fresh.Elem().FieldByName("Out"); f.IsValid() && f.Kind() == reflect.String {
+			f.SetString(out)
+		}
+		c = fresh.Interface().(flagChecker)
+		if err := c.checkFlags(); err != nil {
+			t.Errorf("%s: its defaults fail its own checks: %v", name, err)
+		}
+	}
+	for _, c := range commands {
+		visit(c.name, c.cmd)
+	}
+	wantEmptyDir(t, out)
+}
+
+// TestResultsNamesAreExclusive: two results files started in the same
+// second get different names, each created exclusively, even at once.
+func TestResultsNamesAreExclusive(t *testing.T) {
+	dir := t.TempDir()
+	of := outputFlags{Out: filepath.Join(dir, "out")}
+	t0 := time.Date(2026, 11, 22, 23, 11, 0, 0, time.UTC)
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := of.resultsPath("run", t0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if seen[p] {
+				t.Errorf("%s given twice", p)
+			}
+			seen[p] = true
+		}()
+	}
+	wg.Wait()
+	for _, want := range []string{"run-20261122-231100.json", "run-20261122-231100-2.json", "run-20261122-231100-8.json"} {
+		if !seen[filepath.Join(dir, "out", want)] {
+			t.Errorf("no %s among %v", want, seen)
+		}
+	}
+	// The reserved names hold the place until written; the ones never
+	// written go when the command returns.
+	p := filepath.Join(dir, "out", "run-20261122-231100-3.json")
+	if err := results.Write(p, &results.File{Command: "run", Runs: []results.Run{{}}}); err != nil {
+		t.Fatalf("writing a reserved name: %v", err)
+	}
+	releaseReserved()
+	ents, _ := os.ReadDir(filepath.Join(dir, "out"))
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(p) {
+		t.Fatalf("want only the written file left, got %v", ents)
+	}
+	// An explicit --json names one file, refused once taken.
+	of.JSON = p
+	if _, err := of.resultsPath("run", t0); err == nil || !strings.Contains(err.Error(), "--json") {
+		t.Fatalf("taken --json name: %v", err)
+	}
+}
+
+// TestOutputPathCheckedBeforeTheRun: an existing --json file, or a folder,
+// is refused before anything is signed or started, and left as it was.
+func TestOutputPathCheckedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(existing, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"existing file", []string{"--json", existing}, []string{"--json " + existing, "exists"}},
+		{"folder", []string{"--json", sub}, []string{"--json " + sub, "folder"}},
+		{"parent is a file", []string{"--json", filepath.Join(notDir, "r.json")}, []string{"--json", "not a folder"}},
+		{"out is a file", []string{"--out", notDir}, []string{"--out " + notDir}},
+		{"out under a file", []string{"--out", filepath.Join(notDir, "x")}, []string{"--out", "not a folder"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache, out := t.TempDir(), t.TempDir()
+			args := append([]string{"run", "--relay", "ws://127.0.0.1:1", "--events", "10", "--queries", "1",
+				"--cache-dir", cache, "--out", out, "--no-progress", "--quiet"}, tc.args...)
+			code, _, stderr := runHere(t, args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr)
+			}
+			wantOneLine(t, stderr, tc.want...)
+			wantEmptyDir(t, cache)
+			wantEmptyDir(t, out)
+			wantEmptyDir(t, sub)
+			if b, _ := os.ReadFile(existing); string(b) != "keep" {
+				t.Fatalf("existing file changed: %q", b)
+			}
+			ents, _ := os.ReadDir(dir)
+			if len(ents) != 3 {
+				t.Fatalf("files appeared next to the results file: %v", ents)
+			}
+		})
+	}
+}
+
+// TestUnwrittenReservationRemoved: a command that fails after reserving its
+// results name but before writing it leaves no empty file behind.
+func TestUnwrittenReservationRemoved(t *testing.T) {
+	cache, out := t.TempDir(), t.TempDir()
+	code, _, stderr := runHere(t, "run", "--relay", "ws://192.0.2.1:7777", "--events", "5", "--queries", "1",
+		"--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr)
+	}
+	wantOneLine(t, stderr, "i-operate-this-relay")
+	wantEmptyDir(t, out)
+}
+
+// TestReportRefusesEmptyAndForeignFiles: a results file without runs, or a
+// file that is not a results file, is a one-line error with exit status 1
+// (the input is bad, not the command line), never an empty report.
+func TestReportRefusesEmptyAndForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	if err := results.Write(empty, &results.File{Command: "run"}); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.json")
+	if err := results.Write(good, &results.File{Command: "run", Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	object, text, array, blank := write("object.json", "{}"), write("text.json", "hello\nworld\n"), write("array.json", "[1,2]"), write("blank.json", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{empty}, "no runs"},
+		{[]string{empty, "--format", "md"}, "no runs"},
+		{[]string{good, empty}, "no runs"},
+		{[]string{"--base", empty, "--cand", good}, "no runs"},
+		{[]string{object}, object},
+		{[]string{text}, text},
+		{[]string{array}, array},
+		{[]string{blank}, blank},
+		{[]string{filepath.Join(dir, "missing.json")}, "missing.json"},
+	} {
+		code, stdout, stderr := runHere(t, append([]string{"report"}, tc.args...)...)
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1; stderr %q", tc.args, code, stderr)
+			continue
+		}
+		if stdout != "" {
+			t.Errorf("%v: report printed %q", tc.args, stdout)
+		}
+		wantOneLine(t, stderr, tc.want)
+	}
+	if code, stdout, stderr := runHere(t, "report", good, "--format", "json"); code != 0 || !json.Valid([]byte(stdout)) {
+		t.Fatalf("a file with a run: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestJSONToStdoutIsPureJSON: with --json - standard output is the results
+// file and nothing else (summary, progress and notes go to stderr).
+func TestJSONToStdoutIsPureJSON(t *testing.T) {
+	dir := t.TempDir()
+	res := runCLI(t, "run", "--store", "sink", "--events", "50", "--skip-query", "--json", "-",
+		"--cache-dir", filepath.Join(dir, "cache"), "--out", filepath.Join(dir, "out"))
+	if res.code == 2 {
+		t.Fatalf("exit 2: %s", res.stderr)
+	}
+	var f results.File
+	if err := json.Unmarshal([]byte(res.stdout), &f); err != nil {
+		t.Fatalf("stdout is not the results file: %v\n%s", err, res.stdout)
+	}
+	if f.Schema != results.SchemaVersion || len(f.Runs) != 1 {
+		t.Fatalf("stdout holds %q with %d runs", f.Schema, len(f.Runs))
+	}
+	if !strings.Contains(res.stderr, "Publish Performance") {
+		t.Errorf("summary not on stderr:\n%s", res.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "out", "*.json"))
+	if len(files) > 0 {
+		t.Errorf("a results file was written too: %v", files)
+	}
+}
