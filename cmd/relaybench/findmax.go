@@ -36,30 +36,41 @@ func init() {
 	register("find-max", "Search for the highest constant publish rate the relay sustains within a latency target (fresh events each step, warm-up excluded).", &findMaxCmd{})
 }
 
+// checkFlags checks every flag before anything starts (see flags.go).
+func (c *findMaxCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	r.size("size", c.Size)
+	r.positive("p99", c.P99)
+	r.min64("max-drops", c.MaxDrops, 0)
+	r.min64("max-refusals", c.MaxRefusals, 0)
+	r.rate("start-rate", c.StartRate, false)
+	r.rate("max-rate", c.MaxRate, false)
+	if r.err == nil && c.MaxRate < c.StartRate {
+		r.bad("start-rate", c.StartRate, "must not exceed --max-rate %g", c.MaxRate)
+	}
+	r.positive("step-duration", c.StepDuration)
+	r.fraction("precision", c.Precision)
+	r.min("max-steps", c.MaxSteps, 1)
+	r.min("load-pool", c.Pool, 1)
+	r.min("load-connections", c.Connections, 0)
+	r.positive("load-max-lateness", c.MaxLateness)
+	r.notNegative("load-warmup", c.Warmup)
+	if c.Warmup > 0 && c.StepDuration > 0 && c.Warmup >= c.StepDuration {
+		r.bad("load-warmup", c.Warmup, "must be shorter than --step-duration %v", c.StepDuration)
+	}
+	r.min("load-max-events", c.MaxEvents, 1)
+	r.positive("timeout", c.Timeout)
+	if r.err == nil && c.Constraints != "" {
+		_, err := harness.ParseLimits(c.Constraints)
+		r.add(err)
+	}
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
 func (c *findMaxCmd) Run(g *Globals) error {
-	switch {
-	case c.Size < 1:
-		return fmt.Errorf("--size %d: want at least 1 byte", c.Size)
-	case c.Pool < 1:
-		return fmt.Errorf("--load-pool %d: want at least 1", c.Pool)
-	case c.MaxSteps < 1:
-		return fmt.Errorf("--max-steps %d: want at least 1", c.MaxSteps)
-	case c.P99 <= 0:
-		return fmt.Errorf("--p99 %v: want a positive duration", c.P99)
-	case c.StepDuration <= 0:
-		return fmt.Errorf("--step-duration %v: want a positive duration", c.StepDuration)
-	case c.Precision <= 0 || c.Precision >= 1:
-		return fmt.Errorf("--precision %v: want a fraction between 0 and 1", c.Precision)
-	case c.StartRate <= 0 || c.MaxRate < c.StartRate:
-		return fmt.Errorf("--start-rate %g, --max-rate %g: want 0 < start ≤ max", c.StartRate, c.MaxRate)
-	case c.Warmup < 0 || c.Warmup >= c.StepDuration:
-		return fmt.Errorf("--load-warmup %v: want ≥ 0 and shorter than --step-duration %v", c.Warmup, c.StepDuration)
-	}
-	if c.Constraints != "" {
-		if _, err := harness.ParseLimits(c.Constraints); err != nil {
-			return err
-		}
-	}
 	s, err := startLive(g, "find-max", c.targetFlags, c.outputFlags)
 	if err != nil {
 		return err

@@ -29,6 +29,26 @@ type loadRunFlags struct {
 	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
 }
 
+// validate checks the open-loop flags; total is the length of the pattern
+// (or suite) the warm-up must be shorter than.
+func (f loadRunFlags) validate(total time.Duration) error {
+	var r ranges
+	r.min("load-pool", f.Pool, 1)
+	r.min("load-connections", f.Connections, 0)
+	r.positive("load-max-lateness", f.MaxLateness)
+	r.notNegative("load-warmup", f.Warmup)
+	if f.Warmup > 0 && total > 0 && f.Warmup >= total {
+		r.bad("load-warmup", f.Warmup, "must be shorter than --load-duration %v", total)
+	}
+	r.min("load-max-events", f.MaxEvents, 1)
+	r.positive("timeout", f.Timeout)
+	if r.err == nil && f.Constraints != "" {
+		_, err := harness.ParseLimits(f.Constraints)
+		r.add(err)
+	}
+	return r.err
+}
+
 // limitRelay applies --load-constraints to the relay relaybench started.
 // cleanup removes the cgroup; call it after the relay stopped.
 func (f loadRunFlags) limitRelay(s *liveSession) (inst *harness.Instance, cleanup func(), err error) {
@@ -147,27 +167,31 @@ func parseMix(s string) (int, int, error) {
 	return p, q, nil
 }
 
-func (c *loadCmd) Run(g *Globals) error {
+// checkFlags checks every flag, the pattern and the events it needs before
+// anything starts (see flags.go).
+func (c *loadCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.corpusFlags.validate())
+	r.positive("load-duration", c.Duration)
+	r.add(c.loadRunFlags.validate(c.Duration))
+	r.notNegative("load-period", c.Period)
+	r.notNegative("load-every", c.Every)
+	r.notNegative("load-width", c.Width)
+	r.notNegative("load-at", c.At)
+	r.min("load-steps", c.Steps, 0)
+	r.min("query-limit", c.Limit, 1)
+	r.add(c.outputFlags.validate())
+	if r.err != nil {
+		return r.err
+	}
 	names, pats, err := c.patterns()
 	if err != nil {
 		return err
 	}
-	pp, qp, err := parseMix(c.Mix)
+	base, err := c.options()
 	if err != nil {
 		return err
-	}
-	if err := c.corpusFlags.validate(); err != nil {
-		return err
-	}
-	if c.Constraints != "" {
-		if _, err := harness.ParseLimits(c.Constraints); err != nil {
-			return err
-		}
-	}
-	base := workload.LoadOptions{
-		Kind: c.Kind, Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness, Warmup: c.Warmup,
-		Timeout: c.Timeout, PublishParts: pp, QueryParts: qp, Size: c.Size, Seed: c.corpusFlags.Seed,
-		MaxEvents: c.MaxEvents, Limit: c.Limit,
 	}
 	// Refuse an over-large pattern before starting anything.
 	for i, p := range pats {
@@ -178,8 +202,34 @@ func (c *loadCmd) Run(g *Globals) error {
 			return err
 		}
 		if n > int64(c.MaxEvents) {
-			return fmt.Errorf("-load-max-events: %s (%s) needs %d distinct events, above the cap of %d; raise -load-max-events or lower the rate or duration", names[i], p, n, c.MaxEvents)
+			return fmt.Errorf("--load-max-events %d: %s (%s) needs %d distinct events, above the cap; raise --load-max-events or lower the rate or duration", c.MaxEvents, names[i], p, n)
 		}
+	}
+	return nil
+}
+
+// options are the load options every phase shares.
+func (c *loadCmd) options() (workload.LoadOptions, error) {
+	pp, qp, err := parseMix(c.Mix)
+	if err != nil {
+		return workload.LoadOptions{}, err
+	}
+	return workload.LoadOptions{
+		Kind: c.Kind, Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness, Warmup: c.Warmup,
+		Timeout: c.Timeout, PublishParts: pp, QueryParts: qp, Size: c.Size, Seed: c.corpusFlags.Seed,
+		MaxEvents: c.MaxEvents, Limit: c.Limit,
+	}, nil
+}
+
+func (c *loadCmd) Run(g *Globals) error {
+	// checkFlags has checked the flags and the patterns.
+	names, pats, err := c.patterns()
+	if err != nil {
+		return err
+	}
+	base, err := c.options()
+	if err != nil {
+		return err
 	}
 
 	s, err := startLive(g, "load", c.targetFlags, c.outputFlags)
