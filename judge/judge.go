@@ -13,7 +13,8 @@
 //	4    incomplete: the relay prevented requested work (timeouts, lost
 //	     connections, work not run because of it, refusals other than
 //	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress)
-//	1    error: relaybench could not run the benchmark (set-up failure)
+//	1    error: relaybench could not run the benchmark, or a relay asked
+//	     for (set-up failure, a relay skipped for want of its binary)
 //	0    passed: every requested operation ran and every check passed
 package judge
 
@@ -64,6 +65,10 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 		who := ""
 		if multi {
 			who = relayName(r) + " "
+		}
+		if r.Skipped != "" {
+			errs = append(errs, "not run: "+r.Skipped)
+			continue
 		}
 		for _, ph := range r.Phases {
 			w, inc, c := Phase(&ph)

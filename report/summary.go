@@ -190,6 +190,9 @@ func paramsLine(p map[string]any) string {
 
 // summaryRun writes the blocks of one run.
 func summaryRun(w io.Writer, r *results.Run) {
+	if r.Skipped != "" {
+		fmt.Fprintf(w, "SKIPPED: %s\n", r.Skipped)
+	}
 	for i := range r.Phases {
 		p := &r.Phases[i]
 		if isSweepPhase(p.Name) {

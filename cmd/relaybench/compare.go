@@ -91,7 +91,7 @@ func (c *compareCmd) Run(g *Globals) error {
 			r, err := c.runOne(ctx, name, crp, cfg)
 			if harness.IsSkip(err) {
 				fmt.Fprintf(os.Stderr, "%v\n", err)
-				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Notes: []string{err.Error()}, Params: params})
+				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Skipped: err.Error(), Params: params})
 				break
 			}
 			if c.Repeat > 1 {
