@@ -50,6 +50,10 @@ const (
 	WhyAborted   = "phase aborted"      // the phase stopped early (no progress)
 	WhyRelayDied = "relay died"         // the relay process exited
 	WhyNotSent   = "publisher not sent" // the event it depends on was never accepted
+	// WhyClientLimited starts every reason that is the client's limit, not
+	// the relay's (an open-loop slot that could not start in time): such
+	// work is not blamed on the relay.
+	WhyClientLimited = "client-limited:"
 )
 
 // Ledger counts the outcomes of operations of one kind (results.OpEvent,

@@ -42,9 +42,12 @@ type Result struct {
 	RefusedBy map[string]int64 // refusals by class ("other" when the op gave none)
 	Errors    map[string]int64 // failures by message (at most 16 kinds, then "other errors")
 
-	Latency     *metrics.Histogram // Done − intended, ops with a reply (corrected)
-	Uncorrected *metrics.Histogram // Done − Sent, ops with a reply
-	Lateness    *metrics.Histogram // Sent − intended, every op started (failed ones too)
+	Latency     *metrics.Histogram // Done − intended, accepted ops (corrected)
+	Uncorrected *metrics.Histogram // Done − Sent, accepted ops
+	// RefusedLatency is Done − intended of refused ops, kept apart so that a
+	// fast "rate-limited:" never flatters the latency of served ops.
+	RefusedLatency *metrics.Histogram
+	Lateness       *metrics.Histogram // Sent − intended, every op started (failed ones too)
 	// DispatchLateness is when the dispatcher queued each op − intended
 	// (after the warm-up): the part of Lateness due to waking the dispatcher,
 	// the rest is waiting for a worker to pick it up.
@@ -101,9 +104,9 @@ func (r *Result) lateCause() string {
 }
 
 // Phase returns the measurement in the results-file form: counts, rates over
-// the phase (Start to End), latency "ok" (every reply, accepted or refused,
-// corrected: from the intended time), "ok_uncorrected" (from the actual
-// send), "lateness" and "lateness_dispatch", the per-second
+// the phase (Start to End), latency "ok" (accepted ops, corrected: from the
+// intended time), "ok_uncorrected" (from the actual send), "ok_refused"
+// (refusals, corrected), "lateness" and "lateness_dispatch", the per-second
 // series, and notes a reader must see.
 func (r *Result) Phase(name string) results.Phase {
 	dur := r.End - r.Start
@@ -127,6 +130,9 @@ func (r *Result) Phase(name string) results.Phase {
 		},
 		Series:        r.Series.Result(r.End + 1), // the second containing End too
 		ClientLimited: r.ClientLimited,
+	}
+	if r.RefusedLatency != nil && r.RefusedLatency.Count() > 0 {
+		p.Latency["ok_refused"] = r.RefusedLatency.Result()
 	}
 	if r.DispatchLateness != nil {
 		p.Latency["lateness_dispatch"] = r.DispatchLateness.Result()

@@ -19,6 +19,17 @@ import (
 // then uses the time it started the op and the time the op returned.
 type Op func(ctx context.Context, intended int64, worker int) Outcome
 
+// Slot is one operation of the pattern: its position (0-based, in the
+// pattern's order) and its intended mono time (ns).
+type Slot struct {
+	Seq      int64
+	Intended int64
+}
+
+// SlotOp is Op for callers that need the operation's position in the
+// pattern (e.g. to choose its kind from a fixed mix).
+type SlotOp func(ctx context.Context, s Slot, worker int) Outcome
+
 // StartOp starts one operation intended at mono time intended and returns
 // without waiting for its reply; it must call done exactly once, from any
 // goroutine, with the outcome (Sent and Done may be left 0: then the start and
@@ -71,6 +82,14 @@ type Config struct {
 	// more CPU (each wake-up is a system call and two thread switches).
 	// Default DefaultMinSleep.
 	MinSleep time.Duration
+
+	// Recorded, when set, is called once for every operation the Result
+	// counts as finished (accepted, refused or failed), as it is counted;
+	// Dropped once for every operation it counts as dropped. Operations
+	// that finish after the Result was taken are not reported: they are
+	// Unfinished. Both may be called from several goroutines at once.
+	Recorded func(s Slot, out Outcome)
+	Dropped  func(s Slot)
 
 	// coarse makes the dispatcher sleep on runtime timers only. Tests on a
 	// fake clock (testing/synctest) need it: the precise sleep is a
@@ -137,7 +156,7 @@ type secCounts struct{ sent, accepted, refused, failed, dropped, inFlight int64 
 type shard struct {
 	mu                              sync.Mutex
 	closed                          bool // the result was taken: record nothing more
-	lat, unc, late                  *metrics.Histogram
+	lat, unc, late, refLat          *metrics.Histogram
 	sent, accepted, refused, failed int64
 	dropped, canceled               int64
 	maxInFlight                     int64
@@ -158,7 +177,7 @@ func (s *shard) sec(start, t int64) *secCounts {
 
 type runner struct {
 	c       Config
-	op      Op
+	op      SlotOp
 	startOp StartOp       // RunAsync: ops started without waiting
 	slots   chan struct{} // RunAsync: one per operation in flight (Pool)
 	ops     sync.WaitGroup
@@ -166,7 +185,7 @@ type runner struct {
 	start    int64 // mono ns of t = 0
 	warmEnd  int64
 	maxLate  int64
-	queue    chan int64
+	queue    chan Slot
 	shards   []*shard
 	series   *metrics.Series
 	inFlight atomic.Int64
@@ -201,6 +220,14 @@ func bump(v *[]int64, i int) {
 // operations in flight get c.Drain to finish. The Result holds what was
 // measured until then; the error is for an invalid Config only.
 func Run(ctx context.Context, c Config, op Op) (*Result, error) {
+	if op == nil {
+		return run(ctx, c, &runner{}, true)
+	}
+	return RunSlots(ctx, c, func(ctx context.Context, s Slot, w int) Outcome { return op(ctx, s.Intended, w) })
+}
+
+// RunSlots is Run for a SlotOp.
+func RunSlots(ctx context.Context, c Config, op SlotOp) (*Result, error) {
 	return run(ctx, c, &runner{op: op}, op == nil)
 }
 
@@ -230,10 +257,10 @@ func run(ctx context.Context, c Config, r *runner, noOp bool) (*Result, error) {
 		r.slots = make(chan struct{}, c.Pool)
 		workers = min(c.Pool, asyncWorkers)
 	}
-	r.queue = make(chan int64, max(c.Pool, 1024))
+	r.queue = make(chan Slot, max(c.Pool, 1024))
 	for range min(c.Pool, maxShards) {
 		r.shards = append(r.shards, &shard{
-			lat: metrics.NewHistogram(), unc: metrics.NewHistogram(), late: metrics.NewHistogram(),
+			lat: metrics.NewHistogram(), unc: metrics.NewHistogram(), late: metrics.NewHistogram(), refLat: metrics.NewHistogram(),
 			refusedBy: map[string]int64{}, errs: map[string]int64{},
 		})
 	}
@@ -300,13 +327,14 @@ func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 			}
 		}
 		sec := int(off / time.Second)
+		slot := Slot{Seq: d.intended, Intended: it}
 		d.intended++
 		bump(&d.intendedSec, sec)
 		if it < r.warmEnd {
 			d.warmup++
 		}
 		select {
-		case r.queue <- it:
+		case r.queue <- slot:
 			if it >= r.warmEnd {
 				d.late.Record(mono.Now() - it)
 			}
@@ -317,26 +345,34 @@ func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 		// until the op would be too late to start.
 		wait := it + r.maxLate - mono.Now()
 		if wait <= 0 {
-			d.droppedFull++
-			bump(&d.droppedSec, sec)
+			r.dropInDispatcher(&d, slot, sec)
 			continue
 		}
 		timer.Reset(time.Duration(wait))
 		select {
-		case r.queue <- it:
+		case r.queue <- slot:
 			timer.Stop()
 			if it >= r.warmEnd {
 				d.late.Record(mono.Now() - it)
 			}
 		case <-timer.C:
-			d.droppedFull++
-			bump(&d.droppedSec, sec)
+			r.dropInDispatcher(&d, slot, sec)
 		case <-done:
 			timer.Stop()
 			d.canceled++
 			interrupt()
 			return d
 		}
+	}
+}
+
+// dropInDispatcher counts an op the dispatcher dropped (the queue stayed
+// full until it was too late to start).
+func (r *runner) dropInDispatcher(d *dispatched, s Slot, sec int) {
+	d.droppedFull++
+	bump(&d.droppedSec, sec)
+	if r.c.Dropped != nil {
+		r.c.Dropped(s)
 	}
 }
 
@@ -374,7 +410,8 @@ func (r *runner) waitUntil(done <-chan struct{}, timer *time.Timer, target int64
 // work runs ops from the queue until it is closed.
 func (r *runner) work(w int) {
 	sh := r.shards[w%len(r.shards)]
-	for it := range r.queue {
+	for s := range r.queue {
+		it := s.Intended
 		now := mono.Now()
 		if r.stopped.Load() || now-it > r.maxLate {
 			sh.mu.Lock()
@@ -384,17 +421,20 @@ func (r *runner) work(w int) {
 				} else {
 					sh.dropped++
 					sh.sec(r.start, it).dropped++
+					if r.c.Dropped != nil {
+						r.c.Dropped(s)
+					}
 				}
 			}
 			sh.mu.Unlock()
 			continue
 		}
 		if r.startOp != nil {
-			r.start1(sh, w, it, now)
+			r.start1(sh, w, s, now)
 			continue
 		}
 		n := r.inFlight.Add(1)
-		out := r.op(r.opCtx, it, w)
+		out := r.op(r.opCtx, s, w)
 		if out.Sent == 0 {
 			out.Sent = now
 		}
@@ -403,7 +443,7 @@ func (r *runner) work(w int) {
 		}
 		sh.mu.Lock()
 		if !sh.closed {
-			sh.record(r, it, now, n, out)
+			sh.record(r, s, now, n, out)
 		}
 		r.inFlight.Add(-1) // under the lock, so result() sees op counts and in-flight agree
 		sh.mu.Unlock()
@@ -412,13 +452,14 @@ func (r *runner) work(w int) {
 
 // start1 starts one RunAsync operation once a slot is free, or drops it
 // when none frees up within MaxLateness of its intended time.
-func (r *runner) start1(sh *shard, w int, it, now int64) {
+func (r *runner) start1(sh *shard, w int, s Slot, now int64) {
+	it := s.Intended
 	select {
 	case r.slots <- struct{}{}:
 	default:
 		wait := it + r.maxLate - mono.Now()
 		if wait <= 0 {
-			r.dropInWorker(sh, it)
+			r.dropInWorker(sh, s)
 			return
 		}
 		t := time.NewTimer(time.Duration(wait))
@@ -427,7 +468,7 @@ func (r *runner) start1(sh *shard, w int, it, now int64) {
 			t.Stop()
 			now = mono.Now()
 		case <-t.C:
-			r.dropInWorker(sh, it)
+			r.dropInWorker(sh, s)
 			return
 		}
 	}
@@ -443,7 +484,7 @@ func (r *runner) start1(sh *shard, w int, it, now int64) {
 		}
 		sh.mu.Lock()
 		if !sh.closed {
-			sh.record(r, it, started, n, out)
+			sh.record(r, s, started, n, out)
 		}
 		r.inFlight.Add(-1)
 		sh.mu.Unlock()
@@ -453,17 +494,24 @@ func (r *runner) start1(sh *shard, w int, it, now int64) {
 }
 
 // dropInWorker counts an op dropped because no slot was free in time.
-func (r *runner) dropInWorker(sh *shard, it int64) {
+func (r *runner) dropInWorker(sh *shard, s Slot) {
 	sh.mu.Lock()
 	if !sh.closed {
 		sh.dropped++
-		sh.sec(r.start, it).dropped++
+		sh.sec(r.start, s.Intended).dropped++
+		if r.c.Dropped != nil {
+			r.c.Dropped(s)
+		}
 	}
 	sh.mu.Unlock()
 }
 
 // record adds one finished op to the shard (locked).
-func (s *shard) record(r *runner, it, started, inFlight int64, out Outcome) {
+func (s *shard) record(r *runner, slot Slot, started, inFlight int64, out Outcome) {
+	it := slot.Intended
+	if r.c.Recorded != nil {
+		r.c.Recorded(slot, out)
+	}
 	s.sent++
 	s.sec(r.start, out.Sent).sent++
 	if g := s.sec(r.start, started); inFlight > g.inFlight {
@@ -495,6 +543,10 @@ func (s *shard) record(r *runner, it, started, inFlight int64, out Outcome) {
 			class = "other"
 		}
 		s.refusedBy[class]++
+		if it >= r.warmEnd {
+			s.refLat.Record(out.Done - it) // apart: a refusal is not a served op
+		}
+		return
 	}
 	r.series.Latency(out.Done, out.Done-it)
 	if it >= r.warmEnd {
@@ -516,8 +568,8 @@ func (r *runner) result(d dispatched, end int64) *Result {
 		Canceled: d.canceled, Interrupted: d.interrupted,
 		RefusedBy: map[string]int64{}, Errors: map[string]int64{},
 		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram(),
-		DispatchLateness: d.late,
-		Series:           r.series, Start: r.start, End: end,
+		RefusedLatency: metrics.NewHistogram(), DispatchLateness: d.late,
+		Series: r.series, Start: r.start, End: end,
 	}
 	inFlight := r.inFlight.Load()
 	var secs []secCounts
@@ -536,6 +588,7 @@ func (r *runner) result(d dispatched, end int64) *Result {
 			res.Errors[k] += v
 		}
 		res.Latency.Merge(sh.lat)
+		res.RefusedLatency.Merge(sh.refLat)
 		res.Uncorrected.Merge(sh.unc)
 		res.Lateness.Merge(sh.late)
 		for i, c := range sh.secs {

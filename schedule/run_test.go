@@ -252,8 +252,10 @@ func TestRunOutcomesAndPhase(t *testing.T) {
 		if r.Accepted != 2800 || r.Refused != 800 || r.Failed != 400 || r.RefusedBy["rate-limited"] != 400 || r.RefusedBy["other"] != 400 {
 			t.Fatalf("accepted %d refused %d %v failed %d", r.Accepted, r.Refused, r.RefusedBy, r.Failed)
 		}
-		if r.WarmupOps != 999 || r.Latency.Count() != r.Accepted+r.Refused-900 {
-			t.Fatalf("warm-up ops %d, latency count %d", r.WarmupOps, r.Latency.Count())
+		// Accepted ops only in the latency; refusals apart.
+		if r.WarmupOps != 999 || r.Latency.Count()+r.RefusedLatency.Count() != r.Accepted+r.Refused-900 ||
+			r.RefusedLatency.Count() == 0 || r.Uncorrected.Count() != r.Latency.Count() {
+			t.Fatalf("warm-up ops %d, latency count %d, refused latency count %d", r.WarmupOps, r.Latency.Count(), r.RefusedLatency.Count())
 		}
 		if q := r.Uncorrected.Quantile(50); q < 1_990_000 || q > 2_010_000 {
 			t.Fatalf("uncorrected p50 %v, want 2ms", time.Duration(q))
@@ -344,4 +346,47 @@ func TestGroup(t *testing.T) {
 			t.Errorf("group(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// The hooks see every counted op exactly once, with its position in the
+// pattern: finished ones through Recorded, dropped ones through Dropped.
+func TestRunSlotsHooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := must(Constant(100, time.Second))
+		var mu sync.Mutex
+		seen := map[int64]string{}
+		mark := func(seq int64, what string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if seen[seq] != "" {
+				t.Errorf("slot %d reported twice (%s, %s)", seq, seen[seq], what)
+			}
+			seen[seq] = what
+		}
+		cfg := fake(Config{Pattern: p, Pool: 1, MaxLateness: 50 * time.Millisecond,
+			Recorded: func(s Slot, out Outcome) { mark(s.Seq, "recorded") },
+			Dropped:  func(s Slot) { mark(s.Seq, "dropped") },
+		})
+		r, err := RunSlots(t.Context(), cfg, func(_ context.Context, s Slot, _ int) Outcome {
+			if s.Seq%10 == 0 {
+				time.Sleep(100 * time.Millisecond) // the pool of 1 is busy: later ops drop
+			}
+			return Outcome{Accepted: true}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBalance(t, r)
+		var rec, drop int64
+		for _, w := range seen {
+			if w == "recorded" {
+				rec++
+			} else {
+				drop++
+			}
+		}
+		if rec != r.Accepted || drop != r.Dropped || drop == 0 || rec+drop != 100 {
+			t.Fatalf("hooks: %d recorded, %d dropped; result: %d accepted, %d dropped", rec, drop, r.Accepted, r.Dropped)
+		}
+	})
 }

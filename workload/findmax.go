@@ -12,6 +12,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/schedule"
+	"github.com/relaybench/relaybench/verify"
 )
 
 // FindMaxOptions configure FindMax.
@@ -96,6 +97,12 @@ type Step struct {
 
 // FindMaxResult is the outcome of a search.
 type FindMaxResult struct {
+	// Cut is the step the user interrupted (Ctrl-C): not judged, its work
+	// is cancelled in the phase's account; nil when none was.
+	Cut *Step
+	// Aborted is why the search stopped because the relay made no progress
+	// in a step ("" when it did not).
+	Aborted       string
 	Max           float64 // highest passing rate (0: none passed)
 	FirstFail     float64 // lowest failing rate (0: none failed)
 	ClientLimited bool    // the search stopped because the client was the limit: Max is a lower bound
@@ -118,133 +125,193 @@ func FindMax(ctx context.Context, url string, c *corpus.Corpus, o FindMaxOptions
 	if err := o.defaults(); err != nil {
 		return ph, nil, err
 	}
-	res := &FindMaxResult{}
-	var stopWhy string
-	run := func(rate float64) (Step, error) {
-		if o.Check != nil {
-			if err := o.Check(); err != nil {
-				return Step{}, fmt.Errorf("before the %s/s step: %w", fmtRate(rate), err)
-			}
-		}
-		p, err := schedule.Constant(rate, o.StepDuration)
-		if err != nil {
-			return Step{}, err
-		}
-		lo := o.Load
-		lo.Name = fmt.Sprintf("find-max/%.0f", rate)
-		lo.Pattern, lo.Warmup = p, o.Warmup
-		if lo.Drain == 0 {
-			lo.Drain = max(lo.Timeout, time.Second)
-		}
-		if n, err := lo.EventsNeeded(); err == nil && lo.MaxEvents > 0 && n > int64(lo.MaxEvents) {
-			return Step{}, errEventCap{n: n, max: lo.MaxEvents}
-		}
-		sp, err := Load(ctx, url, c, lo)
-		st := Step{Rate: rate, Phase: sp}
-		if err != nil {
-			return st, err
-		}
-		st.Pass, st.Why, st.ClientLimited = judgeStep(sp, o)
-		res.Steps = append(res.Steps, st)
-		if o.Progress != nil {
-			verdict := "pass"
-			if !st.Pass {
-				verdict = "FAIL: " + st.Why
-			}
-			fmt.Fprintf(o.Progress, "find-max: %s/s → %s\n", fmtRate(rate), verdict)
-		}
-		return st, nil
+	s := &maxSearch{ctx: ctx, url: url, c: c, o: o, res: &FindMaxResult{}, hi: math.Inf(1)}
+	err := s.double()
+	if err == nil {
+		err = s.bisect()
 	}
-	stop := func(err error) bool {
-		var ec errEventCap
-		if errors.As(err, &ec) {
-			stopWhy = fmt.Sprintf("stopped: the next step would need %d events, above -load-max-events %d", ec.n, ec.max)
-			res.ClientLimited = true
-			return true
-		}
-		return false
-	}
-
-	var err error
-	rate := o.StartRate
-	lo, hi := 0.0, math.Inf(1)
-	// Double until a step fails (or the cap passes).
-	for len(res.Steps) < o.MaxSteps {
-		var st Step
-		st, err = run(rate)
-		if err != nil {
-			break
-		}
-		if !st.Pass {
-			hi = rate
-			if st.ClientLimited {
-				res.ClientLimited = true
-				stopWhy = fmt.Sprintf("stopped at %s/s: %s — the client, not the relay, was the limit", fmtRate(rate), st.Why)
-			}
-			break
-		}
-		lo = rate
-		if rate >= o.MaxRate {
-			res.Capped = true
-			break
-		}
-		rate = min(rate*2, o.MaxRate)
-	}
-	// Bisect between the highest pass and the lowest failure (from 0 when
-	// even the first step failed).
-	for err == nil && !res.ClientLimited && !res.Capped && !math.IsInf(hi, 1) && len(res.Steps) < o.MaxSteps {
-		if lo > 0 && (hi-lo)/lo <= o.Precision {
-			break
-		}
-		if lo == 0 && hi < 1 {
-			break // nothing passes even at 1/s
-		}
-		mid := (lo + hi) / 2
-		if lo > 0 {
-			mid = math.Round(mid) // whole ops/s: a table a reader can use
-		}
-		var st Step
-		st, err = run(mid)
-		if err != nil {
-			break
-		}
-		if st.Pass {
-			lo = mid
-		} else {
-			hi = mid
-			if st.ClientLimited {
-				res.ClientLimited = true
-				stopWhy = fmt.Sprintf("stopped at %s/s: %s — the client, not the relay, was the limit", fmtRate(mid), st.Why)
-			}
-		}
-	}
-	if err != nil && stop(err) {
+	if err != nil && s.stop(err) {
 		err = nil
 	}
-	res.Max = lo
-	if !math.IsInf(hi, 1) {
-		res.FirstFail = hi
+	res := s.res
+	res.Max = s.lo
+	if !math.IsInf(s.hi, 1) {
+		res.FirstFail = s.hi
 	}
-	switch {
-	case res.Max == 0:
-		res.Answer = "no rate passed"
-		if res.ClientLimited {
-			res.Answer += " (client-limited: see the notes)"
-		}
-	case res.ClientLimited:
-		res.Answer = fmt.Sprintf("≥ %s events/s (client-limited)", fmtRate(res.Max))
-	case res.Capped:
-		res.Answer = fmt.Sprintf("≥ %s events/s (the --max-rate cap)", fmtRate(res.Max))
-	case res.FirstFail == 0:
-		res.Answer = fmt.Sprintf("≥ %s events/s (step limit reached)", fmtRate(res.Max))
-	default:
-		res.Answer = fmt.Sprintf("%s events/s (%s/s failed)", fmtRate(res.Max), fmtRate(res.FirstFail))
-	}
-	buildFindMaxPhase(&ph, res, o, stopWhy)
+	res.Answer = findMaxAnswer(res)
+	buildFindMaxPhase(&ph, res, o, s.stopWhy)
 	if err == nil {
 		err = ctx.Err()
 	}
 	return ph, res, err
+}
+
+// maxSearch is one find-max search: the bounds so far and the steps run.
+type maxSearch struct {
+	ctx     context.Context
+	url     string
+	c       *corpus.Corpus
+	o       FindMaxOptions
+	res     *FindMaxResult
+	lo, hi  float64 // highest pass, lowest failure
+	stopWhy string
+}
+
+// double runs steps from StartRate, doubling until one fails (or the cap
+// passes).
+func (s *maxSearch) double() error {
+	rate := s.o.StartRate
+	for len(s.res.Steps) < s.o.MaxSteps {
+		st, err := s.step(rate)
+		if err != nil {
+			return err
+		}
+		if !st.Pass {
+			s.fail(st)
+			return nil
+		}
+		s.lo = rate
+		if rate >= s.o.MaxRate {
+			s.res.Capped = true
+			return nil
+		}
+		rate = min(rate*2, s.o.MaxRate)
+	}
+	return nil
+}
+
+// bisect runs steps between the highest pass and the lowest failure (from
+// 0 when even the first step failed) until they are within Precision.
+func (s *maxSearch) bisect() error {
+	for !s.res.ClientLimited && !s.res.Capped && !math.IsInf(s.hi, 1) && len(s.res.Steps) < s.o.MaxSteps {
+		if s.lo > 0 && (s.hi-s.lo)/s.lo <= s.o.Precision {
+			return nil
+		}
+		if s.lo == 0 && s.hi < 1 {
+			return nil // nothing passes even at 1/s
+		}
+		mid := (s.lo + s.hi) / 2
+		if s.lo > 0 {
+			mid = math.Round(mid) // whole ops/s: a table a reader can use
+		}
+		st, err := s.step(mid)
+		if err != nil {
+			return err
+		}
+		if st.Pass {
+			s.lo = mid
+		} else {
+			s.fail(st)
+		}
+	}
+	return nil
+}
+
+// fail records a failing step: the new upper bound, and the end of the
+// search when the client explains the failure.
+func (s *maxSearch) fail(st Step) {
+	s.hi = st.Rate
+	if st.ClientLimited {
+		s.res.ClientLimited = true
+		s.stopWhy = fmt.Sprintf("stopped at %s/s: %s — the client, not the relay, was the limit", fmtRate(st.Rate), st.Why)
+	}
+}
+
+// step runs and judges one constant step. A step the user interrupted is
+// kept apart (Cut), never judged; one the relay stalled ends the search.
+func (s *maxSearch) step(rate float64) (Step, error) {
+	o := s.o
+	if o.Check != nil {
+		if err := o.Check(); err != nil {
+			return Step{}, fmt.Errorf("before the %s/s step: %w", fmtRate(rate), err)
+		}
+	}
+	p, err := schedule.Constant(rate, o.StepDuration)
+	if err != nil {
+		return Step{}, err
+	}
+	lo := o.Load
+	lo.Name = fmt.Sprintf("find-max/%.0f", rate)
+	lo.Pattern, lo.Warmup = p, o.Warmup
+	if lo.Drain == 0 {
+		lo.Drain = max(lo.Timeout, time.Second)
+	}
+	if n, err := lo.EventsNeeded(); err == nil && lo.MaxEvents > 0 && n > int64(lo.MaxEvents) {
+		return Step{}, errEventCap{n: n, max: lo.MaxEvents}
+	}
+	sp, err := Load(s.ctx, s.url, s.c, lo)
+	st := Step{Rate: rate, Phase: sp}
+	if err != nil {
+		if s.ctx.Err() != nil && sp.Accounts != nil {
+			s.res.Cut = &st // interrupted: cancelled, not a failed step
+			progressLine(o.Progress, rate, "interrupted")
+		}
+		return st, err
+	}
+	st.Pass, st.Why, st.ClientLimited = judgeStep(sp, o)
+	s.res.Steps = append(s.res.Steps, st)
+	verdict := "pass"
+	if !st.Pass {
+		verdict = "FAIL: " + st.Why
+	}
+	progressLine(o.Progress, rate, verdict)
+	if sp.Aborted != "" {
+		s.hi = rate
+		s.res.Aborted = fmt.Sprintf("the %s/s step stopped early: %s", fmtRate(rate), sp.Aborted)
+		return st, errStepAborted
+	}
+	return st, nil
+}
+
+// stop reports whether err ends the search without being an error (the
+// event cap, a stalled relay), and says why.
+func (s *maxSearch) stop(err error) bool {
+	if errors.Is(err, errStepAborted) {
+		s.stopWhy = "stopped: " + s.res.Aborted + "; a relay that answers nothing cannot be searched further"
+		return true
+	}
+	var ec errEventCap
+	if errors.As(err, &ec) {
+		s.stopWhy = fmt.Sprintf("stopped: the next step would need %d events, above -load-max-events %d", ec.n, ec.max)
+		s.res.ClientLimited = true
+		return true
+	}
+	return false
+}
+
+// answer is the search's one-line answer.
+func findMaxAnswer(res *FindMaxResult) string {
+	switch {
+	case res.Max == 0:
+		a := "no rate passed"
+		if res.ClientLimited {
+			a += " (client-limited: see the notes)"
+		}
+		if res.Cut != nil {
+			a += " (interrupted)"
+		}
+		return a
+	case res.ClientLimited:
+		return fmt.Sprintf("≥ %s events/s (client-limited)", fmtRate(res.Max))
+	case res.Capped:
+		return fmt.Sprintf("≥ %s events/s (the --max-rate cap)", fmtRate(res.Max))
+	case res.Cut != nil:
+		return fmt.Sprintf("≥ %s events/s (interrupted)", fmtRate(res.Max))
+	case res.Aborted != "":
+		return fmt.Sprintf("≥ %s events/s (the relay stopped answering at %s/s)", fmtRate(res.Max), fmtRate(res.FirstFail))
+	case res.FirstFail == 0:
+		return fmt.Sprintf("≥ %s events/s (step limit reached)", fmtRate(res.Max))
+	}
+	return fmt.Sprintf("%s events/s (%s/s failed)", fmtRate(res.Max), fmtRate(res.FirstFail))
+}
+
+// errStepAborted ends a search whose step the relay stalled.
+var errStepAborted = errors.New("find-max: a step stopped early (no progress)")
+
+func progressLine(w io.Writer, rate float64, verdict string) {
+	if w != nil {
+		fmt.Fprintf(w, "find-max: %s/s → %s\n", fmtRate(rate), verdict)
+	}
 }
 
 type errEventCap struct {
@@ -266,6 +333,7 @@ func (e errEventCap) Error() string {
 // the tool's configuration, not of the relay.
 func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, client bool) {
 	c := ph.Counts
+	so := stepOutcomesOf(ph)
 	var whys []string
 	p99 := int64(0)
 	if h := ph.Latency["ok"]; h != nil {
@@ -283,15 +351,19 @@ func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, clien
 			relay = true
 		}
 	}
-	if c["dropped"] > o.MaxDrops {
-		whys = append(whys, fmt.Sprintf("%d dropped", c["dropped"]))
+	if so.dropped > o.MaxDrops {
+		whys = append(whys, fmt.Sprintf("%d dropped", so.dropped))
 	}
-	if c["refused"] > o.MaxRefusals {
-		whys = append(whys, fmt.Sprintf("%d refused", c["refused"]))
+	if so.refused > o.MaxRefusals {
+		whys = append(whys, fmt.Sprintf("%d refused", so.refused))
 		relay = true
 	}
-	if n := c["failed"] + c["unfinished"]; n > 0 {
-		whys = append(whys, fmt.Sprintf("%d without a reply", n))
+	if so.noReply > 0 {
+		whys = append(whys, fmt.Sprintf("%d without a reply", so.noReply))
+		relay = true
+	}
+	if ph.Aborted != "" {
+		whys = append(whys, "stopped early: "+ph.Aborted)
 		relay = true
 	}
 	if len(whys) == 0 {
@@ -326,6 +398,25 @@ func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, clien
 	default:
 		return false, why, false
 	}
+}
+
+// stepOutcomes are a step's outcomes as its judgement reads them.
+type stepOutcomes struct {
+	requested, accepted, refused, dropped, noReply, cancelled int64
+}
+
+// stepOutcomesOf reads a step's event account: dropped are the slots the
+// client could not start in time (WhyClientDrop); without a reply are those
+// timed out, whose connection was lost, or not run for another reason (the
+// step stopped early).
+func stepOutcomesOf(ph results.Phase) stepOutcomes {
+	a := ph.Account(results.OpEvent)
+	if a == nil {
+		return stepOutcomes{}
+	}
+	drops := a.NotRunBy[WhyClientDrop]
+	return stepOutcomes{requested: a.Requested, accepted: a.Accepted, refused: a.Refused, dropped: drops,
+		noReply: a.TimedOut + a.ConnLost + a.NotRun - drops, cancelled: a.Cancelled}
 }
 
 func firstMatch(notes, prefix string) string {
@@ -372,80 +463,149 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 		ph.Rates["first_failing_rate"] = res.FirstFail
 	}
 	ph.ClientLimited = res.ClientLimited
+	ph.Aborted = res.Aborted
 	table := []string{
 		fmt.Sprintf("find-max: %s (target: corrected OK p99 ≤ %v, ≤ %d dropped, ≤ %d refused, none failed; %v steps, first %v excluded)",
 			res.Answer, o.P99, o.MaxDrops, o.MaxRefusals, o.StepDuration, o.Warmup),
 		"| offered/s | achieved/s | p50 | p99 | p99 uncorrected | lateness p99 | dropped | refused | failed | client cores | relay cores | verdict |",
 		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 	}
-	for i, st := range res.Steps {
-		sp := st.Phase
+	steps := res.Steps
+	if res.Cut != nil {
+		steps = append(append([]Step(nil), steps...), *res.Cut)
+	}
+	var acct results.Account
+	for i, st := range steps {
 		if i == 0 {
-			ph.Start = sp.Start
+			ph.Start = st.Phase.Start
 		}
-		ph.Duration += sp.Duration
-		secs := float64(sp.Duration) / 1e9
-		g := results.Group{
-			Name:    fmt.Sprintf("%s/s", fmtRate(st.Rate)),
-			Counts:  map[string]int64{},
-			Rates:   map[string]float64{"offered_per_sec": st.Rate},
-			Latency: map[string]*results.Histogram{},
-		}
-		for _, k := range []string{"intended", "sent", "accepted", "refused", "dropped", "failed", "unfinished"} {
-			g.Counts[k] = sp.Counts[k]
-		}
-		g.Counts["pass"] = 0
-		if st.Pass {
-			g.Counts["pass"] = 1
-		}
-		if st.ClientLimited {
-			g.Counts["client_limited"] = 1
-		}
-		for _, k := range []string{"ok", "ok_uncorrected", "lateness"} {
-			if h := sp.Latency[k]; h != nil {
-				g.Latency[k] = h
-			}
-		}
-		var clientCores, relayCores float64
-		if secs > 0 {
-			g.Rates["achieved_per_sec"] = float64(sp.Counts["accepted"]) / secs
-			if r := sp.Resources; r != nil {
-				clientCores = r.ClientCPUSecs / secs
-				relayCores = r.RelayCPUSecs / secs
-				g.Rates["client_cpu_cores"] = clientCores
-				if r.RelayCPUSecs > 0 {
-					g.Rates["relay_cpu_cores"] = relayCores
-				}
-			}
-		}
+		ph.Duration += st.Phase.Duration
+		addToAccount(&acct, st.Phase.Account(results.OpEvent))
+		addProtocolCounts(ph, st.Phase)
+		g := findMaxStepGroup(st)
 		ph.Groups = append(ph.Groups, g)
-		q := func(k, p string) string {
-			if h := sp.Latency[k]; h != nil && h.Count > 0 {
-				return roundLat(time.Duration(h.Percentiles[p])).String()
-			}
-			return "–"
-		}
-		verdict := "pass"
-		if !st.Pass {
-			verdict = "fail: " + st.Why
-			if st.ClientLimited {
-				verdict = "client-limited: " + st.Why
-			}
-		}
-		relayStr := "–"
-		if relayCores > 0 {
-			relayStr = fmt.Sprintf("%.2f", relayCores)
-		}
-		table = append(table, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %d | %d | %d | %.2f | %s | %s |",
-			fmtRate(st.Rate), fmtRate(g.Rates["achieved_per_sec"]), q("ok", "50"), q("ok", "99"), q("ok_uncorrected", "99"),
-			q("lateness", "99"), sp.Counts["dropped"], sp.Counts["refused"], sp.Counts["failed"]+sp.Counts["unfinished"],
-			clientCores, relayStr, verdict))
+		table = append(table, findMaxStepRow(st, g, res.Cut != nil && i == len(steps)-1))
+	}
+	if acct.Op != "" {
+		bookAccount(ph, acct) // the account, mirrored in accepted, refused, timed_out, failed, not_sent, cancelled
 	}
 	ph.Notes = append(ph.Notes, table...)
+	ph.Notes = append(ph.Notes, "the event account sums every step's: steps above the relay's capacity fail by design (their refusals, timeouts and drops are what the search measures)")
+	if res.Cut != nil {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("interrupted during the %s/s step: it is not judged, and its work not done is cancelled", fmtRate(res.Cut.Rate)))
+	}
 	if stopWhy != "" {
 		ph.Notes = append(ph.Notes, stopWhy)
 	}
 	if res.ClientLimited {
 		ph.Notes = append(ph.Notes, "client-limited: the answer is a lower bound on the relay's capacity, not a relay figure; give the client more CPU (--client-cpus/--relay-cpus on separate cores) or a bigger --load-pool")
 	}
+}
+
+// addProtocolCounts carries a step's protocol faults and counters into the
+// search's phase (the one the judge reads): malformed frames, OKs for
+// events not in flight, late OKs, notices, bytes received.
+func addProtocolCounts(ph *results.Phase, sp results.Phase) {
+	for _, k := range []string{"malformed_frames", "unmatched_oks", "late_oks", "notices", "bytes_received"} {
+		if n := sp.Counts[k]; n > 0 {
+			ph.Counts[k] += n
+		}
+	}
+	for _, e := range sp.Errors {
+		if strings.Contains(e, "malformed") || strings.Contains(e, "not in flight") {
+			ph.Errors = verify.AppendUnique(ph.Errors, sp.Name+": "+e)
+		}
+	}
+}
+
+// addToAccount adds a to t (t takes a's op when empty).
+func addToAccount(t *results.Account, a *results.Account) {
+	if a == nil {
+		return
+	}
+	t.Op = a.Op
+	t.Requested += a.Requested
+	t.Accepted += a.Accepted
+	t.Refused += a.Refused
+	t.TimedOut += a.TimedOut
+	t.ConnLost += a.ConnLost
+	t.NotRun += a.NotRun
+	t.Cancelled += a.Cancelled
+	t.RefusedBy = addCountsTo(t.RefusedBy, a.RefusedBy)
+	t.NotRunBy = addCountsTo(t.NotRunBy, a.NotRunBy)
+}
+
+func addCountsTo(t, a map[string]int64) map[string]int64 {
+	for k, v := range a {
+		if t == nil {
+			t = map[string]int64{}
+		}
+		t[k] += v
+	}
+	return t
+}
+
+// stepGroup is one step's Group: its outcomes (from its account), latency
+// and resources.
+func findMaxStepGroup(st Step) results.Group {
+	sp := st.Phase
+	so := stepOutcomesOf(sp)
+	g := results.Group{
+		Name: fmt.Sprintf("%s/s", fmtRate(st.Rate)),
+		Counts: map[string]int64{"intended": sp.Counts["intended"], "sent": sp.Counts["sent"], "accepted": so.accepted,
+			"refused": so.refused, "dropped": so.dropped, "failed": so.noReply, "canceled": so.cancelled},
+		Rates:   map[string]float64{"offered_per_sec": st.Rate},
+		Latency: map[string]*results.Histogram{},
+	}
+	if st.Pass {
+		g.Counts["pass"] = 1
+	} else {
+		g.Counts["pass"] = 0
+	}
+	if st.ClientLimited {
+		g.Counts["client_limited"] = 1
+	}
+	for _, k := range []string{"ok", "ok_uncorrected", "lateness"} {
+		if h := sp.Latency[k]; h != nil {
+			g.Latency[k] = h
+		}
+	}
+	if secs := float64(sp.Duration) / 1e9; secs > 0 {
+		g.Rates["achieved_per_sec"] = float64(so.accepted) / secs
+		if r := sp.Resources; r != nil {
+			g.Rates["client_cpu_cores"] = r.ClientCPUSecs / secs
+			if r.RelayCPUSecs > 0 {
+				g.Rates["relay_cpu_cores"] = r.RelayCPUSecs / secs
+			}
+		}
+	}
+	return g
+}
+
+// stepRow is one step's line of the curve table.
+func findMaxStepRow(st Step, g results.Group, cut bool) string {
+	sp := st.Phase
+	q := func(k, p string) string {
+		if h := sp.Latency[k]; h != nil && h.Count > 0 {
+			return roundLat(time.Duration(h.Percentiles[p])).String()
+		}
+		return "–"
+	}
+	verdict := "pass"
+	switch {
+	case cut:
+		verdict = "interrupted (not judged)"
+	case !st.Pass && st.ClientLimited:
+		verdict = "client-limited: " + st.Why
+	case !st.Pass:
+		verdict = "fail: " + st.Why
+	}
+	relayStr := "–"
+	if rc := g.Rates["relay_cpu_cores"]; rc > 0 {
+		relayStr = fmt.Sprintf("%.2f", rc)
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %d | %d | %d | %.2f | %s | %s |",
+		fmtRate(st.Rate), fmtRate(g.Rates["achieved_per_sec"]), q("ok", "50"), q("ok", "99"), q("ok_uncorrected", "99"),
+		q("lateness", "99"), g.Counts["dropped"], g.Counts["refused"], g.Counts["failed"],
+		g.Rates["client_cpu_cores"], relayStr, verdict)
 }

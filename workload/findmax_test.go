@@ -2,11 +2,15 @@ package workload
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -64,6 +68,78 @@ func TestFindMaxFindsTestRelayCapacity(t *testing.T) {
 	if !strings.Contains(strings.Join(ph.Notes, "\n"), "| offered/s |") {
 		t.Error("no curve table in the notes")
 	}
+	checkFindMaxAccount(t, ph)
+}
+
+// checkFindMaxAccount asserts the phase's event account balances and sums
+// the steps' outcomes.
+func checkFindMaxAccount(t *testing.T, ph results.Phase) results.Account {
+	t.Helper()
+	a := account(t, ph, results.OpEvent)
+	var sum int64
+	for _, g := range ph.Groups {
+		sum += g.Counts["accepted"] + g.Counts["refused"] + g.Counts["dropped"] + g.Counts["failed"] + g.Counts["canceled"]
+	}
+	if sum != a.Requested || ph.Counts["accepted"] != a.Accepted {
+		t.Errorf("steps' outcomes sum to %d, account %+v, counts %v", sum, a, ph.Counts)
+	}
+	return a
+}
+
+// Ctrl-C during the second step: the first step stands, the second is not
+// judged (no failed step blamed on the relay), its work is cancelled, and
+// the judge says interrupted.
+func TestFindMaxCancelledMidSearch(t *testing.T) {
+	r := testrelay.New(testrelay.Config{})
+	defer r.Close()
+	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= 75 })
+	ph, res, err := FindMax(ctx, r.URL(), smallCorpus(t), FindMaxOptions{
+		Load:      LoadOptions{Pool: 64, Connections: 2, Size: 100, MaxLateness: 20 * time.Second},
+		StartRate: 50, StepDuration: time.Second, P99: 5 * time.Second,
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(res.Steps) != 1 || !res.Steps[0].Pass || res.Cut == nil || res.Cut.Rate != 100 || res.Aborted != "" {
+		t.Fatalf("steps %+v, cut %+v, aborted %q", res.Steps, res.Cut, res.Aborted)
+	}
+	a := checkFindMaxAccount(t, ph)
+	if a.Requested != 150 || a.Cancelled == 0 || a.Accepted+a.Cancelled != 150 {
+		t.Errorf("account %+v", a)
+	}
+	if w, inc, _ := judge.Phase(&ph); len(w)+len(inc) > 0 {
+		t.Errorf("relay blamed: wrong %v, incomplete %v", w, inc)
+	}
+	if v := phaseVerdict(ph, true); v.Status != judge.Interrupted {
+		t.Errorf("verdict %+v", v)
+	}
+	if !strings.Contains(res.Answer, "interrupted") {
+		t.Errorf("answer %q", res.Answer)
+	}
+}
+
+// A relay that answers nothing stops the search at its first step, with
+// one Aborted line.
+func TestFindMaxRelayStallsAborts(t *testing.T) {
+	r := testrelay.New(testrelay.Config{NeverOK: true})
+	defer r.Close()
+	ph, res, err := FindMax(ctxT(t), r.URL(), smallCorpus(t), FindMaxOptions{
+		Load:      LoadOptions{Pool: 10, Connections: 2, Size: 100, Timeout: 200 * time.Millisecond, MaxLateness: 50 * time.Millisecond},
+		StartRate: 100, StepDuration: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 1 || res.Steps[0].Pass || res.Aborted == "" || ph.Aborted != res.Aborted {
+		t.Fatalf("steps %d, aborted %q / %q", len(res.Steps), res.Aborted, ph.Aborted)
+	}
+	a := checkFindMaxAccount(t, ph)
+	if a.Requested != 2000 || a.Accepted != 0 || a.NotRunBy[outcome.WhyAborted] == 0 {
+		t.Errorf("account %+v", a)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete {
+		t.Errorf("verdict %+v", v)
+	}
 }
 
 func TestJudgeStep(t *testing.T) {
@@ -77,8 +153,20 @@ func TestJudgeStep(t *testing.T) {
 		for k, v := range counts {
 			c[k] = v
 		}
+		// The judgement reads the step's account: refusals, timeouts and
+		// client drops (not run, WhyClientDrop).
+		a := results.Account{Op: results.OpEvent, Requested: 1000, Refused: counts["refused"], TimedOut: counts["failed"],
+			NotRun: counts["dropped"] + counts["aborted"]}
+		if n := counts["dropped"]; n > 0 {
+			a.NotRunBy = map[string]int64{WhyClientDrop: n}
+		}
+		if n := counts["aborted"]; n > 0 {
+			a.NotRunBy = map[string]int64{outcome.WhyAborted: n}
+		}
+		a.Accepted = a.Requested - a.Total()
 		return results.Phase{Duration: int64(time.Second), Counts: c, ClientLimited: limited, Notes: notes,
-			Latency: map[string]*results.Histogram{"ok": hist(corr), "ok_uncorrected": hist(unc)}}
+			Accounts: []results.Account{a},
+			Latency:  map[string]*results.Histogram{"ok": hist(corr), "ok_uncorrected": hist(unc)}}
 	}
 	ms := int64(time.Millisecond)
 	for _, c := range []struct {
@@ -90,6 +178,9 @@ func TestJudgeStep(t *testing.T) {
 		{"relay slow", phase(90*ms, 80*ms, nil, false), false, false},
 		{"refusals", phase(10*ms, 5*ms, map[string]int64{"refused": 3}, false), false, false},
 		{"timeouts", phase(10*ms, 5*ms, map[string]int64{"failed": 1}, false), false, false},
+		{"not run: step stopped", phase(10*ms, 5*ms, map[string]int64{"aborted": 5}, false), false, false},
+		// Drops alone, with the client's CPU saturated: the client's doing.
+		{"client drops", phase(10*ms, 5*ms, map[string]int64{"dropped": 5}, true, "client-limited: CPU"), false, true},
 		{"client late", phase(90*ms, 5*ms, nil, true, "client-limited: the dispatcher handed ops out late"), false, true},
 		{"pool full, relay slow", phase(90*ms, 40*ms, map[string]int64{"dropped": 10}, false, "relay-limited: all in-flight slots"), false, false},
 		// 1000/s × 22.5 ms mean reply needs ~23 in flight: a pool of 100 is ample.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	rtmetrics "runtime/metrics"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/schedule"
 	"github.com/relaybench/relaybench/wire"
@@ -179,53 +181,25 @@ func signLoadEvents(ctx context.Context, c *corpus.Corpus, n int, o *LoadOptions
 // never answers "duplicate:"); query ops run filters built from o.Source
 // (or the corpus), prepared before the clock too. Latency is corrected:
 // from each op's intended time to its OK or EOSE, with the uncorrected
-// (send → reply) and the lateness (intended → send) beside it; ops that
-// could not start within MaxLateness are counted as dropped, never lost.
-// The phase says whether the client or the relay limited what was sent.
+// (send → reply) and the lateness (intended → send) beside it, accepted ops
+// only (refusals apart, as ok_refused).
+//
+// Every slot of the pattern ends in exactly one outcome, in an account per
+// kind of op (results.OpEvent, OpQuery): accepted, refused (by class), timed
+// out, connection lost, not run (a slot the client could not start within
+// MaxLateness: WhyClientDrop, the client's limit; or the phase stopped) or
+// cancelled (Ctrl-C). A relay that answers nothing for a whole Timeout stops
+// the phase early (Phase.Aborted). The phase says whether the client or the
+// relay limited what was sent.
 func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (results.Phase, error) {
 	ph := results.Phase{Name: o.Name, Workload: "load"}
 	if err := o.defaults(); err != nil {
 		return ph, err
 	}
 	ph.Name = o.Name
-	total := schedule.Count(o.Pattern)
-	nPub := o.publishes(total)
-	nQuery := total - nPub
-	if nPub > int64(o.MaxEvents) {
-		return ph, fmt.Errorf("-load-max-events: %s needs %d distinct events, above the cap of %d (events are never reused: relays would answer duplicate:); raise -load-max-events or lower the rate or duration",
-			o.Pattern, nPub, o.MaxEvents)
-	}
-	if total == 0 {
-		return ph, fmt.Errorf("-load-base: %s intends no operation", o.Pattern)
-	}
-
-	// Everything the ops need is built before the clock starts.
-	var evs *loadEvents
-	if nPub > 0 {
-		var err error
-		if evs, err = signLoadEvents(ctx, c, int(nPub), &o); err != nil {
-			return ph, fmt.Errorf("signing load events: %w", err)
-		}
-	}
-	var filters []nostr.Filter
-	if nQuery > 0 {
-		source := o.Source
-		if len(source) == 0 && c != nil {
-			source = c.Events
-		}
-		b, err := newShapeBuilder(source, o.Limit, o.Seed)
-		if err != nil {
-			return ph, err
-		}
-		want := int(min(nQuery, 4096))
-		for i := 0; len(filters) < want && i < want*4; i++ {
-			if f, ok := b.build(Shapes[i%len(Shapes)]); ok {
-				filters = append(filters, f)
-			}
-		}
-		if len(filters) == 0 {
-			return ph, errors.New("load: no query filter can be built from the source events")
-		}
+	plan, err := prepareLoad(ctx, c, &o)
+	if err != nil {
+		return ph, err
 	}
 	dial := o.Dial
 	dial.OKTimeout = o.Timeout
@@ -236,189 +210,505 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	pool := newConnPool(ctx, url, dial, conns)
 	defer pool.close()
 
-	live := newLiveStats(o.Pattern, o.MaxLateness)
-	kinds := map[string]*kindStats{}
-	if o.Kind == LoadMixed {
-		kinds[LoadPublish] = newKindStats()
-		kinds[LoadQuery] = newKindStats()
+	pctx, acct := newLoadAccount(ctx, &o, plan)
+	defer acct.wd.Stop()
+	ops := newLoadOps(pctx, &o, plan, pool, acct)
+	stopExpiring := context.AfterFunc(pctx, ops.expireInFlight)
+	defer stopExpiring()
+	res, m, err := ops.measure()
+	if err != nil {
+		return ph, err
 	}
-	var (
-		nextOp, nextEv, subSeq, returned, bytesSent atomic.Int64
-		errNoEvent                                  = errors.New("no pre-signed event left (bug)")
-	)
-	cycle := int64(o.PublishParts + o.QueryParts)
-	publish := func(ctx context.Context, cn *wire.Conn) schedule.Outcome {
-		k := nextEv.Add(1) - 1
-		if evs == nil || k >= int64(len(evs.raw)) {
-			return schedule.Outcome{Err: errNoEvent}
+	acct.settle()
+	ph = buildLoadPhase(ctx, res, &o, plan, ops, m)
+	return ph, ctx.Err()
+}
+
+// loadPlan is what the ops need, all built before the clock starts.
+type loadPlan struct {
+	total, nPub, nQuery int64
+	evs                 *loadEvents
+	filters             []nostr.Filter
+}
+
+func prepareLoad(ctx context.Context, c *corpus.Corpus, o *LoadOptions) (*loadPlan, error) {
+	p := &loadPlan{total: schedule.Count(o.Pattern)}
+	p.nPub = o.publishes(p.total)
+	p.nQuery = p.total - p.nPub
+	if p.nPub > int64(o.MaxEvents) {
+		return nil, fmt.Errorf("-load-max-events: %s needs %d distinct events, above the cap of %d (events are never reused: relays would answer duplicate:); raise -load-max-events or lower the rate or duration",
+			o.Pattern, p.nPub, o.MaxEvents)
+	}
+	if p.total == 0 {
+		return nil, fmt.Errorf("-load-base: %s intends no operation", o.Pattern)
+	}
+	if p.nPub > 0 {
+		var err error
+		if p.evs, err = signLoadEvents(ctx, c, int(p.nPub), o); err != nil {
+			return nil, fmt.Errorf("signing load events: %w", err)
 		}
-		ok, err := cn.Publish(ctx, evs.ids[k], evs.raw[k])
-		bytesSent.Add(int64(len(evs.raw[k])))
-		out := schedule.Outcome{Sent: ok.Sent, Done: ok.Recv}
+	}
+	if p.nQuery > 0 {
+		var err error
+		if p.filters, err = loadFilters(c, o, p.nQuery); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// loadFilters builds up to 4,096 distinct query filters from o.Source (or
+// the corpus), cycling through the shapes.
+func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter, error) {
+	source := o.Source
+	if len(source) == 0 && c != nil {
+		source = c.Events
+	}
+	b, err := newShapeBuilder(source, o.Limit, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	want := int(min(nQuery, 4096))
+	var filters []nostr.Filter
+	for i := 0; len(filters) < want && i < want*4; i++ {
+		if f, ok := b.build(Shapes[i%len(Shapes)]); ok {
+			filters = append(filters, f)
+		}
+	}
+	if len(filters) == 0 {
+		return nil, errors.New("load: no query filter can be built from the source events")
+	}
+	return filters, nil
+}
+
+// WhyClientDrop is the why of a load slot the client could not start within
+// MaxLateness of its intended time (every slot of its pool was busy): the
+// client's limit, not work the relay refused or lost. The "client-limited:"
+// prefix tells readers (and the judge) so.
+const WhyClientDrop = outcome.WhyClientLimited + " pool full, not started within max lateness"
+
+// errStopped replaces the error of an op ended because the phase stopped
+// (the user interrupted, or the relay made no progress).
+var errStopped = errors.New("stopped before its reply (interrupted or no progress)")
+
+// loadAccount books every slot of a load: one ledger per kind of op, and a
+// watch that stops the phase when the relay answers nothing for a Timeout.
+type loadAccount struct {
+	user       context.Context
+	wd         *outcome.Watchdog
+	pub, query *outcome.Ledger
+	kind       string
+	cycle, p   int64
+	timeout    int64
+	fails      atomic.Int64
+	lastAnswer atomic.Int64 // mono time of the last reply (accepted or refused)
+}
+
+func newLoadAccount(ctx context.Context, o *LoadOptions, plan *loadPlan) (context.Context, *loadAccount) {
+	a := &loadAccount{user: ctx, kind: o.Kind, cycle: int64(o.PublishParts + o.QueryParts), p: int64(o.PublishParts), timeout: int64(o.Timeout)}
+	if plan.nPub > 0 {
+		a.pub = outcome.New(results.OpEvent, plan.nPub)
+	}
+	if plan.nQuery > 0 {
+		a.query = outcome.New(results.OpQuery, plan.nQuery)
+	}
+	pctx, wd := outcome.NewWatchdog(ctx, 1, "")
+	a.wd = wd
+	a.lastAnswer.Store(mono.Now())
+	return pctx, a
+}
+
+// publishes says whether slot seq publishes (the mix applies to the
+// pattern's slots in order, so each kind's count is known beforehand).
+func (a *loadAccount) publishes(seq int64) bool {
+	switch a.kind {
+	case LoadPublish:
+		return true
+	case LoadQuery:
+		return false
+	}
+	return seq%a.cycle < a.p
+}
+
+func (a *loadAccount) ledger(seq int64) *outcome.Ledger {
+	if a.publishes(seq) {
+		return a.pub
+	}
+	return a.query
+}
+
+// recorded books a finished op (schedule.Config.Recorded).
+func (a *loadAccount) recorded(s schedule.Slot, out schedule.Outcome) {
+	k, detail := a.classify(out)
+	a.ledger(s.Seq).Add(k, detail)
+	a.watch(k)
+}
+
+// dropped books a slot the client could not start (schedule.Config.Dropped).
+func (a *loadAccount) dropped(s schedule.Slot) { a.ledger(s.Seq).Add(outcome.NotRun, WhyClientDrop) }
+
+func (a *loadAccount) classify(out schedule.Outcome) (outcome.Kind, string) {
+	switch {
+	case out.Err == nil && out.Accepted:
+		return outcome.Accepted, ""
+	case out.Err == nil:
+		return outcome.Refused, outcome.RefusalClass(wire.Class(out.Refused))
+	case a.user.Err() != nil:
+		return outcome.Cancelled, ""
+	case a.wd.Aborted() != "":
+		return outcome.NotRun, outcome.WhyAborted
+	case errors.Is(out.Err, errStopped), errors.Is(out.Err, context.Canceled):
+		return outcome.TimedOut, "" // the drain ended before the reply
+	}
+	return outcome.OfErr(a.user, out.Err), ""
+}
+
+// watch stops the phase when 3 ops in a row got no reply and the relay
+// answered nothing for a whole Timeout: waiting out the pattern would only
+// book more of the same.
+func (a *loadAccount) watch(k outcome.Kind) {
+	switch k {
+	case outcome.Accepted, outcome.Refused:
+		a.fails.Store(0)
+		a.lastAnswer.Store(mono.Now())
+	case outcome.TimedOut, outcome.ConnLost:
+		n := a.fails.Add(1)
+		if quiet := mono.Now() - a.lastAnswer.Load(); n >= 3 && quiet >= a.timeout {
+			a.wd.Abort(fmt.Sprintf("%d operations in a row got no reply (timed out or connection lost) and the relay answered nothing for %v",
+				n, roundLat(time.Duration(quiet))))
+		}
+	}
+}
+
+// settle gives every slot without an outcome its end: cancelled (Ctrl-C),
+// not run (the phase stopped early), or timed out (still unanswered when the
+// drain ended).
+func (a *loadAccount) settle() {
+	for _, l := range a.ledgers() {
 		switch {
-		case err != nil:
-			out.Err = err
-		case ok.Accepted:
-			out.Accepted = true
+		case a.user.Err() != nil:
+			l.Settle(outcome.Cancelled, "")
+		case a.wd.Aborted() != "":
+			l.Settle(outcome.NotRun, outcome.WhyAborted)
 		default:
-			out.Refused = string(ok.Class)
+			l.Settle(outcome.TimedOut, "")
 		}
-		return out
 	}
-	query := func(ctx context.Context, cn *wire.Conn) schedule.Outcome {
-		n := subSeq.Add(1)
-		f := filters[int(n-1)%len(filters)]
-		qctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		res, err := cn.Query(qctx, "lq"+strconv.FormatInt(n, 36), []nostr.Filter{f})
-		cancel()
-		returned.Add(int64(len(res.Events)))
-		out := schedule.Outcome{Sent: res.Sent, Done: res.End}
-		switch {
-		case err != nil:
-			out.Err = err
-		case res.Ended == wire.EndEOSE:
-			out.Accepted = true
-		default: // CLOSED
-			out.Refused = string(res.Class)
-			if out.Refused == "" {
-				out.Refused = "closed"
-			}
+}
+
+func (a *loadAccount) ledgers() []*outcome.Ledger {
+	var ls []*outcome.Ledger
+	for _, l := range []*outcome.Ledger{a.pub, a.query} {
+		if l != nil {
+			ls = append(ls, l)
 		}
-		return out
 	}
-	op := func(ctx context.Context, intended int64, w int) schedule.Outcome {
-		live.start(intended)
-		cn := pool.get(w)
-		kind := o.Kind
-		if kind == LoadMixed {
-			kind = LoadQuery
-			if (nextOp.Add(1)-1)%cycle < int64(o.PublishParts) {
-				kind = LoadPublish
-			}
+	return ls
+}
+
+// loadOps runs the ops of one load phase.
+type loadOps struct {
+	pctx  context.Context // the phase: ends on Ctrl-C or when the relay makes no progress
+	o     *LoadOptions
+	plan  *loadPlan
+	pool  *connPool
+	acct  *loadAccount
+	live  *liveStats
+	kinds map[string]*kindStats // mixed load: per kind
+
+	nextEv, subSeq, returned, bytesSent, nextConn atomic.Int64
+}
+
+func newLoadOps(pctx context.Context, o *LoadOptions, plan *loadPlan, pool *connPool, acct *loadAccount) *loadOps {
+	l := &loadOps{pctx: pctx, o: o, plan: plan, pool: pool, acct: acct, live: newLiveStats(o.Pattern, o.MaxLateness), kinds: map[string]*kindStats{}}
+	if o.Kind == LoadMixed {
+		l.kinds[LoadPublish] = newKindStats()
+		l.kinds[LoadQuery] = newKindStats()
+	}
+	return l
+}
+
+var errNoEvent = errors.New("no pre-signed event left (bug)")
+
+// expireInFlight ends every EVENT awaiting its OK at once (the phase
+// stopped): they are booked cancelled or not run, never waited for.
+func (l *loadOps) expireInFlight() {
+	all, _, _ := l.pool.stats()
+	for _, cn := range all {
+		cn.ExpireBefore(mono.Now() + 1)
+	}
+}
+
+// stopped marks the error of an op the phase's end cut short.
+func (l *loadOps) stopped(out schedule.Outcome) schedule.Outcome {
+	if out.Err != nil && l.pctx.Err() != nil {
+		out.Err = errStopped
+	}
+	return out
+}
+
+// opCtx is ctx (the scheduler's: ends at the drain deadline) also ended by
+// the phase's end.
+func (l *loadOps) opCtx(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+	stop := context.AfterFunc(l.pctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func okOutcome(ok wire.OK, err error) schedule.Outcome {
+	out := schedule.Outcome{Sent: ok.Sent, Done: ok.Recv}
+	if err == nil {
+		err = ok.Err
+	}
+	switch {
+	case err != nil:
+		out.Err = err
+	case ok.Accepted:
+		out.Accepted = true
+	default:
+		out.Refused = outcome.RefusalClass(ok.Class)
+	}
+	return out
+}
+
+func (l *loadOps) publish(ctx context.Context, cn *wire.Conn) schedule.Outcome {
+	k := l.nextEv.Add(1) - 1
+	evs := l.plan.evs
+	if evs == nil || k >= int64(len(evs.raw)) {
+		return schedule.Outcome{Err: errNoEvent}
+	}
+	ctx, done := l.opCtx(ctx)
+	defer done()
+	ok, err := cn.Publish(ctx, evs.ids[k], evs.raw[k])
+	l.bytesSent.Add(int64(len(evs.raw[k])))
+	return l.stopped(okOutcome(ok, err))
+}
+
+func (l *loadOps) query(ctx context.Context, cn *wire.Conn) schedule.Outcome {
+	n := l.subSeq.Add(1)
+	f := l.plan.filters[int(n-1)%len(l.plan.filters)]
+	ctx, done := l.opCtx(ctx)
+	res, err := cn.Query(ctx, "lq"+strconv.FormatInt(n, 36), []nostr.Filter{f})
+	done()
+	l.returned.Add(int64(len(res.Events)))
+	out := schedule.Outcome{Sent: res.Sent, Done: res.End}
+	switch {
+	case err != nil:
+		out.Err = err
+	case res.Ended == wire.EndEOSE:
+		out.Accepted = true
+	case res.Ended == wire.EndClosed:
+		out.Refused = outcome.RefusalClass(res.Class)
+	default:
+		out.Err = res.Err
+		if out.Err == nil {
+			out.Err = wire.ErrClosed
 		}
-		var out schedule.Outcome
-		if kind == LoadPublish {
-			out = publish(ctx, cn)
-		} else {
-			out = query(ctx, cn)
-		}
+	}
+	return l.stopped(out)
+}
+
+// op runs one slot of a query or mixed load (schedule.SlotOp).
+func (l *loadOps) op(ctx context.Context, s schedule.Slot, w int) schedule.Outcome {
+	l.live.start(s.Intended)
+	cn := l.pool.get(w)
+	kind := LoadQuery
+	if l.acct.publishes(s.Seq) {
+		kind = LoadPublish
+	}
+	var out schedule.Outcome
+	switch {
+	case l.pctx.Err() != nil:
+		out = schedule.Outcome{Err: errStopped}
+	case kind == LoadPublish:
+		out = l.publish(ctx, cn)
+	default:
+		out = l.query(ctx, cn)
+	}
+	now := mono.Now()
+	if out.Sent == 0 {
+		out.Sent = now
+	}
+	if out.Done == 0 {
+		out.Done = now
+	}
+	l.live.finish(s.Intended, out)
+	if ks := l.kinds[kind]; ks != nil {
+		ks.record(w, s.Intended, l.live.warmEnd(l.o.Warmup), out)
+	}
+	return out
+}
+
+// startPublish starts one publish op (schedule.StartOp). Publishing is
+// pipelined: an op writes its EVENT and returns; the OK, matched by id on
+// the connection's reader, completes it. No goroutine waits per event, so
+// the client's CPU goes to sending.
+func (l *loadOps) startPublish(_ context.Context, intended int64, _ int, done func(schedule.Outcome)) {
+	l.live.start(intended)
+	finish := func(out schedule.Outcome) {
+		now := mono.Now()
 		if out.Sent == 0 {
-			out.Sent = mono.Now()
+			out.Sent = now
 		}
 		if out.Done == 0 {
-			out.Done = mono.Now()
+			out.Done = now
 		}
-		live.finish(intended, out)
-		if ks := kinds[kind]; ks != nil {
-			ks.record(w, intended, live.warmEnd(o.Warmup), out)
-		}
-		return out
+		out = l.stopped(out)
+		l.live.finish(intended, out)
+		done(out)
 	}
+	k := l.nextEv.Add(1) - 1
+	evs := l.plan.evs
+	switch {
+	case evs == nil || k >= int64(len(evs.raw)):
+		finish(schedule.Outcome{Err: errNoEvent})
+		return
+	case l.pctx.Err() != nil:
+		finish(schedule.Outcome{Err: errStopped})
+		return
+	}
+	cn := l.pool.get(int(l.nextConn.Add(1) - 1))
+	l.bytesSent.Add(int64(len(evs.raw[k])))
+	if err := cn.SendEvent(evs.ids[k], evs.raw[k], func(ok wire.OK) { finish(okOutcome(ok, nil)) }); err != nil {
+		finish(schedule.Outcome{Err: err})
+	}
+}
 
+// loadMeasure is what was measured around the schedule.
+type loadMeasure struct {
+	cpu, schedP99 time.Duration
+	relay         *results.Resources
+}
+
+// measure runs the schedule, with the client's CPU, its scheduling delays,
+// the live lines and the relay's resources around it.
+func (l *loadOps) measure() (*schedule.Result, loadMeasure, error) {
+	o := l.o
+	var m loadMeasure
 	var end func() *results.Resources
 	if o.Begin != nil {
 		end = o.Begin()
 	}
 	cpu0 := CPUTime()
 	sched0 := schedLatencies()
-	live.t0.Store(mono.Now() + 1<<62) // set by the first op: see liveStats.start
-	stopLive := live.print(o.Live, o.Name)
-	cfg := schedule.Config{Pattern: o.Pattern, Pool: o.Pool, MaxLateness: o.MaxLateness, Warmup: o.Warmup, Drain: o.Drain}
+	l.live.t0.Store(mono.Now() + 1<<62) // set by the first op: see liveStats.start
+	stopLive := l.live.print(o.Live, o.Name)
+	cfg := schedule.Config{Pattern: o.Pattern, Pool: o.Pool, MaxLateness: o.MaxLateness, Warmup: o.Warmup, Drain: o.Drain,
+		Recorded: l.acct.recorded, Dropped: l.acct.dropped}
 	var res *schedule.Result
+	var err error
 	if o.Kind == LoadPublish {
-		// Publishing is pipelined: an op writes its EVENT and returns; the
-		// OK, matched by id on the connection's reader, completes it. No
-		// goroutine waits per event, so the client's CPU goes to sending.
-		var nextConn atomic.Int64
-		res, err = schedule.RunAsync(ctx, cfg, func(_ context.Context, intended int64, _ int, done func(schedule.Outcome)) {
-			live.start(intended)
-			finish := func(out schedule.Outcome) {
-				now := mono.Now()
-				if out.Sent == 0 {
-					out.Sent = now
-				}
-				if out.Done == 0 {
-					out.Done = now
-				}
-				live.finish(intended, out)
-				done(out)
-			}
-			k := nextEv.Add(1) - 1
-			if evs == nil || k >= int64(len(evs.raw)) {
-				finish(schedule.Outcome{Err: errNoEvent})
-				return
-			}
-			cn := pool.get(int(nextConn.Add(1) - 1))
-			bytesSent.Add(int64(len(evs.raw[k])))
-			if err := cn.SendEvent(evs.ids[k], evs.raw[k], func(ok wire.OK) {
-				out := schedule.Outcome{Sent: ok.Sent, Done: ok.Recv}
-				switch {
-				case ok.Err != nil:
-					out.Err = ok.Err
-				case ok.Accepted:
-					out.Accepted = true
-				default:
-					out.Refused = string(ok.Class)
-				}
-				finish(out)
-			}); err != nil {
-				finish(schedule.Outcome{Err: err})
-			}
-		})
+		res, err = schedule.RunAsync(l.pctx, cfg, l.startPublish)
 	} else {
-		res, err = schedule.Run(ctx, cfg, op)
+		res, err = schedule.RunSlots(l.pctx, cfg, l.op)
 	}
-	cpu := CPUTime() - cpu0
-	schedP99 := schedLatencyP99(sched0, schedLatencies())
+	m.cpu = CPUTime() - cpu0
+	m.schedP99 = schedLatencyP99(sched0, schedLatencies())
 	stopLive()
-	var relay *results.Resources
 	if end != nil {
-		relay = end()
+		m.relay = end()
 	}
-	if err != nil {
-		return ph, err
-	}
+	return res, m, err
+}
 
-	ph = res.Phase(o.Name)
+// buildLoadPhase assembles the phase: the scheduler's measurement, the
+// accounts (which set the outcome counts), the connections, the groups of a
+// mixed load and what limited it.
+func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, plan *loadPlan, l *loadOps, m loadMeasure) results.Phase {
+	ph := res.Phase(o.Name)
 	ph.Params["kind"] = o.Kind
 	ph.Params["connections"] = o.Connections
 	ph.Params["timeout"] = o.Timeout.String()
-	ph.Params["ops_planned"] = total
-	if nPub > 0 {
-		ph.Params["events_signed"] = nPub
+	ph.Params["ops_planned"] = plan.total
+	if plan.nPub > 0 {
+		ph.Params["events_signed"] = plan.nPub
 		ph.Params["size"] = o.Size
-		ph.Counts["bytes_sent"] = bytesSent.Load()
+		ph.Counts["bytes_sent"] = l.bytesSent.Load()
 	}
 	if o.Kind == LoadMixed {
 		ph.Params["mix"] = fmt.Sprintf("%d:%d", o.PublishParts, o.QueryParts)
 	}
-	if nQuery > 0 {
+	if plan.nQuery > 0 {
 		ph.Params["query_limit"] = o.Limit
-		ph.Params["distinct_filters"] = len(filters)
-		ph.Counts["events_returned"] = returned.Load()
+		ph.Params["distinct_filters"] = len(plan.filters)
+		ph.Counts["events_returned"] = l.returned.Load()
 	}
-	all, redials, redialErrs := pool.stats()
-	addConnStats(ctx, &ph, all)
+	for _, led := range l.acct.ledgers() {
+		ph.Accounts = append(ph.Accounts, led.Result())
+	}
+	loadCounts(&ph)
+	loadStopNotes(&ph, l.acct, res)
+	all, redials, redialErrs := l.pool.stats()
+	addConnStats(user, &ph, all)
 	if redials > 0 || redialErrs > 0 {
 		ph.Counts["reconnects"] = redials
 		ph.Counts["reconnect_failures"] = redialErrs
-		ph.Notes = append(ph.Notes, fmt.Sprintf("connections were lost during the load: %d redialed, %d redials failed; ops on a lost connection failed until it was back (see errors)", redials, redialErrs))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("connections were lost during the load: %d redialed, %d redials failed; ops on a lost connection got no reply until it was back (connection lost in the outcomes)", redials, redialErrs))
 	}
-	for _, name := range []string{LoadPublish, LoadQuery} {
-		if ks := kinds[name]; ks != nil {
-			ph.Groups = append(ph.Groups, ks.group(name, ph.Duration))
+	for name, op := range map[string]string{LoadPublish: results.OpEvent, LoadQuery: results.OpQuery} {
+		if ks, a := l.kinds[name], ph.Account(op); ks != nil && a != nil {
+			ph.Groups = append(ph.Groups, ks.group(name, ph.Duration, *a))
 		}
 	}
-	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
-	if relay != nil {
-		relay.ClientCPUSecs = ph.Resources.ClientCPUSecs
-		ph.Resources = relay
+	sort.Slice(ph.Groups, func(i, j int) bool { return ph.Groups[i].Name < ph.Groups[j].Name }) // publish, query
+	ph.Resources = &results.Resources{ClientCPUSecs: m.cpu.Seconds()}
+	if m.relay != nil {
+		m.relay.ClientCPUSecs = ph.Resources.ClientCPUSecs
+		ph.Resources = m.relay
 	}
-	if schedP99 > 0 {
-		ph.Counts["client_sched_p99_ns"] = int64(schedP99)
+	if m.schedP99 > 0 {
+		ph.Counts["client_sched_p99_ns"] = int64(m.schedP99)
 	}
-	judgeLoad(&ph, res, schedP99)
-	return ph, ctx.Err()
+	judgeLoad(&ph, res, m.schedP99)
+	return ph
+}
+
+// loadCounts sets the outcome counters from the accounts: accepted,
+// refused (and Refused by class), timed_out, conn_lost, failed (timed out +
+// connection lost), dropped (WhyClientDrop), not_run (other), canceled;
+// planned is every slot of the pattern, intended those reached.
+func loadCounts(ph *results.Phase) {
+	var t results.Account
+	t.RefusedBy, t.NotRunBy = map[string]int64{}, map[string]int64{}
+	for _, a := range ph.Accounts {
+		t.Requested += a.Requested
+		t.Accepted += a.Accepted
+		t.Refused += a.Refused
+		t.TimedOut += a.TimedOut
+		t.ConnLost += a.ConnLost
+		t.NotRun += a.NotRun
+		t.Cancelled += a.Cancelled
+		for k, v := range a.RefusedBy {
+			t.RefusedBy[k] += v
+		}
+		for k, v := range a.NotRunBy {
+			t.NotRunBy[k] += v
+		}
+	}
+	c := ph.Counts
+	c["planned"] = t.Requested
+	c["accepted"], c["refused"] = t.Accepted, t.Refused
+	c["timed_out"], c["conn_lost"], c["failed"] = t.TimedOut, t.ConnLost, t.TimedOut+t.ConnLost
+	c["dropped"] = t.NotRunBy[WhyClientDrop]
+	c["not_run"] = t.NotRun - c["dropped"]
+	c["canceled"] = t.Cancelled
+	delete(c, "unfinished") // settled: timed out (no reply by the drain's end), cancelled or not run
+	ph.Refused = nil
+	if len(t.RefusedBy) > 0 {
+		ph.Refused = t.RefusedBy
+	}
+}
+
+// loadStopNotes says why a phase stopped early, and replaces the
+// scheduler's "interrupted" note when it was the relay's doing.
+func loadStopNotes(ph *results.Phase, a *loadAccount, res *schedule.Result) {
+	ph.Aborted = a.wd.Aborted()
+	if ph.Aborted == "" {
+		return
+	}
+	ph.Notes = dropPrefixed(ph.Notes, "interrupted after")
+	ph.Notes = append([]string{fmt.Sprintf("stopped early after %v: %s; the %d slots not started are not run (phase aborted)",
+		roundLat(time.Duration(res.End-res.Start)), ph.Aborted, ph.Counts["planned"]-res.Intended+res.Canceled)}, ph.Notes...)
 }
 
 // connPool holds the load's connections. A connection the relay closed is
@@ -630,14 +920,14 @@ func schedLatencyP99(a, b *rtmetrics.Float64Histogram) time.Duration {
 	return 0
 }
 
-// kindStats are one op kind's measurements in a mixed load, sharded by
-// worker so that workers rarely share a lock.
+// kindStats are one op kind's latencies in a mixed load (accepted ops),
+// sharded by worker so that workers rarely share a lock; its counts come
+// from the kind's account.
 type kindStats struct{ shards [8]kindShard }
 
 type kindShard struct {
-	mu                      sync.Mutex
-	lat, unc                *metrics.Histogram
-	accepted, refused, fail int64
+	mu       sync.Mutex
+	lat, unc *metrics.Histogram
 }
 
 func newKindStats() *kindStats {
@@ -649,25 +939,19 @@ func newKindStats() *kindStats {
 }
 
 func (ks *kindStats) record(w int, intended, warmEnd int64, out schedule.Outcome) {
+	if out.Err != nil || !out.Accepted {
+		return
+	}
 	s := &ks.shards[w%len(ks.shards)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case out.Err != nil:
-		s.fail++
-		return
-	case out.Accepted:
-		s.accepted++
-	default:
-		s.refused++
-	}
 	if intended >= warmEnd {
 		s.lat.Record(out.Done - intended)
 		s.unc.Record(out.Done - out.Sent)
 	}
 }
 
-func (ks *kindStats) group(name string, dur int64) results.Group {
+func (ks *kindStats) group(name string, dur int64, a results.Account) results.Group {
 	lat, unc := metrics.NewHistogram(), metrics.NewHistogram()
 	g := results.Group{Name: name, Counts: map[string]int64{}, Rates: map[string]float64{}}
 	for i := range ks.shards {
@@ -675,11 +959,12 @@ func (ks *kindStats) group(name string, dur int64) results.Group {
 		s.mu.Lock()
 		lat.Merge(s.lat)
 		unc.Merge(s.unc)
-		g.Counts["accepted"] += s.accepted
-		g.Counts["refused"] += s.refused
-		g.Counts["failed"] += s.fail
 		s.mu.Unlock()
 	}
+	g.Counts["accepted"], g.Counts["refused"] = a.Accepted, a.Refused
+	g.Counts["failed"] = a.TimedOut + a.ConnLost
+	g.Counts["dropped"] = a.NotRunBy[WhyClientDrop]
+	g.Counts["canceled"] = a.Cancelled
 	if dur > 0 {
 		g.Rates["accepted_per_sec"] = float64(g.Counts["accepted"]) / (float64(dur) / 1e9)
 	}
@@ -775,11 +1060,11 @@ func (l *liveStats) finish(intended int64, out schedule.Outcome) {
 	case out.Err != nil:
 		l.failed[s].Add(1)
 		return
-	case out.Accepted:
-		l.accepted[s].Add(1)
-	default:
+	case !out.Accepted:
 		l.refused[s].Add(1)
+		return // the latency shown is of accepted ops
 	}
+	l.accepted[s].Add(1)
 	h := &l.hist[s%liveRing]
 	h.mu.Lock()
 	if h.sec == s {

@@ -20,12 +20,24 @@ func constant(t *testing.T, rate float64, d time.Duration) schedule.Pattern {
 	return p
 }
 
-// checkBalance asserts every intended op ended in exactly one outcome.
+// checkBalance asserts every slot of the pattern ended in exactly one
+// outcome: each account balances, the accounts cover every planned slot and
+// the counts mirror them.
 func checkBalance(t *testing.T, ph results.Phase) {
 	t.Helper()
 	c := ph.Counts
-	if sum := c["accepted"] + c["refused"] + c["failed"] + c["dropped"] + c["canceled"] + c["unfinished"]; sum != c["intended"] {
-		t.Errorf("outcomes add up to %d, intended %d: %v", sum, c["intended"], c)
+	var requested int64
+	for _, a := range ph.Accounts {
+		if !a.Balanced() {
+			t.Errorf("account not balanced: %+v", a)
+		}
+		requested += a.Requested
+	}
+	if len(ph.Accounts) == 0 || requested != c["planned"] {
+		t.Errorf("accounts %+v cover %d slots, %d planned", ph.Accounts, requested, c["planned"])
+	}
+	if sum := c["accepted"] + c["refused"] + c["failed"] + c["dropped"] + c["not_run"] + c["canceled"]; sum != c["planned"] {
+		t.Errorf("outcomes add up to %d, planned %d: %v", sum, c["planned"], c)
 	}
 }
 

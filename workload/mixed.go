@@ -12,6 +12,7 @@ import (
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
@@ -37,28 +38,42 @@ type MixedOptions struct {
 	Progress func(part string)
 }
 
-// mixedPart is what one part measured.
-type mixedPart struct {
-	name                 string
-	start, end           int64
-	pub                  *results.Phase // publishing side (nil: not run)
-	okHist               *metrics.Histogram
-	recs                 []*queryRecord
-	eose, eoseInt, first *metrics.Histogram
-	queries, failed      int64
-	lateQueries          int64
-	cpu                  time.Duration
-}
-
 // Mixed runs publishers and queriers at once, each open loop at its own
 // rate, after running each side alone for the same duration as a baseline.
 // It reports both sides' throughput and latency alone and together (Groups
 // "publish/alone", "query/alone", "publish/together", "query/together") and
-// the ratios together/alone. Query answers are checked for validity and
-// filter match (what the relay should return changes while events arrive,
-// so missing events are not judged).
+// the ratios together/alone.
+//
+// Every EVENT and every REQ ends in one outcome, in the phase's event and
+// query accounts (summed over the parts; each group carries its part's
+// split). Answers to queries issued while events arrive are checked for
+// validity, filter match and duplicates (what they should hold changes as
+// they run). Missing events are caught after the publishers stop: every
+// event the relay accepted is read back by id (a "read" account) and
+// checked against the accepted set, so a relay that loses events fails
+// verification.
 func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (results.Phase, error) {
 	ph := results.Phase{Name: "mixed", Workload: "mixed"}
+	o.defaults()
+	e, err := newMixedEnv(ctx, url, c, &o)
+	if err != nil {
+		return ph, err
+	}
+	defer e.close()
+	var parts []*mixedPart
+	for _, spec := range []mixedSpec{{"publish/alone", true, false, 0}, {"query/alone", false, true, 0}, {"together", true, true, e.perPart}} {
+		if ctx.Err() != nil || mixedAborted(parts) != "" {
+			parts = append(parts, e.skipPart(ctx, spec, mixedAborted(parts)))
+			continue
+		}
+		parts = append(parts, e.runPart(ctx, spec))
+	}
+	rb := e.readBack(ctx, parts)
+	buildMixedPhase(ctx, &ph, e, parts, rb)
+	return ph, ctx.Err()
+}
+
+func (o *MixedOptions) defaults() {
 	if o.Duration <= 0 {
 		o.Duration = 5 * time.Second
 	}
@@ -86,266 +101,536 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
+}
+
+// mixedEnv is what every part uses: the fresh events, the filters' source
+// and the connections (a lost one is redialed before the next part).
+type mixedEnv struct {
+	o        *MixedOptions
+	url      string
+	b        *shapeBuilder
+	fresh    *Fresh
+	perPart  int // events scheduled per publishing part
+	nQ       int // queries scheduled per querying part
+	pubConns []*wire.Conn
+	qConns   []*wire.Conn
+	all      []*wire.Conn // every connection dialed, for the stats
+	connErrs []string
+}
+
+func newMixedEnv(ctx context.Context, url string, c *corpus.Corpus, o *MixedOptions) (*mixedEnv, error) {
+	e := &mixedEnv{o: o, url: url}
 	source := o.Source
 	if len(source) == 0 {
 		source = c.Events
 	}
-	b, err := newShapeBuilder(source, o.Limit, o.Seed)
-	if err != nil {
-		return ph, err
+	var err error
+	if e.b, err = newShapeBuilder(source, o.Limit, o.Seed); err != nil {
+		return nil, err
 	}
-	perPart := max(1, int(o.PublishRate*o.Duration.Seconds()))
+	e.perPart = max(1, int(o.PublishRate*o.Duration.Seconds()))
+	e.nQ = max(1, int(o.QueryRate*o.Duration.Seconds()))
 	nonce := RunNonce()
-	fresh, err := NewFresh(ctx, c, FreshSpec{Count: 2 * perPart, Size: o.Size, Seed: o.Seed, Channels: ChannelNames(o.Seed, nonce, 4)}, nonce)
-	if err != nil {
-		return ph, err
+	if e.fresh, err = NewFresh(ctx, c, FreshSpec{Count: 2 * e.perPart, Size: o.Size, Seed: o.Seed, Channels: ChannelNames(o.Seed, nonce, 4)}, nonce); err != nil {
+		return nil, err
 	}
-	nQ := max(1, int(o.QueryRate*o.Duration.Seconds()))
-	filters := func() []*queryRecord {
-		recs := make([]*queryRecord, 0, nQ)
-		for i := 0; len(recs) < nQ && i < nQ*4; i++ {
-			shape := Shapes[i%len(Shapes)]
-			if f, ok := b.build(shape); ok {
-				recs = append(recs, &queryRecord{shape: shape, filter: f})
-			}
-		}
-		return recs
+	if e.pubConns, err = wire.DialPool(ctx, url, o.Publishers, e.pubDial()); err != nil {
+		return nil, fmt.Errorf("publishers: %w", err)
 	}
-	dial := o.Dial
-	dial.OKTimeout = o.Timeout
-	pubConns, err := wire.DialPool(ctx, url, o.Publishers, dial)
-	if err != nil {
-		return ph, fmt.Errorf("publishers: %w", err)
+	if e.qConns, err = wire.DialPool(ctx, url, o.Queriers, o.Dial); err != nil {
+		closeAll(e.pubConns)
+		return nil, fmt.Errorf("queriers: %w", err)
 	}
-	defer closeAll(pubConns)
-	qConns, err := wire.DialPool(ctx, url, o.Queriers, o.Dial)
-	if err != nil {
-		return ph, fmt.Errorf("queriers: %w", err)
-	}
-	defer closeAll(qConns)
+	e.all = append(append([]*wire.Conn(nil), e.pubConns...), e.qConns...)
+	return e, nil
+}
 
-	var parts []*mixedPart
-	run := func(name string, pub, query bool, first int) *mixedPart {
-		if o.Progress != nil {
-			o.Progress(name)
+func (e *mixedEnv) pubDial() wire.Options {
+	d := e.o.Dial
+	d.OKTimeout = e.o.Timeout
+	return d
+}
+
+func (e *mixedEnv) close() { closeAll(e.all) }
+
+// redial replaces the lost connections of conns (once each, before a part).
+func (e *mixedEnv) redial(ctx context.Context, conns []*wire.Conn, dial wire.Options) {
+	for i, cn := range conns {
+		if cn.Err() == nil || ctx.Err() != nil {
+			continue
 		}
-		p := &mixedPart{name: name, eose: metrics.NewHistogram(), eoseInt: metrics.NewHistogram(), first: metrics.NewHistogram()}
-		var recs []*queryRecord
-		if query {
-			recs = filters()
+		nc, err := wire.Dial(ctx, e.url, dial)
+		if err != nil {
+			e.connErrs = verify.AppendUnique(e.connErrs, "redial after a lost connection failed: "+err.Error())
+			continue
 		}
-		cpu0 := CPUTime()
-		p.start = mono.Now()
-		stopAt := p.start + int64(o.Duration)
-		var wg sync.WaitGroup
-		if pub {
+		conns[i] = nc
+		e.all = append(e.all, nc)
+	}
+}
+
+// filters draws the part's queries, cycling through the shapes.
+func (e *mixedEnv) filters() []*queryRecord {
+	recs := make([]*queryRecord, 0, e.nQ)
+	for i := 0; len(recs) < e.nQ && i < e.nQ*4; i++ {
+		shape := Shapes[i%len(Shapes)]
+		if f, ok := e.b.build(shape); ok {
+			recs = append(recs, &queryRecord{shape: shape, filter: f})
+		}
+	}
+	return recs
+}
+
+// mixedSpec names a part and what runs in it.
+type mixedSpec struct {
+	name       string
+	pub, query bool
+	first      int // first fresh event number it publishes
+}
+
+// mixedPart is what one part measured.
+type mixedPart struct {
+	mixedSpec
+	ran                  bool
+	start, end           int64
+	pub                  *results.Phase // publishing side (nil: none)
+	okHist               *metrics.Histogram
+	accepted             []int // fresh event numbers the relay accepted
+	recs                 []*queryRecord
+	qled                 *outcome.Ledger // the part's queries (nil: none)
+	qwd                  *outcome.Watchdog
+	eose, eoseInt, first *metrics.Histogram
+	lateQueries          int64
+	cpu                  time.Duration
+	skipped              []results.Account // work of a part not run
+}
+
+// runPart runs one part: the publishers and/or the queriers, each on its
+// own schedule from the part's start, for o.Duration.
+func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
+	o := e.o
+	if o.Progress != nil {
+		o.Progress(spec.name)
+	}
+	p := &mixedPart{mixedSpec: spec, ran: true, eose: metrics.NewHistogram(), eoseInt: metrics.NewHistogram(), first: metrics.NewHistogram()}
+	e.redial(ctx, e.pubConns, e.pubDial())
+	e.redial(ctx, e.qConns, o.Dial)
+	qctx := ctx
+	if spec.query {
+		p.recs = e.filters()
+		p.qled = outcome.New(results.OpQuery, int64(e.nQ))
+		p.qled.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(e.nQ-len(p.recs)))
+		qctx, p.qwd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
+		defer p.qwd.Stop()
+	}
+	cpu0 := CPUTime()
+	p.start = mono.Now()
+	stopAt := p.start + int64(o.Duration)
+	var wg sync.WaitGroup
+	if spec.pub {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.pub, p.okHist, p.accepted = mixedPublish(ctx, e.pubConns, e.fresh, spec.first, e.perPart, *o, p.start, stopAt)
+		}()
+	}
+	if spec.query {
+		var mu sync.Mutex
+		for q := range e.qConns {
 			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p.pub, p.okHist = mixedPublish(ctx, pubConns, fresh, first, perPart, o, p.start, stopAt)
-			}()
+			go func() { defer wg.Done(); e.querier(ctx, qctx, p, q, &mu) }()
 		}
-		if query {
-			p.recs = recs
-			var mu sync.Mutex
-			for q, cn := range qConns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					eose, eoseInt, firstH := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
-					var n, failed, late int64
-					for k := q; k < len(recs) && ctx.Err() == nil; k += len(qConns) {
-						intended := p.start + int64(float64(k)*1e9/o.QueryRate)
-						if intended >= stopAt {
-							break
-						}
-						sleepUntil(ctx, intended)
-						if mono.Now()-intended > int64(time.Millisecond) {
-							late++
-						}
-						r := recs[k]
-						qctx, cancel := context.WithTimeout(ctx, o.Timeout)
-						qr, qerr := cn.Query(qctx, "m"+strconv.Itoa(q)+"-"+strconv.Itoa(k), []nostr.Filter{r.filter})
-						cancel()
-						r.raws = qr.Events
-						if qr.Ended == wire.EndEOSE {
-							r.ended = "eose"
-							r.latency = qr.End - qr.Sent
-							eose.Record(r.latency)
-							eoseInt.Record(qr.End - intended)
-							if qr.FirstEvent > 0 {
-								firstH.Record(qr.FirstEvent - qr.Sent)
-							}
-							n++
-						} else {
-							r.ended = string(qr.Ended)
-							r.err = string(qr.Ended)
-							if qerr != nil {
-								r.err = qerr.Error()
-							} else if qr.Reason != "" {
-								r.err = "CLOSED: " + qr.Reason
-							}
-							failed++
-						}
-						if cn.Err() != nil {
-							return
-						}
-					}
-					mu.Lock()
-					p.eose.Merge(eose)
-					p.eoseInt.Merge(eoseInt)
-					p.first.Merge(firstH)
-					p.queries += n
-					p.failed += failed
-					p.lateQueries += late
-					mu.Unlock()
-				}()
+	}
+	wg.Wait()
+	if p.qwd != nil {
+		p.qwd.Settle(p.qled, outcome.WhyConnGone)
+	}
+	p.end = max(mono.Now(), p.start+1)
+	if p.pub != nil {
+		p.end = max(p.end, p.start+p.pub.Duration)
+	}
+	p.cpu = CPUTime() - cpu0
+	return p
+}
+
+// querier runs querier q's share of the part's queries (every
+// len(qConns)-th, at its intended time), one REQ at a time, booking each.
+func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *sync.Mutex) {
+	o, cn := e.o, e.qConns[q]
+	eose, eoseInt, firstH := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
+	var late int64
+	for k := q; k < len(p.recs) && pctx.Err() == nil && cn.Err() == nil; k += len(e.qConns) {
+		intended := p.start + int64(float64(k)*1e9/o.QueryRate)
+		sleepUntil(pctx, intended)
+		if pctx.Err() != nil {
+			break
+		}
+		if mono.Now()-intended > int64(time.Millisecond) {
+			late++
+		}
+		r := p.recs[k]
+		qctx, cancel := context.WithTimeout(pctx, o.Timeout)
+		qr, err := cn.Query(qctx, "m"+strconv.Itoa(q)+"-"+strconv.Itoa(k), []nostr.Filter{r.filter})
+		cancel()
+		kind := bookQueryAnswer(user, p.qled, r, qr, err, o.Timeout)
+		p.qwd.Book(kind)
+		if kind == outcome.Accepted {
+			eose.Record(r.latency)
+			eoseInt.Record(qr.End - intended)
+			if r.first > 0 {
+				firstH.Record(r.first)
 			}
 		}
-		wg.Wait()
-		p.end = max(mono.Now(), p.start+1)
-		if p.pub != nil {
-			p.end = max(p.end, p.start+p.pub.Duration)
-		}
-		p.cpu = CPUTime() - cpu0
-		parts = append(parts, p)
-		return p
 	}
-	pubAlone := run("publish/alone", true, false, 0)
-	var qAlone, together *mixedPart
-	if ctx.Err() == nil {
-		qAlone = run("query/alone", false, true, 0)
-	}
-	if ctx.Err() == nil {
-		together = run("together", true, true, perPart)
-	}
+	mu.Lock()
+	defer mu.Unlock()
+	p.eose.Merge(eose)
+	p.eoseInt.Merge(eoseInt)
+	p.first.Merge(firstH)
+	p.lateQueries += late
+}
 
-	// Assemble the phase.
+// bookQueryAnswer books one REQ's end in led and keeps its answer in r for
+// verification: EOSE accepted; CLOSED refused (by class); no end timed out
+// or connection lost; stopped by the user cancelled, by the phase not run
+// (neither is verified).
+func bookQueryAnswer(user context.Context, led *outcome.Ledger, r *queryRecord, qr wire.QueryResult, err error, timeout time.Duration) outcome.Kind {
+	r.raws = qr.Events
+	if qr.FirstEvent > 0 {
+		r.first = qr.FirstEvent - qr.Sent
+	}
+	switch qr.Ended {
+	case wire.EndEOSE:
+		led.Add(outcome.Accepted, "")
+		r.ended, r.latency = "eose", qr.End-qr.Sent
+		return outcome.Accepted
+	case wire.EndClosed:
+		led.Add(outcome.Refused, outcome.RefusalClass(qr.Class))
+		r.ended, r.err = "closed", "CLOSED: "+qr.Reason
+		return outcome.Refused
+	}
+	if err == nil {
+		err = qr.Err
+	}
+	if err == nil {
+		err = wire.ErrClosed
+	}
+	k := led.BookErr(user, err)
+	switch k {
+	case outcome.TimedOut:
+		r.ended, r.err = string(wire.EndTimeout), fmt.Sprintf("no EOSE within %v", timeout)
+	case outcome.ConnLost:
+		r.ended, r.err = string(qr.Ended), "connection lost before EOSE: "+err.Error()
+	default: // cancelled by the user, or the phase stopped: not run
+		r.ended, r.err, r.raws = "", "", nil
+	}
+	return k
+}
+
+// skipPart books the work of a part that did not run: cancelled when the
+// user stopped the run, not run (phase aborted) when an earlier part
+// stopped for lack of progress.
+func (e *mixedEnv) skipPart(ctx context.Context, spec mixedSpec, aborted string) *mixedPart {
+	p := &mixedPart{mixedSpec: spec}
+	book := func(op string, n int) {
+		l := outcome.New(op, int64(n))
+		if ctx.Err() != nil {
+			l.Settle(outcome.Cancelled, "")
+		} else {
+			l.Settle(outcome.NotRun, outcome.WhyAborted)
+		}
+		p.skipped = append(p.skipped, l.Result())
+	}
+	if spec.pub {
+		book(results.OpEvent, e.perPart)
+	}
+	if spec.query {
+		book(results.OpQuery, e.nQ)
+	}
+	return p
+}
+
+// mixedAborted is why a part stopped for lack of progress ("" if none did).
+func mixedAborted(parts []*mixedPart) string {
+	for _, p := range parts {
+		if p.pub != nil && p.pub.Aborted != "" {
+			return p.name + ": " + p.pub.Aborted
+		}
+		if p.qwd != nil && p.qwd.Aborted() != "" {
+			return p.name + ": " + p.qwd.Aborted()
+		}
+	}
+	return ""
+}
+
+// mixedReadBack is the final read of every accepted event, by id.
+type mixedReadBack struct {
+	acct results.Account
+	ver  *results.Verification
+	errs []string
+}
+
+// readBackChunk is the most ids asked for in one REQ.
+const readBackChunk = 100
+
+// readBack asks the relay, once the publishers have stopped, for every event
+// it accepted during the phase, by id, and checks the answers against that
+// set: an event accepted but not returned is missing. Skipped (booked
+// cancelled or not run) when the run was interrupted or a part stalled.
+func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBack {
+	var accepted []*nostr.Event
+	for _, p := range parts {
+		for _, n := range p.accepted {
+			accepted = append(accepted, e.fresh.Events[n])
+		}
+	}
+	chunk := readBackChunk
+	if e.o.RelayCap > 0 {
+		chunk = min(chunk, e.o.RelayCap)
+	}
+	nReq := (len(accepted) + chunk - 1) / chunk
+	led := outcome.New(results.OpRead, int64(nReq))
+	rb := mixedReadBack{ver: &results.Verification{Verified: true}}
+	if ctx.Err() != nil || mixedAborted(parts) != "" || nReq == 0 {
+		led.SettleFor(ctx, outcome.WhyAborted)
+		rb.acct = led.Result()
+		return rb
+	}
+	if o := e.o; o.Progress != nil {
+		o.Progress("read-back")
+	}
+	e.redial(ctx, e.qConns, e.o.Dial)
+	pctx, wd := outcome.NewWatchdog(ctx, 3, "read-back REQs ended without EOSE (timed out or connection lost)")
+	defer wd.Stop()
+	model, sigs := verify.NewModel(accepted), verify.NewChecker()
+	for i := 0; i < nReq && pctx.Err() == nil && e.qConns[0].Err() == nil; i++ {
+		batch := accepted[i*chunk : min(len(accepted), (i+1)*chunk)]
+		e.readBackOne(ctx, pctx, batch, i, led, wd, model, sigs, &rb)
+	}
+	wd.Settle(led, outcome.WhyConnGone)
+	rb.acct = led.Result()
+	return rb
+}
+
+// readBackOne reads one batch of accepted events by id and verifies it.
+func (e *mixedEnv) readBackOne(user, pctx context.Context, batch []*nostr.Event, i int, led *outcome.Ledger, wd *outcome.Watchdog,
+	model *verify.Model, sigs *verify.Checker, rb *mixedReadBack) {
+	f := nostr.Filter{IDs: make([]string, len(batch)), Limit: len(batch)}
+	known := make(map[string]int, len(batch))
+	for j, ev := range batch {
+		f.IDs[j] = ev.ID
+		known[ev.ID] = j
+	}
+	qctx, cancel := context.WithTimeout(pctx, e.o.Timeout)
+	qr, err := e.qConns[0].Query(qctx, "rb-"+strconv.Itoa(i), []nostr.Filter{f})
+	cancel()
+	r := &queryRecord{filter: f}
+	k := bookQueryAnswer(user, led, r, qr, err, e.o.Timeout)
+	wd.Book(k)
+	if k != outcome.Accepted {
+		if r.err != "" {
+			rb.errs = verify.AppendUnique(rb.errs, "read-back: "+r.err)
+		}
+		return
+	}
+	var evs []*nostr.Event
+	var invalid int64
+	for _, raw := range r.raws {
+		if ev, ok := sigs.Check(raw); ok {
+			evs = append(evs, ev)
+		} else {
+			invalid++
+		}
+	}
+	one := verify.Answer(&f, evs, invalid, model, e.o.RelayCap)
+	verify.Add(rb.ver, &one)
+}
+
+// buildMixedPhase assembles the phase: the accounts, the groups of each
+// side alone and together, the verification and the ratios.
+func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts []*mixedPart, rb mixedReadBack) {
+	o := e.o
 	ph.Params = map[string]any{
 		"duration": o.Duration.String(), "publish_rate": o.PublishRate, "query_rate": o.QueryRate,
 		"publishers": o.Publishers, "queriers": o.Queriers, "window": o.Window, "size": o.Size,
 		"limit": o.Limit, "timeout": o.Timeout.String(),
 	}
-	ph.Start = mono.Time(parts[0].start)
 	ph.Counts = map[string]int64{}
 	ph.Refused = map[string]int64{}
 	ph.Latency = map[string]*results.Histogram{}
 	ph.Rates = map[string]float64{}
+	ph.Aborted = mixedAborted(parts)
 	var cpu time.Duration
 	var allRecs []*queryRecord
 	for _, p := range parts {
+		if !p.ran {
+			continue
+		}
+		if ph.Start.IsZero() {
+			ph.Start = mono.Time(p.start)
+		}
 		ph.Duration += p.end - p.start
 		cpu += p.cpu
 		allRecs = append(allRecs, p.recs...)
 	}
-	ver := verifyQueries(allRecs, nil, o.RelayCap)
-	ver.total.Notes = dropPrefixed(ver.total.Notes, "nothing was published in this run")
-	ver.total.Notes = append(ver.total.Notes, "events arrive while the queries run, so answers are checked for validity, filter match and duplicates only (not for missing events)")
-	ph.Verification = ver.total
-	// Validity, filter match and duplicates were checked for every answer.
-	ph.Verification.Verified = ph.Verification.Checked > 0
-
-	pubGroup := func(p *mixedPart, suffix string) (float64, *metrics.Histogram) {
-		if p == nil || p.pub == nil {
-			return 0, nil
-		}
-		g := results.Group{Name: "publish/" + suffix, Counts: p.pub.Counts, Rates: p.pub.Rates, Latency: p.pub.Latency}
-		ph.Groups = append(ph.Groups, g)
-		for k, v := range p.pub.Counts {
-			ph.Counts["publish_"+suffix+"_"+k] = v
-		}
-		ph.Errors = verify.AppendUnique(ph.Errors, p.pub.Errors...)
-		for _, n := range p.pub.Notes {
-			ph.Notes = append(ph.Notes, "publish/"+suffix+": "+n)
-		}
-		return p.pub.Rates["events_per_sec"], p.okHist
-	}
-	queryGroup := func(p *mixedPart, suffix string) (float64, *metrics.Histogram) {
-		if p == nil || p.recs == nil {
-			return 0, nil
-		}
-		secs := float64(p.end-p.start) / 1e9
-		g := results.Group{Name: "query/" + suffix, Counts: map[string]int64{"queries": p.queries, "failed": p.failed, "late_start": p.lateQueries},
-			Rates: map[string]float64{}, Latency: map[string]*results.Histogram{"eose": p.eose.Result(), "eose_from_intended": p.eoseInt.Result()}}
-		if p.first.Count() > 0 {
-			g.Latency["first_event"] = p.first.Result()
-		}
-		var returned int64
-		for _, r := range p.recs {
-			returned += int64(len(r.raws))
-			if r.err != "" {
-				ph.Errors = verify.AppendUnique(ph.Errors, "query: "+r.err)
-			}
-		}
-		g.Counts["events_returned"] = returned
-		if secs > 0 {
-			g.Rates["queries_per_sec"] = float64(p.queries) / secs
-		}
-		if p.queries > 0 {
-			g.Rates["events_per_query"] = float64(returned) / float64(p.queries)
-		}
-		ph.Groups = append(ph.Groups, g)
-		ph.Counts["query_"+suffix+"_queries"] = p.queries
-		ph.Counts["query_"+suffix+"_failed"] = p.failed
-		return g.Rates["queries_per_sec"], p.eose
-	}
-	pa, okAlone := pubGroup(pubAlone, "alone")
-	qa, eoseAlone := queryGroup(qAlone, "alone")
-	pt, okTog := pubGroup(together, "together")
-	qt, eoseTog := queryGroup(together, "together")
-	if okTog != nil {
-		ph.Latency["ok"] = okTog.Result()
-	}
-	if eoseTog != nil {
-		ph.Latency["eose"] = eoseTog.Result()
-	}
-	if okAlone != nil {
-		ph.Latency["ok_alone"] = okAlone.Result()
-	}
-	if eoseAlone != nil {
-		ph.Latency["eose_alone"] = eoseAlone.Result()
-	}
-	ph.Rates["events_per_sec_alone"], ph.Rates["queries_per_sec_alone"] = pa, qa
-	ph.Rates["events_per_sec"], ph.Rates["queries_per_sec"] = pt, qt
-	ratio := func(name string, a, b float64, unit string) {
-		if a > 0 && b > 0 {
-			ph.Rates[name] = b / a
-			ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%s %s alone, %s together)", strings.ReplaceAll(name, "_", " "), b/a, fmtNum(a), unit, fmtNum(b)))
-		}
-	}
-	latRatio := func(name string, a, b int64) {
-		if a > 0 && b > 0 {
-			ph.Rates[name] = float64(b) / float64(a)
-			ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", strings.ReplaceAll(name, "_", " "), float64(b)/float64(a), time.Duration(a).Round(time.Microsecond), time.Duration(b).Round(time.Microsecond)))
-		}
-	}
-	ratio("publish_throughput_ratio", pa, pt, "events/s")
-	ratio("query_throughput_ratio", qa, qt, "queries/s")
-	if okAlone != nil && okTog != nil && okAlone.Count() > 0 && okTog.Count() > 0 {
-		latRatio("ok_p50_ratio", okAlone.Quantile(50), okTog.Quantile(50))
-		latRatio("ok_p99_ratio", okAlone.Quantile(99), okTog.Quantile(99))
-	}
-	if eoseAlone != nil && eoseTog != nil && eoseAlone.Count() > 0 && eoseTog.Count() > 0 {
-		latRatio("eose_p50_ratio", eoseAlone.Quantile(50), eoseTog.Quantile(50))
-		latRatio("eose_p99_ratio", eoseAlone.Quantile(99), eoseTog.Quantile(99))
-	}
-	addConnStats(ctx, &ph, append(append([]*wire.Conn(nil), pubConns...), qConns...))
-	judgeClientCPU(&ph, cpu)
+	ph.Accounts = mixedAccounts(parts, rb.acct)
+	ph.Counts["read_back_events"] = rb.ver.Returned
+	ph.Verification = mixedVerification(allRecs, o.RelayCap, rb)
+	ph.Errors = verify.AppendUnique(ph.Errors, e.connErrs...)
+	ph.Errors = verify.AppendUnique(ph.Errors, rb.errs...)
+	mixedGroups(ph, parts)
+	addConnStats(ctx, ph, e.all)
+	judgeClientCPU(ph, cpu)
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("three parts of %v each: publish alone (%.0f events/s over %d connections), query alone (%.0f queries/s over %d connections, one REQ at a time each), then both together", o.Duration, o.PublishRate, o.Publishers, o.QueryRate, o.Queriers),
 		"open loop: sends and REQs follow a schedule; ok_from_intended and eose_from_intended count from the scheduled time, so a stalled client or relay shows up in them",
-		"duration is the sum of the three parts",
+		"duration is the sum of the three parts (the final read-back is not timed)",
 	)
 	if ctx.Err() != nil {
-		ph.Notes = append(ph.Notes, "interrupted: later parts did not run")
+		ph.Notes = append(ph.Notes, "interrupted: the work not done is cancelled (later parts did not run, nothing was read back)")
 	}
-	return ph, ctx.Err()
+}
+
+// mixedAccounts sums the parts' accounts into one per kind of operation
+// (event, query), then the read-back's.
+func mixedAccounts(parts []*mixedPart, readBack results.Account) []results.Account {
+	var ev, q results.Account
+	for _, p := range parts {
+		if p.pub != nil {
+			addToAccount(&ev, p.pub.Account(results.OpEvent))
+		}
+		if p.qled != nil {
+			a := p.qled.Result()
+			addToAccount(&q, &a)
+		}
+		for i := range p.skipped {
+			if p.skipped[i].Op == results.OpEvent {
+				addToAccount(&ev, &p.skipped[i])
+			} else {
+				addToAccount(&q, &p.skipped[i])
+			}
+		}
+	}
+	return []results.Account{ev, q, readBack}
+}
+
+// mixedVerification checks the queries' answers (validity, filter match,
+// duplicates) and adds the read-back's (missing and extra too).
+func mixedVerification(recs []*queryRecord, relayCap int, rb mixedReadBack) *results.Verification {
+	ver := verifyQueries(recs, nil, relayCap).total
+	ver.Notes = dropPrefixed(ver.Notes, "nothing was published in this run")
+	ver.Notes = append(ver.Notes, "events arrive while the queries run, so their answers are checked for validity, filter match and duplicates only; missing events are checked by reading back every accepted event by id once the publishers stopped")
+	verify.Add(ver, rb.ver)
+	if rb.acct.Accepted < rb.acct.Requested {
+		ver.Notes = append(ver.Notes, fmt.Sprintf("%d of %d read-back REQs did not end with EOSE: the events they asked for were not checked", rb.acct.Requested-rb.acct.Accepted, rb.acct.Requested))
+	}
+	ver.Verified = ver.Checked > 0
+	verify.Finish(ver)
+	return ver
+}
+
+// mixedGroups adds each side's group per part, the headline latencies and
+// rates, and the together/alone ratios.
+func mixedGroups(ph *results.Phase, parts []*mixedPart) {
+	pa, okAlone := mixedPubGroup(ph, parts[0], "alone")
+	qa, eoseAlone := mixedQueryGroup(ph, parts[1], "alone")
+	pt, okTog := mixedPubGroup(ph, parts[2], "together")
+	qt, eoseTog := mixedQueryGroup(ph, parts[2], "together")
+	for name, h := range map[string]*metrics.Histogram{"ok": okTog, "eose": eoseTog, "ok_alone": okAlone, "eose_alone": eoseAlone} {
+		if h != nil {
+			ph.Latency[name] = h.Result()
+		}
+	}
+	ph.Rates["events_per_sec_alone"], ph.Rates["queries_per_sec_alone"] = pa, qa
+	ph.Rates["events_per_sec"], ph.Rates["queries_per_sec"] = pt, qt
+	mixedRatio(ph, "publish_throughput_ratio", pa, pt, "events/s")
+	mixedRatio(ph, "query_throughput_ratio", qa, qt, "queries/s")
+	for _, hs := range []struct {
+		name       string
+		alone, tog *metrics.Histogram
+	}{{"ok", okAlone, okTog}, {"eose", eoseAlone, eoseTog}} {
+		if hs.alone != nil && hs.tog != nil && hs.alone.Count() > 0 && hs.tog.Count() > 0 {
+			mixedLatRatio(ph, hs.name+"_p50_ratio", hs.alone.Quantile(50), hs.tog.Quantile(50))
+			mixedLatRatio(ph, hs.name+"_p99_ratio", hs.alone.Quantile(99), hs.tog.Quantile(99))
+		}
+	}
+}
+
+// pubGroup adds a part's publishing side as a group; it returns its
+// accepted rate and OK latency (accepted events only).
+func mixedPubGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *metrics.Histogram) {
+	if p.pub == nil {
+		return 0, nil
+	}
+	g := results.Group{Name: "publish/" + suffix, Counts: p.pub.Counts, Rates: p.pub.Rates, Latency: p.pub.Latency}
+	ph.Groups = append(ph.Groups, g)
+	for k, v := range p.pub.Counts {
+		ph.Counts["publish_"+suffix+"_"+k] = v
+	}
+	for k, v := range p.pub.Refused {
+		ph.Refused[k] += v
+	}
+	ph.Errors = verify.AppendUnique(ph.Errors, p.pub.Errors...)
+	for _, n := range p.pub.Notes {
+		ph.Notes = append(ph.Notes, "publish/"+suffix+": "+n)
+	}
+	return p.pub.Rates["events_per_sec"], p.okHist
+}
+
+// queryGroup adds a part's querying side as a group, its counts from the
+// part's query account; it returns its EOSE rate and latency.
+func mixedQueryGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *metrics.Histogram) {
+	if p.qled == nil {
+		return 0, nil
+	}
+	a := p.qled.Result()
+	secs := float64(p.end-p.start) / 1e9
+	g := results.Group{Name: "query/" + suffix, Rates: map[string]float64{},
+		Counts: map[string]int64{"requested": a.Requested, "queries": a.Accepted, "refused": a.Refused, "timed_out": a.TimedOut,
+			"failed": a.TimedOut + a.ConnLost + a.Refused, "not_run": a.NotRun, "cancelled": a.Cancelled, "late_start": p.lateQueries},
+		Latency: map[string]*results.Histogram{"eose": p.eose.Result(), "eose_from_intended": p.eoseInt.Result()}}
+	if p.first.Count() > 0 {
+		g.Latency["first_event"] = p.first.Result()
+	}
+	var returned int64
+	for _, r := range p.recs {
+		returned += int64(len(r.raws))
+		if r.err != "" {
+			ph.Errors = verify.AppendUnique(ph.Errors, "query: "+r.err)
+		}
+	}
+	g.Counts["events_returned"] = returned
+	if secs > 0 {
+		g.Rates["queries_per_sec"] = float64(a.Accepted) / secs
+	}
+	if a.Accepted > 0 {
+		g.Rates["events_per_query"] = float64(returned) / float64(a.Accepted)
+	}
+	ph.Groups = append(ph.Groups, g)
+	ph.Counts["query_"+suffix+"_queries"] = a.Accepted
+	ph.Counts["query_"+suffix+"_failed"] = g.Counts["failed"]
+	return g.Rates["queries_per_sec"], p.eose
+}
+
+func mixedRatio(ph *results.Phase, name string, a, b float64, unit string) {
+	if a > 0 && b > 0 {
+		ph.Rates[name] = b / a
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%s %s alone, %s together)", strings.ReplaceAll(name, "_", " "), b/a, fmtNum(a), unit, fmtNum(b)))
+	}
+}
+
+func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
+	if a > 0 && b > 0 {
+		ph.Rates[name] = float64(b) / float64(a)
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", strings.ReplaceAll(name, "_", " "), float64(b)/float64(a), time.Duration(a).Round(time.Microsecond), time.Duration(b).Round(time.Microsecond)))
+	}
 }
 
 // mixedPublish publishes fresh events first…first+n-1 open loop at
-// o.PublishRate until stopAt and returns the publishing side as a phase.
-func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64) (*results.Phase, *metrics.Histogram) {
-	plan := &livePlan{conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start), okLatencySeries: true}
+// o.PublishRate until stopAt and returns the publishing side as a phase,
+// its OK latency (accepted events) and the events the relay accepted.
+func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64) (*results.Phase, *metrics.Histogram, []int) {
+	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start), okLatencySeries: true}
 	plan.order = make([][]int, len(conns))
 	plan.intended = make([][]int64, len(conns))
 	for k := 0; k < n; k++ {
@@ -358,12 +643,18 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	end := max(out.lastOK.Load(), start+1)
 	ph := &results.Phase{Duration: end - start, Counts: map[string]int64{}, Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}}
 	hist := publishSummary(ph, out, n)
-	if ns := ph.Counts["not_sent"]; ns > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of %d scheduled events were still unsent when the part ended (the client or the relay fell behind the schedule)", ns, n))
+	if cut := out.cut.Load(); cut > 0 {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of %d scheduled events were still unsent when the part ended (the client or the relay fell behind the schedule; not requested)", cut, n))
 	}
 	secs := float64(ph.Duration) / 1e9
 	ph.Rates = map[string]float64{"events_per_sec": float64(ph.Counts["accepted"]) / secs, "intended_per_sec": o.PublishRate}
-	return ph, hist
+	var accepted []int
+	for k := first; k < first+n; k++ {
+		if out.outcomes[k] == Accepted {
+			accepted = append(accepted, k)
+		}
+	}
+	return ph, hist, accepted
 }
 
 func dropPrefixed(list []string, prefix string) []string {

@@ -27,7 +27,7 @@ var workloadArgs = map[string][]string{
 	"burst":     {"burst", "--bursts", "2", "--burst-size", "100", "--every", "500ms", "--between-rate", "20", "--timeout", "1s"},
 	"lifecycle": {"lifecycle", "--timing-events", "80", "--timeout", "1s", "--read-timeout", "500ms"},
 	"sweep":     {"sweep", "--sizes", "256,1024", "--events", "100", "--grace", "500ms", "--timeout", "1s"},
-	"load":      {"load", "--events", "300", "--load-base", "100", "--load-duration", "2s", "--timeout", "1s"},
+	"load":      {"load", "--events", "300", "--load-base", "100", "--load-duration", "2s", "--load-connections", "2", "--timeout", "1s"},
 	"find-max":  {"find-max", "--start-rate", "200", "--max-rate", "800", "--step-duration", "1s", "--max-steps", "3", "--timeout", "1s"},
 }
 
