@@ -145,6 +145,9 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 			incomplete = append(incomplete, s)
 		}
 	}
+	if search && ph.Rates["max_rate"] == 0 && !ph.ClientLimited && ph.Aborted == "" {
+		incomplete = append(incomplete, "no rate passed: the relay did not sustain even the lowest rate tried")
+	}
 	if ph.Aborted != "" && !strings.HasPrefix(ph.Aborted, "interrupted") {
 		incomplete = append(incomplete, "stopped early: "+ph.Aborted)
 	}

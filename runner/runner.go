@@ -225,6 +225,13 @@ func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCo
 	}
 	end := begin(probe)
 	phases, err := w.Run(ctx, env)
+	if len(phases) == 0 && ctx.Err() != nil {
+		// Stopped by the user before it measured anything: say so, so the
+		// results show the workload was asked for and cancelled.
+		phases = []results.Phase{{Name: w.Name, Workload: w.Name, Counts: map[string]int64{},
+			Aborted: "interrupted before it started: cancelled by the user, nothing of it ran"}}
+		err = ctx.Err()
+	}
 	var relay *results.Resources
 	if end != nil {
 		relay = end()

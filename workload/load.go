@@ -616,6 +616,15 @@ func (l *loadOps) measure() (*schedule.Result, loadMeasure, error) {
 // mixed load and what limited it.
 func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, plan *loadPlan, l *loadOps, m loadMeasure) results.Phase {
 	ph := res.Phase(o.Name)
+	// Ops ended because the phase stopped are in the account (cancelled or
+	// not run): they are no relay error.
+	kept := ph.Errors[:0]
+	for _, e := range ph.Errors {
+		if !strings.HasSuffix(e, errStopped.Error()) && !strings.HasSuffix(e, context.Canceled.Error()) {
+			kept = append(kept, e)
+		}
+	}
+	ph.Errors = kept
 	ph.Params["kind"] = o.Kind
 	ph.Params["connections"] = o.Connections
 	ph.Params["timeout"] = o.Timeout.String()

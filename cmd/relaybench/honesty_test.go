@@ -54,6 +54,7 @@ var (
 	ok         = []int{judge.Passed}
 	wrong      = []int{judge.WrongAnswers}
 	incomplete = []int{judge.Incomplete}
+	searchable = []int{judge.Passed, judge.Incomplete}
 	readers    = []string{"run", "subscribe", "lifecycle", "sweep", "mixed"}
 )
 
@@ -68,19 +69,21 @@ func readersAre(st []int, others []int) map[string][]int {
 var misbehaviours = []misbehaviour{
 	{"honest", testrelay.Config{Verify: true}, statuses(ok, nil)},
 	{"loses events", testrelay.Config{Verify: true, DropEvery: 7}, readersAre(wrong, ok)},
-	{"rate-limits", testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, statuses(incomplete, nil)},
+	// find-max searches for the rate a relay sustains: under refusals or
+	// lost connections it may honestly find one (exit 0) or none (exit 4).
+	{"rate-limits", testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, statuses(incomplete, map[string][]int{"find-max": searchable})},
 	{"corrupts signatures", testrelay.Config{Verify: true, InvalidEvery: 5}, readersAre(wrong, ok)},
 	{"never sends EOSE", testrelay.Config{Verify: true, NoEOSE: true}, readersAre(incomplete, ok)},
 	{"never OKs", testrelay.Config{Verify: true, NeverOK: true}, statuses(incomplete, nil)},
 	{"sends garbage", testrelay.Config{Verify: true, GarbageEvery: 5}, statuses(wrong, nil)},
-	{"closes connections", testrelay.Config{Verify: true, CloseAfter: 40}, statuses(incomplete, map[string][]int{"run": {judge.Incomplete, judge.WrongAnswers}})},
+	{"closes connections", testrelay.Config{Verify: true, CloseAfter: 40}, statuses(incomplete, map[string][]int{"run": {judge.Incomplete, judge.WrongAnswers}, "find-max": searchable})},
 	{"delivers twice", testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	{"drops deliveries", testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	{"corrupts live deliveries", testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	// lifecycle's one subscription, and sweep's single channel, match every
 	// event they publish: they cannot see this fault.
 	{"delivers outside the filter", testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, statuses(ok, map[string][]int{"subscribe": wrong})},
-	{"rate-limits per connection", testrelay.Config{Verify: true, RateLimitAfter: 10}, statuses(incomplete, nil)},
+	{"rate-limits per connection", testrelay.Config{Verify: true, RateLimitAfter: 10}, statuses(incomplete, map[string][]int{"find-max": searchable})},
 	// subscribe and sweep send one REQ per connection: the fault never triggers.
 	{"stops sending EOSE", testrelay.Config{Verify: true, NoEOSEAfter: 3}, statuses(ok, map[string][]int{"run": incomplete, "lifecycle": incomplete, "mixed": incomplete})},
 	{"stops answering", testrelay.Config{Verify: true, StallAfter: 150}, statuses(incomplete, nil)},
@@ -221,6 +224,9 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 			cancelled := int64(0)
 			for _, r := range f.Runs {
 				for _, ph := range r.Phases {
+					if strings.HasPrefix(ph.Aborted, "interrupted") {
+						cancelled++ // a workload the interrupt stopped before it began
+					}
 					for _, a := range ph.Accounts {
 						cancelled += a.Cancelled
 						if a.TimedOut > 0 {

@@ -65,7 +65,7 @@ func (c *mixedCmd) Run(g *Globals) error {
 			pr.Phase.Notes = append(pr.Phase.Notes, "preload for the mixed workload: the corpus the queries are drawn from")
 			return []results.Phase{pr.Phase}, err
 		}}
-		if err := s.measure(preload, crp, nil); err != nil {
+		if err := s.measure(preload, crp, nil); err != nil && g.Ctx.Err() == nil {
 			return s.finish(c.Quiet, nil, err)
 		}
 	}
