@@ -71,16 +71,16 @@ type Machine struct {
 
 // Run is the measurement of one relay (one target) with one corpus.
 type Run struct {
-	Relay  Relay          `json:"relay"`
-	Corpus Corpus         `json:"corpus"`
-	Repeat int            `json:"repeat,omitempty"` // 1-based index when a run is repeated
-	Phases []Phase        `json:"phases"`
-	Errors []string       `json:"errors,omitempty"` // run-level failures (relay died, …)
+	Relay  Relay    `json:"relay"`
+	Corpus Corpus   `json:"corpus"`
+	Repeat int      `json:"repeat,omitempty"` // 1-based index when a run is repeated
+	Phases []Phase  `json:"phases"`
+	Errors []string `json:"errors,omitempty"` // run-level failures (relay died, …)
 	// Skipped says why this relay was not run at all (no binary, not
 	// installed): relaybench could not do the requested work.
-	Skipped string `json:"skipped,omitempty"`
-	Notes  []string       `json:"notes,omitempty"`  // caveats a reader must see
-	Params map[string]any `json:"params,omitempty"`
+	Skipped string         `json:"skipped,omitempty"`
+	Notes   []string       `json:"notes,omitempty"` // caveats a reader must see
+	Params  map[string]any `json:"params,omitempty"`
 }
 
 // Relay describes the relay under test.
