@@ -266,32 +266,7 @@ func sleepUntil(ctx context.Context, t int64) {
 func bookOK(user context.Context, out *liveOut, ok wire.OK, err error, pw *pubWorker, series *metrics.Series, latSeries bool, now int64) (Outcome, string) {
 	k, _ := out.led.Book(user, ok, err)
 	out.wd.Book(k)
-	switch k {
-	case outcome.Accepted:
-		lat := ok.Recv - ok.Sent
-		pw.hist.Record(lat)
-		series.Add(now, "accepted", 1)
-		if latSeries {
-			series.Latency(now, lat)
-		}
-		return Accepted, ""
-	case outcome.Refused:
-		pw.refHist.Record(ok.Recv - ok.Sent)
-		series.Add(now, "refused", 1)
-		if ok.Class == wire.ClassDuplicate {
-			return Duplicate, ok.Reason
-		}
-		return Refused, ok.Reason
-	case outcome.TimedOut:
-		series.Add(now, "timed_out", 1)
-		return TimedOut, "no OK before the deadline"
-	case outcome.ConnLost:
-		series.Add(now, "failed", 1)
-		return Failed, "connection lost before the OK"
-	case outcome.Cancelled:
-		return Cancelled, ""
-	}
-	return NotSent, ""
+	return credit(k, ok, pw, series, latSeries, now)
 }
 
 // publishSummary fills the publishing side of a phase: counts, refusals,

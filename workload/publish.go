@@ -412,35 +412,42 @@ func mergePublishers(ph *results.Phase, workers []*pubWorker, events int) (hist,
 
 // record books one OK (or its failure) for event idx.
 func (b *booker) record(ok wire.OK, err error, idx int, pw *pubWorker) {
-	now := mono.Now()
-	k, class := b.led.Book(b.user, ok, err)
+	k, _ := b.led.Book(b.user, ok, err)
 	b.wd.Book(k)
+	oc, reason := credit(k, ok, pw, b.series, true, mono.Now())
+	b.set(idx, oc, reason)
+}
+
+// credit records a booked OK in the publisher's histograms (accepted and
+// refused apart) and the series, and returns the per-event outcome and the
+// reason to keep.
+func credit(k outcome.Kind, ok wire.OK, pw *pubWorker, series *metrics.Series, latSeries bool, now int64) (Outcome, string) {
 	switch k {
 	case outcome.Accepted:
 		lat := ok.Recv - ok.Sent
 		pw.hist.Record(lat)
-		b.series.Add(now, "accepted", 1)
-		b.series.Latency(now, lat)
-		b.set(idx, Accepted, "")
+		series.Add(now, "accepted", 1)
+		if latSeries {
+			series.Latency(now, lat)
+		}
+		return Accepted, ""
 	case outcome.Refused:
 		pw.refHist.Record(ok.Recv - ok.Sent)
-		b.series.Add(now, "refused", 1)
-		if class == string(wire.ClassDuplicate) {
-			b.set(idx, Duplicate, ok.Reason)
-		} else {
-			b.set(idx, Refused, ok.Reason)
+		series.Add(now, "refused", 1)
+		if ok.Class == wire.ClassDuplicate {
+			return Duplicate, ok.Reason
 		}
+		return Refused, ok.Reason
 	case outcome.TimedOut:
-		b.series.Add(now, "timed_out", 1)
-		b.set(idx, TimedOut, "no OK before the deadline")
+		series.Add(now, "timed_out", 1)
+		return TimedOut, "no OK before the deadline"
 	case outcome.ConnLost:
-		b.series.Add(now, "failed", 1)
-		b.set(idx, Failed, "connection lost before the OK")
+		series.Add(now, "failed", 1)
+		return Failed, "connection lost before the OK"
 	case outcome.Cancelled:
-		b.set(idx, Cancelled, "")
-	case outcome.NotRun:
-		b.set(idx, NotSent, "")
+		return Cancelled, ""
 	}
+	return NotSent, ""
 }
 
 // addConnStats adds the connections' protocol counters to ph. OKs for
