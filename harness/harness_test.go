@@ -21,7 +21,7 @@ func TestCatalogParsesAndRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"embedded", "khatru-badger", "khatru-lmdb", "khatru-sqlite3", "khatru-memory", "sink",
+	want := []string{"embedded", "khatru-native", "khatru-badger", "khatru-lmdb", "khatru-sqlite3", "khatru-memory", "sink",
 		"relayer-postgres", "nostr-rs-relay-sqlite", "strfry", "orly", "wisp"}
 	have := map[string]Spec{}
 	for _, s := range specs {
@@ -465,7 +465,7 @@ func TestSelfStoresStart(t *testing.T) {
 	if self, _ := os.Executable(); selfBin(t) == self {
 		t.Skip("skipping: needs the relaybench binary (see the message above)")
 	}
-	for _, name := range []string{"embedded", "khatru-badger", "khatru-lmdb", "khatru-sqlite3"} {
+	for _, name := range []string{"embedded", "khatru-native", "khatru-badger", "khatru-lmdb", "khatru-sqlite3"} {
 		t.Run(name, func(t *testing.T) {
 			inst := startTest(t, name, StartOptions{})
 			end := inst.Begin()

@@ -251,7 +251,7 @@ func pathErr(err error) error {
 
 type targetFlags struct {
 	Relay      string `placeholder:"URL" help:"Relay to benchmark (ws://127.0.0.1:PORT). Default: start the embedded relay (khatru) on a free loopback port."`
-	Store      string `default:"badger" enum:"badger,lmdb,sqlite3,memory,sink" help:"Store of the embedded relay (when no --relay): badger, lmdb, sqlite3, memory, or sink (OKs everything, stores nothing: the client's ceiling)."`
+	Store      string `default:"native" enum:"native,badger,lmdb,sqlite3,memory,sink" help:"Store of the embedded relay (when no --relay): native (relaybench's own store, correct answers; the default), badger, lmdb, sqlite3, memory (eventstore v0.16.2, with known wrong answers), or sink (OKs everything, stores nothing: the client's ceiling)."`
 	IOperate   bool   `name:"i-operate-this-relay" help:"Allow a --relay outside 127.0.0.0/8: you state that you operate it."`
 	RelayCPUs  string `name:"relay-cpus" placeholder:"LIST" help:"Pin a relay started by relaybench to these CPUs (e.g. 1)."`
 	ClientCPUs string `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`

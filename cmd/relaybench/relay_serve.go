@@ -28,7 +28,7 @@ func init() {
 type relayServeCmd struct {
 	Addr     string `default:"127.0.0.1:0" help:"Address to listen on; port 0 picks a free port."`
 	DataDir  string `name:"data-dir" placeholder:"DIR" help:"Where the store keeps its files (kept on exit). Default: a new temporary directory, removed on exit."`
-	Store    string `default:"badger" enum:"badger,lmdb,sqlite3,memory,sink" help:"Event store: badger, lmdb, sqlite3, memory, or sink (OK everything, store nothing)."`
+	Store    string `default:"native" enum:"native,badger,lmdb,sqlite3,memory,sink" help:"Event store: native (relaybench's own, the default), badger, lmdb, sqlite3, memory, or sink (OK everything, store nothing)."`
 	IOperate bool   `name:"i-operate-this-relay" help:"Allow listening on a non-loopback address (load must only go to relays you operate)."`
 }
 

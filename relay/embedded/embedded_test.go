@@ -282,7 +282,7 @@ func fetchInfo(t *testing.T, httpURL string) infoDoc {
 // TestCapApplied checks that a query without a limit, or above the cap,
 // returns exactly MaxLimit events (badger alone would return a quarter).
 func TestCapApplied(t *testing.T) {
-	for _, store := range []string{"badger", "memory"} {
+	for _, store := range []string{"native", "badger", "memory"} {
 		t.Run(store, func(t *testing.T) {
 			r, _ := startRelay(t, store)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -415,8 +415,10 @@ func TestUnknownStore(t *testing.T) {
 	if _, err := New(Options{Store: "postgres"}); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("unknown store: got %v", err)
 	}
-	if _, err := New(Options{Store: "badger"}); err == nil {
-		t.Error("badger without a data dir: no error")
+	for _, store := range []string{"native", "badger"} {
+		if _, err := New(Options{Store: store}); err == nil {
+			t.Errorf("%s without a data dir: no error", store)
+		}
 	}
 }
 
@@ -424,7 +426,7 @@ func TestUnknownStore(t *testing.T) {
 // one pipelined connection (events signed before the timer starts). Run
 // with a fixed count, e.g. -bench Publish -benchtime 5000x.
 func BenchmarkPublish(b *testing.B) {
-	for _, store := range []string{"memory", "badger", "lmdb", "sqlite3"} {
+	for _, store := range []string{"native", "memory", "badger", "lmdb", "sqlite3"} {
 		b.Run(store, func(b *testing.B) {
 			r, err := New(Options{Store: store, DataDir: b.TempDir()})
 			if err != nil {
