@@ -171,6 +171,18 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	stopProgress()
 	wd.Settle(led, outcome.WhyConnGone)
 
+	res.Phase = publishPhase(ctx, c, indexes, o, res, workers, conns, bk, start, end, cpu)
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// publishPhase builds the publish phase from what the publishers measured:
+// the account, counters, OK latency of accepted events (refusals apart),
+// rates, series and notes.
+func publishPhase(ctx context.Context, c *corpus.Corpus, indexes []int, o PublishOptions, res *PublishResult,
+	workers []*pubWorker, conns []*wire.Conn, bk *booker, start, end int64, cpu time.Duration) results.Phase {
 	ph := results.Phase{
 		Name:     "publish",
 		Workload: "publish",
@@ -183,10 +195,10 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		Counts:   map[string]int64{},
 		Refused:  map[string]int64{},
 		Latency:  map[string]*results.Histogram{},
-		Aborted:  wd.Aborted(),
+		Aborted:  bk.wd.Aborted(),
 	}
 	hist, refHist := mergePublishers(&ph, workers, len(indexes))
-	bookAccount(&ph, led.Result())
+	bookAccount(&ph, bk.led.Result())
 	var accBytes int64
 	for _, idx := range indexes {
 		if res.Outcomes[idx] == Accepted {
@@ -214,11 +226,7 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	} else {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("pipelined: up to %d unacknowledged EVENTs per connection; OK latency is EVENT write → OK read of accepted events, so it includes the relay's queue", o.Window))
 	}
-	res.Phase = ph
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	return res, nil
+	return ph
 }
 
 // booker books the answers to published events: the ledger, the watchdog,

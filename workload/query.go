@@ -68,195 +68,236 @@ type queryRecord struct {
 // validity and filter match). source gives the events filters are drawn from.
 func Query(ctx context.Context, url string, model *verify.Model, source []*nostr.Event, o QueryOptions) (results.Phase, error) {
 	o.defaults()
-	var ph results.Phase
-	b, err := newShapeBuilder(source, o.Limit, o.Seed)
+	recs, err := buildQueries(source, o)
 	if err != nil {
-		return ph, err
-	}
-	// Build every filter before the clock starts.
-	recs := make([]*queryRecord, 0, o.Queries)
-	for i := 0; len(recs) < o.Queries && i < o.Queries*4; i++ {
-		shape := Shapes[i%len(Shapes)]
-		f, ok := b.build(shape)
-		if !ok {
-			continue
-		}
-		recs = append(recs, &queryRecord{shape: shape, filter: f})
+		return results.Phase{}, err
 	}
 	conns, err := wire.DialPool(ctx, url, o.Connections, o.Dial)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
-	defer func() { closeAll(conns) }()
+	q := &queryRun{user: ctx, url: url, o: o, recs: recs, conns: conns,
+		led: outcome.New(results.OpQuery, int64(o.Queries))}
+	defer func() { closeAll(q.conns) }()
+	q.led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(o.Queries-len(recs)))
+	var pctx context.Context
+	pctx, q.wd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
+	defer q.wd.Stop()
 
-	led := outcome.New(results.OpQuery, int64(o.Queries))
-	led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(o.Queries-len(recs)))
-	pctx, wd := outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
-	defer wd.Stop()
-	var next, done atomic.Int64
 	var wg sync.WaitGroup
-	var errMu sync.Mutex
-	var connErrs []string
 	cpu0 := CPUTime()
 	start := mono.Now()
-	series := metrics.NewSeries(start)
+	q.series = metrics.NewSeries(start)
 	for w := range conns {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			redials := 0
-			for n := 0; pctx.Err() == nil; n++ {
-				cn := conns[w]
-				if cn.Err() != nil {
-					// Redial a lost connection a few times; the queries it
-					// cannot run are settled as not run (connection gone).
-					if redials == maxRedials {
-						return
-					}
-					redials++
-					nc, err := wire.Dial(pctx, url, o.Dial)
-					if err != nil {
-						errMu.Lock()
-						connErrs = verify.AppendUnique(connErrs, "redial after a lost connection failed: "+err.Error())
-						errMu.Unlock()
-						return
-					}
-					errMu.Lock()
-					conns[w] = nc
-					errMu.Unlock()
-					cn = nc
-				}
-				k := next.Add(1) - 1
-				if k >= int64(len(recs)) {
-					return
-				}
-				r := recs[k]
-				qctx, cancel := context.WithTimeout(pctx, o.Timeout)
-				qr, err := cn.Query(qctx, "q"+strconv.Itoa(w)+"-"+strconv.Itoa(n), []nostr.Filter{r.filter})
-				cancel()
-				now := mono.Now()
-				r.raws = qr.Events
-				if qr.FirstEvent > 0 {
-					r.first = qr.FirstEvent - qr.Sent
-				}
-				var kind outcome.Kind
-				switch qr.Ended {
-				case wire.EndEOSE:
-					kind = outcome.Accepted
-					led.Add(kind, "")
-					r.latency = qr.End - qr.Sent
-					r.ended = "eose"
-					series.Add(now, "queries", 1)
-					series.Latency(now, r.latency)
-				case wire.EndClosed:
-					kind = outcome.Refused
-					led.Add(kind, outcome.RefusalClass(qr.Class))
-					r.ended = "closed"
-					r.err = "CLOSED: " + qr.Reason
-					series.Add(now, "failed", 1)
-				default:
-					if err == nil {
-						err = qr.Err
-					}
-					if err == nil {
-						err = wire.ErrClosed
-					}
-					kind = led.BookErr(ctx, err)
-					r.ended = string(qr.Ended)
-					switch kind {
-					case outcome.TimedOut:
-						r.ended = string(wire.EndTimeout)
-						r.err = fmt.Sprintf("no EOSE within %v", o.Timeout)
-						series.Add(now, "failed", 1)
-					case outcome.ConnLost:
-						r.err = "connection lost before EOSE: " + err.Error()
-						series.Add(now, "failed", 1)
-					default: // cancelled by the user, or the phase stopped: not run
-						r.ended, r.err = "", ""
-						r.raws = nil
-					}
-				}
-				wd.Book(kind)
-				if d := done.Add(1); o.Progress != nil && d%10 == 0 {
-					o.Progress(d)
-				}
-			}
-		}()
+		go func() { defer wg.Done(); q.worker(pctx, w) }()
 	}
 	wg.Wait()
 	end := mono.Now()
 	cpu := CPUTime() - cpu0
 	if o.Progress != nil {
-		o.Progress(done.Load())
+		o.Progress(q.done.Load())
 	}
-	wd.Settle(led, outcome.WhyConnGone)
+	q.wd.Settle(q.led, outcome.WhyConnGone)
+	ph := q.phase(start, end, cpu)
+	shapeGroups(&ph, recs, verifyQueries(recs, model, o.RelayCap))
+	return ph, ctx.Err()
+}
 
-	ph = results.Phase{
+// buildQueries draws every filter before the clock starts, rotating through
+// the shapes.
+func buildQueries(source []*nostr.Event, o QueryOptions) ([]*queryRecord, error) {
+	b, err := newShapeBuilder(source, o.Limit, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]*queryRecord, 0, o.Queries)
+	for i := 0; len(recs) < o.Queries && i < o.Queries*4; i++ {
+		shape := Shapes[i%len(Shapes)]
+		if f, ok := b.build(shape); ok {
+			recs = append(recs, &queryRecord{shape: shape, filter: f})
+		}
+	}
+	return recs, nil
+}
+
+// queryRun is one query phase in progress: connections, the queries, their
+// ledger and watchdog.
+type queryRun struct {
+	user     context.Context
+	url      string
+	o        QueryOptions
+	recs     []*queryRecord
+	connMu   sync.Mutex
+	conns    []*wire.Conn
+	connErrs []string
+	led      *outcome.Ledger
+	wd       *outcome.Watchdog
+	series   *metrics.Series
+	next     atomic.Int64
+	done     atomic.Int64
+}
+
+// worker runs queries one at a time on connection w until none is left or
+// the phase stops.
+func (q *queryRun) worker(ctx context.Context, w int) {
+	redials := 0
+	for n := 0; ctx.Err() == nil; n++ {
+		cn := q.conn(ctx, w, &redials)
+		if cn == nil {
+			return
+		}
+		k := q.next.Add(1) - 1
+		if k >= int64(len(q.recs)) {
+			return
+		}
+		r := q.recs[k]
+		qctx, cancel := context.WithTimeout(ctx, q.o.Timeout)
+		qr, err := cn.Query(qctx, "q"+strconv.Itoa(w)+"-"+strconv.Itoa(n), []nostr.Filter{r.filter})
+		cancel()
+		q.wd.Book(q.book(r, qr, err))
+		if d := q.done.Add(1); q.o.Progress != nil && d%10 == 0 {
+			q.o.Progress(d)
+		}
+	}
+}
+
+// conn is connection w, dialled again (up to maxRedials times) when the relay
+// dropped it; nil when it is gone for good: its queries are then left to the
+// other connections or settled as not run.
+func (q *queryRun) conn(ctx context.Context, w int, redials *int) *wire.Conn {
+	q.connMu.Lock()
+	cn := q.conns[w]
+	q.connMu.Unlock()
+	if cn.Err() == nil {
+		return cn
+	}
+	if *redials == maxRedials {
+		return nil
+	}
+	*redials++
+	nc, err := wire.Dial(ctx, q.url, q.o.Dial)
+	q.connMu.Lock()
+	defer q.connMu.Unlock()
+	if err != nil {
+		q.connErrs = verify.AppendUnique(q.connErrs, "redial after a lost connection failed: "+err.Error())
+		return nil
+	}
+	q.conns[w] = nc
+	return nc
+}
+
+// book books how one REQ ended and keeps what verification needs.
+func (q *queryRun) book(r *queryRecord, qr wire.QueryResult, err error) outcome.Kind {
+	now := mono.Now()
+	r.raws = qr.Events
+	if qr.FirstEvent > 0 {
+		r.first = qr.FirstEvent - qr.Sent
+	}
+	switch qr.Ended {
+	case wire.EndEOSE:
+		q.led.Add(outcome.Accepted, "")
+		r.latency = qr.End - qr.Sent
+		r.ended = "eose"
+		q.series.Add(now, "queries", 1)
+		q.series.Latency(now, r.latency)
+		return outcome.Accepted
+	case wire.EndClosed:
+		q.led.Add(outcome.Refused, outcome.RefusalClass(qr.Class))
+		r.ended, r.err = "closed", "CLOSED: "+qr.Reason
+		q.series.Add(now, "failed", 1)
+		return outcome.Refused
+	}
+	if err == nil {
+		err = qr.Err
+	}
+	if err == nil {
+		err = wire.ErrClosed
+	}
+	kind := q.led.BookErr(q.user, err)
+	switch kind {
+	case outcome.TimedOut:
+		r.ended, r.err = string(wire.EndTimeout), fmt.Sprintf("no EOSE within %v", q.o.Timeout)
+		q.series.Add(now, "failed", 1)
+	case outcome.ConnLost:
+		r.ended, r.err = string(qr.Ended), "connection lost before EOSE: "+err.Error()
+		q.series.Add(now, "failed", 1)
+	default: // cancelled by the user, or the phase stopped: not run
+		r.ended, r.err, r.raws = "", "", nil
+	}
+	return kind
+}
+
+// phase is the query phase's frame: parameters, window, account, protocol
+// counters.
+func (q *queryRun) phase(start, end int64, cpu time.Duration) results.Phase {
+	ph := results.Phase{
 		Name:     "query",
 		Workload: "query",
 		Params: map[string]any{
-			"queries": len(recs), "limit": o.Limit, "connections": o.Connections,
-			"timeout": o.Timeout.String(), "shapes": Shapes,
+			"queries": len(q.recs), "limit": q.o.Limit, "connections": q.o.Connections,
+			"timeout": q.o.Timeout.String(), "shapes": Shapes,
 		},
 		Start:     mono.Time(start),
 		Duration:  end - start,
 		Counts:    map[string]int64{"queries": 0, "failed": 0, "timed_out": 0, "events_returned": 0},
-		Aborted:   wd.Aborted(),
+		Aborted:   q.wd.Aborted(),
 		Latency:   map[string]*results.Histogram{},
-		Series:    series.Result(end),
+		Series:    q.series.Result(end),
 		Resources: &results.Resources{ClientCPUSecs: cpu.Seconds()},
 	}
-	addConnStats(ctx, &ph, conns)
-	ph.Errors = verify.AppendUnique(ph.Errors, connErrs...)
-	a := led.Result()
+	addConnStats(q.user, &ph, q.conns)
+	ph.Errors = verify.AppendUnique(ph.Errors, q.connErrs...)
+	a := q.led.Result()
 	ph.Accounts = append(ph.Accounts, a)
 	ph.Counts["cancelled"] = a.Cancelled
 	ph.Counts["not_run"] = a.NotRun
 	ph.Counts["refused"] = a.Refused
-	ver := verifyQueries(recs, model, o.RelayCap)
+	return ph
+}
 
+// shapeGroups fills the phase's counts, latency, rates and per-shape groups
+// from the queries that ran, with their verification.
+func shapeGroups(ph *results.Phase, recs []*queryRecord, ver queryVerification) {
 	all, allFirst := metrics.NewHistogram(), metrics.NewHistogram()
 	groups := map[string]*results.Group{}
-	groupHists := map[string]*metrics.Histogram{}
-	groupBusy := map[string]int64{} // time spent in each shape's queries
+	hists := map[string]*metrics.Histogram{}
+	busy := map[string]int64{} // time spent in each shape's queries
 	for _, r := range recs {
 		if r.ended == "" && r.err == "" {
-			continue // never run (interrupted)
+			continue // never run (interrupted, or the phase stopped)
 		}
 		g := groups[r.shape]
 		if g == nil {
 			g = &results.Group{Name: r.shape, Counts: map[string]int64{"queries": 0, "failed": 0, "events_returned": 0}, Latency: map[string]*results.Histogram{}}
-			groups[r.shape] = g
-			groupHists[r.shape] = metrics.NewHistogram()
-			groupBusy[r.shape] = 0
+			groups[r.shape], hists[r.shape] = g, metrics.NewHistogram()
 		}
 		g.Counts["events_returned"] += int64(len(r.raws))
 		ph.Counts["events_returned"] += int64(len(r.raws))
-		if r.ended == "eose" {
-			g.Counts["queries"]++
-			ph.Counts["queries"]++
-			all.Record(r.latency)
-			groupHists[r.shape].Record(r.latency)
-			groupBusy[r.shape] += r.latency
-			if r.first > 0 {
-				allFirst.Record(r.first)
-			}
-		} else {
+		if r.ended != "eose" {
 			g.Counts["failed"]++
 			ph.Counts["failed"]++
 			if r.ended == string(wire.EndTimeout) {
 				ph.Counts["timed_out"]++
 			}
 			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" query: "+r.err)
+			continue
+		}
+		g.Counts["queries"]++
+		ph.Counts["queries"]++
+		all.Record(r.latency)
+		hists[r.shape].Record(r.latency)
+		busy[r.shape] += r.latency
+		if r.first > 0 {
+			allFirst.Record(r.first)
 		}
 	}
 	ph.Latency["eose"] = all.Result()
 	if allFirst.Count() > 0 {
 		ph.Latency["first_event"] = allFirst.Result()
 	}
-	secs := float64(ph.Duration) / 1e9
 	ph.Rates = map[string]float64{}
-	if secs > 0 {
+	if secs := float64(ph.Duration) / 1e9; secs > 0 {
 		ph.Rates["queries_per_sec"] = float64(ph.Counts["queries"]) / secs
 	}
 	for _, s := range Shapes {
@@ -264,12 +305,12 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 		if g == nil {
 			continue
 		}
-		g.Latency["eose"] = groupHists[s].Result()
+		g.Latency["eose"] = hists[s].Result()
 		// Per shape: its queries divided by the time spent in them (REQ
 		// write to EOSE), i.e. that shape's rate on one connection.
 		g.Rates = map[string]float64{}
-		if busy := groupBusy[s]; busy > 0 {
-			g.Rates["queries_per_sec"] = float64(g.Counts["queries"]) / (float64(busy) / 1e9)
+		if b := busy[s]; b > 0 {
+			g.Rates["queries_per_sec"] = float64(g.Counts["queries"]) / (float64(b) / 1e9)
 		}
 		g.Verification = ver.byShape[s]
 		ph.Groups = append(ph.Groups, *g)
@@ -279,7 +320,6 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 		ph.Verification.Notes = append(ph.Verification.Notes,
 			fmt.Sprintf("%d queries did not end with EOSE (CLOSED, timeout or connection loss): their answers are incomplete and were not verified; the outcomes line says which", n))
 	}
-	return ph, ctx.Err()
 }
 
 type queryVerification struct {
