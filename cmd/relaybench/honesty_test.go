@@ -40,6 +40,7 @@ type misbehaviour struct {
 	name   string
 	cfg    testrelay.Config
 	status map[string][]int // workload → allowed statuses; "*" for the others
+	seed   string           // corpus and fresh-event seed ("": 1)
 }
 
 func statuses(def []int, by map[string][]int) map[string][]int {
@@ -67,28 +68,30 @@ func readersAre(st []int, others []int) map[string][]int {
 }
 
 var misbehaviours = []misbehaviour{
-	{"honest", testrelay.Config{Verify: true}, statuses(ok, nil)},
-	{"loses events", testrelay.Config{Verify: true, DropEvery: 7}, readersAre(wrong, ok)},
+	{name: "honest", cfg: testrelay.Config{Verify: true}, status: statuses(ok, nil)},
+	{name: "honest, seed 2", cfg: testrelay.Config{Verify: true}, status: statuses(ok, nil), seed: "2"},
+	{name: "honest, seed 3", cfg: testrelay.Config{Verify: true}, status: statuses(ok, nil), seed: "3"},
+	{name: "loses events", cfg: testrelay.Config{Verify: true, DropEvery: 7}, status: readersAre(wrong, ok)},
 	// find-max searches for the rate a relay sustains: under refusals or
 	// lost connections it may honestly find one (exit 0) or none (exit 4).
-	{"rate-limits", testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, statuses(incomplete, map[string][]int{"find-max": searchable})},
-	{"corrupts signatures", testrelay.Config{Verify: true, InvalidEvery: 5}, readersAre(wrong, ok)},
-	{"never sends EOSE", testrelay.Config{Verify: true, NoEOSE: true}, readersAre(incomplete, ok)},
-	{"never OKs", testrelay.Config{Verify: true, NeverOK: true}, statuses(incomplete, nil)},
-	{"sends garbage", testrelay.Config{Verify: true, GarbageEvery: 5}, statuses(wrong, nil)},
-	{"closes connections", testrelay.Config{Verify: true, CloseAfter: 40}, statuses(incomplete, map[string][]int{"run": {judge.Incomplete, judge.WrongAnswers}, "find-max": searchable})},
-	{"delivers twice", testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
-	{"drops deliveries", testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
-	{"corrupts live deliveries", testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
+	{name: "rate-limits", cfg: testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, status: statuses(incomplete, map[string][]int{"find-max": searchable})},
+	{name: "corrupts signatures", cfg: testrelay.Config{Verify: true, InvalidEvery: 5}, status: readersAre(wrong, ok)},
+	{name: "never sends EOSE", cfg: testrelay.Config{Verify: true, NoEOSE: true}, status: readersAre(incomplete, ok)},
+	{name: "never OKs", cfg: testrelay.Config{Verify: true, NeverOK: true}, status: statuses(incomplete, nil)},
+	{name: "sends garbage", cfg: testrelay.Config{Verify: true, GarbageEvery: 5}, status: statuses(wrong, nil)},
+	{name: "closes connections", cfg: testrelay.Config{Verify: true, CloseAfter: 40}, status: statuses(incomplete, map[string][]int{"run": {judge.Incomplete, judge.WrongAnswers}, "find-max": searchable})},
+	{name: "delivers twice", cfg: testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
+	{name: "drops deliveries", cfg: testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
+	{name: "corrupts live deliveries", cfg: testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
 	// lifecycle's one subscription, and sweep's single channel, match every
 	// event they publish: they cannot see this fault.
-	{"delivers outside the filter", testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, statuses(ok, map[string][]int{"subscribe": wrong})},
-	{"rate-limits per connection", testrelay.Config{Verify: true, RateLimitAfter: 10}, statuses(incomplete, map[string][]int{"find-max": searchable})},
+	{name: "delivers outside the filter", cfg: testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, status: statuses(ok, map[string][]int{"subscribe": wrong})},
+	{name: "rate-limits per connection", cfg: testrelay.Config{Verify: true, RateLimitAfter: 10}, status: statuses(incomplete, map[string][]int{"find-max": searchable})},
 	// subscribe and sweep send one REQ per connection: the fault never triggers.
-	{"stops sending EOSE", testrelay.Config{Verify: true, NoEOSEAfter: 3}, statuses(ok, map[string][]int{"run": incomplete, "lifecycle": incomplete, "mixed": incomplete})},
-	{"stops answering", testrelay.Config{Verify: true, StallAfter: 150}, statuses(incomplete, nil)},
-	{"dies mid-phase", testrelay.Config{Verify: true, KillAfterEvents: 60}, statuses(incomplete, nil)},
-	{"answers outside the filter", testrelay.Config{Verify: true, ExtraEvents: 2}, statuses(ok, map[string][]int{"run": wrong, "mixed": wrong, "lifecycle": {judge.Passed, judge.WrongAnswers}, "subscribe": {judge.Passed, judge.WrongAnswers}, "sweep": {judge.Passed, judge.WrongAnswers}})},
+	{name: "stops sending EOSE", cfg: testrelay.Config{Verify: true, NoEOSEAfter: 3}, status: statuses(ok, map[string][]int{"run": incomplete, "lifecycle": incomplete, "mixed": incomplete})},
+	{name: "stops answering", cfg: testrelay.Config{Verify: true, StallAfter: 150}, status: statuses(incomplete, nil)},
+	{name: "dies mid-phase", cfg: testrelay.Config{Verify: true, KillAfterEvents: 60}, status: statuses(incomplete, nil)},
+	{name: "answers outside the filter", cfg: testrelay.Config{Verify: true, ExtraEvents: 2}, status: statuses(ok, map[string][]int{"run": wrong, "mixed": wrong, "lifecycle": {judge.Passed, judge.WrongAnswers}, "subscribe": {judge.Passed, judge.WrongAnswers}, "sweep": {judge.Passed, judge.WrongAnswers}})},
 }
 
 // TestEveryWorkloadAgainstEveryMisbehaviour runs each workload against each
@@ -110,6 +113,9 @@ func TestEveryWorkloadAgainstEveryMisbehaviour(t *testing.T) {
 				out := t.TempDir()
 				path := filepath.Join(out, "r.json")
 				args := append(append([]string{}, workloadArgs[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
+				if m.seed != "" {
+					args = append(args, "--seed", m.seed)
+				}
 				res := runBin(t, bin, 2*time.Minute, args...)
 				want := m.status[w]
 				if want == nil {
