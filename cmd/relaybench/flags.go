@@ -299,12 +299,26 @@ func (f *benchFlags) config(extra []runner.Workload, clientCPUs string, prog *pr
 
 // params records the flags in the results file.
 func (f *benchFlags) params() map[string]any {
-	return map[string]any{
-		"events": f.Events, "size": f.Size, "seed": f.Seed, "authors": f.Authors,
-		"concurrency": f.Concurrency, "mode": f.Mode, "window": f.Window,
-		"queries": f.Queries, "query_limit": f.QueryLimit, "query_concurrency": f.QueryConcurrency,
-		"skip_publish": f.SkipPublish, "skip_query": f.SkipQuery, "workloads": f.Workloads,
+	// Only the parameters that shaped the run, each once: a skipped phase's
+	// flags did not take effect, and no workloads means none.
+	p := map[string]any{"events": f.Events, "size": f.Size, "seed": f.Seed, "authors": f.Authors}
+	if f.SkipPublish {
+		p["skip_publish"] = true
+	} else {
+		p["concurrency"], p["mode"] = f.Concurrency, f.Mode
+		if f.Mode == "pipeline" {
+			p["window"] = f.Window
+		}
 	}
+	if f.SkipQuery {
+		p["skip_query"] = true
+	} else {
+		p["queries"], p["query_limit"], p["query_concurrency"] = f.Queries, f.QueryLimit, f.QueryConcurrency
+	}
+	if len(f.Workloads) > 0 {
+		p["workloads"] = f.Workloads
+	}
+	return p
 }
 
 // Flag validation.

@@ -461,3 +461,18 @@ func TestJSONToStdoutIsPureJSON(t *testing.T) {
 		t.Errorf("a results file was written too: %v", files)
 	}
 }
+
+// The header's parameters are those that shaped the run, each once.
+func TestParamsOnlyWhatTookEffect(t *testing.T) {
+	var f benchFlags
+	f.Events, f.Mode, f.Queries, f.SkipQuery = 10, "wait", 100, true
+	p := f.params()
+	for _, k := range []string{"queries", "query_limit", "workloads", "window"} {
+		if _, ok := p[k]; ok {
+			t.Errorf("%s in %v", k, p)
+		}
+	}
+	if p["skip_query"] != true || p["mode"] != "wait" {
+		t.Errorf("%v", p)
+	}
+}
