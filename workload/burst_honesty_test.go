@@ -134,16 +134,7 @@ func TestBurstConnectionsClosed(t *testing.T) {
 func TestBurstCancelledMidPhase(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true, OKDelay: 5 * time.Millisecond})
 	defer r.Close()
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	go func() {
-		for r.Stats().Events < 50 {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-	}()
-	stamp := make(chan time.Time, 1)
-	go func() { <-ctx.Done(); stamp <- time.Now() }()
+	ctx, stamp := cancelAfterEvents(t, r, 50)
 	o := smallBurst
 	o.Bursts, o.Every, o.Timeout = 30, 500*time.Millisecond, 10*time.Second
 	ph, err := Burst(ctx, r.URL(), testKeys(t), o)

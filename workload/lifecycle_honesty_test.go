@@ -227,16 +227,7 @@ func TestLifecycleConnectionsClosed(t *testing.T) {
 func TestLifecycleCancelledMidPhase(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
 	defer r.Close()
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	go func() {
-		for r.Stats().Events < 5 {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-	}()
-	stamp := make(chan time.Time, 1)
-	go func() { <-ctx.Done(); stamp <- time.Now() }()
+	ctx, stamp := cancelAfterEvents(t, r, 5)
 	ph, err := Lifecycle(ctx, r.URL(), testKeys(t), LifecycleOptions{Events: 200, Size: 100, Timeout: 10 * time.Second, ReadTimeout: 2 * time.Second})
 	returned := time.Now()
 	if !errors.Is(err, context.Canceled) {

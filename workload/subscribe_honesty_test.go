@@ -274,16 +274,7 @@ func TestSubscribeSomeSubscriptionsRefused(t *testing.T) {
 func TestSubscribeCancelledMidPublish(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
 	defer r.Close()
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	go func() {
-		for r.Stats().Events < 5 {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-	}()
-	stamp := make(chan time.Time, 1)
-	go func() { <-ctx.Done(); stamp <- time.Now() }()
+	ctx, stamp := cancelAfterEvents(t, r, 5)
 	o := subHonest
 	o.Events, o.Grace, o.Timeout = 200, 30*time.Second, 30*time.Second
 	ph, err := Subscribe(ctx, r.URL(), testKeys(t), o)
