@@ -12,7 +12,10 @@ package harness
 import (
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +38,10 @@ const (
 	KindGoBuild Kind = "go-build" // harness/relays/<source>, built with its own pinned go.mod
 	KindCargo   Kind = "cargo"    // a crate from crates.io, built with cargo
 	KindBinary  Kind = "binary"   // a binary the user supplies
+	// KindCommand is a relay started from a command template given on the
+	// command line (compare --relays NAME=COMMAND); see CommandSpec. A
+	// catalog file cannot use it.
+	KindCommand Kind = "command"
 )
 
 // Spec is one relay setup from the catalog.
@@ -70,7 +77,19 @@ type Spec struct {
 	sig       syscall.Signal
 	grace     time.Duration
 	ready     time.Duration
+
+	origin  string // "" for the embedded catalog, else the catalog file or "command template"
+	command string // KindCommand: the command line as given
+	cmdBin  string // KindCommand: the program, resolved when the spec was made
 }
+
+// Origin says where the spec comes from: "" for the catalog built into
+// relaybench, the path of a --catalog file, or "command template".
+func (s Spec) Origin() string { return s.origin }
+
+// Command is the command line a KindCommand spec was made from ("" for
+// catalog relays).
+func (s Spec) Command() string { return s.command }
 
 // TemplateData are the fields the args, env and config templates may use.
 type TemplateData struct {
@@ -94,7 +113,8 @@ var (
 	catalogErr   error
 )
 
-// Catalog returns the parsed, validated catalog, in file order.
+// Catalog returns the parsed, validated catalog built into relaybench, in
+// file order. LoadCatalog adds the user's catalog files to it.
 func Catalog() ([]Spec, error) {
 	catalogOnce.Do(func() { catalogSpecs, catalogErr = ParseCatalog(catalogTOML) })
 	if catalogErr != nil {
@@ -103,14 +123,22 @@ func Catalog() ([]Spec, error) {
 	return append([]Spec(nil), catalogSpecs...), nil
 }
 
-// Lookup returns the catalog entry called name.
+// Lookup returns the entry called name of the built-in catalog.
 func Lookup(name string) (Spec, error) {
 	specs, err := Catalog()
 	if err != nil {
 		return Spec{}, err
 	}
+	return Specs(specs).Lookup(name)
+}
+
+// Specs is a catalog: relay setups in order, names unique.
+type Specs []Spec
+
+// Lookup returns the entry called name.
+func (c Specs) Lookup(name string) (Spec, error) {
 	var names []string
-	for _, s := range specs {
+	for _, s := range c {
 		if s.Name == name {
 			return s, nil
 		}
@@ -119,33 +147,151 @@ func Lookup(name string) (Spec, error) {
 	return Spec{}, fmt.Errorf("unknown relay %q; known: %s", name, strings.Join(names, ", "))
 }
 
+// Names returns the names of the entries, sorted.
+func (c Specs) Names() []string {
+	n := make([]string, 0, len(c))
+	for _, s := range c {
+		n = append(n, s.Name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// LoadCatalog returns the built-in catalog with the catalog files laid over
+// it in order (see Merge): an entry of a file adds a relay, or replaces the
+// one of the same name whole. A file is in the format of catalog.toml, and
+// unknown keys are rejected like there.
+func LoadCatalog(files ...string) (Specs, error) {
+	specs, err := Catalog()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		over, err := ParseCatalogFile(f)
+		if err != nil {
+			return nil, err
+		}
+		specs = Merge(specs, over)
+	}
+	return specs, nil
+}
+
+// ParseCatalogFile reads and validates one catalog file. Errors are one line
+// naming the file (and the line and key when the TOML decoder knows them).
+func ParseCatalogFile(path string) ([]Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: %v", path, pathErr(err))
+	}
+	specs, err := parseCatalog(data, "catalog "+path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range specs {
+		specs[i].origin = path
+	}
+	return specs, nil
+}
+
+// Merge lays over on base: an entry of over whose name is in base takes its
+// place (whole: fields it leaves out are not inherited); the others follow,
+// in their order. Neither argument is modified.
+func Merge(base, over []Spec) Specs {
+	out := append(Specs(nil), base...)
+	at := map[string]int{}
+	for i, s := range out {
+		at[s.Name] = i
+	}
+	for _, s := range over {
+		if i, ok := at[s.Name]; ok {
+			out[i] = s
+			continue
+		}
+		at[s.Name] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
+
 // ParseCatalog parses and validates a catalog in the format of catalog.toml.
 // Unknown keys are rejected, and every template is parsed and rendered once.
 func ParseCatalog(data []byte) ([]Spec, error) {
+	return parseCatalog(data, "catalog")
+}
+
+func parseCatalog(data []byte, what string) ([]Spec, error) {
 	var f catalogFile
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+		return nil, fmt.Errorf("%s: %s", what, tomlError(err))
 	}
 	seen := map[string]bool{}
 	for i := range f.Relay {
 		s := &f.Relay[i]
 		if err := s.compile(); err != nil {
-			return nil, fmt.Errorf("catalog: relay %q: %w", s.Name, err)
+			return nil, fmt.Errorf("%s: relay %q: %w", what, s.Name, err)
 		}
 		if seen[s.Name] {
-			return nil, fmt.Errorf("catalog: relay %q listed twice", s.Name)
+			return nil, fmt.Errorf("%s: relay %q listed twice", what, s.Name)
 		}
 		seen[s.Name] = true
 	}
 	return f.Relay, nil
 }
 
+// tomlError makes a TOML decoding error one line that names the line and,
+// for keys the schema does not have, the key.
+func tomlError(err error) string {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		e := strict.Errors[0]
+		row, _ := e.Position()
+		msg := fmt.Sprintf("line %d: unknown key %s", row, strings.Join(e.Key(), "."))
+		if n := len(strict.Errors) - 1; n > 0 {
+			msg += fmt.Sprintf(" (and %d more)", n)
+		}
+		return msg
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		return fmt.Sprintf("line %d, column %d: %s", row, col, strings.TrimPrefix(de.Error(), "toml: "))
+	}
+	return strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "toml: ")), " ")
+}
+
+// pathErr drops the path an *fs.PathError repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// ValidName checks a relay name: letters, digits, '.', '_' and '-', not
+// starting with '.' or '-'. A name becomes file names (its log, its run
+// dir) and an element of comma-separated lists.
+func ValidName(name string) error {
+	if name == "" {
+		return fmt.Errorf("relay name is empty")
+	}
+	for i, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+		case (r == '.' || r == '-') && i > 0:
+		default:
+			return fmt.Errorf("relay name %q: use letters, digits, '.', '_' and '-' (not first)", name)
+		}
+	}
+	return nil
+}
+
 // compile checks a spec and parses its templates and durations.
 func (s *Spec) compile() error {
-	if s.Name == "" || strings.ContainsAny(s.Name, " /\t") {
-		return fmt.Errorf("name must be non-empty without spaces or slashes")
+	if err := ValidName(s.Name); err != nil {
+		return err
 	}
 	if s.Version == "" {
 		return fmt.Errorf("version is missing")
@@ -163,6 +309,10 @@ func (s *Spec) compile() error {
 	case KindBinary:
 		if s.BinEnv == "" {
 			return fmt.Errorf("binary needs bin_env")
+		}
+	case KindCommand:
+		if s.cmdBin == "" {
+			return fmt.Errorf("kind command is only for relays given as NAME=COMMAND on the command line")
 		}
 	default:
 		return fmt.Errorf("unknown kind %q (self, go-build, cargo, binary)", s.Kind)
@@ -306,13 +456,8 @@ func (s Spec) ReadyWithin() time.Duration {
 	return s.ready
 }
 
-// Names returns the catalog's relay names, sorted.
+// Names returns the built-in catalog's relay names, sorted.
 func Names() []string {
 	specs, _ := Catalog()
-	var n []string
-	for _, s := range specs {
-		n = append(n, s.Name)
-	}
-	sort.Strings(n)
-	return n
+	return Specs(specs).Names()
 }

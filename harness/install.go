@@ -35,6 +35,12 @@ type Options struct {
 	CacheDir string
 	// Bins maps relay names to user-supplied binaries (--bin name=PATH).
 	Bins map[string]string
+	// BinDir is a folder of prebuilt relay binaries named after catalog
+	// entries (DIR/strfry, DIR/nostr-rs-relay-sqlite); empty means
+	// $RELAYBENCH_BIN_DIR. A file there is the binary of the entry of that
+	// name, whatever its kind (but self and command): no build, no env
+	// var. Bins wins over it.
+	BinDir string
 	// SelfBin is the relaybench binary for "self" relays; empty means
 	// os.Executable().
 	SelfBin string
@@ -114,51 +120,117 @@ func Status(spec Spec, o Options) (installed bool, binPath string, version strin
 	return true, bin, spec.Version, ""
 }
 
+// FromCache is what Binary says of a binary built by Install.
+const FromCache = "built in the cache"
+
+// Binary says which executable spec would run and where it comes from:
+// "relaybench itself", "command template", "--bin", "--bin-dir DIR",
+// "RELAYBENCH_BIN_DIR=DIR", "$ENV_VAR" or "built in the cache". A relay
+// that cannot run here gives a *SkipError. The order: --bin, then the bin
+// dir, then the spec's env var (binary) or the cache (go-build, cargo).
+func Binary(spec Spec, o Options) (path, from string, err error) {
+	return resolveBinFrom(spec, o)
+}
+
 // resolveBin finds the executable for spec, or returns a *SkipError.
 func resolveBin(spec Spec, o Options) (string, error) {
+	p, _, err := resolveBinFrom(spec, o)
+	return p, err
+}
+
+// binDir is the bin dir in use and how it was given.
+func (o Options) binDir() (dir, from string) {
+	if o.BinDir != "" {
+		return o.BinDir, "--bin-dir " + o.BinDir
+	}
+	if d := os.Getenv("RELAYBENCH_BIN_DIR"); d != "" {
+		return d, "RELAYBENCH_BIN_DIR=" + d
+	}
+	return "", ""
+}
+
+// fromBinDir returns DIR/<name> when the bin dir has a file of that name: an
+// executable gives its absolute path, anything else a *SkipError (the user
+// put it there for this relay).
+func fromBinDir(spec Spec, o Options) (path, from string, found bool, err error) {
+	dir, from := o.binDir()
+	if dir == "" {
+		return "", "", false, nil
+	}
+	p := filepath.Join(dir, spec.Name)
+	st, serr := os.Stat(p)
+	if serr != nil {
+		return "", "", false, nil
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return "", from, true, &SkipError{spec.Name, fmt.Sprintf("%s (from %s) is not an executable file", p, from)}
+	}
+	abs, aerr := filepath.Abs(p)
+	if aerr != nil {
+		return "", from, true, aerr
+	}
+	return abs, from, true, nil
+}
+
+func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 	switch spec.Kind {
 	case KindSelf:
 		if o.SelfBin != "" {
-			return o.SelfBin, nil
+			return o.SelfBin, "relaybench itself", nil
 		}
 		exe, err := os.Executable()
 		if err != nil {
-			return "", fmt.Errorf("%s: cannot find the relaybench binary: %w", spec.Name, err)
+			return "", "", fmt.Errorf("%s: cannot find the relaybench binary: %w", spec.Name, err)
 		}
-		return exe, nil
+		return exe, "relaybench itself", nil
+	case KindCommand:
+		p, err := exec.LookPath(spec.cmdBin)
+		if err != nil {
+			return "", "", &SkipError{spec.Name, fmt.Sprintf("%s is not an executable file any more", spec.cmdBin)}
+		}
+		return p, "command template", nil
+	}
+	if p := o.Bins[spec.Name]; p != "" && spec.Kind != KindBinary {
+		abs, err := filepath.Abs(p)
+		return abs, "--bin", err
+	}
+	if o.Bins[spec.Name] == "" {
+		if p, from, found, err := fromBinDir(spec, o); found {
+			return p, from, err
+		}
+	}
+	switch spec.Kind {
 	case KindBinary:
-		p := o.Bins[spec.Name]
+		p, from := o.Bins[spec.Name], "--bin"
 		if p == "" {
-			p = os.Getenv(spec.BinEnv)
+			p, from = os.Getenv(spec.BinEnv), "$"+spec.BinEnv
 		}
 		if p == "" {
-			return "", &SkipError{spec.Name, fmt.Sprintf("no binary; pass --bin %s=PATH or set %s", spec.Name, spec.BinEnv)}
+			return "", "", &SkipError{spec.Name, fmt.Sprintf("no binary; pass --bin %s=PATH or set %s", spec.Name, spec.BinEnv)}
 		}
 		abs, err := exec.LookPath(p)
 		if err != nil {
-			return "", &SkipError{spec.Name, fmt.Sprintf("binary %s is not an executable file", p)}
+			return "", "", &SkipError{spec.Name, fmt.Sprintf("binary %s is not an executable file", p)}
 		}
-		return filepath.Abs(abs)
+		abs, err = filepath.Abs(abs)
+		return abs, from, err
 	case KindGoBuild, KindCargo:
-		if p := o.Bins[spec.Name]; p != "" {
-			return filepath.Abs(p)
-		}
 		dir, err := InstallDir(spec, o)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		bin := filepath.Join(dir, "bin", spec.BinName)
 		want, err := buildHash(spec)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		stamp, _ := os.ReadFile(filepath.Join(dir, "stamp"))
 		if _, err := os.Stat(bin); err != nil || string(stamp) != stampText(spec, want) {
-			return "", &SkipError{spec.Name, fmt.Sprintf("not installed; run: relaybench relays install %s", spec.Name)}
+			return "", "", &SkipError{spec.Name, fmt.Sprintf("not installed; run: relaybench relays install %s", spec.Name)}
 		}
-		return bin, nil
+		return bin, FromCache, nil
 	}
-	return "", fmt.Errorf("%s: unknown kind %q", spec.Name, spec.Kind)
+	return "", "", fmt.Errorf("%s: unknown kind %q", spec.Name, spec.Kind)
 }
 
 func stampText(spec Spec, hash string) string {
@@ -226,9 +298,10 @@ func Install(ctx context.Context, name string, o Options) (string, error) {
 	return InstallSpec(ctx, spec, o)
 }
 
-// InstallSpec is Install for a spec that need not be in the catalog.
+// InstallSpec is Install for a spec that need not be in the catalog. A
+// binary from --bin or the bin dir is used as it is: nothing is built.
 func InstallSpec(ctx context.Context, spec Spec, o Options) (string, error) {
-	if spec.Kind == KindSelf || spec.Kind == KindBinary {
+	if spec.Kind == KindSelf || spec.Kind == KindBinary || spec.Kind == KindCommand {
 		return resolveBin(spec, o)
 	}
 	if bin, err := resolveBin(spec, o); err == nil {

@@ -38,6 +38,9 @@ type StartOptions struct {
 	CPUs string
 	// Bins maps relay names to user-supplied binaries (--bin name=PATH).
 	Bins map[string]string
+	// BinDir is a folder of prebuilt binaries named after relays (see
+	// Options.BinDir); empty means $RELAYBENCH_BIN_DIR.
+	BinDir string
 	// Verbose copies the relay's output to stderr as well.
 	Verbose bool
 	// SelfBin is the relaybench binary for "self" relays (tests); empty
@@ -52,7 +55,7 @@ type StartOptions struct {
 }
 
 func (o StartOptions) options() Options {
-	return Options{CacheDir: o.CacheDir, Bins: o.Bins, SelfBin: o.SelfBin}
+	return Options{CacheDir: o.CacheDir, Bins: o.Bins, BinDir: o.BinDir, SelfBin: o.SelfBin}
 }
 
 // Instance is a running relay.

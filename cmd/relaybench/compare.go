@@ -17,13 +17,14 @@ import (
 )
 
 type compareCmd struct {
-	Relays     []string          `name:"relays" required:"" sep:"," placeholder:"NAME,…" help:"Relays to compare: catalog names (see 'relaybench relays list') or ws:// URLs on this machine."`
-	Repeat     int               `default:"1" help:"Run each relay this many times (fresh data each time); the report shows the median and spread."`
-	Bin        map[string]string `name:"bin" placeholder:"NAME=PATH" help:"Binary for a relay you built (strfry, orly, wisp), e.g. --bin strfry=/opt/strfry/strfry."`
-	RelayCPUs  string            `name:"relay-cpus" placeholder:"LIST" help:"Pin each relay to these CPUs (e.g. 1)."`
-	ClientCPUs string            `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
-	IOperate   bool              `name:"i-operate-this-relay" help:"Allow ws:// URLs outside 127.0.0.0/8: you state that you operate them."`
-	Install    bool              `help:"Build relays that install from package registries (relayer, nostr-rs-relay) first when they are not installed yet."`
+	Relays     []string `name:"relays" required:"" sep:"none" placeholder:"NAME,…" help:"Relays to compare, comma-separated (repeatable): catalog names (see 'relaybench relays list'), ws:// URLs on this machine, or NAME='COMMAND ARGS …', a relay started from a command template: {port} {host} {addr} {dir} (a fresh data dir, removed at stop) {rundir} {config} are substituted; the command is split like a shell would (quote a comma: 'a,b') and run without one."`
+	Repeat     int      `default:"1" help:"Run each relay this many times (fresh data each time); the report shows the median and spread."`
+	RelayCPUs  string   `name:"relay-cpus" placeholder:"LIST" help:"Pin each relay to these CPUs (e.g. 1)."`
+	ClientCPUs string   `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
+	IOperate   bool     `name:"i-operate-this-relay" help:"Allow ws:// URLs outside 127.0.0.0/8: you state that you operate them."`
+	Install    bool     `help:"Build relays that install from package registries (relayer, nostr-rs-relay) first when they are not installed yet."`
+	relaySourceFlags
+	templateFlags
 	benchFlags
 	outputFlags
 }
@@ -41,28 +42,31 @@ func (c *compareCmd) Run(g *Globals) error {
 	if c.Repeat < 1 {
 		return fmt.Errorf("--repeat %d: want 1 or more", c.Repeat)
 	}
-	// Check every name before anything starts: a typo should not cost a run.
-	for _, r := range c.Relays {
-		if strings.Contains(r, "://") {
-			if err := runner.CheckTarget(r, c.IOperate); err != nil {
+	// Check every relay before anything starts: a typo should not cost a
+	// run. (checkFlags resolved them once already.)
+	refs, err := c.relayRefs()
+	if err != nil {
+		return withCode(2, err)
+	}
+	for _, r := range refs {
+		if r.URL != "" {
+			if err := runner.CheckTarget(r.URL, c.IOperate); err != nil {
 				return err
 			}
-			continue
-		}
-		if _, err := harness.Lookup(r); err != nil {
-			return err
 		}
 	}
 	if c.Install {
-		for _, r := range c.Relays {
-			if strings.Contains(r, "://") {
+		for _, r := range refs {
+			spec := r.Spec
+			if r.URL != "" || (spec.Kind != harness.KindGoBuild && spec.Kind != harness.KindCargo) {
 				continue
 			}
-			spec, _ := harness.Lookup(r)
-			if installed, _, _, _ := harness.Status(spec, harness.Options{Bins: c.Bin}); installed || (spec.Kind != harness.KindGoBuild && spec.Kind != harness.KindCargo) {
+			if installed, _, _, _ := harness.Status(spec, c.options()); installed {
 				continue
 			}
-			if _, err := harness.Install(ctx, r, harness.Options{Log: os.Stderr}); err != nil {
+			o := c.options()
+			o.Log = os.Stderr
+			if _, err := harness.InstallSpec(ctx, spec, o); err != nil {
 				return err
 			}
 		}
@@ -82,13 +86,18 @@ func (c *compareCmd) Run(g *Globals) error {
 	}
 	cfg := c.benchFlags.config(extra, c.ClientCPUs, prog)
 	params := c.params()
-	params["repeat"], params["relays"] = c.Repeat, c.Relays
+	var given []string
+	for _, r := range refs {
+		given = append(given, r.Given)
+	}
+	params["repeat"], params["relays"] = c.Repeat, given
 	file := newResultsFile("compare", started)
 	var firstErr error
-	for _, name := range c.Relays {
+	for _, ref := range refs {
+		name := ref.name()
 		for rep := 1; rep <= c.Repeat && ctx.Err() == nil; rep++ {
 			fmt.Fprintf(os.Stderr, "== %s%s\n", name, repeatLabel(rep, c.Repeat))
-			r, err := c.runOne(ctx, name, crp, cfg)
+			r, err := c.runOne(ctx, ref, crp, cfg)
 			if harness.IsSkip(err) {
 				fmt.Fprintf(os.Stderr, "%v\n", err)
 				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Skipped: err.Error(), Params: params})
@@ -130,17 +139,20 @@ func (c *compareCmd) Run(g *Globals) error {
 	return err
 }
 
-// runOne starts relay name (or uses a URL), runs the workload, and stops it.
-func (c *compareCmd) runOne(ctx context.Context, name string, crp *corpus.Corpus, cfg runner.Config) (results.Run, error) {
-	if strings.Contains(name, "://") {
-		return runner.Run(ctx, crp, cfg, runner.Target{URL: name})
+// runOne starts the relay (or uses a URL), runs the workload, and stops it.
+func (c *compareCmd) runOne(ctx context.Context, ref relayRef, crp *corpus.Corpus, cfg runner.Config) (results.Run, error) {
+	if ref.URL != "" {
+		return runner.Run(ctx, crp, cfg, runner.Target{URL: ref.URL})
 	}
-	inst, stop, err := startRelay(ctx, name, harness.StartOptions{BaseDir: c.Out, CPUs: c.RelayCPUs, Bins: c.Bin})
+	name := ref.Spec.Name
+	inst, stop, err := startRelay(ctx, ref.Spec, harness.StartOptions{BaseDir: c.Out, CPUs: c.RelayCPUs, Bins: c.Bin, BinDir: c.BinDir})
 	if err != nil {
-		return results.Run{Relay: results.Relay{Name: name}}, err
+		return results.Run{Relay: results.Relay{Name: name}, Notes: ref.notes()}, err
 	}
 	defer stop()
-	return runner.Run(ctx, crp, cfg, runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst})
+	r, err := runner.Run(ctx, crp, cfg, runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst})
+	r.Notes = append(r.Notes, ref.notes()...)
+	return r, err
 }
 
 func repeatLabel(rep, n int) string {

@@ -249,18 +249,38 @@ func pathErr(err error) error {
 	return err
 }
 
+// relaySourceFlags say where the relays relaybench starts come from: the
+// catalog built in, the user's catalog files, and prebuilt binaries.
+type relaySourceFlags struct {
+	Catalog []string          `name:"catalog" sep:"none" placeholder:"FILE" help:"A relay catalog of your own, in the format of harness/catalog.toml (unknown keys refused): its relays are added, or replace the built-in ones of the same name whole. Repeatable; later files win."`
+	BinDir  string            `name:"bin-dir" placeholder:"DIR" help:"Folder of prebuilt relay binaries named after catalog entries (DIR/strfry, DIR/nostr-rs-relay-sqlite, …): a file there is that relay's binary, no build needed. Default: $RELAYBENCH_BIN_DIR. --bin wins over it."`
+	Bin     map[string]string `name:"bin" placeholder:"NAME=PATH" help:"Binary for one relay, e.g. --bin strfry=/opt/strfry/strfry (wins over --bin-dir, RELAYBENCH_<NAME>_BIN and the build cache)."`
+}
+
+// templateFlags go with relay lists that may hold NAME=COMMAND templates.
+type templateFlags struct {
+	RelayConfig map[string]string `name:"relay-config" mapsep:"none" placeholder:"NAME=FILE" help:"Config file for the relay given as NAME=COMMAND: FILE is a template with the same {placeholders}, written into the relay's run dir before it starts; {config} in the command is its path. Repeatable."`
+}
+
 type targetFlags struct {
-	Relay      string `placeholder:"URL" help:"Relay to benchmark (ws://127.0.0.1:PORT). Default: start the embedded relay (khatru) on a free loopback port."`
+	Relay      string `placeholder:"RELAY" help:"Relay to benchmark: a ws:// URL (ws://127.0.0.1:PORT), a catalog name (see 'relaybench relays list'), or NAME='COMMAND {port} {dir} …', a relay started from a command template (see compare --relays). Default: start the embedded relay (khatru) on a free loopback port."`
 	Store      string `default:"native" enum:"native,badger,lmdb,sqlite3,memory,sink" help:"Store of the embedded relay (when no --relay): native (relaybench's own store, correct answers; the default), badger, lmdb, sqlite3, memory (eventstore v0.16.2, with known wrong answers), or sink (OKs everything, stores nothing: the client's ceiling)."`
 	IOperate   bool   `name:"i-operate-this-relay" help:"Allow a --relay outside 127.0.0.0/8: you state that you operate it."`
 	RelayCPUs  string `name:"relay-cpus" placeholder:"LIST" help:"Pin a relay started by relaybench to these CPUs (e.g. 1)."`
 	ClientCPUs string `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
+	relaySourceFlags
+	templateFlags
 }
 
 func (f targetFlags) validate() error {
 	var r ranges
 	r.cpus("relay-cpus", f.RelayCPUs)
 	r.cpus("client-cpus", f.ClientCPUs)
+	r.add(f.relaySourceFlags.validate())
+	if r.err == nil {
+		_, err := f.relayRef()
+		r.add(err)
+	}
 	return r.err
 }
 
@@ -478,6 +498,11 @@ func (c *compareCmd) checkFlags() error {
 	r.min("repeat", c.Repeat, 1)
 	r.cpus("relay-cpus", c.RelayCPUs)
 	r.cpus("client-cpus", c.ClientCPUs)
+	r.add(c.relaySourceFlags.validate())
+	if r.err == nil {
+		_, err := c.relayRefs()
+		r.add(err)
+	}
 	r.add(c.benchFlags.validate())
 	r.add(c.outputFlags.validate())
 	return r.err
@@ -574,14 +599,19 @@ func (c *sweepCmd) checkFlags() error {
 	return r.err
 }
 
-func (c *relaysListCmd) checkFlags() error    { return nil }
-func (c *relaysInstallCmd) checkFlags() error { return nil }
+func (c *relaysListCmd) checkFlags() error    { return c.relaySourceFlags.validate() }
+func (c *relaysInstallCmd) checkFlags() error { return c.relaySourceFlags.validate() }
 
 func (c *relaysStartCmd) checkFlags() error {
 	var r ranges
 	r.between("port", c.Port, 0, 65535)
 	r.cpus("cpus", c.CPUs)
 	r.add(checkNotFile("out", c.Out))
+	r.add(c.relaySourceFlags.validate())
+	if r.err == nil {
+		_, err := c.relayRef()
+		r.add(err)
+	}
 	return r.err
 }
 

@@ -23,41 +23,63 @@ func init() {
 }
 
 type relaysListCmd struct {
-	Bin map[string]string `name:"bin" placeholder:"NAME=PATH" help:"Binary for a relay you built (strfry, orly, wisp)."`
+	relaySourceFlags
 }
 
 func (c *relaysListCmd) Run(g *Globals) error {
-	specs, err := harness.Catalog()
+	specs, err := c.catalog()
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tKIND\tVERSION\tINSTALLED\tNOTES")
 	for _, s := range specs {
-		ok, bin, version, why := harness.Status(s, harness.Options{Bins: c.Bin})
-		inst := "yes " + bin
-		if !ok {
-			inst = "no: " + why
+		ok, _, version, why := harness.Status(s, c.options())
+		inst := "no: " + why
+		if ok {
+			// Where the binary comes from: relaybench itself, --bin,
+			// the bin dir, an env var or the build cache.
+			bin, from, _ := harness.Binary(s, c.options())
+			inst = "yes " + bin + " (" + from + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, version, inst, s.Notes)
+		notes := s.Notes
+		if o := s.Origin(); o != "" {
+			notes = "[from " + o + "] " + notes
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, version, inst, notes)
 	}
 	return w.Flush()
 }
 
 type relaysInstallCmd struct {
 	Names []string `arg:"" name:"name" help:"Relays to build (see 'relaybench relays list')."`
+	relaySourceFlags
 }
 
 func (c *relaysInstallCmd) Run(g *Globals) error {
+	cat, err := c.catalog()
+	if err != nil {
+		return err
+	}
+	var specs []harness.Spec
 	for _, n := range c.Names {
-		if _, err := harness.Lookup(n); err != nil {
+		spec, err := cat.Lookup(n)
+		if err != nil {
 			return err
 		}
+		specs = append(specs, spec)
 	}
 	var failed []string
-	for _, n := range c.Names {
+	for _, spec := range specs {
+		n := spec.Name
+		if bin, from, err := harness.Binary(spec, c.options()); err == nil && (spec.Kind == harness.KindGoBuild || spec.Kind == harness.KindCargo) && from != harness.FromCache {
+			fmt.Printf("%s: prebuilt: %s (from %s); nothing to build\n", n, bin, from)
+			continue
+		}
 		start := time.Now()
-		bin, err := harness.Install(g.Ctx, n, harness.Options{Log: os.Stderr})
+		o := c.options()
+		o.Log = os.Stderr
+		bin, err := harness.InstallSpec(g.Ctx, spec, o)
 		if g.Ctx.Err() != nil {
 			return context.Canceled
 		}
@@ -75,23 +97,26 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 }
 
 type relaysStartCmd struct {
-	Name string            `arg:"" help:"Relay to start (see 'relaybench relays list')."`
-	Port int               `default:"0" help:"Port on 127.0.0.1 (0: a free one)."`
-	CPUs string            `name:"cpus" placeholder:"LIST" help:"Pin the relay to these CPUs (e.g. 1)."`
-	Bin  map[string]string `name:"bin" placeholder:"NAME=PATH" help:"Binary for a relay you built (strfry, orly, wisp)."`
-	Out  string            `default:"relaybench-results" placeholder:"DIR" help:"Folder for the relay's log."`
+	Name string `arg:"" help:"Relay to start: a catalog name (see 'relaybench relays list') or NAME='COMMAND {port} {dir} …' (see compare --relays)."`
+	Port int    `default:"0" help:"Port on 127.0.0.1 (0: a free one)."`
+	CPUs string `name:"cpus" placeholder:"LIST" help:"Pin the relay to these CPUs (e.g. 1)."`
+	Out  string `default:"relaybench-results" placeholder:"DIR" help:"Folder for the relay's log."`
+	relaySourceFlags
+	templateFlags
 }
 
 func (c *relaysStartCmd) Run(g *Globals) error {
-	if _, err := harness.Lookup(c.Name); err != nil {
-		return err
+	ref, err := c.relayRef()
+	if err != nil {
+		return withCode(2, err)
 	}
+	name := ref.Spec.Name
 	if err := os.MkdirAll(c.Out, 0o755); err != nil {
 		return fmt.Errorf("log folder: %w", err)
 	}
 	remove := addExitHook(harness.KillAll)
 	defer remove()
-	inst, err := harness.Start(g.Ctx, c.Name, harness.StartOptions{BaseDir: c.Out, Port: c.Port, CPUs: c.CPUs, Bins: c.Bin, Verbose: g.Verbose})
+	inst, err := harness.StartSpec(g.Ctx, ref.Spec, harness.StartOptions{BaseDir: c.Out, Port: c.Port, CPUs: c.CPUs, Bins: c.Bin, BinDir: c.BinDir, Verbose: g.Verbose})
 	if err != nil {
 		if g.Ctx.Err() != nil {
 			return context.Canceled
@@ -105,7 +130,7 @@ func (c *relaysStartCmd) Run(g *Globals) error {
 	case <-inst.Exited():
 		runErr = inst.ExitErr()
 		if runErr == nil {
-			runErr = errors.New(c.Name + " exited")
+			runErr = errors.New(name + " exited")
 		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -114,7 +139,7 @@ func (c *relaysStartCmd) Run(g *Globals) error {
 		runErr = err
 	}
 	if runErr == nil {
-		fmt.Printf("%s: stopped\n", c.Name)
+		fmt.Printf("%s: stopped\n", name)
 	}
 	return runErr
 }

@@ -51,7 +51,7 @@ func (c *runCmd) Run(g *Globals) error {
 		return err
 	}
 
-	target, stop, err := resolveTarget(ctx, c.targetFlags, c.Out, g.Verbose)
+	target, ref, stop, err := resolveTargetRef(ctx, c.targetFlags, c.Out, g.Verbose)
 	if err != nil {
 		return err
 	}
@@ -60,6 +60,7 @@ func (c *runCmd) Run(g *Globals) error {
 	cfg := c.benchFlags.config(extra, c.ClientCPUs, prog)
 	file := newResultsFile("run", started)
 	r, runErr := runner.Run(ctx, crp, cfg, target)
+	r.Notes = append(r.Notes, ref.notes()...)
 	r.Params = c.params()
 	if c.Relay == "" {
 		r.Params["store"] = c.Store // the embedded relay's store; meaningless with --relay
@@ -86,33 +87,42 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 	return c, nil
 }
 
-// resolveTarget checks --relay, or starts the embedded relay when none is
-// given. stop stops what was started (safe to call more than once).
+// resolveTarget checks a --relay URL, or starts the relay --relay names (a
+// catalog name or NAME=COMMAND), or the embedded relay when none is given.
+// stop stops what was started (safe to call more than once).
 func resolveTarget(ctx context.Context, f targetFlags, outDir string, verbose bool) (runner.Target, func(), error) {
-	if f.Relay != "" {
-		if err := runner.CheckTarget(f.Relay, f.IOperate); err != nil {
-			return runner.Target{}, nil, err
-		}
-		return runner.Target{URL: f.Relay}, func() {}, nil
-	}
-	name := "khatru-" + f.Store
-	if f.Store == "sink" {
-		name = "sink"
-	}
-	inst, stop, err := startRelay(ctx, name, harness.StartOptions{BaseDir: outDir, CPUs: f.RelayCPUs, Verbose: verbose})
-	if err != nil {
-		return runner.Target{}, nil, err
-	}
-	return runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst}, stop, nil
+	t, _, stop, err := resolveTargetRef(ctx, f, outDir, verbose)
+	return t, stop, err
 }
 
-// startRelay starts a catalog relay and makes sure it is stopped on every
-// path out, including a forced exit.
-func startRelay(ctx context.Context, name string, o harness.StartOptions) (*harness.Instance, func(), error) {
+// resolveTargetRef is resolveTarget that also returns what --relay named.
+func resolveTargetRef(ctx context.Context, f targetFlags, outDir string, verbose bool) (runner.Target, relayRef, func(), error) {
+	ref, err := f.relayRef()
+	if err != nil {
+		return runner.Target{}, ref, nil, withCode(2, err)
+	}
+	if ref.URL != "" {
+		if err := runner.CheckTarget(ref.URL, f.IOperate); err != nil {
+			return runner.Target{}, ref, nil, err
+		}
+		return runner.Target{URL: ref.URL}, ref, func() {}, nil
+	}
+	name := ref.Spec.Name
+	inst, stop, err := startRelay(ctx, ref.Spec, harness.StartOptions{BaseDir: outDir, CPUs: f.RelayCPUs, Verbose: verbose, Bins: f.Bin, BinDir: f.BinDir})
+	if err != nil {
+		return runner.Target{}, ref, nil, err
+	}
+	return runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst}, ref, stop, nil
+}
+
+// startRelay starts a relay and makes sure it is stopped on every path
+// out, including a forced exit.
+func startRelay(ctx context.Context, spec harness.Spec, o harness.StartOptions) (*harness.Instance, func(), error) {
+	name := spec.Name
 	if err := os.MkdirAll(o.BaseDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("results folder: %w", err)
 	}
-	inst, err := harness.Start(ctx, name, o)
+	inst, err := harness.StartSpec(ctx, spec, o)
 	if err != nil {
 		return nil, nil, err
 	}
