@@ -109,13 +109,17 @@ func phaseStatus(p *results.Phase) []string {
 	return s
 }
 
-// verdict is "PASSED", "FAILED" or "NOT VERIFIED" for a verification.
+// verdict is "PASSED", "FAILED" or "NOT VERIFIED" for a verification;
+// a pass under a named store semantics says so: "PASSED (keeps superseded
+// versions)".
 func verdict(v *results.Verification) string {
 	switch {
 	case v == nil:
 		return dash
 	case !v.Verified:
 		return "NOT VERIFIED"
+	case v.Passed && v.Semantics != "":
+		return "PASSED (" + v.Semantics + ")"
 	case v.Passed:
 		return "PASSED"
 	default:

@@ -11,8 +11,16 @@ import (
 // ones parsed, invalid ones counted) against the filter and, when model is
 // not nil, against the set the relay should have returned: the newest
 // `limit` matching live events within relayCap (0: none). Events tied on
-// created_at at the cut-off may fill the last places in any order.
+// created_at at the cut-off may fill the last places in any order. It uses
+// the latest-only reading; Judge picks the reading for a set of answers.
 func Answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, relayCap int) results.Verification {
+	return AnswerAs(f, evs, invalid, model, relayCap, LatestOnly)
+}
+
+// AnswerAs is Answer under reading r: with KeepsSuperseded, superseded
+// versions are expected like any other accepted event (the newest `limit`
+// of every accepted match).
+func AnswerAs(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, relayCap int, r Reading) results.Verification {
 	v := results.Verification{Invalid: invalid, Checked: 1, Returned: int64(len(evs)) + invalid, Verified: model != nil}
 	seen := make(map[string]bool, len(evs))
 	var kept []*nostr.Event
@@ -34,7 +42,7 @@ func Answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, re
 	if model == nil {
 		return v
 	}
-	expected, all := model.Expected(f, relayCap)
+	expected, all := model.ExpectedAs(f, relayCap, r)
 	v.Expected = int64(len(expected))
 	if relayCap > 0 && len(expected) < len(all) && (f.Limit == 0 || relayCap < f.Limit) {
 		v.Truncated++
@@ -52,7 +60,7 @@ func Answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, re
 			v.Extra++
 			v.Notes = AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused (a relay with old data, or one that stores refused events)")
 			continue
-		case replaced:
+		case replaced && r == LatestOnly:
 			v.Extra++
 			v.Notes = AppendUnique(v.Notes, "returned replaceable events that a newer accepted event had replaced")
 			continue
@@ -88,10 +96,16 @@ func Answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, re
 // InferCap looks for a per-REQ cap the relay did not announce: if every
 // answer that came back short of its expectation has the same size N, and at
 // least two did, the relay caps at N. filters[i] was answered by parsed[i].
+// Expectations use the latest-only reading.
 func InferCap(filters []*nostr.Filter, parsed [][]*nostr.Event, model *Model) int {
+	return InferCapAs(filters, parsed, model, LatestOnly)
+}
+
+// InferCapAs is InferCap with expectations under reading r.
+func InferCapAs(filters []*nostr.Filter, parsed [][]*nostr.Event, model *Model, r Reading) int {
 	short, count := -1, 0
 	for i, f := range filters {
-		exp, _ := model.Expected(f, 0)
+		exp, _ := model.ExpectedAs(f, 0, r)
 		n := len(parsed[i])
 		if n >= len(exp) {
 			continue
@@ -114,7 +128,8 @@ func CapNote(n int) string {
 	return fmt.Sprintf("the relay returned at most %d events per REQ (observed; not announced in NIP-11 limitation.max_limit): expectations use that cap", n)
 }
 
-// Add adds the counts and notes of v to t.
+// Add adds the counts and notes of v to t, and its semantics when t names
+// none.
 func Add(t, v *results.Verification) {
 	if v == nil {
 		return
@@ -130,6 +145,9 @@ func Add(t, v *results.Verification) {
 	t.Duplicated += v.Duplicated
 	t.Misordered += v.Misordered
 	t.Truncated += v.Truncated
+	if t.Semantics == "" {
+		t.Semantics = v.Semantics
+	}
 	t.Notes = AppendUnique(t.Notes, v.Notes...)
 }
 

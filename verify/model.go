@@ -5,14 +5,42 @@ import (
 )
 
 // Model is what a relay that follows NIP-01 should hold after accepting a
-// set of events: every accepted event, except replaceable events (kinds 0, 3,
-// 10000–19999 per pubkey and kind; 30000–39999 per pubkey, kind and d tag)
-// superseded by a newer accepted one (on equal created_at the lower id stays).
-// Query expectations are computed from it.
+// set of events, in either reading of the store (see Reading): every
+// accepted event, except, when only the latest version is kept, replaceable
+// events (kinds 0, 3, 10000–19999 per pubkey and kind; 30000–39999 per
+// pubkey, kind and d tag) superseded by a newer accepted one (on equal
+// created_at the lower id stays). Query expectations are computed from it.
 type Model struct {
-	Live       []*nostr.Event          // events a query may return, newest first
+	Live       []*nostr.Event          // latest only: events a query may return, newest first
+	All        []*nostr.Event          // keeps superseded versions: every accepted event, newest first
 	byID       map[string]*nostr.Event // every accepted event
 	superseded map[string]bool         // accepted but replaced
+}
+
+// Reading is how a relay treats the older versions of a replaceable or
+// addressable event. NIP-01: "only the latest event MUST be stored by
+// relays, older versions MAY be discarded", so both readings are allowed.
+type Reading int
+
+// The two readings of the store.
+const (
+	LatestOnly      Reading = iota // a newer version hides the older ones from queries
+	KeepsSuperseded                // every accepted version stays queryable
+)
+
+func (r Reading) String() string {
+	if r == KeepsSuperseded {
+		return "keeps superseded versions"
+	}
+	return "latest only"
+}
+
+// events is the set a query may return under reading r, newest first.
+func (m *Model) events(r Reading) []*nostr.Event {
+	if r == KeepsSuperseded {
+		return m.All
+	}
+	return m.Live
 }
 
 // NewModel builds the model from accepted events.
@@ -20,6 +48,9 @@ func NewModel(accepted []*nostr.Event) *Model {
 	m := &Model{byID: make(map[string]*nostr.Event, len(accepted)), superseded: map[string]bool{}}
 	winners := map[string]*nostr.Event{}
 	for _, e := range accepted {
+		if _, dup := m.byID[e.ID]; dup {
+			continue // the same event twice must not supersede itself
+		}
 		m.byID[e.ID] = e
 		key, ok := replaceKey(e)
 		if !ok {
@@ -36,12 +67,15 @@ func NewModel(accepted []*nostr.Event) *Model {
 		}
 		winners[key] = e
 	}
-	for _, e := range accepted {
+	for _, e := range m.byID {
+		m.All = append(m.All, e)
+	}
+	nostr.SortNewestFirst(m.All)
+	for _, e := range m.All {
 		if !m.superseded[e.ID] {
 			m.Live = append(m.Live, e)
 		}
 	}
-	nostr.SortNewestFirst(m.Live)
 	return m
 }
 
@@ -51,12 +85,23 @@ func (m *Model) Accepted(id string) (accepted, replaced bool) {
 	return ok, m.superseded[id]
 }
 
-// Expected returns the events a relay should return for f, newest first,
-// given a per-REQ cap (0: none). It also returns every live match (uncapped).
+// Expected returns the events a relay that keeps only the latest version
+// should return for f, newest first, given a per-REQ cap (0: none). It also
+// returns every live match (uncapped).
 func (m *Model) Expected(f *nostr.Filter, relayCap int) (capped, all []*nostr.Event) {
-	for _, e := range m.Live {
-		if f.Matches(e) {
-			all = append(all, e)
+	return m.ExpectedAs(f, relayCap, LatestOnly)
+}
+
+// ExpectedAs is Expected under reading r: with KeepsSuperseded, superseded
+// versions match too and count towards the limit and the cap.
+func (m *Model) ExpectedAs(f *nostr.Filter, relayCap int, r Reading) (capped, all []*nostr.Event) {
+	if len(f.IDs) > 0 {
+		all = m.byIDs(f, r)
+	} else {
+		for _, e := range m.events(r) {
+			if f.Matches(e) {
+				all = append(all, e)
+			}
 		}
 	}
 	n := len(all)
@@ -67,6 +112,23 @@ func (m *Model) Expected(f *nostr.Filter, relayCap int) (capped, all []*nostr.Ev
 		n = relayCap
 	}
 	return all[:n], all
+}
+
+// byIDs is the match of a filter with ids, found by id rather than by
+// scanning every event, newest first.
+func (m *Model) byIDs(f *nostr.Filter, r Reading) []*nostr.Event {
+	var out []*nostr.Event
+	seen := make(map[string]bool, len(f.IDs))
+	for _, id := range f.IDs {
+		e, ok := m.byID[id]
+		if !ok || seen[id] || (r == LatestOnly && m.superseded[id]) || !f.Matches(e) {
+			continue
+		}
+		seen[id] = true
+		out = append(out, e)
+	}
+	nostr.SortNewestFirst(out)
+	return out
 }
 
 func newer(a, b *nostr.Event) bool {

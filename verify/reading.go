@@ -1,0 +1,158 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/results"
+)
+
+// Reply is one complete answer to a REQ: the filter it answers, its valid
+// events in the order they came, and how many events were invalid.
+type Reply struct {
+	Filter  *nostr.Filter
+	Events  []*nostr.Event
+	Invalid int64
+}
+
+// Judgement is the verification of a set of answers (a phase's) under the
+// reading of the store chosen from all of them (see Judge).
+type Judgement struct {
+	Reading    Reading                // the reading the figures use
+	Consistent bool                   // every answer fits Reading: no missing or extra event
+	Answers    []results.Verification // one per reply, under Reading
+	Cap        int                    // per-REQ cap inferred under Reading (0: none inferred)
+	fits       [2][]bool              // per reading, per answer: no missing or extra event
+	held       []bool                 // the answer returned superseded versions
+	differ     bool                   // the reading changes some answer's figures
+}
+
+// Judge checks every reply against model under both readings of the store
+// and picks the one that fits them all: latest only when it does (as a relay
+// that discards older versions), else keeps superseded versions when that
+// does, else (the relay fits neither consistently) the reading with fewer
+// missing and extra events in all, latest only on a tie. An answer fits a
+// reading when it has no missing and no extra event under it; answers with
+// no replaceable event in play fit both alike. relayCap is the announced
+// per-REQ cap (0: none); when it is 0 and inferCap is set, a cap is inferred
+// under each reading from its own expectations (InferCapAs). With a nil
+// model the answers are only checked for validity, filter match, order and
+// duplicates.
+func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgement {
+	j := &Judgement{Answers: make([]results.Verification, len(replies)), Consistent: true}
+	if model == nil {
+		for i, r := range replies {
+			j.Answers[i] = Answer(r.Filter, r.Events, r.Invalid, nil, relayCap)
+		}
+		return j
+	}
+	var answers [2][]results.Verification
+	var caps [2]int
+	var wrong [2]int64
+	var fitAll [2]bool
+	for _, rd := range []Reading{LatestOnly, KeepsSuperseded} {
+		c := relayCap
+		if c == 0 && inferCap {
+			filters := make([]*nostr.Filter, len(replies))
+			parsed := make([][]*nostr.Event, len(replies))
+			for i, r := range replies {
+				filters[i], parsed[i] = r.Filter, r.Events
+			}
+			caps[rd] = InferCapAs(filters, parsed, model, rd)
+			c = caps[rd]
+		}
+		answers[rd] = make([]results.Verification, len(replies))
+		j.fits[rd] = make([]bool, len(replies))
+		fitAll[rd] = true
+		for i, r := range replies {
+			v := AnswerAs(r.Filter, r.Events, r.Invalid, model, c, rd)
+			answers[rd][i] = v
+			j.fits[rd][i] = v.Missing == 0 && v.Extra == 0
+			fitAll[rd] = fitAll[rd] && j.fits[rd][i]
+			wrong[rd] += v.Missing + v.Extra
+		}
+	}
+	j.held = make([]bool, len(replies))
+	for i, r := range replies {
+		l, k := &answers[LatestOnly][i], &answers[KeepsSuperseded][i]
+		if l.Missing != k.Missing || l.Extra != k.Extra {
+			j.differ = true
+		}
+		j.held[i] = holdsSuperseded(r, model)
+	}
+	switch {
+	case fitAll[LatestOnly]:
+		j.Reading = LatestOnly
+	case fitAll[KeepsSuperseded]:
+		j.Reading = KeepsSuperseded
+	case wrong[KeepsSuperseded] < wrong[LatestOnly]:
+		j.Reading, j.Consistent = KeepsSuperseded, false
+	default:
+		j.Reading, j.Consistent = LatestOnly, false
+	}
+	j.Answers, j.Cap = answers[j.Reading], caps[j.Reading]
+	return j
+}
+
+// holdsSuperseded reports whether a reply returned a matching accepted
+// event that a newer version had replaced.
+func holdsSuperseded(r Reply, model *Model) bool {
+	for _, e := range r.Events {
+		if acc, replaced := model.Accepted(e.ID); acc && replaced && r.Filter.Matches(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// SupersededNote explains a relay found to keep superseded versions: held
+// of n answers returned some.
+func SupersededNote(held, n int) string {
+	return fmt.Sprintf("the relay keeps superseded versions of replaceable and addressable events (kinds 0, 3, 10000–19999, 30000–39999) and returns them next to the newest one (%d of %d answers held superseded versions): NIP-01 allows it (only the latest MUST be stored, older versions MAY be discarded), so every accepted version was expected; clients that expect only the newest version must pick it themselves", held, n)
+}
+
+// Apply names the semantics found and explains the reading on v, a
+// verification made of the answers of j numbered in answers (all of them
+// when none is given; give the subset for per-group figures). When the
+// relay consistently keeps superseded versions, v.Semantics is set and a
+// note says how many answers held some (a subset where none did gets the
+// semantics only). When the answers fit neither reading consistently and
+// the reading mattered, a note gives the counts. When the reading changed
+// nothing, v is left alone. Call before Finish.
+func (j *Judgement) Apply(v *results.Verification, answers ...int) {
+	if j == nil || !j.differ {
+		return
+	}
+	subset := len(answers) > 0
+	if !subset {
+		answers = make([]int, len(j.Answers))
+		for i := range answers {
+			answers[i] = i
+		}
+	}
+	var held, onlyL, onlyK, neither int
+	for _, i := range answers {
+		if j.held[i] {
+			held++
+		}
+		fl, fk := j.fits[LatestOnly][i], j.fits[KeepsSuperseded][i]
+		switch {
+		case fl && !fk:
+			onlyL++
+		case fk && !fl:
+			onlyK++
+		case !fl && !fk:
+			neither++
+		}
+	}
+	switch {
+	case j.Consistent && j.Reading == KeepsSuperseded:
+		v.Semantics = KeepsSuperseded.String()
+		if held > 0 || !subset {
+			v.Notes = AppendUnique(v.Notes, SupersededNote(held, len(answers)))
+		}
+	case !j.Consistent && onlyL+onlyK+neither > 0:
+		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("answers fit neither reading of replaceable events consistently: %d of %d answers fit only %q (older versions hidden), %d only %q, %d neither; %d held superseded versions; the figures use the reading that fits better (%s)",
+			onlyL, len(answers), LatestOnly.String(), onlyK, KeepsSuperseded.String(), neither, held, j.Reading))
+	}
+}
