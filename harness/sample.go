@@ -15,7 +15,10 @@ import (
 const SampleInterval = 200 * time.Millisecond
 
 // Begin starts sampling the relay's process tree from /proc every
-// SampleInterval; end stops it and returns what was measured:
+// SampleInterval; end stops it and returns what was measured between the
+// two calls, the sampling window. Callers begin it when a phase's clock
+// starts (connections already dialled) and end it when the clock stops, so
+// that every figure covers the phase's timed window:
 //
 //   - RelayCPUSecs: user+sys CPU seconds of the relay's processes between
 //     Begin and end: every process descending from the relay (and, for
@@ -23,21 +26,27 @@ const SampleInterval = 200 * time.Millisecond
 //     Each process counts utime+stime+cutime+cstime, so a child that exits
 //     and is reaped inside the tree keeps counting through its parent.
 //   - RelayPeakRSS: the largest sum of the tree's resident set sizes seen
-//     in a sample (shared pages of several processes, e.g. PostgreSQL's
-//     shared buffers, count once per process).
-//   - Series: one sample per interval: relay cores busy and RSS, and this
-//     process's cores busy (ClientCPU).
+//     in a sample, the one at Begin included (shared pages of several
+//     processes, e.g. PostgreSQL's shared buffers, count once per process).
+//   - Series: one sample per interval, T in seconds since Begin returned:
+//     relay cores busy and RSS, and this process's cores busy (ClientCPU),
+//     each since the previous sample. The last is taken by end (unless it
+//     comes less than a quarter interval after the one before), so the
+//     series spans the window and integrates to RelayCPUSecs.
 //   - RelayDataBytes: at end, the disk blocks used under the data dir, or
 //     for PostgreSQL relays pg_database_size.
 //
 // ClientCPUSecs and ClientCPUUtil are left for the caller. end may be called
 // once; Begin may be called again for the next phase.
 func (i *Instance) Begin() (end func() *results.Resources) {
-	s := &sampler{inst: i, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	s.baseRelay = s.relayTicks()
-	s.lastRelay, s.baseClient = s.baseRelay, selfTicks()
+	s := &sampler{inst: i, stop: make(chan struct{}), done: make(chan struct{})}
+	// One full scan gives the base CPU and the RSS at the start; the window
+	// starts when it is done.
+	s.baseRelay, s.peakRSS = s.read(true)
+	s.lastRelay, s.seriesRelay = s.baseRelay, s.baseRelay
+	s.baseClient = selfTicks()
+	s.start = time.Now()
 	s.lastClient, s.lastT = s.baseClient, s.start
-	s.sample(true) // RSS at the start
 	go s.loop()
 	var once sync.Once
 	var res *results.Resources
@@ -61,6 +70,7 @@ type sampler struct {
 	inst                   *Instance
 	start, lastT           time.Time
 	baseRelay, lastRelay   int64
+	seriesRelay            int64 // relay ticks at the last sample of the series
 	baseClient, lastClient float64
 	peakRSS                int64
 	series                 []results.ResourceSample
@@ -141,39 +151,36 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-func (s *sampler) relayTicks() int64 {
-	var t int64
-	for _, p := range s.tree(true) {
-		t += p.cpuTicks
-	}
-	return t
-}
-
-func (s *sampler) sample(full bool) {
-	var ticks, rss int64
+// read returns the relay tree's CPU ticks and RSS now.
+func (s *sampler) read(full bool) (ticks, rss int64) {
 	for _, p := range s.tree(full) {
 		ticks += p.cpuTicks
 		rss += p.rssPages * pageSize
 	}
+	return ticks, rss
+}
+
+func (s *sampler) sample(full bool) {
+	ticks, rss := s.read(full)
 	now := time.Now()
 	client := selfTicks()
 	dt := now.Sub(s.lastT).Seconds()
 	if ticks < s.lastRelay {
 		ticks = s.lastRelay // a process left the tree unreaped: never count negative CPU
 	}
+	s.lastRelay = ticks
 	if rss > s.peakRSS {
 		s.peakRSS = rss
 	}
 	if dt >= SampleInterval.Seconds()/4 {
 		s.series = append(s.series, results.ResourceSample{
 			T:         now.Sub(s.start).Seconds(),
-			RelayCPU:  float64(ticks-s.lastRelay) / float64(clkTck) / dt,
+			RelayCPU:  float64(ticks-s.seriesRelay) / float64(clkTck) / dt,
 			RelayRSS:  rss,
 			ClientCPU: (client - s.lastClient) / dt,
 		})
-		s.lastT, s.lastClient = now, client
+		s.lastT, s.lastClient, s.seriesRelay = now, client, ticks
 	}
-	s.lastRelay = ticks
 }
 
 // selfTicks is this process's user+sys CPU in seconds.

@@ -116,6 +116,11 @@ type Phase struct {
 	Params   map[string]any `json:"params,omitempty"`
 	Start    time.Time      `json:"start"`
 	Duration int64          `json:"duration_ns"`
+	// SetupSecs is the time the phase spent outside its timed window before
+	// (and, for a phase of several timed parts, between) them: dialling the
+	// connections (a relay may hold its WebSocket upgrade back), opening
+	// subscriptions. Neither Duration nor Resources cover it.
+	SetupSecs float64 `json:"setup_secs,omitempty"`
 
 	// Counts holds named counters. Common names: "sent", "accepted",
 	// "refused", "timed_out", "failed", "bytes_sent", "bytes_received",
@@ -209,9 +214,13 @@ type Group struct {
 }
 
 // Second is one point of a per-second time series. T is seconds since the
-// phase start (the end of the one-second bucket is T+1).
+// phase start (the end of the one-second bucket is T+1). A phase shorter
+// than 3 s has 100 ms buckets instead: WidthMs is then the bucket's width and
+// AtMs its start in milliseconds since the phase start (T its whole seconds).
 type Second struct {
 	T        int              `json:"t"`
+	AtMs     int64            `json:"at_ms,omitempty"`
+	WidthMs  int64            `json:"width_ms,omitempty"`
 	Counts   map[string]int64 `json:"counts,omitempty"` // e.g. "intended","sent","accepted","refused","dropped"
 	Gauges   map[string]int64 `json:"gauges,omitempty"` // e.g. "in_flight"
 	LatP50Ns int64            `json:"lat_p50_ns,omitempty"`
@@ -235,6 +244,7 @@ type Verification struct {
 	Misordered  int64    `json:"misordered,omitempty"`
 	Truncated   int64    `json:"truncated,omitempty"` // answers cut by the relay's cap (not counted missing)
 	Passed      bool     `json:"passed"`
+	Semantics   string   `json:"semantics,omitempty"` // "keeps superseded versions": the relay keeps older versions of replaceable events (NIP-01 MAY discard them), answers checked that way
 	Notes       []string `json:"notes,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
@@ -44,10 +45,11 @@ type Env struct {
 	// Progress makes a progress reporter (never nil).
 	Progress func(label string, total int64) func(done int64)
 	// Sample starts sampling the relay's resources and returns the function
-	// that ends it (nil when the relay is not ours to observe). Workloads
-	// with several phases use it to sample each phase; RunWorkload samples
-	// single-phase workloads itself.
-	Sample func() (end func() *results.Resources)
+	// that ends it (nil when the relay is not ours to observe). A workload
+	// passes it on (the Begin of its options), to be started when its clock
+	// starts, after dialling, and ended when the clock stops: a phase's
+	// resources cover its timed window and nothing else.
+	Sample workload.Sampler
 }
 
 // Workload is one more timed workload run after publish and query (live
@@ -108,18 +110,16 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		if cfg.Progress != nil {
 			po.Progress = cfg.Progress(fmt.Sprintf("Publishing %d events to %s", len(all), t.URL), int64(len(all)))
 		}
-		end := begin(t.Probe)
+		po.Begin = sampler(t.Probe)
 		pr, err := workload.Publish(ctx, t.URL, c, all, po)
 		if pr != nil {
-			finish(&pr.Phase, end, cfg.ClientCores)
+			finish(&pr.Phase, cfg.ClientCores)
 			run.Phases = append(run.Phases, pr.Phase)
 			acc := make([]*nostr.Event, 0, len(all))
 			for _, i := range pr.StoredIndexes() {
 				acc = append(acc, c.Events[i])
 			}
 			model = verify.NewModel(acc)
-		} else if end != nil {
-			end()
 		}
 		if err != nil {
 			return run, fmt.Errorf("publish: %w", err)
@@ -143,9 +143,9 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		if model != nil {
 			source = model.Live
 		}
-		end := begin(t.Probe)
+		qo.Begin = sampler(t.Probe)
 		ph, err := workload.Query(ctx, t.URL, model, source, qo)
-		finish(&ph, end, cfg.ClientCores)
+		finish(&ph, cfg.ClientCores)
 		if ph.Name != "" {
 			run.Phases = append(run.Phases, ph)
 		}
@@ -215,15 +215,18 @@ func notRunPhase(name, kind string, n int, why string) results.Phase {
 		Notes: []string{"not run: " + why}}
 }
 
-// RunWorkload runs w with the relay's resources sampled around it. A
-// workload that returns one phase gets the relay's resource use of its whole
-// run; the phases of a multi-phase workload (a sweep) get the client's only,
-// and a note says so.
+// RunWorkload runs w, giving it the probe's sampler (env.Sample) to sample
+// the relay's resources over each phase's timed window; a phase the
+// workload did not sample gets a note saying so. Every phase's client CPU is
+// then judged.
 func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCores int) ([]results.Phase, error) {
-	if probe != nil {
-		env.Sample = probe.Begin
+	var sampled atomic.Bool
+	if begin := sampler(probe); begin != nil {
+		env.Sample = func() func() *results.Resources {
+			sampled.Store(true)
+			return begin()
+		}
 	}
-	end := begin(probe)
 	phases, err := w.Run(ctx, env)
 	if len(phases) == 0 && ctx.Err() != nil {
 		// Stopped by the user before it measured anything: say so, so the
@@ -232,53 +235,29 @@ func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCo
 			Aborted: "interrupted before it started: cancelled by the user, nothing of it ran"}}
 		err = ctx.Err()
 	}
-	var relay *results.Resources
-	if end != nil {
-		relay = end()
-	}
 	for i := range phases {
 		ph := &phases[i]
-		if ph.Resources == nil {
-			ph.Resources = &results.Resources{}
+		if env.Sample != nil && !sampled.Load() && ph.Duration > 0 {
+			ph.Notes = append(ph.Notes, "the relay's resources were not sampled: the workload did not start the sampling at its clock")
 		}
-		if relay != nil && len(phases) == 1 && ph.Resources.RelayCPUSecs == 0 {
-			MergeRelay(ph, relay)
-		}
-		judgeClient(ph, clientCores)
+		finish(ph, clientCores)
 	}
 	return phases, err
 }
 
-// MergeRelay puts the relay's resource use into a phase, keeping the
-// client's CPU the workload measured.
-func MergeRelay(ph *results.Phase, relay *results.Resources) {
-	if relay == nil {
-		return
-	}
-	client := 0.0
-	if ph.Resources != nil {
-		client = ph.Resources.ClientCPUSecs
-	}
-	r := *relay
-	r.ClientCPUSecs = client
-	ph.Resources = &r
-}
-
-func begin(p Probe) func() *results.Resources {
+// sampler is p's sampler (nil without a probe).
+func sampler(p Probe) workload.Sampler {
 	if p == nil {
 		return nil
 	}
-	return p.Begin()
+	return p.Begin
 }
 
-// finish merges the relay's resource use into the phase and judges whether
-// the client limited the figure.
-func finish(ph *results.Phase, end func() *results.Resources, clientCores int) {
+// finish judges whether the client limited the phase's figure; the phase's
+// resources are the workload's, sampled over its timed window.
+func finish(ph *results.Phase, clientCores int) {
 	if ph.Resources == nil {
 		ph.Resources = &results.Resources{}
-	}
-	if end != nil {
-		MergeRelay(ph, end())
 	}
 	judgeClient(ph, clientCores)
 }

@@ -35,6 +35,9 @@ type BurstOptions struct {
 	Seed           int64
 	Dial           wire.Options
 	Progress       func(done int64)
+	// Begin samples the relay's resources over the timed window (nil: not
+	// observed).
+	Begin Sampler
 }
 
 func (o *BurstOptions) defaults() {
@@ -134,12 +137,14 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	if s.nBg > 0 {
 		nConns++
 	}
+	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, nConns, dial)
 	if err != nil {
 		return ph, err
 	}
 	defer closeAll(conns)
 
+	smp := startSampling(o.Begin)
 	cpu0 := CPUTime()
 	start := mono.Now()
 	series := metrics.NewSeries(start)
@@ -147,6 +152,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	runLive(ctx, s.plan(ctx, o, conns, fresh, start, series), out)
 	end := max(out.lastOK.Load(), start+1)
 	cpu := CPUTime() - cpu0
+	smp.stop()
 
 	ph.Params = map[string]any{
 		"bursts": o.Bursts, "burst_size": o.BurstSize, "every": o.Every.String(), "connections": o.Connections,
@@ -155,6 +161,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	}
 	ph.Start = mono.Time(start)
 	ph.Duration = end - start
+	ph.SetupSecs = setupSince(setup, start)
 	ph.Counts = map[string]int64{}
 	ph.Refused = map[string]int64{}
 	ph.Latency = map[string]*results.Histogram{}
@@ -168,6 +175,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	b.summary(&ph)
 	ph.Series = series.Result(end)
 	judgeClientCPU(&ph, cpu)
+	smp.into(&ph)
 	return ph, ctx.Err()
 }
 

@@ -480,6 +480,7 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 			ph.Start = st.Phase.Start
 		}
 		ph.Duration += st.Phase.Duration
+		ph.SetupSecs += st.Phase.SetupSecs
 		addToAccount(&acct, st.Phase.Account(results.OpEvent))
 		addProtocolCounts(ph, st.Phase)
 		g := findMaxStepGroup(st)

@@ -66,8 +66,9 @@ type LoadOptions struct {
 	// sent/s, accepted/s, refused, dropped, in flight, p50, p99); nil: none.
 	Live io.Writer
 	// Begin, when set, starts sampling the relay's resources just before
-	// the clock starts; the returned function ends it (relay CPU, RSS).
-	Begin func() (end func() *results.Resources)
+	// the clock starts; the returned function ends it (relay CPU, RSS)
+	// when the schedule's drain is over.
+	Begin Sampler
 	// Signed is called once the events are signed, before the clock starts
 	// (progress display).
 	Signed func(n int, took time.Duration)
@@ -203,6 +204,7 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	}
 	dial := o.Dial
 	dial.OKTimeout = o.Timeout
+	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, o.Connections, dial)
 	if err != nil {
 		return ph, err
@@ -221,6 +223,7 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	}
 	acct.settle()
 	ph = buildLoadPhase(ctx, res, &o, plan, ops, m)
+	ph.SetupSecs = setupSince(setup, res.Start)
 	return ph, ctx.Err()
 }
 
@@ -661,10 +664,7 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 	}
 	sort.Slice(ph.Groups, func(i, j int) bool { return ph.Groups[i].Name < ph.Groups[j].Name }) // publish, query
 	ph.Resources = &results.Resources{ClientCPUSecs: m.cpu.Seconds()}
-	if m.relay != nil {
-		m.relay.ClientCPUSecs = ph.Resources.ClientCPUSecs
-		ph.Resources = m.relay
-	}
+	(&sampling{relay: m.relay}).into(&ph)
 	if m.schedP99 > 0 {
 		ph.Counts["client_sched_p99_ns"] = int64(m.schedP99)
 	}

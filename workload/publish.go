@@ -38,6 +38,9 @@ type PublishOptions struct {
 	Timeout     time.Duration // how long an EVENT may wait for its OK
 	Dial        wire.Options
 	Progress    func(done int64)
+	// Begin samples the relay's resources over the timed window (nil: not
+	// observed).
+	Begin Sampler
 }
 
 func (o *PublishOptions) defaults() error {
@@ -119,11 +122,13 @@ type pubWorker struct {
 
 // Publish sends the corpus events at indexes to url and waits for every OK.
 // The timed window starts when the first EVENT is written and ends when the
-// last OK (or timeout) is in; dialing is not timed.
+// last OK (or timeout) is in; dialing is not timed (it is the phase's
+// SetupSecs), and the relay's resources are sampled over the timed window.
 func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o PublishOptions) (*PublishResult, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
+	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, o.Connections, o.Dial)
 	if err != nil {
 		return nil, err
@@ -147,6 +152,7 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 
 	var next, done atomic.Int64
 	workers := make([]*pubWorker, len(conns))
+	smp := startSampling(o.Begin)
 	cpu0 := CPUTime()
 	start := mono.Now()
 	bk.series = metrics.NewSeries(start)
@@ -168,10 +174,13 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	wg.Wait()
 	end := mono.Now()
 	cpu := CPUTime() - cpu0
+	smp.stop()
 	stopProgress()
 	wd.Settle(led, outcome.WhyConnGone)
 
 	res.Phase = publishPhase(ctx, c, indexes, o, res, workers, conns, bk, start, end, cpu)
+	res.Phase.SetupSecs = setupSince(setup, start)
+	smp.into(&res.Phase)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}

@@ -30,6 +30,9 @@ type QueryOptions struct {
 	RelayCap int
 	Dial     wire.Options
 	Progress func(done int64)
+	// Begin samples the relay's resources over the timed window (nil: not
+	// observed).
+	Begin Sampler
 }
 
 // maxRedials is how often a query connection is dialled again after the
@@ -72,6 +75,7 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 	if err != nil {
 		return results.Phase{}, err
 	}
+	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, o.Connections, o.Dial)
 	if err != nil {
 		return results.Phase{}, err
@@ -85,6 +89,7 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 	defer q.wd.Stop()
 
 	var wg sync.WaitGroup
+	smp := startSampling(o.Begin)
 	cpu0 := CPUTime()
 	start := mono.Now()
 	q.series = metrics.NewSeries(start)
@@ -95,11 +100,14 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 	wg.Wait()
 	end := mono.Now()
 	cpu := CPUTime() - cpu0
+	smp.stop()
 	if o.Progress != nil {
 		o.Progress(q.done.Load())
 	}
 	q.wd.Settle(q.led, outcome.WhyConnGone)
 	ph := q.phase(start, end, cpu)
+	ph.SetupSecs = setupSince(setup, start)
+	smp.into(&ph)
 	shapeGroups(&ph, recs, verifyQueries(recs, model, o.RelayCap))
 	return ph, ctx.Err()
 }
@@ -329,12 +337,12 @@ type queryVerification struct {
 
 // verifyQueries checks every answer that ended with EOSE with the one
 // verifier (valid id and signature, matches its filter, returned once) and,
-// when a model is given, against what the relay should have returned.
+// when a model is given, against what the relay should have returned. The
+// reading of replaceable events (latest only, or keeps superseded versions)
+// is chosen once from all the answers; each shape's figures use it.
 func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) queryVerification {
 	sigs := verify.NewChecker()
-	var filters []*nostr.Filter
-	var parsed [][]*nostr.Event
-	var invalid []int64
+	var replies []verify.Reply
 	var done []*queryRecord
 	for _, r := range recs {
 		if r.ended != "eose" {
@@ -350,29 +358,27 @@ func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) query
 			}
 		}
 		done = append(done, r)
-		filters = append(filters, &r.filter)
-		parsed = append(parsed, evs)
-		invalid = append(invalid, bad)
+		replies = append(replies, verify.Reply{Filter: &r.filter, Events: evs, Invalid: bad})
 	}
-	capNote := ""
-	if model != nil && relayCap == 0 {
-		if relayCap = verify.InferCap(filters, parsed, model); relayCap > 0 {
-			capNote = verify.CapNote(relayCap)
-		}
-	}
+	j := verify.Judge(replies, model, relayCap, true)
 	out := queryVerification{total: &results.Verification{Verified: model != nil}, byShape: map[string]*results.Verification{}}
+	shapeAnswers := map[string][]int{}
 	for i, r := range done {
 		v := out.byShape[r.shape]
 		if v == nil {
 			v = &results.Verification{Verified: model != nil}
 			out.byShape[r.shape] = v
 		}
-		one := verify.Answer(filters[i], parsed[i], invalid[i], model, relayCap)
-		verify.Add(v, &one)
-		verify.Add(out.total, &one)
+		verify.Add(v, &j.Answers[i])
+		verify.Add(out.total, &j.Answers[i])
+		shapeAnswers[r.shape] = append(shapeAnswers[r.shape], i)
 	}
-	if capNote != "" {
-		out.total.Notes = append(out.total.Notes, capNote)
+	j.Apply(out.total)
+	for s, v := range out.byShape {
+		j.Apply(v, shapeAnswers[s]...)
+	}
+	if j.Cap > 0 {
+		out.total.Notes = append(out.total.Notes, verify.CapNote(j.Cap))
 	}
 	if model == nil {
 		out.total.Notes = append(out.total.Notes, "nothing was published in this run, so missing and extra events cannot be known: only validity and filter match were checked")

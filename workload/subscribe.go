@@ -58,6 +58,9 @@ type SubscribeOptions struct {
 	Dial    wire.Options
 	// Progress is called with the number of events whose OK is in.
 	Progress func(done int64)
+	// Begin samples the relay's resources over the timed window (nil: not
+	// observed).
+	Begin Sampler
 
 	fresh *Fresh // pre-signed events (sweep signs its own); nil: sign here
 }
@@ -211,6 +214,7 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	if err != nil {
 		return ph, err
 	}
+	setup := mono.Now()
 	if err := r.dial(url); err != nil {
 		return ph, err
 	}
@@ -218,15 +222,19 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	defer closeAll(r.subConns)
 
 	r.openSubscriptions()
+	smp := startSampling(o.Begin)
 	cpu0 := CPUTime()
-	r.publish()
+	r.publish() // the clock starts here
 	r.awaitDeliveries()
 	for _, s := range r.subs {
 		s.stopped.Store(true)
 	}
 	cpu := CPUTime() - cpu0
+	smp.stop()
 	ph = r.phase()
+	ph.SetupSecs = setupSince(setup, r.start)
 	judgeClientCPU(&ph, cpu)
+	smp.into(&ph) // cut to the window when deliveries were waited for in vain
 	return ph, ctx.Err()
 }
 

@@ -47,6 +47,9 @@ type SweepOptions struct {
 	OnSkip func(size int, reason string)
 	// Progress is called with the size about to run.
 	Progress func(size int)
+	// Begin samples the relay's resources over each size's timed window
+	// (nil: not observed).
+	Begin Sampler
 }
 
 // Sweep runs the fan-out workload once per payload size and returns one
@@ -160,6 +163,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 		Name: "sweep/" + strconv.Itoa(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
 		Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
 		Duration: o.Duration, Grace: o.Grace, Timeout: o.Timeout, Seed: seed, Dial: o.Dial, fresh: fresh,
+		Begin: o.Begin,
 	})
 	if ph.Counts == nil { // never started
 		return nil, "", err

@@ -49,6 +49,7 @@ func (c *burstCmd) workload() runner.Workload {
 			BetweenRate: c.BetweenRate, RecoveryWithin: c.RecoveryWithin, RecoveryRun: c.RecoveryRun,
 			Size: c.Size, Timeout: c.Timeout, Seed: c.Seed,
 			Progress: env.Progress(fmt.Sprintf("Sending %d bursts of %d events", c.Bursts, c.BurstSize), total),
+			Begin:    env.Sample,
 		}
 		return onePhase(workload.Burst(ctx, env.URL, env.Corpus, o))
 	}}

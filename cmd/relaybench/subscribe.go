@@ -235,7 +235,7 @@ func (c *subscribeCmd) workload() runner.Workload {
 		o := workload.SubscribeOptions{
 			Subscribers: c.Subscribers, Publishers: c.Publishers, Channels: c.Channels, Overlap: c.Overlap,
 			Filter: c.Filter, Events: c.Events, Size: c.Size, Rate: c.Rate, Mode: c.Mode, Window: c.Window,
-			Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed,
+			Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed, Begin: env.Sample,
 		}
 		total := int64(c.events())
 		o.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)

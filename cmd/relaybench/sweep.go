@@ -53,13 +53,13 @@ func (c *sweepCmd) workload() runner.Workload {
 		o := workload.SweepOptions{
 			Sizes: c.Sizes, Events: c.Events, Publishers: c.Publishers, Subscribers: c.Subscribers,
 			Mode: c.Mode, Window: c.Window, Rate: c.Rate, Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout,
-			Seed: c.Seed, Limits: lim,
+			Seed: c.Seed, Limits: lim, Begin: env.Sample,
 			OnSkip: func(size int, reason string) {
 				skipped = append(skipped, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
 			},
 		}
-		// One size at a time, so that each size's phase gets the relay's
-		// resource use during that size alone.
+		// One size at a time, for the progress; each size's phase gets the
+		// relay's resource use over its own timed window (o.Begin).
 		update := env.Progress(fmt.Sprintf("Sweeping %d sizes", len(c.Sizes)), int64(len(c.Sizes)))
 		var phases []results.Phase
 		var err error
@@ -68,17 +68,7 @@ func (c *sweepCmd) workload() runner.Workload {
 				break
 			}
 			o.Sizes = []int{size}
-			var end func() *results.Resources
-			if env.Sample != nil {
-				end = env.Sample()
-			}
 			got, serr := workload.Sweep(ctx, env.URL, env.Corpus, o)
-			if end != nil {
-				r := end()
-				for j := range got {
-					runner.MergeRelay(&got[j], r)
-				}
-			}
 			phases = append(phases, got...)
 			update(int64(i + 1))
 			if serr != nil && !errors.Is(serr, workload.ErrNoSize) {

@@ -56,6 +56,12 @@ type Config struct {
 	// "blocked: refused by test relay".
 	RefuseReason string
 
+	// ConnectDelay holds each WebSocket upgrade back this long before
+	// answering it (as ORLY does, 200 ms per connection already open from
+	// the same IP, up to 2 s): a client's dial takes at least this long,
+	// and nothing is answered on the connection before.
+	ConnectDelay time.Duration
+
 	// OKDelay delays each OK by this much, measured from receipt of the
 	// EVENT. OKs are sent in order per connection, and reading goes on
 	// meanwhile, so many events can be awaiting their OK at once.
@@ -151,6 +157,12 @@ type Config struct {
 
 	// NoNIP11 answers NIP-11 requests with 404.
 	NoNIP11 bool
+
+	// KeepSuperseded turns NIP-01 replacement off: every version of a
+	// replaceable or addressable event stays stored and queryable, as
+	// relays that keep superseded versions do (NIP-01: older versions MAY
+	// be discarded).
+	KeepSuperseded bool
 }
 
 // Stats counts what the relay saw and did.
@@ -357,8 +369,8 @@ func (r *Relay) store(ev *nostr.Event) bool {
 	r.byID[ev.ID] = struct{}{}
 	// NIP-01: a replaceable or addressable event replaces the older version
 	// (on equal created_at the lower id stays); a version older than the
-	// stored one is kept out of answers.
-	if key, ok := rbverify.ReplaceKey(ev); ok {
+	// stored one is kept out of answers. KeepSuperseded keeps every version.
+	if key, ok := rbverify.ReplaceKey(ev); ok && !r.cfg.KeepSuperseded {
 		for i, old := range r.events {
 			if k, _ := rbverify.ReplaceKey(old); k != key {
 				continue
@@ -400,6 +412,15 @@ func (r *Relay) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			},
 		})
 		return
+	}
+	if d := r.cfg.ConnectDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-req.Context().Done():
+		case <-r.ctx.Done():
+		}
+		t.Stop()
 	}
 	ws, err := websocket.Accept(w, req, &websocket.AcceptOptions{
 		CompressionMode:    websocket.CompressionDisabled,

@@ -1,0 +1,137 @@
+package workload
+
+import "github.com/relaybench/relaybench/results"
+
+// Sampler starts sampling the relay's resources and returns the function
+// that ends the sampling with what was measured (the harness's
+// Instance.Begin; nil when the relay is not relaybench's to observe). Every
+// workload starts it when its clock starts, once its connections are
+// dialled and its subscriptions open, and ends it when the clock stops, so
+// that a phase's resources cover exactly its timed window.
+type Sampler = func() (end func() *results.Resources)
+
+// sampling is the relay's resource sampling over one timed window.
+type sampling struct {
+	end   func() *results.Resources
+	relay *results.Resources
+}
+
+// startSampling starts sampling with begin (nothing when it is nil). Call it
+// right before the clock's start is read: the sampling then covers the
+// whole timed window (the sampler's first reading takes a few ms).
+func startSampling(begin Sampler) *sampling {
+	s := &sampling{}
+	if begin != nil {
+		s.end = begin()
+	}
+	return s
+}
+
+// stop ends the sampling; call it right after the clock's end is read.
+// Later calls do nothing.
+func (s *sampling) stop() {
+	if s != nil && s.end != nil {
+		s.relay, s.end = s.end(), nil
+	}
+}
+
+// into stops the sampling and puts the relay's resources into ph, keeping
+// the client CPU the workload measured, cut to ph's timed window when the
+// sampling went on after it (see fitWindow).
+func (s *sampling) into(ph *results.Phase) {
+	s.stop()
+	if s == nil || s.relay == nil {
+		return
+	}
+	r := *s.relay
+	r.Series = append([]results.ResourceSample(nil), r.Series...)
+	if ph.Resources != nil {
+		r.ClientCPUSecs = ph.Resources.ClientCPUSecs
+		r.ClientCPUUtil = ph.Resources.ClientCPUUtil
+	}
+	ph.Resources = &r
+	fitWindow(&r, float64(ph.Duration)/1e9)
+}
+
+// fitWindow cuts resources sampled past a phase's timed window (a phase
+// whose end is its last answer, found after waiting for answers that never
+// came) to the window of secs seconds: it keeps the samples up to the first
+// one at or after secs, and recomputes the relay CPU, peak RSS and client
+// CPU from them. Resources that fit are left alone.
+func fitWindow(r *results.Resources, secs float64) {
+	keep := len(r.Series)
+	for i, smp := range r.Series {
+		if smp.T >= secs {
+			keep = i + 1
+			break
+		}
+	}
+	if keep == len(r.Series) {
+		return
+	}
+	r.Series = r.Series[:keep]
+	var relay, client, prev float64
+	var peak int64
+	for _, smp := range r.Series {
+		relay += smp.RelayCPU * (smp.T - prev)
+		client += smp.ClientCPU * (smp.T - prev)
+		prev = smp.T
+		peak = max(peak, smp.RelayRSS)
+	}
+	r.RelayCPUSecs = relay
+	if peak > 0 {
+		r.RelayPeakRSS = peak
+	}
+	if r.ClientCPUSecs > client {
+		// The workload counted its CPU until it stopped waiting: the
+		// series says what the client used within the window.
+		if old := r.ClientCPUSecs; old > 0 {
+			r.ClientCPUUtil *= client / old
+		}
+		r.ClientCPUSecs = client
+	}
+}
+
+// setupSince is the time in seconds from from (mono, when the phase began
+// dialling) to the clock's start.
+func setupSince(from, start int64) float64 {
+	if from <= 0 || start <= from {
+		return 0
+	}
+	return float64(start-from) / 1e9
+}
+
+// window is the resources sampled over one timed part of a phase and the
+// part's length in seconds.
+type window struct {
+	relay *results.Resources
+	secs  float64
+}
+
+// joinWindows joins the resources of a phase's timed parts, end to end:
+// CPU adds up, the peak RSS is the largest, the data size is the last, and
+// each part's samples are shifted by the lengths of the parts before it, so
+// that T counts timed seconds. Nil when no part was sampled.
+func joinWindows(wins []window) *results.Resources {
+	var out *results.Resources
+	var off float64
+	for _, w := range wins {
+		if r := w.relay; r != nil {
+			if out == nil {
+				out = &results.Resources{}
+			}
+			cut := *r
+			cut.Series = append([]results.ResourceSample(nil), r.Series...)
+			fitWindow(&cut, w.secs)
+			out.RelayCPUSecs += cut.RelayCPUSecs
+			out.RelayPeakRSS = max(out.RelayPeakRSS, cut.RelayPeakRSS)
+			out.RelayDataBytes = cut.RelayDataBytes
+			for _, smp := range cut.Series {
+				smp.T += off
+				out.Series = append(out.Series, smp)
+			}
+		}
+		off += w.secs
+	}
+	return out
+}
