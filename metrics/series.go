@@ -7,69 +7,155 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// Series is a per-second time series for one phase: named counters per
-// second, gauges sampled per second, and a latency histogram per second. It
-// is safe for concurrent use; workers with very high rates should keep a
-// local Series each and Merge them (one mutex per record is ~20 ns).
-type Series struct {
-	mu     sync.Mutex
-	start  int64 // mono ns
+// A series is recorded twice while it is young: in one-second buckets for
+// its whole length, and in FineStep buckets for its first FineSpan. Result
+// returns the fine buckets for a phase shorter than FineSpan, so that a
+// phase of half a second still has a handful of points instead of one, and
+// the one-second buckets otherwise (long phases keep their files and their
+// memory as they were).
+const (
+	FineStep int64 = 100e6 // ns: the bucket width of a short phase's series
+	FineSpan int64 = 3e9   // ns: phases shorter than this get FineStep buckets
+)
+
+// buckets are the points of a series at one bucket width.
+type buckets struct {
+	width  int64 // ns
+	limit  int   // most buckets kept (0: no limit); later times are not recorded
 	counts []map[string]int64
 	gauges []map[string]int64
 	lat    []*Histogram
 }
 
+// index returns the bucket of offset d (ns since the start, d ≥ 0), growing
+// the slices to hold it; ok is false past the limit.
+func (b *buckets) index(d int64) (int, bool) {
+	i := int(d / b.width)
+	if b.limit > 0 && i >= b.limit {
+		return 0, false
+	}
+	for len(b.counts) <= i {
+		b.counts = append(b.counts, nil)
+		b.gauges = append(b.gauges, nil)
+		b.lat = append(b.lat, nil)
+	}
+	return i, true
+}
+
+func (b *buckets) add(d int64, name string, n int64) {
+	i, ok := b.index(d)
+	if !ok {
+		return
+	}
+	if b.counts[i] == nil {
+		b.counts[i] = map[string]int64{}
+	}
+	b.counts[i][name] += n
+}
+
+func (b *buckets) gauge(d int64, name string, v int64) {
+	i, ok := b.index(d)
+	if !ok {
+		return
+	}
+	if b.gauges[i] == nil {
+		b.gauges[i] = map[string]int64{}
+	}
+	if old, ok := b.gauges[i][name]; !ok || v > old {
+		b.gauges[i][name] = v
+	}
+}
+
+func (b *buckets) latency(d int64, ns int64) {
+	i, ok := b.index(d)
+	if !ok {
+		return
+	}
+	if b.lat[i] == nil {
+		b.lat[i] = newCoarse()
+	}
+	b.lat[i].Record(ns)
+}
+
+// merge adds o's buckets (same width, same start) into b.
+func (b *buckets) merge(o *buckets) {
+	for i := range o.counts {
+		j, ok := b.index(int64(i) * b.width)
+		if !ok {
+			return
+		}
+		for k, v := range o.counts[i] {
+			if b.counts[j] == nil {
+				b.counts[j] = map[string]int64{}
+			}
+			b.counts[j][k] += v
+		}
+		for k, v := range o.gauges[i] {
+			if b.gauges[j] == nil {
+				b.gauges[j] = map[string]int64{}
+			}
+			if old, ok := b.gauges[j][k]; !ok || v > old {
+				b.gauges[j][k] = v
+			}
+		}
+		if o.lat[i] != nil {
+			if b.lat[j] == nil {
+				b.lat[j] = newCoarse()
+			}
+			b.lat[j].Merge(o.lat[i])
+		}
+	}
+}
+
+// Series is a time series for one phase: named counters per bucket, gauges
+// sampled per bucket, and a latency histogram per bucket. Buckets are one
+// second wide, or FineStep wide for a phase shorter than FineSpan (see
+// Result). It is safe for concurrent use; workers with very high rates
+// should keep a local Series each and Merge them (one mutex per record is
+// ~20 ns).
+type Series struct {
+	mu   sync.Mutex
+	sec  buckets
+	fine buckets
+	// start is the mono ns the series starts at.
+	start int64
+}
+
 // NewSeries starts a series at start (a mono.Now() value).
-func NewSeries(start int64) *Series { return &Series{start: start} }
+func NewSeries(start int64) *Series {
+	return &Series{start: start, sec: buckets{width: 1e9}, fine: buckets{width: FineStep, limit: int(FineSpan / FineStep)}}
+}
 
 // Start returns the mono time the series starts at.
 func (s *Series) Start() int64 { return s.start }
 
-func (s *Series) bucket(t int64) int {
-	if t < s.start {
-		return 0
-	}
-	i := int((t - s.start) / 1e9)
-	for len(s.counts) <= i {
-		s.counts = append(s.counts, nil)
-		s.gauges = append(s.gauges, nil)
-		s.lat = append(s.lat, nil)
-	}
-	return i
-}
+// offset is t's distance from the start (times before it count as the start).
+func (s *Series) offset(t int64) int64 { return max(t-s.start, 0) }
 
-// Add adds n to counter name in the second containing mono time t.
+// Add adds n to counter name in the bucket containing mono time t.
 func (s *Series) Add(t int64, name string, n int64) {
 	s.mu.Lock()
-	i := s.bucket(t)
-	if s.counts[i] == nil {
-		s.counts[i] = map[string]int64{}
-	}
-	s.counts[i][name] += n
+	d := s.offset(t)
+	s.sec.add(d, name, n)
+	s.fine.add(d, name, n)
 	s.mu.Unlock()
 }
 
-// Gauge sets gauge name for the second containing t to the maximum seen.
+// Gauge sets gauge name for the bucket containing t to the maximum seen.
 func (s *Series) Gauge(t int64, name string, v int64) {
 	s.mu.Lock()
-	i := s.bucket(t)
-	if s.gauges[i] == nil {
-		s.gauges[i] = map[string]int64{}
-	}
-	if old, ok := s.gauges[i][name]; !ok || v > old {
-		s.gauges[i][name] = v
-	}
+	d := s.offset(t)
+	s.sec.gauge(d, name, v)
+	s.fine.gauge(d, name, v)
 	s.mu.Unlock()
 }
 
 // Latency records a latency observed at time t (the completion time).
 func (s *Series) Latency(t int64, ns int64) {
 	s.mu.Lock()
-	i := s.bucket(t)
-	if s.lat[i] == nil {
-		s.lat[i] = newCoarse()
-	}
-	s.lat[i].Record(ns)
+	d := s.offset(t)
+	s.sec.latency(d, ns)
+	s.fine.latency(d, ns)
 	s.mu.Unlock()
 }
 
@@ -79,52 +165,37 @@ func (s *Series) Merge(o *Series) {
 	defer o.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := range o.counts {
-		t := s.start + int64(i)*1e9
-		j := s.bucket(t)
-		for k, v := range o.counts[i] {
-			if s.counts[j] == nil {
-				s.counts[j] = map[string]int64{}
-			}
-			s.counts[j][k] += v
-		}
-		for k, v := range o.gauges[i] {
-			if s.gauges[j] == nil {
-				s.gauges[j] = map[string]int64{}
-			}
-			if old, ok := s.gauges[j][k]; !ok || v > old {
-				s.gauges[j][k] = v
-			}
-		}
-		if o.lat[i] != nil {
-			if s.lat[j] == nil {
-				s.lat[j] = newCoarse()
-			}
-			s.lat[j].Merge(o.lat[i])
-		}
-	}
+	s.sec.merge(&o.sec)
+	s.fine.merge(&o.fine)
 }
 
-// Result returns the series as results points, one per second up to end
-// (a mono time; seconds after it are dropped, a partial last second kept).
+// Result returns the series as results points up to end (a mono time;
+// buckets after it are dropped, a partial last bucket kept). A series that
+// ends less than FineSpan after its start has FineStep buckets (each
+// point's AtMs and WidthMs say where it lies); a longer one, or one without
+// an end (end ≤ start), has one point per second.
 func (s *Series) Result(end int64) []results.Second {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := len(s.counts)
+	b, fine := &s.sec, false
+	if end > s.start && end-s.start < FineSpan {
+		b, fine = &s.fine, true
+	}
+	n := len(b.counts)
 	if end > s.start {
-		if m := int((end - s.start + 1e9 - 1) / 1e9); m < n {
-			n = m
-		} else if m > n {
-			n = m
-		}
+		n = int((end - s.start + b.width - 1) / b.width)
 	}
 	out := make([]results.Second, 0, n)
 	for i := 0; i < n; i++ {
-		p := results.Second{T: i}
-		if i < len(s.counts) {
-			p.Counts = copyMap(s.counts[i])
-			p.Gauges = copyMap(s.gauges[i])
-			if h := s.lat[i]; h != nil && h.Count() > 0 {
+		p := results.Second{T: int(int64(i) * b.width / 1e9)}
+		if fine {
+			p.AtMs = int64(i) * b.width / 1e6
+			p.WidthMs = b.width / 1e6
+		}
+		if i < len(b.counts) {
+			p.Counts = copyMap(b.counts[i])
+			p.Gauges = copyMap(b.gauges[i])
+			if h := b.lat[i]; h != nil && h.Count() > 0 {
 				p.LatP50Ns = h.Quantile(50)
 				p.LatP99Ns = h.Quantile(99)
 				p.LatMaxNs = h.Max()

@@ -69,6 +69,7 @@ func TestBrowserRendersHTML(t *testing.T) {
 	}{
 		{"single", []*results.File{singleFile()}, 10},
 		{"compare", []*results.File{compareFile(3, 1)}, 10},
+		{"spread", []*results.File{spreadFile()}, 14},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	xfont "golang.org/x/image/font"
@@ -35,11 +36,27 @@ var (
 )
 
 // headroom raises the top of p's y axis above the data so that the legend
-// (top corner) does not cover the lines.
+// (top corner) does not cover the lines: by 15%, or by as much as the
+// legend's height needs when it has many entries.
 func headroom(p *plot.Plot) {
-	if p.Y.Max > p.Y.Min {
-		p.Y.Max += (p.Y.Max - p.Y.Min) * 0.15
+	if p.Y.Max <= p.Y.Min {
+		return
 	}
+	r := p.Legend.Rectangle(draw.Canvas{})
+	area := chartH - vg.Points(70) // less the title and the x axis
+	f := math.Min(float64(r.Max.Y-r.Min.Y+vg.Points(8))/float64(area), 0.75)
+	p.Y.Max += (p.Y.Max - p.Y.Min) * math.Max(0.15, f/(1-f))
+}
+
+// shape is the marker of colour i: filled, so that a lone point shows.
+func shape(i int) draw.GlyphDrawer {
+	switch i % 3 {
+	case 1:
+		return draw.BoxGlyph{}
+	case 2:
+		return draw.PyramidGlyph{}
+	}
+	return draw.CircleGlyph{}
 }
 
 // chart is one figure of a report.
@@ -47,6 +64,7 @@ type chart struct {
 	name  string // file name without extension, unique in a report
 	title string
 	plot  *plot.Plot
+	notes []string // caption lines: what the chart could not draw as usual, and why
 }
 
 // Charts writes every chart of files to dir as PNG and SVG (dir is created
@@ -181,7 +199,7 @@ func addLinePoints(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bo
 	}
 	l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
 	l.Width = vg.Points(1.5)
-	s.Shape = plotutil.Shape(i)
+	s.Shape = shape(i)
 	if dashed {
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	}
@@ -246,7 +264,18 @@ type runLine struct {
 	label  string // "" for repeats after the first
 	color  int
 	repeat bool
+	relay  string // the relay's name (its group key)
+	run    int    // 1-based among the relay's runs holding the phase
+	runs   int    // how many of the relay's runs hold the phase
 	p      *results.Phase
+}
+
+// who names a run in a caption: the relay, and the run when it has several.
+func (r runLine) who() string {
+	if r.runs > 1 {
+		return fmt.Sprintf("%s (run %d)", r.relay, r.run)
+	}
+	return r.relay
 }
 
 // phaseRuns returns the phases named name of every run.
@@ -255,7 +284,7 @@ func phaseRuns(groups []*relayRuns, name string) []runLine {
 	for gi, g := range groups {
 		ps := g.phases(name)
 		for i, p := range ps {
-			l := runLine{color: gi, repeat: i > 0, p: p}
+			l := runLine{color: gi, repeat: i > 0, relay: g.key, run: i + 1, runs: len(ps), p: p}
 			if i == 0 {
 				l.label = g.key
 				if len(ps) > 1 {
@@ -266,6 +295,47 @@ func phaseRuns(groups []*relayRuns, name string) []runLine {
 		}
 	}
 	return out
+}
+
+// phaseSet is one phase of every run of a report: what each per-phase chart
+// draws.
+type phaseSet struct {
+	name    string
+	runs    []runLine
+	missing []string // relays of the report none of whose runs has the phase
+	// compare is set when the report has several relays or runs: a chart
+	// then draws one line per run named by its relay, and every relay
+	// appears in it, drawn or with a caption saying why not.
+	compare bool
+}
+
+func phaseSetOf(groups []*relayRuns, name string) phaseSet {
+	ps := phaseSet{name: name, runs: phaseRuns(groups, name)}
+	for _, g := range groups {
+		if len(g.phases(name)) == 0 {
+			ps.missing = append(ps.missing, g.key)
+		}
+	}
+	ps.compare = len(groups) > 1 || len(ps.runs) > 1
+	return ps
+}
+
+// notDrawn adds a text-only legend entry for a relay or run the chart does
+// not draw (so that its name is still in the chart), and the caption line
+// saying why.
+func notDrawn(p *plot.Plot, notes *[]string, label, who, why string) {
+	if label != "" {
+		p.Legend.Add(label + ": not drawn")
+	}
+	*notes = append(*notes, who+": not drawn: "+why+".")
+}
+
+// addMissing lists the relays without the phase in the legend and caption.
+func (ps phaseSet) addMissing(p *plot.Plot, notes *[]string) {
+	for _, m := range ps.missing {
+		p.Legend.Add(m + ": no " + ps.name + " phase")
+		*notes = append(*notes, m+": not drawn: its run has no "+ps.name+" phase.")
+	}
 }
 
 // suffix appends s to a non-empty legend label.
@@ -286,9 +356,9 @@ func charts(files []*results.File) ([]*chart, error) {
 		if isSweepPhase(name) {
 			continue
 		}
-		rl := phaseRuns(groups, name)
-		for _, mk := range []func(string, []runLine) (*chart, error){throughputChart, latencyTimeChart, spectrumChart, cpuChart, rssChart} {
-			c, err := mk(name, rl)
+		ps := phaseSetOf(groups, name)
+		for _, mk := range []func(phaseSet) (*chart, error){throughputChart, latencyTimeChart, spectrumChart, cpuChart, rssChart} {
+			c, err := mk(ps)
 			if err != nil {
 				return nil, err
 			}
@@ -333,113 +403,329 @@ func mainCounter(ps []runLine) string {
 	return ""
 }
 
-// complete returns the seconds of p's series that lie wholly inside the
-// phase: the last bucket of a phase that did not last a whole number of
-// seconds covers less than a second, and its count is not a per-second rate.
-func complete(p *results.Phase) []results.Second {
-	var out []results.Second
+// span is one point of a phase's series placed on the time axis: its
+// interval starts at `at` seconds after the phase start and is `width` wide,
+// of which `cover` lies inside the phase (less for a phase's last interval).
+type span struct {
+	at, width, cover float64
+	s                results.Second
+}
+
+// mid is the middle of the part of the interval inside the phase: where a
+// figure of the interval is drawn.
+func (b span) mid() float64 { return b.at + b.cover/2 }
+
+// secs is a duration in ns as seconds.
+func secs(ns int64) float64 { return float64(ns) / 1e9 }
+
+// spans places p's series on the time axis: one-second points, or the
+// sub-second points of a short phase (results.Second.WidthMs). Intervals
+// that begin after the phase ended are left out.
+func spans(p *results.Phase) []span {
+	dur := secs(p.Duration)
+	var out []span
 	for _, s := range p.Series {
-		if p.Duration <= 0 || int64(s.T+1)*1e9 <= p.Duration {
-			out = append(out, s)
+		b := span{at: float64(s.T), width: 1, s: s}
+		if s.WidthMs > 0 {
+			b.at, b.width = float64(s.AtMs)/1e3, float64(s.WidthMs)/1e3
+		}
+		b.cover = b.width
+		if p.Duration > 0 {
+			b.cover = math.Min(b.width, dur-b.at)
+		}
+		if b.cover > 0 {
+			out = append(out, b)
 		}
 	}
 	return out
 }
 
-func throughputChart(name string, rl []runLine) (*chart, error) {
-	var with []runLine
-	for _, r := range rl {
-		if len(complete(r.p)) >= 2 {
-			with = append(with, r)
+// interval is the width in seconds of p's series points (1 when it has none).
+func interval(p *results.Phase) float64 {
+	for _, s := range p.Series {
+		if s.WidthMs > 0 {
+			return float64(s.WidthMs) / 1e3
 		}
 	}
-	if len(with) == 0 {
-		return nil, nil // under two whole seconds: nothing to draw over time
+	return 1
+}
+
+// fmtSecs formats seconds for captions and legends: "0.04 s", "2.6 s", "31 s".
+func fmtSecs(s float64) string {
+	prec := 0
+	switch {
+	case s < 0.1:
+		prec = 3
+	case s < 10:
+		prec = 1
 	}
-	p := newPlot(title(name)+": throughput over time", "seconds since phase start", "per second")
-	if len(with) == 1 {
+	v := strconv.FormatFloat(s, 'f', prec, 64)
+	if strings.Contains(v, ".") {
+		v = strings.TrimRight(strings.TrimRight(v, "0"), ".")
+	}
+	return v + " s"
+}
+
+// rateXY is counter k per second over p: one point per interval that lies at
+// least half inside the phase (the count of a sliver of an interval at the
+// phase's end would be noise when scaled up to a rate).
+func rateXY(p *results.Phase, k string) plotter.XYs {
+	var xys plotter.XYs
+	for _, b := range spans(p) {
+		if b.cover >= b.width/2-1e-9 {
+			xys = append(xys, plotter.XY{X: b.mid(), Y: float64(b.s.Counts[k]) / b.cover})
+		}
+	}
+	return xys
+}
+
+// latXY is one latency figure of p's intervals in milliseconds, over the
+// intervals that recorded one.
+func latXY(p *results.Phase, get func(results.Second) int64) plotter.XYs {
+	var xys plotter.XYs
+	for _, b := range spans(p) {
+		if v := get(b.s); v > 0 {
+			xys = append(xys, plotter.XY{X: b.mid(), Y: float64(v) / 1e6})
+		}
+	}
+	return xys
+}
+
+// counterTotal is counter k over the whole phase: the sum of its series, or
+// the phase's count when the series does not hold it.
+func counterTotal(p *results.Phase, k string) (float64, bool) {
+	var n int64
+	found := false
+	for _, s := range p.Series {
+		if v, ok := s.Counts[k]; ok {
+			n += v
+			found = true
+		}
+	}
+	if found {
+		return float64(n), true
+	}
+	v, ok := p.Counts[k]
+	return float64(v), ok
+}
+
+// tooShort says why p's series has fewer than two points to draw.
+func tooShort(p *results.Phase) string {
+	iv := interval(p)
+	switch {
+	case len(p.Series) == 0:
+		return "no time series recorded"
+	case secs(p.Duration) < 2*iv:
+		return fmt.Sprintf("its %s phase is shorter than two %s intervals", fmtSecs(secs(p.Duration)), fmtSecs(iv))
+	}
+	return fmt.Sprintf("fewer than two %s intervals with data", fmtSecs(iv))
+}
+
+// intervalNote says which intervals the lines of a comparison use when they
+// differ (short phases have finer ones), "" when they are all alike.
+func intervalNote(rl []runLine) string {
+	var order []float64
+	by := map[float64][]string{}
+	for _, r := range rl {
+		if len(r.p.Series) == 0 {
+			continue
+		}
+		iv := interval(r.p)
+		if _, ok := by[iv]; !ok {
+			order = append(order, iv)
+		}
+		if r.run == 1 {
+			by[iv] = append(by[iv], r.relay)
+		} else {
+			by[iv] = append(by[iv], r.who())
+		}
+	}
+	if len(order) < 2 {
+		return ""
+	}
+	sort.Float64s(order)
+	var parts []string
+	for _, iv := range order {
+		parts = append(parts, fmt.Sprintf("%s for %s", fmtSecs(iv), strings.Join(by[iv], ", ")))
+	}
+	return "Intervals: " + strings.Join(parts, "; ") + " (phases under 3 s are recorded in 0.1 s intervals)."
+}
+
+// addSeries adds a run's line, with a marker at each point when there are
+// few of them (a short phase's handful of points stays visible).
+func addSeries(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bool) error {
+	if len(xys) <= 12 {
+		return addLinePoints(p, i, label, xys, dashed)
+	}
+	return addLine(p, i, label, downsample(xys, false), dashed)
+}
+
+// addPoint adds one marked point with a legend entry: a run whose phase
+// was too short for a line.
+func addPoint(p *plot.Plot, i int, label string, xy plotter.XY) error {
+	s, err := plotter.NewScatter(plotter.XYs{xy})
+	if err != nil {
+		return fmt.Errorf("chart point %s: %w", label, err)
+	}
+	s.Color = plotutil.Color(i)
+	s.Shape = shape(i)
+	s.Radius = vg.Points(4)
+	p.Add(s)
+	if label != "" {
+		p.Legend.Add(label, s)
+	}
+	return nil
+}
+
+// hasSeries reports whether any run's series holds a point get accepts.
+func hasSeries(rl []runLine, ok func(results.Second) bool) bool {
+	for _, r := range rl {
+		for _, b := range spans(r.p) {
+			if ok(b.s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func throughputChart(ps phaseSet) (*chart, error) {
+	p := newPlot(title(ps.name)+": throughput over time", "seconds since phase start", "per second")
+	var notes []string
+	if !ps.compare {
+		r := ps.runs[0]
 		names := map[string]bool{}
-		for _, s := range complete(with[0].p) {
+		for _, s := range r.p.Series {
 			for k := range s.Counts {
 				names[k] = true
 			}
 		}
+		n := 0
 		for i, k := range sortedKeys(names) {
-			var xys plotter.XYs
-			for _, s := range complete(with[0].p) {
-				xys = append(xys, plotter.XY{X: float64(s.T), Y: float64(s.Counts[k])})
+			xys := rateXY(r.p, k)
+			if len(xys) < 2 {
+				continue // under two intervals: nothing to draw over time
 			}
-			if err := addLine(p, i, humanName(k), downsample(xys, false), false); err != nil {
+			if err := addSeries(p, i, humanName(k), xys, false); err != nil {
 				return nil, err
 			}
+			n++
+		}
+		if n == 0 {
+			return nil, nil
 		}
 	} else {
-		k := mainCounter(with)
-		p.Title.Text = title(name) + ": " + humanName(k) + " per second over time"
-		for _, r := range with {
-			var xys plotter.XYs
-			for _, s := range complete(r.p) {
-				xys = append(xys, plotter.XY{X: float64(s.T), Y: float64(s.Counts[k])})
+		k := mainCounter(ps.runs)
+		if k == "" || !hasSeries(ps.runs, func(s results.Second) bool { _, ok := s.Counts[k]; return ok }) {
+			return nil, nil
+		}
+		p.Title.Text = title(ps.name) + ": " + humanName(k) + " per second over time"
+		if n := intervalNote(ps.runs); n != "" {
+			notes = append(notes, n)
+		}
+		for _, r := range ps.runs {
+			if xys := rateXY(r.p, k); len(xys) >= 2 {
+				if err := addSeries(p, r.color, r.label, xys, r.repeat); err != nil {
+					return nil, err
+				}
+				continue
 			}
-			if err := addLine(p, r.color, r.label, downsample(xys, false), r.repeat); err != nil {
-				return nil, err
+			total, ok := counterTotal(r.p, k)
+			switch {
+			case r.p.Duration <= 0:
+				notDrawn(p, &notes, r.label, r.who(), "its phase has no duration")
+			case !ok:
+				notDrawn(p, &notes, r.label, r.who(), "nothing "+humanName(k)+" in its phase")
+			default:
+				d := secs(r.p.Duration)
+				if err := addPoint(p, r.color, suffix(r.label, " (whole phase)"), plotter.XY{X: d / 2, Y: total / d}); err != nil {
+					return nil, err
+				}
+				notes = append(notes, fmt.Sprintf("%s: %s: one point, %s per second over the whole phase.", r.who(), tooShort(r.p), humanName(k)))
 			}
 		}
+		ps.addMissing(p, &notes)
 	}
+	p.X.Min = 0
+	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min = 0
 	headroom(p)
-	return &chart{name: "throughput-" + slug(name), title: p.Title.Text, plot: p}, nil
+	return &chart{name: "throughput-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
 }
 
-func latencyTimeChart(name string, rl []runLine) (*chart, error) {
-	var with []runLine
-	for _, r := range rl {
-		n := 0
-		for _, s := range r.p.Series {
-			if s.LatP50Ns > 0 || s.LatP99Ns > 0 {
-				n++
-			}
-		}
-		if n >= 2 {
-			with = append(with, r)
-		}
-	}
-	if len(with) == 0 {
-		return nil, nil
-	}
-	lb := latencyLabel(primaryLatency(with[0].p.Latency))
-	p := newPlot(title(name)+": "+lb+" latency over time", "seconds since phase start", "milliseconds")
-	line := func(r runLine, get func(results.Second) int64, keepMax bool) plotter.XYs {
-		var xys plotter.XYs
-		for _, s := range r.p.Series {
-			if v := get(s); v > 0 {
-				xys = append(xys, plotter.XY{X: float64(s.T), Y: float64(v) / 1e6})
-			}
-		}
-		return downsample(xys, keepMax)
-	}
+func latencyTimeChart(ps phaseSet) (*chart, error) {
 	p50 := func(s results.Second) int64 { return s.LatP50Ns }
 	p99 := func(s results.Second) int64 { return s.LatP99Ns }
 	pmax := func(s results.Second) int64 { return s.LatMaxNs }
-	if len(with) == 1 {
+	if !hasSeries(ps.runs, func(s results.Second) bool { return s.LatP50Ns > 0 || s.LatP99Ns > 0 }) {
+		return nil, nil
+	}
+	lname := ""
+	for _, r := range ps.runs {
+		if lname = primaryLatency(r.p.Latency); lname != "" {
+			break
+		}
+	}
+	lb := latencyLabel(lname)
+	p := newPlot(title(ps.name)+": "+lb+" latency over time", "seconds since phase start", "milliseconds")
+	var notes []string
+	if !ps.compare {
+		r := ps.runs[0]
+		if len(latXY(r.p, p50)) < 2 && len(latXY(r.p, p99)) < 2 {
+			return nil, nil
+		}
 		for i, l := range []struct {
 			label string
 			get   func(results.Second) int64
 		}{{"p50", p50}, {"p99", p99}, {"max", pmax}} {
-			if err := addLine(p, i, l.label, line(with[0], l.get, l.label == "max"), false); err != nil {
+			xys := latXY(r.p, l.get)
+			if len(xys) <= 12 {
+				if err := addLinePoints(p, i, l.label, xys, false); err != nil {
+					return nil, err
+				}
+			} else if err := addLine(p, i, l.label, downsample(xys, l.label == "max"), false); err != nil {
 				return nil, err
 			}
 		}
 	} else {
-		for _, r := range with {
-			if err := addLine(p, r.color, suffix(r.label, " p99"), line(r, p99, false), r.repeat); err != nil {
-				return nil, err
+		if n := intervalNote(ps.runs); n != "" {
+			notes = append(notes, n)
+		}
+		for _, r := range ps.runs {
+			xys := latXY(r.p, p99)
+			if len(xys) >= 2 {
+				if err := addSeries(p, r.color, suffix(r.label, " p99"), xys, r.repeat); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			v, ok := latQ(r.p.Latency[lname], 99)
+			switch {
+			case ok:
+				x := secs(r.p.Duration) / 2
+				if len(xys) == 1 {
+					x = xys[0].X
+				}
+				if err := addPoint(p, r.color, suffix(r.label, " p99 (whole phase)"), plotter.XY{X: x, Y: float64(v) / 1e6}); err != nil {
+					return nil, err
+				}
+				notes = append(notes, fmt.Sprintf("%s: %s: one point, the p99 of the whole phase.", r.who(), tooShort(r.p)))
+			case len(xys) == 1:
+				if err := addPoint(p, r.color, suffix(r.label, " p99 (one interval)"), xys[0]); err != nil {
+					return nil, err
+				}
+				notes = append(notes, fmt.Sprintf("%s: %s: one point, the p99 of its one interval.", r.who(), tooShort(r.p)))
+			default:
+				notDrawn(p, &notes, r.label, r.who(), "no "+lb+" latency recorded in its phase")
 			}
 		}
+		ps.addMissing(p, &notes)
 	}
+	p.X.Min = 0
+	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min = 0
 	headroom(p)
-	return &chart{name: "latency-time-" + slug(name), title: p.Title.Text, plot: p}, nil
+	return &chart{name: "latency-time-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
 }
 
 // spectrumQuantiles are the percentiles a spectrum line is drawn through,
@@ -485,6 +771,38 @@ func spectrum(h *results.Histogram) plotter.XYs {
 	return xys
 }
 
+// timeTicks mark a seconds axis at round steps (1, 2 or 5 × 10ⁿ), labelled
+// with no more digits than the step needs: 0, 0.1, 0.2 … or 0, 10, 20 … .
+type timeTicks struct{}
+
+func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	prec := max(-int(math.Floor(math.Log10(step)+1e-9)), 0)
+	var ts []plot.Tick
+	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
+		v := i * step
+		if v == 0 {
+			v = 0 // not -0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		if h := v + step/2; h < hi {
+			ts = append(ts, plot.Tick{Value: h})
+		}
+	}
+	return ts
+}
+
 // percentileTicks label the 1/(1-q) axis in percentiles.
 type percentileTicks struct{}
 
@@ -501,9 +819,9 @@ func (percentileTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-func spectrumChart(name string, rl []runLine) (*chart, error) {
+func spectrumChart(ps phaseSet) (*chart, error) {
 	lname := ""
-	for _, r := range rl {
+	for _, r := range ps.runs {
 		if lname = primaryLatency(r.p.Latency); lname != "" {
 			break
 		}
@@ -511,38 +829,40 @@ func spectrumChart(name string, rl []runLine) (*chart, error) {
 	if lname == "" {
 		return nil, nil
 	}
-	p := newPlot(title(name)+": "+latencyLabel(lname)+" latency by percentile", "percentile", "milliseconds")
+	p := newPlot(title(ps.name)+": "+latencyLabel(lname)+" latency by percentile", "percentile", "milliseconds")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks{}
 	p.Legend.Left = true
+	var notes []string
 	n := 0
-	for _, r := range rl {
+	for _, r := range ps.runs {
 		xys := spectrum(r.p.Latency[lname])
-		if len(xys) == 0 {
-			continue
+		switch {
+		case len(xys) == 1:
+			// A single value: its point, at the 0th percentile.
+			if err := addPoint(p, r.color, r.label, xys[0]); err != nil {
+				return nil, err
+			}
+			n++
+		case len(xys) > 1:
+			if err := addLine(p, r.color, r.label, xys, r.repeat); err != nil {
+				return nil, err
+			}
+			n++
+		case ps.compare:
+			notDrawn(p, &notes, r.label, r.who(), "no "+latencyLabel(lname)+" latency recorded in its phase")
 		}
-		if err := addLine(p, r.color, r.label, xys, r.repeat); err != nil {
-			return nil, err
-		}
-		n++
 	}
 	if n == 0 {
 		return nil, nil
 	}
+	if ps.compare {
+		ps.addMissing(p, &notes)
+	}
 	p.X.Min = 1
 	p.Y.Min = 0
 	headroom(p)
-	return &chart{name: "spectrum-" + slug(name), title: p.Title.Text, plot: p}, nil
-}
-
-func resourceRuns(rl []runLine) []runLine {
-	var with []runLine
-	for _, r := range rl {
-		if r.p.Resources != nil && len(r.p.Resources.Series) >= 2 {
-			with = append(with, r)
-		}
-	}
-	return with
+	return &chart{name: "spectrum-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
 }
 
 func resLine(r runLine, get func(results.ResourceSample) float64) plotter.XYs {
@@ -553,47 +873,102 @@ func resLine(r runLine, get func(results.ResourceSample) float64) plotter.XYs {
 	return downsample(xys, false)
 }
 
-func cpuChart(name string, rl []runLine) (*chart, error) {
-	with := resourceRuns(rl)
-	if len(with) == 0 {
+// samples is the number of resource samples of a run's phase.
+func samples(r runLine) int {
+	if r.p.Resources == nil {
+		return 0
+	}
+	return len(r.p.Resources.Series)
+}
+
+// resourceChart draws one relay resource figure of every run: the samples
+// as a line, one sample as a point, or, with no sample (a phase shorter
+// than the sampling interval), the whole phase's figure (whole) as one
+// point. With one run alone it draws extra lines (single) instead.
+func resourceChart(ps phaseSet, file, titleText, y string, get func(results.ResourceSample) float64,
+	whole func(*results.Phase) (float64, string, bool), single func(*plot.Plot, runLine) error, lineSuffix string) (*chart, error) {
+	sampled := false
+	for _, r := range ps.runs {
+		if samples(r) > 0 {
+			sampled = true
+		}
+	}
+	if !sampled {
 		return nil, nil
 	}
-	p := newPlot(title(name)+": CPU use over time", "seconds since phase start", "cores busy")
-	relay := func(s results.ResourceSample) float64 { return s.RelayCPU }
-	client := func(s results.ResourceSample) float64 { return s.ClientCPU }
-	if len(with) == 1 {
-		if err := addLine(p, 0, "relay", resLine(with[0], relay), false); err != nil {
-			return nil, err
+	p := newPlot(titleText, "seconds since phase start", y)
+	var notes []string
+	if !ps.compare {
+		if samples(ps.runs[0]) < 2 {
+			return nil, nil
 		}
-		if err := addLine(p, 1, "client (relaybench)", resLine(with[0], client), true); err != nil {
+		if err := single(p, ps.runs[0]); err != nil {
 			return nil, err
 		}
 	} else {
-		for _, r := range with {
-			if err := addLine(p, r.color, suffix(r.label, " relay"), resLine(r, relay), r.repeat); err != nil {
-				return nil, err
+		for _, r := range ps.runs {
+			switch n := samples(r); {
+			case n >= 2:
+				if err := addLine(p, r.color, suffix(r.label, lineSuffix), resLine(r, get), r.repeat); err != nil {
+					return nil, err
+				}
+			case n == 1:
+				s := r.p.Resources.Series[0]
+				if err := addPoint(p, r.color, suffix(r.label, lineSuffix+" (one sample)"), plotter.XY{X: s.T, Y: get(s)}); err != nil {
+					return nil, err
+				}
+				notes = append(notes, fmt.Sprintf("%s: one resource sample in its %s phase: one point.", r.who(), fmtSecs(secs(r.p.Duration))))
+			default:
+				v, what, ok := whole(r.p)
+				if !ok || r.p.Duration <= 0 {
+					notDrawn(p, &notes, r.label, r.who(), "relay resources not measured (a relay relaybench did not start, or a phase without duration)")
+					continue
+				}
+				if err := addPoint(p, r.color, suffix(r.label, lineSuffix+" (whole phase)"), plotter.XY{X: secs(r.p.Duration) / 2, Y: v}); err != nil {
+					return nil, err
+				}
+				notes = append(notes, fmt.Sprintf("%s: no resource sample in its %s phase (shorter than the sampling interval): one point, %s.", r.who(), fmtSecs(secs(r.p.Duration)), what))
 			}
 		}
+		ps.addMissing(p, &notes)
 	}
+	p.X.Min = 0
+	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min = 0
 	headroom(p)
-	return &chart{name: "cpu-" + slug(name), title: p.Title.Text, plot: p}, nil
+	return &chart{name: file + "-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
 }
 
-func rssChart(name string, rl []runLine) (*chart, error) {
-	with := resourceRuns(rl)
-	if len(with) == 0 {
-		return nil, nil
-	}
-	p := newPlot(title(name)+": relay memory (RSS) over time", "seconds since phase start", "MB")
-	for _, r := range with {
-		if err := addLine(p, r.color, r.label, resLine(r, func(s results.ResourceSample) float64 { return float64(s.RelayRSS) / 1e6 }), r.repeat); err != nil {
-			return nil, err
-		}
-	}
-	p.Y.Min = 0
-	headroom(p)
-	return &chart{name: "rss-" + slug(name), title: p.Title.Text, plot: p}, nil
+func cpuChart(ps phaseSet) (*chart, error) {
+	relay := func(s results.ResourceSample) float64 { return s.RelayCPU }
+	client := func(s results.ResourceSample) float64 { return s.ClientCPU }
+	return resourceChart(ps, "cpu", title(ps.name)+": CPU use over time", "cores busy", relay,
+		func(p *results.Phase) (float64, string, bool) {
+			if p.Resources == nil || p.Resources.RelayCPUSecs <= 0 {
+				return 0, "", false
+			}
+			return p.Resources.RelayCPUSecs / secs(p.Duration), "the relay's CPU time over the phase's duration", true
+		},
+		func(p *plot.Plot, r runLine) error {
+			if err := addLine(p, 0, "relay", resLine(r, relay), false); err != nil {
+				return err
+			}
+			return addLine(p, 1, "client (relaybench)", resLine(r, client), true)
+		}, " relay")
+}
+
+func rssChart(ps phaseSet) (*chart, error) {
+	rss := func(s results.ResourceSample) float64 { return float64(s.RelayRSS) / 1e6 }
+	return resourceChart(ps, "rss", title(ps.name)+": relay memory (RSS) over time", "MB", rss,
+		func(p *results.Phase) (float64, string, bool) {
+			if p.Resources == nil || p.Resources.RelayPeakRSS <= 0 {
+				return 0, "", false
+			}
+			return float64(p.Resources.RelayPeakRSS) / 1e6, "the relay's peak RSS in the phase", true
+		},
+		func(p *plot.Plot, r runLine) error {
+			return addLine(p, 0, r.label, resLine(r, rss), false)
+		}, "")
 }
 
 // primaryRate is the rate a phase's bar chart shows.
@@ -628,7 +1003,7 @@ func barCharts(groups []*relayRuns) ([]*chart, error) {
 			all = append(all, g.phases(name)...)
 		}
 		if k := primaryRate(all); k != "" {
-			c, err := bars(name+"-"+slug(k), title(name)+": "+rateName(k)+" by relay (median of runs)", rateName(k), groups, name,
+			c, err := bars(name+"-"+slug(k), title(name)+": "+rateName(k)+" by relay (median of runs)", rateName(k), rateName(k), groups, name,
 				[]string{""}, func(p *results.Phase, _ int) (float64, bool) { return rate(p.Rates, k) })
 			if err != nil {
 				return nil, err
@@ -637,9 +1012,15 @@ func barCharts(groups []*relayRuns) ([]*chart, error) {
 				cs = append(cs, c)
 			}
 		}
-		if l := primaryLatency(all[0].Latency); l != "" {
+		l := ""
+		for _, p := range all {
+			if l = primaryLatency(p.Latency); l != "" {
+				break
+			}
+		}
+		if l != "" {
 			qs := []float64{50, 99}
-			c, err := bars(name+"-"+l+"-latency", title(name)+": "+latencyLabel(l)+" latency by relay (median of runs)", "milliseconds", groups, name,
+			c, err := bars(name+"-"+l+"-latency", title(name)+": "+latencyLabel(l)+" latency by relay (median of runs)", "milliseconds", latencyLabel(l)+" latency", groups, name,
 				[]string{"p50", "p99"}, func(p *results.Phase, s int) (float64, bool) {
 					v, ok := latQ(p.Latency[l], qs[s])
 					return float64(v) / 1e6, ok
@@ -655,36 +1036,47 @@ func barCharts(groups []*relayRuns) ([]*chart, error) {
 	return cs, nil
 }
 
-// bars draws one group of bars per relay, one bar per series.
-func bars(file, titleText, y string, groups []*relayRuns, name string, series []string, get func(*results.Phase, int) (float64, bool)) (*chart, error) {
+// bars draws one group of bars per relay, one bar per series. Every relay
+// of the report has its place on the axis; one without the phase, or
+// without the figure, has no bar there, and the caption says why.
+func bars(file, titleText, y, metric string, groups []*relayRuns, name string, series []string, get func(*results.Phase, int) (float64, bool)) (*chart, error) {
 	p := newPlot(titleText, "", y)
 	var names []string
-	var rows []*relayRuns
+	with := 0
 	for _, g := range groups {
+		names = append(names, g.key)
 		if len(g.phases(name)) > 0 {
-			names = append(names, g.key)
-			rows = append(rows, g)
+			with++
 		}
 	}
-	if len(rows) < 2 {
+	if with < 2 {
 		return nil, nil
 	}
+	var notes []string
 	w := vg.Points(float64(48) / float64(len(series)))
 	any := false
 	top := 0.0
 	for s, label := range series {
-		vals := make(plotter.Values, len(rows))
-		for i, g := range rows {
+		vals := make(plotter.Values, len(groups))
+		for i, g := range groups {
+			ps := g.phases(name)
 			var vs []float64
-			for _, ph := range g.phases(name) {
+			for _, ph := range ps {
 				if v, ok := get(ph, s); ok {
 					vs = append(vs, v)
 				}
 			}
-			if len(vs) > 0 {
+			switch {
+			case len(vs) > 0:
 				vals[i] = median(vs)
 				top = math.Max(top, vals[i])
 				any = true
+			case len(ps) == 0:
+				if s == 0 {
+					notes = append(notes, g.key+": no bar: its run has no "+name+" phase.")
+				}
+			default:
+				notes = append(notes, g.key+": no "+strings.TrimSpace(metric+" "+label)+" bar: its "+name+" phase recorded none.")
 			}
 		}
 		b, err := plotter.NewBarChart(vals, w)
@@ -706,7 +1098,7 @@ func bars(file, titleText, y string, groups []*relayRuns, name string, series []
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Min, p.Y.Max = 0, top*1.18 // room for the legend
 	p.Legend.Left = true
-	return &chart{name: "bars-" + slug(file), title: titleText, plot: p}, nil
+	return &chart{name: "bars-" + slug(file), title: titleText, plot: p, notes: notes}, nil
 }
 
 // payloadTicks label a payload-size axis.
@@ -730,6 +1122,7 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		pts    []sweepPoint
 	}
 	var lines []line
+	var noSweep []string // relays of a comparison without a payload sweep
 	sizes := map[float64]bool{}
 	for gi, g := range groups {
 		n := 0
@@ -737,6 +1130,9 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 			if len(sweep(r)) > 0 {
 				n++
 			}
+		}
+		if n == 0 && len(groups) > 1 {
+			noSweep = append(noSweep, g.key)
 		}
 		k := 0
 		for _, r := range g.runs {
@@ -814,9 +1210,14 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		name string
 		p    *plot.Plot
 	}{{"sweep-throughput", msgs}, {"sweep-data", mbs}, {"sweep-latency", lat}} {
+		var notes []string
+		for _, k := range noSweep {
+			c.p.Legend.Add(k + ": no sweep")
+			notes = append(notes, k+": not drawn: its run has no payload sweep.")
+		}
 		c.p.Y.Min = 0
 		headroom(c.p)
-		cs = append(cs, &chart{name: c.name, title: c.p.Title.Text, plot: c.p})
+		cs = append(cs, &chart{name: c.name, title: c.p.Title.Text, plot: c.p, notes: notes})
 	}
 	return cs, nil
 }

@@ -74,7 +74,18 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(bw, "<figure id=\"%s\" aria-label=\"%s\">\n%s\n</figure>\n", c.name, html.EscapeString(c.title), svg)
+			fmt.Fprintf(bw, "<figure id=\"%s\" aria-label=\"%s\">\n%s\n", c.name, html.EscapeString(c.title), svg)
+			if len(c.notes) > 0 {
+				fmt.Fprintln(bw, "<figcaption>")
+				for i, n := range c.notes {
+					if i > 0 {
+						fmt.Fprint(bw, "<br>")
+					}
+					fmt.Fprintln(bw, html.EscapeString(n))
+				}
+				fmt.Fprintln(bw, "</figcaption>")
+			}
+			fmt.Fprintln(bw, "</figure>")
 		}
 		fmt.Fprintln(bw, "</div>")
 	}
