@@ -24,10 +24,16 @@ const (
 
 // Classify returns the class of a reason: the known prefix before the first
 // ':' (surrounding spaces ignored), ClassNone for an empty reason and
-// ClassOther for anything else.
+// ClassOther for anything else. One exception: a refusal whose text says the
+// relay holds a newer version of the event is ClassReplaced whatever its
+// prefix (ORLY answers "blocked: event is older than existing replaceable
+// event"): refusing a superseded version is what NIP-01 asks, not a block.
 func Classify(reason string) Class {
 	if reason == "" {
 		return ClassNone
+	}
+	if saysSuperseded(reason) {
+		return ClassReplaced
 	}
 	prefix := reason
 	if i := strings.IndexByte(reason, ':'); i >= 0 {
@@ -58,4 +64,16 @@ func Classify(reason string) Class {
 		return ClassReplaced
 	}
 	return ClassOther
+}
+
+// saysSuperseded reports whether a refusal's text says the relay already
+// holds a newer version of the (replaceable or addressable) event.
+func saysSuperseded(reason string) bool {
+	r := strings.ToLower(reason)
+	for _, s := range []string{"have newer event", "older than existing replaceable", "older than existing addressable", "newer version", "newer event exists"} {
+		if strings.Contains(r, s) {
+			return true
+		}
+	}
+	return false
 }

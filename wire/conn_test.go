@@ -505,6 +505,7 @@ func TestClassify(t *testing.T) {
 		"rate-limited: slow": ClassRateLimited, "invalid: sig": ClassInvalid, "pow: 20": ClassPoW,
 		"restricted: no": ClassRestricted, "error: db": ClassError, "auth-required: pls": ClassAuthRequired,
 		"mute: none": ClassMute, "whatever": ClassOther, "weird: x": ClassOther, "duplicate:": ClassDuplicate,
+		"replaced: have newer event": ClassReplaced, "blocked: event is older than existing replaceable event": ClassReplaced,
 	}
 	for in, want := range cases {
 		if got := Classify(in); got != want {
