@@ -36,6 +36,7 @@ func (c *lifecycleCmd) workload() runner.Workload {
 		o := workload.LifecycleOptions{
 			Events: c.Events, Size: c.Size, Timeout: c.Timeout, ReadTimeout: c.ReadTimeout, Seed: c.Seed,
 			Progress: env.Progress(fmt.Sprintf("Timing %d events", c.Events), int64(c.Events)),
+			Begin:    env.Sample,
 		}
 		return onePhase(workload.Lifecycle(ctx, env.URL, env.Corpus, o))
 	}}

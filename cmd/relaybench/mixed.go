@@ -51,7 +51,7 @@ func (c *mixedCmd) Run(g *Globals) error {
 			for i := range all {
 				all[i] = i
 			}
-			po := workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Timeout: c.Timeout}
+			po := workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Timeout: c.Timeout, Begin: env.Sample}
 			po.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %s", len(all), env.URL), int64(len(all)))
 			pr, err := workload.Publish(ctx, env.URL, crp, all, po)
 			if pr == nil {
@@ -93,7 +93,7 @@ func (c *mixedCmd) workload() runner.Workload {
 		o := workload.MixedOptions{
 			Duration: c.Duration, PublishRate: c.PublishRate, QueryRate: c.QueryRate, Publishers: c.Publishers,
 			Queriers: c.Queriers, Window: c.Window, Size: c.Size, Limit: c.QueryLimit, Timeout: c.Timeout,
-			Seed: c.Seed, RelayCap: maxLimit, Source: source,
+			Seed: c.Seed, RelayCap: maxLimit, Source: source, Begin: env.Sample,
 			Progress: func(part string) {
 				if !c.NoProgress {
 					fmt.Fprintf(os.Stderr, "mixed: %s (%v)\n", part, c.Duration)
