@@ -267,6 +267,7 @@ func finish(ph *results.Phase, clientCores int) {
 // at least as much of it as the relay; otherwise it notes which side, if
 // any, was CPU-bound, so that every figure says what limited it.
 func judgeClient(ph *results.Phase, clientCores int) {
+	noteSetup(ph)
 	if ph.Duration <= 0 || ph.Resources == nil {
 		return
 	}
@@ -300,4 +301,20 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	default:
 		note("neither side saturated its CPU (client %.2f, relay %.2f cores): the figure is bounded by latency (round trips, waits), not CPU", client, relay)
 	}
+}
+
+// noteSetup names a long set-up (dialling, subscribing) before the phase's
+// clock: at least half a second, or a tenth of the timed window.
+func noteSetup(ph *results.Phase) {
+	secs := float64(ph.Duration) / 1e9
+	if ph.SetupSecs < 0.5 && (secs <= 0 || ph.SetupSecs < secs/10) || ph.SetupSecs < 0.05 {
+		return
+	}
+	n := fmt.Sprintf("set-up before the clock started took %.2f s (dialling connections, opening subscriptions): not timed, not in the rates or the resources", ph.SetupSecs)
+	for _, old := range ph.Notes {
+		if old == n {
+			return
+		}
+	}
+	ph.Notes = append(ph.Notes, n)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/schedule"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -350,4 +351,42 @@ func startCPUProfile(phase string) (stop func()) {
 		return func() {}
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// workload is the open-loop load with this command's options, for
+// --workloads load in run and compare: each pattern one phase, sampled on its
+// own clock; query and mixed loads draw their REQs from what the relay holds
+// after the publish phase.
+func (c *loadCmd) workload() runner.Workload {
+	return runner.Workload{Name: "load", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		names, pats, err := c.patterns()
+		if err != nil {
+			return nil, err
+		}
+		base, err := c.options()
+		if err != nil {
+			return nil, err
+		}
+		if c.Kind != workload.LoadPublish && len(env.Live) == 0 {
+			return nil, fmt.Errorf("load %s: nothing was published to query (run without --skip-publish)", c.Kind)
+		}
+		var phases []results.Phase
+		for i, p := range pats {
+			o := base
+			o.Name, o.Pattern, o.Source, o.Begin = names[i], p, env.Live, env.Sample
+			if n, err := o.EventsNeeded(); err != nil {
+				return phases, err
+			} else if n > int64(c.MaxEvents) {
+				return phases, fmt.Errorf("load %s (%s) needs %d distinct events, above --load-max-events %d", names[i], p, n, c.MaxEvents)
+			}
+			ph, err := workload.Load(ctx, env.URL, env.Corpus, o)
+			if ph.Counts != nil {
+				phases = append(phases, ph)
+			}
+			if err != nil {
+				return phases, err
+			}
+		}
+		return phases, nil
+	}}
 }

@@ -13,7 +13,7 @@ import (
 // workloadFlags selects more workloads for run and compare, run after the
 // publish and query phases on each relay.
 type workloadFlags struct {
-	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep."`
+	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep, load (constant 50 ops/s for 60 s)."`
 }
 
 // extraWorkloads maps a workload name to its subcommand, whose defaults and
@@ -24,6 +24,7 @@ var extraWorkloads = map[string]func() interface{ workload() runner.Workload }{
 	"burst":     func() interface{ workload() runner.Workload } { return &burstCmd{} },
 	"lifecycle": func() interface{ workload() runner.Workload } { return &lifecycleCmd{} },
 	"sweep":     func() interface{ workload() runner.Workload } { return &sweepCmd{} },
+	"load":      func() interface{ workload() runner.Workload } { return &loadCmd{} },
 }
 
 // build returns the selected workloads, each configured with its
