@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -137,6 +138,10 @@ func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
+// servingRelay is set by "relay serve": a signal then stops a relay, it does
+// not interrupt a measurement.
+var servingRelay atomic.Bool
+
 // signalContext returns a context cancelled on the first SIGINT/SIGTERM; a
 // second signal exits the process at once with code 130.
 func signalContext() (context.Context, func()) {
@@ -145,10 +150,15 @@ func signalContext() (context.Context, func()) {
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		n := 0
-		for range ch {
+		for sig := range ch {
 			n++
 			if n == 1 {
-				fmt.Fprintln(os.Stderr, "\nrelaybench: interrupted: stopping, saving what was measured (Ctrl-C again to quit at once)")
+				if servingRelay.Load() {
+					// "relay serve" started by the harness: a stop, not an interruption.
+					fmt.Fprintf(os.Stderr, "relaybench relay: %v: stopping\n", sig)
+				} else {
+					fmt.Fprintln(os.Stderr, "\nrelaybench: interrupted: stopping, saving what was measured (Ctrl-C again to quit at once)")
+				}
 				cancel()
 				continue
 			}

@@ -36,6 +36,7 @@ type relayServeCmd struct {
 const shutdownTimeout = 10 * time.Second
 
 func (c *relayServeCmd) Run(g *Globals) error {
+	servingRelay.Store(true)
 	if err := checkLoopback(c.Addr, c.IOperate); err != nil {
 		return withCode(2, err)
 	}
