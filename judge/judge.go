@@ -15,7 +15,18 @@
 //	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress)
 //	1    error: relaybench could not run the benchmark, or a relay asked
 //	     for (set-up failure, a relay skipped for want of its binary)
-//	0    passed: every requested operation ran and every check passed
+//	2    usage: a threshold names a figure or relay the results do not
+//	     hold (the reason lists what they hold)
+//	5    thresholds failed: every requested operation ran and every check
+//	     passed, but a --threshold was not met (report --fail-on: a
+//	     significant change beyond its limit)
+//	0    passed: every requested operation ran, every check passed and
+//	     every threshold was met
+//
+// Thresholds come last: a relay that answered wrongly or prevented work
+// gets that status whatever its figures, and figures of a run that did not
+// complete are not judged against limits (their failures are still listed
+// among the reasons and in the results file).
 package judge
 
 import (
@@ -24,6 +35,7 @@ import (
 
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/threshold"
 )
 
 // Exit statuses.
@@ -33,13 +45,16 @@ const (
 	Usage        = 2
 	WrongAnswers = 3
 	Incomplete   = 4
-	Interrupted  = 130
+	// ThresholdsFailed: a threshold (--threshold) was not met, or a
+	// --fail-on change limit was crossed significantly.
+	ThresholdsFailed = 5
+	Interrupted      = 130
 )
 
 // Outcome names of the statuses, as written in results files.
 var outcomeName = map[int]string{
 	Passed: "passed", Error: "error", Usage: "usage", WrongAnswers: "wrong answers",
-	Incomplete: "incomplete", Interrupted: "interrupted",
+	Incomplete: "incomplete", ThresholdsFailed: "thresholds failed", Interrupted: "interrupted",
 }
 
 // Name is the outcome name of status s.
@@ -95,6 +110,15 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 	if len(f.Runs) == 0 && len(errs) == 0 && !interrupted {
 		errs = append(errs, "the results hold no run")
 	}
+	var failedTh, badTh []string
+	for _, t := range f.Thresholds {
+		switch {
+		case t.Error != "":
+			badTh = append(badTh, "threshold "+t.Threshold+": "+t.Error)
+		case !t.Passed:
+			failedTh = append(failedTh, ThresholdReason(t, multi))
+		}
+	}
 	v := results.Verdict{}
 	switch {
 	case interrupted:
@@ -104,13 +128,19 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 		v.Reasons = append(v.Reasons, wrong...)
 	case len(wrong) > 0:
 		v.Status = WrongAnswers
-		v.Reasons = append(wrong, incomplete...)
+		v.Reasons = append(append(wrong, incomplete...), failedTh...)
 	case len(incomplete) > 0:
 		v.Status = Incomplete
-		v.Reasons = incomplete
+		v.Reasons = append(incomplete, failedTh...)
 	case len(errs) > 0:
 		v.Status = Error
 		v.Reasons = errs
+	case len(badTh) > 0:
+		v.Status = Usage
+		v.Reasons = append(badTh, failedTh...)
+	case len(failedTh) > 0:
+		v.Status = ThresholdsFailed
+		v.Reasons = failedTh
 	default:
 		v.Status = Passed
 	}
@@ -207,10 +237,23 @@ func relayName(r results.Run) string {
 	return r.Relay.URL
 }
 
+// ThresholdReason says why threshold t failed, e.g. "threshold
+// publish.ok.p99<20ms not met: 31.2ms" (naming the relay with multi).
+func ThresholdReason(t results.ThresholdResult, multi bool) string {
+	who := ""
+	if multi && t.Relay != "" {
+		who = " by " + t.Relay
+	}
+	return fmt.Sprintf("threshold %s not met%s: %s", t.Threshold, who, threshold.Format(t.Value, t.Unit))
+}
+
 // Summary is the verdict in one line, for the end of a run's output.
 func Summary(v results.Verdict) string {
 	if v.Status == Passed {
 		return "PASSED: all requested work ran and every check passed"
+	}
+	if v.Status == ThresholdsFailed && len(v.Reasons) == 0 {
+		return "THRESHOLDS FAILED"
 	}
 	head := strings.ToUpper(v.Outcome)
 	if len(v.Reasons) == 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/threshold"
 )
 
 // figure is one comparable figure of a relay over its runs: a rate, or a
@@ -332,4 +333,187 @@ func minP(n1, n2 int) float64 {
 		c = c * float64(n2+i) / float64(i)
 	}
 	return math.Min(1, 2/c)
+}
+
+// Comparable checks that baseline and candidate runs measured the same
+// thing on the same kind of machine: the same corpus (seed, events,
+// authors, content size), the same parameters (but the relay commands and
+// the repeat count) and the same machine (CPU model, cores, OS and
+// architecture). It returns a one-line reason when they did not.
+func Comparable(base, cand []*results.File) error {
+	type ref struct {
+		what, val, file string
+	}
+	var first map[string]ref
+	check := func(side string, files []*results.File) error {
+		for _, f := range files {
+			m := fmt.Sprintf("%s, %d cores, %s/%s", f.Machine.CPUModel, f.Machine.Cores, f.Machine.OS, f.Machine.Arch)
+			vals := []ref{{"machine", m, side}}
+			for i := range f.Runs {
+				r := &f.Runs[i]
+				if r.Skipped != "" {
+					continue
+				}
+				c := r.Corpus
+				vals = append(vals, ref{"corpus", fmt.Sprintf("seed %d, %d events, %d authors, %d B content", c.Seed, c.Events, c.Authors, c.AvgSize), side})
+				vals = append(vals, ref{"parameters", paramsKey(r.Params), side})
+			}
+			for _, v := range vals {
+				if first == nil {
+					first = map[string]ref{}
+				}
+				old, ok := first[v.what]
+				if !ok {
+					first[v.what] = v
+					continue
+				}
+				if old.val != v.val {
+					return fmt.Errorf("baseline and candidate differ in %s (%s: %s; %s: %s): refusing to compare (--force to compare anyway)", v.what, old.file, old.val, v.file, v.val)
+				}
+			}
+		}
+		return nil
+	}
+	if err := check("baseline", base); err != nil {
+		return err
+	}
+	return check("candidate", cand)
+}
+
+// paramsKey is the run parameters that shape a measurement, as one string.
+func paramsKey(p map[string]any) string {
+	var keys []string
+	for k := range p {
+		if k == "relays" || k == "repeat" {
+			continue // which relay, and how often: what is compared
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, p[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// FailOnResult is one --fail-on limit checked for one relay.
+type FailOnResult struct {
+	FailOn      string
+	Relay       string
+	Figure      string
+	Unit        string
+	Base, Cand  float64 // medians
+	N1, N2      int
+	P           float64
+	Significant bool // p < α
+	Crossed     bool // the change is beyond the limit
+	Failed      bool // both
+	Error       string
+}
+
+// CheckFailOn checks each limit for every relay in both base and cand (or
+// the relay it names): it fails only when the change of the medians is
+// beyond the limit and significant by the Mann-Whitney U test (α = 0.05); a
+// change that is not significant ("~") never fails. Too few runs to ever
+// reach significance, or a figure absent, is an Error (a usage error).
+func CheckFailOn(base, cand []*results.File, fos []threshold.FailOn) []FailOnResult {
+	bk, bruns := threshold.Relays(base...)
+	_, cruns := threshold.Relays(cand...)
+	var both []string
+	for _, k := range bk {
+		if len(cruns[k]) > 0 {
+			both = append(both, k)
+		}
+	}
+	var out []FailOnResult
+	for _, fo := range fos {
+		sel := both
+		if fo.Relay != "" {
+			sel = nil
+			for _, k := range both {
+				if k == fo.Relay {
+					sel = append(sel, k)
+				}
+			}
+			if len(sel) == 0 {
+				out = append(out, FailOnResult{FailOn: fo.Expr, Relay: fo.Relay, Figure: fo.Figure, Error: fmt.Sprintf("no relay %q in both baseline and candidate; there are: %s", fo.Relay, strings.Join(both, ", "))})
+				continue
+			}
+		}
+		for _, k := range sel {
+			r := FailOnResult{FailOn: fo.Expr, Relay: k, Figure: fo.Figure}
+			bv, unit := threshold.Values(bruns[k], fo.Figure)
+			cv, _ := threshold.Values(cruns[k], fo.Figure)
+			r.Unit, r.N1, r.N2 = unit, len(bv), len(cv)
+			switch {
+			case len(bv) == 0:
+				r.Error = "baseline: " + threshold.Missing(bruns[k], fo.Figure)
+			case len(cv) == 0:
+				r.Error = "candidate: " + threshold.Missing(cruns[k], fo.Figure)
+			case minP(len(bv), len(cv)) >= alpha:
+				r.Error = fmt.Sprintf("%d+%d runs can never show a significant change (α=%.2f): give each side at least 4 runs (compare --repeat 4)", len(bv), len(cv), alpha)
+			}
+			if r.Error != "" {
+				out = append(out, r)
+				continue
+			}
+			r.Base, r.Cand = threshold.Median(bv), threshold.Median(cv)
+			r.P = mannWhitneyP(bv, cv)
+			r.Significant = r.P < alpha
+			r.Crossed = fo.Crossed(r.Base, r.Cand)
+			r.Failed = r.Significant && r.Crossed
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WriteFailOn writes the --fail-on results as a table (Markdown with md).
+func WriteFailOn(w io.Writer, rs []FailOnResult, md bool) {
+	t := &table{title: "Fail-on limits", head: []string{"Limit", "Relay", "Baseline", "Candidate", "Delta", "Significance", "Result"}, left: map[int]bool{1: true, 5: true, 6: true}}
+	for _, r := range rs {
+		if r.Error != "" {
+			t.add(r.FailOn, r.Relay, dash, dash, dash, dash, "ERROR: "+r.Error)
+			continue
+		}
+		sig := fmt.Sprintf("p=%.3f n=%d+%d", r.P, r.N1, r.N2)
+		if !r.Significant {
+			sig = "~ (" + sig + ")"
+		}
+		res := "pass"
+		switch {
+		case r.Failed:
+			res = "FAIL"
+		case r.Crossed:
+			res = "pass (~: beyond the limit, not significant)"
+		}
+		t.add(r.FailOn, r.Relay, threshold.Format(r.Base, r.Unit), threshold.Format(r.Cand, r.Unit), fmtDelta(r.Base, r.Cand), sig, res)
+	}
+	fmt.Fprintln(w)
+	if md {
+		t.markdown(w)
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", t.title)
+	t.text(w, "  ")
+}
+
+// FailOnJUnit are the --fail-on results as JUnit test cases (suite "fail-on").
+func FailOnJUnit(rs []FailOnResult) []JUnitCase {
+	var cases []JUnitCase
+	for _, r := range rs {
+		c := JUnitCase{Suite: "fail-on", Name: r.FailOn, Classname: "relaybench.fail-on." + r.Relay}
+		msg := fmt.Sprintf("%s: baseline %s, candidate %s (%s, p=%.3f, n=%d+%d)", r.Figure, threshold.Format(r.Base, r.Unit), threshold.Format(r.Cand, r.Unit), fmtDelta(r.Base, r.Cand), r.P, r.N1, r.N2)
+		switch {
+		case r.Error != "":
+			c.Err(r.Error)
+		case r.Failed:
+			c.Fail(msg)
+		default:
+			c.Output = msg
+		}
+		cases = append(cases, c)
+	}
+	return cases
 }

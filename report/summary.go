@@ -45,6 +45,7 @@ func Summary(w io.Writer, f *results.File) error {
 			t.text(bw, "  ")
 		}
 	}
+	writeThresholds(bw, f)
 	writeVerdict(bw, f)
 	return bw.Flush()
 }

@@ -37,6 +37,9 @@ type File struct {
 	// the figures are what was measured until then.
 	Interrupted bool  `json:"interrupted,omitempty"`
 	Runs        []Run `json:"runs"`
+	// Thresholds are the pass/fail criteria given with --threshold or
+	// --thresholds, evaluated at the end of the run (see package threshold).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Verdict is the one judgement of the file (see package judge): the
 	// exit status relaybench returned and why.
 	Verdict *Verdict `json:"verdict,omitempty"`
@@ -47,6 +50,25 @@ type Verdict struct {
 	Status  int      `json:"status"`  // the process exit status (0, 3, 4, 130, …)
 	Outcome string   `json:"outcome"` // "passed", "wrong answers", "incomplete", "interrupted", "error"
 	Reasons []string `json:"reasons,omitempty"`
+}
+
+// ThresholdResult is one threshold evaluated for one relay: the figure's
+// value (the median over the relay's runs when it was repeated), the limit
+// and whether the value is within it. Durations are nanoseconds; a
+// verification figure is 1 (passed) or 0 (failed).
+type ThresholdResult struct {
+	Threshold string  `json:"threshold"`       // as written, e.g. "publish.ok.p99<20ms"
+	Relay     string  `json:"relay,omitempty"` // the relay's name (URL when unnamed)
+	Figure    string  `json:"figure"`          // figure name, e.g. "publish.ok.p99"
+	Op        string  `json:"op"`              // <, <=, >, >=, ==, !=
+	Value     float64 `json:"value"`
+	Limit     float64 `json:"limit"`
+	Unit      string  `json:"unit"`           // "ns", "1/s", "count", "verdict"
+	Runs      int     `json:"runs,omitempty"` // runs the value is the median of
+	Passed    bool    `json:"passed"`
+	// Error says why the threshold could not be evaluated (its figure or
+	// relay is not in the results; it names what is): a usage error.
+	Error string `json:"error,omitempty"`
 }
 
 // Tool identifies the relaybench build that measured.

@@ -19,6 +19,7 @@ import (
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -118,7 +119,43 @@ type outputFlags struct {
 	Out        string `default:"relaybench-results" placeholder:"DIR" help:"Folder for results files and relay logs."`
 	NoProgress bool   `name:"no-progress" help:"No progress display."`
 	Quiet      bool   `help:"Print no summary (the results file is still written)."`
+	gateFlags
 }
+
+// gateFlags turn a run into a CI gate: thresholds judged at the end (exit
+// status 5 when one is not met) and a JUnit report of the checks.
+type gateFlags struct {
+	Threshold  []string `name:"threshold" sep:"none" placeholder:"EXPR" help:"Pass/fail criterion on a figure of the results, e.g. 'publish.ok.p99<20ms', 'query.eose.p99<50ms', 'publish.rate>5000', 'verification==passed', 'query/author.eose.p99{relay=strfry}<10ms' (grammar: README, In a relay's CI). Repeatable. Not met: exit status 5."`
+	Thresholds string   `name:"thresholds" placeholder:"FILE" help:"TOML file of thresholds: thresholds = [\"publish.ok.p99<20ms\", …] (added to --threshold)."`
+	JUnit      string   `name:"junit" placeholder:"FILE" help:"Also write the thresholds, verifications and verdict as a JUnit XML report to FILE (overwritten), for CI systems."`
+
+	parsed []threshold.Threshold `kong:"-"`
+}
+
+// validate parses the thresholds (a bad one is a usage error) and checks
+// that the JUnit file can be written.
+func (f *gateFlags) validate() error {
+	ts, err := threshold.ParseAll(f.Threshold, f.Thresholds)
+	if err != nil {
+		return err
+	}
+	f.parsed = ts
+	if f.JUnit != "" {
+		if st, err := os.Stat(f.JUnit); err == nil && st.IsDir() {
+			return fmt.Errorf("--junit %s: is a folder: give a file name", f.JUnit)
+		}
+		return checkWritableDir("junit", f.JUnit, filepath.Dir(f.JUnit))
+	}
+	return nil
+}
+
+// gate returns the command's gate flags: every command with outputFlags
+// has them (see finishRun).
+func (f *gateFlags) gate() *gateFlags { return f }
+
+// activeGate is the gate flags of the command being run, set once its flags
+// are checked (Globals.AfterApply); nil for commands without them.
+var activeGate *gateFlags
 
 // validate checks, before anything runs, that the results file can be
 // written: an explicit --json FILE must not exist (results files are never
@@ -366,12 +403,19 @@ func (g *Globals) AfterApply(kctx *kong.Context) error {
 	if target.CanAddr() {
 		target = target.Addr()
 	}
+	activeGate = nil
 	c, ok := target.Interface().(flagChecker)
-	if !ok {
-		return nil
+	if ok {
+		if err := c.checkFlags(); err != nil {
+			return errors.New(joinLines(err.Error()))
+		}
 	}
-	if err := c.checkFlags(); err != nil {
-		return errors.New(joinLines(err.Error()))
+	if g, ok := target.Interface().(interface{ gate() *gateFlags }); ok {
+		gf := g.gate()
+		if err := gf.validate(); err != nil {
+			return errors.New(joinLines(err.Error()))
+		}
+		activeGate = gf
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/threshold"
 )
 
 // reportCmd renders results files; it measures nothing, so any report can be
@@ -24,6 +27,9 @@ type reportCmd struct {
 	Charts string   `placeholder:"DIR" help:"Also write every chart as PNG and SVG into DIR."`
 	Base   []string `placeholder:"FILE" help:"Baseline results files: compare them with --cand (repeat the flag, separate with commas, or list files after it)."`
 	Cand   []string `placeholder:"FILE" help:"Candidate results files compared with --base."`
+	FailOn []string `name:"fail-on" sep:"none" placeholder:"FIGURE:±N%" help:"With --base/--cand: fail (exit 5) when FIGURE changed beyond N % in that direction AND significantly (Mann-Whitney U, α=0.05, over repeated runs; needs 4+ runs a side), e.g. 'publish.rate:-10%', 'query.eose.p99:+20%'. A change that is not significant (~) never fails. Repeatable; also fail_on = […] in --thresholds FILE."`
+	Force  bool     `help:"With --base/--cand: compare runs of different corpora, parameters or machines (refused otherwise)."`
+	gateFlags
 }
 
 func init() {
@@ -36,6 +42,7 @@ var reportFlagsWithValue = map[string]bool{
 	"-f": true, "--format": true, "--report-format": true,
 	"--o": true, "-o": true, "--output": true, "--report-file": true,
 	"--title": true, "--report-title": true, "--charts": true,
+	"--fail-on": true, "--threshold": true, "--thresholds": true, "--junit": true,
 }
 
 // splitSides rebuilds the file lists from the raw arguments, so that
@@ -133,6 +140,12 @@ func readAll(paths []string) ([]*results.File, error) {
 // flags.go): an unknown one is a usage error.
 func (c *reportCmd) checkFlags() error {
 	if len(c.Base) > 0 || len(c.Cand) > 0 {
+		if _, err := threshold.ParseFailOns(c.FailOn, c.Thresholds); err != nil {
+			return err
+		}
+		if len(c.Threshold) > 0 {
+			return fmt.Errorf("--threshold is for reports of results files, not for --base/--cand (use --fail-on)")
+		}
 		switch strings.ToLower(c.Format) {
 		case "", "summary", "text", "txt", "md", "markdown":
 			return nil
@@ -141,6 +154,9 @@ func (c *reportCmd) checkFlags() error {
 	}
 	if _, err := formatFor(c.Format, c.Output); err != nil {
 		return fmt.Errorf("--format %s: %v", c.Format, err)
+	}
+	if len(c.FailOn) > 0 || c.Force {
+		return fmt.Errorf("--fail-on and --force are for comparisons: give --base and --cand results files")
 	}
 	return nil
 }
@@ -175,10 +191,30 @@ func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := report.Comparable(bf, cf); err != nil && !c.Force {
+			return withCode(judge.Usage, err)
+		}
 		if err := report.Compare(w, bf, cf, format); err != nil {
 			return err
 		}
-		return c.emit(buf.Bytes())
+		fos, err := threshold.ParseFailOns(c.FailOn, c.Thresholds)
+		if err != nil {
+			return withCode(judge.Usage, err)
+		}
+		if len(fos) == 0 {
+			return c.emit(buf.Bytes())
+		}
+		rs := report.CheckFailOn(bf, cf, fos)
+		report.WriteFailOn(w, rs, format == "md" || format == "markdown")
+		if err := c.emit(buf.Bytes()); err != nil {
+			return err
+		}
+		if c.JUnit != "" {
+			if err := writeJUnit(c.JUnit, report.FailOnJUnit(rs)); err != nil {
+				return err
+			}
+		}
+		return failOnStatus(rs)
 	}
 	if len(files) == 0 {
 		return fmt.Errorf("no results files given (relaybench report RESULTS.json…, or --base A.json --cand B.json)")
@@ -190,6 +226,11 @@ func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
 	fs, err := readAll(files)
 	if err != nil {
 		return err
+	}
+	if len(c.parsed) > 0 {
+		for _, f := range fs {
+			rejudge(f, c.parsed)
+		}
 	}
 	o := report.Options{Title: c.Title}
 	switch format {
@@ -226,7 +267,81 @@ func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
 		}
 		fmt.Fprintf(os.Stderr, "relaybench: wrote %d chart files to %s\n", len(paths), c.Charts)
 	}
-	return c.emit(buf.Bytes())
+	if err := c.emit(buf.Bytes()); err != nil {
+		return err
+	}
+	if c.JUnit != "" {
+		var cases []report.JUnitCase
+		for _, f := range fs {
+			cases = append(cases, report.JUnitCases(f)...)
+		}
+		if err := writeJUnit(c.JUnit, cases); err != nil {
+			return err
+		}
+	}
+	if len(c.parsed) == 0 {
+		return nil
+	}
+	// Judging thresholds: the exit status is the verdict's (see package judge).
+	worst := results.Verdict{}
+	for _, f := range fs {
+		if f.Verdict != nil && moreSevere(f.Verdict.Status, worst.Status) {
+			worst = *f.Verdict
+		}
+	}
+	if worst.Status == judge.Passed {
+		return nil
+	}
+	return withCode(worst.Status, errors.New(judge.Summary(worst)))
+}
+
+// rejudge evaluates thresholds ts on a results file read back and judges it
+// again: its verdict keeps a status judged at the time (error, interrupted)
+// that the file alone cannot tell.
+func rejudge(f *results.File, ts []threshold.Threshold) {
+	f.Thresholds = threshold.Evaluate(f, ts)
+	v := judge.Judge(f, f.Interrupted)
+	if old := f.Verdict; old != nil && old.Status == judge.Error && moreSevere(old.Status, v.Status) {
+		v.Status, v.Outcome = old.Status, old.Outcome
+		v.Reasons = append(append([]string(nil), old.Reasons...), v.Reasons...)
+	}
+	f.Verdict = &v
+}
+
+// severity orders exit statuses as package judge does, most severe first.
+var severity = []int{judge.Interrupted, judge.WrongAnswers, judge.Incomplete, judge.Error, judge.Usage, judge.ThresholdsFailed, judge.Passed}
+
+func moreSevere(a, b int) bool {
+	rank := func(s int) int {
+		for i, x := range severity {
+			if x == s {
+				return i
+			}
+		}
+		return len(severity)
+	}
+	return rank(a) < rank(b)
+}
+
+// failOnStatus is the exit status of --fail-on results: usage (2) when a
+// limit could not be checked, 5 when one failed, else nil.
+func failOnStatus(rs []report.FailOnResult) error {
+	var bad, failed []string
+	for _, r := range rs {
+		switch {
+		case r.Error != "":
+			bad = append(bad, r.FailOn+": "+r.Error)
+		case r.Failed:
+			failed = append(failed, fmt.Sprintf("%s by %s: %s → %s", r.FailOn, r.Relay, threshold.Format(r.Base, r.Unit), threshold.Format(r.Cand, r.Unit)))
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		return withCode(judge.Usage, errors.New("--fail-on "+strings.Join(bad, "; ")))
+	case len(failed) > 0:
+		return withCode(judge.ThresholdsFailed, errors.New("FAIL-ON LIMITS CROSSED: "+strings.Join(failed, "; ")))
+	}
+	return nil
 }
 
 // emit writes the finished report to the output file or standard output.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -175,7 +177,9 @@ func newResultsFile(command string, started time.Time) *results.File {
 // whatever the run's outcome: an interrupted or failed run still saves what
 // it measured. The error it returns carries the verdict's exit status (see
 // package judge); nil only when every requested operation ran and every
-// check passed. With --json - the summary goes to stderr so that stdout is
+// check passed. The thresholds of --threshold/--thresholds are evaluated
+// first and stored in the file; --junit writes the checks as JUnit XML
+// after the results file. With --json - the summary goes to stderr so that stdout is
 // pure JSON.
 func finishRun(ctx context.Context, file *results.File, path string, quiet bool, runErr error) error {
 	file.FinishedAt = time.Now().UTC()
@@ -191,6 +195,10 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 	default:
 		r := &file.Runs[len(file.Runs)-1]
 		r.Errors = verify.AppendUnique(r.Errors, runErr.Error())
+	}
+	gate := activeGate
+	if gate != nil && len(gate.parsed) > 0 {
+		file.Thresholds = threshold.Evaluate(file, gate.parsed)
 	}
 	v := judge.Judge(file, interrupted, toolErrs...)
 	file.Verdict = &v
@@ -209,10 +217,28 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 	if path != "-" {
 		fmt.Fprintf(os.Stderr, "results: %s\n", path)
 	}
+	if gate != nil && gate.JUnit != "" {
+		if err := writeJUnit(gate.JUnit, report.JUnitCases(file)); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "junit: %s\n", gate.JUnit)
+	}
 	if v.Status == judge.Passed {
 		return nil
 	}
 	return withCode(v.Status, errors.New(judge.Summary(v)))
+}
+
+// writeJUnit writes a JUnit XML report of cases to path.
+func writeJUnit(path string, cases []report.JUnitCase) error {
+	var buf bytes.Buffer
+	if err := report.WriteJUnit(&buf, "relaybench", cases); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--junit: %w", err)
+	}
+	return nil
 }
 
 // unreachable reports whether err is a failure to reach the relay before

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// gateResults writes a results file of relay "r" with one run per rate.
+func gateResults(t *testing.T, dir, name string, events int, rates ...float64) string {
+	t.Helper()
+	f := &results.File{Tool: results.Tool{Name: "relaybench"}, Machine: results.Machine{CPUModel: "cpu", Cores: 2, OS: "linux", Arch: "amd64"}, Command: "compare"}
+	for i, rate := range rates {
+		f.Runs = append(f.Runs, results.Run{
+			Relay:  results.Relay{Name: "r", URL: "ws://127.0.0.1:1"},
+			Corpus: results.Corpus{Seed: 1, Events: events, Authors: 10, AvgSize: 64},
+			Repeat: i + 1,
+			Params: map[string]any{"events": events, "relays": []string{"r=" + name}},
+			Phases: []results.Phase{
+				{Name: "publish", Counts: map[string]int64{"sent": int64(events)}, Rates: map[string]float64{"events_per_sec": rate},
+					Latency: map[string]*results.Histogram{"ok": {Count: 10, Min: 1e6, Max: 3e6, Percentiles: map[string]int64{"50": 1e6, "99": 2e6}}}},
+				{Name: "query", Verification: &results.Verification{Verified: true, Passed: true, Checked: 5}},
+			},
+		})
+	}
+	f.Verdict = &results.Verdict{Status: 0, Outcome: "passed"}
+	p := filepath.Join(dir, name)
+	if err := results.Write(p, f); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readJUnit(t *testing.T, path string) (tests, failures, errs int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	if err := xml.Unmarshal(b, &s); err != nil {
+		t.Fatalf("%s: not valid XML: %v", path, err)
+	}
+	return s.Tests, s.Failures, s.Errors
+}
+
+func TestReportThresholdExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	in := gateResults(t, dir, "r.json", 100, 5000)
+	junit := filepath.Join(dir, "j.xml")
+	toml := filepath.Join(dir, "t.toml")
+	os.WriteFile(toml, []byte(`thresholds = ["publish.ok.p99<20ms", "verification==passed"]`), 0o644)
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--threshold", "publish.rate>1000", "--thresholds", toml}, 0},
+		{[]string{"--threshold", "publish.rate>1M"}, 5},
+		{[]string{"--threshold", "publish.ok.p99<1ms"}, 5},
+		{[]string{"--threshold", "publish.ok.p98<1ms"}, 2}, // no such figure: usage, naming what exists
+		{[]string{"--threshold", "publish.ok.p99<1"}, 2},   // a latency needs a unit
+		{[]string{"--threshold", "publish.rate{relay=x}>1"}, 2},
+		{[]string{"--threshold", "publish.rate>1M", "--junit", junit}, 5},
+	} {
+		args := append([]string{"report", in}, c.args...)
+		if code := run(args); code != c.code {
+			t.Errorf("%v: exit %d, want %d", args, code, c.code)
+		}
+	}
+	if tests, failures, _ := readJUnit(t, junit); tests != 3 || failures != 2 {
+		t.Errorf("junit: %d tests, %d failures; want 3 (threshold, verification, verdict), 2", tests, failures)
+	}
+}
+
+func TestReportFailOnExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	base := gateResults(t, dir, "base.json", 100, 1000, 1010, 990, 1005, 995)
+	slower := gateResults(t, dir, "slower.json", 100, 800, 810, 790, 805, 795)
+	noisy := gateResults(t, dir, "noisy.json", 100, 500, 1300, 650, 1200, 800)
+	noisyBase := gateResults(t, dir, "noisybase.json", 100, 1000, 1400, 600, 1100, 900)
+	other := gateResults(t, dir, "other.json", 200, 800, 810, 790, 805, 795)
+	few := gateResults(t, dir, "few.json", 100, 800, 810)
+	junit := filepath.Join(dir, "j.xml")
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate:-10%"}, 5},           // significant and beyond
+		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate:-30%"}, 0},           // significant, within
+		{[]string{"--base", noisyBase, "--cand", noisy, "--fail-on", "publish.rate:-10%"}, 0},       // beyond but "~"
+		{[]string{"--base", base, "--cand", other, "--fail-on", "publish.rate:-10%"}, 2},            // other corpus: refused
+		{[]string{"--base", base, "--cand", other, "--fail-on", "publish.rate:-30%", "--force"}, 0}, // forced
+		{[]string{"--base", base, "--cand", few, "--fail-on", "publish.rate:-10%"}, 2},              // 5+2 runs: never significant
+		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate"}, 2},                // grammar
+		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate:-10%", "-f", "md", "--junit", junit}, 5},
+		{[]string{base, "--fail-on", "publish.rate:-10%"}, 2}, // --fail-on without --base/--cand
+	} {
+		args := append([]string{"report"}, c.args...)
+		if code := run(args); code != c.code {
+			t.Errorf("%v: exit %d, want %d", args, code, c.code)
+		}
+	}
+	if tests, failures, _ := readJUnit(t, junit); tests != 1 || failures != 1 {
+		t.Errorf("fail-on junit: %d tests, %d failures", tests, failures)
+	}
+}
+
+// TestRunThresholds runs the embedded relay with thresholds: the table, the
+// results file, the exit status and JUnit; --json - stays pure JSON.
+func TestRunThresholds(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--events", "300", "--queries", "10", "--concurrency", "2", "--out", dir, "--no-progress", "--cache-dir", filepath.Join(dir, "cache"), "--anchor", testAnchor}
+	junit := filepath.Join(dir, "j.xml")
+	res := runCLI(t, append([]string{"run", "--json", filepath.Join(dir, "a.json"), "--junit", junit,
+		"--threshold", "publish.ok.p99<1m", "--threshold", "verification==passed", "--threshold", "publish.rate>1e12"}, common...)...)
+	if res.code != 5 {
+		t.Fatalf("exit %d, want 5\n%s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "Thresholds:") || !strings.Contains(res.stdout, "FAIL") || !strings.Contains(res.stdout, "THRESHOLDS FAILED (exit 5)") {
+		t.Errorf("summary lacks the thresholds table:\n%s", res.stdout)
+	}
+	f, err := results.Read(filepath.Join(dir, "a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Thresholds) != 3 || !f.Thresholds[0].Passed || !f.Thresholds[1].Passed || f.Thresholds[2].Passed || f.Verdict.Status != 5 {
+		t.Errorf("stored thresholds %+v, verdict %+v", f.Thresholds, f.Verdict)
+	}
+	if tests, failures, _ := readJUnit(t, junit); tests < 5 || failures != 2 {
+		t.Errorf("junit: %d tests, %d failures (want the rate threshold and the verdict)", tests, failures)
+	}
+	// A figure the results do not hold: usage, after the run, naming what exists.
+	res = runCLI(t, append([]string{"run", "--json", "-", "--threshold", "query.ok.p99<1s"}, common...)...)
+	if res.code != 2 || !strings.Contains(res.stderr, "query has: ") {
+		t.Errorf("unknown figure: exit %d\n%s", res.code, res.stderr)
+	}
+	var pure results.File
+	if err := json.Unmarshal([]byte(res.stdout), &pure); err != nil || pure.Verdict == nil || pure.Verdict.Status != 2 || len(pure.Thresholds) != 1 {
+		t.Errorf("--json - is not pure JSON with the verdict: %v\n%.300s", err, res.stdout)
+	}
+	// A bad threshold is refused before anything runs.
+	res = runCLI(t, append([]string{"run", "--json", filepath.Join(dir, "b.json"), "--threshold", "publish.rate>fast"}, common...)...)
+	if res.code != 2 {
+		t.Errorf("bad threshold: exit %d", res.code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.json")); err == nil {
+		t.Error("a results file was written for a refused command line")
+	}
+}
+
+// TestCIRecipe runs docs/ci/relaybench-gate.sh, the script the GitHub
+// Actions workflow runs, against the embedded relay started from a command
+// template (as the workflow starts a relay's builds), with a small corpus.
+func TestCIRecipe(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	bin := relaybenchBin(t)
+	script, _ := filepath.Abs("../../docs/ci/relaybench-gate.sh")
+	wf, err := os.ReadFile("../../docs/ci/github-actions.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"relaybench-gate.sh", "REPEAT:", "BENCH_ARGS:", "FAIL_ON:", "THRESHOLD_ARGS:", "upload-artifact", "report.html", "comparison.md", "junit-"} {
+		if !strings.Contains(string(wf), want) {
+			t.Errorf("the workflow does not mention %q", want)
+		}
+	}
+	relay := "myrelay=" + bin + " relay serve --addr 127.0.0.1:{port} --data-dir {dir}"
+	gate := func(out, thresholds string) (int, string) {
+		cmd := exec.Command("sh", script, relay, relay, out)
+		cmd.Env = append(os.Environ(), "RELAYBENCH="+bin, "REPEAT=4",
+			"BENCH_ARGS=--events 300 --queries 10 --concurrency 2",
+			"THRESHOLD_ARGS="+thresholds, "FAIL_ON=publish.rate:-90% query.eose.p99:+900%")
+		done := make(chan struct{})
+		timer := time.AfterFunc(4*time.Minute, func() { cmd.Process.Kill(); close(done) })
+		b, _ := cmd.CombinedOutput()
+		timer.Stop()
+		return cmd.ProcessState.ExitCode(), string(b)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, log := gate(out, "--threshold verification==passed --threshold publish.ok.p99<1m")
+	if code != 0 {
+		t.Fatalf("gate: exit %d\n%s", code, log)
+	}
+	for _, f := range []string{"base.json", "cand.json", "report.html", "comparison.md", "junit-candidate.xml", "junit-fail-on.xml"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "comparison.md"))
+	for _, want := range []string{"# Baseline vs candidate", "Fail-on limits", "| publish.rate:-90% | myrelay |", "Candidate verdict: exit 0"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
+	if tests, failures, errs := readJUnit(t, filepath.Join(out, "junit-fail-on.xml")); tests != 2 || failures+errs != 0 {
+		t.Errorf("fail-on junit: %d tests, %d failures, %d errors", tests, failures, errs)
+	}
+	// A threshold the candidate cannot meet fails the build with status 5.
+	out2 := filepath.Join(t.TempDir(), "out")
+	if code, log := gate(out2, "--threshold publish.rate>1e12"); code != 5 {
+		t.Errorf("unmet threshold: exit %d, want 5\n%s", code, log)
+	}
+}

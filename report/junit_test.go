@@ -1,0 +1,190 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/threshold"
+)
+
+// gateRun is a run of relay with a publish rate and a query phase whose
+// verification passed or not.
+func gateRun(relay string, rate float64, passed bool) results.Run {
+	return results.Run{
+		Relay:  results.Relay{Name: relay},
+		Corpus: results.Corpus{Seed: 1, Events: 100, Authors: 10, AvgSize: 64},
+		Params: map[string]any{"events": 100, "relays": []any{relay + "=cmd " + relay}, "repeat": 4},
+		Phases: []results.Phase{
+			{Name: "publish", Rates: map[string]float64{"events_per_sec": rate}, Latency: map[string]*results.Histogram{"ok": {Count: 1, Percentiles: map[string]int64{"99": int64(1e9 / rate)}}}},
+			{Name: "query", Verification: &results.Verification{Verified: true, Passed: passed, Checked: 3, Missing: map[bool]int64{false: 2}[passed]}},
+		},
+	}
+}
+
+func gateFile(relay string, rates ...float64) *results.File {
+	f := &results.File{Machine: results.Machine{CPUModel: "cpu", Cores: 2, OS: "linux", Arch: "amd64"}}
+	for i, r := range rates {
+		run := gateRun(relay, r, true)
+		run.Repeat = i + 1
+		f.Runs = append(f.Runs, run)
+	}
+	return f
+}
+
+// parsedJUnit mirrors the JUnit schema for reading a report back.
+type parsedJUnit struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	Suites   []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Cases    []struct {
+			Name      string `xml:"name,attr"`
+			Classname string `xml:"classname,attr"`
+			Failure   *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
+			Skipped *struct{} `xml:"skipped"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func TestJUnitParsesBack(t *testing.T) {
+	f := &results.File{Runs: []results.Run{gateRun("a\x1b[31m<&>", 1000, true), gateRun("b", 10, false)}}
+	f.Runs = append(f.Runs, results.Run{Relay: results.Relay{Name: "c"}, Skipped: "no binary"})
+	var ts []threshold.Threshold
+	for _, s := range []string{"publish.rate>100", "publish.ok.p97<1s"} {
+		th, err := threshold.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, th)
+	}
+	f.Thresholds = threshold.Evaluate(f, ts)
+	f.Verdict = &results.Verdict{Status: 3, Outcome: "wrong answers", Reasons: []string{"b query: verification failed (2 missing)"}}
+	var buf bytes.Buffer
+	if err := JUnit(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	var got parsedJUnit
+	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("not valid XML: %v\n%s", err, buf.String())
+	}
+	if len(got.Suites) != 3 || got.Suites[0].Name != "thresholds" || got.Suites[1].Name != "verification" || got.Suites[2].Name != "verdict" {
+		t.Fatalf("suites: %+v", got.Suites)
+	}
+	th := got.Suites[0]
+	// 2 thresholds × 2 relays measured: rate passes for a, fails for b; p97 is an error for both.
+	if th.Tests != 4 || th.Failures != 1 || th.Errors != 2 {
+		t.Errorf("thresholds suite: %d tests, %d failures, %d errors", th.Tests, th.Failures, th.Errors)
+	}
+	if c := th.Cases[1]; c.Failure == nil || !strings.Contains(c.Failure.Message, "publish.rate = 10/s, limit > 100/s") {
+		t.Errorf("failed threshold case: %+v", c)
+	}
+	ver := got.Suites[1]
+	if ver.Tests != 3 || ver.Failures != 1 || ver.Skipped != 1 {
+		t.Errorf("verification suite: %+v", ver)
+	}
+	if got.Tests != 8 || got.Failures != 3 || got.Errors != 2 {
+		t.Errorf("totals: %d tests, %d failures, %d errors", got.Tests, got.Failures, got.Errors)
+	}
+	if strings.Contains(buf.String(), "\x1b") {
+		t.Error("escape character from a relay name reached the XML")
+	}
+}
+
+func TestCheckFailOn(t *testing.T) {
+	fo := func(s string) []threshold.FailOn {
+		f, err := threshold.ParseFailOn(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []threshold.FailOn{f}
+	}
+	base := []*results.File{gateFile("r", 1000, 1010, 990, 1005, 995)}
+	slower := []*results.File{gateFile("r", 800, 810, 790, 805, 795)}  // -20 %, every run below every baseline run
+	noisy := []*results.File{gateFile("r", 500, 1300, 650, 1200, 800)} // median -20 %, spread over the baseline's
+	faster := []*results.File{gateFile("r", 1500, 1510, 1490, 1505, 1495)}
+
+	rs := CheckFailOn(base, slower, fo("publish.rate:-10%"))
+	if len(rs) != 1 || !rs[0].Significant || !rs[0].Crossed || !rs[0].Failed || rs[0].N1 != 5 {
+		t.Errorf("significant drop: %+v", rs)
+	}
+	rs = CheckFailOn(base, slower, fo("publish.rate:-30%"))
+	if rs[0].Failed || !rs[0].Significant || rs[0].Crossed {
+		t.Errorf("significant drop within the limit: %+v", rs)
+	}
+	noisyBase := []*results.File{gateFile("r", 1000, 1400, 600, 1100, 900)}
+	rs = CheckFailOn(noisyBase, noisy, fo("publish.rate:-10%"))
+	if rs[0].Failed || rs[0].Significant || !rs[0].Crossed {
+		t.Errorf("not significant (~) failed: %+v", rs)
+	}
+	rs = CheckFailOn(base, faster, fo("publish.rate:-10%"))
+	if rs[0].Failed {
+		t.Errorf("a faster candidate failed -10%%: %+v", rs)
+	}
+	rs = CheckFailOn(base, faster, fo("publish.ok.p99:-10%"))
+	if !rs[0].Failed {
+		t.Errorf("latency dropped 33 %% significantly, limit -10%%: %+v", rs)
+	}
+	// Too few runs to ever be significant: an error, not a silent pass.
+	rs = CheckFailOn([]*results.File{gateFile("r", 1000, 1000, 1000)}, []*results.File{gateFile("r", 1, 1, 1)}, fo("publish.rate:-10%"))
+	if rs[0].Error == "" || !strings.Contains(rs[0].Error, "at least 4 runs") {
+		t.Errorf("3+3 runs: %+v", rs)
+	}
+	rs = CheckFailOn(base, slower, fo("publish.nosuch:-10%"))
+	if rs[0].Error == "" || !strings.Contains(rs[0].Error, "publish.events_per_sec") {
+		t.Errorf("unknown figure: %+v", rs)
+	}
+	rs = CheckFailOn(base, slower, fo("publish.rate{relay=x}:-10%"))
+	if rs[0].Error == "" {
+		t.Errorf("unknown relay: %+v", rs)
+	}
+	var buf bytes.Buffer
+	WriteFailOn(&buf, CheckFailOn(base, slower, fo("publish.rate:-10%")), true)
+	if !strings.Contains(buf.String(), "| publish.rate:-10% | r | 1000/s | 800/s | -20.0% | p=0.008 n=5+5 | FAIL |") {
+		t.Errorf("markdown:\n%s", buf.String())
+	}
+	var x bytes.Buffer
+	if err := WriteJUnit(&x, "relaybench", FailOnJUnit(CheckFailOn(base, slower, fo("publish.rate:-10%")))); err != nil {
+		t.Fatal(err)
+	}
+	var got parsedJUnit
+	if err := xml.Unmarshal(x.Bytes(), &got); err != nil || got.Failures != 1 || got.Suites[0].Name != "fail-on" {
+		t.Errorf("fail-on JUnit: %+v, %v", got, err)
+	}
+}
+
+func TestComparable(t *testing.T) {
+	a, b := gateFile("r", 1, 2), gateFile("r", 3, 4)
+	b.Runs[0].Params["relays"] = []any{"r=other command"} // the relay command is what is compared
+	if err := Comparable([]*results.File{a}, []*results.File{b}); err != nil {
+		t.Errorf("same corpus, parameters and machine: %v", err)
+	}
+	c := gateFile("r", 1, 2)
+	c.Runs[1].Corpus.Events = 200
+	if err := Comparable([]*results.File{a}, []*results.File{c}); err == nil || !strings.Contains(err.Error(), "differ in corpus") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("different corpus: %v", err)
+	}
+	d := gateFile("r", 1, 2)
+	d.Runs[0].Params["concurrency"] = 10
+	if err := Comparable([]*results.File{a}, []*results.File{d}); err == nil || !strings.Contains(err.Error(), "differ in parameters") {
+		t.Errorf("different parameters: %v", err)
+	}
+	e := gateFile("r", 1, 2)
+	e.Machine.Cores = 64
+	if err := Comparable([]*results.File{a}, []*results.File{e}); err == nil || !strings.Contains(err.Error(), "differ in machine") || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("different machine: %v", err)
+	}
+}

@@ -1,0 +1,609 @@
+// Package threshold turns the figures of a results file into pass/fail
+// criteria, for a relay's CI: thresholds ("publish.ok.p99<20ms") checked at
+// the end of a run, and limits on the change from a baseline
+// ("publish.rate:-10%") checked by report --base/--cand --fail-on.
+//
+// # Grammar
+//
+//	threshold := figure [ "{relay=" NAME "}" ] op limit
+//	op        := "<" | "<=" | ">" | ">=" | "==" | "!="
+//	figure    := "verification"               every verified phase passed
+//	           | scope "." name
+//	scope     := PHASE | PHASE "/" GROUP      e.g. publish, query/author, sweep/1024
+//	name      := LATENCY "." stat             publish.ok.p99, query.eose.p50
+//	           | stat                         the primary latency: publish.p99 = publish.ok.p99
+//	           | "rate"                       the primary rate (events/s, else queries/s, deliveries/s)
+//	           | RATE | "rates." RATE         a key of Rates: publish.mb_per_sec
+//	           | COUNT | "counts." COUNT      a key of Counts: publish.refused
+//	           | "verification"               the phase's (or group's) verification
+//	stat      := p50 | p90 | p95 | p99 | p99.9 | p99.99 | min | max | mean | stddev | count
+//	limit     := DURATION (20ms, 1.5s, 800us) for latencies (not count)
+//	           | NUMBER [k|M] for rates and counts (5000, 5k)
+//	           | passed | failed for verification (with == or != only)
+//
+// A threshold without a relay applies to every relay of the results, each
+// judged on its own; with repeated runs the value is the median of the
+// relay's runs. A figure absent from the results is a usage error that
+// lists what exists.
+//
+// # Change limits
+//
+//	fail-on := figure [ "{relay=" NAME "}" ] ":" ("+"|"-") PERCENT "%"
+//
+// "-10%" fails when the candidate is more than 10 % below the baseline,
+// "+10%" when it is more than 10 % above; report --fail-on fails only when
+// that change is also significant (Mann-Whitney U over the repeated runs).
+package threshold
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// Units of figures.
+const (
+	UnitNs      = "ns"
+	UnitRate    = "1/s"
+	UnitCount   = "count"
+	UnitVerdict = "verdict"
+)
+
+// Threshold is one parsed threshold.
+type Threshold struct {
+	Expr   string  // as written
+	Figure string  // figure name
+	Relay  string  // "" for every relay
+	Op     string  // <, <=, >, >=, ==, !=
+	Limit  float64 // nanoseconds for durations; 1 passed, 0 failed for verification
+	Unit   string  // unit the limit was given in (UnitNs, UnitCount (numbers), UnitVerdict)
+}
+
+var (
+	exprRE   = regexp.MustCompile(`^\s*([A-Za-z0-9_./\-]+)\s*(?:\{\s*relay\s*=\s*([^}]*?)\s*\})?\s*(<=|>=|==|!=|<|>)\s*(\S.*?)\s*$`)
+	failOnRE = regexp.MustCompile(`^\s*([A-Za-z0-9_./\-]+)\s*(?:\{\s*relay\s*=\s*([^}]*?)\s*\})?\s*:\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
+	statRE   = regexp.MustCompile(`^(p[0-9]+(\.[0-9]+)?|min|max|mean|stddev|count)$`)
+)
+
+// Kind of figure a name denotes, from its last part: a latency statistic
+// (duration), a verification (verdict) or a number (rate, count).
+func unitOf(figure string) string {
+	if figure == "verification" || strings.HasSuffix(figure, ".verification") {
+		return UnitVerdict
+	}
+	last := figure[strings.LastIndex(figure, ".")+1:]
+	// p99.9: the last part is "9"; look at the last two.
+	if i := strings.LastIndex(figure, ".p"); i >= 0 && statRE.MatchString(figure[i+1:]) {
+		last = figure[i+1:]
+	}
+	if last != "count" && statRE.MatchString(last) {
+		return UnitNs
+	}
+	return UnitCount
+}
+
+// Parse parses one threshold. Errors are usage errors and quote s.
+func Parse(s string) (Threshold, error) {
+	m := exprRE.FindStringSubmatch(s)
+	if m == nil {
+		return Threshold{}, fmt.Errorf("threshold %q: want FIGURE OP LIMIT, e.g. publish.ok.p99<20ms, publish.rate>5000, verification==passed", s)
+	}
+	t := Threshold{Expr: strings.TrimSpace(s), Figure: m[1], Relay: m[2], Op: m[3]}
+	if strings.Contains(t.Figure, "..") || strings.HasPrefix(t.Figure, ".") || strings.HasSuffix(t.Figure, ".") {
+		return Threshold{}, fmt.Errorf("threshold %q: bad figure name %q", s, t.Figure)
+	}
+	if t.Figure != "verification" && !strings.Contains(t.Figure, ".") {
+		return Threshold{}, fmt.Errorf("threshold %q: a figure is PHASE.NAME (e.g. publish.rate, query.eose.p99) or verification", s)
+	}
+	lim := m[4]
+	switch unitOf(t.Figure) {
+	case UnitVerdict:
+		if t.Op != "==" && t.Op != "!=" {
+			return Threshold{}, fmt.Errorf("threshold %q: verification takes == or != (verification==passed)", s)
+		}
+		switch lim {
+		case "passed":
+			t.Limit = 1
+		case "failed":
+			t.Limit = 0
+		default:
+			return Threshold{}, fmt.Errorf("threshold %q: verification is passed or failed, not %q", s, lim)
+		}
+		t.Unit = UnitVerdict
+	case UnitNs:
+		d, err := time.ParseDuration(lim)
+		if err != nil || d < 0 {
+			return Threshold{}, fmt.Errorf("threshold %q: %s is a latency: the limit is a duration with its unit (20ms, 1.5s, 800us), not %q", s, t.Figure, lim)
+		}
+		t.Limit, t.Unit = float64(d.Nanoseconds()), UnitNs
+	default:
+		v, err := parseNumber(lim)
+		if err != nil {
+			return Threshold{}, fmt.Errorf("threshold %q: %s is a number: the limit is a number (5000, 5k, 1.5M), not %q", s, t.Figure, lim)
+		}
+		t.Limit, t.Unit = v, UnitCount
+	}
+	return t, nil
+}
+
+func parseNumber(s string) (float64, error) {
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mult, s = 1e3, strings.TrimSuffix(s, "k")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1e6, strings.TrimSuffix(s, "M")
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("not a number")
+	}
+	return v * mult, nil
+}
+
+// ParseAll parses thresholds given on the command line and in TOML files
+// (see ParseFile), in that order.
+func ParseAll(exprs []string, files ...string) ([]Threshold, error) {
+	var out []Threshold
+	for _, e := range exprs {
+		t, err := Parse(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		ts, err := ParseFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// fileFormat is the TOML thresholds file:
+//
+//	thresholds = ["publish.ok.p99<20ms", "verification==passed"]
+//	fail_on    = ["publish.rate:-10%"]   # used by report --base/--cand
+type fileFormat struct {
+	Thresholds []string `toml:"thresholds"`
+	FailOn     []string `toml:"fail_on"`
+}
+
+func readFile(path string) (fileFormat, error) {
+	var ff fileFormat
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ff, fmt.Errorf("--thresholds %s: %w", path, err)
+	}
+	dec := toml.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ff); err != nil {
+		return ff, fmt.Errorf("--thresholds %s: %s (want thresholds = [\"publish.ok.p99<20ms\", …] and/or fail_on = [\"publish.rate:-10%%\", …])", path, strings.Join(strings.Fields(err.Error()), " "))
+	}
+	return ff, nil
+}
+
+// ParseFile reads the thresholds of a TOML file (its "thresholds" array).
+func ParseFile(path string) ([]Threshold, error) {
+	ff, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Threshold
+	for _, e := range ff.Thresholds {
+		t, err := Parse(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Figure is one figure of a run.
+type Figure struct {
+	Value float64
+	Unit  string
+	// Alias is true for a second name of a figure (publish.rate,
+	// publish.p99, publish.counts.sent, …): not listed in error messages.
+	Alias bool
+}
+
+var stats = []string{"min", "max", "mean", "stddev", "count"}
+
+// Figures returns every figure of run r by name (see the package grammar),
+// aliases included.
+func Figures(r *results.Run) map[string]Figure {
+	out := map[string]Figure{}
+	put := func(name string, v float64, unit string, alias bool) {
+		if old, ok := out[name]; ok && !old.Alias {
+			return // the first phase of a name wins; a canonical name wins over an alias
+		}
+		out[name] = Figure{Value: v, Unit: unit, Alias: alias}
+	}
+	scope := func(prefix string, counts map[string]int64, rates map[string]float64, lat map[string]*results.Histogram, ver *results.Verification) {
+		for k, v := range rates {
+			put(prefix+"."+k, v, UnitRate, false)
+			put(prefix+".rates."+k, v, UnitRate, true)
+		}
+		if k := primaryRate(rates); k != "" {
+			put(prefix+".rate", rates[k], UnitRate, true)
+		}
+		for k, v := range counts {
+			if _, clash := rates[k]; !clash {
+				put(prefix+"."+k, float64(v), UnitCount, false)
+			}
+			put(prefix+".counts."+k, float64(v), UnitCount, true)
+		}
+		prim := primaryLatency(lat)
+		for name, h := range lat {
+			if h == nil {
+				continue
+			}
+			add := func(stat string, v float64, unit string) {
+				put(prefix+"."+name+"."+stat, v, unit, false)
+				put(prefix+".latency."+name+"."+stat, v, unit, true)
+				if name == prim {
+					put(prefix+"."+stat, v, unit, true)
+				}
+			}
+			for q, v := range h.Percentiles {
+				add("p"+q, float64(v), UnitNs)
+			}
+			if h.Count > 0 {
+				add("min", float64(h.Min), UnitNs)
+				add("max", float64(h.Max), UnitNs)
+				add("mean", h.Mean, UnitNs)
+				add("stddev", h.StdDev, UnitNs)
+			}
+			add("count", float64(h.Count), UnitCount)
+		}
+		if ver != nil && ver.Verified {
+			put(prefix+".verification", b2f(ver.Passed), UnitVerdict, false)
+		}
+	}
+	all, any := true, false
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		scope(p.Name, p.Counts, p.Rates, p.Latency, p.Verification)
+		for _, g := range p.Groups {
+			scope(p.Name+"/"+g.Name, g.Counts, g.Rates, g.Latency, g.Verification)
+		}
+		if v := p.Verification; v != nil && v.Verified {
+			any = true
+			all = all && v.Passed
+		}
+	}
+	if any {
+		put("verification", b2f(all), UnitVerdict, false)
+	}
+	return out
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// primaryRate is the rate "rate" names: events, else queries, else
+// deliveries per second, else the only rate.
+func primaryRate(rates map[string]float64) string {
+	for _, k := range []string{"events_per_sec", "queries_per_sec", "deliveries_per_sec"} {
+		if _, ok := rates[k]; ok {
+			return k
+		}
+	}
+	if len(rates) == 1 {
+		for k := range rates {
+			return k
+		}
+	}
+	return ""
+}
+
+// primaryLatency is the latency a bare statistic names: ok, else eose,
+// else deliver, else the only one.
+func primaryLatency(lat map[string]*results.Histogram) string {
+	for _, k := range []string{"ok", "eose", "deliver"} {
+		if lat[k] != nil {
+			return k
+		}
+	}
+	if len(lat) == 1 {
+		for k := range lat {
+			return k
+		}
+	}
+	return ""
+}
+
+// RelayKey names a run's relay: its catalog name, else its URL.
+func RelayKey(r *results.Run) string {
+	if r.Relay.Name != "" {
+		return r.Relay.Name
+	}
+	return r.Relay.URL
+}
+
+// Relays groups the runs of files by relay, in order of appearance,
+// leaving out relays that were skipped.
+func Relays(files ...*results.File) (keys []string, runs map[string][]*results.Run) {
+	runs = map[string][]*results.Run{}
+	for _, f := range files {
+		for i := range f.Runs {
+			r := &f.Runs[i]
+			if r.Skipped != "" {
+				continue
+			}
+			k := RelayKey(r)
+			if _, ok := runs[k]; !ok {
+				keys = append(keys, k)
+			}
+			runs[k] = append(runs[k], r)
+		}
+	}
+	return keys, runs
+}
+
+// Values returns the figure's value in each run that has it.
+func Values(runs []*results.Run, figure string) (vs []float64, unit string) {
+	for _, r := range runs {
+		if f, ok := Figures(r)[figure]; ok {
+			vs = append(vs, f.Value)
+			unit = f.Unit
+		}
+	}
+	return vs, unit
+}
+
+// Median of vs (vs is not changed); NaN when empty.
+func Median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Missing explains that figure is not in runs, naming what is: the
+// figures of the same scope when it exists, else the scopes.
+func Missing(runs []*results.Run, figure string) string {
+	names := map[string]bool{}
+	for _, r := range runs {
+		for n, f := range Figures(r) {
+			if !f.Alias {
+				names[n] = true
+			}
+		}
+	}
+	scope, _, _ := strings.Cut(figure, ".")
+	var same, scopes []string
+	seen := map[string]bool{}
+	for n := range names {
+		s, _, _ := strings.Cut(n, ".")
+		if s == scope {
+			same = append(same, n)
+		}
+		if !seen[s] {
+			seen[s] = true
+			scopes = append(scopes, s)
+		}
+	}
+	sort.Strings(same)
+	sort.Strings(scopes)
+	if len(same) > 0 {
+		return fmt.Sprintf("no figure %s in the results; %s has: %s (aliases: %s.rate, %s.p99 …)", figure, scope, strings.Join(same, ", "), scope, scope)
+	}
+	if len(scopes) == 0 {
+		return fmt.Sprintf("no figure %s in the results: they hold no figures", figure)
+	}
+	return fmt.Sprintf("no figure %s in the results: no phase or group %q; there are: %s", figure, scope, strings.Join(scopes, ", "))
+}
+
+// Compare applies op.
+func Compare(v float64, op string, limit float64) bool {
+	switch op {
+	case "<":
+		return v < limit
+	case "<=":
+		return v <= limit
+	case ">":
+		return v > limit
+	case ">=":
+		return v >= limit
+	case "==":
+		return v == limit
+	case "!=":
+		return v != limit
+	}
+	return false
+}
+
+// Evaluate evaluates ts over the runs of f, one result per threshold and
+// relay. A threshold whose figure or relay is absent gives a result with
+// Error set (a usage error: it names what exists).
+func Evaluate(f *results.File, ts []Threshold) []results.ThresholdResult {
+	keys, runs := Relays(f)
+	var out []results.ThresholdResult
+	for _, t := range ts {
+		res := results.ThresholdResult{Threshold: t.Expr, Figure: t.Figure, Op: t.Op, Limit: t.Limit, Unit: t.Unit}
+		sel := keys
+		if t.Relay != "" {
+			sel = nil
+			for _, k := range keys {
+				if k == t.Relay || (len(runs[k]) > 0 && runs[k][0].Relay.URL == t.Relay) {
+					sel = append(sel, k)
+				}
+			}
+			if len(sel) == 0 {
+				res.Relay = t.Relay
+				res.Error = fmt.Sprintf("no relay %q in the results; there are: %s", t.Relay, strings.Join(keys, ", "))
+				out = append(out, res)
+				continue
+			}
+		}
+		if len(sel) == 0 {
+			res.Error = "the results hold no run to judge"
+			out = append(out, res)
+			continue
+		}
+		for _, k := range sel {
+			r := res
+			r.Relay = k
+			vs, unit := Values(runs[k], t.Figure)
+			if len(vs) == 0 {
+				r.Error = Missing(runs[k], t.Figure)
+				out = append(out, r)
+				continue
+			}
+			if unit == UnitRate && t.Unit == UnitCount {
+				r.Unit = UnitRate
+			} else if unit != t.Unit && !(unit == UnitCount && t.Unit == UnitCount) {
+				r.Error = fmt.Sprintf("%s is in %s, the limit in %s", t.Figure, unit, t.Unit)
+				out = append(out, r)
+				continue
+			}
+			r.Runs = len(vs)
+			r.Value = Median(vs)
+			if t.Unit == UnitVerdict {
+				// Repeated: the verification passed only if it passed every time.
+				r.Value = 1
+				for _, v := range vs {
+					r.Value = math.Min(r.Value, v)
+				}
+			}
+			r.Passed = Compare(r.Value, t.Op, t.Limit)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Failed counts the results that failed and those in error.
+func Failed(rs []results.ThresholdResult) (failed, errs int) {
+	for _, r := range rs {
+		switch {
+		case r.Error != "":
+			errs++
+		case !r.Passed:
+			failed++
+		}
+	}
+	return failed, errs
+}
+
+// Format formats a value in unit for tables: 12.3ms, 5210/s, 42, passed.
+func Format(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	switch unit {
+	case UnitNs:
+		return time.Duration(math.Round(v)).Round(roundTo(v)).String()
+	case UnitVerdict:
+		if v == 1 {
+			return "passed"
+		}
+		return "failed"
+	case UnitRate:
+		return strconv.FormatFloat(v, 'f', decimals(v), 64) + "/s"
+	}
+	return strconv.FormatFloat(v, 'f', decimals(v), 64)
+}
+
+func roundTo(ns float64) time.Duration {
+	switch a := math.Abs(ns); {
+	case a >= 1e9:
+		return time.Millisecond
+	case a >= 1e6:
+		return time.Microsecond
+	}
+	return 1
+}
+
+func decimals(v float64) int {
+	if v == math.Trunc(v) || math.Abs(v) >= 100 {
+		return 0
+	}
+	return 2
+}
+
+// FailOn is one limit on the change from baseline to candidate.
+type FailOn struct {
+	Expr    string
+	Figure  string
+	Relay   string
+	Percent float64 // signed: -10 fails on a drop of more than 10 %, +10 on a rise of more than 10 %
+}
+
+// ParseFailOn parses FIGURE[{relay=NAME}]:±N%.
+func ParseFailOn(s string) (FailOn, error) {
+	m := failOnRE.FindStringSubmatch(s)
+	if m == nil {
+		return FailOn{}, fmt.Errorf("--fail-on %q: want FIGURE:-N%% or FIGURE:+N%%, e.g. publish.rate:-10%% (fails on a significant drop of more than 10 %%) or publish.ok.p99:+20%%", s)
+	}
+	p, _ := strconv.ParseFloat(m[4], 64)
+	if m[3] == "-" {
+		p = -p
+	}
+	if unitOf(m[1]) == UnitVerdict {
+		return FailOn{}, fmt.Errorf("--fail-on %q: verification is not a measure that changes by a percentage; use --threshold verification==passed", s)
+	}
+	return FailOn{Expr: strings.TrimSpace(s), Figure: m[1], Relay: m[2], Percent: p}, nil
+}
+
+// ParseFailOns parses --fail-on values and the fail_on array of TOML files.
+func ParseFailOns(exprs []string, files ...string) ([]FailOn, error) {
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		ff, err := readFile(f)
+		if err != nil {
+			return nil, err
+		}
+		exprs = append(exprs, ff.FailOn...)
+	}
+	var out []FailOn
+	for _, e := range exprs {
+		fo, err := ParseFailOn(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fo)
+	}
+	return out, nil
+}
+
+// Crossed reports whether a change from base to cand crosses the limit.
+func (f FailOn) Crossed(base, cand float64) bool {
+	if base == 0 {
+		return false
+	}
+	d := (cand - base) / math.Abs(base) * 100
+	if f.Percent < 0 {
+		return d < f.Percent
+	}
+	return d > f.Percent
+}

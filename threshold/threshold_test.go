@@ -1,0 +1,203 @@
+package threshold
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		in, figure, relay, op string
+		limit                 float64
+		unit                  string
+	}{
+		{"publish.ok.p99<20ms", "publish.ok.p99", "", "<", 20e6, UnitNs},
+		{" query.eose.p99 <= 50ms ", "query.eose.p99", "", "<=", 50e6, UnitNs},
+		{"publish.rate>5000", "publish.rate", "", ">", 5000, UnitCount},
+		{"publish.rate>=5k", "publish.rate", "", ">=", 5000, UnitCount},
+		{"verification==passed", "verification", "", "==", 1, UnitVerdict},
+		{"query.verification!=failed", "query.verification", "", "!=", 0, UnitVerdict},
+		{"publish.ok.p99.9<1.5s", "publish.ok.p99.9", "", "<", 1.5e9, UnitNs},
+		{"publish.p99<800us", "publish.p99", "", "<", 800e3, UnitNs},
+		{"publish.ok.count>=1000", "publish.ok.count", "", ">=", 1000, UnitCount},
+		{"query/author.eose.p50{relay=strfry}<10ms", "query/author.eose.p50", "strfry", "<", 10e6, UnitNs},
+		{"publish.rate{relay=ws://127.0.0.1:7777}>1M", "publish.rate", "ws://127.0.0.1:7777", ">", 1e6, UnitCount},
+		{"sweep/1024.deliver.max<2s", "sweep/1024.deliver.max", "", "<", 2e9, UnitNs},
+		{"publish.refused==0", "publish.refused", "", "==", 0, UnitCount},
+	} {
+		th, err := Parse(c.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.in, err)
+			continue
+		}
+		if th.Figure != c.figure || th.Relay != c.relay || th.Op != c.op || th.Limit != c.limit || th.Unit != c.unit {
+			t.Errorf("Parse(%q) = %+v, want %s %s %s %g %s", c.in, th, c.figure, c.relay, c.op, c.limit, c.unit)
+		}
+	}
+	for _, bad := range []string{
+		"", "publish.ok.p99", "publish.ok.p99<", "publish.ok.p99<20", "publish.ok.p99<fast",
+		"publish.rate>fast", "publish.rate>5ms", "verification<passed", "verification==maybe",
+		"publish<5", "publish..rate>1", ".rate>1", "publish.ok.p99=<20ms", "publish.ok.p99<-5ms",
+	} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
+		}
+	}
+}
+
+func TestParseFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.toml")
+	os.WriteFile(p, []byte("thresholds = [\"publish.ok.p99<20ms\", \"verification==passed\"]\nfail_on = [\"publish.rate:-10%\"]\n"), 0o644)
+	ts, err := ParseAll([]string{"publish.rate>1"}, p)
+	if err != nil || len(ts) != 3 || ts[0].Figure != "publish.rate" || ts[2].Figure != "verification" {
+		t.Fatalf("ParseAll = %+v, %v", ts, err)
+	}
+	fos, err := ParseFailOns([]string{"query.eose.p99:+20%"}, p)
+	if err != nil || len(fos) != 2 || fos[0].Percent != 20 || fos[1].Percent != -10 {
+		t.Fatalf("ParseFailOns = %+v, %v", fos, err)
+	}
+	os.WriteFile(p, []byte("threshold = [\"x\"]\n"), 0o644)
+	if _, err := ParseFile(p); err == nil || !strings.Contains(err.Error(), "thresholds =") {
+		t.Errorf("unknown key: %v", err)
+	}
+	os.WriteFile(p, []byte("thresholds = [\"publish.ok.p99<20\"]\n"), 0o644)
+	if _, err := ParseFile(p); err == nil {
+		t.Error("bad threshold in file: no error")
+	}
+}
+
+func TestFailOn(t *testing.T) {
+	f, err := ParseFailOn("publish.rate:-10%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Crossed(1000, 850) || f.Crossed(1000, 950) || f.Crossed(1000, 2000) {
+		t.Error("-10%: wrong crossings")
+	}
+	g, _ := ParseFailOn("query.eose.p99{relay=strfry}:+20%")
+	if g.Relay != "strfry" || !g.Crossed(10, 12.5) || g.Crossed(10, 11) || g.Crossed(10, 5) {
+		t.Errorf("+20%%: %+v", g)
+	}
+	for _, bad := range []string{"publish.rate:10%", "publish.rate-10%", "publish.rate:-10", "verification:-1%"} {
+		if _, err := ParseFailOn(bad); err == nil {
+			t.Errorf("ParseFailOn(%q): no error", bad)
+		}
+	}
+}
+
+func hist(p50, p99 int64) *results.Histogram {
+	return &results.Histogram{Count: 100, Min: p50 / 2, Max: p99 * 2, Mean: float64(p50), Percentiles: map[string]int64{"50": p50, "99": p99, "99.9": p99 + 1}}
+}
+
+func run(relay string, rate float64, p99 int64, passed bool) results.Run {
+	return results.Run{
+		Relay: results.Relay{Name: relay},
+		Phases: []results.Phase{
+			{Name: "publish", Counts: map[string]int64{"sent": 100, "refused": 0}, Rates: map[string]float64{"events_per_sec": rate, "mb_per_sec": rate / 1000}, Latency: map[string]*results.Histogram{"ok": hist(p99/4, p99)}},
+			{Name: "query", Counts: map[string]int64{"queries": 10}, Rates: map[string]float64{"queries_per_sec": rate / 10}, Latency: map[string]*results.Histogram{"eose": hist(1e6, 3e6)},
+				Verification: &results.Verification{Verified: true, Passed: passed},
+				Groups:       []results.Group{{Name: "author", Latency: map[string]*results.Histogram{"eose": hist(2e6, 4e6)}, Verification: &results.Verification{Verified: true, Passed: true}}}},
+		},
+	}
+}
+
+func TestFigures(t *testing.T) {
+	r := run("a", 5000, 8e6, true)
+	fs := Figures(&r)
+	for name, want := range map[string]float64{
+		"publish.ok.p99": 8e6, "publish.p99": 8e6, "publish.latency.ok.p99": 8e6, "publish.ok.p99.9": 8e6 + 1,
+		"publish.rate": 5000, "publish.events_per_sec": 5000, "publish.rates.mb_per_sec": 5,
+		"publish.sent": 100, "publish.counts.refused": 0, "publish.ok.count": 100, "publish.ok.max": 16e6,
+		"query.rate": 500, "query.eose.p99": 3e6, "query.verification": 1, "verification": 1,
+		"query/author.eose.p50": 2e6, "query/author.p99": 4e6, "query/author.verification": 1,
+	} {
+		f, ok := fs[name]
+		if !ok || f.Value != want {
+			t.Errorf("%s = %+v (%v), want %g", name, f, ok, want)
+		}
+	}
+	if fs["publish.rate"].Unit != UnitRate || fs["publish.ok.p99"].Unit != UnitNs || fs["verification"].Unit != UnitVerdict {
+		t.Error("wrong units")
+	}
+	if !fs["publish.rate"].Alias || fs["publish.ok.p99"].Alias {
+		t.Error("aliases not marked")
+	}
+	bad := run("a", 1, 1, false)
+	if v := Figures(&bad)["verification"].Value; v != 0 {
+		t.Errorf("failed verification = %g", v)
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	f := &results.File{Runs: []results.Run{
+		run("fast", 9000, 5e6, true), run("fast", 11000, 6e6, true), run("fast", 10000, 7e6, true),
+		run("slow", 2000, 40e6, false),
+	}}
+	parse := func(ss ...string) []Threshold {
+		var ts []Threshold
+		for _, s := range ss {
+			th, err := Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, th)
+		}
+		return ts
+	}
+	rs := Evaluate(f, parse("publish.ok.p99<20ms", "publish.rate>5000", "verification==passed"))
+	if len(rs) != 6 {
+		t.Fatalf("%d results, want 6 (3 thresholds × 2 relays): %+v", len(rs), rs)
+	}
+	want := []struct {
+		relay  string
+		value  float64
+		runs   int
+		passed bool
+	}{{"fast", 6e6, 3, true}, {"slow", 40e6, 1, false}, {"fast", 10000, 3, true}, {"slow", 2000, 1, false}, {"fast", 1, 3, true}, {"slow", 0, 1, false}}
+	for i, w := range want {
+		r := rs[i]
+		if r.Relay != w.relay || r.Value != w.value || r.Runs != w.runs || r.Passed != w.passed || r.Error != "" {
+			t.Errorf("result %d = %+v, want %+v", i, r, w)
+		}
+	}
+	if rs[2].Unit != UnitRate {
+		t.Errorf("rate unit %q", rs[2].Unit)
+	}
+	if failed, errs := Failed(rs); failed != 3 || errs != 0 {
+		t.Errorf("Failed = %d, %d", failed, errs)
+	}
+	// A relay selector, an unknown figure, an unknown relay.
+	rs = Evaluate(f, parse("publish.rate{relay=slow}>1000", "publish.ok.p98<1s", "nosuch.rate>1", "publish.rate{relay=other}>1"))
+	if len(rs) != 1+2+2+1 || rs[0].Relay != "slow" || !rs[0].Passed {
+		t.Fatalf("selector: %+v", rs)
+	}
+	if e := rs[1].Error; !strings.Contains(e, "no figure publish.ok.p98") || !strings.Contains(e, "publish.ok.p99") {
+		t.Errorf("unknown figure: %q", e)
+	}
+	if e := rs[3].Error; !strings.Contains(e, `no phase or group "nosuch"`) || !strings.Contains(e, "publish, query, query/author") {
+		t.Errorf("unknown scope: %q", e)
+	}
+	if e := rs[5].Error; !strings.Contains(e, `no relay "other"`) || !strings.Contains(e, "fast, slow") {
+		t.Errorf("unknown relay: %q", e)
+	}
+	if _, errs := Failed(rs); errs != 5 {
+		t.Errorf("errors = %d, want 5", errs)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{{20e6, UnitNs, "20ms"}, {1234567, UnitNs, "1.235ms"}, {5446.3, UnitRate, "5446/s"}, {1.5, UnitRate, "1.50/s"}, {1, UnitVerdict, "passed"}, {0, UnitVerdict, "failed"}, {42, UnitCount, "42"}} {
+		if got := Format(c.v, c.unit); got != c.want {
+			t.Errorf("Format(%g, %s) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+}
