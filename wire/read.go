@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/coder/websocket"
 
@@ -108,6 +109,11 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 			ok.Class = ClassOther
 		}
 		c.deliver(p, ok)
+		if p.w != nil {
+			// A Publish is waiting: let it write its next EVENT before this
+			// reader's next read (which usually finds nothing yet and parks).
+			runtime.Gosched()
+		}
 	case kindEvent:
 		c.st.events.Add(1)
 		s := c.sub(f.a)

@@ -128,6 +128,11 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
+	if o.Mode == ModeWait && (o.Dial.OKTimeout <= 0 || o.Dial.OKTimeout > o.Timeout) {
+		// Each connection expires its own overdue EVENTs (a sweep every
+		// Timeout/4): no timer is armed and stopped per EVENT.
+		o.Dial.OKTimeout = o.Timeout
+	}
 	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, o.Connections, o.Dial)
 	if err != nil {
@@ -306,9 +311,9 @@ func publishWait(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, indexes [
 		}
 		idx := indexes[k]
 		raw := c.Raw[idx]
-		octx, cancel := context.WithTimeout(ctx, o.Timeout)
-		ok, err := cn.Publish(octx, c.Events[idx].ID, raw)
-		cancel()
+		// The deadline is the connection's OKTimeout sweep (set by Publish):
+		// an overdue EVENT gets ErrTimeout from it, a late OK is unmatched.
+		ok, err := cn.Publish(ctx, c.Events[idx].ID, raw)
 		if !errors.Is(err, wire.ErrClosed) || ok.Sent != 0 {
 			pw.sent++
 			pw.bytes += int64(len(raw))
