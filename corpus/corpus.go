@@ -53,6 +53,11 @@ type Corpus struct {
 	// CacheNote says, in one line, why the cache was not used or could not
 	// be written ("" when the cache worked or was disabled).
 	CacheNote string
+	// Manifest describes a corpus read from a dump (LoadDump): its source,
+	// what preparation dropped and its fingerprint. Nil for a generated
+	// corpus, whose Authors sign its events; a dump corpus's Authors are
+	// synthetic keys that only sign fresh events for live workloads.
+	Manifest *Manifest
 }
 
 // Author returns author i modulo the number of authors, e.g. to sign fresh

@@ -355,7 +355,12 @@ func Comparable(base, cand []*results.File) error {
 					continue
 				}
 				c := r.Corpus
-				vals = append(vals, ref{"corpus", fmt.Sprintf("seed %d, %d events, %d authors, %d B content", c.Seed, c.Events, c.Authors, c.AvgSize), side})
+				desc := fmt.Sprintf("seed %d, %d events, %d authors, %d B content", c.Seed, c.Events, c.Authors, c.AvgSize)
+				if c.Fingerprint != "" {
+					// An event dump: its fingerprint (sha256 over the ordered ids) is the corpus.
+					desc = fmt.Sprintf("dump %s, %d events, fingerprint %s", c.Source, c.Events, c.Fingerprint)
+				}
+				vals = append(vals, ref{"corpus", desc, side})
 				vals = append(vals, ref{"parameters", paramsKey(r.Params), side})
 			}
 			for _, v := range vals {

@@ -182,6 +182,18 @@ func TestComparable(t *testing.T) {
 	if err := Comparable([]*results.File{a}, []*results.File{d}); err == nil || !strings.Contains(err.Error(), "differ in parameters") {
 		t.Errorf("different parameters: %v", err)
 	}
+	// Two dumps of the same size and name but other events: the fingerprint decides.
+	fa, fb := gateFile("r", 1, 2), gateFile("r", 1, 2)
+	for i := range fa.Runs {
+		fa.Runs[i].Corpus.Source, fa.Runs[i].Corpus.Fingerprint = "d.ndjson", "aa11"
+		fb.Runs[i].Corpus.Source, fb.Runs[i].Corpus.Fingerprint = "d.ndjson", "bb22"
+	}
+	if err := Comparable([]*results.File{fa}, []*results.File{fa}); err != nil {
+		t.Errorf("same dump: %v", err)
+	}
+	if err := Comparable([]*results.File{fa}, []*results.File{fb}); err == nil || !strings.Contains(err.Error(), "fingerprint") {
+		t.Errorf("dumps with different fingerprints: %v", err)
+	}
 	e := gateFile("r", 1, 2)
 	e.Machine.Cores = 64
 	if err := Comparable([]*results.File{a}, []*results.File{e}); err == nil || !strings.Contains(err.Error(), "differ in machine") || !strings.Contains(err.Error(), "--force") {

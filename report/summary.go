@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
@@ -172,6 +173,20 @@ func relayLine(r *results.Relay) string {
 
 func corpusLine(c *results.Corpus) string {
 	s := fmt.Sprintf("%s events, %s authors, average content %s B, seed %d", fmtInt(int64(c.Events)), fmtInt(int64(c.Authors)), fmtInt(int64(c.AvgSize)), c.Seed)
+	if c.Source != "" {
+		// A dump: its own authors; seed and keys only sign fresh events.
+		s = fmt.Sprintf("%s events from %s by %s authors, average content %s B", fmtInt(int64(c.Events)), safe.Line(c.Source), fmtInt(int64(c.Authors)), fmtInt(int64(c.AvgSize)))
+	}
+	if c.Fingerprint != "" {
+		s += ", fingerprint " + safe.Line(c.Fingerprint)
+	}
+	if len(c.Dropped) > 0 {
+		var d []string
+		for _, k := range sortedKeys(c.Dropped) {
+			d = append(d, fmt.Sprintf("%d %s", c.Dropped[k], safe.Line(k)))
+		}
+		s += " (of " + fmtInt(int64(c.Read)) + " read; dropped " + strings.Join(d, ", ") + ")"
+	}
 	if c.Bytes > 0 {
 		s += ", " + fmtBytes(float64(c.Bytes)) + " on the wire"
 	}

@@ -127,6 +127,31 @@ type Corpus struct {
 	Key      string  `json:"key"`                 // cache key (hash of the parameters)
 	Cached   bool    `json:"cached"`              // loaded from the disk cache
 	SignSecs float64 `json:"sign_secs,omitempty"` // time spent signing (0 when cached)
+
+	// The fields below describe a corpus read from a dump (--corpus FILE);
+	// they are empty for a generated corpus. Events, Authors (distinct
+	// pubkeys) and AvgSize then describe the dump after preparation; Seed
+	// names the synthetic keys that sign fresh events for live workloads.
+
+	// Source is the dump's file name.
+	Source string `json:"source,omitempty"`
+	// Fingerprint is the hex sha256 over the published ids in order: runs
+	// with different fingerprints published different events.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Read is the number of dump lines (array elements) read; Dropped
+	// counts those left out by reason (malformed, bad_id, bad_sig,
+	// duplicate, ephemeral, deletion, expiring).
+	Read    int            `json:"read,omitempty"`
+	Dropped map[string]int `json:"dropped,omitempty"`
+	// Kinds is the histogram of published events by kind.
+	Kinds map[int]int `json:"kinds,omitempty"`
+	// SizeP50, SizeP99 and SizeMax describe the wire JSON size per event.
+	SizeP50 int `json:"size_p50,omitempty"`
+	SizeP99 int `json:"size_p99,omitempty"`
+	SizeMax int `json:"size_max,omitempty"`
+	// FirstCreatedAt and LastCreatedAt bound the events' created_at.
+	FirstCreatedAt int64 `json:"first_created_at,omitempty"`
+	LastCreatedAt  int64 `json:"last_created_at,omitempty"`
 }
 
 // Phase is one timed phase of a run: "publish", "query", "subscribe",

@@ -86,6 +86,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(),
 		},
 	}
+	describeDump(&run, c)
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	info, raw, err := nip11.Fetch(ictx, t.URL)
 	cancel()
@@ -97,6 +98,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		run.Relay.Software = info.Software
 		run.Relay.Version = info.Version
 		run.Relay.MaxLimit = info.Limitation.MaxLimit
+		limitNotes(&run, c, info)
 	}
 
 	died := relayDied(t)

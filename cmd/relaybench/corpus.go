@@ -1,22 +1,26 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 	"unicode/utf8"
 
+	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/progress"
 )
 
 type corpusCmd struct {
 	corpusFlags
-	NoProgress bool `name:"no-progress" help:"No progress display."`
+	NoProgress bool   `name:"no-progress" help:"No progress display."`
+	Export     string `name:"export" placeholder:"FILE" help:"Also write the corpus's events as a dump: NDJSON, a JSON array when FILE ends in .json, gzip when it ends in .gz (readable by --corpus)."`
 }
 
 func init() {
-	register("corpus", "Sign (or load from the cache) the corpus for these parameters and describe it: kinds, sizes, signing rate.", &corpusCmd{})
+	register("corpus", "Sign (or load from the cache) the corpus for these parameters, or prepare the dump --corpus names, and describe it: kinds, sizes, signing rate, what preparation dropped.", &corpusCmd{})
 }
 
 // checkFlags checks the corpus flags before anything is signed (see flags.go).
@@ -38,6 +42,9 @@ func (c *corpusCmd) Run(g *Globals) error {
 		tags += len(e.Tags)
 	}
 	n := len(crp.Events)
+	if crp.Manifest != nil {
+		return describeDumpCorpus(crp, elapsed, c.Export)
+	}
 	fmt.Printf("Corpus %s\n", crp.Key)
 	fmt.Printf("  Events:   %d by %d authors, seed %d, created_at %s … %s\n", n, len(crp.Authors), crp.Params.Seed,
 		time.Unix(crp.Params.Anchor-int64(crp.Params.Window/time.Second), 0).UTC().Format(time.RFC3339),
@@ -66,5 +73,74 @@ func (c *corpusCmd) Run(g *Globals) error {
 	if n > 0 && !utf8.ValidString(crp.Events[0].Content) {
 		return fmt.Errorf("corpus content is not valid UTF-8")
 	}
+	return exportCorpus(crp, c.Export)
+}
+
+// exportCorpus writes the corpus as a dump when --export is given.
+func exportCorpus(crp *corpus.Corpus, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := corpus.WriteDump(path, crp.Events); err != nil {
+		return fmt.Errorf("--export: %w", err)
+	}
+	fmt.Printf("  Exported %d events to %s\n", len(crp.Events), path)
 	return nil
+}
+
+// describeDumpCorpus prints the manifest of a corpus read from a dump.
+func describeDumpCorpus(crp *corpus.Corpus, elapsed time.Duration, export string) error {
+	m := crp.Manifest
+	fmt.Printf("Corpus from %s (%s%s)\n", m.Source, m.Format, map[bool]string{true: ", gzip"}[m.Gzip])
+	fmt.Printf("  Fingerprint: %s\n", m.Fingerprint)
+	fmt.Printf("  Read:     %d, kept %d; dropped: %s\n", m.Read, m.Events, m.DroppedSummary())
+	fmt.Printf("  Events:   %d by %d authors, created_at %s … %s\n", m.Events, m.Authors,
+		time.Unix(m.First, 0).UTC().Format(time.RFC3339), time.Unix(m.Last, 0).UTC().Format(time.RFC3339))
+	fmt.Printf("  Sizes:    %.2f MB of wire JSON; per event min %d, p50 %d, p90 %d, p99 %d, max %d B; content %d B average\n",
+		float64(m.Bytes)/1e6, m.Sizes.Min, m.Sizes.P50, m.Sizes.P90, m.Sizes.P99, m.Sizes.Max, m.AvgContent)
+	ks := make([]int, 0, len(m.Kinds))
+	for k := range m.Kinds {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	fmt.Print("  Kinds:   ")
+	for _, k := range ks {
+		fmt.Printf(" %d: %d (%.1f%%)", k, m.Kinds[k], 100*float64(m.Kinds[k])/float64(m.Events))
+	}
+	fmt.Println()
+	for _, n := range corpus.AgeNotes(crp.Events, time.Now()) {
+		fmt.Printf("  Note:     %s\n", n)
+	}
+	if crp.Cached {
+		fmt.Printf("  Loaded from the cache in %s: nothing verified\n", elapsed.Round(time.Millisecond))
+	} else {
+		fmt.Printf("  Prepared in %.2fs (ids and signatures verified on all cores)\n", crp.SignDuration.Seconds())
+	}
+	if crp.CacheNote != "" {
+		fmt.Printf("  Cache: %s\n", crp.CacheNote)
+	}
+	return exportCorpus(crp, export)
+}
+
+// loadDump prepares the dump --corpus names (or loads it from the cache).
+func loadDump(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*corpus.Corpus, error) {
+	var update func(int64)
+	var stop func()
+	c, err := corpus.LoadDump(ctx, f.Corpus, corpus.DumpOptions{
+		Options: corpus.Options{CacheDir: f.CacheDir, Progress: func(done, total int) {
+			if update == nil {
+				update, stop = prog.Phase(fmt.Sprintf("Verifying %d events of %s", total, filepath.Base(f.Corpus)), "Verified %d events...", int64(total))
+			}
+			update(int64(done))
+		}},
+		KeySeed:    f.Seed,
+		KeyAuthors: f.Authors,
+	})
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--corpus: %w", err)
+	}
+	return c, nil
 }

@@ -34,6 +34,7 @@ type corpusFlags struct {
 	Authors  int    `default:"200" help:"Number of distinct authors (keys) in the corpus."`
 	CacheDir string `name:"cache-dir" placeholder:"DIR" help:"Corpus cache directory (default ~/.cache/relaybench/corpus; 'off' disables)."`
 	Anchor   string `placeholder:"TIME" help:"End of the corpus's created_at window, RFC 3339 (e.g. 2026-01-01T00:00:00Z); default: the start of the current hour. Fix it to get the same events on another day."`
+	Corpus   string `name:"corpus" placeholder:"FILE" help:"Publish the events of a dump instead of generated ones: NDJSON or a JSON array, plain or gzip (e.g. strfry export, nak req). Every id and signature is verified; bad events, duplicates, ephemeral kinds, deletions and expiring events are dropped and counted; the rest is published in created_at order and cached. --events, --size and --anchor are then ignored; --seed and --authors pick the keys that sign fresh events for live workloads."`
 }
 
 // anchor parses --anchor (0: the default, the current hour).
@@ -359,6 +360,9 @@ func (f *benchFlags) params() map[string]any {
 	// Only the parameters that shaped the run, each once: a skipped phase's
 	// flags did not take effect, and no workloads means none.
 	p := map[string]any{"events": f.Events, "size": f.Size, "seed": f.Seed, "authors": f.Authors}
+	if f.Corpus != "" { // a dump: --events and --size did not take effect
+		p = map[string]any{"corpus": f.Corpus, "seed": f.Seed, "authors": f.Authors}
+	}
 	if f.SkipPublish {
 		p["skip_publish"] = true
 	} else {

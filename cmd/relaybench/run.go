@@ -76,6 +76,9 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
+	if f.Corpus != "" {
+		return loadDump(ctx, f, prog)
+	}
 	p := f.params()
 	if err := p.Validate(); err != nil {
 		return nil, err
