@@ -86,7 +86,7 @@ func TestRunCorpusDumpEndToEnd(t *testing.T) {
 	}
 
 	res = runCLI(t, "run", "--corpus", filepath.Join(out, "missing.ndjson"), "--out", out, "--no-progress")
-	if res.code == 0 || !strings.Contains(res.stderr, "missing.ndjson") {
+	if res.code != 2 || !strings.Contains(res.stderr, "missing.ndjson") {
 		t.Errorf("missing dump: exit %d: %s", res.code, res.stderr)
 	}
 }

@@ -62,6 +62,18 @@ func (f corpusFlags) validate() error {
 	if r.err != nil {
 		return r.err
 	}
+	if f.Corpus != "" {
+		// A dump that cannot be read is a bad flag: said before anything starts.
+		fh, err := os.Open(f.Corpus)
+		if err != nil {
+			return fmt.Errorf("--corpus %s: %v", f.Corpus, errors.Unwrap(err))
+		}
+		st, err := fh.Stat()
+		fh.Close()
+		if err == nil && st.IsDir() {
+			return fmt.Errorf("--corpus %s: is a folder: give an NDJSON or JSON event dump", f.Corpus)
+		}
+	}
 	_, err := f.anchor()
 	return err
 }
