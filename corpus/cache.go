@@ -1,13 +1,11 @@
 package corpus
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +14,8 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 )
 
-// Cache file layout (all integers little-endian):
+// Version 1 cache file layout (read only, to convert it; see store.go for
+// the current one; all integers little-endian):
 //
 //	"relaybench-corpus v<FormatVersion> <key> <signer>\n"
 //	u32 authors, then per author: secret[32], pubkey hex[64]
@@ -41,14 +40,16 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(d, "relaybench", "corpus"), nil
 }
 
-// CachePath is the file that caches the corpus with the given key in dir.
-func CachePath(dir, key string) string { return filepath.Join(dir, "corpus-"+key+".bin") }
+// CachePath is the file that caches the corpus with the given key in dir
+// (layout CacheVersion).
+func CachePath(dir, key string) string { return filepath.Join(dir, "corpus-"+key+".wire") }
 
 // Load returns the corpus for p (defaults applied): from the cache when an
 // intact file for its key exists, else generated, signed on all cores and
-// written to the cache atomically. A corrupt cache file is regenerated, not
-// trusted. Cache problems never fail Load; they are reported in
-// Corpus.CacheNote.
+// written to the cache as it is signed (a temporary file renamed at the
+// end). A corrupt cache file is regenerated, not trusted. Cache problems
+// never fail Load; they are reported in Corpus.CacheNote. A corpus of more
+// than o.StreamAbove events is streamed from its file (Corpus.Streamed).
 func Load(ctx context.Context, p Params, o Options) (*Corpus, error) {
 	p = p.WithDefaults()
 	if err := p.Validate(); err != nil {
@@ -61,7 +62,6 @@ func Load(ctx context.Context, p Params, o Options) (*Corpus, error) {
 	if dir == "off" {
 		return Generate(ctx, p, o)
 	}
-	note := ""
 	if dir == "" {
 		d, err := DefaultCacheDir()
 		if err != nil {
@@ -75,110 +75,98 @@ func Load(ctx context.Context, p Params, o Options) (*Corpus, error) {
 	}
 	key := p.Key()
 	path := CachePath(dir, key)
-	c, err := readCache(path, p, key, workers(o.Workers))
+	note := ""
+	c, err := openCache(path, p, key, o, true)
+	if errors.Is(err, os.ErrNotExist) {
+		c, err = convertLegacy(dir, path, p, key, o)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			note = fmt.Sprintf("cache file %s unusable (%v); regenerated", legacyCachePath(dir, key), err)
+			err = os.ErrNotExist
+		}
+	}
 	switch {
 	case err == nil:
 		if o.Progress != nil {
-			o.Progress(len(c.Events), len(c.Events))
+			o.Progress(c.Len(), c.Len())
 		}
 		return c, nil
 	case errors.Is(err, os.ErrNotExist):
 	default:
 		note = fmt.Sprintf("cache file %s unusable (%v); regenerated", path, err)
 	}
-	c, err = Generate(ctx, p, o)
+	c, err = generate(ctx, p, o, dir, path)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeCache(dir, path, c); err != nil {
-		if note != "" {
-			note += "; "
-		}
-		note += err.Error()
+	if note != "" && c.CacheNote != "" {
+		note += "; "
 	}
-	c.CacheNote = note
+	c.CacheNote = note + c.CacheNote
 	return c, nil
 }
 
-func header(key, signer string) string {
-	return fmt.Sprintf("relaybench-corpus v%d %s %s\n", FormatVersion, key, signer)
+// openCache opens the corpus file at path: streamed, or with Events and Raw
+// filled when it is small enough.
+func openCache(path string, p Params, key string, o Options, check bool) (*Corpus, error) {
+	s, authors, signer, err := openStore(path, p, key, check)
+	if err != nil {
+		return nil, err
+	}
+	c := &Corpus{Params: p, Key: key, Signer: signer, Cached: true, Authors: authors, store: s}
+	c.indexAuthors()
+	c.Bytes = int64(s.off(s.n) - s.off(0) - s.n)
+	if !o.streams(s.n) {
+		if err := c.Materialize(); err != nil {
+			return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+		}
+		s.dropAll() // parsing touched every page
+	}
+	return c, nil
 }
 
-// writeCache writes c to path through a temporary file and a rename.
-func writeCache(dir, path string, c *Corpus) error {
+// convertLegacy rewrites a version 1 cache file of key, if there is one, in
+// the current layout (the events, ids and signatures are the same) and
+// opens that.
+func convertLegacy(dir, path string, p Params, key string, o Options) (*Corpus, error) {
+	old := legacyCachePath(dir, key)
+	c, err := readCache(old, p, key, workers(o.Workers))
+	if err != nil {
+		return nil, err
+	}
+	if err := writeCorpusFile(dir, path, c); err != nil {
+		return nil, err
+	}
+	os.Remove(old)
+	return openCache(path, p, key, o, false)
+}
+
+// writeCorpusFile writes c to path through a temporary file and a rename.
+func writeCorpusFile(dir, path string, c *Corpus) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("corpus: cannot write cache: %w", err)
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	fw, err := newFileWriter(dir, filepath.Base(path)+".tmp-*", c.Key, c.Signer, c.Authors, c.Len())
 	if err != nil {
 		return fmt.Errorf("corpus: cannot write cache: %w", err)
 	}
-	crc := crc32.New(castagnoli)
-	w := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)
-	err = encode(w, c)
-	if err == nil {
-		err = w.Flush()
+	for i := range c.Len() {
+		fw.add(c.RawAt(i))
 	}
+	name := fw.f.Name()
+	err = fw.finish()
 	if err == nil {
-		_, err = f.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = os.Rename(name, path)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		os.Remove(name)
 		return fmt.Errorf("corpus: cannot write cache %s: %w", path, err)
 	}
 	return nil
 }
 
-func encode(w *bufio.Writer, c *Corpus) error {
-	var b [8]byte
-	u32 := func(v int) { binary.LittleEndian.PutUint32(b[:4], uint32(v)); w.Write(b[:4]) }
-	u64 := func(v int64) { binary.LittleEndian.PutUint64(b[:], uint64(v)); w.Write(b[:]) }
-	str := func(s string) { u32(len(s)); w.WriteString(s) }
-
-	w.WriteString(header(c.Key, c.Signer))
-	u32(len(c.Authors))
-	authorIdx := make(map[string]int, len(c.Authors))
-	for i, a := range c.Authors {
-		w.Write(a.Secret[:])
-		w.WriteString(a.PubKey)
-		authorIdx[a.PubKey] = i
-	}
-	var ntags, nvals int64
-	for _, e := range c.Events {
-		ntags += int64(len(e.Tags))
-		for _, t := range e.Tags {
-			nvals += int64(len(t))
-		}
-	}
-	u32(len(c.Events))
-	u64(ntags)
-	u64(nvals)
-	for _, e := range c.Events {
-		ai, ok := authorIdx[e.PubKey]
-		if !ok || len(e.ID) != 64 || len(e.Sig) != 128 {
-			return errors.New("event not from a corpus author or not signed")
-		}
-		u32(ai)
-		u64(e.CreatedAt)
-		u32(e.Kind)
-		w.WriteString(e.ID)
-		w.WriteString(e.Sig)
-		u32(len(e.Tags))
-		for _, t := range e.Tags {
-			u32(len(t))
-			for _, v := range t {
-				str(v)
-			}
-		}
-		str(e.Content)
-	}
-	return nil // write errors stick in w and surface at Flush
+// header is the first line of a version 1 cache file.
+func header(key, signer string) string {
+	return fmt.Sprintf("relaybench-corpus v%d %s %s\n", FormatVersion, key, signer)
 }
 
 // errCorrupt marks a cache file that exists but cannot be trusted.

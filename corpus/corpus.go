@@ -33,9 +33,14 @@ type Corpus struct {
 	// Key is Params.Key(): it names the cache file.
 	Key string
 	// Events in generation order, which is the publish order. Events must
-	// not be modified: Raw and the cache hold the same data.
+	// not be modified: Raw and the cache hold the same data. Nil for a
+	// streamed corpus (Streamed: more than Options.StreamAbove events):
+	// use Len, RawAt, IDAt, SizeAt and EventAt, which work for every
+	// corpus, or Materialize.
 	Events []*nostr.Event
 	// Raw[i] is the compact wire JSON of Events[i] (nostr.Event.AppendJSON).
+	// For a corpus read from its cache file it slices the file's read-only
+	// mapping. Nil for a streamed corpus.
 	Raw [][]byte
 	// Authors are the corpus keys; every event is signed by one of them.
 	Authors []Author
@@ -58,6 +63,9 @@ type Corpus struct {
 	// corpus, whose Authors sign its events; a dump corpus's Authors are
 	// synthetic keys that only sign fresh events for live workloads.
 	Manifest *Manifest
+
+	store   *store            // the mapped corpus file (nil: held in memory only)
+	pubkeys map[string]string // the authors' pubkeys, shared by parsed events
 }
 
 // Author returns author i modulo the number of authors, e.g. to sign fresh
@@ -73,26 +81,35 @@ func (c *Corpus) Author(i int) *Author {
 // created_at wins, ties to the lowest id). A relay that stores the whole
 // corpus keeps only the events for which Replaced is false.
 func (c *Corpus) Replaced() []bool {
-	out := make([]bool, len(c.Events))
+	out := make([]bool, c.Len())
 	latest := map[string]int{}
-	for i, e := range c.Events {
+	type stamp struct {
+		at int64
+		id string
+	}
+	stamps := map[int]stamp{}
+	_ = c.Scan(func(i int, e *nostr.Event) error {
 		k := replaceKey(e)
 		if k == "" {
-			continue
+			return nil
 		}
 		j, ok := latest[k]
 		if !ok {
 			latest[k] = i
-			continue
+			stamps[i] = stamp{e.CreatedAt, e.ID}
+			return nil
 		}
-		o := c.Events[j]
-		if e.CreatedAt > o.CreatedAt || (e.CreatedAt == o.CreatedAt && e.ID < o.ID) {
+		o := stamps[j]
+		if e.CreatedAt > o.at || (e.CreatedAt == o.at && e.ID < o.id) {
 			out[j] = true
+			delete(stamps, j)
 			latest[k] = i
+			stamps[i] = stamp{e.CreatedAt, e.ID}
 		} else {
 			out[i] = true
 		}
-	}
+		return nil
+	})
 	return out
 }
 
@@ -122,6 +139,21 @@ type Options struct {
 	// Signer overrides the signing backend (nil means secp.FromEnv: the
 	// RELAYBENCH_SIGNER choice, else libsecp256k1 when it loads, else btcec).
 	Signer secp.Signer
+	// StreamAbove is the most events a corpus holds in memory (Events and
+	// Raw filled): a bigger one is streamed from its file, which generation
+	// writes as it signs (see Corpus.Streamed). 0 means DefaultStreamAbove;
+	// negative streams every corpus.
+	StreamAbove int
+}
+
+func (o Options) streams(n int) bool {
+	switch {
+	case o.StreamAbove < 0:
+		return true
+	case o.StreamAbove == 0:
+		return n > DefaultStreamAbove
+	}
+	return n > o.StreamAbove
 }
 
 func (o Options) signer() (secp.Signer, error) {

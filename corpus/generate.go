@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"sync"
@@ -31,8 +34,16 @@ const (
 
 // Generate builds the corpus described by p (defaults applied) without
 // touching the cache, signing on o.Workers cores. It stops promptly with
-// ctx.Err() when ctx is cancelled.
+// ctx.Err() when ctx is cancelled. A corpus bigger than o.StreamAbove is
+// written to a temporary file as it is signed and streamed from it (the
+// file is unlinked once mapped: its space is freed when the process exits).
 func Generate(ctx context.Context, p Params, o Options) (*Corpus, error) {
+	return generate(ctx, p, o, "", "")
+}
+
+// generate builds the corpus for p; when dir is set it writes the corpus
+// file there as it signs and renames it to path at the end.
+func generate(ctx context.Context, p Params, o Options, dir, path string) (*Corpus, error) {
 	p = p.WithDefaults()
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -46,22 +57,80 @@ func Generate(ctx context.Context, p Params, o Options) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := newGenerator(p, authors, keys, signer)
+	key := p.Key()
+	stream := o.streams(p.Events)
+	note := ""
+	var fw *fileWriter
+	if dir != "" {
+		err := os.MkdirAll(dir, 0o755)
+		if err == nil {
+			fw, err = newFileWriter(dir, filepath.Base(path)+".tmp-*", key, signer.Name(), authors, p.Events)
+		}
+		if err != nil {
+			note = fmt.Sprintf("corpus: cannot write cache: %v", err)
+			fw = nil
+		}
+	}
+	if fw == nil && stream {
+		path = "" // a temporary file, removed once mapped
+		if fw, err = newFileWriter(os.TempDir(), "relaybench-corpus-*.tmp", key, signer.Name(), authors, p.Events); err != nil {
+			return nil, fmt.Errorf("corpus: a corpus of %d events is streamed from a file: %w", p.Events, err)
+		}
+	}
+	g := newGenerator(p, authors, keys, signer, !stream, fw)
+	if stream {
+		// What a streamed generation keeps is pointer-free tables (48 B per
+		// note, 8 B per event); the rest is short-lived garbage. A lower GC
+		// target keeps the heap near those tables instead of twice them.
+		defer debug.SetGCPercent(debug.SetGCPercent(25))
+	}
 	if err := g.run(ctx, workers(o.Workers), o.Progress); err != nil {
+		if fw != nil {
+			fw.discard()
+		}
 		return nil, err
 	}
 	c := &Corpus{
 		Params:       p,
-		Key:          p.Key(),
-		Events:       g.events,
-		Raw:          g.raw,
+		Key:          key,
 		Authors:      authors,
 		Signer:       signer.Name(),
 		SignDuration: time.Duration(mono.Since(start)),
+		Bytes:        g.bytes,
 	}
-	for _, r := range c.Raw {
-		c.Bytes += int64(len(r))
+	if !stream {
+		c.Events, c.Raw = g.events, g.raw
 	}
+	if fw == nil {
+		return c, nil
+	}
+	name := fw.f.Name()
+	err = fw.finish()
+	if err == nil && path != "" {
+		if err = os.Rename(name, path); err == nil {
+			name = path
+		}
+	}
+	if err != nil {
+		os.Remove(name)
+		if stream {
+			return nil, fmt.Errorf("corpus: cannot write the corpus file: %w", err)
+		}
+		c.CacheNote = fmt.Sprintf("corpus: cannot write cache %s: %v", path, err)
+		return c, nil
+	}
+	if stream {
+		s, _, _, err := openStore(name, p, key, false)
+		if path == "" {
+			os.Remove(name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.store = s
+		c.indexAuthors()
+	}
+	c.CacheNote = note
 	return c, nil
 }
 
@@ -115,25 +184,55 @@ type generator struct {
 	authorZipf *rand.Zipf
 	tagZipf    *rand.Zipf
 
-	events   []*nostr.Event
-	slab     []nostr.Event
-	ids      [][32]byte
-	authorOf []int32
-	raw      [][]byte
-	done     []chan struct{} // closed when batch b is signed
+	keep   bool           // keep every event and its JSON (Corpus.Events, Raw)
+	events []*nostr.Event // keep only
+	slab   []nostr.Event  // keep only
+	raw    [][]byte       // keep only
+	out    *fileWriter    // where signed batches are written, in order (nil: none)
+	bytes  int64          // total wire JSON
 
-	notes        []int32 // kind-1 events: reply, reaction and repost targets
+	// Everything later events refer to, compactly: reply, reaction and
+	// repost targets are kind-1 notes.
+	notes        []noteRec
 	lastReplace  map[int64]int64
 	contentBytes int64
-	arena        []byte     // serializations of the batch being built
-	batchArena   [][]byte   // the arena of each batch, recycled once signed
-	arenas       sync.Pool  // of *[]byte
-	ser          [][]byte   // ser[i]: serialization of event i until signed
-	serAt        [][2]int32 // where its tags and content start
 	content      []byte
+
+	cur     *genBatch // the batch being built
+	batches sync.Pool // of *genBatch
+
+	mu      sync.Mutex
+	written int           // batches [0, written) are signed and written (flushed)
+	wEvents int           // events written (out.count when written moved)
+	wPos    int64         // and the file's length then
+	wake    chan struct{} // closed when written moves
 }
 
-func newGenerator(p Params, authors []Author, keys []*secp.Key, signer secp.Signer) *generator {
+// noteRec is what later events need of a kind-1 note.
+type noteRec struct {
+	id     [32]byte
+	at     uint32 // created_at - windowStart
+	idx    int32  // event index
+	author int32
+	root   int32 // note number of its thread's root, -1 when it is a root
+}
+
+// genBatch is batchSize consecutive events on their way from the producer
+// to the signers to the writer.
+type genBatch struct {
+	b, lo, n int
+	evs      [batchSize]*nostr.Event
+	slab     [batchSize]nostr.Event // the events when they are not kept
+	ids      [batchSize][32]byte
+	author   [batchSize]int32
+	ser      [batchSize][]byte   // serialization until signed
+	serAt    [batchSize][2]int32 // where its tags and content start
+	arena    []byte              // the serializations
+	wire     []byte              // the wire JSON once signed
+	offs     [batchSize + 1]int
+}
+
+func newGenerator(p Params, authors []Author, keys []*secp.Key, signer secp.Signer, keep bool, out *fileWriter) *generator {
 	n := p.Events
 	var seed [8]byte
 	binary.LittleEndian.PutUint64(seed[:], uint64(p.Seed))
@@ -144,58 +243,65 @@ func newGenerator(p Params, authors []Author, keys []*secp.Key, signer secp.Sign
 		rng:         rng,
 		authorZipf:  rand.NewZipf(rng, 1.1, 4, uint64(len(authors)-1)),
 		tagZipf:     rand.NewZipf(rng, 1.2, 1, uint64(len(hashtags)-1)),
-		events:      make([]*nostr.Event, n),
-		slab:        make([]nostr.Event, n),
-		ids:         make([][32]byte, n),
-		authorOf:    make([]int32, n),
-		raw:         make([][]byte, n),
-		ser:         make([][]byte, n),
-		serAt:       make([][2]int32, n),
-		batchArena:  make([][]byte, (n+batchSize-1)/batchSize),
-		done:        make([]chan struct{}, (n+batchSize-1)/batchSize),
+		keep:        keep,
+		out:         out,
 		lastReplace: map[int64]int64{},
+		wake:        make(chan struct{}),
+		// most events are notes: never copied while growing (the unused
+		// tail is never touched, so never resident)
+		notes: make([]noteRec, 0, n),
 	}
-	for i := range g.events {
-		g.events[i] = &g.slab[i]
-	}
-	for i := range g.done {
-		g.done[i] = make(chan struct{})
+	if keep {
+		g.events = make([]*nostr.Event, n)
+		g.slab = make([]nostr.Event, n)
+		g.raw = make([][]byte, n)
+		for i := range g.events {
+			g.events[i] = &g.slab[i]
+		}
 	}
 	return g
 }
 
-// run generates every event and signs them with nw workers.
+// run generates every event, signs them with nw workers and writes them in
+// order.
 func (g *generator) run(ctx context.Context, nw int, progress func(done, total int)) error {
 	ictx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	jobs := make(chan int, 4)
+	jobs := make(chan *genBatch, 4)
+	signed := make(chan *genBatch, nw)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	signed := 0
+	nsigned := 0
 	for range nw {
 		wg.Go(func() {
 			for b := range jobs {
 				if ictx.Err() != nil {
 					continue
 				}
-				n, err := g.signBatch(b)
-				if err != nil {
+				if err := g.signBatch(b); err != nil {
 					cancel(err)
 					continue
 				}
-				close(g.done[b])
+				n := b.n // b is the writer's once sent
+				signed <- b
 				if progress != nil {
 					mu.Lock()
-					signed += n
-					progress(signed, len(g.events))
+					nsigned += n
+					progress(nsigned, g.p.Events)
 					mu.Unlock()
 				}
 			}
 		})
 	}
+	wrote := make(chan error, 1)
+	go func() { wrote <- g.write(signed) }()
 	err := g.produce(ictx, jobs)
 	close(jobs)
 	wg.Wait()
+	close(signed)
+	if werr := <-wrote; werr != nil && err == nil {
+		err = werr
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -205,9 +311,79 @@ func (g *generator) run(ctx context.Context, nw int, progress func(done, total i
 	return err
 }
 
+// write takes the signed batches (in any order) and writes them in order.
+func (g *generator) write(signed <-chan *genBatch) error {
+	pending := map[int]*genBatch{}
+	var err error
+	for b := range signed {
+		pending[b.b] = b
+		for {
+			b, ok := pending[g.written]
+			if !ok {
+				break
+			}
+			delete(pending, b.b)
+			for k := range b.n {
+				raw := b.wire[b.offs[k]:b.offs[k+1]:b.offs[k+1]]
+				g.bytes += int64(len(raw))
+				if g.keep {
+					g.raw[b.lo+k] = raw
+				}
+				if g.out != nil {
+					g.out.add(raw)
+				}
+			}
+			if g.out != nil && err == nil {
+				err = g.out.flush()
+			}
+			if g.keep {
+				b.wire = nil // the kept Raw slices it
+			}
+			g.batches.Put(b)
+			g.mu.Lock()
+			g.written++
+			if g.out != nil {
+				g.wEvents, g.wPos = g.out.count, g.out.pos
+			}
+			close(g.wake)
+			g.wake = make(chan struct{})
+			g.mu.Unlock()
+		}
+	}
+	return err
+}
+
+// waitWritten waits until batch b is written.
+func (g *generator) waitWritten(ctx context.Context, b int) error {
+	for {
+		g.mu.Lock()
+		done, wake := g.written > b, g.wake
+		g.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// rawOf is the wire JSON of event j, once its batch is written.
+func (g *generator) rawOf(j int) ([]byte, error) {
+	if g.keep {
+		return g.raw[j], nil
+	}
+	g.mu.Lock()
+	count, pos := g.wEvents, g.wPos
+	g.mu.Unlock()
+	return g.out.readRaw(j, count, pos)
+}
+
 // produce builds events in order and queues each full batch.
-func (g *generator) produce(ctx context.Context, jobs chan<- int) error {
-	send := func(b int) error {
+func (g *generator) produce(ctx context.Context, jobs chan<- *genBatch) error {
+	send := func(b *genBatch) error {
 		select {
 		case jobs <- b:
 			return nil
@@ -215,60 +391,81 @@ func (g *generator) produce(ctx context.Context, jobs chan<- int) error {
 			return context.Cause(ctx)
 		}
 	}
-	for i := range g.events {
-		if i > 0 && i%batchSize == 0 {
-			if err := send(i/batchSize - 1); err != nil {
-				return err
+	for i := range g.p.Events {
+		if i%batchSize == 0 {
+			if i > 0 {
+				if err := send(g.cur); err != nil {
+					return err
+				}
 			}
+			g.newBatch(i)
 		}
 		if err := g.next(ctx, i); err != nil {
 			return err
 		}
 	}
-	return send(len(g.done) - 1)
+	return send(g.cur)
+}
+
+// newBatch starts the batch of events from lo.
+func (g *generator) newBatch(lo int) {
+	b, _ := g.batches.Get().(*genBatch)
+	if b == nil {
+		b = &genBatch{arena: make([]byte, 0, batchSize*(2*g.p.AvgSize+600))}
+	}
+	b.b, b.lo, b.n = lo/batchSize, lo, min(batchSize, g.p.Events-lo)
+	b.arena = b.arena[:0]
+	for k := range b.n {
+		if g.keep {
+			b.evs[k] = g.events[lo+k]
+		} else {
+			b.slab[k] = nostr.Event{}
+			b.evs[k] = &b.slab[k]
+		}
+	}
+	g.cur = b
 }
 
 // signBatch signs batch b and builds its wire JSON.
-func (g *generator) signBatch(b int) (int, error) {
-	lo, hi := b*batchSize, min(len(g.events), (b+1)*batchSize)
+func (g *generator) signBatch(b *genBatch) error {
 	size := 0
-	for i := lo; i < hi; i++ {
-		size += 300 + len(g.ser[i])
+	for k := range b.n {
+		size += 300 + len(b.ser[k])
 	}
-	buf := make([]byte, 0, size)
-	var offs [batchSize + 1]int
-	for i := lo; i < hi; i++ {
-		e := g.events[i]
-		aux := g.ids[i]
+	buf := b.wire[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	for k := range b.n {
+		e := b.evs[k]
+		aux := b.ids[k]
 		for j := range aux {
 			aux[j] ^= g.auxMask[j]
 		}
-		sig, err := g.signer.SignKey(g.keys[g.authorOf[i]], &g.ids[i], &aux)
+		sig, err := g.signer.SignKey(g.keys[b.author[k]], &b.ids[k], &aux)
 		if err != nil {
-			return 0, fmt.Errorf("corpus: signing event %d: %w", i, err)
+			return fmt.Errorf("corpus: signing event %d: %w", b.lo+k, err)
 		}
 		e.Sig = hex.EncodeToString(sig[:])
-		buf = appendWire(buf, e, g.ser[i], int(g.serAt[i][0]), int(g.serAt[i][1]))
-		g.ser[i] = nil
-		offs[i-lo+1] = len(buf)
+		buf = appendWire(buf, e, b.ser[k], int(b.serAt[k][0]), int(b.serAt[k][1]))
+		b.ser[k] = nil
+		b.offs[k+1] = len(buf)
 	}
-	for i := lo; i < hi; i++ {
-		g.raw[i] = buf[offs[i-lo]:offs[i-lo+1]:offs[i-lo+1]]
-	}
-	a := g.batchArena[b]
-	g.batchArena[b] = nil
-	g.arenas.Put(&a)
-	return hi - lo, nil
+	b.offs[0] = 0
+	b.wire = buf
+	return nil
 }
 
 // next builds event i: author, kind, created_at, tags, content and id.
 func (g *generator) next(ctx context.Context, i int) error {
 	p := &g.p
 	rng := g.rng
-	e := g.events[i]
+	b := g.cur
+	k := i - b.lo
+	e := b.evs[k]
 	a := int(g.authorZipf.Uint64())
 	e.PubKey = g.authors[a].PubKey
-	g.authorOf[i] = int32(a)
+	b.author[k] = int32(a)
 
 	// created_at: evenly through the window in publish order, with jitter.
 	step := float64(p.Window/time.Second) / float64(p.Events)
@@ -313,6 +510,7 @@ func (g *generator) next(ctx context.Context, i int) error {
 	e.Tags = nil
 	avg := float64(p.AvgSize)
 	c := g.content[:0]
+	root := int32(-1)
 	switch kind {
 	case 1:
 		size := p.AvgSize
@@ -324,38 +522,41 @@ func (g *generator) next(ctx context.Context, i int) error {
 			size = logNormalSize(rng, mean, p.Spread, max(1, p.AvgSize/8), 4*p.AvgSize)
 		}
 		var tags []string
-		c, tags, t = g.note(c, i, size, t)
+		c, tags, t, root = g.note(c, e, size, t)
 		if len(tags) > 0 {
 			c = appendHashtags(c, tags, size)
 		}
 	case 7:
-		j := g.pickNote(len(g.notes))
-		t = max(t, g.events[j].CreatedAt)
+		n := &g.notes[g.pickNote(len(g.notes))]
+		t = max(t, g.noteAt(n))
 		r := reactions[rng.IntN(len(reactions))]
 		c = append(c, r...)
-		e.Tags = []nostr.Tag{{"e", g.events[j].ID}, {"p", g.events[j].PubKey}, {"k", "1"}}
+		e.Tags = []nostr.Tag{{"e", hex.EncodeToString(n.id[:])}, {"p", g.authors[n.author].PubKey}, {"k", "1"}}
 		if r[0] == ':' {
 			name := r[1 : len(r)-1]
 			e.Tags = append(e.Tags, nostr.Tag{"emoji", name, "https://example.com/emoji/" + name + ".gif"})
 		}
 	case 6:
 		eligible := sort.Search(len(g.notes), func(k int) bool {
-			return int(g.notes[k]) >= (i/batchSize-repostLag)*batchSize
+			return int(g.notes[k].idx) >= (i/batchSize-repostLag)*batchSize
 		})
-		var j int
+		var n *noteRec
 		if eligible > 0 && p.AvgSize >= 256 && rng.IntN(10) < 8 {
-			j = g.pickNote(eligible)
-			select { // wait until the note's batch is signed
-			case <-g.done[j/batchSize]:
-			case <-ctx.Done():
-				return context.Cause(ctx)
+			n = &g.notes[g.pickNote(eligible)]
+			j := int(n.idx)
+			if err := g.waitWritten(ctx, j/batchSize); err != nil {
+				return err
 			}
-			c = append(c, g.raw[j]...)
+			raw, err := g.rawOf(j)
+			if err != nil {
+				return fmt.Errorf("corpus: reading back event %d: %w", j, err)
+			}
+			c = append(c, raw...)
 		} else {
-			j = g.pickNote(len(g.notes))
+			n = &g.notes[g.pickNote(len(g.notes))]
 		}
-		t = max(t, g.events[j].CreatedAt)
-		e.Tags = []nostr.Tag{{"e", g.events[j].ID, "wss://relay.example.com"}, {"p", g.events[j].PubKey}}
+		t = max(t, g.noteAt(n))
+		e.Tags = []nostr.Tag{{"e", hex.EncodeToString(n.id[:]), "wss://relay.example.com"}, {"p", g.authors[n.author].PubKey}}
 	case 0:
 		about := logNormalSize(rng, max(20, min(300, avg/3)), 0.8, 0, 1000)
 		c = appendProfile(c, rng, a, e.PubKey, about)
@@ -368,61 +569,55 @@ func (g *generator) next(ctx context.Context, i int) error {
 	e.Content = string(c)
 	g.content = c
 	g.contentBytes += int64(len(c))
-	if kind == 1 {
-		g.notes = append(g.notes, int32(i))
-	}
 
 	// Serialize into the batch arena: the id is its hash, and the signing
 	// worker reuses its escaped tags and content for the wire JSON.
-	if i%batchSize == 0 {
-		if a, ok := g.arenas.Get().(*[]byte); ok {
-			g.arena = (*a)[:0]
-		} else {
-			g.arena = make([]byte, 0, batchSize*(2*p.AvgSize+600))
-		}
-	}
-	start := len(g.arena)
+	start := len(b.arena)
 	var tagsAt, contentAt int
-	g.arena, tagsAt, contentAt = appendSerialized(g.arena, e)
-	g.batchArena[i/batchSize] = g.arena
-	g.ser[i] = g.arena[start:len(g.arena):len(g.arena)]
-	g.serAt[i] = [2]int32{int32(tagsAt), int32(contentAt)}
-	g.ids[i] = sha256.Sum256(g.ser[i])
-	e.ID = hex.EncodeToString(g.ids[i][:])
+	b.arena, tagsAt, contentAt = appendSerialized(b.arena, e)
+	b.ser[k] = b.arena[start:len(b.arena):len(b.arena)]
+	b.serAt[k] = [2]int32{int32(tagsAt), int32(contentAt)}
+	b.ids[k] = sha256.Sum256(b.ser[k])
+	e.ID = hex.EncodeToString(b.ids[k][:])
+	if kind == 1 {
+		g.notes = append(g.notes, noteRec{id: b.ids[k], at: uint32(t - p.windowStart()), idx: int32(i), author: int32(a), root: root})
+	}
 	return nil
 }
 
-// pickNote picks one of the first n notes, favouring recent ones.
+// noteAt is a note's created_at.
+func (g *generator) noteAt(n *noteRec) int64 { return g.p.windowStart() + int64(n.at) }
+
+// pickNote picks one of the first n notes, favouring recent ones, and
+// returns its note number.
 func (g *generator) pickNote(n int) int {
-	return int(g.notes[n-1-skewed(g.rng.Uint64(), n)])
+	return n - 1 - skewed(g.rng.Uint64(), n)
 }
 
 // pickAuthor picks an author with the corpus's skewed popularity.
 func (g *generator) pickAuthor() int { return int(g.authorZipf.Uint64()) }
 
-// note builds a kind-1 note of size content bytes with its tags: replies
+// note builds a kind-1 note e of size content bytes with its tags: replies
 // (e root/reply markers and p), mentions, and t tags on about 40% of notes.
-// It returns the hashtags to write into the content.
-func (g *generator) note(c []byte, i, size int, t int64) ([]byte, []string, int64) {
+// It returns the hashtags to write into the content and the note number of
+// its thread's root (-1: it starts one).
+func (g *generator) note(c []byte, e *nostr.Event, size int, t int64) ([]byte, []string, int64, int32) {
 	rng := g.rng
-	e := g.events[i]
+	root := int32(-1)
 	r := rng.Uint64()
 	if r%100 < 25 && len(g.notes) > 0 {
 		j := g.pickNote(len(g.notes))
-		target := g.events[j]
-		t = max(t, target.CreatedAt)
-		root := ""
-		for _, tg := range target.Tags {
-			if len(tg) >= 4 && tg[0] == "e" && tg[3] == "root" {
-				root = tg[1]
-			}
-		}
-		if root == "" {
-			e.Tags = append(e.Tags, nostr.Tag{"e", target.ID, "", "root"})
+		target := &g.notes[j]
+		t = max(t, g.noteAt(target))
+		if target.root < 0 {
+			root = int32(j)
+			e.Tags = append(e.Tags, nostr.Tag{"e", hex.EncodeToString(target.id[:]), "", "root"})
 		} else {
-			e.Tags = append(e.Tags, nostr.Tag{"e", root, "", "root"}, nostr.Tag{"e", target.ID, "", "reply"})
+			root = target.root
+			e.Tags = append(e.Tags, nostr.Tag{"e", hex.EncodeToString(g.notes[root].id[:]), "", "root"},
+				nostr.Tag{"e", hex.EncodeToString(target.id[:]), "", "reply"})
 		}
-		e.Tags = append(e.Tags, nostr.Tag{"p", target.PubKey})
+		e.Tags = append(e.Tags, nostr.Tag{"p", g.authors[target.author].PubKey})
 	}
 	if (r>>8)%100 < 12 {
 		e.Tags = append(e.Tags, nostr.Tag{"p", g.authors[g.pickAuthor()].PubKey})
@@ -446,7 +641,7 @@ func (g *generator) note(c []byte, i, size int, t int64) ([]byte, []string, int6
 	if room > size {
 		room = 0
 	}
-	return appendContent(c, rng, size-room), tags, t
+	return appendContent(c, rng, size-room), tags, t, root
 }
 
 // appendHashtags writes " #tag" for each tag if the content has room left

@@ -21,6 +21,9 @@ import (
 // must count and the generated corpus, whose events it must keep.
 func SampleDump(ctx context.Context, p Params, o Options) (lines [][]byte, drops map[string]int, gen *Corpus, err error) {
 	c, err := Generate(ctx, p, o)
+	if err == nil {
+		err = c.Materialize() // a big one is streamed
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}

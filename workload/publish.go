@@ -80,9 +80,19 @@ const (
 // verify against it.
 type PublishResult struct {
 	Phase    results.Phase
-	Outcomes []Outcome // by corpus index; NotSent for events not in this phase
-	Reasons  map[int]string
+	Outcomes []Outcome // by corpus index; NotSent for events not in this phase (1 byte per event)
+	// Reasons are the first maxReasonSamples reasons given, by corpus
+	// index (a sample: the phase's notes count every reason).
+	Reasons map[int]string
 }
+
+// maxReasonSamples bounds PublishResult.Reasons, and maxReasonLabels the
+// distinct reasons counted in the notes: a relay that refuses millions of
+// events with a different text each must not grow the client's memory.
+const (
+	maxReasonSamples = 1000
+	maxReasonLabels  = 200
+)
 
 // AcceptedIndexes returns the corpus indexes of accepted events.
 func (p *PublishResult) AcceptedIndexes() []int {
@@ -113,6 +123,7 @@ type pubWorker struct {
 	refHist  *metrics.Histogram // OK latency of refusals (reported apart, labelled)
 	sent     int64
 	bytes    int64
+	accBytes int64 // wire bytes of the accepted events (publish phase)
 	accepted int64
 	refused  map[string]int64
 	timedOut int64
@@ -120,7 +131,8 @@ type pubWorker struct {
 	errs     []string
 }
 
-// Publish sends the corpus events at indexes to url and waits for every OK.
+// Publish sends the corpus events at indexes (nil: every event, in order)
+// to url and waits for every OK.
 // The timed window starts when the first EVENT is written and ends when the
 // last OK (or timeout) is in; dialing is not timed (it is the phase's
 // SetupSecs), and the relay's resources are sampled over the timed window.
@@ -140,22 +152,31 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	}
 	defer closeAll(conns)
 
-	res := &PublishResult{Outcomes: make([]Outcome, len(c.Events)), Reasons: map[int]string{}}
+	n := len(indexes)
+	if indexes == nil {
+		n = c.Len()
+	}
+	res := &PublishResult{Outcomes: make([]Outcome, c.Len()), Reasons: map[int]string{}}
 	var reasonsMu sync.Mutex
+	tally := &reasonTally{counts: map[string]int{}}
 	setOutcome := func(idx int, oc Outcome, reason string) {
 		res.Outcomes[idx] = oc // each index is owned by exactly one sender
 		if reason != "" {
 			reasonsMu.Lock()
-			res.Reasons[idx] = reason
+			if len(res.Reasons) < maxReasonSamples {
+				res.Reasons[idx] = reason
+			}
+			tally.add(oc, reason)
 			reasonsMu.Unlock()
 		}
 	}
-	led := outcome.New(results.OpEvent, int64(len(indexes)))
+	led := outcome.New(results.OpEvent, int64(n))
 	pctx, wd := outcome.NewWatchdog(ctx, max(3, 2*len(conns)), "EVENTs without an OK (timed out or connection lost)")
 	defer wd.Stop()
-	bk := &booker{user: ctx, led: led, wd: wd, set: setOutcome}
+	bk := &booker{user: ctx, led: led, wd: wd, set: setOutcome, tally: tally, size: c.SizeAt}
 
 	var next, done atomic.Int64
+	src := &pubSource{c: c, indexes: indexes, n: int64(n), slack: int64(len(conns) * max(1, o.Window))}
 	workers := make([]*pubWorker, len(conns))
 	smp := startSampling(o.Begin)
 	cpu0 := CPUTime()
@@ -169,9 +190,9 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		go func(cn *wire.Conn) {
 			defer wg.Done()
 			if o.Mode == ModeWait {
-				publishWait(pctx, cn, c, indexes, &next, &done, pw, bk, o)
+				publishWait(pctx, cn, src, &next, &done, pw, bk, o)
 			} else {
-				publishPipelined(pctx, cn, c, indexes, &next, &done, pw, bk, o)
+				publishPipelined(pctx, cn, src, &next, &done, pw, bk, o)
 			}
 		}(conns[w])
 	}
@@ -183,7 +204,7 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	stopProgress()
 	wd.Settle(led, outcome.WhyConnGone)
 
-	res.Phase = publishPhase(ctx, c, indexes, o, res, workers, conns, bk, start, end, cpu)
+	res.Phase = publishPhase(ctx, src, o, res, workers, conns, bk, start, end, cpu)
 	res.Phase.SetupSecs = setupSince(setup, start)
 	smp.into(&res.Phase)
 	if err := ctx.Err(); err != nil {
@@ -195,14 +216,14 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 // publishPhase builds the publish phase from what the publishers measured:
 // the account, counters, OK latency of accepted events (refusals apart),
 // rates, series and notes.
-func publishPhase(ctx context.Context, c *corpus.Corpus, indexes []int, o PublishOptions, res *PublishResult,
+func publishPhase(ctx context.Context, src *pubSource, o PublishOptions, res *PublishResult,
 	workers []*pubWorker, conns []*wire.Conn, bk *booker, start, end int64, cpu time.Duration) results.Phase {
 	ph := results.Phase{
 		Name:     "publish",
 		Workload: "publish",
 		Params: map[string]any{
 			"mode": o.Mode, "connections": o.Connections, "window": o.Window,
-			"timeout": o.Timeout.String(), "events": len(indexes),
+			"timeout": o.Timeout.String(), "events": src.n,
 		},
 		Start:    mono.Time(start),
 		Duration: end - start,
@@ -211,16 +232,14 @@ func publishPhase(ctx context.Context, c *corpus.Corpus, indexes []int, o Publis
 		Latency:  map[string]*results.Histogram{},
 		Aborted:  bk.wd.Aborted(),
 	}
-	hist, refHist := mergePublishers(&ph, workers, len(indexes))
+	hist, refHist := mergePublishers(&ph, workers, int(src.n))
 	bookAccount(&ph, bk.led.Result())
-	var accBytes int64
-	for _, idx := range indexes {
-		if res.Outcomes[idx] == Accepted {
-			accBytes += int64(len(c.Raw[idx]))
-		}
+	var accBytes int64 // counted as the OKs came: the events are not read again
+	for _, pw := range workers {
+		accBytes += pw.accBytes
 	}
 	ph.Counts["bytes_accepted"] = accBytes
-	ph.Notes = append(ph.Notes, reasonSamples(res.Reasons, res.Outcomes)...)
+	ph.Notes = append(ph.Notes, bk.tally.notes()...)
 	addConnStats(ctx, &ph, conns)
 	ph.Latency["ok"] = hist.Result()
 	if refHist.Count() > 0 {
@@ -251,6 +270,35 @@ type booker struct {
 	wd     *outcome.Watchdog
 	set    func(int, Outcome, string)
 	series *metrics.Series
+	tally  *reasonTally
+	size   func(idx int) int // wire size of event idx (nil: not counted)
+}
+
+// pubSource is the events a publish phase sends: the corpus events at
+// indexes, or every event in order when indexes is nil.
+type pubSource struct {
+	c       *corpus.Corpus
+	indexes []int
+	n       int64
+	slack   int64 // events that may still be in flight behind the newest taken
+}
+
+// at is the corpus index of the k-th event to send.
+func (s *pubSource) at(k int64) int {
+	if s.indexes == nil {
+		return int(k)
+	}
+	return s.indexes[k]
+}
+
+// take is called with each k taken: every 1,024 events it lets the corpus
+// give back the pages of events sent long enough ago (well behind
+// everything in flight), so that a streamed corpus's resident memory stays
+// flat whatever its length.
+func (s *pubSource) take(k int64) {
+	if k%1024 == 0 && k > s.slack {
+		s.c.ReleaseBefore(s.at(k - s.slack))
+	}
 }
 
 // progressTicker reports done to progress every 250 ms until the returned
@@ -302,18 +350,19 @@ func bookAccount(ph *results.Phase, a results.Account) {
 	}
 }
 
-func publishWait(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, indexes []int, next, done *atomic.Int64,
+func publishWait(ctx context.Context, cn *wire.Conn, src *pubSource, next, done *atomic.Int64,
 	pw *pubWorker, bk *booker, o PublishOptions) {
 	for ctx.Err() == nil && cn.Err() == nil {
 		k := next.Add(1) - 1
-		if k >= int64(len(indexes)) {
+		if k >= src.n {
 			return
 		}
-		idx := indexes[k]
-		raw := c.Raw[idx]
+		src.take(k)
+		idx := src.at(k)
+		raw := src.c.RawAt(idx)
 		// The deadline is the connection's OKTimeout sweep (set by Publish):
 		// an overdue EVENT gets ErrTimeout from it, a late OK is unmatched.
-		ok, err := cn.Publish(ctx, c.Events[idx].ID, raw)
+		ok, err := cn.Publish(ctx, src.c.IDAt(idx), raw)
 		if !errors.Is(err, wire.ErrClosed) || ok.Sent != 0 {
 			pw.sent++
 			pw.bytes += int64(len(raw))
@@ -329,7 +378,7 @@ func publishWait(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, indexes [
 	}
 }
 
-func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, indexes []int, next, done *atomic.Int64,
+func publishPipelined(ctx context.Context, cn *wire.Conn, src *pubSource, next, done *atomic.Int64,
 	pw *pubWorker, bk *booker, o PublishOptions) {
 	slots := make(chan struct{}, o.Window)
 	var mu sync.Mutex // guards pw and the histogram: done runs on the reader goroutine
@@ -354,10 +403,11 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, inde
 
 	for ctx.Err() == nil {
 		k := next.Add(1) - 1
-		if k >= int64(len(indexes)) {
+		if k >= src.n {
 			break
 		}
-		idx := indexes[k]
+		src.take(k)
+		idx := src.at(k)
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -372,9 +422,9 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, c *corpus.Corpus, inde
 			next.Add(-1) // not taken: it stays open for the ledger to settle
 			break
 		}
-		raw := c.Raw[idx]
+		raw := src.c.RawAt(idx)
 		inflight.Add(1)
-		err := cn.SendEvent(c.Events[idx].ID, raw, func(ok wire.OK) {
+		err := cn.SendEvent(src.c.IDAt(idx), raw, func(ok wire.OK) {
 			mu.Lock()
 			bk.record(ok, ok.Err, idx, pw)
 			mu.Unlock()
@@ -438,6 +488,9 @@ func (b *booker) record(ok wire.OK, err error, idx int, pw *pubWorker) {
 	b.wd.Book(k)
 	oc, reason := credit(k, ok, pw, b.series, true, mono.Now())
 	b.set(idx, oc, reason)
+	if oc == Accepted && b.size != nil {
+		pw.accBytes += int64(b.size(idx))
+	}
 }
 
 // credit records a booked OK in the publisher's histograms (accepted and
@@ -486,6 +539,7 @@ func addConnStats(user context.Context, ph *results.Phase, conns []*wire.Conn) {
 		ph.Counts["bytes_received"] += st.BytesIn
 		notices = verify.AppendUnique(notices, cn.Notices()...)
 	}
+	addAuthStats(ph, conns) // NIP-42 round trips, apart (auth.go)
 	for _, n := range notices {
 		if len(ph.Notes) > 20 {
 			break
@@ -509,25 +563,46 @@ func addConnStats(user context.Context, ph *results.Phase, conns []*wire.Conn) {
 // reasonSamples lists the distinct refusal and failure reasons with how often
 // each occurred, most frequent first, so a reader sees what the relay said.
 func reasonSamples(reasons map[int]string, outcomes []Outcome) []string {
+	t := &reasonTally{counts: map[string]int{}}
+	for idx, r := range reasons {
+		t.add(outcomes[idx], r)
+	}
+	return t.notes()
+}
+
+// reasonTally counts refusal and failure reasons by text, at most
+// maxReasonLabels distinct ones (the rest counted together).
+type reasonTally struct {
+	counts map[string]int
+	other  int
+}
+
+func (t *reasonTally) add(oc Outcome, r string) {
+	label := "refused"
+	switch oc {
+	case TimedOut:
+		label = "timed out"
+	case Failed:
+		label = "failed"
+	case Cancelled:
+		return
+	}
+	label += ": " + r
+	if _, ok := t.counts[label]; ok || len(t.counts) < maxReasonLabels {
+		t.counts[label]++
+	} else {
+		t.other++
+	}
+}
+
+// notes are the reasons, most frequent first.
+func (t *reasonTally) notes() []string {
 	type rc struct {
 		label string
 		n     int
 	}
-	counts := map[string]int{}
-	for idx, r := range reasons {
-		label := "refused"
-		switch outcomes[idx] {
-		case TimedOut:
-			label = "timed out"
-		case Failed:
-			label = "failed"
-		case Cancelled:
-			continue
-		}
-		counts[label+": "+r]++
-	}
-	list := make([]rc, 0, len(counts))
-	for k, v := range counts {
+	list := make([]rc, 0, len(t.counts))
+	for k, v := range t.counts {
 		list = append(list, rc{k, v})
 	}
 	sort.Slice(list, func(i, j int) bool {
@@ -543,6 +618,9 @@ func reasonSamples(reasons map[int]string, outcomes []Outcome) []string {
 			break
 		}
 		out = append(out, fmt.Sprintf("%s (%d×)", r.label, r.n))
+	}
+	if t.other > 0 {
+		out = append(out, fmt.Sprintf("… and %d events refused or failed with %d+ other distinct reasons (not told apart)", t.other, maxReasonLabels))
 	}
 	return out
 }

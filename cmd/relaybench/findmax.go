@@ -27,7 +27,7 @@ type findMaxCmd struct {
 	Connections  int           `name:"load-connections" default:"0" help:"Connections the events are spread over (default min(--load-pool, 8))."`
 	MaxLateness  time.Duration `name:"load-max-lateness" default:"1s" help:"An event that cannot be sent within this of its intended time is dropped (counted)."`
 	Warmup       time.Duration `name:"load-warmup" default:"0s" help:"Start of each step left out of latency (default min(2s, step/5))."`
-	MaxEvents    int           `name:"load-max-events" default:"2000000" help:"Stop before a step needing more distinct pre-signed events than this."`
+	MaxEvents    int           `name:"load-max-events" default:"0" help:"Stop before a step needing more distinct pre-signed events than this (0: no cap; the events of a step are signed into a temporary file, not held in memory)."`
 	Constraints  string        `name:"load-constraints" placeholder:"CPU,MEM" help:"Run the relay relaybench starts under these limits (cgroups), e.g. cpu=0.5,mem=256M."`
 	Timeout      time.Duration `default:"10s" help:"How long an EVENT may wait for its OK."`
 }
@@ -60,7 +60,7 @@ func (c *findMaxCmd) checkFlags() error {
 	if c.Warmup > 0 && c.StepDuration > 0 && c.Warmup >= c.StepDuration {
 		r.bad("load-warmup", c.Warmup, "must be shorter than --step-duration %v", c.StepDuration)
 	}
-	r.min("load-max-events", c.MaxEvents, 1)
+	r.min("load-max-events", c.MaxEvents, 0)
 	r.positive("timeout", c.Timeout)
 	if r.err == nil && c.Constraints != "" {
 		_, err := harness.ParseLimits(c.Constraints)
