@@ -85,6 +85,10 @@ func (c *Conn) flushUnlock(async bool) error {
 	c.flushing = true
 	if async {
 		c.wkick = true
+		if !c.wstarted { // the writer goroutine starts on first use: idle subscribers never need one
+			c.wstarted = true
+			go c.writeLoop()
+		}
 		c.wkickCond.Signal()
 		c.wmu.Unlock()
 		return nil

@@ -3,6 +3,8 @@ package workload
 import (
 	"context"
 	"fmt"
+	"net"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/rlimit"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -61,8 +64,14 @@ type SubscribeOptions struct {
 	// Begin samples the relay's resources over the timed window (nil: not
 	// observed).
 	Begin Sampler
+	// SourceAddrs are the local addresses the connections are spread over
+	// (round robin); nil: one address, or 127.0.0.1…127.0.0.K on their own
+	// when a loopback relay needs more connections than one address has
+	// ephemeral ports for (see scale.go).
+	SourceAddrs []net.IP
 
-	fresh *Fresh // pre-signed events (sweep signs its own); nil: sign here
+	fresh      *Fresh // pre-signed events (sweep signs its own); nil: sign here
+	onDelivery func() // test hook: called on the reader goroutine before each delivery is handled
 }
 
 func (o *SubscribeOptions) defaults() error {
@@ -196,6 +205,12 @@ type subRun struct {
 	acc      []bool // event n was accepted
 	start    int64
 	aborted  string // why nothing was published
+	addrs    []net.IP
+	bl       *backlog // the client's read backlog while publishing
+	graceEnd int64    // when the wait for deliveries ended
+	lastRecv int64    // the last credited delivery
+	unread   int64    // bytes sent to subscribers not yet handled when the wait ended
+	unreadN  int      // connections with such bytes
 }
 
 // Subscribe runs the fan-out workload: it pre-signs fresh events, opens the
@@ -210,10 +225,14 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 		return ph, err
 	}
 	ph.Name = o.Name
+	if err := rlimit.Need(o.Subscribers + o.Publishers); err != nil {
+		return ph, err
+	}
 	r, err := newSubRun(ctx, c, o)
 	if err != nil {
 		return ph, err
 	}
+	rss0 := settledRSS()
 	setup := mono.Now()
 	if err := r.dial(url); err != nil {
 		return ph, err
@@ -222,18 +241,25 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	defer closeAll(r.subConns)
 
 	r.openSubscriptions()
+	rssIdle := settledRSS()
+	r.bl = startBacklog(r.subConns)
 	smp := startSampling(o.Begin)
 	cpu0 := CPUTime()
 	r.publish() // the clock starts here
 	r.awaitDeliveries()
+	r.unread, r.unreadN = unreadNow(r.subConns)
 	for _, s := range r.subs {
 		s.stopped.Store(true)
 	}
 	cpu := CPUTime() - cpu0
+	r.bl.stop()
 	smp.stop()
 	ph = r.phase()
 	ph.SetupSecs = setupSince(setup, r.start)
 	judgeClientCPU(&ph, cpu)
+	connScale(&ph, len(r.subs), rss0, rssIdle, r.addrs)
+	readStats(&ph, r.subConns)
+	r.explainMissing(&ph, cpu)
 	smp.into(&ph) // cut to the window when deliveries were waited for in vain
 	return ph, ctx.Err()
 }
@@ -278,12 +304,13 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 // dial connects the subscribers and the publishers.
 func (r *subRun) dial(url string) error {
 	var err error
-	if r.subConns, err = wire.DialPool(r.user, url, r.o.Subscribers, r.o.Dial); err != nil {
+	r.addrs = sourceAddrs(url, r.o.Subscribers+r.o.Publishers, r.o.SourceAddrs)
+	if r.subConns, err = dialMany(r.user, url, r.o.Subscribers, r.o.Dial, r.addrs); err != nil {
 		return fmt.Errorf("subscribers: %w", err)
 	}
 	pd := r.o.Dial
 	pd.OKTimeout = r.o.Timeout
-	if r.pubConns, err = wire.DialPool(r.user, url, r.o.Publishers, pd); err != nil {
+	if r.pubConns, err = dialMany(r.user, url, r.o.Publishers, pd, r.addrs); err != nil {
 		closeAll(r.subConns)
 		return fmt.Errorf("publishers: %w", err)
 	}
@@ -389,6 +416,9 @@ func (r *subRun) onEvent(s *subscriber, raw []byte, recv int64) {
 	if s.stopped.Load() {
 		return
 	}
+	if r.o.onDelivery != nil {
+		r.o.onDelivery()
+	}
 	var known *nostr.Event
 	var pub []byte
 	n, ours := r.fresh.Index(raw)
@@ -491,6 +521,7 @@ func (r *subRun) awaitDeliveries() {
 	deadline := time.Now().Add(r.o.Grace)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
+	defer func() { r.graceEnd = mono.Now() }()
 	for !r.delivered(open) {
 		if time.Now().After(deadline) {
 			return
@@ -672,6 +703,7 @@ func (r *subRun) phase() results.Phase {
 		"duration": o.Duration.String(), "grace": o.Grace.String(), "timeout": o.Timeout.String(),
 	}
 	t := r.tally()
+	r.lastRecv = t.lastRecv
 	end := max(r.out.lastOK.Load(), t.lastRecv, r.start) // nothing sent: no timed window
 	ph.Start, ph.Duration = mono.Time(r.start), end-r.start
 	publishSummary(&ph, r.out, nEv)
@@ -851,4 +883,41 @@ func closeAll(conns []*wire.Conn) {
 			c.Close()
 		}
 	}
+}
+
+// explainMissing adds, when owed deliveries never came, the note that says
+// who lost them (the relay, or a client that could not keep up) with the
+// evidence: the client's CPU, its read backlog during the run and when the
+// wait ended, how the missing deliveries spread over the subscribers, when
+// deliveries stopped, duplicates.
+func (r *subRun) explainMissing(ph *results.Phase, cpu time.Duration) {
+	d := ph.Account(results.OpDelivery)
+	if d == nil || d.TimedOut == 0 {
+		return
+	}
+	m := missingEvidence{missing: d.TimedOut, duplicated: ph.Counts["duplicated"], cores: float64(runtime.GOMAXPROCS(0)),
+		unreadEnd: r.unread, unreadConns: r.unreadN, lastDelivery: r.lastRecv, lastOK: r.out.lastOK.Load(), graceEnd: r.graceEnd, bl: r.bl}
+	if wall := float64(r.graceEnd-r.start) / 1e9; wall > 0 { // the CPU was measured until the wait ended
+		m.busy = cpu.Seconds() / wall
+	}
+	for _, s := range r.subs {
+		s.mu.Lock()
+		have, want := s.have, s.expected
+		open := s.state == outcome.Accepted
+		s.mu.Unlock()
+		if !open || want == 0 {
+			continue
+		}
+		m.owedSubs++
+		switch {
+		case have >= want:
+			m.full++
+		case have == 0:
+			m.none++
+		default:
+			m.some++
+		}
+	}
+	ph.Counts["client_unread_bytes_at_end"] = r.unread
+	ph.Notes = append(ph.Notes, m.conclusion())
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/internal/rlimit"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
@@ -36,6 +38,7 @@ func (f liveKeyFlags) keys(ctx context.Context) (*corpus.Corpus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("corpus keys: %w", err)
 	}
+	addAuthKeys(c) // NIP-42: these keys sign AUTH (auth.go)
 	return c, nil
 }
 
@@ -94,7 +97,7 @@ func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liv
 // setCorpus records the corpus in the run.
 func (s *liveSession) setCorpus(c *corpus.Corpus) {
 	s.run.Corpus = results.Corpus{
-		Seed: c.Params.Seed, Events: len(c.Events), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
+		Seed: c.Params.Seed, Events: c.Len(), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
 		Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(),
 	}
 }
@@ -203,6 +206,7 @@ type subscribeCmd struct {
 	Duration    time.Duration `name:"sub-duration" aliases:"duration" default:"0s" help:"Stop publishing after this (0: when all events are sent) (reference: -sub-duration)."`
 	Grace       time.Duration `default:"2s" help:"Wait this long after the last OK for late deliveries before counting the missing ones."`
 	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+	SourceAddrs string        `name:"source-addrs" placeholder:"ADDRS" help:"Local addresses to spread the connections over, e.g. 127.0.0.2-127.0.0.9 or 127.0.0.2,127.0.0.3 (default: one address; 127.0.0.1…127.0.0.K on their own past ~20,000 connections to a loopback relay)."`
 }
 
 func init() {
@@ -210,6 +214,15 @@ func init() {
 }
 
 func (c *subscribeCmd) Run(g *Globals) error {
+	if c.SourceAddrs != "" {
+		if _, err := workload.ParseSourceAddrs(c.SourceAddrs); err != nil {
+			return withCode(judge.Usage, fmt.Errorf("--source-addrs: %w", err))
+		}
+	}
+	// Raise the open-file limit before the relay starts (it inherits it).
+	if err := rlimit.Need(c.Subscribers + c.Publishers); err != nil {
+		return withCode(judge.Usage, err)
+	}
 	return runLiveCommand(g, "subscribe", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), map[string]any{
 		"subscribers": c.Subscribers, "publishers": c.Publishers, "channels": c.Channels, "overlap": c.Overlap,
 		"filter": c.Filter, "events": c.events(), "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
@@ -237,8 +250,13 @@ func (c *subscribeCmd) workload() runner.Workload {
 			Filter: c.Filter, Events: c.Events, Size: c.Size, Rate: c.Rate, Mode: c.Mode, Window: c.Window,
 			Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed, Begin: env.Sample,
 		}
+		if c.SourceAddrs != "" {
+			o.SourceAddrs, _ = workload.ParseSourceAddrs(c.SourceAddrs) // checked in Run
+		}
 		total := int64(c.events())
 		o.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)
+		stopProfile := startCPUProfile("subscribe")
+		defer stopProfile()
 		return onePhase(workload.Subscribe(ctx, env.URL, env.Corpus, o))
 	}}
 }
