@@ -60,6 +60,11 @@ type Spec struct {
 	BinName     string   `toml:"bin_name"`     // go-build, cargo: the executable's name
 	BuildEnv    []string `toml:"build_env"`    // environment for the build
 	BinEnv      string   `toml:"bin_env"`      // binary: env var holding the binary's path
+	// BinOf names the relay whose binary this entry runs with another
+	// configuration (e.g. orly-auth runs orly): --bin NAME=…, DIR/NAME of
+	// --bin-dir and the build cache are tried under this entry's name, then
+	// under BinOf's. Its build fields must be those of BinOf.
+	BinOf string `toml:"bin_of"`
 
 	Args       []string `toml:"args"`        // command line; each element a text/template
 	ConfigName string   `toml:"config_name"` // file name of the config in the run dir
@@ -295,6 +300,11 @@ func (s *Spec) compile() error {
 	}
 	if s.Version == "" {
 		return fmt.Errorf("version is missing")
+	}
+	if s.BinOf != "" {
+		if err := ValidName(s.BinOf); err != nil {
+			return fmt.Errorf("bin_of: %w", err)
+		}
 	}
 	switch s.Kind {
 	case KindSelf:

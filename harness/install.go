@@ -74,7 +74,11 @@ func InstallDir(spec Spec, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, spec.Name+"-"+sanitize(spec.Version)), nil
+	name := spec.Name
+	if spec.BinOf != "" {
+		name = spec.BinOf // the same build as the relay it is a variant of
+	}
+	return filepath.Join(root, name+"-"+sanitize(spec.Version)), nil
 }
 
 func sanitize(s string) string {
@@ -159,6 +163,10 @@ func fromBinDir(spec Spec, o Options) (path, from string, found bool, err error)
 	}
 	p := filepath.Join(dir, spec.Name)
 	st, serr := os.Stat(p)
+	if serr != nil && spec.BinOf != "" {
+		p = filepath.Join(dir, spec.BinOf) // a variant: the binary of its relay
+		st, serr = os.Stat(p)
+	}
 	if serr != nil {
 		return "", "", false, nil
 	}
@@ -189,6 +197,10 @@ func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 			return "", "", &SkipError{spec.Name, fmt.Sprintf("%s is not an executable file any more", spec.cmdBin)}
 		}
 		return p, "command template", nil
+	}
+	if spec.BinOf != "" && o.Bins[spec.Name] == "" && o.Bins[spec.BinOf] != "" {
+		// A variant: --bin of the relay whose binary it runs.
+		o.Bins = map[string]string{spec.Name: o.Bins[spec.BinOf]}
 	}
 	if p := o.Bins[spec.Name]; p != "" && spec.Kind != KindBinary {
 		abs, err := filepath.Abs(p)

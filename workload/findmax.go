@@ -512,6 +512,7 @@ func addProtocolCounts(ph *results.Phase, sp results.Phase) {
 			ph.Counts[k] += n
 		}
 	}
+	carryAuth(ph, sp) // NIP-42 round trips (auth.go)
 	for _, e := range sp.Errors {
 		if strings.Contains(e, "malformed") || strings.Contains(e, "not in flight") {
 			ph.Errors = verify.AppendUnique(ph.Errors, sp.Name+": "+e)

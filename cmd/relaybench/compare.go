@@ -25,6 +25,7 @@ type compareCmd struct {
 	Install    bool     `help:"Build relays that install from package registries (relayer, nostr-rs-relay) first when they are not installed yet."`
 	relaySourceFlags
 	templateFlags
+	authFlags
 	benchFlags
 	outputFlags
 }

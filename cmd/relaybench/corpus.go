@@ -11,12 +11,14 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/nostr"
 )
 
 type corpusCmd struct {
 	corpusFlags
 	NoProgress bool   `name:"no-progress" help:"No progress display."`
 	Export     string `name:"export" placeholder:"FILE" help:"Also write the corpus's events as a dump: NDJSON, a JSON array when FILE ends in .json, gzip when it ends in .gz (readable by --corpus)."`
+	Pubkeys    bool   `name:"pubkeys" help:"Print only the corpus's public keys, hex, one a line, to whitelist on a relay that requires NIP-42 AUTH: the keys that sign its events, fresh events and AUTH (for a dump: its synthetic keys, then its events' authors). Use the same corpus flags as the run (--seed, --authors, --events, --corpus)."`
 }
 
 func init() {
@@ -24,7 +26,12 @@ func init() {
 }
 
 // checkFlags checks the corpus flags before anything is signed (see flags.go).
-func (c *corpusCmd) checkFlags() error { return c.corpusFlags.validate() }
+func (c *corpusCmd) checkFlags() error {
+	if c.Pubkeys && c.Export != "" {
+		return fmt.Errorf("--pubkeys prints only the keys: give --export in another call")
+	}
+	return c.corpusFlags.validate()
+}
 
 func (c *corpusCmd) Run(g *Globals) error {
 	prog := progress.New(os.Stderr, !c.NoProgress)
@@ -34,14 +41,27 @@ func (c *corpusCmd) Run(g *Globals) error {
 		return err
 	}
 	elapsed := time.Since(start)
+	if c.Pubkeys {
+		for _, pk := range corpusPubkeys(crp) {
+			fmt.Println(pk)
+		}
+		return nil
+	}
 	kinds := map[int]int{}
 	var content, tags int
-	for _, e := range crp.Events {
+	first := ""
+	if err := crp.Scan(func(i int, e *nostr.Event) error { // streamed: one event at a time
+		if i == 0 {
+			first = e.Content
+		}
 		kinds[e.Kind]++
 		content += len(e.Content)
 		tags += len(e.Tags)
+		return nil
+	}); err != nil {
+		return err
 	}
-	n := len(crp.Events)
+	n := crp.Len()
 	if crp.Manifest != nil {
 		return describeDumpCorpus(crp, elapsed, c.Export)
 	}
@@ -70,7 +90,7 @@ func (c *corpusCmd) Run(g *Globals) error {
 	if crp.CacheNote != "" {
 		fmt.Printf("  Cache: %s\n", crp.CacheNote)
 	}
-	if n > 0 && !utf8.ValidString(crp.Events[0].Content) {
+	if n > 0 && !utf8.ValidString(first) {
 		return fmt.Errorf("corpus content is not valid UTF-8")
 	}
 	return exportCorpus(crp, c.Export)
@@ -80,6 +100,9 @@ func (c *corpusCmd) Run(g *Globals) error {
 func exportCorpus(crp *corpus.Corpus, path string) error {
 	if path == "" {
 		return nil
+	}
+	if err := crp.Materialize(); err != nil {
+		return fmt.Errorf("--export: %w", err)
 	}
 	if err := corpus.WriteDump(path, crp.Events); err != nil {
 		return fmt.Errorf("--export: %w", err)

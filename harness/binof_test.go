@@ -1,0 +1,58 @@
+package harness
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A variant (bin_of) runs the binary of another entry: found under its own
+// name first, then under that entry's (--bin, --bin-dir, build cache).
+func TestBinOfVariants(t *testing.T) {
+	t.Setenv("RELAYBENCH_BIN_DIR", "")
+	t.Setenv("RELAYBENCH_ORLY_BIN", "")
+	spec := func(name string) Spec {
+		s, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := spec("orly-auth"); s.BinOf != "orly" || !strings.Contains(strings.Join(s.Env, " "), "ORLY_AUTH_REQUIRED=true") {
+		t.Fatalf("orly-auth: bin_of %q env %q", s.BinOf, s.Env)
+	}
+	if s := spec("nostr-rs-relay-auth"); s.BinOf != "nostr-rs-relay-sqlite" || !strings.Contains(s.Config, "nip42_auth = true") {
+		t.Fatalf("nostr-rs-relay-auth: bin_of %q", s.BinOf)
+	}
+	dir := t.TempDir()
+	orly := writeFile(t, dir, "orly", "#!/bin/sh\nexit 0\n", 0o755)
+	nrs := writeFile(t, dir, "nostr-rs-relay-sqlite", "#!/bin/sh\nexit 0\n", 0o755)
+	o := Options{BinDir: dir, CacheDir: t.TempDir()}
+	if p, _, err := Binary(spec("orly-auth"), o); err != nil || p != orly {
+		t.Errorf("orly-auth from the bin dir: %q, %v", p, err)
+	}
+	if p, _, err := Binary(spec("nostr-rs-relay-auth"), o); err != nil || p != nrs {
+		t.Errorf("nostr-rs-relay-auth from the bin dir: %q, %v", p, err)
+	}
+	// Its own name wins.
+	own := writeFile(t, dir, "orly-auth", "#!/bin/sh\nexit 0\n", 0o755)
+	if p, _, _ := Binary(spec("orly-auth"), o); p != own {
+		t.Errorf("own name lost: %q", p)
+	}
+	// --bin of the base entry serves the variant; its own --bin wins.
+	other := writeFile(t, t.TempDir(), "orly-mine", "#!/bin/sh\n", 0o755)
+	o2 := Options{CacheDir: t.TempDir(), Bins: map[string]string{"orly": other}}
+	if p, _, err := Binary(spec("orly-auth"), o2); err != nil || p != other {
+		t.Errorf("--bin orly: %q, %v", p, err)
+	}
+	o2.Bins["orly-auth"] = own
+	if p, _, _ := Binary(spec("orly-auth"), o2); p != own {
+		t.Errorf("--bin orly-auth lost: %q", p)
+	}
+	// The build cache is shared with the base entry.
+	a, _ := InstallDir(spec("nostr-rs-relay-auth"), o)
+	b, _ := InstallDir(spec("nostr-rs-relay-sqlite"), o)
+	if a != b || filepath.Base(a) == "" {
+		t.Errorf("install dirs %q and %q", a, b)
+	}
+}
