@@ -1,0 +1,142 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/fakenip"
+	"github.com/relaybench/relaybench/results"
+)
+
+// nipRun runs a NIP subcommand (count, search) or run with --workloads and
+// returns its exit status, the stderr and the results file.
+func nipRun(t *testing.T, args ...string) (cliResult, *results.File) {
+	t.Helper()
+	out := t.TempDir()
+	jsonPath := filepath.Join(out, "r.json")
+	args = append(args, "--events", "300", "--anchor", testAnchor, "--cache-dir", filepath.Join(out, "cache"),
+		"--out", out, "--json", jsonPath, "--no-progress", "--quiet")
+	res := runBin(t, relaybenchBin(t), 5*time.Minute, args...)
+	f, err := results.Read(jsonPath)
+	if err != nil {
+		t.Fatalf("%v: exit %d: %v\n%s", args, res.code, err, lastLines(res.stderr, 20))
+	}
+	return res, f
+}
+
+func nipPhase(t *testing.T, f *results.File, name string) *results.Phase {
+	t.Helper()
+	if len(f.Runs) != 1 {
+		t.Fatalf("%d runs", len(f.Runs))
+	}
+	ph := f.Runs[0].Phase(name)
+	if ph == nil {
+		t.Fatalf("no %s phase: %+v", name, f.Runs[0].Phases)
+	}
+	return ph
+}
+
+// The embedded relay (khatru, native store) announces and answers NIP-45:
+// every count checked; it does not announce NIP-50: search skipped in one
+// line, exit 0.
+func TestCountAndSearchEmbedded(t *testing.T) {
+	res, f := nipRun(t, "count", "--queries", "24")
+	if res.code != 0 {
+		t.Fatalf("count: exit %d\n%s", res.code, lastLines(res.stderr, 20))
+	}
+	ph := nipPhase(t, f, "count")
+	if v := ph.Verification; v == nil || !v.Passed || !v.Verified || v.Checked != 24 || ph.Counts["count_exact"] != 24 {
+		t.Fatalf("count verification %+v counts %v", ph.Verification, ph.Counts)
+	}
+
+	res, f = nipRun(t, "search")
+	if res.code != 0 {
+		t.Fatalf("search: exit %d\n%s", res.code, lastLines(res.stderr, 20))
+	}
+	ph = nipPhase(t, f, "search")
+	if len(ph.Accounts) != 0 || len(ph.Notes) != 1 || !strings.Contains(ph.Notes[0], "does not announce NIP-50") {
+		t.Fatalf("search phase %+v", ph)
+	}
+	if n := strings.Count(res.stderr, "skipped"); n != 1 {
+		t.Errorf("want one skip line on stderr, got %d:\n%s", n, res.stderr)
+	}
+}
+
+// --workloads count,search after publish and query: one results file with
+// both phases.
+func TestRunWorkloadsCountSearch(t *testing.T) {
+	res, f := nipRun(t, "run", "--queries", "12", "--workloads", "count,search")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, lastLines(res.stderr, 20))
+	}
+	if ph := nipPhase(t, f, "count"); !ph.Verification.Passed || ph.Counts["counts"] != 100 {
+		t.Errorf("count %v %+v", ph.Counts, ph.Verification)
+	}
+	if ph := nipPhase(t, f, "search"); ph.Params["skipped"] == nil {
+		t.Errorf("search not skipped on the embedded relay: %+v", ph)
+	}
+}
+
+// A relay whose counts are one too many fails verification: exit 3; one
+// that announces neither NIP is skipped: exit 0.
+func TestCountWrongAnswerExit3(t *testing.T) {
+	bad := fakenip.Start(fakenip.Config{CountDelta: 1})
+	defer bad.Close()
+	res, f := nipRun(t, "count", "--relay", bad.URL, "--queries", "12")
+	if res.code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", res.code, lastLines(res.stderr, 20))
+	}
+	if ph := nipPhase(t, f, "count"); ph.Verification.Extra != 12 || ph.Counts["count_wrong"] != 12 {
+		t.Errorf("extra %d counts %v", ph.Verification.Extra, ph.Counts)
+	}
+	if !strings.Contains(res.stderr, "WRONG ANSWERS") {
+		t.Errorf("stderr lacks the verdict:\n%s", res.stderr)
+	}
+
+	good := fakenip.Start(fakenip.Config{})
+	defer good.Close()
+	if res, f := nipRun(t, "search", "--relay", good.URL, "--queries", "12"); res.code != 0 || !nipPhase(t, f, "search").Verification.Passed {
+		t.Errorf("search on a right relay: exit %d\n%s", res.code, lastLines(res.stderr, 20))
+	}
+
+	none := fakenip.Start(fakenip.Config{NIPs: []int{1, 11}})
+	defer none.Close()
+	for _, cmd := range []string{"count", "search"} {
+		res, f := nipRun(t, cmd, "--relay", none.URL)
+		if res.code != 0 || nipPhase(t, f, cmd).Params["skipped"] == nil {
+			t.Errorf("%s on a relay without the NIP: exit %d\n%s", cmd, res.code, lastLines(res.stderr, 20))
+		}
+	}
+}
+
+// Real relays from the harness: strfry answers NIP-45 (every count
+// checked), Wisp NIP-50; nostr-rs-relay announces neither and is skipped.
+func TestCountSearchSharedRelays(t *testing.T) {
+	dir := sharedBinDir(t)
+	for _, tc := range []struct{ cmd, relay string }{
+		{"count", "strfry"}, {"search", "wisp"}, {"count", "wisp"}, {"count", "nostr-rs-relay-sqlite"},
+	} {
+		if _, err := os.Stat(filepath.Join(dir, tc.relay)); err != nil {
+			t.Logf("%s: no binary in %s: skipped", tc.relay, dir)
+			continue
+		}
+		res, f := nipRun(t, tc.cmd, "--relay", tc.relay, "--bin-dir", dir, "--queries", "30")
+		if res.code != 0 {
+			t.Errorf("%s on %s: exit %d\n%s", tc.cmd, tc.relay, res.code, lastLines(res.stderr, 20))
+			continue
+		}
+		ph := nipPhase(t, f, tc.cmd)
+		if tc.relay == "nostr-rs-relay-sqlite" {
+			if ph.Params["skipped"] == nil {
+				t.Errorf("%s on %s not skipped: %+v", tc.cmd, tc.relay, ph)
+			}
+			continue
+		}
+		if v := ph.Verification; v == nil || !v.Passed || !v.Verified || v.Checked != 30 {
+			t.Errorf("%s on %s: verification %+v", tc.cmd, tc.relay, v)
+		}
+	}
+}

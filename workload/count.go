@@ -1,0 +1,530 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
+	"github.com/relaybench/relaybench/wire"
+)
+
+// CountShapes are the COUNT filters, in the order they rotate: the query
+// shapes, then NIP-45's own two, "followers" (kind 3 with one #p: who
+// follows a key) and "reactions" (kind 7 with one #e: reactions to a
+// note), the filters for which NIP-45 defines HyperLogLog answers.
+var CountShapes = append(append([]string(nil), Shapes...), "followers", "reactions")
+
+// buildCount is build for the COUNT shapes.
+func (b *shapeBuilder) buildCount(shape string) (nostr.Filter, bool) {
+	var kind int
+	var tag string
+	switch shape {
+	case "followers":
+		kind, tag = 3, "p"
+	case "reactions":
+		kind, tag = 7, "e"
+	default:
+		return b.build(shape)
+	}
+	for range 256 {
+		if e := b.pick(); e.Kind == kind {
+			if v := e.TagValue(tag); v != "" {
+				return nostr.Filter{Kinds: []int{kind}, Tags: map[string][]string{tag: {v}}, Limit: b.limit}, true
+			}
+		}
+	}
+	return nostr.Filter{}, false
+}
+
+// CountOptions configure the NIP-45 COUNT workload.
+type CountOptions struct {
+	Queries int // COUNT requests, rotating through the query shapes
+	// Limit is the limit of the REQ sent after each COUNT with the same
+	// filter, for comparison (the COUNT's filter has no limit).
+	Limit int
+	// NoReq leaves the comparison REQs out.
+	NoReq   bool
+	Timeout time.Duration // how long a COUNT may wait for its answer, and a REQ for its EOSE
+	Seed    int64         // drives the choice of filter values
+	// RelayCap is the relay's NIP-11 limitation.max_limit (0: none): it caps
+	// the comparison REQs, not the counts.
+	RelayCap int
+	Dial     wire.Options
+	Progress func(done int64)
+	Begin    Sampler
+}
+
+func (o *CountOptions) defaults() {
+	if o.Queries <= 0 {
+		o.Queries = 100
+	}
+	if o.Limit <= 0 {
+		o.Limit = 100
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+}
+
+// countRecord is one COUNT (and its comparison REQ), kept for verification
+// after the timed window.
+type countRecord struct {
+	shape    string
+	filter   nostr.Filter // the shape's filter without its limit
+	ended    wire.QueryEnd
+	count    int64
+	hasCount bool
+	approx   bool
+	hll      bool
+	bad      string
+	bare     bool  // the answer was a bare integer (count holds it), not {"count": n}
+	latency  int64 // COUNT write → COUNT answer
+	err      string
+	req      *queryRecord // the same filter with the limit, as a REQ
+}
+
+// Skipped is the phase of a workload that did not run on this relay, with
+// the one-line reason (e.g. the relay does not announce the NIP): no
+// operation was requested, so nothing is blamed on the relay.
+func Skipped(name, why string) results.Phase {
+	return results.Phase{Name: name, Workload: name, Counts: map[string]int64{},
+		Params: map[string]any{"skipped": why}, Notes: []string{"skipped: " + why}}
+}
+
+// Count runs the NIP-45 COUNT workload on one connection: for each filter
+// (the query shapes, drawn from source, without a limit) a COUNT, then,
+// unless NoReq, a REQ with the same filter and Limit. With a model (what
+// the relay accepted in this run) every exact count must equal the number
+// of accepted events that match, in either reading of replaceable events
+// (NIP-01 lets a relay keep superseded versions); a count the relay marks
+// "approximate" or sends with "hll" registers is named with its error, not
+// failed.
+func Count(ctx context.Context, url string, model *verify.Model, source []*nostr.Event, o CountOptions) (results.Phase, error) {
+	o.defaults()
+	b, err := newShapeBuilder(source, o.Limit, o.Seed)
+	if err != nil {
+		return results.Phase{}, err
+	}
+	var recs []*countRecord
+	for i := 0; len(recs) < o.Queries && i < o.Queries*4; i++ {
+		shape := CountShapes[i%len(CountShapes)]
+		if f, ok := b.buildCount(shape); ok {
+			cf := f
+			cf.Limit = 0
+			recs = append(recs, &countRecord{shape: shape, filter: cf, req: &queryRecord{shape: shape, filter: f}})
+		}
+	}
+	setup := mono.Now()
+	cn, err := wire.Dial(ctx, url, o.Dial)
+	if err != nil {
+		return results.Phase{}, err
+	}
+	conns := []*wire.Conn{cn}
+	defer func() { closeAll(conns) }()
+	const noFilter = "no filter could be drawn from the events"
+	led := outcome.New(results.OpCount, int64(o.Queries))
+	led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
+	pctx, wd := outcome.NewWatchdog(ctx, 3, "COUNTs or REQs ended without an answer (timed out or connection lost)")
+	defer wd.Stop()
+	q := &queryRun{user: ctx, url: url, o: QueryOptions{Timeout: o.Timeout}, wd: wd}
+	if !o.NoReq {
+		q.led = outcome.New(results.OpQuery, int64(o.Queries))
+		q.led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
+	}
+	var connErrs []string
+
+	smp := startSampling(o.Begin)
+	cpu0 := CPUTime()
+	start := mono.Now()
+	series := metrics.NewSeries(start)
+	q.series = metrics.NewSeries(start) // the REQs' own series, not reported
+	redials, silent := 0, 0
+	for i, r := range recs {
+		if pctx.Err() != nil {
+			break
+		}
+		if cn.Err() != nil {
+			if redials == maxRedials {
+				break
+			}
+			redials++
+			nc, err := wire.Dial(pctx, url, o.Dial)
+			if err != nil {
+				connErrs = verify.AppendUnique(connErrs, "redial after a lost connection failed: "+err.Error())
+				break
+			}
+			cn = nc
+			conns = append(conns, nc)
+		}
+		cctx, cancel := context.WithTimeout(pctx, o.Timeout)
+		cr, err := cn.Count(cctx, "c"+strconv.Itoa(i), []nostr.Filter{r.filter})
+		cancel()
+		k := bookCount(ctx, led, series, r, cr, err, o.Timeout)
+		wd.Book(k)
+		// The REQs in between answering is progress for the watchdog; a
+		// relay that answers REQs but never COUNTs is stopped here.
+		if k == outcome.TimedOut {
+			if silent++; silent == 3 {
+				wd.Abort("3 COUNTs in a row got no answer (the comparison REQs were answered)")
+			}
+		} else {
+			silent = 0
+		}
+		if q.led != nil && pctx.Err() == nil && cn.Err() == nil {
+			qctx, cancel := context.WithTimeout(pctx, o.Timeout)
+			qr, err := cn.Query(qctx, "r"+strconv.Itoa(i), []nostr.Filter{r.req.filter})
+			cancel()
+			wd.Book(q.book(r.req, qr, err))
+		}
+		if o.Progress != nil && (i+1)%10 == 0 {
+			o.Progress(int64(i + 1))
+		}
+	}
+	end := mono.Now()
+	cpu := CPUTime() - cpu0
+	smp.stop()
+	if o.Progress != nil {
+		o.Progress(int64(len(recs)))
+	}
+	wd.Settle(led, outcome.WhyConnGone)
+	if q.led != nil {
+		wd.Settle(q.led, outcome.WhyConnGone)
+	}
+
+	ph := results.Phase{
+		Name:     "count",
+		Workload: "count",
+		Params: map[string]any{
+			"queries": len(recs), "req_limit": o.Limit, "timeout": o.Timeout.String(), "shapes": CountShapes,
+			"nip": 45, "compare_req": !o.NoReq,
+		},
+		Start:     mono.Time(start),
+		Duration:  end - start,
+		SetupSecs: setupSince(setup, start),
+		Counts: map[string]int64{"counts": 0, "failed": 0, "timed_out": 0, "events_counted": 0,
+			"count_exact": 0, "count_approximate": 0},
+		Aborted:   wd.Aborted(),
+		Latency:   map[string]*results.Histogram{},
+		Series:    series.Result(end),
+		Resources: &results.Resources{ClientCPUSecs: cpu.Seconds()},
+	}
+	addConnStats(ctx, &ph, conns)
+	ph.Errors = verify.AppendUnique(ph.Errors, connErrs...)
+	a := led.Result()
+	ph.Accounts = append(ph.Accounts, a)
+	ph.Counts["refused"], ph.Counts["not_run"], ph.Counts["cancelled"] = a.Refused, a.NotRun, a.Cancelled
+	if q.led != nil {
+		ph.Accounts = append(ph.Accounts, q.led.Result())
+	}
+	smp.into(&ph)
+	countGroups(&ph, recs, model, o)
+	return ph, ctx.Err()
+}
+
+// bookCount books how one COUNT ended.
+func bookCount(user context.Context, led *outcome.Ledger, series *metrics.Series, r *countRecord, cr wire.CountResult, err error, timeout time.Duration) outcome.Kind {
+	now := mono.Now()
+	switch cr.Ended {
+	case wire.EndCount:
+		led.Add(outcome.Accepted, "")
+		r.ended, r.latency = cr.Ended, cr.End-cr.Sent
+		r.count, r.hasCount, r.approx, r.hll, r.bad, r.bare = cr.Count, cr.HasCount, cr.Approximate, cr.HLL != "", cr.BadObject, cr.Bare
+		series.Add(now, "counts", 1)
+		series.Latency(now, r.latency)
+		return outcome.Accepted
+	case wire.EndClosed:
+		led.Add(outcome.Refused, outcome.RefusalClass(cr.Class))
+		r.ended, r.err = cr.Ended, "CLOSED: "+cr.Reason
+		series.Add(now, "failed", 1)
+		return outcome.Refused
+	}
+	if err == nil {
+		err = cr.Err
+	}
+	if err == nil {
+		err = wire.ErrClosed
+	}
+	kind := led.BookErr(user, err)
+	switch kind {
+	case outcome.TimedOut:
+		r.ended, r.err = wire.EndTimeout, fmt.Sprintf("no COUNT answer within %v", timeout)
+		series.Add(now, "failed", 1)
+	case outcome.ConnLost:
+		r.ended, r.err = wire.EndConnError, "connection lost before the COUNT answer: "+err.Error()
+		series.Add(now, "failed", 1)
+	default: // cancelled, or the phase stopped: not run
+		r.ended, r.err = "", ""
+	}
+	return kind
+}
+
+// countCheck is the verdict on one COUNT answer.
+type countCheck struct {
+	expected int64 // accepted events matching, in the reading nearest the answer
+	wrong    bool  // an exact count that matches neither reading
+	relErr   float64
+	kept     bool // the count matched only the reading that keeps superseded versions
+}
+
+// checkCount compares a count with the model: the matching accepted events
+// with only the latest version of replaceable events, and with every
+// accepted version.
+func checkCount(r *countRecord, model *verify.Model) countCheck {
+	_, live := model.ExpectedAs(&r.filter, 0, verify.LatestOnly)
+	_, all := model.ExpectedAs(&r.filter, 0, verify.KeepsSuperseded)
+	nl, na := int64(len(live)), int64(len(all))
+	c := countCheck{expected: nl}
+	switch r.count {
+	case nl:
+	case na:
+		c.expected, c.kept = na, true
+	default:
+		if abs64(r.count-na) < abs64(r.count-nl) {
+			c.expected = na
+		}
+		c.wrong = !r.approx && !r.hll
+	}
+	if c.expected > 0 {
+		c.relErr = math.Abs(float64(r.count-c.expected)) / float64(c.expected)
+	} else if r.count != 0 {
+		c.relErr = 1
+	}
+	return c
+}
+
+func abs64(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// countGroups fills the phase's counts, latencies, per-shape groups and the
+// verification of the counts (and of the comparison REQs).
+func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o CountOptions) {
+	type shapeAcc struct {
+		g          *results.Group
+		count, req *metrics.Histogram
+		busy       int64
+	}
+	allCount, allReq, allFirst := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
+	groups := map[string]*shapeAcc{}
+	total := &results.Verification{Verified: model != nil}
+	byShape := map[string]*results.Verification{}
+	var busy int64
+	var approxErrs []float64
+	var approxN, hllN, keptN, wrongN, badN, bareN, bareRight int64
+	var examples []string
+	var reqRecs []*queryRecord
+	for _, r := range recs {
+		if r.ended == "" && r.err == "" {
+			continue // never run
+		}
+		s := groups[r.shape]
+		if s == nil {
+			s = &shapeAcc{g: &results.Group{Name: r.shape, Counts: map[string]int64{"counts": 0, "failed": 0, "events_counted": 0},
+				Latency: map[string]*results.Histogram{}}, count: metrics.NewHistogram(), req: metrics.NewHistogram()}
+			groups[r.shape] = s
+			byShape[r.shape] = &results.Verification{Verified: model != nil}
+		}
+		if r.req.ended != "" || r.req.err != "" {
+			reqRecs = append(reqRecs, r.req)
+			s.g.Counts["req_events_returned"] += int64(len(r.req.raws))
+			ph.Counts["req_events_returned"] += int64(len(r.req.raws))
+			if r.req.ended == "eose" {
+				s.req.Record(r.req.latency)
+				allReq.Record(r.req.latency)
+				if r.req.first > 0 {
+					allFirst.Record(r.req.first)
+				}
+			} else {
+				ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" comparison REQ: "+r.req.err)
+			}
+		}
+		if r.ended != wire.EndCount {
+			s.g.Counts["failed"]++
+			ph.Counts["failed"]++
+			if r.ended == wire.EndTimeout {
+				ph.Counts["timed_out"]++
+			}
+			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" COUNT: "+r.err)
+			continue
+		}
+		s.g.Counts["counts"]++
+		ph.Counts["counts"]++
+		s.count.Record(r.latency)
+		allCount.Record(r.latency)
+		s.busy += r.latency
+		busy += r.latency
+		v := byShape[r.shape]
+		if !r.hasCount {
+			badN++
+			v.Checked++
+			v.Invalid++
+			if r.bare {
+				bareN++
+				v.Notes = verify.AppendUnique(v.Notes, `COUNT answered with a bare number (["COUNT",<id>,n]), not an object {"count": n} (NIP-45)`)
+				if model != nil && !checkCount(r, model).wrong {
+					bareRight++
+				}
+			} else {
+				v.Notes = verify.AppendUnique(v.Notes, "COUNT answers whose object has no valid count: "+r.bad)
+			}
+			continue
+		}
+		s.g.Counts["events_counted"] += r.count
+		ph.Counts["events_counted"] += r.count
+		v.Checked++
+		v.Returned += r.count
+		switch {
+		case r.hll:
+			hllN++
+			s.g.Counts["approximate"]++
+		case r.approx:
+			approxN++
+			s.g.Counts["approximate"]++
+		default:
+			s.g.Counts["exact"]++
+			ph.Counts["count_exact"]++
+		}
+		if model == nil {
+			continue
+		}
+		c := checkCount(r, model)
+		v.Expected += c.expected
+		if r.approx || r.hll {
+			approxErrs = append(approxErrs, c.relErr)
+			continue
+		}
+		if c.kept {
+			keptN++
+		}
+		if !c.wrong {
+			continue
+		}
+		wrongN++
+		s.g.Counts["wrong"]++
+		if r.count < c.expected {
+			v.Missing += c.expected - r.count
+		} else {
+			v.Extra += r.count - c.expected
+		}
+		if len(examples) < 5 {
+			examples = append(examples, fmt.Sprintf("%s %s: counted %d, %d accepted events match", r.shape, r.filter.AppendJSON(nil), r.count, c.expected))
+		}
+		if o.RelayCap > 0 && r.count == int64(o.RelayCap) && c.expected > r.count {
+			v.Notes = verify.AppendUnique(v.Notes, fmt.Sprintf("counts stop at the relay's max_limit %d: NIP-45 counts every matching event", o.RelayCap))
+		}
+	}
+	ph.Counts["count_approximate"] = approxN + hllN
+	if hllN > 0 {
+		ph.Counts["count_hll"] = hllN
+	}
+	ph.Counts["count_wrong"] = wrongN
+	if badN > 0 {
+		ph.Counts["count_malformed"] = badN
+	}
+	ph.Latency["count"] = allCount.Result()
+	if allReq.Count() > 0 {
+		ph.Latency["req_eose"] = allReq.Result()
+	}
+	if allFirst.Count() > 0 {
+		ph.Latency["req_first_event"] = allFirst.Result()
+	}
+	ph.Rates = map[string]float64{}
+	if busy > 0 {
+		// One connection, one COUNT at a time: counts per second of COUNT
+		// time (the comparison REQs' time left out).
+		ph.Rates["counts_per_sec"] = float64(ph.Counts["counts"]) / (float64(busy) / 1e9)
+	}
+	if r := p50Ratio(allCount, allReq); r > 0 {
+		ph.Rates["count_vs_req_p50"] = r
+	}
+	for _, name := range CountShapes {
+		s := groups[name]
+		if s == nil {
+			continue
+		}
+		s.g.Latency["count"] = s.count.Result()
+		s.g.Rates = map[string]float64{}
+		if s.req.Count() > 0 {
+			s.g.Latency["req_eose"] = s.req.Result()
+		}
+		if r := p50Ratio(s.count, s.req); r > 0 {
+			s.g.Rates["count_vs_req_p50"] = r
+		}
+		if s.busy > 0 {
+			s.g.Rates["counts_per_sec"] = float64(s.g.Counts["counts"]) / (float64(s.busy) / 1e9)
+		}
+		v := byShape[name]
+		verify.Add(total, v)
+		verify.Finish(v)
+		s.g.Verification = v
+		ph.Groups = append(ph.Groups, *s.g)
+	}
+	for _, ex := range examples {
+		total.Notes = verify.AppendUnique(total.Notes, "wrong count: "+ex)
+	}
+	if bareN > 0 && model != nil {
+		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d COUNT answers were bare numbers, not {\"count\": n} (invalid: a NIP-45 client cannot read them); %d of them equal the accepted events that match", bareN, bareRight))
+	}
+	if keptN > 0 {
+		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d counts include superseded versions of replaceable events (NIP-01 lets a relay keep them): checked that way", keptN))
+	}
+	if n := int64(len(approxErrs)); n > 0 {
+		var sum, worst float64
+		for _, e := range approxErrs {
+			sum += e
+			worst = max(worst, e)
+		}
+		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d approximate counts (%d \"approximate\": true, %d with HyperLogLog \"hll\"): named, not failed; error vs the accepted events: mean %.1f%%, worst %.1f%%",
+			n, approxN, hllN, 100*sum/float64(n), 100*worst))
+		ph.Rates["approximate_mean_error"] = sum / float64(n)
+	} else if approxN+hllN > 0 {
+		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d approximate counts (\"approximate\" or \"hll\"); nothing published in this run to compare them with", approxN+hllN))
+	}
+	if model == nil {
+		total.Notes = append(total.Notes, "nothing was published in this run, so the right counts cannot be known: counts are reported, not checked")
+	}
+	if n := ph.Counts["failed"]; n > 0 {
+		total.Notes = append(total.Notes, fmt.Sprintf("%d COUNTs got no count (CLOSED, timeout or connection loss): not checked; the outcomes line says which", n))
+	}
+	verify.Finish(total)
+	if len(reqRecs) > 0 {
+		rv := verifyQueries(reqRecs, model, o.RelayCap).total
+		ph.Counts["req_queries"] = int64(len(reqRecs))
+		if rv.Semantics != "" {
+			total.Semantics = rv.Semantics
+		}
+		if !rv.Passed {
+			total.Passed = false
+			total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("the comparison REQs (same filters, limit %d) failed verification: %d missing, %d extra, %d not matching, %d invalid, %d duplicated",
+				o.Limit, rv.Missing, rv.Extra, rv.NotMatching, rv.Invalid, rv.Duplicated))
+			for _, n := range rv.Notes {
+				total.Notes = verify.AppendUnique(total.Notes, "comparison REQs: "+n)
+			}
+		}
+	}
+	ph.Verification = total
+}
+
+// p50Ratio is the median COUNT latency over the median REQ→EOSE latency of
+// the same filters (0 when either has no sample).
+func p50Ratio(count, req *metrics.Histogram) float64 {
+	if count.Count() == 0 || req.Count() == 0 {
+		return 0
+	}
+	c, r := count.Result().Percentiles["50"], req.Result().Percentiles["50"]
+	if r <= 0 {
+		return 0
+	}
+	return float64(c) / float64(r)
+}
