@@ -15,7 +15,9 @@
 // limitation.max_limit so that query verification can compute what a REQ
 // should return. A filter without a limit (or above the cap) is treated as
 // limit = MaxLimit: without this, the badger and lmdb stores would silently
-// return only a quarter of their cap for such filters.
+// return only a quarter of their cap for such filters. With the native and
+// badger stores it also answers NIP-77 (negentropy) over the whole matching
+// set, up to MaxNegentropy events.
 //
 // A duplicate EVENT is answered OK false with a "duplicate:" reason (khatru
 // alone would answer a bare OK true).
@@ -62,11 +64,17 @@ import (
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip11"
+	"github.com/nbd-wtf/go-nostr/nip45/hyperloglog"
 )
 
 // MaxLimit is the most events any store returns for one filter, announced
 // as NIP-11 limitation.max_limit.
 const MaxLimit = 1000
+
+// MaxNegentropy is the most events a NIP-77 (negentropy) session of the
+// native and badger stores reconciles (strfry's default maxSyncEvents); the
+// other stores do not announce NIP-77.
+const MaxNegentropy = 1000000
 
 // MaxMessageLength is the largest client message accepted (khatru's
 // default), announced as limitation.max_message_length.
@@ -142,11 +150,13 @@ func New(o Options) (*Relay, error) {
 		DefaultLimit:     MaxLimit,
 	}
 	k.MaxMessageSize = MaxMessageLength
+	// NIP-77 needs the whole matching set, which native and badger can list.
+	k.Negentropy = name == "native" || name == "badger"
 
 	r := &Relay{k: k, store: store, storeName: name, conns: map[*khatru.WebSocket]struct{}{}}
 
 	k.OverwriteFilter = append(k.OverwriteFilter, func(ctx context.Context, f *nostr.Filter) {
-		if f.LimitZero {
+		if f.LimitZero || eventstore.IsNegentropySession(ctx) {
 			return
 		}
 		if f.Limit <= 0 || f.Limit > MaxLimit {
@@ -182,6 +192,17 @@ func New(o Options) (*Relay, error) {
 			}
 			defer r.inflight.Done()
 			return c.CountEvents(ctx, f)
+		})
+		// khatru v0.19.1 answers the filters NIP-45 defines HyperLogLog for
+		// (kind 3 with one #p, kind 7 with one #e) from CountEventsHLL alone:
+		// without one it counts 0. The count is exact; no registers are sent.
+		k.CountEventsHLL = append(k.CountEventsHLL, func(ctx context.Context, f nostr.Filter, _ int) (int64, *hyperloglog.HyperLogLog, error) {
+			if !r.enter() {
+				return 0, nil, errShuttingDown
+			}
+			defer r.inflight.Done()
+			n, err := c.CountEvents(ctx, f)
+			return n, nil, err
 		})
 	}
 	k.OnConnect = append(k.OnConnect, func(ctx context.Context) {
@@ -329,6 +350,9 @@ func openStore(name, dir string, logger *log.Logger) (eventstore.Store, error) {
 	}
 	if err := store.Init(); err != nil {
 		return nil, fmt.Errorf("opening %s store in %s: %v", name, dir, err)
+	}
+	if b, ok := store.(*badger.BadgerBackend); ok {
+		b.MaxLimitNegentropy = MaxNegentropy // Init set it to MaxLimit
 	}
 	return store, nil
 }

@@ -502,13 +502,16 @@ func indexKeys(ev *nostr.Event, id [32]byte) [][]byte {
 // --- querying ---
 
 // QueryEvents returns the newest events matching f (at most f.Limit, and at
-// most maxLimit; no limit means maxLimit), newest first, on a buffered
-// channel that is already closed.
-func (s *nativeStore) QueryEvents(_ context.Context, f nostr.Filter) (chan *nostr.Event, error) {
+// most maxLimit, or MaxNegentropy for a NIP-77 session; no limit means that
+// cap), newest first, on a buffered channel that is already closed.
+func (s *nativeStore) QueryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Event, error) {
 	var evs []*nostr.Event
-	limit := f.Limit
-	if limit <= 0 || limit > s.maxLimit {
-		limit = s.maxLimit
+	limit, most := f.Limit, s.maxLimit
+	if eventstore.IsNegentropySession(ctx) {
+		most = MaxNegentropy // NIP-77 reconciles the whole set, not a page
+	}
+	if limit <= 0 || limit > most {
+		limit = most
 	}
 	err := s.find(f, limit, func(ev *nostr.Event) { evs = append(evs, ev) })
 	if err != nil {

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/workload"
+)
+
+// TestCompareNegentropyStrfry runs `compare --relays strfry,khatru-memory
+// --workloads negentropy`: strfry announces NIP-77 and must converge on the
+// exact sets in every scenario; the embedded relay with the memory store
+// does not announce it and is skipped with one note.
+func TestCompareNegentropyStrfry(t *testing.T) {
+	dir := sharedBinDir(t)
+	if _, err := os.Stat(filepath.Join(dir, "strfry")); err != nil {
+		t.Skipf("no strfry in %s", dir)
+	}
+	out := t.TempDir()
+	jsonPath := filepath.Join(out, "c.json")
+	res := runBin(t, relaybenchBin(t), 5*time.Minute, "compare", "--bin-dir", dir, "--relays", "strfry,khatru-memory",
+		"--events", "3000", "--skip-query", "--workloads", "negentropy", "--anchor", testAnchor,
+		"--cache-dir", filepath.Join(out, "cache"), "--out", out, "--json", jsonPath, "--no-progress", "--quiet")
+	if res.code != 0 {
+		t.Errorf("exit %d\n%s", res.code, lastLines(res.stderr, 30))
+	}
+	f, err := results.Read(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 2 {
+		t.Fatalf("%d runs", len(f.Runs))
+	}
+	strfry, memory := f.Runs[0], f.Runs[1]
+	for _, s := range []string{workload.NegInitial, workload.NegDelta, workload.NegSteady} {
+		ph := strfry.Phase("negentropy/" + s)
+		if ph == nil {
+			t.Errorf("strfry: no negentropy/%s phase", s)
+			continue
+		}
+		a := ph.Account(workload.OpReconcile)
+		if a == nil || a.Accepted != 5 || a.Requested != 5 {
+			t.Errorf("strfry %s: account %+v, errors %v", s, a, ph.Errors)
+			continue
+		}
+		if v := ph.Verification; v == nil || !v.Verified || !v.Passed || v.Checked < 5 {
+			t.Errorf("strfry %s: verification %+v", s, v)
+		}
+		expNeed, _ := ph.Params["expected_need"].(float64)
+		expHave, _ := ph.Params["expected_have"].(float64)
+		if ph.Counts["need_ids"] != 5*int64(expNeed) || ph.Counts["have_ids"] != 5*int64(expHave) {
+			t.Errorf("strfry %s: need %d have %d, want 5×%v and 5×%v", s, ph.Counts["need_ids"], ph.Counts["have_ids"], expNeed, expHave)
+		}
+		if ph.Latency["sync"] == nil || ph.Latency["sync"].Count != 5 {
+			t.Errorf("strfry %s: sync latency %+v", s, ph.Latency["sync"])
+		}
+		switch s {
+		case workload.NegInitial:
+			if expNeed < 500 || expHave < 250 {
+				t.Errorf("strfry initial: expected need %v, have %v: the scenario is not a partial overlap", expNeed, expHave)
+			}
+		case workload.NegDelta:
+			if expNeed != 100 || ph.Counts["read_back_events"] != 100 {
+				t.Errorf("strfry delta: expected need %v, read back %d", expNeed, ph.Counts["read_back_events"])
+			}
+		case workload.NegSteady:
+			if ph.Counts["round_trips_max"] != 1 {
+				t.Errorf("strfry steady state: %d round trips", ph.Counts["round_trips_max"])
+			}
+		}
+	}
+	var skipped *results.Phase
+	for i := range memory.Phases {
+		if strings.HasPrefix(memory.Phases[i].Name, "negentropy") {
+			if skipped != nil {
+				t.Errorf("khatru-memory: more than one negentropy phase")
+			}
+			skipped = &memory.Phases[i]
+		}
+	}
+	if skipped == nil || len(skipped.Notes) != 1 || !strings.HasPrefix(skipped.Notes[0], "skipped: the relay does not announce NIP-77") || len(skipped.Accounts) != 0 {
+		t.Errorf("khatru-memory: want one skipped negentropy phase, got %+v", skipped)
+	}
+}
+
+// TestSyncSkipsRelayWithoutNIP77: the sync command on a relay that does not
+// announce NIP-77 publishes, skips the reconciliation with one line, and
+// passes.
+func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
+	out := t.TempDir()
+	jsonPath := filepath.Join(out, "s.json")
+	res := runBin(t, relaybenchBin(t), 2*time.Minute, "sync", "--store", "memory", "--events", "300", "--anchor", testAnchor,
+		"--cache-dir", "off", "--out", out, "--json", jsonPath, "--no-progress")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, lastLines(res.stderr, 30))
+	}
+	if n := strings.Count(res.stdout, "skipped: the relay does not announce NIP-77"); n != 1 {
+		t.Errorf("the summary names the skip %d times:\n%s", n, res.stdout)
+	}
+	f, err := results.Read(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Runs[0]
+	if len(r.Phases) != 2 || r.Phases[0].Name != "publish" || r.Phases[1].Name != "negentropy" {
+		t.Fatalf("phases: %v", r.Phases)
+	}
+}

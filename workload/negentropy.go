@@ -1,0 +1,568 @@
+package workload
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/negentropy"
+	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
+	"github.com/relaybench/relaybench/wire"
+)
+
+// OpReconcile is the operation a negentropy phase's account counts: one
+// NIP-77 reconciliation, NEG-OPEN to the relay's last NEG-MSG.
+const OpReconcile = "reconciliation"
+
+// Negentropy scenarios, in the order they run.
+const (
+	NegInitial = "initial" // local set: part of the relay's events plus some only the client has
+	NegDelta   = "delta"   // local set: everything the relay had before Delta new events
+	NegSteady  = "steady"  // local set: exactly the relay's
+)
+
+// NegentropyOptions configure the NIP-77 sync workload.
+type NegentropyOptions struct {
+	Rounds    int     // reconciliations per scenario (default 5)
+	Overlap   float64 // initial scenario: share of the relay's events the local set holds (default 0.8)
+	LocalOnly float64 // initial scenario: local-only items, as a share of the relay's events (default 0.1)
+	Delta     int     // events published before the delta scenario (default 100)
+	// Timeout bounds the wait for each relay answer (NEG-MSG, OK of a delta
+	// EVENT, EOSE of a read-back). Default 30 s.
+	Timeout time.Duration
+	// FrameSize is the client's negentropy frame size limit in bytes
+	// (binary; twice that in hex on the wire). 0: from the relay's NIP-11
+	// max_message_length (half of it, less 1 KiB), else 65,536; -1: unlimited.
+	FrameSize int
+	Seed      int64
+	Dial      wire.Options
+	Progress  func(done int64)
+	// Begin samples the relay's resources over each timed window (nil: not
+	// observed).
+	Begin Sampler
+}
+
+func (o *NegentropyOptions) defaults(info *nip11.Info) {
+	if o.Rounds <= 0 {
+		o.Rounds = 5
+	}
+	if o.Overlap <= 0 || o.Overlap > 1 {
+		o.Overlap = 0.8
+	}
+	if o.LocalOnly < 0 {
+		o.LocalOnly = 0
+	}
+	if o.Delta <= 0 {
+		o.Delta = 100
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	switch {
+	case o.FrameSize < 0:
+		o.FrameSize = 0
+	case o.FrameSize == 0 && info != nil && info.Limitation.MaxMessageLength > 0:
+		o.FrameSize = max(negentropy.MinFrameSize, (info.Limitation.MaxMessageLength-1024)/2)
+	case o.FrameSize == 0:
+		o.FrameSize = 65536
+	default:
+		o.FrameSize = max(negentropy.MinFrameSize, o.FrameSize)
+	}
+}
+
+// NegentropySkip is the one line saying why a relay skips the negentropy
+// workload ("" when it announces NIP-77).
+func NegentropySkip(info *nip11.Info) string {
+	if info == nil {
+		return "skipped: the relay serves no NIP-11 document, so it does not announce NIP-77 (negentropy)"
+	}
+	if !info.SupportsNIP(77) {
+		return fmt.Sprintf("skipped: the relay does not announce NIP-77 (negentropy) in NIP-11 supported_nips %v", info.SupportedNIPs)
+	}
+	return ""
+}
+
+// Negentropy measures NIP-77 reconciliation of a local set with the
+// relay's events, in three scenarios, each its own phase
+// ("negentropy/initial", "negentropy/delta", "negentropy/steady"):
+//
+//   - initial: the local set holds Overlap of the relay's events and
+//     LocalOnly×|relay| ids the relay does not have;
+//   - delta: Delta fresh events are published first (not timed); the local
+//     set is the relay's set before them;
+//   - steady: the local set is exactly the relay's (one round trip expected).
+//
+// relaySet is what the relay holds (the accepted events of the publish
+// phase: env.Live). The filter is {until: newest created_at of relaySet}
+// so that events other workloads published "now" stay out; delta events
+// are made with that created_at. Each scenario runs Rounds reconciliations
+// from a fresh session. A reconciliation is accepted when the protocol
+// converged; it is then verified: the ids the relay reported having and
+// the client lacking must be exactly relay − local, and those only the
+// client has exactly local − relay. Missing and extra ids fail the
+// verification (exit 3). The delta events the first delta reconciliation
+// found are then fetched by id and each checked (id, signature, one copy).
+// A relay that does not announce NIP-77 skips the workload with one note.
+func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*nostr.Event, info *nip11.Info, o NegentropyOptions) ([]results.Phase, error) {
+	if why := NegentropySkip(info); why != "" {
+		return []results.Phase{{Name: "negentropy", Workload: "negentropy", Counts: map[string]int64{}, Notes: []string{why}}}, nil
+	}
+	o.defaults(info)
+	if len(relaySet) == 0 {
+		why := "nothing was published to the relay in this run: its set is unknown, so convergence could not be verified"
+		var out []results.Phase
+		for _, s := range []string{NegInitial, NegDelta, NegSteady} {
+			l := outcome.New(OpReconcile, int64(o.Rounds))
+			l.Settle(outcome.NotRun, why)
+			out = append(out, results.Phase{Name: "negentropy/" + s, Workload: "negentropy", Counts: map[string]int64{},
+				Accounts: []results.Account{l.Result()}, Notes: []string{"not run: " + why}})
+		}
+		return out, nil
+	}
+	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit}
+	defer func() { closeAll(nr.conns) }()
+
+	relay := make([]negentropy.Item, 0, len(relaySet)+o.Delta)
+	var until int64
+	for _, e := range relaySet {
+		relay = append(relay, negentropy.Item{CreatedAt: e.CreatedAt, ID: e.ID})
+		until = max(until, e.CreatedAt)
+	}
+	nr.filter = nostr.Filter{Until: nostr.Int64(until)}
+
+	var phases []results.Phase
+	done := int64(0)
+	progress := func() {
+		done++
+		if o.Progress != nil {
+			o.Progress(done)
+		}
+	}
+
+	// initial: part of the relay's set plus ids only the client has.
+	local, need, have := negInitialSet(relay, o)
+	ph, err := nr.scenario(NegInitial, local, need, have, len(relay), nil, progress)
+	phases = append(phases, ph)
+	if err != nil || ctx.Err() != nil {
+		return phases, err
+	}
+
+	// delta: publish fresh events (not timed), then reconcile the set the
+	// relay had before them.
+	setup := mono.Now()
+	dl, dPub, err := nr.publishDelta(ctx, c, until)
+	if err != nil {
+		return phases, err
+	}
+	pubSecs := float64(mono.Now()-setup) / 1e9
+	after := append(slices.Clip(relay), dPub.items...)
+	need = map[string]bool{}
+	for _, it := range dPub.items {
+		need[it.ID] = true
+	}
+	ph, err = nr.scenario(NegDelta, relay, need, map[string]bool{}, len(after), &dPub, progress)
+	ph.SetupSecs += pubSecs // signing and publishing the delta events: not timed
+	ph.Accounts = append(ph.Accounts, dl.Result())
+	ph.Counts["delta_sent"] = int64(o.Delta)
+	ph.Counts["delta_accepted"] = int64(len(dPub.items))
+	if refused := o.Delta - len(dPub.items); refused > 0 {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of the %d delta events were not accepted; only the accepted ones are expected", refused, o.Delta))
+	}
+	phases = append(phases, ph)
+	if err != nil || ctx.Err() != nil {
+		return phases, err
+	}
+
+	// steady: identical sets.
+	ph, err = nr.scenario(NegSteady, after, map[string]bool{}, map[string]bool{}, len(after), nil, progress)
+	phases = append(phases, ph)
+	return phases, err
+}
+
+// negRun is one run of the negentropy workload.
+type negRun struct {
+	o      NegentropyOptions
+	url    string
+	user   context.Context
+	filter nostr.Filter
+	conns  []*wire.Conn
+	cn     *wire.Conn
+	redial int
+	cap    int // the relay's announced max_limit (0: unknown)
+}
+
+// negDelta is the delta events the relay accepted.
+type negDelta struct {
+	items []negentropy.Item
+	fresh *Fresh
+	index map[string]int
+}
+
+// conn returns the connection, dialled again (up to maxRedials times) when
+// the relay dropped it; nil when it is gone.
+func (nr *negRun) conn(ctx context.Context) (*wire.Conn, error) {
+	if nr.cn != nil && nr.cn.Err() == nil {
+		return nr.cn, nil
+	}
+	if nr.cn != nil {
+		if nr.redial == maxRedials {
+			return nil, errors.New(outcome.WhyConnGone)
+		}
+		nr.redial++
+	}
+	cn, err := wire.Dial(ctx, nr.url, nr.o.Dial)
+	if err != nil {
+		return nil, err
+	}
+	nr.conns = append(nr.conns, cn)
+	nr.cn = cn
+	return cn, nil
+}
+
+// negInitialSet is the initial scenario's local set and the expected need
+// (relay − local) and have (local − relay) sets: Overlap of the relay's
+// items chosen with the seed, plus LocalOnly×|relay| random ids with
+// created_at values taken from the relay's items.
+func negInitialSet(relay []negentropy.Item, o NegentropyOptions) (local []negentropy.Item, need, have map[string]bool) {
+	rng := corpus.NewRand(o.Seed, 0x6e6567) // "neg"
+	perm := rng.Perm(len(relay))
+	keep := int(math.Round(o.Overlap * float64(len(relay))))
+	extra := int(math.Round(o.LocalOnly * float64(len(relay))))
+	local = make([]negentropy.Item, 0, keep+extra)
+	need = make(map[string]bool, len(relay)-keep)
+	have = make(map[string]bool, extra)
+	for i, j := range perm {
+		if i < keep {
+			local = append(local, relay[j])
+		} else {
+			need[relay[j].ID] = true
+		}
+	}
+	var id [32]byte
+	for len(have) < extra {
+		for k := 0; k < 32; k += 8 {
+			v := rng.Uint64()
+			for b := 0; b < 8; b++ {
+				id[k+b] = byte(v >> (8 * b))
+			}
+		}
+		h := hex.EncodeToString(id[:])
+		if have[h] {
+			continue
+		}
+		have[h] = true
+		local = append(local, negentropy.Item{CreatedAt: relay[rng.IntN(len(relay))].CreatedAt, ID: h})
+	}
+	return local, need, have
+}
+
+// publishDelta signs and publishes Delta fresh kind-1 events with
+// created_at until, one at a time, and returns their account and the
+// accepted ones.
+func (nr *negRun) publishDelta(ctx context.Context, c *corpus.Corpus, until int64) (*outcome.Ledger, negDelta, error) {
+	l := outcome.New(results.OpEvent, int64(nr.o.Delta))
+	fresh, err := NewFresh(ctx, c, FreshSpec{Count: nr.o.Delta, Size: 256, Seed: nr.o.Seed, CreatedAt: until}, "")
+	if err != nil {
+		return l, negDelta{}, err
+	}
+	d := negDelta{fresh: fresh, index: map[string]int{}}
+	fails := 0
+	for i, e := range fresh.Events {
+		cn, err := nr.conn(ctx)
+		if err != nil {
+			l.SettleFor(ctx, outcome.WhyConnGone)
+			break
+		}
+		octx, cancel := context.WithTimeout(ctx, nr.o.Timeout)
+		ok, err := cn.Publish(octx, e.ID, fresh.Raw[i])
+		cancel()
+		k, _ := l.Book(ctx, ok, err)
+		switch k {
+		case outcome.Accepted:
+			d.items = append(d.items, negentropy.Item{CreatedAt: e.CreatedAt, ID: e.ID})
+			d.index[e.ID] = i
+			fails = 0
+		case outcome.TimedOut, outcome.ConnLost:
+			fails++
+		}
+		if fails >= 3 || ctx.Err() != nil {
+			l.SettleFor(ctx, outcome.WhyAborted)
+			break
+		}
+	}
+	return l, d, nil
+}
+
+// negStats gathers one scenario's figures.
+type negStats struct {
+	sync, cpu        *metrics.Histogram
+	rtMin, rtMax     int64
+	rt, up, down     int64
+	need, have       int64
+	converged, wrong int64
+}
+
+// scenario runs Rounds reconciliations of local against the relay and
+// returns the scenario's phase.
+func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, expHave map[string]bool, relayN int, delta *negDelta, progress func()) (results.Phase, error) {
+	o := nr.o
+	ph := results.Phase{Name: "negentropy/" + name, Workload: "negentropy", Counts: map[string]int64{},
+		Params: map[string]any{"scenario": name, "rounds": o.Rounds, "frame_size": o.FrameSize, "relay_set": relayN,
+			"local_set": len(localItems), "expected_need": len(expNeed), "expected_have": len(expHave)}}
+	if name == NegInitial {
+		ph.Params["overlap"], ph.Params["local_only"] = o.Overlap, o.LocalOnly
+	}
+	if name == NegDelta {
+		ph.Params["delta"] = o.Delta
+	}
+	ledger := outcome.New(OpReconcile, int64(o.Rounds))
+	set, err := negentropy.NewSet(localItems)
+	if err != nil {
+		ledger.Settle(outcome.NotRun, err.Error())
+		ph.Accounts = []results.Account{ledger.Result()}
+		return ph, err
+	}
+	ph.Counts["client_prep_us"] = set.Prep.Microseconds()
+	setup := mono.Now()
+	// A fresh connection per scenario: the phase's connection counters are
+	// its own (the delta events were published on another one).
+	closeAll(nr.conns)
+	nr.conns, nr.cn, nr.redial = nil, nil, 0
+	pctx, wd := outcome.NewWatchdog(nr.user, 3, "reconciliations without an answer (timed out or connection lost)")
+	defer wd.Stop()
+	var errs []string
+	if _, err := nr.conn(pctx); err != nil {
+		errs = append(errs, "dial: "+err.Error())
+		ledger.Settle(outcome.NotRun, outcome.WhyConnGone)
+	}
+	st := negStats{sync: metrics.NewHistogram(), cpu: metrics.NewHistogram(), rtMin: math.MaxInt64}
+	ver := results.Verification{Verified: true}
+	var firstNeed []string
+
+	smp := startSampling(o.Begin)
+	cpu0 := CPUTime()
+	start := mono.Now()
+	startWall := time.Now()
+	for r := 0; r < o.Rounds && pctx.Err() == nil; r++ {
+		cn, err := nr.conn(pctx)
+		if err != nil {
+			errs = verify.AppendUnique(errs, "redial: "+err.Error())
+			break
+		}
+		res, err := negentropy.Sync(pctx, cn, "neg-"+name+"-"+strconv.Itoa(r), nr.filter, set,
+			negentropy.Options{FrameSize: o.FrameSize, Timeout: o.Timeout})
+		var k outcome.Kind
+		var relayErr *negentropy.RelayError
+		var protoErr *negentropy.ProtocolError
+		switch {
+		case err == nil:
+			k = outcome.Accepted
+			ledger.Add(k, "")
+			if negCheck(&ver, res, expNeed, expHave) {
+				st.converged++
+				st.sync.Record(res.End - res.Start)
+				st.cpu.Record(max(int64(res.ClientCPU), 1))
+			} else {
+				st.wrong++
+			}
+			st.rt += int64(res.RoundTrips)
+			st.rtMin, st.rtMax = min(st.rtMin, int64(res.RoundTrips)), max(st.rtMax, int64(res.RoundTrips))
+			st.up += res.BytesUp
+			st.down += res.BytesDown
+			st.need += int64(len(res.Need))
+			st.have += int64(len(res.Have))
+			if firstNeed == nil {
+				firstNeed = res.Need
+			}
+		case errors.As(err, &relayErr):
+			k = outcome.Refused
+			ledger.Add(k, outcome.RefusalClass(relayErr.Class))
+			errs = verify.AppendUnique(errs, "NEG-ERR: "+relayErr.Reason)
+		case errors.As(err, &protoErr):
+			// The relay answered, but with what the protocol cannot read: a
+			// wrong answer, not credited.
+			k = outcome.Accepted
+			ledger.Add(k, "")
+			ver.Checked++
+			ver.Invalid++
+			errs = verify.AppendUnique(errs, protoErr.Error())
+		case errors.Is(err, negentropy.ErrTimeout):
+			k = outcome.TimedOut
+			ledger.Add(k, "")
+		default:
+			k = ledger.BookErr(nr.user, err)
+		}
+		wd.Book(k)
+		progress()
+	}
+	end := mono.Now()
+	cpu := CPUTime() - cpu0
+	smp.stop()
+	wd.Settle(ledger, outcome.WhyConnGone)
+
+	ph.Start = startWall
+	ph.Duration = end - start
+	ph.SetupSecs = setupSince(setup, start)
+	ph.Accounts = []results.Account{ledger.Result()}
+	ph.Aborted = wd.Aborted()
+	if delta != nil && firstNeed != nil {
+		rv := nr.readBack(pctx, &ph, delta, firstNeed)
+		verify.Add(&ver, &rv)
+	}
+	ver.Verified = ver.Checked > 0 // nothing converged: nothing to compare
+	verify.Finish(&ver)
+	ph.Verification = &ver
+	c := ph.Counts
+	c["reconciliations"] = ledger.Count(outcome.Accepted) - st.wrong
+	c["round_trips"], c["bytes_up"], c["bytes_down"] = st.rt, st.up, st.down
+	c["need_ids"], c["have_ids"] = st.need, st.have
+	if st.rtMax > 0 {
+		c["round_trips_min"], c["round_trips_max"] = st.rtMin, st.rtMax
+	}
+	if n := ledger.Count(outcome.Accepted); n > 0 {
+		c["bytes_up_per_sync"], c["bytes_down_per_sync"] = st.up/n, st.down/n
+	}
+	if st.converged > 0 {
+		ph.Latency = map[string]*results.Histogram{"sync": st.sync.Result()}
+		// The protocol's own CPU per sync (a count, not a latency: reports
+		// chart "sync").
+		c["client_cpu_us_p50"], c["client_cpu_us_max"] = st.cpu.Quantile(50)/1000, st.cpu.Max()/1000
+		if secs := float64(ph.Duration) / 1e9; secs > 0 {
+			ph.Rates = map[string]float64{"syncs_per_sec": float64(st.converged) / secs}
+		}
+	}
+	if st.wrong > 0 {
+		errs = verify.AppendUnique(errs, fmt.Sprintf("%d reconciliations did not converge on the right sets", st.wrong))
+	}
+	ph.Errors = append(ph.Errors, errs...)
+	ph.Notes = append(ph.Notes, fmt.Sprintf("client CPU of the reconciliation itself (go-nostr nip77/negentropy, hex included): %s per sync; building the sorted local set of %d items took %s (not timed)",
+		negCPU(st.cpu), set.Len(), set.Prep.Round(time.Microsecond)))
+	addConnStats(nr.user, &ph, nr.conns)
+	judgeClientCPU(&ph, cpu)
+	smp.into(&ph)
+	return ph, nr.user.Err()
+}
+
+func negCPU(h *metrics.Histogram) string {
+	if h.Count() == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("p50 %s, max %s", time.Duration(h.Quantile(50)).Round(time.Microsecond), time.Duration(h.Max()).Round(time.Microsecond))
+}
+
+// negCheck verifies one converged reconciliation: need must be exactly
+// expNeed and have exactly expHave. It returns true when they are.
+func negCheck(v *results.Verification, res negentropy.Result, expNeed, expHave map[string]bool) bool {
+	v.Checked++
+	v.Expected += int64(len(expNeed) + len(expHave))
+	ok := true
+	cmp := func(got []string, exp map[string]bool) {
+		seen := make(map[string]bool, len(got))
+		for _, id := range got {
+			v.Returned++
+			switch {
+			case seen[id]:
+				v.Duplicated++
+				ok = false
+			case !exp[id]:
+				v.Extra++
+				ok = false
+			}
+			seen[id] = true
+		}
+		for id := range exp {
+			if !seen[id] {
+				v.Missing++
+				ok = false
+			}
+		}
+	}
+	cmp(res.Need, expNeed)
+	cmp(res.Have, expHave)
+	return ok
+}
+
+// readBack fetches the events the first delta reconciliation said the
+// client needs, by id, and checks each (valid, one copy, one of the delta
+// events): the sync's result is usable. Not timed.
+func (nr *negRun) readBack(ctx context.Context, ph *results.Phase, d *negDelta, ids []string) results.Verification {
+	chunk := 500
+	if nr.cap > 0 {
+		chunk = min(chunk, nr.cap)
+	}
+	reqs := (len(ids) + chunk - 1) / chunk
+	l := outcome.New(results.OpRead, int64(reqs))
+	rv := results.Verification{Verified: true, Expected: int64(len(ids))}
+	got := map[string]bool{}
+	checker := verify.NewChecker()
+	returned := int64(0)
+	for q := 0; q < reqs; q++ {
+		cn, err := nr.conn(ctx)
+		if err != nil {
+			break
+		}
+		part := ids[q*chunk : min(len(ids), (q+1)*chunk)]
+		f := nostr.Filter{IDs: part, Limit: len(part)}
+		qctx, cancel := context.WithTimeout(ctx, nr.o.Timeout)
+		qr, err := cn.Query(qctx, "neg-read-"+strconv.Itoa(q), []nostr.Filter{f})
+		cancel()
+		returned += int64(len(qr.Events))
+		switch {
+		case qr.Ended == wire.EndEOSE:
+			l.Add(outcome.Accepted, "")
+			rv.Checked++
+			checkRead(&rv, checker.NewStream(&f), d, qr.Events, got)
+		case qr.Ended == wire.EndClosed:
+			l.Add(outcome.Refused, outcome.RefusalClass(qr.Class))
+			ph.Errors = verify.AppendUnique(ph.Errors, "read-back of the needed events closed: "+qr.Reason)
+		default:
+			l.BookErr(nr.user, err)
+		}
+	}
+	l.SettleFor(nr.user, outcome.WhyConnGone)
+	for _, id := range ids {
+		if !got[id] {
+			rv.Missing++
+		}
+	}
+	ph.Counts["read_back_events"] = int64(len(got))
+	ph.Accounts = append(ph.Accounts, l.Result())
+	g := rv
+	verify.Finish(&g)
+	ph.Groups = append(ph.Groups, results.Group{Name: "read-back of needed events", Counts: map[string]int64{"requested": int64(len(ids)), "returned": returned}, Verification: &g})
+	return rv
+}
+
+// checkRead checks the events of one read-back answer.
+func checkRead(rv *results.Verification, stream *verify.Stream, d *negDelta, evs [][]byte, got map[string]bool) {
+	for _, raw := range evs {
+		var known *nostr.Event
+		var pub []byte
+		if id := EventIDOf(raw); id != nil {
+			if i, ok := d.index[string(id)]; ok {
+				known, pub = d.fresh.Events[i], d.fresh.Raw[i]
+			}
+		}
+		e, fault := stream.Event(raw, known, pub)
+		verify.Book(rv, fault)
+		if fault != verify.Valid {
+			continue
+		}
+		if _, ours := d.index[e.ID]; !ours {
+			rv.Extra++ // valid, but not a delta event: the relay named an id it should not have
+		}
+		got[e.ID] = true
+	}
+}
