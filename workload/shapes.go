@@ -24,6 +24,7 @@ type shapeBuilder struct {
 	minT   int64
 	maxT   int64
 	byKind []int
+	cd     *clientData // the client shapes' data (clientmix.go), gathered on first use
 }
 
 func newShapeBuilder(evs []*nostr.Event, limit int, seed int64) (*shapeBuilder, error) {
@@ -132,7 +133,7 @@ func (b *shapeBuilder) build(shape string) (nostr.Filter, bool) {
 			f.Tags = map[string][]string{"t": {t}}
 		}
 	default:
-		return f, false
+		return b.buildClient(shape)
 	}
 	return f, true
 }

@@ -1,0 +1,340 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/relaybench/relaybench/nostr"
+)
+
+// ClientShapes are the queries Nostr clients send, in the order they
+// rotate. Each is drawn from the events the relay holds so that it hits:
+//
+//   - global: the global feed, recent kind-1 notes
+//   - home: the home feed, kinds 1 and 6 by the authors of a kind-3 follow
+//     list (one of the 8 lists closest to 150 authors, cut at 150)
+//   - profiles: profile hydration, kind 0 of 50 authors that have one
+//   - thread: the replies to a popular root (#e, kind 1)
+//   - notifications: what mentions one of the most-mentioned keys (#p,
+//     kinds 1, 6, 7 and 9735)
+//   - hashtag: a hashtag feed (#t, kind 1), tags drawn by how often notes
+//     carry them
+//   - ids: a batch of 100 events by id
+//   - reactions: reactions and zaps of a much-reacted note (#e, kinds 7 and
+//     9735)
+//   - addressable: one addressable event by kind, author and d tag
+//
+// "Popular" picks favour the top of the ranking among its 32 first entries.
+var ClientShapes = []string{"global", "home", "profiles", "thread", "notifications", "hashtag", "ids", "reactions", "addressable"}
+
+// The query mixes --query-mix names.
+const (
+	MixReference = "reference" // the reference suite's Shapes
+	MixClients   = "clients"   // ClientShapes
+	MixAll       = "all"       // both
+)
+
+// Client shape sizes.
+const (
+	homeAuthors    = 150
+	profileAuthors = 50
+	batchIDs       = 100
+	popularTop     = 32
+)
+
+// ParseMix resolves a query mix: "reference", "clients", "all", or a
+// comma-separated list of shape names (reference or client ones).
+func ParseMix(s string) ([]string, error) {
+	switch strings.TrimSpace(s) {
+	case "", MixReference:
+		return slices.Clone(Shapes), nil
+	case MixClients:
+		return slices.Clone(ClientShapes), nil
+	case MixAll:
+		return append(slices.Clone(Shapes), ClientShapes...), nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !slices.Contains(Shapes, p) && !slices.Contains(ClientShapes, p) {
+			return nil, fmt.Errorf("unknown query shape %q (mixes: reference, clients, all; shapes: %s, %s)", p, strings.Join(Shapes, ", "), strings.Join(ClientShapes, ", "))
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no query shape given")
+	}
+	return out, nil
+}
+
+// clientData is what the client shapes are drawn from, gathered once from
+// the source events.
+type clientData struct {
+	notes       int               // kind-1 events
+	follows     [][]string        // follow lists (kind 3) whose authors posted, closest to homeAuthors first
+	profiled    []string          // authors with a kind-0 event
+	roots       []string          // thread roots, most replied first
+	mentioned   []string          // keys, most mentioned first
+	noteTags    []string          // t values of kind-1 notes, one per occurrence
+	ids         []string          // every event id
+	reacted     []string          // notes, most reacted (kinds 7, 9735) first
+	addressable []*nostr.Event    // kind 30000–39999 with a d tag
+	why         map[string]string // shape → why it cannot hit
+}
+
+// clientSkipWhy says, per client shape, what a corpus lacks when the shape
+// cannot hit.
+var clientSkipWhy = map[string]string{
+	"global":        "corpus has no kind-1 event",
+	"home":          "corpus has no kind-3 event following an author who posted",
+	"profiles":      "corpus has no kind-0 event",
+	"thread":        "corpus has no reply (kind 1 with an e tag)",
+	"notifications": "corpus has no p tag on kinds 1, 6, 7 or 9735",
+	"hashtag":       "corpus has no kind-1 event with a t tag",
+	"ids":           "corpus has no event id",
+	"reactions":     "corpus has no reaction or zap (kind 7 or 9735 with an e tag)",
+	"addressable":   "corpus has no addressable event (kind 30000-39999 with a d tag)",
+}
+
+// isHex64 reports whether s is 64 lowercase hex digits (an id or a key, as
+// filters must carry them).
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ranked returns the keys of counts, most counted first (ties by key, so
+// the order never depends on map iteration).
+func ranked(counts map[string]int) []string {
+	out := make([]string, 0, len(counts))
+	for k := range counts {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if counts[out[i]] != counts[out[j]] {
+			return counts[out[i]] > counts[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+func newClientData(evs []*nostr.Event) *clientData {
+	d := &clientData{why: map[string]string{}}
+	posted := map[string]bool{} // authors of kind 1 or 6
+	seenProfile := map[string]bool{}
+	roots, mentions, reactions := map[string]int{}, map[string]int{}, map[string]int{}
+	var contacts []*nostr.Event
+	for _, e := range evs {
+		if isHex64(e.ID) {
+			d.ids = append(d.ids, e.ID)
+		}
+		switch {
+		case e.Kind == 1 || e.Kind == 6:
+			posted[e.PubKey] = true
+		case e.Kind == 0:
+			if !seenProfile[e.PubKey] && isHex64(e.PubKey) {
+				seenProfile[e.PubKey] = true
+				d.profiled = append(d.profiled, e.PubKey)
+			}
+		case e.Kind == 3:
+			contacts = append(contacts, e)
+		case e.Kind >= 30000 && e.Kind < 40000:
+			if e.TagValue("d") != "" && isHex64(e.PubKey) {
+				d.addressable = append(d.addressable, e)
+			}
+		}
+		if e.Kind == 1 {
+			d.notes++
+			if r := threadRoot(e); r != "" {
+				roots[r]++
+			}
+		}
+		var lastE string
+		for _, t := range e.Tags {
+			if len(t) < 2 {
+				continue
+			}
+			switch t[0] {
+			case "p":
+				if (e.Kind == 1 || e.Kind == 6 || e.Kind == 7 || e.Kind == 9735) && isHex64(t[1]) {
+					mentions[t[1]]++
+				}
+			case "t":
+				if e.Kind == 1 && t[1] != "" {
+					d.noteTags = append(d.noteTags, t[1])
+				}
+			case "e":
+				if isHex64(t[1]) {
+					lastE = t[1]
+				}
+			}
+		}
+		if (e.Kind == 7 || e.Kind == 9735) && lastE != "" {
+			reactions[lastE]++ // NIP-25: the reacted-to note is the last e tag
+		}
+	}
+	d.roots, d.mentioned, d.reacted = ranked(roots), ranked(mentions), ranked(reactions)
+	for _, c := range contacts {
+		var list []string
+		hits := false
+		for _, t := range c.Tags {
+			if len(t) >= 2 && t[0] == "p" && isHex64(t[1]) && !slices.Contains(list, t[1]) {
+				list = append(list, t[1])
+				hits = hits || posted[t[1]]
+			}
+		}
+		if hits {
+			d.follows = append(d.follows, list)
+		}
+	}
+	dist := func(l []string) int {
+		if n := len(l) - homeAuthors; n > 0 {
+			return n
+		}
+		return homeAuthors - len(l)
+	}
+	sort.SliceStable(d.follows, func(i, j int) bool { return dist(d.follows[i]) < dist(d.follows[j]) })
+	for shape, missing := range map[string]bool{
+		"global": d.notes == 0, "home": len(d.follows) == 0, "profiles": len(d.profiled) == 0,
+		"thread": len(d.roots) == 0, "notifications": len(d.mentioned) == 0, "hashtag": len(d.noteTags) == 0,
+		"ids": len(d.ids) == 0, "reactions": len(d.reacted) == 0, "addressable": len(d.addressable) == 0,
+	} {
+		if missing {
+			d.why[shape] = clientSkipWhy[shape]
+		}
+	}
+	return d
+}
+
+// threadRoot is the root a kind-1 reply belongs to: its e tag marked
+// "root", or else (deprecated positional e tags) its first e tag; "" for a
+// note that replies to nothing.
+func threadRoot(e *nostr.Event) string {
+	first := ""
+	for _, t := range e.Tags {
+		if len(t) < 2 || t[0] != "e" || !isHex64(t[1]) {
+			continue
+		}
+		if len(t) >= 4 && t[3] == "root" {
+			return t[1]
+		}
+		if first == "" && (len(t) < 4 || t[3] == "") {
+			first = t[1]
+		}
+	}
+	return first
+}
+
+// clients returns the data of the client shapes, gathered on first use.
+func (b *shapeBuilder) clients() *clientData {
+	if b.cd == nil {
+		b.cd = newClientData(b.evs)
+	}
+	return b.cd
+}
+
+// popular picks from the first popularTop entries of a ranking, favouring
+// the top (index n·u², u uniform in [0,1)).
+func (b *shapeBuilder) popular(list []string) string {
+	n := min(len(list), popularTop)
+	u := b.rng.Float64()
+	return list[int(float64(n)*u*u)]
+}
+
+// unavailable says why shape cannot be drawn from the source events ("" if
+// it can).
+func (b *shapeBuilder) unavailable(shape string) string {
+	if !slices.Contains(ClientShapes, shape) {
+		if shape == "tag-p" && len(b.pTags) == 0 {
+			return "corpus has no p tag"
+		}
+		if shape == "tag-t" && len(b.tTags) == 0 {
+			return "corpus has no t tag"
+		}
+		return ""
+	}
+	return b.clients().why[shape]
+}
+
+// buildClient returns the filter of a client shape, false when the source
+// events cannot make it hit.
+func (b *shapeBuilder) buildClient(shape string) (nostr.Filter, bool) {
+	d := b.clients()
+	f := nostr.Filter{Limit: b.limit}
+	if d.why[shape] != "" {
+		return f, false
+	}
+	switch shape {
+	case "global":
+		f.Kinds = []int{1}
+	case "home":
+		// One of the 8 follow lists closest to homeAuthors authors.
+		l := d.follows[b.rng.IntN(min(len(d.follows), 8))]
+		f.Kinds = []int{1, 6}
+		f.Authors = slices.Clone(l[:min(len(l), homeAuthors)])
+	case "profiles":
+		f.Kinds = []int{0}
+		f.Authors = b.sample(d.profiled, profileAuthors)
+		f.Limit = len(f.Authors)
+	case "thread":
+		f.Kinds = []int{1}
+		f.Tags = map[string][]string{"e": {b.popular(d.roots)}}
+	case "notifications":
+		f.Kinds = []int{1, 6, 7, 9735}
+		f.Tags = map[string][]string{"p": {b.popular(d.mentioned)}}
+	case "hashtag":
+		f.Kinds = []int{1}
+		f.Tags = map[string][]string{"t": {d.noteTags[b.rng.IntN(len(d.noteTags))]}}
+	case "ids":
+		f.IDs = b.sample(d.ids, batchIDs)
+		f.Limit = len(f.IDs)
+	case "reactions":
+		f.Kinds = []int{7, 9735}
+		f.Tags = map[string][]string{"e": {b.popular(d.reacted)}}
+	case "addressable":
+		e := d.addressable[b.rng.IntN(len(d.addressable))]
+		f.Kinds = []int{e.Kind}
+		f.Authors = []string{e.PubKey}
+		f.Tags = map[string][]string{"d": {e.TagValue("d")}}
+		f.Limit = 1
+	default:
+		return f, false
+	}
+	return f, true
+}
+
+// sample returns n distinct values of list drawn at random (all of them,
+// shuffled, when it has n or fewer).
+func (b *shapeBuilder) sample(list []string, n int) []string {
+	if len(list) <= n {
+		out := slices.Clone(list)
+		b.rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		return out
+	}
+	picked := make(map[int]bool, n)
+	out := make([]string, 0, n)
+	for len(out) < n {
+		k := b.rng.IntN(len(list))
+		if !picked[k] {
+			picked[k] = true
+			out = append(out, list[k])
+		}
+	}
+	return out
+}

@@ -1,0 +1,203 @@
+package workload
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
+)
+
+func TestParseMix(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":                    Shapes,
+		"reference":           Shapes,
+		"clients":             ClientShapes,
+		"all":                 append(slices.Clone(Shapes), ClientShapes...),
+		"home, thread,home":   {"home", "thread"},
+		"kind,addressable":    {"kind", "addressable"},
+		"notifications,ids,,": {"notifications", "ids"},
+	} {
+		got, err := ParseMix(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseMix(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"nosuch", "home,feed", ","} {
+		if _, err := ParseMix(bad); err == nil {
+			t.Errorf("ParseMix(%q): no error", bad)
+		}
+	}
+}
+
+// Every client shape can be drawn from the synthetic corpus, hits, and has
+// the size the issue asks for.
+func TestClientShapesMatchSomething(t *testing.T) {
+	c := smallCorpus(t).Events
+	b, err := newShapeBuilder(c, 100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := verify.NewModel(c)
+	for _, s := range ClientShapes {
+		if why := b.unavailable(s); why != "" {
+			t.Fatalf("shape %s unavailable: %s", s, why)
+		}
+		for range 20 {
+			f, ok := b.build(s)
+			if !ok {
+				t.Fatalf("shape %s could not be built", s)
+			}
+			if _, all := m.Expected(&f, 0); len(all) == 0 {
+				t.Fatalf("shape %s filter %s matches nothing", s, f.AppendJSON(nil))
+			}
+			switch s {
+			case "ids":
+				if len(f.IDs) != batchIDs || f.Limit != batchIDs {
+					t.Fatalf("ids: %d ids, limit %d", len(f.IDs), f.Limit)
+				}
+			case "profiles":
+				if len(f.Authors) == 0 || len(f.Authors) > profileAuthors || !slices.Equal(f.Kinds, []int{0}) {
+					t.Fatalf("profiles: %s", f.AppendJSON(nil))
+				}
+			case "home":
+				if len(f.Authors) == 0 || len(f.Authors) > homeAuthors {
+					t.Fatalf("home: %d authors", len(f.Authors))
+				}
+			case "reactions":
+				if !slices.Equal(f.Kinds, []int{7, 9735}) || len(f.Tags["e"]) != 1 {
+					t.Fatalf("reactions: %s", f.AppendJSON(nil))
+				}
+			case "addressable":
+				if len(f.Tags["d"]) != 1 || len(f.Authors) != 1 || f.Limit != 1 {
+					t.Fatalf("addressable: %s", f.AppendJSON(nil))
+				}
+			}
+			for _, vs := range [][]string{f.IDs, f.Authors} {
+				seen := map[string]bool{}
+				for _, v := range vs {
+					if seen[v] {
+						t.Fatalf("%s: %s twice in %s", s, v, f.AppendJSON(nil))
+					}
+					seen[v] = true
+				}
+			}
+		}
+	}
+}
+
+// wantClientPhase checks a client-mix phase that should have passed: every
+// query accounted for and answered, every shape a group with verified,
+// non-empty answers and both latencies.
+func wantClientPhase(t *testing.T, q results.Phase, queries int) {
+	t.Helper()
+	a := q.Account(results.OpQuery)
+	if a == nil || !a.Balanced() || a.Requested != int64(queries) || a.Accepted != int64(queries) {
+		t.Fatalf("account %+v", a)
+	}
+	v := q.Verification
+	if v == nil || !v.Verified || !v.Passed || v.Checked != int64(queries) || v.Missing != 0 || v.Extra != 0 {
+		t.Fatalf("verification %+v", v)
+	}
+	if q.Counts["queries"] != int64(queries) || len(q.Groups) != len(ClientShapes) {
+		t.Fatalf("queries %d groups %d", q.Counts["queries"], len(q.Groups))
+	}
+	if q.Rates["events_returned_per_sec"] <= 0 || q.Rates["queries_per_sec"] <= 0 {
+		t.Fatalf("rates %v", q.Rates)
+	}
+	var sum int64
+	for i, g := range q.Groups {
+		if g.Name != ClientShapes[i] {
+			t.Errorf("group %d is %s, want %s", i, g.Name, ClientShapes[i])
+		}
+		sum += g.Counts["queries"]
+		if g.Counts["events_returned"] == 0 || g.Verification == nil || !g.Verification.Passed || g.Verification.Returned == 0 {
+			t.Errorf("shape %s: counts %v verification %+v", g.Name, g.Counts, g.Verification)
+		}
+		if g.Latency["eose"] == nil || g.Latency["eose"].Count != g.Counts["queries"] || g.Latency["first_event"] == nil {
+			t.Errorf("shape %s: latency %v", g.Name, g.Latency)
+		}
+		if g.Rates["events_returned_per_sec"] <= 0 {
+			t.Errorf("shape %s: rates %v", g.Name, g.Rates)
+		}
+	}
+	if sum != int64(queries) {
+		t.Fatalf("groups hold %d queries of %d", sum, queries)
+	}
+}
+
+func TestClientMixEmbeddedRelay(t *testing.T) {
+	for _, conns := range []int{1, 3} {
+		url := embeddedURL(t, "native")
+		_, q := publishAndQuery(t, url, ModePipeline, QueryOptions{Queries: 45, Connections: conns, Shapes: ClientShapes, Name: "clients"})
+		if q.Name != "clients" || q.Workload != "query" {
+			t.Fatalf("phase %q (%q)", q.Name, q.Workload)
+		}
+		wantClientPhase(t, q, 45)
+		if len(q.Notes) > 0 {
+			t.Errorf("notes %v", q.Notes)
+		}
+	}
+}
+
+// A relay that answers OK but drops every 7th event: the shapes' answers
+// miss accepted events, and verification fails.
+func TestClientMixDroppedEventsFail(t *testing.T) {
+	r := testrelay.New(testrelay.Config{DropEvery: 7})
+	defer r.Close()
+	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 45, Shapes: ClientShapes})
+	v := q.Verification
+	if v.Missing == 0 || v.Passed {
+		t.Fatalf("dropped events not detected: %+v", v)
+	}
+	failed := 0
+	for _, g := range q.Groups {
+		if !g.Verification.Passed {
+			failed++
+		}
+	}
+	if failed < 3 {
+		t.Fatalf("only %d shapes failed verification", failed)
+	}
+	if a := q.Account(results.OpQuery); a == nil || !a.Balanced() || a.Accepted != 45 {
+		t.Fatalf("account %+v", a)
+	}
+}
+
+// A dump without kind-3 events: the home shape is skipped in one line and
+// the others share the queries.
+func TestClientMixSkipsWhatTheCorpusLacks(t *testing.T) {
+	url := embeddedURL(t, "native")
+	c := smallCorpus(t)
+	var idx []int
+	var evs []*nostr.Event
+	for i, e := range c.Events {
+		if e.Kind != 3 {
+			idx = append(idx, i)
+			evs = append(evs, e)
+		}
+	}
+	if _, err := Publish(ctxT(t), url, c, idx, PublishOptions{Connections: 2, Mode: ModePipeline}); err != nil {
+		t.Fatal(err)
+	}
+	m := verify.NewModel(evs)
+	q, err := Query(ctxT(t), url, m, m.Live, QueryOptions{Queries: 16, Shapes: ClientShapes, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "shape home skipped: corpus has no kind-3 event following an author who posted"
+	if !slices.Contains(q.Notes, want) {
+		t.Fatalf("notes %v", q.Notes)
+	}
+	if q.Counts["queries"] != 16 || len(q.Groups) != len(ClientShapes)-1 || !q.Verification.Passed {
+		t.Fatalf("queries %d groups %d verification %+v", q.Counts["queries"], len(q.Groups), q.Verification)
+	}
+	for _, g := range q.Groups {
+		if g.Name == "home" || strings.Contains(g.Name, ",") {
+			t.Fatalf("group %s", g.Name)
+		}
+	}
+}
