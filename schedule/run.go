@@ -91,6 +91,14 @@ type Config struct {
 	Recorded func(s Slot, out Outcome)
 	Dropped  func(s Slot)
 
+	// Owns, when set, keeps only the operations whose position in the
+	// pattern (Slot.Seq, counted over the whole pattern) it returns true
+	// for: an execution segment's share (operation k is segment k mod N's).
+	// The others are skipped, neither sent nor counted; the kept ones keep
+	// their intended times, so N instances with the N shares send the whole
+	// pattern exactly. nil keeps every operation.
+	Owns func(seq int64) bool
+
 	// coarse makes the dispatcher sleep on runtime timers only. Tests on a
 	// fake clock (testing/synctest) need it: the precise sleep is a
 	// nanosleep system call, which the fake clock does not see.
@@ -307,10 +315,13 @@ func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	interrupt := func() { d.interrupted = true; r.stopped.Store(true) }
-	for {
+	for seq := int64(0); ; seq++ {
 		off, ok := pc.Next()
 		if !ok {
 			return d
+		}
+		if r.c.Owns != nil && !r.c.Owns(seq) {
+			continue // another segment's operation
 		}
 		it := r.start + int64(off)
 		if it > mono.Now() {
@@ -327,7 +338,7 @@ func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 			}
 		}
 		sec := int(off / time.Second)
-		slot := Slot{Seq: d.intended, Intended: it}
+		slot := Slot{Seq: seq, Intended: it}
 		d.intended++
 		bump(&d.intendedSec, sec)
 		if it < r.warmEnd {
