@@ -28,7 +28,8 @@ type reportCmd struct {
 	Base   []string `placeholder:"FILE" help:"Baseline results files: compare them with --cand (repeat the flag, separate with commas, or list files after it)."`
 	Cand   []string `placeholder:"FILE" help:"Candidate results files compared with --base."`
 	FailOn []string `name:"fail-on" sep:"none" placeholder:"FIGURE:±N%" help:"With --base/--cand: fail (exit 5) when FIGURE changed beyond N % in that direction AND significantly (Mann-Whitney U, α=0.05, over repeated runs; needs 4+ runs a side), e.g. 'publish.rate:-10%', 'query.eose.p99:+20%'. A change that is not significant (~) never fails. Repeatable; also fail_on = […] in --thresholds FILE."`
-	Force  bool     `help:"With --base/--cand: compare runs of different corpora, parameters or machines (refused otherwise)."`
+	Force  bool     `help:"With --base/--cand: compare runs of different corpora, parameters or machines (refused otherwise). With --merge: merge segments that differ."`
+	Merge  bool     `help:"The files are the segments of one test (--segment I/N): report on their merge (as relaybench merge, without writing the merged file; --corpus and --cache-dir of merge default)."`
 	gateFlags
 }
 
@@ -226,6 +227,11 @@ func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
 	fs, err := readAll(files)
 	if err != nil {
 		return err
+	}
+	if c.Merge {
+		if fs, err = mergeForReport(g, files, fs, c.Force); err != nil {
+			return err
+		}
 	}
 	if len(c.parsed) > 0 {
 		for _, f := range fs {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/results"
+)
+
+// segmentFile writes segment i of n: a publish phase of vals, no queries.
+func segmentFile(t *testing.T, dir string, i, n int, vals []int64) string {
+	t.Helper()
+	h := metrics.NewHistogram()
+	for _, v := range vals {
+		h.Record(v)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := &results.File{Tool: results.Tool{Name: "relaybench", Version: "dev"}, Command: "run",
+		Args: []string{"run", "--segment", "x/y"}, StartedAt: start, FinishedAt: start.Add(time.Second),
+		Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1"}, Corpus: results.Corpus{Key: "k", Events: 10},
+			Segment: &results.Segment{Index: i, Count: n},
+			Phases: []results.Phase{{Name: "publish", Workload: "publish", Start: start, Duration: int64(time.Second),
+				Counts:   map[string]int64{"accepted": int64(len(vals))},
+				Latency:  map[string]*results.Histogram{"ok": h.Result()},
+				Accounts: []results.Account{{Op: results.OpEvent, Requested: int64(len(vals)), Accepted: int64(len(vals))}}}}}}}
+	p := filepath.Join(dir, "seg"+string(rune('0'+i))+".json")
+	if err := results.Write(p, f); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMergeCommand(t *testing.T) {
+	dir := t.TempDir()
+	a, b := segmentFile(t, dir, 0, 2, []int64{1000, 2000}), segmentFile(t, dir, 1, 2, []int64{3000})
+	out := filepath.Join(dir, "merged.json")
+	if code := run([]string{"merge", "--quiet", "-o", out, b, a}); code != 0 {
+		t.Fatalf("merge: exit %d", code)
+	}
+	m, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := m.Runs[0].Phases[0]
+	if m.Merged == nil || m.Merged.Segments != 2 || ph.Counts["accepted"] != 3 || ph.Latency["ok"].Count != 3 || m.Verdict == nil || m.Verdict.Status != 0 {
+		t.Fatalf("merged %+v phase %+v verdict %+v", m.Merged, ph, m.Verdict)
+	}
+	if got := strings.Join(m.Args, " "); got != "run --segment 0…1/2" {
+		t.Fatalf("args %q", got)
+	}
+	// The merged file renders like any other.
+	if code := run([]string{"report", out, "-o", filepath.Join(dir, "m.html")}); code != 0 {
+		t.Fatalf("report of the merged file: exit %d", code)
+	}
+	if code := run([]string{"report", "--merge", a, b, "-o", filepath.Join(dir, "m.md")}); code != 0 {
+		t.Fatalf("report --merge: exit %d", code)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "m.md"))
+	if !strings.Contains(string(md), "from 2 segments") {
+		t.Fatalf("report --merge does not say it merged:\n%s", md)
+	}
+	// Thresholds judge the merged figures.
+	if code := run([]string{"merge", "--quiet", "-o", filepath.Join(dir, "t.json"), "--threshold", "publish.ok.count>3", a, b}); code != 5 {
+		t.Fatalf("a threshold the merge misses: exit %d, want 5", code)
+	}
+	// Not the segments of one test: a usage error.
+	if code := run([]string{"merge", "--quiet", "-o", filepath.Join(dir, "x.json"), a}); code != 2 {
+		t.Fatalf("one segment of two: exit %d, want 2", code)
+	}
+	if code := run([]string{"merge", "--quiet", "-o", filepath.Join(dir, "y.json"), a, a}); code != 2 {
+		t.Fatalf("a segment twice: exit %d, want 2", code)
+	}
+}
