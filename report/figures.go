@@ -38,7 +38,8 @@ func decode(h *results.Histogram) (*metrics.Histogram, error) {
 }
 
 // primaryLatency is the name of the latency a phase is judged by: "ok",
-// "eose", "deliver", or else the first name in sorted order ("" when none).
+// "eose", "deliver", or else the first name in sorted order ("" when none)
+// but "auth", the NIP-42 round trips timed apart from the workload's.
 func primaryLatency(lat map[string]*results.Histogram) string {
 	for _, n := range []string{"ok", "eose", "deliver"} {
 		if h := lat[n]; h != nil && h.Count > 0 {
@@ -47,7 +48,7 @@ func primaryLatency(lat map[string]*results.Histogram) string {
 	}
 	names := sortedKeys(lat)
 	for _, n := range names {
-		if lat[n] != nil && lat[n].Count > 0 {
+		if n != "auth" && lat[n] != nil && lat[n].Count > 0 {
 			return n
 		}
 	}
@@ -86,6 +87,9 @@ func kind(p *results.Phase) string {
 // errors.
 func phaseStatus(p *results.Phase) []string {
 	var s []string
+	if _, ok := p.Params["skipped"].(string); ok {
+		s = append(s, "skipped") // a workload the relay does not announce (its note says why)
+	}
 	if v := p.Verification; v != nil {
 		switch {
 		case !v.Verified:

@@ -35,6 +35,8 @@ type JSONFile struct {
 	FinishedAt  time.Time       `json:"finished_at"`
 	Interrupted bool            `json:"interrupted,omitempty"`
 	Runs        []JSONRun       `json:"runs"`
+	// Merged is set when relaybench merge made the file from segments.
+	Merged *results.Merged `json:"merged,omitempty"`
 }
 
 // JSONRun is one run of one relay.
@@ -139,7 +141,7 @@ func jsonLatency(m map[string]*results.Histogram) map[string]JSONLatency {
 func JSON(w io.Writer, files []*results.File, o Options) error {
 	rep := JSONReport{Schema: JSONSchema, Title: o.title(files)}
 	for _, f := range files {
-		jf := JSONFile{Command: f.Command, Args: f.Args, Tool: f.Tool, Machine: f.Machine, StartedAt: f.StartedAt, FinishedAt: f.FinishedAt, Interrupted: f.Interrupted}
+		jf := JSONFile{Command: f.Command, Args: f.Args, Tool: f.Tool, Machine: f.Machine, StartedAt: f.StartedAt, FinishedAt: f.FinishedAt, Interrupted: f.Interrupted, Merged: f.Merged}
 		for i := range f.Runs {
 			r := &f.Runs[i]
 			jr := JSONRun{Relay: relayKey(&r.Relay), URL: r.Relay.URL, Software: r.Relay.Software, Version: r.Relay.Version,

@@ -108,6 +108,9 @@ func headerLines(f *results.File) [][2]string {
 	}
 	ls = append(ls, [2]string{"Tool", strings.TrimSpace(tool)})
 	ls = append(ls, [2]string{"Machine", machineLine(&f.Machine)})
+	if m := f.Merged; m != nil {
+		ls = append(ls, mergedLines(m)...)
+	}
 	when := fmtTime(f.StartedAt)
 	if !f.FinishedAt.IsZero() && !f.StartedAt.IsZero() {
 		when += " to " + fmtTime(f.FinishedAt) + " (" + f.FinishedAt.Sub(f.StartedAt).Round(time.Second).String() + ")"
@@ -130,6 +133,10 @@ func headerLines(f *results.File) [][2]string {
 		if p := paramsLine(r.Params); p != "" && !seen["params "+p] {
 			seen["params "+p] = true
 			ls = append(ls, [2]string{"Params", p})
+		}
+		if s := segmentLine(r.Segment); s != "" && !seen["segment "+s] {
+			seen["segment "+s] = true
+			ls = append(ls, [2]string{"Segment", s})
 		}
 	}
 	return ls
@@ -483,6 +490,7 @@ func writeResources(w io.Writer, p *results.Phase) {
 		c += " (" + fmtPct(r.ClientCPUUtil) + " of usable cores)"
 	}
 	kv(w, "Client CPU", c)
+	writeSegmentResources(w, p)
 }
 
 func writeTail(w io.Writer, p *results.Phase) {

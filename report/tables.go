@@ -296,6 +296,15 @@ func groupTable(name string, groups []*relayRuns) *table {
 				return float64(v), ok
 			}, fmtDur})
 		}
+		// Query shapes also time the first event (REQ → first EVENT).
+		if l == "eose" && lats["first_event"] != nil {
+			for _, q := range []float64{50, 99} {
+				cols = append(cols, gcol{fmt.Sprintf("First event p%g", q), func(g *results.Group) (float64, bool) {
+					v, ok := latQ(g.Latency["first_event"], q)
+					return float64(v), ok
+				}, fmtDur})
+			}
+		}
 	}
 	for _, c := range cols {
 		head = append(head, c.head)
@@ -660,8 +669,10 @@ func tables(files []*results.File) []*table {
 		}
 	}
 	addT(sweepTable(groups))
+	addT(authTable(groups)) // NIP-42 (auth.go)
 	addT(verificationTable(groups))
 	addT(resourceTable(groups))
+	addT(segmentResourceTable(files))
 	if repeated(groups) {
 		for _, t := range ts {
 			if t.title != "Relays" {

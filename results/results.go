@@ -43,6 +43,9 @@ type File struct {
 	// Verdict is the one judgement of the file (see package judge): the
 	// exit status relaybench returned and why.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Merged is set on a file relaybench merge made from the results files
+	// of execution segments (see answers.go); Machine is then segment 0's.
+	Merged *Merged `json:"merged,omitempty"`
 }
 
 // Verdict is the judgement of a run: its exit status and the reasons.
@@ -103,7 +106,45 @@ type Run struct {
 	Skipped string         `json:"skipped,omitempty"`
 	Notes   []string       `json:"notes,omitempty"` // caveats a reader must see
 	Params  map[string]any `json:"params,omitempty"`
+	// Segment is set when this run was one execution segment (--segment
+	// I/N) of a test split across instances; nil otherwise.
+	Segment *Segment `json:"segment,omitempty"`
 }
+
+// Segment says which share of a test a run did: instance Index (0-based)
+// of Count. Corpus index i, query k, open-loop operation k and fresh event
+// j belong to segment (i, k, j) mod Count; connection and subscriber counts
+// are split with the remainder going to the first segments.
+type Segment struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// StartAt is --start-at, the common wall-clock start of the segments'
+	// first timed window (nil when not given).
+	StartAt *time.Time `json:"start_at,omitempty"`
+	// StartLateNs is how late this instance's first timed window began
+	// after StartAt, by its own wall clock (≥ 0): the wake-up lateness, or
+	// the time set-up overran StartAt (a note then says so).
+	StartLateNs int64 `json:"start_late_ns,omitempty"`
+	// ClockOffsetNs estimates this instance's wall clock minus the relay's
+	// (from the HTTP Date header of NIP-11 fetches timed around the
+	// relay's second tick), within ±ClockOffsetErrNs. ClockOffsetSource
+	// says how it was measured ("relay-date"); "" means not measured, and
+	// ClockOffsetNs is then meaningless.
+	ClockOffsetNs     int64  `json:"clock_offset_ns,omitempty"`
+	ClockOffsetErrNs  int64  `json:"clock_offset_err_ns,omitempty"`
+	ClockOffsetSource string `json:"clock_offset_source,omitempty"`
+	// QueryAt is --query-at, the common wall-clock start of the query
+	// phase (after every segment published); QueryLateNs is how late this
+	// instance's query phase began after it (its own publishing or set-up
+	// ended later: a note then says so).
+	QueryAt     *time.Time `json:"query_at,omitempty"`
+	QueryLateNs int64      `json:"query_late_ns,omitempty"`
+}
+
+// SegmentStartSpreadWarnNs is the spread of the segments' actual starts
+// (StartAt + StartLateNs − ClockOffsetNs) above which a report flags them as
+// not starting together.
+const SegmentStartSpreadWarnNs = int64(100 * time.Millisecond)
 
 // Relay describes the relay under test.
 type Relay struct {
@@ -152,6 +193,10 @@ type Corpus struct {
 	// FirstCreatedAt and LastCreatedAt bound the events' created_at.
 	FirstCreatedAt int64 `json:"first_created_at,omitempty"`
 	LastCreatedAt  int64 `json:"last_created_at,omitempty"`
+	// Anchor is a generated corpus's anchor (unix seconds, the end of its
+	// created_at window): with Seed, Events, Authors and AvgSize it rebuilds
+	// the corpus (relaybench merge does).
+	Anchor int64 `json:"anchor,omitempty"`
 }
 
 // Phase is one timed phase of a run: "publish", "query", "subscribe",
@@ -201,6 +246,16 @@ type Phase struct {
 	Aborted string   `json:"aborted,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 	Errors  []string `json:"errors,omitempty"`
+	// Stored and Answers are written by an execution segment (--segment)
+	// for relaybench merge, which checks every segment's answers against
+	// all segments' events (see answers.go): Stored is the set of corpus
+	// indexes the relay stored (EncodeIndexSet), Answers the queries'
+	// answers.
+	Stored  string   `json:"stored,omitempty"`
+	Answers []Answer `json:"answers,omitempty"`
+	// PerSegment lists, in a merged file, each segment's own window,
+	// resources and machine: resources are listed per machine, never summed.
+	PerSegment []SegmentPart `json:"per_segment,omitempty"`
 }
 
 // Operation kinds an Account counts.
@@ -210,6 +265,7 @@ const (
 	OpDelivery = "delivery" // an expected live delivery of an accepted event to a subscription
 	OpRead     = "read"     // a read-your-write REQ by id after an OK
 	OpSub      = "sub"      // a live subscription, open until the phase ends
+	OpCount    = "count"    // a NIP-45 COUNT, ends with the relay's COUNT answer
 )
 
 // Account is what became of every requested operation of one kind in a

@@ -42,8 +42,15 @@ type Env struct {
 	Corpus *corpus.Corpus
 	Info   *nip11.Info    // nil when the relay serves no NIP-11 document
 	Live   []*nostr.Event // what the relay should hold after the publish phase (nil if none ran)
+	// Model is the publish phase's model of the relay, in both readings of
+	// replaceable events (nil if none ran): Live is Model.Live.
+	Model *verify.Model
 	// Progress makes a progress reporter (never nil).
 	Progress func(label string, total int64) func(done int64)
+	// Segment is this instance's share of the test (--segment; zero: all):
+	// a workload runs the operations, fresh events, connections and
+	// subscribers it owns (see corpus.Segment).
+	Segment corpus.Segment
 	// Sample starts sampling the relay's resources and returns the function
 	// that ends it (nil when the relay is not ours to observe). A workload
 	// passes it on (the Begin of its options), to be started when its clock
@@ -74,6 +81,15 @@ type Config struct {
 	Log io.Writer
 	// Progress makes a progress reporter for a phase (nil: none).
 	Progress func(label string, total int64) func(done int64)
+	// Segment runs only this instance's share of the test (--segment I/N,
+	// see segment.go); the zero value runs all of it.
+	Segment corpus.Segment
+	// StartAt, when not zero, is the wall-clock time the first timed window
+	// begins (--start-at): set-up happens before, then the run waits.
+	StartAt time.Time
+	// QueryAt, when not zero, is the wall-clock time the query phase
+	// begins (--query-at): with segments, after all of them published.
+	QueryAt time.Time
 }
 
 // Run benchmarks target with c. It returns the measured run even when a
@@ -82,8 +98,8 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 	run := results.Run{
 		Relay: results.Relay{Name: t.Name, URL: t.URL, Managed: t.Managed, LogFile: t.LogFile},
 		Corpus: results.Corpus{
-			Seed: c.Params.Seed, Events: len(c.Events), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
-			Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(),
+			Seed: c.Params.Seed, Events: c.Len(), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
+			Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(), Anchor: c.Params.Anchor,
 		},
 	}
 	describeDump(&run, c)
@@ -100,28 +116,38 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		run.Relay.MaxLimit = info.Limitation.MaxLimit
 		limitNotes(&run, c, info)
 	}
+	gate := cfg.segmentSetup(ctx, &run, t.URL)
+	defer gate.finish(&run)
 
 	died := relayDied(t)
 	var model *verify.Model
 	if !cfg.SkipPublish {
-		all := make([]int, len(c.Events))
-		for i := range all {
-			all[i] = i
+		var all []int // nil: every event in order (no index list of 8 B per event)
+		nPub := c.Len()
+		if !cfg.Segment.Whole() {
+			all = cfg.Segment.Indexes(c.Len())
+			nPub = len(all)
 		}
 		po := cfg.Publish
+		cfg.segmentPublish(&po)
 		if cfg.Progress != nil {
-			po.Progress = cfg.Progress(fmt.Sprintf("Publishing %d events to %s", len(all), t.URL), int64(len(all)))
+			po.Progress = cfg.Progress(fmt.Sprintf("Publishing %d events to %s", nPub, t.URL), int64(nPub))
 		}
-		po.Begin = sampler(t.Probe)
+		po.Begin = gate.sampler(sampler(t.Probe))
 		pr, err := workload.Publish(ctx, t.URL, c, all, po)
 		if pr != nil {
+			cfg.segmentStored(pr, c.Len())
+			gate.settle(&pr.Phase)
 			finish(&pr.Phase, cfg.ClientCores)
 			run.Phases = append(run.Phases, pr.Phase)
-			acc := make([]*nostr.Event, 0, len(all))
-			for _, i := range pr.StoredIndexes() {
-				acc = append(acc, c.Events[i])
+			if !cfg.SkipQuery || len(cfg.Workloads) > 0 {
+				// Only what follows needs the model: a publish-only run of a
+				// streamed corpus never parses its events.
+				var merr error
+				if model, merr = storedModel(c, pr); merr != nil {
+					return run, merr
+				}
 			}
-			model = verify.NewModel(acc)
 		}
 		if err != nil {
 			return run, fmt.Errorf("publish: %w", err)
@@ -130,7 +156,13 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			return run, err
 		}
 	}
-	if !cfg.SkipQuery && model != nil && len(model.Live) == 0 {
+	if c.Streamed() && ((!cfg.SkipQuery && (model == nil || !cfg.Segment.Whole())) || len(cfg.Workloads) > 0) {
+		// Queries drawn from the corpus and the workloads read Events.
+		if err := c.Materialize(); err != nil {
+			return run, err
+		}
+	}
+	if !cfg.SkipQuery && model != nil && len(model.Live) == 0 && cfg.Segment.Whole() {
 		// Nothing to query: every query is not run, and the account says why.
 		run.Phases = append(run.Phases, notRunPhase("query", "query", cfg.Query.Queries, "the relay accepted none of the published events"))
 	} else if !cfg.SkipQuery {
@@ -145,8 +177,17 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		if model != nil {
 			source = model.Live
 		}
-		qo.Begin = sampler(t.Probe)
-		ph, err := workload.Query(ctx, t.URL, model, source, qo)
+		qmodel := model
+		if !cfg.Segment.Whole() {
+			source, qmodel = cfg.segmentQuery(&qo, c, model != nil), nil
+		}
+		qgate := cfg.queryGate(ctx, &run)
+		qo.Begin = gate.sampler(qgate.sampler(sampler(t.Probe)))
+		ph, err := workload.Query(ctx, t.URL, qmodel, source, qo)
+		qgate.finish(&run)
+		cfg.segmentQueryNote(&ph)
+		gate.settle(&ph)
+		qgate.settle(&ph)
 		finish(&ph, cfg.ClientCores)
 		if ph.Name != "" {
 			run.Phases = append(run.Phases, ph)
@@ -158,18 +199,19 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			return run, err
 		}
 	}
-	env := Env{URL: t.URL, Corpus: c, Info: info, Progress: cfg.Progress}
+	env := Env{URL: t.URL, Corpus: c, Info: info, Progress: cfg.Progress, Segment: cfg.Segment}
 	if env.Progress == nil {
 		env.Progress = func(string, int64) func(int64) { return func(int64) {} }
 	}
 	if model != nil {
-		env.Live = model.Live
+		env.Live, env.Model = model.Live, model
+		cfg.segmentEnv(&env, c)
 	}
 	for _, w := range cfg.Workloads {
 		if ctx.Err() != nil {
 			break
 		}
-		phases, err := RunWorkload(ctx, w, env, t.Probe, cfg.ClientCores)
+		phases, err := RunWorkload(ctx, w, env, gate.probe(t.Probe), cfg.ClientCores)
 		run.Phases = append(run.Phases, phases...)
 		if derr := died(&run); derr != nil {
 			return run, derr
@@ -179,6 +221,22 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		}
 	}
 	return run, ctx.Err()
+}
+
+// storedModel is the verification model of the events the relay stored
+// (accepted, or refused as duplicates), parsed from a streamed corpus.
+func storedModel(c *corpus.Corpus, pr *workload.PublishResult) (*verify.Model, error) {
+	var acc []*nostr.Event
+	err := c.Scan(func(i int, e *nostr.Event) error {
+		if o := pr.Outcomes[i]; o == workload.Accepted || o == workload.Duplicate {
+			acc = append(acc, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return verify.NewModel(acc), nil
 }
 
 // relayDied returns a check, run after each phase, that fails when a relay
@@ -227,6 +285,12 @@ func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCo
 		env.Sample = func() func() *results.Resources {
 			sampled.Store(true)
 			return begin()
+		}
+	}
+	if env.Corpus != nil {
+		// Workloads index Corpus.Events: a streamed corpus is parsed now.
+		if err := env.Corpus.Materialize(); err != nil {
+			return nil, err
 		}
 	}
 	phases, err := w.Run(ctx, env)

@@ -66,13 +66,23 @@ type Options struct {
 	OnNotice func(msg string)
 	// AuthSigner answers a NIP-42 challenge with a signed kind-22242 event.
 	// When set, ["AUTH",event] is sent and its OK tracked (see Authenticated);
-	// when nil, the challenge is only recorded.
+	// when nil, the challenge is only recorded. Auth, when set, wins.
 	AuthSigner func(challenge, relayURL string) (rawEvent []byte, id string, err error)
+	// Auth authenticates the connection with NIP-42 and retries what the
+	// relay refused "auth-required:" (see auth.go). Nil: the process default
+	// (SetDefaultAuth), unless AuthSigner is set. With an Auth, the raw
+	// event given to SendEvent or Publish must stay unchanged until its
+	// outcome is delivered (it may be sent again).
+	Auth *Auth
 	// TLSConfig is used for wss:// URLs (nil: system roots).
 	TLSConfig *tls.Config
 	// OnMalformed is called from the reader goroutine for each frame that is
 	// not valid NIP-01; frame is only valid during the call.
 	OnMalformed func(frame []byte, err error)
+	// LocalAddr, when set, is the local IP address the TCP connection is
+	// made from (e.g. 127.0.0.2 to spread many loopback connections over
+	// several source addresses, each with its own ephemeral ports).
+	LocalAddr net.IP
 }
 
 func (o Options) withDefaults() Options {
@@ -117,8 +127,10 @@ type Stats struct {
 	Counts              int64 // COUNT frames (ignored)
 	Notices             int64 // NOTICE frames
 	AuthChallenges      int64 // AUTH challenges received
+	AuthSent            int64 // AUTH events sent (Options.Auth)
 	AuthAccepted        int64 // our AUTH events the relay accepted
-	AuthRejected        int64 // our AUTH events rejected, unanswered or unsigned
+	AuthRejected        int64 // our AUTH events rejected or unsigned (Auth: not those left unanswered)
+	AuthRetried         int64 // EVENTs and REQs sent again after an accepted AUTH
 	Malformed           int64 // frames that are not valid NIP-01
 	Unknown             int64 // well-formed frames with an unknown label
 	Pending             int   // events currently waiting for their OK
@@ -130,14 +142,28 @@ type counters struct {
 	events, unknownSubEvents, eoses, closeds      atomic.Int64
 	counts, notices, authChallenges, authAccepted atomic.Int64
 	authRejected, malformed, unknown, writes      atomic.Int64
+	authSent, authRetried                         atomic.Int64
 }
 
 // pending is an event waiting for its OK: exactly one of done and w is set.
+// raw is kept (not copied) only with an Auth, to send the event again.
 type pending struct {
-	id   string
-	done func(OK)
-	w    *waiter
-	sent int64
+	id      string
+	done    func(OK)
+	w       *waiter
+	sent    int64
+	raw     []byte
+	resent  int64 // when sent again after an AUTH (0: not)
+	held    bool  // refused auth-required, waiting for an AUTH
+	retried bool  // held once already: the next refusal is final
+}
+
+// sentAt is when the event was last sent.
+func (p *pending) sentAt() int64 {
+	if p.resent != 0 {
+		return p.resent
+	}
+	return p.sent
 }
 
 type waiter struct{ ch chan OK }
@@ -149,13 +175,15 @@ type Conn struct {
 	url string
 	o   Options
 	ws  *websocket.Conn
-	nc  net.Conn // the TCP (or TLS-carrying TCP) connection under ws
+	nc  net.Conn     // the TCP (or TLS-carrying TCP) connection under ws
+	fr  *frameReader // plain ws://: reads frames from nc itself (frames.go)
 
 	direct    bool       // frame and write ourselves (plain ws://), see write.go
 	wmu       sync.Mutex // guards the fields below
 	wcond     *sync.Cond // on wmu: a write finished (room in the queue)
 	wkickCond *sync.Cond // on wmu: wakes the writer goroutine
 	wkick     bool       // the writer goroutine has a queue to write
+	wstarted  bool       // the writer goroutine was started (write.go, on first async flush)
 	wstop     bool       // the connection failed: writer exits, senders give up
 	wq        []byte     // queued frames (direct) or the message being written
 	wspare    []byte
@@ -172,6 +200,8 @@ type Conn struct {
 	notices  [noticesKept]string
 	nNotices int
 	authChal string
+	auth     *Auth     // nil: AUTH only through Options.AuthSigner
+	as       authState // guarded by mu
 
 	done      chan struct{}
 	authed    chan struct{}
@@ -231,7 +261,7 @@ func rootCause(err error) error {
 
 // Dial connects to a relay (ws:// or wss://) with TCP_NODELAY set and
 // compression off, and starts the connection's goroutines (reader; writer
-// for ws://; OK-timeout sweeper if set). ctx bounds only the dial; the
+// for ws:// once pipelined writes need it; OK-timeout sweeper if set). ctx bounds only the dial; the
 // connection lives until Close or a failure (see Done, Err).
 func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 	o = o.withDefaults()
@@ -243,7 +273,12 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 
 	var ncMu sync.Mutex
 	var nc net.Conn
+	var hs *hsConn // plain ws://: the handshake's view of nc (frames.go)
+	direct := strings.HasPrefix(url, "ws://")
 	d := &net.Dialer{}
+	if o.LocalAddr != nil {
+		d.LocalAddr = &net.TCPAddr{IP: o.LocalAddr}
+	}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -259,6 +294,11 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 			}
 			ncMu.Lock()
 			nc = c
+			if direct {
+				hs = &hsConn{Conn: c}
+				ncMu.Unlock()
+				return hs, nil
+			}
 			ncMu.Unlock()
 			return c, nil
 		},
@@ -274,7 +314,7 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 		return nil, classifyDialError(ctx, dctx, url, resp, err, o.DialTimeout)
 	}
 	ncMu.Lock()
-	under := nc
+	under, handshake := nc, hs
 	ncMu.Unlock()
 	if under == nil {
 		ws.CloseNow()
@@ -286,21 +326,21 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 		o:       o,
 		ws:      ws,
 		nc:      under,
-		pending: make(map[string]pending, 1024),
+		pending: make(map[string]pending), // grows with the window; idle subscribers keep it tiny
 		subs:    make(map[string]*Sub),
 		done:    make(chan struct{}),
 		authed:  make(chan struct{}),
-		direct:  strings.HasPrefix(url, "ws://"),
-		wq:      make([]byte, 0, 16<<10),
-		wspare:  make([]byte, 0, 16<<10),
+		direct:  direct,
+		wq:      make([]byte, 0, 512), // grows on demand: idle connections stay small
 		rng:     newMaskRNG(),
+		auth:    authFor(o),
 	}
 	c.wcond = sync.NewCond(&c.wmu)
 	c.wkickCond = sync.NewCond(&c.wmu)
-	go c.readLoop()
-	if c.direct {
-		go c.writeLoop()
+	if handshake != nil {
+		c.fr = newFrameReader(under, handshake.takeRest(), o.ReadLimit)
 	}
+	go c.readLoop()
 	if o.OKTimeout > 0 {
 		go c.sweepLoop()
 	}
@@ -396,7 +436,7 @@ func (c *Conn) fail(why error) {
 	c.stopWriter()
 	now := mono.Now()
 	for _, p := range pend {
-		c.deliver(p, OK{ID: p.id, Sent: p.sent, Recv: now, Err: ErrClosed})
+		c.deliver(p, OK{ID: p.id, Sent: p.sentAt(), Recv: now, Err: ErrClosed})
 	}
 	for _, s := range subs {
 		s.connDied(why, now)
@@ -424,7 +464,8 @@ func (c *Conn) Stats() Stats {
 		Events: s.events.Load(), UnknownSubEvents: s.unknownSubEvents.Load(),
 		EOSEs: s.eoses.Load(), Closeds: s.closeds.Load(), Counts: s.counts.Load(),
 		Notices: s.notices.Load(), AuthChallenges: s.authChallenges.Load(),
-		AuthAccepted: s.authAccepted.Load(), AuthRejected: s.authRejected.Load(),
+		AuthSent: s.authSent.Load(), AuthAccepted: s.authAccepted.Load(),
+		AuthRejected: s.authRejected.Load(), AuthRetried: s.authRetried.Load(),
 		Malformed: s.malformed.Load(), Unknown: s.unknown.Load(),
 		Pending: n,
 	}
@@ -486,7 +527,7 @@ func (c *Conn) Publish(ctx context.Context, id string, raw []byte) (OK, error) {
 	if p, ok := c.takePendingIf(id, w); ok {
 		waiterPool.Put(w)
 		c.st.expired.Add(1)
-		r := OK{ID: id, Sent: p.sent, Recv: mono.Now(), Err: ErrTimeout}
+		r := OK{ID: id, Sent: p.sentAt(), Recv: mono.Now(), Err: ErrTimeout}
 		return r, fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
 	}
 	// The reader (or a sweep) took the entry and is delivering it now.
@@ -527,7 +568,11 @@ func (c *Conn) send(prefix, id string, raw []byte, done func(OK), w *waiter) err
 		c.wmu.Unlock()
 		return fmt.Errorf("%w: %s", ErrDuplicate, id)
 	}
-	c.pending[id] = pending{id: id, done: done, w: w, sent: mono.Now()}
+	p := pending{id: id, done: done, w: w, sent: mono.Now()}
+	if c.auth != nil && prefix == `["EVENT",` {
+		p.raw = raw
+	}
+	c.pending[id] = p
 	async := len(c.pending) > 1 // others in flight: let the writer batch
 	c.mu.Unlock()
 	c.queueLocked(prefix, raw, "]")
@@ -566,7 +611,7 @@ func (c *Conn) ExpireBefore(monoDeadline int64) int {
 	now := mono.Now()
 	for _, p := range exp {
 		c.st.expired.Add(1)
-		c.deliver(p, OK{ID: p.id, Sent: p.sent, Recv: now, Err: ErrTimeout})
+		c.deliver(p, OK{ID: p.id, Sent: p.sentAt(), Recv: now, Err: ErrTimeout})
 	}
 	return len(exp)
 }

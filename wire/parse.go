@@ -157,7 +157,18 @@ func parseFrame(p []byte, f *frame) error {
 		if i, err = needString(p, i, &f.a, errCountShape); err != nil {
 			return err
 		}
-		if i, f.obj, err = needObject(p, i, errCountShape); err != nil {
+		// NIP-45 says an object; any JSON value is passed on (count.go
+		// names a bare number) so that the COUNT waiting is answered.
+		if i, err = needComma(p, i, errCountShape); err != nil {
+			return err
+		}
+		end, err := skipValue(p, i)
+		if err != nil {
+			return err
+		}
+		f.obj, i = p[i:end], end
+	case "NEG-MSG", "NEG-ERR", "NEG-ERROR": // NIP-77, see neg.go
+		if i, err = parseNeg(p, i, f, string(lb)); err != nil {
 			return err
 		}
 	default:
@@ -386,7 +397,7 @@ func skipValue(p []byte, i int) (int, error) {
 		}
 		switch c := p[i]; c {
 		case '"':
-			_, j, err := scanString(p, i)
+			j, err := skipString(p, i) // swar.go
 			if err != nil {
 				return j, err
 			}

@@ -18,8 +18,12 @@ const reasonCacheMax = 64
 // readLoop is the connection's single reader: it reads every message,
 // parses it and dispatches it, until the connection stops.
 func (c *Conn) readLoop() {
-	buf := make([]byte, 0, 64<<10)
 	reasons := make(map[string]string) // interned OK reasons, reader-only
+	if c.fr != nil {
+		c.readDirect(reasons) // plain ws:// (frames.go)
+		return
+	}
+	buf := make([]byte, 0, 64<<10)
 	var f frame
 	for {
 		typ, r, err := c.ws.Reader(context.Background())
@@ -85,6 +89,14 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 	switch f.kind {
 	case kindOK:
 		c.st.oks.Add(1)
+		var reason string
+		class := ClassNone
+		if len(f.b.raw) > 0 {
+			reason = internReason(reasons, f.b)
+			class = Classify(reason)
+		} else if !f.ok {
+			class = ClassOther
+		}
 		c.mu.Lock()
 		var p pending
 		var found bool
@@ -93,21 +105,29 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 		} else {
 			p, found = c.pending[string(f.a.raw)]
 		}
+		hold := false
 		if found {
-			delete(c.pending, p.id)
+			if !f.ok && class == ClassAuthRequired && p.raw != nil && !p.retried && !p.held {
+				// Keep it pending (its timeout runs on) while an AUTH is tried.
+				p.retried, p.held, hold = true, true, true
+				c.pending[p.id] = p
+			} else {
+				delete(c.pending, p.id)
+			}
 		}
 		c.mu.Unlock()
 		if !found {
 			c.st.unmatchedOK.Add(1)
 			return
 		}
-		ok := OK{ID: p.id, Accepted: f.ok, Sent: p.sent, Recv: recv}
-		if len(f.b.raw) > 0 {
-			ok.Reason = internReason(reasons, f.b)
-			ok.Class = Classify(ok.Reason)
-		} else if !f.ok {
-			ok.Class = ClassOther
+		if hold {
+			if c.holdForAuth(authWaiter{id: p.id, reason: reason, recv: recv}, eventAuthor(p.raw), p.sent) {
+				return
+			}
+			c.giveUp(authWaiter{id: p.id, reason: reason, recv: recv})
+			return
 		}
+		ok := OK{ID: p.id, Accepted: f.ok, Sent: p.sentAt(), Recv: recv, Reason: reason, Class: class}
 		c.deliver(p, ok)
 		if p.w != nil {
 			// A Publish is waiting: let it write its next EVENT before this
@@ -131,12 +151,31 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 		}
 	case kindClosed:
 		c.st.closeds.Add(1)
+		var reason string
+		var class Class
 		c.mu.Lock()
 		s := c.subs[f.a.String()]
+		hold := false
 		if s != nil {
-			delete(c.subs, s.id)
+			if c.auth != nil && s.req != nil && !s.retried && !s.held {
+				reason = safe.Line(f.b.String())
+				class = Classify(reason)
+			}
+			if class == ClassAuthRequired {
+				// Keep it open while an AUTH is tried; REQ again after.
+				s.retried, s.held, hold = true, true, true
+			} else {
+				delete(c.subs, s.id)
+			}
 		}
 		c.mu.Unlock()
+		if hold {
+			w := authWaiter{sub: s, reason: reason, recv: recv}
+			if !c.holdForAuth(w, "", 0) {
+				c.giveUp(w)
+			}
+			return
+		}
 		if s != nil {
 			s.closedByRelay.Store(true)
 			if s.h.OnClosed != nil {
@@ -160,13 +199,18 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 		c.mu.Lock()
 		c.authChal = ch
 		c.mu.Unlock()
-		if c.o.AuthSigner != nil {
+		if c.auth != nil {
+			c.onChallenge(ch)
+		} else if c.o.AuthSigner != nil {
 			// Sign and write off the reader goroutine: a write blocked on a
 			// relay that waits for us to read would deadlock.
 			go c.authenticate(ch)
 		}
 	case kindCount:
 		c.st.counts.Add(1)
+		c.countFrame(f, recv)
+	case kindNegMsg, kindNegErr: // NIP-77, see neg.go
+		c.dispatchNeg(f, recv)
 	default:
 		c.st.unknown.Add(1)
 	}

@@ -34,13 +34,24 @@ type Sub struct {
 	sent          int64
 	closedByRelay atomic.Bool
 	closeOnce     sync.Once
+	onCount       func(obj []byte, recv int64) // set by Count (count.go): the COUNT answer
+	req           []byte                       // the REQ, kept with an Auth to send it again (auth.go)
+	resent        atomic.Int64                 // when the REQ was sent again after an AUTH (0: not)
+	held          bool                         // refused auth-required, waiting for an AUTH (guarded by c.mu)
+	retried       bool                         // held once already (guarded by c.mu)
 }
 
 // ID returns the subscription id.
 func (s *Sub) ID() string { return s.id }
 
-// Sent returns mono.Now() taken immediately before the REQ was written.
-func (s *Sub) Sent() int64 { return s.sent }
+// Sent returns mono.Now() taken immediately before the REQ was written
+// (written again after a NIP-42 AUTH: the second time).
+func (s *Sub) Sent() int64 {
+	if t := s.resent.Load(); t != 0 {
+		return t
+	}
+	return s.sent
+}
 
 func (s *Sub) connDied(err error, _ int64) {
 	if s.h.OnConnError != nil {
@@ -63,6 +74,9 @@ func (c *Conn) Req(subID string, filters []nostr.Filter, h SubHandler) (*Sub, er
 	}
 	buf = append(buf, ']')
 	s := &Sub{c: c, id: subID, h: h}
+	if c.auth != nil {
+		s.req = buf
+	}
 	if err := c.lockWriter(); err != nil {
 		return nil, err
 	}
@@ -197,6 +211,6 @@ func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) 
 	s.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	res.Sent = s.sent
+	res.Sent = s.Sent()
 	return res, res.Err
 }

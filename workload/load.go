@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	rtmetrics "runtime/metrics"
 	"sort"
@@ -32,10 +33,6 @@ const (
 	LoadMixed   = "mixed"   // publishes and queries in the ratio PublishParts:QueryParts
 )
 
-// DefaultLoadMaxEvents is the default cap on the distinct events one load
-// phase may sign (-load-max-events): about 2.5 GB of 1 KB events in memory.
-const DefaultLoadMaxEvents = 2_000_000
-
 // LoadOptions configure Load.
 type LoadOptions struct {
 	Name    string           // phase name (default "load")
@@ -56,7 +53,7 @@ type LoadOptions struct {
 	PublishParts, QueryParts int
 	Size                     int   // content bytes of each published event (default 1024)
 	Seed                     int64 // content and filter choice
-	MaxEvents                int   // refuse a pattern needing more distinct events (default DefaultLoadMaxEvents)
+	MaxEvents                int   // refuse a pattern needing more distinct events (0: no cap; they are streamed from disk, see loadEvents)
 	Limit                    int   // limit of each query filter (default 100)
 	// Source holds the events queries are drawn from: events the relay
 	// holds (default: the corpus's, which the caller publishes first).
@@ -72,6 +69,10 @@ type LoadOptions struct {
 	// Signed is called once the events are signed, before the clock starts
 	// (progress display).
 	Signed func(n int, took time.Duration)
+	// Segment runs only this execution segment's share: operation k of the
+	// pattern (its position) when k mod N = I, at its intended time, with
+	// the segment's share of Pool and Connections (zero: everything).
+	Segment Segment
 }
 
 func (o *LoadOptions) defaults() error {
@@ -115,9 +116,6 @@ func (o *LoadOptions) defaults() error {
 	if o.Size <= 0 {
 		o.Size = 1024
 	}
-	if o.MaxEvents <= 0 {
-		o.MaxEvents = DefaultLoadMaxEvents
-	}
 	if o.Limit <= 0 {
 		o.Limit = 100
 	}
@@ -146,31 +144,72 @@ func (o LoadOptions) EventsNeeded() (int64, error) {
 	return o.publishes(schedule.Count(o.Pattern)), nil
 }
 
-// loadEvents are the pre-signed events of one load phase: ids and wire JSON
-// only (the parsed events are dropped after signing to halve the memory).
+// loadEvents are the pre-signed events of one load phase, streamed from
+// the file they were signed into (corpus.SignStreamed): the client's memory
+// does not grow with their number, only the disk (about 1.7 KB per 1 KB
+// event, freed when the process exits).
 type loadEvents struct {
-	ids []string
-	raw [][]byte
+	c     *corpus.Corpus // nil when none
+	slack int64          // ops that may still be reading behind the newest
 }
 
+func (le *loadEvents) len() int64 {
+	if le.c == nil {
+		return 0
+	}
+	return int64(le.c.Len())
+}
+
+func (le *loadEvents) id(k int64) string { return le.c.IDAt(int(k)) }
+func (le *loadEvents) size(k int64) int  { return le.c.SizeAt(int(k)) }
+
+// raw is event k's wire JSON; every 1,024 events the pages of those sent
+// well before are given back, so resident memory stays flat.
+func (le *loadEvents) raw(k int64) []byte {
+	if k%1024 == 0 && k > le.slack {
+		le.c.ReleaseBefore(int(k - le.slack))
+	}
+	return le.c.RawAt(int(k))
+}
+
+// FreshDiskNeed estimates the bytes n pre-signed load events of size
+// content bytes take on disk (their wire JSON, escaped, and the index).
+func FreshDiskNeed(n, size int) int64 { return int64(n) * int64(size*6/5+480) }
+
 // signLoadEvents signs n fresh events (never seen by any relay: a run
-// nonce is in their tags) with the corpus keys, before any clock starts.
+// nonce is in their tags) with the corpus keys, before any clock starts:
+// the same events NewFresh makes (content from o.Seed, kind 1, created_at
+// now, corpus author i mod min(50, authors)), written to a file as they are
+// signed rather than held.
 func signLoadEvents(ctx context.Context, c *corpus.Corpus, n int, o *LoadOptions) (*loadEvents, error) {
-	le := &loadEvents{}
+	le := &loadEvents{slack: int64(o.Pool) + 1024}
 	if n == 0 {
 		return le, nil
 	}
-	f, err := NewFresh(ctx, c, FreshSpec{Count: n, Size: o.Size, Seed: o.Seed}, "")
+	if c == nil || len(c.Authors) == 0 {
+		return nil, fmt.Errorf("fresh events: the corpus has no keys")
+	}
+	if need, free := FreshDiskNeed(n, o.Size), corpus.TempFree(); free > 0 && need > free {
+		return nil, fmt.Errorf("%d distinct events need about %.1f GB in %s, %.1f GB free (set TMPDIR elsewhere, or lower the rate or duration)",
+			n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
+	}
+	authors := min(50, len(c.Authors))
+	nonce := RunNonce()
+	now := time.Now().Unix()
+	rng := corpus.NewRand(o.Seed, 0x6c697665) // "live", as NewFresh
+	t0 := time.Now()
+	f, err := corpus.SignStreamed(ctx, n, func(i int, e *nostr.Event) *corpus.Author {
+		e.CreatedAt, e.Kind = now, 1
+		e.Tags = []nostr.Tag{{"rb", nonce}}
+		e.Content = corpus.Content(rng, o.Size)
+		return c.Author(i % authors)
+	}, corpus.Options{})
 	if err != nil {
 		return nil, err
 	}
-	le.ids = make([]string, n)
-	for i, e := range f.Events {
-		le.ids[i] = e.ID
-	}
-	le.raw = f.Raw
+	le.c = f
 	if o.Signed != nil {
-		o.Signed(n, f.SignDuration)
+		o.Signed(n, time.Since(t0))
 	}
 	return le, nil
 }
@@ -235,10 +274,10 @@ type loadPlan struct {
 }
 
 func prepareLoad(ctx context.Context, c *corpus.Corpus, o *LoadOptions) (*loadPlan, error) {
-	p := &loadPlan{total: schedule.Count(o.Pattern)}
-	p.nPub = o.publishes(p.total)
+	p := &loadPlan{}
+	p.total, p.nPub = o.segmentPlan(schedule.Count(o.Pattern))
 	p.nQuery = p.total - p.nPub
-	if p.nPub > int64(o.MaxEvents) {
+	if o.MaxEvents > 0 && p.nPub > int64(o.MaxEvents) {
 		return nil, fmt.Errorf("-load-max-events: %s needs %d distinct events, above the cap of %d (events are never reused: relays would answer duplicate:); raise -load-max-events or lower the rate or duration",
 			o.Pattern, p.nPub, o.MaxEvents)
 	}
@@ -477,13 +516,13 @@ func okOutcome(ok wire.OK, err error) schedule.Outcome {
 func (l *loadOps) publish(ctx context.Context, cn *wire.Conn) schedule.Outcome {
 	k := l.nextEv.Add(1) - 1
 	evs := l.plan.evs
-	if evs == nil || k >= int64(len(evs.raw)) {
+	if evs == nil || k >= evs.len() {
 		return schedule.Outcome{Err: errNoEvent}
 	}
 	ctx, done := l.opCtx(ctx)
 	defer done()
-	ok, err := cn.Publish(ctx, evs.ids[k], evs.raw[k])
-	l.bytesSent.Add(int64(len(evs.raw[k])))
+	ok, err := cn.Publish(ctx, evs.id(k), evs.raw(k))
+	l.bytesSent.Add(int64(evs.size(k)))
 	return l.stopped(okOutcome(ok, err))
 }
 
@@ -563,7 +602,7 @@ func (l *loadOps) startPublish(_ context.Context, intended int64, _ int, done fu
 	k := l.nextEv.Add(1) - 1
 	evs := l.plan.evs
 	switch {
-	case evs == nil || k >= int64(len(evs.raw)):
+	case evs == nil || k >= evs.len():
 		finish(schedule.Outcome{Err: errNoEvent})
 		return
 	case l.pctx.Err() != nil:
@@ -571,8 +610,8 @@ func (l *loadOps) startPublish(_ context.Context, intended int64, _ int, done fu
 		return
 	}
 	cn := l.pool.get(int(l.nextConn.Add(1) - 1))
-	l.bytesSent.Add(int64(len(evs.raw[k])))
-	if err := cn.SendEvent(evs.ids[k], evs.raw[k], func(ok wire.OK) { finish(okOutcome(ok, nil)) }); err != nil {
+	l.bytesSent.Add(int64(evs.size(k)))
+	if err := cn.SendEvent(evs.id(k), evs.raw(k), func(ok wire.OK) { finish(okOutcome(ok, nil)) }); err != nil {
 		finish(schedule.Outcome{Err: err})
 	}
 }
@@ -597,7 +636,7 @@ func (l *loadOps) measure() (*schedule.Result, loadMeasure, error) {
 	l.live.t0.Store(mono.Now() + 1<<62) // set by the first op: see liveStats.start
 	stopLive := l.live.print(o.Live, o.Name)
 	cfg := schedule.Config{Pattern: o.Pattern, Pool: o.Pool, MaxLateness: o.MaxLateness, Warmup: o.Warmup, Drain: o.Drain,
-		Recorded: l.acct.recorded, Dropped: l.acct.dropped}
+		Recorded: l.acct.recorded, Dropped: l.acct.dropped, Owns: o.segmentOwns()}
 	var res *schedule.Result
 	var err error
 	if o.Kind == LoadPublish {

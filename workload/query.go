@@ -33,6 +33,19 @@ type QueryOptions struct {
 	// Begin samples the relay's resources over the timed window (nil: not
 	// observed).
 	Begin Sampler
+	// RecordAnswers keeps every answer in the phase (results.Phase.Answers)
+	// for relaybench merge: an execution segment's answers are checked
+	// against all segments' events there (see answers.go).
+	RecordAnswers bool
+	// Shapes are the query shapes the queries rotate through, one Group
+	// each (nil: the reference suite's Shapes; ParseMix makes the others).
+	// A shape the source events cannot make hit is skipped with a note.
+	Shapes []string
+	// Name is the phase's name (default "query").
+	Name string
+	// Segment runs only this segment's share of the queries: every segment
+	// draws the same filters, query k is segment k mod N's (zero: all).
+	Segment Segment
 }
 
 // maxRedials is how often a query connection is dialled again after the
@@ -52,6 +65,12 @@ func (o *QueryOptions) defaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
+	if len(o.Shapes) == 0 {
+		o.Shapes = Shapes
+	}
+	if o.Name == "" {
+		o.Name = "query"
+	}
 }
 
 // queryRecord is one executed query, kept for verification after the timed
@@ -62,6 +81,7 @@ type queryRecord struct {
 	raws    [][]byte
 	latency int64 // REQ write → EOSE
 	first   int64 // REQ write → first EVENT (0 if none)
+	sent    int64 // REQ write (mono)
 	ended   string
 	err     string
 }
@@ -71,19 +91,20 @@ type queryRecord struct {
 // validity and filter match). source gives the events filters are drawn from.
 func Query(ctx context.Context, url string, model *verify.Model, source []*nostr.Event, o QueryOptions) (results.Phase, error) {
 	o.defaults()
-	recs, err := buildQueries(source, o)
+	recs, skipped, err := buildMix(source, o)
 	if err != nil {
 		return results.Phase{}, err
 	}
+	requested, recs := segmentShare(o.Segment, o.Queries, recs)
 	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, o.Connections, o.Dial)
 	if err != nil {
 		return results.Phase{}, err
 	}
 	q := &queryRun{user: ctx, url: url, o: o, recs: recs, conns: conns,
-		led: outcome.New(results.OpQuery, int64(o.Queries))}
+		led: outcome.New(results.OpQuery, int64(requested))}
 	defer func() { closeAll(q.conns) }()
-	q.led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(o.Queries-len(recs)))
+	q.led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(requested-len(recs)))
 	var pctx context.Context
 	pctx, q.wd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
 	defer q.wd.Stop()
@@ -108,25 +129,48 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 	ph := q.phase(start, end, cpu)
 	ph.SetupSecs = setupSince(setup, start)
 	smp.into(&ph)
-	shapeGroups(&ph, recs, verifyQueries(recs, model, o.RelayCap))
+	ph.Notes = append(ph.Notes, skipped...)
+	shapeGroups(&ph, o.Shapes, recs, verifyQueries(recs, model, o.RelayCap))
+	if o.RecordAnswers {
+		ph.Answers = recordAnswers(recs)
+	}
 	return ph, ctx.Err()
 }
 
 // buildQueries draws every filter before the clock starts, rotating through
-// the shapes.
+// the shapes (o.Shapes, or the reference Shapes).
 func buildQueries(source []*nostr.Event, o QueryOptions) ([]*queryRecord, error) {
+	recs, _, err := buildMix(source, o)
+	return recs, err
+}
+
+// buildMix is buildQueries over the shapes the source events can make hit;
+// it also says, in one line each, which shapes it skipped and why.
+func buildMix(source []*nostr.Event, o QueryOptions) ([]*queryRecord, []string, error) {
 	b, err := newShapeBuilder(source, o.Limit, o.Seed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	all := o.Shapes
+	if len(all) == 0 {
+		all = Shapes
+	}
+	var shapes, skipped []string
+	for _, s := range all {
+		if why := b.unavailable(s); why != "" {
+			skipped = append(skipped, "shape "+s+" skipped: "+why)
+			continue
+		}
+		shapes = append(shapes, s)
 	}
 	recs := make([]*queryRecord, 0, o.Queries)
-	for i := 0; len(recs) < o.Queries && i < o.Queries*4; i++ {
-		shape := Shapes[i%len(Shapes)]
+	for i := 0; len(shapes) > 0 && len(recs) < o.Queries && i < o.Queries*4; i++ {
+		shape := shapes[i%len(shapes)]
 		if f, ok := b.build(shape); ok {
 			recs = append(recs, &queryRecord{shape: shape, filter: f})
 		}
 	}
-	return recs, nil
+	return recs, skipped, nil
 }
 
 // queryRun is one query phase in progress: connections, the queries, their
@@ -199,6 +243,7 @@ func (q *queryRun) conn(ctx context.Context, w int, redials *int) *wire.Conn {
 func (q *queryRun) book(r *queryRecord, qr wire.QueryResult, err error) outcome.Kind {
 	now := mono.Now()
 	r.raws = qr.Events
+	r.sent = qr.Sent
 	if qr.FirstEvent > 0 {
 		r.first = qr.FirstEvent - qr.Sent
 	}
@@ -240,11 +285,11 @@ func (q *queryRun) book(r *queryRecord, qr wire.QueryResult, err error) outcome.
 // counters.
 func (q *queryRun) phase(start, end int64, cpu time.Duration) results.Phase {
 	ph := results.Phase{
-		Name:     "query",
+		Name:     q.o.Name,
 		Workload: "query",
 		Params: map[string]any{
 			"queries": len(q.recs), "limit": q.o.Limit, "connections": q.o.Connections,
-			"timeout": q.o.Timeout.String(), "shapes": Shapes,
+			"timeout": q.o.Timeout.String(), "shapes": q.o.Shapes,
 		},
 		Start:     mono.Time(start),
 		Duration:  end - start,
@@ -265,11 +310,12 @@ func (q *queryRun) phase(start, end int64, cpu time.Duration) results.Phase {
 }
 
 // shapeGroups fills the phase's counts, latency, rates and per-shape groups
-// from the queries that ran, with their verification.
-func shapeGroups(ph *results.Phase, recs []*queryRecord, ver queryVerification) {
+// (in the order of shapes) from the queries that ran, with their
+// verification.
+func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver queryVerification) {
 	all, allFirst := metrics.NewHistogram(), metrics.NewHistogram()
 	groups := map[string]*results.Group{}
-	hists := map[string]*metrics.Histogram{}
+	hists, firsts := map[string]*metrics.Histogram{}, map[string]*metrics.Histogram{}
 	busy := map[string]int64{} // time spent in each shape's queries
 	for _, r := range recs {
 		if r.ended == "" && r.err == "" {
@@ -278,7 +324,7 @@ func shapeGroups(ph *results.Phase, recs []*queryRecord, ver queryVerification) 
 		g := groups[r.shape]
 		if g == nil {
 			g = &results.Group{Name: r.shape, Counts: map[string]int64{"queries": 0, "failed": 0, "events_returned": 0}, Latency: map[string]*results.Histogram{}}
-			groups[r.shape], hists[r.shape] = g, metrics.NewHistogram()
+			groups[r.shape], hists[r.shape], firsts[r.shape] = g, metrics.NewHistogram(), metrics.NewHistogram()
 		}
 		g.Counts["events_returned"] += int64(len(r.raws))
 		ph.Counts["events_returned"] += int64(len(r.raws))
@@ -298,6 +344,7 @@ func shapeGroups(ph *results.Phase, recs []*queryRecord, ver queryVerification) 
 		busy[r.shape] += r.latency
 		if r.first > 0 {
 			allFirst.Record(r.first)
+			firsts[r.shape].Record(r.first)
 		}
 	}
 	ph.Latency["eose"] = all.Result()
@@ -307,18 +354,26 @@ func shapeGroups(ph *results.Phase, recs []*queryRecord, ver queryVerification) 
 	ph.Rates = map[string]float64{}
 	if secs := float64(ph.Duration) / 1e9; secs > 0 {
 		ph.Rates["queries_per_sec"] = float64(ph.Counts["queries"]) / secs
+		// Events delivered per second over the window, by every
+		// connection together (--query-concurrency).
+		ph.Rates["events_returned_per_sec"] = float64(ph.Counts["events_returned"]) / secs
 	}
-	for _, s := range Shapes {
+	for _, s := range shapes {
 		g := groups[s]
 		if g == nil {
 			continue
 		}
 		g.Latency["eose"] = hists[s].Result()
-		// Per shape: its queries divided by the time spent in them (REQ
-		// write to EOSE), i.e. that shape's rate on one connection.
+		if firsts[s].Count() > 0 {
+			g.Latency["first_event"] = firsts[s].Result()
+		}
+		// Per shape: its queries, and the events of its answers, divided by
+		// the time spent in them (REQ write to EOSE), i.e. that shape's
+		// rates on one connection.
 		g.Rates = map[string]float64{}
 		if b := busy[s]; b > 0 {
 			g.Rates["queries_per_sec"] = float64(g.Counts["queries"]) / (float64(b) / 1e9)
+			g.Rates["events_returned_per_sec"] = float64(g.Counts["events_returned"]) / (float64(b) / 1e9)
 		}
 		g.Verification = ver.byShape[s]
 		ph.Groups = append(ph.Groups, *g)

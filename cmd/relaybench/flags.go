@@ -104,10 +104,11 @@ func (f publishFlags) options() workload.PublishOptions {
 }
 
 type queryFlags struct {
-	Queries          int  `default:"100" help:"Number of queries (rotating through the filter shapes)."`
-	QueryLimit       int  `name:"query-limit" default:"100" help:"Limit of each query filter."`
-	QueryConcurrency int  `name:"query-concurrency" default:"1" help:"Query connections running at once."`
-	SkipQuery        bool `name:"skip-query" help:"Skip the query phase."`
+	Queries          int    `default:"100" help:"Number of queries (rotating through the filter shapes)."`
+	QueryLimit       int    `name:"query-limit" default:"100" help:"Limit of each query filter."`
+	QueryConcurrency int    `name:"query-concurrency" aliases:"query-conns" default:"1" help:"Query connections running at once (alias --query-conns), each running the mix one query at a time (queries/s and events returned/s are over all of them)."`
+	QueryMix         string `name:"query-mix" default:"reference" placeholder:"MIX" help:"Query shapes: reference (the reference suite's kind, time-range, tag-p, tag-t, author, complex), clients (what clients send: global, home, profiles, thread, notifications, hashtag, ids, reactions, addressable), all, or a comma-separated list of shapes."`
+	SkipQuery        bool   `name:"skip-query" help:"Skip the query phase."`
 }
 
 // validate: --queries may be 0 only with --skip-query (no query phase).
@@ -120,11 +121,15 @@ func (f queryFlags) validate() error {
 	}
 	r.min("query-limit", f.QueryLimit, 1)
 	r.min("query-concurrency", f.QueryConcurrency, 1)
+	if _, err := workload.ParseMix(f.QueryMix); err != nil {
+		r.bad("query-mix", f.QueryMix, "%v", err)
+	}
 	return r.err
 }
 
 func (f queryFlags) options(seed int64, timeout time.Duration) workload.QueryOptions {
-	return workload.QueryOptions{Queries: f.Queries, Limit: f.QueryLimit, Connections: f.QueryConcurrency, Timeout: timeout, Seed: seed}
+	shapes, _ := workload.ParseMix(f.QueryMix) // checked by validate
+	return workload.QueryOptions{Queries: f.Queries, Limit: f.QueryLimit, Connections: f.QueryConcurrency, Timeout: timeout, Seed: seed, Shapes: shapes}
 }
 
 type outputFlags struct {
@@ -320,10 +325,12 @@ type targetFlags struct {
 	ClientCPUs string `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
 	relaySourceFlags
 	templateFlags
+	authFlags
 }
 
 func (f targetFlags) validate() error {
 	var r ranges
+	r.add(f.authFlags.validate())
 	r.cpus("relay-cpus", f.RelayCPUs)
 	r.cpus("client-cpus", f.ClientCPUs)
 	r.add(f.relaySourceFlags.validate())
@@ -387,6 +394,9 @@ func (f *benchFlags) params() map[string]any {
 		p["skip_query"] = true
 	} else {
 		p["queries"], p["query_limit"], p["query_concurrency"] = f.Queries, f.QueryLimit, f.QueryConcurrency
+		if f.QueryMix != "" && f.QueryMix != workload.MixReference {
+			p["query_mix"] = f.QueryMix
+		}
 	}
 	if len(f.Workloads) > 0 {
 		p["workloads"] = f.Workloads
@@ -420,6 +430,7 @@ func (g *Globals) AfterApply(kctx *kong.Context) error {
 		target = target.Addr()
 	}
 	activeGate = nil
+	deactivateAuth()
 	c, ok := target.Interface().(flagChecker)
 	if ok {
 		if err := c.checkFlags(); err != nil {
@@ -432,6 +443,12 @@ func (g *Globals) AfterApply(kctx *kong.Context) error {
 			return errors.New(joinLines(err.Error()))
 		}
 		activeGate = gf
+	}
+	if a, ok := target.Interface().(interface{ nip42() *authFlags }); ok {
+		// NIP-42 for every connection the command dials (auth.go).
+		if err := a.nip42().activate(); err != nil {
+			return errors.New(joinLines(err.Error()))
+		}
 	}
 	return nil
 }
@@ -549,6 +566,10 @@ func (c *runCmd) checkFlags() error {
 	var r ranges
 	r.add(c.targetFlags.validate())
 	r.add(c.benchFlags.validate())
+	r.add(c.segmentFlags.validate())
+	if r.err == nil {
+		r.add(c.segmentFlags.segmented(c.targetFlags, c.corpusFlags, c.Workloads))
+	}
 	r.add(c.outputFlags.validate())
 	return r.err
 }
@@ -556,6 +577,7 @@ func (c *runCmd) checkFlags() error {
 func (c *compareCmd) checkFlags() error {
 	var r ranges
 	r.min("repeat", c.Repeat, 1)
+	r.add(c.authFlags.validate())
 	r.cpus("relay-cpus", c.RelayCPUs)
 	r.cpus("client-cpus", c.ClientCPUs)
 	r.add(c.relaySourceFlags.validate())

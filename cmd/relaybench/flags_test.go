@@ -154,7 +154,7 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{"load", []string{"--load-connections=-1"}, []string{"--load-connections -1"}},
 		{"load", []string{"--load-max-lateness", "0s"}, []string{"--load-max-lateness 0s"}},
 		{"load", []string{"--load-warmup", "60s", "--load-duration", "60s"}, []string{"--load-warmup 1m0s"}},
-		{"load", []string{"--load-max-events", "0"}, []string{"--load-max-events 0"}},
+		{"load", []string{"--load-max-events=-1"}, []string{"--load-max-events -1"}}, // 0: no cap
 		{"load", []string{"--load-duration", "0s"}, []string{"--load-duration 0s"}},
 		{"load", []string{"--load-period=-1s"}, []string{"--load-period -1s"}},
 		{"load", []string{"--load-steps=-1"}, []string{"--load-steps -1"}},
@@ -177,7 +177,7 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{"find-max", []string{"--load-connections=-1"}, []string{"--load-connections -1"}},
 		{"find-max", []string{"--load-max-lateness", "0s"}, []string{"--load-max-lateness 0s"}},
 		{"find-max", []string{"--load-warmup", "10s", "--step-duration", "10s"}, []string{"--load-warmup 10s"}},
-		{"find-max", []string{"--load-max-events", "0"}, []string{"--load-max-events 0"}},
+		{"find-max", []string{"--load-max-events=-1"}, []string{"--load-max-events -1"}}, // 0: no cap
 		{"find-max", []string{"--timeout", "0s"}, []string{"--timeout 0s"}},
 		{"corpus", []string{"--events", "0"}, []string{"--events 0"}},
 		{"corpus", []string{"--size", "0"}, []string{"--size 0"}},
@@ -256,6 +256,8 @@ func TestEveryCommandChecksItsFlags(t *testing.T) {
 			required = []string{"--relays", "ws://127.0.0.1:1"}
 		case "relays start":
 			required = []string{"khatru-badger"}
+		case "merge":
+			required = []string{"seg0.json", "seg1.json"}
 		}
 		if _, err := parser.Parse(required); err != nil {
 			t.Fatalf("%s: %v", name, err)

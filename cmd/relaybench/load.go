@@ -25,7 +25,7 @@ type loadRunFlags struct {
 	Connections int           `name:"load-connections" default:"0" help:"Connections the ops are spread over (default min(--load-pool, 8))."`
 	MaxLateness time.Duration `name:"load-max-lateness" default:"1s" help:"An op that cannot start within this of its intended time is dropped (counted, never silently lost)."`
 	Warmup      time.Duration `name:"load-warmup" default:"0s" help:"Ops intended in this first part are counted but left out of latency and lateness."`
-	MaxEvents   int           `name:"load-max-events" default:"2000000" help:"Refuse a pattern needing more distinct pre-signed events than this (events are never reused)."`
+	MaxEvents   int           `name:"load-max-events" default:"0" help:"Refuse a pattern needing more distinct pre-signed events than this (events are never reused); 0: no cap. They are signed into a temporary file (about 1.7 KB per 1 KB event in $TMPDIR), not held in memory: the limits are disk space and the signing time, said before it starts."`
 	Constraints string        `name:"load-constraints" placeholder:"CPU,MEM" help:"Run the relay relaybench starts under these limits (cgroups), e.g. cpu=0.5,mem=256M (reference: -load-constraints)."`
 	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
 }
@@ -41,7 +41,7 @@ func (f loadRunFlags) validate(total time.Duration) error {
 	if f.Warmup > 0 && total > 0 && f.Warmup >= total {
 		r.bad("load-warmup", f.Warmup, "must be shorter than --load-duration %v", total)
 	}
-	r.min("load-max-events", f.MaxEvents, 1)
+	r.min("load-max-events", f.MaxEvents, 0)
 	r.positive("timeout", f.Timeout)
 	if r.err == nil && f.Constraints != "" {
 		_, err := harness.ParseLimits(f.Constraints)
@@ -110,6 +110,7 @@ type loadCmd struct {
 	corpusFlags
 	outputFlags
 	loadRunFlags
+	segmentFlags
 	Pattern  string        `name:"load-pattern" default:"constant" help:"Arrival pattern: constant, ramp, step, spike, burst, sine, poisson (reference: -load-pattern)."`
 	Duration time.Duration `name:"load-duration" default:"60s" help:"Length of the pattern, or of the whole suite (reference: -load-duration)."`
 	Base     float64       `name:"load-base" default:"50" help:"Base rate in ops/s (reference: -load-base)."`
@@ -183,6 +184,10 @@ func (c *loadCmd) checkFlags() error {
 	r.min("load-steps", c.Steps, 0)
 	r.min("query-limit", c.Limit, 1)
 	r.add(c.outputFlags.validate())
+	r.add(c.segmentFlags.validate())
+	if r.err == nil {
+		r.add(c.segmentFlags.loadSegmented(c.targetFlags, c.Kind))
+	}
 	if r.err != nil {
 		return r.err
 	}
@@ -202,8 +207,12 @@ func (c *loadCmd) checkFlags() error {
 		if err != nil {
 			return err
 		}
-		if n > int64(c.MaxEvents) {
+		if c.MaxEvents > 0 && n > int64(c.MaxEvents) {
 			return fmt.Errorf("--load-max-events %d: %s (%s) needs %d distinct events, above the cap; raise --load-max-events or lower the rate or duration", c.MaxEvents, names[i], p, n)
+		}
+		if need, free := workload.FreshDiskNeed(int(n), c.Size), corpus.TempFree(); free > 0 && need > free {
+			return fmt.Errorf("%s (%s) needs %d distinct events, about %.1f GB in %s, and %.1f GB is free: set TMPDIR to a bigger disk or lower the rate or duration",
+				names[i], p, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
 		}
 	}
 	return nil
@@ -248,7 +257,10 @@ func (c *loadCmd) Run(g *Globals) error {
 		return err
 	}
 	defer cleanup() // after finish has stopped the relay
+	// --segment, --start-at: this instance's share, from a common start.
+	c.segRun = runner.StartSegment(g.Ctx, s.run, s.target.URL, c.seg, c.startAt)
 	err = c.measure(g.Ctx, s, inst, base, names, pats)
+	c.segRun.End(s.run)
 	return s.finish(c.Quiet, params, err)
 }
 
@@ -282,8 +294,9 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		if s.target.Probe != nil {
 			o.Begin = s.target.Probe.Begin
 		}
+		o.Begin, o.Segment = c.segRun.Sampler(o.Begin), c.seg
 		if n, _ := o.EventsNeeded(); n > 0 && !c.Quiet {
-			fmt.Fprintf(os.Stderr, "%s: signing %d fresh events before the clock starts...\n", o.Name, n)
+			fmt.Fprintf(os.Stderr, "%s: signing %d fresh events before the clock starts%s...\n", o.Name, n, signEstimate(ctx, keys, n, c.Size))
 			o.Signed = func(n int, took time.Duration) {
 				fmt.Fprintf(os.Stderr, "%s: signed %d events in %v; %s\n", o.Name, n, took.Round(time.Millisecond), p)
 			}
@@ -291,6 +304,7 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		stopProfile := startCPUProfile(o.Name)
 		ph, err := workload.Load(ctx, s.target.URL, keys, o)
 		stopProfile()
+		c.segRun.Settle(&ph)
 		if ph.Counts != nil {
 			limitNotes(&ph, inst)
 			s.run.Phases = append(s.run.Phases, ph)
@@ -305,13 +319,10 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 // publishCorpus publishes the corpus (pipelined) so that queries match, and
 // returns the events the relay accepted.
 func (c *loadCmd) publishCorpus(ctx context.Context, s *liveSession, crp *corpus.Corpus) ([]*nostr.Event, error) {
-	idx := make([]int, len(crp.Events))
-	for i := range idx {
-		idx[i] = i
-	}
+	n := crp.Len()
 	o := workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Window: 256, Timeout: c.Timeout}
-	o.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events for the queries to match", len(idx)), int64(len(idx)))
-	pr, err := workload.Publish(ctx, s.target.URL, crp, idx, o)
+	o.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events for the queries to match", n), int64(n))
+	pr, err := workload.Publish(ctx, s.target.URL, crp, nil, o)
 	if pr != nil {
 		pr.Phase.Name = "publish (query corpus)"
 		s.run.Phases = append(s.run.Phases, pr.Phase)
@@ -321,12 +332,38 @@ func (c *loadCmd) publishCorpus(ctx context.Context, s *liveSession, crp *corpus
 	}
 	var out []*nostr.Event
 	for _, i := range pr.AcceptedIndexes() {
-		out = append(out, crp.Events[i])
+		e, err := crp.EventAt(i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("the relay accepted none of the %d corpus events: nothing to query", len(idx))
+		return nil, fmt.Errorf("the relay accepted none of the %d corpus events: nothing to query", n)
 	}
 	return out, nil
+}
+
+// signEstimate says how long signing n events of size bytes should take
+// (" (about 3m20s, 1.7 GB in /tmp)"), from signing a few hundred on all
+// cores now; "" when it is quick or cannot be measured.
+func signEstimate(ctx context.Context, keys *corpus.Corpus, n int64, size int) string {
+	if n < 200_000 || keys == nil || len(keys.Authors) == 0 {
+		return ""
+	}
+	const probe = 2048
+	evs := make([]*nostr.Event, probe)
+	authors := make([]*corpus.Author, probe)
+	for i := range evs {
+		evs[i] = &nostr.Event{CreatedAt: time.Now().Unix(), Kind: 1, Tags: []nostr.Tag{}, Content: strings.Repeat("x", size)}
+		authors[i] = keys.Author(i)
+	}
+	start := time.Now()
+	if err := corpus.SignEvents(ctx, evs, authors, corpus.Options{}); err != nil {
+		return ""
+	}
+	took := time.Duration(float64(time.Since(start)) * float64(n) / probe)
+	return fmt.Sprintf(" (about %s at this machine's signing rate, %.1f GB in %s)", took.Round(time.Second), float64(workload.FreshDiskNeed(int(n), size))/1e9, os.TempDir())
 }
 
 // startCPUProfile writes a CPU profile of one phase (signing included) to
@@ -374,9 +411,10 @@ func (c *loadCmd) workload() runner.Workload {
 		for i, p := range pats {
 			o := base
 			o.Name, o.Pattern, o.Source, o.Begin = names[i], p, env.Live, env.Sample
+			o.Segment = env.Segment // --segment: this instance's share of the pattern
 			if n, err := o.EventsNeeded(); err != nil {
 				return phases, err
-			} else if n > int64(c.MaxEvents) {
+			} else if c.MaxEvents > 0 && n > int64(c.MaxEvents) {
 				return phases, fmt.Errorf("load %s (%s) needs %d distinct events, above --load-max-events %d", names[i], p, n, c.MaxEvents)
 			}
 			ph, err := workload.Load(ctx, env.URL, env.Corpus, o)

@@ -27,6 +27,7 @@ type runCmd struct {
 	targetFlags
 	benchFlags
 	outputFlags
+	segmentFlags
 }
 
 func init() {
@@ -60,6 +61,7 @@ func (c *runCmd) Run(g *Globals) error {
 	defer stop()
 
 	cfg := c.benchFlags.config(extra, c.ClientCPUs, prog)
+	c.segmentFlags.apply(&cfg)
 	file := newResultsFile("run", started)
 	r, runErr := runner.Run(ctx, crp, cfg, target)
 	r.Notes = append(r.Notes, ref.notes()...)
@@ -77,7 +79,9 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 		return nil, err
 	}
 	if f.Corpus != "" {
-		return loadDump(ctx, f, prog)
+		c, err := loadDump(ctx, f, prog)
+		addAuthKeys(c) // NIP-42: its synthetic keys sign AUTH (auth.go)
+		return c, err
 	}
 	p := f.params()
 	if err := p.Validate(); err != nil {
@@ -89,6 +93,7 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
+	addAuthKeys(c) // NIP-42: the corpus keys sign AUTH (auth.go)
 	return c, nil
 }
 

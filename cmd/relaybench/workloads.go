@@ -13,7 +13,7 @@ import (
 // workloadFlags selects more workloads for run and compare, run after the
 // publish and query phases on each relay.
 type workloadFlags struct {
-	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep, load (constant 50 ops/s for 60 s)."`
+	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep, load (constant 50 ops/s for 60 s), clients (the queries clients send, 20 of each shape), count (NIP-45 COUNT, 100), search (NIP-50, 100), negentropy (NIP-77 sync, 5 rounds of 3 scenarios; each skipped on a relay that does not announce its NIP)."`
 }
 
 // extraWorkloads maps a workload name to its subcommand, whose defaults and
@@ -25,6 +25,11 @@ var extraWorkloads = map[string]func() interface{ workload() runner.Workload }{
 	"lifecycle": func() interface{ workload() runner.Workload } { return &lifecycleCmd{} },
 	"sweep":     func() interface{ workload() runner.Workload } { return &sweepCmd{} },
 	"load":      func() interface{ workload() runner.Workload } { return &loadCmd{} },
+	"count":     func() interface{ workload() runner.Workload } { return &countCmd{} },
+	"search":    func() interface{ workload() runner.Workload } { return &searchCmd{} },
+	"clients":   func() interface{ workload() runner.Workload } { return &clientsCmd{} },
+
+	"negentropy": func() interface{ workload() runner.Workload } { return &syncCmd{} },
 }
 
 // build returns the selected workloads, each configured with its
