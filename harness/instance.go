@@ -136,6 +136,9 @@ func StartSpec(ctx context.Context, spec Spec, o StartOptions) (*Instance, error
 	os.WriteFile(filepath.Join(runDir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
 
 	i := &Instance{Name: spec.Name, Spec: spec, RunDir: runDir, DataDir: filepath.Join(runDir, "data"), opts: o, bin: bin}
+	// Registered from the moment its run directory exists, so that StopAll
+	// (a forced exit while the relay is still starting) removes it too.
+	register(i)
 	ok := false
 	defer func() {
 		if !ok {
@@ -159,7 +162,6 @@ func StartSpec(ctx context.Context, spec Spec, o StartOptions) (*Instance, error
 			return nil, fmt.Errorf("%s: %w", spec.Name, err)
 		}
 	}
-	register(i)
 	for attempt := 1; ; attempt++ {
 		i.Port = o.Port
 		if i.Port == 0 {

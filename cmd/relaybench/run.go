@@ -132,7 +132,15 @@ func startRelay(ctx context.Context, spec harness.Spec, o harness.StartOptions) 
 	if err := os.MkdirAll(o.BaseDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("results folder: %w", err)
 	}
+	// A forced exit while the relay is starting still stops it and removes
+	// its run directory.
+	starting := addExitHook(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		harness.StopAll(sctx)
+	})
 	inst, err := harness.StartSpec(ctx, spec, o)
+	starting()
 	if err != nil {
 		return nil, nil, err
 	}
