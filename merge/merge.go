@@ -468,7 +468,12 @@ func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 		}
 	}
 	out.Aborted = strings.Join(aborted, "; ")
-	out.Notes = prefixed(n, func(i int) []string { return phs[i].Notes })
+	dnotes, err := mergeDeliveries(&out, phs) // subscribe segments (deliveries.go)
+	if err != nil {
+		return out, err
+	}
+	dropped = withoutDeliveryRatio(dropped, out.Rates)
+	out.Notes = append(prefixed(n, func(i int) []string { return phs[i].Notes }), dnotes...)
 	out.Errors = prefixed(n, func(i int) []string { return phs[i].Errors })
 	if n > 1 {
 		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d segments: the window runs from the earliest segment's start to the latest one's end; rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum", n))

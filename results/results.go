@@ -253,6 +253,9 @@ type Phase struct {
 	// answers.
 	Stored  string   `json:"stored,omitempty"`
 	Answers []Answer `json:"answers,omitempty"`
+	// Deliveries is written by an execution segment of the subscribe
+	// workload for relaybench merge (see deliveries.go).
+	Deliveries *LiveDeliveries `json:"live_deliveries,omitempty"`
 	// PerSegment lists, in a merged file, each segment's own window,
 	// resources and machine: resources are listed per machine, never summed.
 	PerSegment []SegmentPart `json:"per_segment,omitempty"`

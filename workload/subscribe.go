@@ -69,6 +69,12 @@ type SubscribeOptions struct {
 	// when a loopback relay needs more connections than one address has
 	// ephemeral ports for (see scale.go).
 	SourceAddrs []net.IP
+	// Segment runs only this execution segment's share (subscribe_segment.go):
+	// it needs Rate and StartAt. StartAt, also without Segment, starts the
+	// open-loop schedule at that wall-clock time and derives the fresh
+	// events' nonce and created_at from it.
+	Segment Segment
+	StartAt time.Time
 
 	fresh      *Fresh // pre-signed events (sweep signs its own); nil: sign here
 	onDelivery func() // test hook: called on the reader goroutine before each delivery is handled
@@ -225,6 +231,9 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 		return ph, err
 	}
 	ph.Name = o.Name
+	if err := o.checkSegment(); err != nil {
+		return ph, err
+	}
 	if err := rlimit.Need(o.Subscribers + o.Publishers); err != nil {
 		return ph, err
 	}
@@ -269,10 +278,10 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subRun, error) {
 	r := &subRun{o: o, user: ctx, fresh: o.fresh, checks: verify.NewChecker()}
 	if r.fresh == nil {
-		nonce := RunNonce()
+		nonce, createdAt := o.freshIdentity()
 		r.channels = ChannelNames(o.Seed, nonce, o.Channels)
 		var err error
-		r.fresh, err = NewFresh(ctx, c, FreshSpec{Count: o.Events, Size: o.Size, Seed: o.Seed, Authors: o.Authors, Channels: r.channels}, nonce)
+		r.fresh, err = NewFresh(ctx, c, FreshSpec{Count: o.Events, Size: o.Size, Seed: o.Seed, Authors: o.Authors, Channels: r.channels, CreatedAt: createdAt}, nonce)
 		if err != nil {
 			return nil, err
 		}
@@ -283,8 +292,11 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 	}
 	nEv := len(r.fresh.Events)
 	since := r.fresh.Events[0].CreatedAt
-	r.subs = make([]*subscriber, r.o.Subscribers)
-	for i := range r.subs {
+	r.subs = make([]*subscriber, 0, r.o.Segment.Split(r.o.Subscribers))
+	for i := range r.o.Subscribers {
+		if !r.o.owns(i) {
+			continue // another segment's subscriber
+		}
 		kind := r.o.Filter
 		if kind == FilterMix {
 			kind = []string{FilterTag, FilterAuthor, FilterKind}[i%3]
@@ -293,7 +305,7 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 		s.filter = subFilter(kind, i, r.o.Overlap, r.channels, r.fresh.Authors, since)
 		s.stream = r.checks.NewStream(&s.filter)
 		s.v.Verified = true
-		r.subs[i] = s
+		r.subs = append(r.subs, s)
 	}
 	r.subLed = outcome.New(results.OpSub, int64(len(r.subs)))
 	r.dLed = outcome.New(results.OpDelivery, 0)
@@ -304,13 +316,13 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 // dial connects the subscribers and the publishers.
 func (r *subRun) dial(url string) error {
 	var err error
-	r.addrs = sourceAddrs(url, r.o.Subscribers+r.o.Publishers, r.o.SourceAddrs)
-	if r.subConns, err = dialMany(r.user, url, r.o.Subscribers, r.o.Dial, r.addrs); err != nil {
+	r.addrs = sourceAddrs(url, len(r.subs)+r.o.publishers(), r.o.SourceAddrs)
+	if r.subConns, err = dialMany(r.user, url, len(r.subs), r.o.Dial, r.addrs); err != nil {
 		return fmt.Errorf("subscribers: %w", err)
 	}
 	pd := r.o.Dial
 	pd.OKTimeout = r.o.Timeout
-	if r.pubConns, err = dialMany(r.user, url, r.o.Publishers, pd, r.addrs); err != nil {
+	if r.pubConns, err = dialMany(r.user, url, r.o.publishers(), pd, r.addrs); err != nil {
 		closeAll(r.subConns)
 		return fmt.Errorf("publishers: %w", err)
 	}
@@ -452,23 +464,27 @@ func (r *subRun) onEvent(s *subscriber, raw []byte, recv int64) {
 func (r *subRun) publish() {
 	nEv := len(r.fresh.Events)
 	r.out = newLiveOut(nEv)
-	r.start = mono.Now()
+	r.start = r.o.startClock(r.user)
 	r.series = metrics.NewSeries(r.start)
-	if r.subLed.Count(outcome.Accepted) == 0 {
+	if r.subLed.Count(outcome.Accepted) == 0 && !r.o.segmented() { // a segment publishes for the others' subscribers too
 		r.skipPublishing()
 		return
 	}
 	o := r.o
 	plan := &livePlan{user: r.user, conns: r.pubConns, fresh: r.fresh, mode: o.Mode, window: o.Window, timeout: o.Timeout, progress: o.Progress, series: r.series}
-	plan.order = make([][]int, o.Publishers)
-	for n := 0; n < nEv; n++ {
-		plan.order[n%o.Publishers] = append(plan.order[n%o.Publishers], n)
+	np := o.publishers()
+	plan.order = make([][]int, np)
+	for n, k := 0, 0; n < nEv; n++ {
+		if o.owns(n) { // event n is this segment's (all: no segment)
+			plan.order[k%np] = append(plan.order[k%np], n)
+			k++
+		}
 	}
 	if o.Duration > 0 {
 		plan.stopAt = r.start + int64(o.Duration)
 	}
 	if o.Rate > 0 {
-		plan.intended = make([][]int64, o.Publishers)
+		plan.intended = make([][]int64, np)
 		for w := range plan.order {
 			for _, n := range plan.order[w] {
 				plan.intended[w] = append(plan.intended[w], r.start+int64(float64(n)*1e9/o.Rate))
@@ -476,9 +492,7 @@ func (r *subRun) publish() {
 		}
 	}
 	runLive(r.user, plan, r.out)
-	for n, oc := range r.out.outcomes {
-		r.acc[n] = oc == Accepted
-	}
+	r.accepted()
 }
 
 // skipPublishing settles every event as not run (cancelled when the user
@@ -651,7 +665,7 @@ func (r *subRun) deliveryOutcome(s *subscriber, got int64) outcome.Kind {
 func (r *subRun) credit(i int, got int64, gh *metrics.Histogram, t *subTally) {
 	t.lastRecv = max(t.lastRecv, got)
 	r.series.Add(got, "deliveries", 1)
-	sent := r.out.sentAt[i].Load()
+	sent := r.sentRef(i)
 	if sent <= 0 {
 		return
 	}
@@ -726,6 +740,7 @@ func (r *subRun) phase() results.Phase {
 	ph.Errors = verify.AppendUnique(ph.Errors, t.closed...)
 	ph.Errors = verify.AppendUnique(ph.Errors, t.lost...)
 	ph.Notes = append(ph.Notes, r.notes(&ph, t)...)
+	r.recordSegment(&ph)
 	return ph
 }
 
@@ -782,9 +797,13 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	}
 	notes = append(notes, fmt.Sprintf("%d subscribers (%s filters, %s) each waited for EOSE before publishing; %d publishers sent fresh events of %d content bytes signed before the clock (%d planned)",
 		o.Subscribers, o.Filter, r.follows(), o.Publishers, o.Size, nEv))
+	deliver := "deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events"
+	if o.sharedSchedule() {
+		deliver = "deliver latency: the event's intended send time on the open-loop schedule from --start-at (start + j/rate) → subscriber's read of the delivery, of credited deliveries only (valid, matching, first copies of accepted events); it includes the send lateness, and across machines the clock offset between the instances (see the run's segment clock offset)"
+	}
 	if ph.Counts["sent"] > 0 {
 		notes = append(notes,
-			"deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events",
+			deliver,
 			"timed window: first EVENT write → the later of the last OK and the last credited delivery",
 			r.loopNote(),
 		)

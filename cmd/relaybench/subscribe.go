@@ -193,6 +193,7 @@ type subscribeCmd struct {
 	targetFlags
 	liveKeyFlags
 	outputFlags
+	subSegmentFlags
 	Subscribers int           `name:"sub-count" aliases:"subscribers" default:"10" help:"Subscriber connections, one live REQ each (reference: -sub-count)."`
 	Publishers  int           `default:"2" help:"Publisher connections."`
 	Channels    int           `default:"10" help:"Distinct channel tags (t) the events are spread over."`
@@ -214,6 +215,9 @@ func init() {
 }
 
 func (c *subscribeCmd) Run(g *Globals) error {
+	if err := c.subscribeSegment(); err != nil {
+		return segmentUsage(err)
+	}
 	if c.SourceAddrs != "" {
 		if _, err := workload.ParseSourceAddrs(c.SourceAddrs); err != nil {
 			return withCode(judge.Usage, fmt.Errorf("--source-addrs: %w", err))
@@ -223,7 +227,7 @@ func (c *subscribeCmd) Run(g *Globals) error {
 	if err := rlimit.Need(c.Subscribers + c.Publishers); err != nil {
 		return withCode(judge.Usage, err)
 	}
-	return runLiveCommand(g, "subscribe", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), map[string]any{
+	return c.runSubscribe(g, map[string]any{
 		"subscribers": c.Subscribers, "publishers": c.Publishers, "channels": c.Channels, "overlap": c.Overlap,
 		"filter": c.Filter, "events": c.events(), "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
 		"duration": c.Duration.String(), "grace": c.Grace.String(), "store": c.Store,
@@ -248,15 +252,18 @@ func (c *subscribeCmd) workload() runner.Workload {
 		o := workload.SubscribeOptions{
 			Subscribers: c.Subscribers, Publishers: c.Publishers, Channels: c.Channels, Overlap: c.Overlap,
 			Filter: c.Filter, Events: c.Events, Size: c.Size, Rate: c.Rate, Mode: c.Mode, Window: c.Window,
-			Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed, Begin: env.Sample,
+			Duration: c.Duration, Grace: c.Grace, Timeout: c.Timeout, Seed: c.Seed, Begin: c.segRun.Sampler(env.Sample),
+			Segment: c.seg, StartAt: c.startAt,
 		}
 		if c.SourceAddrs != "" {
 			o.SourceAddrs, _ = workload.ParseSourceAddrs(c.SourceAddrs) // checked in Run
 		}
-		total := int64(c.events())
+		total := int64(c.seg.Share(c.events())) // a segment publishes its share
 		o.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)
 		stopProfile := startCPUProfile("subscribe")
 		defer stopProfile()
-		return onePhase(workload.Subscribe(ctx, env.URL, env.Corpus, o))
+		ph, err := workload.Subscribe(ctx, env.URL, env.Corpus, o)
+		c.segRun.Settle(&ph)
+		return onePhase(ph, err)
 	}}
 }
