@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,11 @@ type Env struct {
 type Workload struct {
 	Name string
 	Run  func(ctx context.Context, env Env) ([]results.Phase, error)
+	// Unsupported, when set, says in a few words why the workload cannot run
+	// on a relay with this NIP-11 document (nil: none served), "" when it
+	// can. When every workload of a run without queries says so, the corpus
+	// is not published; Run still runs and reports the skip.
+	Unsupported func(info *nip11.Info) string
 }
 
 // Config is what to run.
@@ -115,6 +121,27 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		run.Relay.Version = info.Version
 		run.Relay.MaxLimit = info.Limitation.MaxLimit
 		limitNotes(&run, c, info)
+	}
+	if !cfg.SkipPublish && cfg.SkipQuery && len(cfg.Workloads) > 0 {
+		// Nothing after publishing can run on this relay (each workload
+		// needs a NIP it does not announce): do not publish for nothing.
+		var why []string
+		for _, w := range cfg.Workloads {
+			if w.Unsupported == nil {
+				why = nil
+				break
+			}
+			r := w.Unsupported(info)
+			if r == "" {
+				why = nil
+				break
+			}
+			why = append(why, w.Name+": "+strings.TrimPrefix(r, "skipped: "))
+		}
+		if len(why) > 0 {
+			cfg.SkipPublish = true
+			run.Notes = append(run.Notes, "corpus not published: no workload of this run can run on this relay ("+strings.Join(why, "; ")+")")
+		}
 	}
 	gate := cfg.segmentSetup(ctx, &run, t.URL)
 	defer gate.finish(&run)

@@ -49,7 +49,9 @@ func (c *countCmd) Run(g *Globals) error {
 // workload is the COUNT workload with this command's options. A relay that
 // does not announce NIP-45 is skipped with one line (unless --force).
 func (c *countCmd) workload() runner.Workload {
-	return runner.Workload{Name: "count", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+	return runner.Workload{Name: "count", Unsupported: func(info *nip11.Info) string {
+		return notAnnounced(info, 45, "COUNT", c.Force)
+	}, Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
 		if why := notAnnounced(env.Info, 45, "COUNT", c.Force); why != "" {
 			return skipNIP("count", env.URL, why)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
@@ -49,7 +50,9 @@ func (c *searchCmd) Run(g *Globals) error {
 // workload is the search workload with this command's options. A relay that
 // does not announce NIP-50 is skipped with one line (unless --force).
 func (c *searchCmd) workload() runner.Workload {
-	return runner.Workload{Name: "search", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+	return runner.Workload{Name: "search", Unsupported: func(info *nip11.Info) string {
+		return notAnnounced(info, 50, "search", c.Force)
+	}, Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
 		if why := notAnnounced(env.Info, 50, "search", c.Force); why != "" {
 			return skipNIP("search", env.URL, why)
 		}

@@ -112,7 +112,7 @@ func (c *syncCmd) Run(g *Globals) error {
 // workload is the negentropy workload with this command's options. It
 // reconciles against what the publish phase left on the relay (env.Live).
 func (c *syncCmd) workload() runner.Workload {
-	return runner.Workload{Name: "negentropy", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+	return runner.Workload{Name: "negentropy", Unsupported: workload.NegentropySkip, Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
 		o := workload.NegentropyOptions{
 			Rounds: c.Rounds, Overlap: c.Overlap, LocalOnly: c.LocalOnly, Delta: c.Delta,
 			Timeout: c.NegTimeout, FrameSize: c.FrameSize, Seed: c.Seed, Begin: env.Sample,

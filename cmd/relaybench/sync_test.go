@@ -88,8 +88,8 @@ func TestCompareNegentropyStrfry(t *testing.T) {
 }
 
 // TestSyncSkipsRelayWithoutNIP77: the sync command on a relay that does not
-// announce NIP-77 publishes, skips the reconciliation with one line, and
-// passes.
+// announce NIP-77 skips the reconciliation with one line, does not publish
+// for nothing (a run note says so), and passes.
 func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
 	out := t.TempDir()
 	jsonPath := filepath.Join(out, "s.json")
@@ -106,7 +106,10 @@ func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.Runs[0]
-	if len(r.Phases) != 2 || r.Phases[0].Name != "publish" || r.Phases[1].Name != "negentropy" {
+	if len(r.Phases) != 1 || r.Phases[0].Name != "negentropy" {
 		t.Fatalf("phases: %v", r.Phases)
+	}
+	if !strings.Contains(strings.Join(r.Notes, "\n"), "corpus not published: no workload of this run can run on this relay") {
+		t.Errorf("no note on the corpus not published: %q", r.Notes)
 	}
 }
