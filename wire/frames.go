@@ -122,6 +122,13 @@ func newFrameReader(nc net.Conn, rest []byte, limit int64) *frameReader {
 // errMaskedFrame: servers must not mask their frames (RFC 6455 5.1).
 var errMaskedFrame = errors.New("read: the relay sent a masked frame")
 
+// errRSV: no extension was negotiated, so the RSV bits must be 0 (RFC 6455 5.2).
+var errRSV = errors.New("read: the relay sent a frame with RSV bits set")
+
+// errBadControl: control frames are unfragmented, at most 125 bytes, and a
+// close frame's body is empty or starts with a 2-byte status (RFC 6455 5.5).
+var errBadControl = errors.New("read: the relay sent a malformed control frame")
+
 // room makes space for need unparsed bytes in all before a read: it
 // compacts the buffer and grows it when a read filled it (the relay is
 // ahead of us) or a frame does not fit.
@@ -184,7 +191,13 @@ func (fr *frameReader) parse(c *Conn) (typ websocket.MessageType, payload []byte
 		}
 		b0 := fr.buf[fr.r]
 		fin, op := b0&0x80 != 0, b0&0x0f
-		if plen > fr.limit || op < 8 && int64(len(fr.msg))+plen > fr.limit {
+		if b0&0x70 != 0 {
+			return 0, nil, 0, errRSV
+		}
+		if op >= 8 && (!fin || plen > 125) {
+			return 0, nil, 0, errBadControl
+		}
+		if plen > fr.limit || op == 0 && fr.frag && int64(len(fr.msg))+plen > fr.limit {
 			return 0, nil, 0, ErrMessageTooBig
 		}
 		total := hdr + int(plen)
@@ -223,6 +236,9 @@ func (fr *frameReader) parse(c *Conn) (typ websocket.MessageType, payload []byte
 			}
 		case 0x8: // close
 			ce := websocket.CloseError{Code: websocket.StatusNoStatusRcvd}
+			if len(payload) == 1 {
+				return 0, nil, 0, errBadControl
+			}
 			if len(payload) >= 2 {
 				ce.Code = websocket.StatusCode(binary.BigEndian.Uint16(payload))
 				ce.Reason = string(payload[2:])
