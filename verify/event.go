@@ -72,7 +72,45 @@ func Same(raw, published []byte) bool { return bytes.Equal(raw, published) }
 type Stream struct {
 	Filter *nostr.Filter
 	seen   map[string]struct{}
+	known  []uint64 // NewIndexedStream: which events of the known list were seen
 	c      *Checker
+}
+
+// NewIndexedStream is NewStream for an answer made mostly of a known list
+// of n events (a live subscription to events relaybench publishes itself):
+// EventAt then books those by their index in the list, one bit each,
+// instead of by id.
+func (c *Checker) NewIndexedStream(f *nostr.Filter, n int) *Stream {
+	s := c.NewStream(f)
+	s.known = make([]uint64, (n+63)/64)
+	return s
+}
+
+// EventAt is Event for an event whose bytes name event k of the stream's
+// known list (known, with its published bytes), or k < 0 and known nil.
+func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte) (*nostr.Event, Fault) {
+	if known == nil || k < 0 || k >= 64*len(s.known) {
+		return s.Event(raw, known, published)
+	}
+	e := known
+	if !Same(raw, published) {
+		var ok bool
+		if e, ok = s.c.Check(raw); !ok {
+			return nil, Invalid
+		}
+		if e.ID != known.ID { // valid, but another event than its bytes seemed to name
+			return s.Event(raw, nil, nil)
+		}
+	}
+	if s.Filter != nil && !s.Filter.Matches(e) {
+		return e, NotMatching
+	}
+	w, b := k>>6, uint64(1)<<(k&63)
+	if s.known[w]&b != 0 {
+		return e, Duplicate
+	}
+	s.known[w] |= b
+	return e, Valid
 }
 
 // NewStream starts checking an answer to f.

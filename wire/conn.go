@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,13 @@ type Options struct {
 	// made from (e.g. 127.0.0.2 to spread many loopback connections over
 	// several source addresses, each with its own ephemeral ports).
 	LocalAddr net.IP
+	// SharedReader reads a plain ws:// connection on one of a few shared
+	// reader threads instead of a goroutine of its own (Linux; see
+	// poll_linux.go): far cheaper per message for thousands of
+	// subscriptions. Handlers (SubHandler, OnNotice, OnMalformed, SendEvent's
+	// done) then run on that thread for many connections in turn and must
+	// not block. Ignored for wss:// and where not supported.
+	SharedReader bool
 }
 
 func (o Options) withDefaults() Options {
@@ -95,8 +103,20 @@ func (o Options) withDefaults() Options {
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = DefaultReadLimit
 	}
+	switch sharedReaders {
+	case "all":
+		o.SharedReader = true
+	case "off":
+		o.SharedReader = false
+	}
 	return o
 }
+
+// sharedReaders overrides Options.SharedReader for every connection:
+// RELAYBENCH_SHARED_READERS=all reads every plain ws:// connection on the
+// shared reader threads (to run every test through that path), =off none
+// (to compare with a goroutine per connection).
+var sharedReaders = os.Getenv("RELAYBENCH_SHARED_READERS")
 
 // OK is the outcome of one published event.
 type OK struct {
@@ -177,6 +197,8 @@ type Conn struct {
 	ws  *websocket.Conn
 	nc  net.Conn     // the TCP (or TLS-carrying TCP) connection under ws
 	fr  *frameReader // plain ws://: reads frames from nc itself (frames.go)
+
+	reasons map[string]string // interned OK reasons of a shared connection (its reader thread's)
 
 	direct    bool       // frame and write ourselves (plain ws://), see write.go
 	wmu       sync.Mutex // guards the fields below
@@ -338,7 +360,21 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 	c.wcond = sync.NewCond(&c.wmu)
 	c.wkickCond = sync.NewCond(&c.wmu)
 	if handshake != nil {
-		c.fr = newFrameReader(under, handshake.takeRest(), o.ReadLimit)
+		rest := handshake.takeRest()
+		c.fr = newFrameReader(under, rest, o.ReadLimit)
+		if o.SharedReader && len(rest) == 0 { // bytes already read would wait for the next edge
+			shared, err := c.startShared(under)
+			if err != nil {
+				ws.CloseNow()
+				return nil, &DialError{Kind: DialFailed, URL: url, Err: fmt.Errorf("shared reader: %w", err)}
+			}
+			if shared {
+				if o.OKTimeout > 0 {
+					go c.sweepLoop()
+				}
+				return c, nil
+			}
+		}
 	}
 	go c.readLoop()
 	if o.OKTimeout > 0 {
@@ -433,6 +469,9 @@ func (c *Conn) fail(why error) {
 	c.mu.Unlock()
 	close(c.done)
 	c.ws.CloseNow()
+	if rs, ok := c.nc.(interface{ shutdown() }); ok {
+		rs.shutdown() // a shared connection's socket: its reader thread releases it
+	}
 	c.stopWriter()
 	now := mono.Now()
 	for _, p := range pend {

@@ -303,7 +303,7 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 		}
 		s := &subscriber{i: i, kind: kind, opened: make(chan struct{}), recv: make([]int64, nEv)}
 		s.filter = subFilter(kind, i, r.o.Overlap, r.channels, r.fresh.Authors, since)
-		s.stream = r.checks.NewStream(&s.filter)
+		s.stream = r.checks.NewIndexedStream(&s.filter, len(r.fresh.Events))
 		s.v.Verified = true
 		r.subs = append(r.subs, s)
 	}
@@ -317,7 +317,9 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 func (r *subRun) dial(url string) error {
 	var err error
 	r.addrs = sourceAddrs(url, len(r.subs)+r.o.publishers(), r.o.SourceAddrs)
-	if r.subConns, err = dialMany(r.user, url, len(r.subs), r.o.Dial, r.addrs); err != nil {
+	sd := r.o.Dial
+	sd.SharedReader = true // handlers only book (onEvent): a few reader threads, not a goroutine per subscriber
+	if r.subConns, err = dialMany(r.user, url, len(r.subs), sd, r.addrs); err != nil {
 		return fmt.Errorf("subscribers: %w", err)
 	}
 	pd := r.o.Dial
@@ -437,7 +439,11 @@ func (r *subRun) onEvent(s *subscriber, raw []byte, recv int64) {
 	if ours {
 		known, pub = r.fresh.Events[n], r.fresh.Raw[n]
 	}
-	e, fault := s.stream.Event(raw, known, pub)
+	k := -1
+	if ours {
+		k = n
+	}
+	e, fault := s.stream.EventAt(raw, k, known, pub)
 	if fault == verify.Valid && e != known {
 		n, ours = r.fresh.IndexOf(e.ID) // valid, but not our bytes
 	}

@@ -262,7 +262,9 @@ func (c *subscribeCmd) workload() runner.Workload {
 		o.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %d subscribers", total, c.Subscribers), total)
 		stopProfile := startCPUProfile("subscribe")
 		defer stopProfile()
+		stop := startCPUProfile("subscribe")
 		ph, err := workload.Subscribe(ctx, env.URL, env.Corpus, o)
+		stop()
 		c.segRun.Settle(&ph)
 		return onePhase(ph, err)
 	}}

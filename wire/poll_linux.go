@@ -1,0 +1,386 @@
+package wire
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/relaybench/relaybench/internal/mono"
+)
+
+// Shared readers (Options.SharedReader): thousands of mostly idle
+// subscriber connections read by a few locked OS threads instead of a
+// goroutine each.
+//
+// A goroutine per connection costs, per delivered message, a netpoller
+// wake-up, a goroutine switch and the read that finds the socket empty
+// before the goroutine parks again. Measured with bench/fanfloor against
+// strfry (2,000 subscriptions, every event to every one): 7.2 µs of client
+// CPU per delivery for goroutines blocked in net.Conn.Read, 4.8–5.0 µs for
+// sockets read from one epoll thread. So after the handshake a shared
+// connection's socket leaves Go's netpoller altogether (a duplicate
+// descriptor is kept and the original closed, which removes it from the
+// runtime's epoll set) and joins the epoll set of one of the shared reader
+// threads: edge-triggered, read until a read comes back short (the socket
+// was then drained; anything arriving later raises a new edge; after a
+// hang-up, read to the end), every
+// complete message handled on that thread exactly as the goroutine reader
+// handles it (handlers must not block: they run for many connections in
+// turn). Writes (REQ, CLOSE, pongs, AUTH) go to the descriptor directly,
+// waiting in poll(2) for room when the socket is full, within the write
+// deadline. Closing shuts the socket down; the reader thread sees the
+// hang-up, takes it out of its set and closes the descriptor, so a
+// descriptor number is never reused while a reader could still touch it.
+
+// readerThreads is how many reader threads serve shared connections:
+// one per two cores (one was the fastest on 2 cores, where the relay
+// needs the other).
+// RELAYBENCH_READER_THREADS sets it (for measuring).
+func readerThreads() int {
+	if n, err := strconv.Atoi(os.Getenv("RELAYBENCH_READER_THREADS")); err == nil && n > 0 {
+		return n
+	}
+	return max(1, runtime.GOMAXPROCS(0)/2)
+}
+
+type poller struct {
+	ep    int
+	mu    sync.Mutex
+	conns []*Conn // by token (the epoll data); nil: free
+	free  []int32
+}
+
+var (
+	pollersOnce sync.Once
+	pollers     []*poller
+	pollersErr  error
+	pollNext    atomic.Uint32
+)
+
+// sharedPoller returns the reader thread a new shared connection joins
+// (round robin), starting the threads on first use.
+func sharedPoller() (*poller, error) {
+	pollersOnce.Do(func() {
+		for range readerThreads() {
+			ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+			if err != nil {
+				pollersErr = os.NewSyscallError("epoll_create1", err)
+				return
+			}
+			p := &poller{ep: ep}
+			pollers = append(pollers, p)
+			go p.loop()
+		}
+	})
+	if pollersErr != nil {
+		return nil, pollersErr
+	}
+	return pollers[int(pollNext.Add(1))%len(pollers)], nil
+}
+
+// add registers c (whose nc is a *rawSock) with the reader thread.
+func (p *poller) add(c *Conn, rs *rawSock) error {
+	p.mu.Lock()
+	var tok int32
+	if n := len(p.free); n > 0 {
+		tok = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		tok = int32(len(p.conns))
+		p.conns = append(p.conns, nil)
+	}
+	rs.tok, rs.p = tok, p // before the reader thread can see c
+	p.conns[tok] = c
+	p.mu.Unlock()
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | unix.EPOLLET, Fd: tok}
+	if err := syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, rs.fd, &ev); err != nil {
+		p.mu.Lock()
+		p.conns[tok] = nil
+		p.free = append(p.free, tok)
+		p.mu.Unlock()
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
+func (p *poller) get(tok int32) *Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if int(tok) < len(p.conns) {
+		return p.conns[tok]
+	}
+	return nil
+}
+
+// loop is one reader thread.
+func (p *poller) loop() {
+	runtime.LockOSThread()
+	evs := make([]syscall.EpollEvent, 256)
+	var f frame
+	for {
+		n, err := syscall.EpollWait(p.ep, evs, -1)
+		if err != nil {
+			if err == syscall.EINTR {
+				continue
+			}
+			panic(os.NewSyscallError("epoll_wait", err)) // cannot happen with a valid epoll descriptor
+		}
+		for _, ev := range evs[:n] {
+			if c := p.get(ev.Fd); c != nil {
+				c.pollRead(&f, ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0)
+			}
+		}
+	}
+}
+
+// pollRead reads and handles what has arrived on a shared connection, on
+// its reader thread. hup: the relay closed its side or the socket failed,
+// so reading goes on to the end (a short read is then no sign of more to
+// come: the hang-up's edge was this one).
+func (c *Conn) pollRead(f *frame, hup bool) {
+	rs := c.nc.(*rawSock)
+	fr := c.fr
+	if c.reasons == nil {
+		c.reasons = make(map[string]string)
+	}
+	for {
+		need := 0
+		for {
+			typ, payload, n, err := fr.parse(c)
+			if err != nil {
+				c.pollDone(rs, readError(err))
+				return
+			}
+			if n > 0 {
+				need = n
+				break
+			}
+			c.handle(typ, payload, mono.Now(), f, c.reasons)
+		}
+		fr.room(need)
+		fr.unparsed.Store(0)
+		space := len(fr.buf) - fr.w
+		m, err := syscall.Read(rs.fd, fr.buf[fr.w:])
+		fr.reads.Add(1)
+		switch {
+		case m > 0:
+			fr.w += m
+			if m < space && !hup {
+				// drained: handle what came, then wait for the next edge
+				c.pollParse(rs, f)
+				return
+			}
+		case err == syscall.EAGAIN:
+			return
+		case err == syscall.EINTR:
+		case m == 0 && err == nil:
+			c.pollDone(rs, readError(io.EOF))
+			return
+		default:
+			c.pollDone(rs, readError(err))
+			return
+		}
+	}
+}
+
+// pollParse handles every complete message buffered.
+func (c *Conn) pollParse(rs *rawSock, f *frame) {
+	fr := c.fr
+	for {
+		typ, payload, need, err := fr.parse(c)
+		if err != nil {
+			c.pollDone(rs, readError(err))
+			return
+		}
+		if need > 0 {
+			return
+		}
+		c.handle(typ, payload, mono.Now(), f, c.reasons)
+	}
+}
+
+// pollDone ends a shared connection from its reader thread: the connection
+// fails with why (nothing if it had already failed) and its descriptor
+// leaves the epoll set and is closed.
+func (c *Conn) pollDone(rs *rawSock, why error) {
+	c.fail(why)
+	rs.release()
+}
+
+// rawSock is a shared connection's socket once out of Go's netpoller: the
+// writer writes to it directly; the reader thread owns reading and closing.
+type rawSock struct {
+	fd           int
+	p            *poller
+	tok          int32
+	laddr, raddr net.Addr
+
+	mu     sync.RWMutex // writers and Control hold it shared; release holds it to close
+	closed bool         // the descriptor is closed
+	shut   atomic.Bool  // Close was called
+	wdl    atomic.Int64 // write deadline, Unix nanoseconds (0: none)
+}
+
+var errDetached = errors.New("read on a shared connection's socket")
+
+// detach takes nc's socket out of Go's netpoller and returns it as a
+// rawSock (nc is closed; the socket lives on in the duplicate).
+func detach(nc net.Conn) (*rawSock, error) {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return nil, errors.New("not a TCP connection")
+	}
+	sc, err := tc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var derr error
+	if err := sc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, os.NewSyscallError("dup", derr)
+	}
+	rs := &rawSock{fd: fd, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
+	nc.Close()
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, os.NewSyscallError("setnonblock", err)
+	}
+	return rs, nil
+}
+
+// release takes the socket out of its reader's set and closes it (reader
+// thread only, once the connection has failed).
+func (rs *rawSock) release() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.closed {
+		return
+	}
+	rs.closed = true
+	_ = syscall.EpollCtl(rs.p.ep, syscall.EPOLL_CTL_DEL, rs.fd, nil)
+	_ = syscall.Close(rs.fd)
+	rs.p.mu.Lock()
+	rs.p.conns[rs.tok] = nil
+	rs.p.free = append(rs.p.free, rs.tok)
+	rs.p.mu.Unlock()
+}
+
+func (rs *rawSock) Read([]byte) (int, error) { return 0, errDetached }
+
+// Write writes all of b, waiting for room within the write deadline.
+func (rs *rawSock) Write(b []byte) (int, error) {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	if rs.closed || rs.shut.Load() {
+		return 0, net.ErrClosed
+	}
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Write(rs.fd, b[n:])
+		if m > 0 {
+			n += m
+			continue
+		}
+		switch err {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			wait := -1
+			if dl := rs.wdl.Load(); dl != 0 {
+				left := time.Until(time.Unix(0, dl))
+				if left <= 0 {
+					return n, os.ErrDeadlineExceeded
+				}
+				wait = int(left/time.Millisecond) + 1
+			}
+			pfd := []unix.PollFd{{Fd: int32(rs.fd), Events: unix.POLLOUT}}
+			if _, err := unix.Poll(pfd, wait); err != nil && err != unix.EINTR {
+				return n, os.NewSyscallError("poll", err)
+			}
+			continue
+		case nil:
+			return n, io.ErrShortWrite
+		}
+		return n, os.NewSyscallError("write", err)
+	}
+	return n, nil
+}
+
+// Close shuts the socket down: the reader thread sees the hang-up and
+// releases the descriptor.
+func (rs *rawSock) Close() error {
+	if !rs.shut.CompareAndSwap(false, true) {
+		return nil
+	}
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	if !rs.closed {
+		_ = syscall.Shutdown(rs.fd, syscall.SHUT_RDWR)
+	}
+	return nil
+}
+
+func (rs *rawSock) LocalAddr() net.Addr  { return rs.laddr }
+func (rs *rawSock) RemoteAddr() net.Addr { return rs.raddr }
+
+func (rs *rawSock) SetDeadline(t time.Time) error   { return rs.SetWriteDeadline(t) }
+func (rs *rawSock) SetReadDeadline(time.Time) error { return nil }
+func (rs *rawSock) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		rs.wdl.Store(0)
+	} else {
+		rs.wdl.Store(t.UnixNano())
+	}
+	return nil
+}
+
+// SyscallConn gives Control access to the descriptor (kernelUnread).
+func (rs *rawSock) SyscallConn() (syscall.RawConn, error) { return rawCtl{rs}, nil }
+
+type rawCtl struct{ rs *rawSock }
+
+func (r rawCtl) Control(f func(fd uintptr)) error {
+	r.rs.mu.RLock()
+	defer r.rs.mu.RUnlock()
+	if r.rs.closed {
+		return net.ErrClosed
+	}
+	f(uintptr(r.rs.fd))
+	return nil
+}
+
+func (rawCtl) Read(func(fd uintptr) bool) error  { return errDetached }
+func (rawCtl) Write(func(fd uintptr) bool) error { return errDetached }
+
+// startShared moves a new plain ws:// connection to a shared reader thread;
+// false (and the goroutine reader) when that is not possible.
+func (c *Conn) startShared(under net.Conn) (bool, error) {
+	p, err := sharedPoller()
+	if err != nil {
+		return false, err
+	}
+	rs, err := detach(under)
+	if err != nil {
+		return false, err
+	}
+	c.nc = rs
+	if err := p.add(c, rs); err != nil {
+		syscall.Close(rs.fd)
+		return false, err
+	}
+	return true, nil
+}
+
+func (rs *rawSock) shutdown() { _ = rs.Close() }

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package wire
+
+import "net"
+
+// startShared: shared reader threads are Linux only; the connection keeps
+// its goroutine reader.
+func (c *Conn) startShared(net.Conn) (bool, error) { return false, nil }
