@@ -281,7 +281,20 @@ func relayDied(t Target) func(run *results.Run) error {
 		select {
 		case <-p.Exited():
 		default:
-			return nil
+			// Connections lost in the last phase: a relay that crashed may
+			// not have been reaped yet (an abort writing its core takes a
+			// moment). Give it a little time, so its death is reported as
+			// the cause rather than only the lost connections.
+			if n := len(run.Phases); n == 0 || !lostConns(run.Phases[n-1]) {
+				return nil
+			}
+			t := time.NewTimer(2 * time.Second)
+			defer t.Stop()
+			select {
+			case <-p.Exited():
+			case <-t.C:
+				return nil
+			}
 		}
 		why := "the relay process exited"
 		if err := p.ExitErr(); err != nil {
@@ -292,6 +305,16 @@ func relayDied(t Target) func(run *results.Run) error {
 		}
 		return fmt.Errorf("relay died: %s", why)
 	}
+}
+
+// lostConns reports whether a phase lost connections.
+func lostConns(ph results.Phase) bool {
+	for _, a := range ph.Accounts {
+		if a.ConnLost > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // notRunPhase is a phase none of whose n operations could run, with why.
