@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The floor of live delivery on this machine, and how close relaybench is to
+# it: SUBS subscriptions (default 2,000) to strfry (../shared/relays/bin,
+# started here with a fresh database for each run), every one receiving
+# every one of EVENTS fresh events (default 3,000, ~1 KB), client CPU per
+# delivery, in alternating rounds (ROUNDS, default 2) of:
+#   - floor, epoll:      bench/fanfloor -mode epoll (sockets out of Go's
+#                        netpoller, one epoll thread, frames counted, nothing
+#                        verified or timed);
+#   - floor, goroutines: bench/fanfloor -mode goroutines (a goroutine per
+#                        connection blocked in net.Conn.Read);
+#   - relaybench subscribe --filter kind (shared reader threads, every
+#                        delivery verified and timed);
+#   - the same with RELAYBENCH_SHARED_READERS=off (a goroutine per
+#                        connection, as before).
+# The floor's events are published by `relaybench run` from another process.
+# Appends a table to bench/RESULTS.md with the machine, date, commit and load.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN_DIR=${BIN_DIR:-../shared/relays/bin}
+if [ ! -x "$BIN_DIR/strfry" ]; then
+  echo "bench/fanfloor.sh: no strfry at $BIN_DIR/strfry (see ../shared/relays/README.md); nothing measured." >&2
+  exit 0
+fi
+BIN_DIR=$(cd "$BIN_DIR" && pwd)
+SUBS=${SUBS:-2000}
+EVENTS=${EVENTS:-3000}
+ROUNDS=${ROUNDS:-2}
+PORT=${PORT:-7791}
+OUT=${OUT:-bench/RESULTS.md}
+work=$(mktemp -d)
+spid=""
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT INT TERM
+go build -o "$work/relaybench" ./cmd/relaybench
+go build -o "$work/fanfloor" ./bench/fanfloor
+rb="$work/relaybench"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+start_strfry() {
+  rm -rf "$work/db" && mkdir -p "$work/db"
+  cat >"$work/strfry.conf" <<EOF
+db = "$work/db/"
+relay {
+    bind = "127.0.0.1"
+    port = $PORT
+    nofiles = 0
+    maxWebsocketPayloadSize = 1048576
+}
+EOF
+  "$BIN_DIR/strfry" --config="$work/strfry.conf" --verbosity=WARNING relay >"$work/strfry.log" 2>&1 &
+  spid=$!
+  for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return; sleep 0.1; done
+  echo "strfry did not start: $(tail -3 "$work/strfry.log")" >&2
+  exit 1
+}
+stop_strfry() { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true; spid=""; }
+
+# floor MODE: one fanfloor run; prints "µs/delivery deliveries/s reads/delivery"
+floor() {
+  start_strfry
+  "$work/fanfloor" -addr "127.0.0.1:$PORT" -subs "$SUBS" -mode "$1" -expect "$((SUBS * EVENTS))" -timeout 300s >"$work/floor.out" 2>&1 &
+  local fpid=$!
+  for _ in $(seq 600); do grep -q '^ready' "$work/floor.out" && break; sleep 0.1; done
+  "$rb" run --relay "ws://127.0.0.1:$PORT" --events "$EVENTS" --size 1024 --skip-query --mode wait --concurrency 4 \
+    --no-progress --quiet --cache-dir "$work/cache" --json "$work/pub-$RANDOM.json" >/dev/null 2>&1 || true
+  wait "$fpid" || true
+  stop_strfry
+  sed -n 's/.*deliveries in .*s (\([0-9]*\)\/s), client CPU \([0-9.]*\) µs\/delivery.*, \([0-9.]*\) reads\/delivery/\2 \1 \3/p' "$work/floor.out"
+}
+
+# rbsub LABEL [env]: one relaybench subscribe run; prints the same three figures and the verification
+rbsub() {
+  start_strfry
+  rm -f "$work/$1.json"
+  env ${2:-} "$rb" subscribe --relay "ws://127.0.0.1:$PORT" --subscribers "$SUBS" --events "$EVENTS" --filter kind \
+    --timeout 60s --grace 10s --no-progress --quiet --cache-dir "$work/cache" --json "$work/$1.json" >/dev/null 2>&1 || true
+  stop_strfry
+  python3 - "$work/$1.json" "$work/strfry.log" <<'EOF'
+import json, sys
+f = json.load(open(sys.argv[1]))
+ph = f["runs"][0]["phases"][0]
+c, r, res = ph["counts"], ph.get("rates", {}), ph.get("resources") or {}
+d = c.get("deliveries", 0)
+verdict = f.get("verdict", {}).get("outcome", "?")
+if d == 0:  # say why instead of a figure: the relay's last words
+    last = [l.strip() for l in open(sys.argv[2], errors="replace") if l.strip()][-2:]
+    print("- 0 - " + verdict + ":_" + "_/_".join(last).replace(" ", "_")[:200])
+    sys.exit()
+rpf = c.get("subscriber_reads", 0) / max(1, c.get("subscriber_frames", 0))
+print(f"{1e6 * res.get('client_cpu_secs', 0) / d:.2f} {r.get('deliveries_per_sec', 0):.0f} {rpf:.2f} {verdict}")
+EOF
+}
+
+declare -A fig
+for r in $(seq "$ROUNDS"); do
+  echo "== round $r" >&2
+  fig[epoll]+="$(floor epoll)|"
+  fig[goroutines]+="$(floor goroutines)|"
+  fig[shared]+="$(rbsub shared)|"
+  fig[goro]+="$(rbsub goro RELAYBENCH_SHARED_READERS=off)|"
+  for k in epoll goroutines shared goro; do echo "$k: ${fig[$k]}" >&2; done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# row LABEL KEY CHECKED
+row() {
+  python3 - "$1" "${fig[$2]}" "$3" <<'EOF'
+import sys
+label, runs, checked = sys.argv[1], [x.split() for x in sys.argv[2].split("|") if x.strip()], sys.argv[3]
+us = " / ".join(x[0] for x in runs)
+rate = " / ".join(f"{int(x[1]):,}" for x in runs)
+reads = " / ".join(x[2] for x in runs)
+ver = ", ".join(sorted({x[3].replace("_", " ") for x in runs if len(x) > 3})) or "–"
+print(f"| {label} | {us} µs | {rate} | {reads} | {checked} | {ver} |")
+EOF
+}
+cores=$(nproc)
+loaded=""
+if python3 -c "import sys; sys.exit(0 if max(float(x) for x in '$load0 $load1'.split()) > $cores else 1)"; then
+  loaded=" · machine loaded"
+fi
+{
+  echo
+  echo "## $(date -u +%Y-%m-%dT%H:%MZ) · commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (+uncommitted changes)') · live delivery: the floor and relaybench (bench/fanfloor.sh)${loaded}"
+  echo
+  echo "Machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go env GOVERSION); load average before: $load0, after: $load1"
+  echo
+  echo "$(printf "%'d" "$SUBS") subscriptions to strfry (fresh database each run), every one receiving each of $(printf "%'d" "$EVENTS") fresh ~1 KB events ($(printf "%'d" $((SUBS * EVENTS))) deliveries); client CPU per delivery over the delivery window; $ROUNDS alternating rounds (figures per round):"
+  echo
+  echo "| client | client CPU per delivery | deliveries/s | reads per delivery | what it checks | verdict |"
+  echo "|---|---:|---:|---:|---|---|"
+  row "floor: one epoll thread, sockets out of Go's netpoller" epoll "frame boundaries only"
+  row "floor: a goroutine per connection (net.Conn.Read)" goroutines "frame boundaries only"
+  row "relaybench subscribe (shared reader threads)" shared "every delivery: bytes or id+signature, filter, duplicates, timed"
+  row "relaybench subscribe, RELAYBENCH_SHARED_READERS=off" goro "the same"
+} >>"$OUT"
+echo "bench/fanfloor.sh: appended to $OUT" >&2

@@ -1,0 +1,162 @@
+package wire
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
+}
+
+// Shared connections (read on the shared reader threads, out of Go's
+// netpoller) deliver every event of every subscription in order, whether
+// the events come one per read or many per read, big or fragmented; a ping
+// is answered; closing by either side ends the connection once and gives
+// the descriptor back.
+func TestSharedReaderDeliversAndReleases(t *testing.T) {
+	const conns, events = 20, 300
+	big := strings.Repeat("é", 40<<10) // an 80 KiB event: more than one read
+	r := newTestRelay(t, nil, func(tc *tconn, msg []byte) {
+		arr := decode(t, msg)
+		if label(arr) != "REQ" {
+			return
+		}
+		sub := string(arr[1])
+		go func() {
+			for i := range events {
+				content := "x"
+				if i%50 == 7 {
+					content = big
+				}
+				_, ev := fakeEvent(i, content)
+				if tc.send(`["EVENT",`+sub+`,`+string(ev)+`]`) != nil {
+					return
+				}
+				if i == events/2 {
+					// a ping mid-stream: answered by the writer while reading goes on
+					_ = tc.ws.Ping(context.Background())
+				}
+			}
+			_ = tc.send(`["EOSE",` + sub + `]`)
+		}()
+	})
+	if _, err := sharedPoller(); err != nil { // its epoll descriptors stay
+		t.Fatal(err)
+	}
+	before := openFDs(t)
+	var wg sync.WaitGroup
+	got := make([]atomic.Int64, conns)
+	order := make([]atomic.Bool, conns)
+	var cs []*Conn
+	for k := range conns {
+		c := dialT(t, r.url, Options{SharedReader: true})
+		if _, ok := c.nc.(*rawSock); !ok {
+			t.Fatal("the connection is not on a shared reader")
+		}
+		cs = append(cs, c)
+		wg.Add(1)
+		next := 0
+		if _, err := c.Req("s", nil, SubHandler{
+			OnEvent: func(raw []byte, _ int64) {
+				id, _ := fakeEvent(next, "")
+				if !strings.Contains(string(raw), id) {
+					order[k].Store(true)
+				}
+				next++
+				got[k].Add(1)
+			},
+			OnEOSE: func(int64) { wg.Done() },
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	within(t, done, "every EOSE")
+	for k := range conns {
+		if n := got[k].Load(); n != events || order[k].Load() {
+			t.Fatalf("connection %d: %d events (want %d), out of order: %v", k, n, events, order[k].Load())
+		}
+	}
+	// half closed by us, then the rest by the relay
+	for k, c := range cs {
+		if k%2 == 0 {
+			c.Close()
+			within(t, c.Done(), "Done")
+		}
+	}
+	r.mu.Lock()
+	for _, tc := range r.conn {
+		tc.ws.CloseNow()
+	}
+	r.mu.Unlock()
+	for _, c := range cs {
+		within(t, c.Done(), "Done")
+	}
+	for k, c := range cs {
+		if err := c.Err(); (k%2 == 0) != (err == ErrClosed) {
+			t.Errorf("connection %d: Err %v", k, err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for openFDs(t) > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := openFDs(t); n > before {
+		t.Fatalf("%d descriptors open after every connection ended, %d before", n, before)
+	}
+}
+
+// A connection closed while its reader thread is delivering a stream and
+// its writer is writing stops cleanly (run with -race).
+func TestSharedReaderCloseWhileBusy(t *testing.T) {
+	r := newTestRelay(t, nil, func(tc *tconn, msg []byte) {
+		arr := decode(t, msg)
+		if label(arr) != "REQ" {
+			return
+		}
+		sub := string(arr[1])
+		go func() {
+			for i := 0; ; i++ {
+				_, ev := fakeEvent(i, "busy")
+				if tc.send(`["EVENT",`+sub+`,`+string(ev)+`]`) != nil {
+					return
+				}
+			}
+		}()
+	})
+	for range 10 {
+		c := dialT(t, r.url, Options{SharedReader: true})
+		first := make(chan struct{})
+		var once sync.Once
+		if _, err := c.Req("s", nil, SubHandler{OnEvent: func([]byte, int64) { once.Do(func() { close(first) }) }}); err != nil {
+			t.Fatal(err)
+		}
+		within(t, first, "first event")
+		go func() {
+			for i := 0; i < 50; i++ {
+				id, raw := fakeEvent(i, "w")
+				if c.SendEvent(id, raw, func(OK) {}) != nil {
+					return
+				}
+			}
+		}()
+		c.Close()
+		within(t, c.Done(), "Done")
+		if err := c.Err(); err != ErrClosed {
+			t.Fatalf("Err after Close: %v", err)
+		}
+	}
+}
