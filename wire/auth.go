@@ -480,7 +480,7 @@ func (c *Conn) giveUp(w authWaiter) {
 		c.mu.Lock()
 		mine := !c.closed && c.subs[s.id] == s && s.held
 		if mine {
-			delete(c.subs, s.id)
+			c.dropSub(s.id)
 		}
 		c.mu.Unlock()
 		if mine {

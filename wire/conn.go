@@ -217,6 +217,7 @@ type Conn struct {
 	mu       sync.Mutex
 	pending  map[string]pending
 	subs     map[string]*Sub
+	lastSub  *Sub // the subscription the last EVENT was for (read.go sub), nil when dropped
 	closed   bool
 	err      error
 	notices  [noticesKept]string
@@ -466,6 +467,7 @@ func (c *Conn) fail(why error) {
 	c.pending = nil
 	subs := c.subs
 	c.subs = nil
+	c.lastSub = nil
 	c.mu.Unlock()
 	close(c.done)
 	c.ws.CloseNow()

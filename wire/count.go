@@ -98,7 +98,7 @@ func (c *Conn) countFrame(f *frame, recv int64) {
 		s = c.subs[string(f.a.raw)]
 	}
 	if s != nil && s.onCount != nil {
-		delete(c.subs, s.id) // a COUNT is answered once
+		c.dropSub(s.id) // a COUNT is answered once
 	} else {
 		s = nil
 	}
@@ -193,7 +193,7 @@ func (c *Conn) Count(ctx context.Context, subID string, filters []nostr.Filter) 
 	// then only counted.
 	c.mu.Lock()
 	if !c.closed && c.subs[subID] == s {
-		delete(c.subs, subID)
+		c.dropSub(subID)
 	}
 	c.mu.Unlock()
 	mu.Lock()

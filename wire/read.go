@@ -165,7 +165,7 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 				// Keep it open while an AUTH is tried; REQ again after.
 				s.retried, s.held, hold = true, true, true
 			} else {
-				delete(c.subs, s.id)
+				c.dropSub(s.id)
 			}
 		}
 		c.mu.Unlock()
@@ -219,13 +219,25 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 func (c *Conn) sub(id jstr) *Sub {
 	c.mu.Lock()
 	var s *Sub
-	if id.esc {
+	switch {
+	case id.esc:
 		s = c.subs[id.String()]
-	} else {
+	case c.lastSub != nil && c.lastSub.id == string(id.raw):
+		s = c.lastSub // most connections carry one subscription: no map lookup per event
+	default:
 		s = c.subs[string(id.raw)]
+		c.lastSub = s
 	}
 	c.mu.Unlock()
 	return s
+}
+
+// dropSub forgets subscription id (c.mu held).
+func (c *Conn) dropSub(id string) {
+	delete(c.subs, id)
+	if c.lastSub != nil && c.lastSub.id == id {
+		c.lastSub = nil
+	}
 }
 
 func internReason(cache map[string]string, s jstr) string {

@@ -113,7 +113,7 @@ func (s *Sub) Close() error {
 		c.mu.Lock()
 		open := !c.closed && c.subs[s.id] == s
 		if open {
-			delete(c.subs, s.id)
+			c.dropSub(s.id)
 		}
 		connClosed := c.closed
 		c.mu.Unlock()
