@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybench/relaybench/results"
 )
@@ -65,5 +67,37 @@ func TestJudgeClient(t *testing.T) {
 	}
 	if got := ph.Resources.ClientCPUUtil; got <= 0 || got > 1 {
 		t.Fatalf("client utilisation %v", got)
+	}
+}
+
+// dyingProbe is a managed relay's probe whose process exits after a delay.
+type dyingProbe struct {
+	exited chan struct{}
+}
+
+func (p *dyingProbe) Begin() func() *results.Resources {
+	return func() *results.Resources { return nil }
+}
+func (p *dyingProbe) Exited() <-chan struct{} { return p.exited }
+func (p *dyingProbe) ExitErr() error          { return errors.New("signal: aborted") }
+
+// A relay that crashed while a phase lost its connections is reported as
+// dead even when its exit is noticed a moment after the phase ended; a
+// phase that lost nothing does not wait for it.
+func TestRelayDeathNoticedAfterLostConnections(t *testing.T) {
+	p := &dyingProbe{exited: make(chan struct{})}
+	died := relayDied(Target{Probe: p})
+	calm := results.Run{Phases: []results.Phase{{Name: "subscribe", Accounts: []results.Account{{Requested: 5, Accepted: 5}}}}}
+	if err := died(&calm); err != nil {
+		t.Fatalf("no connection lost, relay alive: %v", err)
+	}
+	lost := results.Run{Phases: []results.Phase{{Name: "subscribe", Accounts: []results.Account{{Requested: 5, ConnLost: 5}}}}}
+	time.AfterFunc(200*time.Millisecond, func() { close(p.exited) })
+	err := died(&lost)
+	if err == nil || !strings.Contains(err.Error(), "signal: aborted") {
+		t.Fatalf("relay died after the phase: %v", err)
+	}
+	if !strings.Contains(lost.Phases[0].Aborted, "the relay process exited: signal: aborted") {
+		t.Fatalf("phase not marked: %q", lost.Phases[0].Aborted)
 	}
 }
