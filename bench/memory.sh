@@ -8,6 +8,8 @@
 #   bench/memory.sh                       # 1 M, 5 M and 10 M events
 #   COUNTS="200000 1000000" bench/memory.sh
 #   LOAD_RATE=0 bench/memory.sh           # no load row
+#   SIGN_ONLY=1 bench/memory.sh           # only signing: `relaybench corpus` per size
+#   RESULTS=/tmp/x.md bench/memory.sh     # append the section there instead
 #
 # Each size is signed once (its first run, reported apart: signing
 # included) and then published from the cache (the figure). Corpora take
@@ -28,6 +30,44 @@ cleanup() { [ -n "$sinkpid" ] && kill "$sinkpid" 2>/dev/null; wait 2>/dev/null; 
 trap cleanup EXIT INT TERM
 go build -o "$work/relaybench" ./cmd/relaybench
 rb="$work/relaybench"
+# peak KB, wall time and exit status from a /usr/bin/time -v log
+peak() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1"; }
+wall() { sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$1"; }
+RESULTS=${RESULTS:-bench/RESULTS.md}
+machine() {
+  echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GB, $(uname -sr), $(go version | cut -d' ' -f3), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+if [ "${SIGN_ONLY:-0}" = 1 ]; then
+  # Signing alone: `relaybench corpus` generates, signs and writes each
+  # corpus to the cache (then describes it, one event at a time).
+  rows=()
+  for n in $COUNTS; do
+    echo "== $n events: sign" >&2
+    /usr/bin/time -v "$rb" corpus --events "$n" --anchor "$ANCHOR" --cache-dir "$CACHE" --no-progress >"$work/$n-corpus.out" 2>"$work/$n-corpus.time" ||
+      { tail -5 "$work/$n-corpus.time" >&2; exit 1; }
+    key=$(sed -n 's/^Corpus //p' "$work/$n-corpus.out")
+    rate=$(sed -n 's/.*in \([0-9.]*\)s: \([0-9]*\) events\/s.*/\1 s, \2/p' "$work/$n-corpus.out")
+    [ -n "$rate" ] || rate="(was cached)"
+    p=$(peak "$work/$n-corpus.time")
+    rows+=("| $(printf "%'d" "$n") | $((p / 1024)) MB | $(awk -v p="$p" -v n="$n" 'BEGIN{printf "%.1f", p*1024/n}') B | $rate | $(wall "$work/$n-corpus.time") |")
+    echo "${rows[-1]}" >&2
+    [ "${KEEP_CACHE:-0}" = 1 ] || rm -f "$CACHE/corpus-$key.wire"
+  done
+  {
+    echo
+    echo "## Signing memory · $(date -u +%Y-%m-%dT%H:%MZ) · commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo '-dirty')"
+    echo
+    machine
+    echo
+    echo "\`relaybench corpus --events N\` (1 KB average content, into an empty cache): peak RSS (/usr/bin/time -v) of generating, signing and writing the corpus file, then describing it:"
+    echo
+    echo "| events | peak RSS | per event | signing time, events/s | wall |"
+    echo "|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+  } | tee -a "$RESULTS"
+  exit 0
+fi
 
 "$rb" relay serve --store sink >"$work/sink.out" 2>"$work/sink.err" &
 sinkpid=$!
@@ -35,17 +75,14 @@ for _ in $(seq 100); do grep -q '^listening ' "$work/sink.out" && break; sleep 0
 url=$(sed -n 's/^listening //p' "$work/sink.out")
 [ -n "$url" ] || { echo "sink relay did not start: $(cat "$work/sink.err")" >&2; exit 1; }
 
-# peak KB, wall time and exit status from a /usr/bin/time -v log
-peak() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1"; }
-wall() { sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$1"; }
 # accepted and events/s of the first phase of a results file
 figures() {
   python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["runs"][0]["phases"][-1]; r=p["rates"]; print(p["counts"]["accepted"], round(r.get("events_per_sec", r.get("accepted_per_sec", 0))))' "$1"
 }
 
-# the corpus key of a results file, and whether it was read from the cache
+# the corpus key of a results file, whether it was read from the cache, and its signing seconds
 corpusof() {
-  python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["runs"][0]["corpus"]; print(c["key"], c.get("cached", False))' "$1"
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["runs"][0]["corpus"]; print(c["key"], c.get("cached", False), round(c.get("sign_secs", 0)))' "$1"
 }
 
 rows=()
@@ -57,10 +94,10 @@ for n in $COUNTS; do
       { tail -5 "$work/$n-$pass.time" >&2; exit 1; }
   done
   read -r acc rate < <(figures "$work/$n-publish.json")
-  read -r key cached < <(corpusof "$work/$n-sign.json")
+  read -r key cached secs < <(corpusof "$work/$n-sign.json")
   p1=$(peak "$work/$n-sign.time"); p2=$(peak "$work/$n-publish.time")
   first="$((p1 / 1024)) MB"
-  [ "$cached" = True ] && first="$first (was cached)"
+  if [ "$cached" = True ]; then first="$first (was cached)"; else first="$first (signed in $secs s)"; fi
   rows+=("| $(printf "%'d" "$n") | $((p2 / 1024)) MB | $(awk -v p="$p2" -v n="$n" 'BEGIN{printf "%.1f", p*1024/n}') B | $first | $(printf "%'d" "$acc") | $(printf "%'d" "$rate") | $(wall "$work/$n-publish.time") |")
   echo "${rows[-1]}" >&2
   [ "${KEEP_CACHE:-0}" = 1 ] || rm -f "$CACHE/corpus-$key.wire"
@@ -83,7 +120,7 @@ fi
   echo
   echo "## Client memory against run length · $(date -u +%Y-%m-%dT%H:%MZ) · commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo '-dirty')"
   echo
-  echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GB, $(uname -sr), $(go version | cut -d' ' -f3), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  machine
   echo
   echo "\`run --mode pipeline --window 128 --concurrency 8 --skip-query\` against the sink relay (separate process), 1 KB average content, corpus streamed from its cache file; peak RSS of the relaybench process (/usr/bin/time -v, file-backed pages included):"
   echo
@@ -91,4 +128,4 @@ fi
   echo "|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   [ -z "$loadrow" ] || { echo; echo "$loadrow"; }
-} | tee -a bench/RESULTS.md
+} | tee -a "$RESULTS"

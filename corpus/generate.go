@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"sync"
@@ -27,6 +26,11 @@ import (
 // batchSize events to the signing workers. A repost embeds the signed JSON of
 // an earlier note; it only picks notes at least repostLag batches back and
 // waits for that batch, so the output never depends on scheduling.
+//
+// Memory does not grow with the corpus: the tables that reach back over the
+// whole corpus (every note's id, created_at, author and thread root; every
+// event's file offset) keep only their newest chunks in memory and the rest
+// in an unlinked temporary file (spillTable), read back a record at a time.
 const (
 	batchSize = 64
 	repostLag = 16
@@ -77,14 +81,14 @@ func generate(ctx context.Context, p Params, o Options, dir, path string) (*Corp
 			return nil, fmt.Errorf("corpus: a corpus of %d events is streamed from a file: %w", p.Events, err)
 		}
 	}
-	g := newGenerator(p, authors, keys, signer, !stream, fw)
-	if stream {
-		// What a streamed generation keeps is pointer-free tables (48 B per
-		// note, 8 B per event); the rest is short-lived garbage. A lower GC
-		// target keeps the heap near those tables instead of twice them.
-		defer debug.SetGCPercent(debug.SetGCPercent(25))
+	tmp := os.TempDir()
+	if fw != nil {
+		tmp = filepath.Dir(fw.f.Name())
 	}
-	if err := g.run(ctx, workers(o.Workers), o.Progress); err != nil {
+	g := newGenerator(p, authors, keys, signer, !stream, fw, tmp)
+	err = g.run(ctx, workers(o.Workers), o.Progress)
+	g.notes.close()
+	if err != nil {
 		if fw != nil {
 			fw.discard()
 		}
@@ -192,8 +196,11 @@ type generator struct {
 	bytes  int64          // total wire JSON
 
 	// Everything later events refer to, compactly: reply, reaction and
-	// repost targets are kind-1 notes.
-	notes        []noteRec
+	// repost targets are kind-1 notes, picked all the way back. Only the
+	// newest notes are in memory (see spillTable).
+	notes        *spillTable // of noteRec, by note number
+	nrec         [noteRecSize]byte
+	err          error // reading notes back
 	lastReplace  map[int64]int64
 	contentBytes int64
 	content      []byte
@@ -217,6 +224,51 @@ type noteRec struct {
 	root   int32 // note number of its thread's root, -1 when it is a root
 }
 
+// noteRecSize is a noteRec's size in its table.
+const noteRecSize = 48
+
+func (n *noteRec) put(b []byte) {
+	copy(b, n.id[:])
+	binary.LittleEndian.PutUint32(b[32:], n.at)
+	binary.LittleEndian.PutUint32(b[36:], uint32(n.idx))
+	binary.LittleEndian.PutUint32(b[40:], uint32(n.author))
+	binary.LittleEndian.PutUint32(b[44:], uint32(n.root))
+}
+
+func (n *noteRec) get(b []byte) {
+	copy(n.id[:], b)
+	n.at = binary.LittleEndian.Uint32(b[32:])
+	n.idx = int32(binary.LittleEndian.Uint32(b[36:]))
+	n.author = int32(binary.LittleEndian.Uint32(b[40:]))
+	n.root = int32(binary.LittleEndian.Uint32(b[44:]))
+}
+
+// noteCount is the number of notes so far.
+func (g *generator) noteCount() int { return g.notes.n }
+
+// note j (a failed read leaves g.err set, which next returns).
+func (g *generator) noteRec(j int) noteRec {
+	var n noteRec
+	if err := g.notes.read(j, g.nrec[:]); err != nil {
+		if g.err == nil {
+			g.err = fmt.Errorf("corpus: reading back note %d: %w", j, err)
+		}
+		return n
+	}
+	n.get(g.nrec[:])
+	return n
+}
+
+// addNote appends the next note.
+func (g *generator) addNote(n noteRec) error {
+	b, err := g.notes.next()
+	if err != nil {
+		return err
+	}
+	n.put(b)
+	return nil
+}
+
 // genBatch is batchSize consecutive events on their way from the producer
 // to the signers to the writer.
 type genBatch struct {
@@ -232,7 +284,7 @@ type genBatch struct {
 	offs     [batchSize + 1]int
 }
 
-func newGenerator(p Params, authors []Author, keys []*secp.Key, signer secp.Signer, keep bool, out *fileWriter) *generator {
+func newGenerator(p Params, authors []Author, keys []*secp.Key, signer secp.Signer, keep bool, out *fileWriter, tmp string) *generator {
 	n := p.Events
 	var seed [8]byte
 	binary.LittleEndian.PutUint64(seed[:], uint64(p.Seed))
@@ -247,9 +299,7 @@ func newGenerator(p Params, authors []Author, keys []*secp.Key, signer secp.Sign
 		out:         out,
 		lastReplace: map[int64]int64{},
 		wake:        make(chan struct{}),
-		// most events are notes: never copied while growing (the unused
-		// tail is never touched, so never resident)
-		notes: make([]noteRec, 0, n),
+		notes:       newSpillTable(noteRecSize, noteChunk, spillKeep, tmp),
 	}
 	if keep {
 		g.events = make([]*nostr.Event, n)
@@ -489,7 +539,7 @@ func (g *generator) next(ctx context.Context, i int) error {
 			kind = 30023
 		}
 	}
-	if (kind == 6 || kind == 7) && len(g.notes) == 0 || kind == 3 && len(g.authors) < 2 {
+	if (kind == 6 || kind == 7) && g.noteCount() == 0 || kind == 3 && len(g.authors) < 2 {
 		kind = 1
 	}
 	if kind == 0 || kind == 3 {
@@ -527,8 +577,8 @@ func (g *generator) next(ctx context.Context, i int) error {
 			c = appendHashtags(c, tags, size)
 		}
 	case 7:
-		n := &g.notes[g.pickNote(len(g.notes))]
-		t = max(t, g.noteAt(n))
+		n := g.noteRec(g.pickNote(g.noteCount()))
+		t = max(t, g.noteAt(&n))
 		r := reactions[rng.IntN(len(reactions))]
 		c = append(c, r...)
 		e.Tags = []nostr.Tag{{"e", hex.EncodeToString(n.id[:])}, {"p", g.authors[n.author].PubKey}, {"k", "1"}}
@@ -537,12 +587,17 @@ func (g *generator) next(ctx context.Context, i int) error {
 			e.Tags = append(e.Tags, nostr.Tag{"emoji", name, "https://example.com/emoji/" + name + ".gif"})
 		}
 	case 6:
-		eligible := sort.Search(len(g.notes), func(k int) bool {
-			return int(g.notes[k].idx) >= (i/batchSize-repostLag)*batchSize
+		// The notes written at least repostLag batches back. Notes before
+		// the last (repostLag+1)·batchSize have event indexes below the
+		// bound (indexes are distinct and below i): only those are searched.
+		nn := g.noteCount()
+		lo := max(0, nn-(repostLag+1)*batchSize)
+		eligible := lo + sort.Search(nn-lo, func(k int) bool {
+			return int(g.noteRec(lo+k).idx) >= (i/batchSize-repostLag)*batchSize
 		})
-		var n *noteRec
+		var n noteRec
 		if eligible > 0 && p.AvgSize >= 256 && rng.IntN(10) < 8 {
-			n = &g.notes[g.pickNote(eligible)]
+			n = g.noteRec(g.pickNote(eligible))
 			j := int(n.idx)
 			if err := g.waitWritten(ctx, j/batchSize); err != nil {
 				return err
@@ -553,9 +608,9 @@ func (g *generator) next(ctx context.Context, i int) error {
 			}
 			c = append(c, raw...)
 		} else {
-			n = &g.notes[g.pickNote(len(g.notes))]
+			n = g.noteRec(g.pickNote(nn))
 		}
-		t = max(t, g.noteAt(n))
+		t = max(t, g.noteAt(&n))
 		e.Tags = []nostr.Tag{{"e", hex.EncodeToString(n.id[:]), "wss://relay.example.com"}, {"p", g.authors[n.author].PubKey}}
 	case 0:
 		about := logNormalSize(rng, max(20, min(300, avg/3)), 0.8, 0, 1000)
@@ -580,9 +635,11 @@ func (g *generator) next(ctx context.Context, i int) error {
 	b.ids[k] = sha256.Sum256(b.ser[k])
 	e.ID = hex.EncodeToString(b.ids[k][:])
 	if kind == 1 {
-		g.notes = append(g.notes, noteRec{id: b.ids[k], at: uint32(t - p.windowStart()), idx: int32(i), author: int32(a), root: root})
+		if err := g.addNote(noteRec{id: b.ids[k], at: uint32(t - p.windowStart()), idx: int32(i), author: int32(a), root: root}); err != nil {
+			return err
+		}
 	}
-	return nil
+	return g.err
 }
 
 // noteAt is a note's created_at.
@@ -605,16 +662,17 @@ func (g *generator) note(c []byte, e *nostr.Event, size int, t int64) ([]byte, [
 	rng := g.rng
 	root := int32(-1)
 	r := rng.Uint64()
-	if r%100 < 25 && len(g.notes) > 0 {
-		j := g.pickNote(len(g.notes))
-		target := &g.notes[j]
-		t = max(t, g.noteAt(target))
+	if r%100 < 25 && g.noteCount() > 0 {
+		j := g.pickNote(g.noteCount())
+		target := g.noteRec(j)
+		t = max(t, g.noteAt(&target))
 		if target.root < 0 {
 			root = int32(j)
 			e.Tags = append(e.Tags, nostr.Tag{"e", hex.EncodeToString(target.id[:]), "", "root"})
 		} else {
 			root = target.root
-			e.Tags = append(e.Tags, nostr.Tag{"e", hex.EncodeToString(g.notes[root].id[:]), "", "root"},
+			rootRec := g.noteRec(int(root))
+			e.Tags = append(e.Tags, nostr.Tag{"e", hex.EncodeToString(rootRec.id[:]), "", "root"},
 				nostr.Tag{"e", hex.EncodeToString(target.id[:]), "", "reply"})
 		}
 		e.Tags = append(e.Tags, nostr.Tag{"p", g.authors[target.author].PubKey})

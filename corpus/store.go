@@ -262,7 +262,7 @@ type fileWriter struct {
 	crc   hash.Hash32
 	w     *bufio.Writer
 	pos   int64
-	offs  []uint64 // offset of each event written so far (count), then of the end
+	offs  *spillTable // file offset (u64) of each event written so far (count)
 	count int
 	n     int
 	err   error
@@ -274,7 +274,7 @@ func newFileWriter(dir, pattern, key, signer string, authors []Author, n int) (*
 	if err != nil {
 		return nil, err
 	}
-	fw := &fileWriter{f: f, crc: crc32.New(castagnoli), n: n, offs: make([]uint64, n+1)}
+	fw := &fileWriter{f: f, crc: crc32.New(castagnoli), n: n, offs: newSpillTable(8, offsChunk, spillKeep, dir)}
 	fw.w = bufio.NewWriterSize(io.MultiWriter(f, fw.crc), 1<<20)
 	var b []byte
 	b = append(b, header2(key, signer)...)
@@ -302,7 +302,15 @@ func (fw *fileWriter) add(raw []byte) {
 		fw.err = fmt.Errorf("corpus file: more than the %d events announced", fw.n)
 		return
 	}
-	fw.offs[fw.count] = uint64(fw.pos)
+	if fw.err != nil {
+		return
+	}
+	o, err := fw.offs.next()
+	if err != nil {
+		fw.err = err
+		return
+	}
+	binary.LittleEndian.PutUint64(o, uint64(fw.pos))
 	fw.count++
 	fw.write(raw)
 	fw.write([]byte{'\n'})
@@ -319,12 +327,23 @@ func (fw *fileWriter) flush() error {
 // readRaw reads back event i (flushed: count and pos are a snapshot taken
 // after it, under the lock that published them) from the file.
 func (fw *fileWriter) readRaw(i, count int, pos int64) ([]byte, error) {
+	var o [8]byte
+	if err := fw.offs.read(i, o[:]); err != nil {
+		return nil, err
+	}
+	start := int64(binary.LittleEndian.Uint64(o[:]))
 	end := pos
 	if i+1 < count {
-		end = int64(fw.offs[i+1])
+		if err := fw.offs.read(i+1, o[:]); err != nil {
+			return nil, err
+		}
+		end = int64(binary.LittleEndian.Uint64(o[:]))
 	}
-	b := make([]byte, end-int64(fw.offs[i])-1)
-	_, err := fw.f.ReadAt(b, int64(fw.offs[i]))
+	if end <= start || end > pos {
+		return nil, fmt.Errorf("corpus file: bad offsets %d, %d for event %d", start, end, i)
+	}
+	b := make([]byte, end-start-1)
+	_, err := fw.f.ReadAt(b, start)
 	return b, err
 }
 
@@ -333,17 +352,12 @@ func (fw *fileWriter) finish() error {
 	if fw.count != fw.n && fw.err == nil {
 		fw.err = fmt.Errorf("corpus file: %d events written, %d announced", fw.count, fw.n)
 	}
-	fw.offs[fw.count] = uint64(fw.pos)
-	b := make([]byte, 0, 64<<10)
-	for _, o := range fw.offs[:fw.count+1] {
-		b = binary.LittleEndian.AppendUint64(b, o)
-		if len(b) == cap(b) {
-			fw.write(b)
-			b = b[:0]
-		}
+	end := uint64(fw.pos)
+	if err := fw.offs.writeTo(fw.write, fw.count, make([]byte, 256<<10)); err != nil && fw.err == nil {
+		fw.err = err
 	}
-	fw.write(b)
-	fw.offs = nil
+	fw.write(binary.LittleEndian.AppendUint64(nil, end))
+	fw.offs.close()
 	if err := fw.flush(); err != nil {
 		fw.f.Close()
 		return err
@@ -357,6 +371,7 @@ func (fw *fileWriter) finish() error {
 
 // discard closes and removes an unfinished file.
 func (fw *fileWriter) discard() {
+	fw.offs.close()
 	fw.f.Close()
 	os.Remove(fw.f.Name())
 }
