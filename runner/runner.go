@@ -266,6 +266,9 @@ func storedModel(c *corpus.Corpus, pr *workload.PublishResult) (*verify.Model, e
 	return verify.NewModel(acc), nil
 }
 
+// RelayDied is relayDied, for commands that run workloads themselves.
+func RelayDied(t Target) func(run *results.Run) error { return relayDied(t) }
+
 // relayDied returns a check, run after each phase, that fails when a relay
 // relaybench started has exited on its own: the last phase is marked as
 // stopped by the relay's death and the run goes no further.

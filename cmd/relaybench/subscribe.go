@@ -168,6 +168,10 @@ func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr
 			s.run.Phases = append(s.run.Phases, ph)
 		}
 	}
+	if derr := runner.RelayDied(s.target)(s.run); derr != nil && s.ctx.Err() == nil {
+		// a relay relaybench started died: that, not its lost connections, is the cause
+		return derr
+	}
 	return err
 }
 
