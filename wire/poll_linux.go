@@ -145,38 +145,33 @@ func (p *poller) loop() {
 // pollRead reads and handles what has arrived on a shared connection, on
 // its reader thread. hup: the relay closed its side or the socket failed,
 // so reading goes on to the end (a short read is then no sign of more to
-// come: the hang-up's edge was this one).
+// come: the hang-up's edge was this one). Every message is timed at the
+// return of the read that completed it: the reader's own work on the
+// messages before it in the buffer is not the relay's latency.
 func (c *Conn) pollRead(f *frame, hup bool) {
 	rs := c.nc.(*rawSock)
 	fr := c.fr
 	if c.reasons == nil {
 		c.reasons = make(map[string]string)
 	}
+	recv := mono.Now()
 	for {
-		need := 0
-		for {
-			typ, payload, n, err := fr.parse(c)
-			if err != nil {
-				c.pollDone(rs, readError(err))
-				return
-			}
-			if n > 0 {
-				need = n
-				break
-			}
-			c.handle(typ, payload, mono.Now(), f, c.reasons)
+		need := c.pollParse(rs, f, recv)
+		if need < 0 {
+			return
 		}
 		fr.room(need)
 		fr.unparsed.Store(0)
 		space := len(fr.buf) - fr.w
 		m, err := syscall.Read(rs.fd, fr.buf[fr.w:])
+		recv = mono.Now()
 		fr.reads.Add(1)
 		switch {
 		case m > 0:
 			fr.w += m
 			if m < space && !hup {
 				// drained: handle what came, then wait for the next edge
-				c.pollParse(rs, f)
+				c.pollParse(rs, f, recv)
 				return
 			}
 		case err == syscall.EAGAIN:
@@ -192,19 +187,20 @@ func (c *Conn) pollRead(f *frame, hup bool) {
 	}
 }
 
-// pollParse handles every complete message buffered.
-func (c *Conn) pollParse(rs *rawSock, f *frame) {
+// pollParse handles every complete message buffered, received at recv, and
+// returns the bytes the next one needs, or -1 when the connection failed.
+func (c *Conn) pollParse(rs *rawSock, f *frame, recv int64) int {
 	fr := c.fr
 	for {
 		typ, payload, need, err := fr.parse(c)
 		if err != nil {
 			c.pollDone(rs, readError(err))
-			return
+			return -1
 		}
 		if need > 0 {
-			return
+			return need
 		}
-		c.handle(typ, payload, mono.Now(), f, c.reasons)
+		c.handle(typ, payload, recv, f, c.reasons)
 	}
 }
 
