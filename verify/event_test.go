@@ -44,4 +44,13 @@ func TestIndexedStream(t *testing.T) {
 			t.Errorf("step %d (%s): %v, want %v", i, step.raw, got, step.want)
 		}
 	}
+	// Another subscriber gets the re-serialized bytes (now compared with the
+	// ones checked before, not looked up), then other bytes claiming e0.
+	s2 := c.NewIndexedStream(nil, len(known))
+	if e, got := s2.EventAt(alt0, 0, known[0], pub[0]); got != Valid || e != known[0] {
+		t.Errorf("re-serialized bytes on a second stream: %v %v", e, got)
+	}
+	if _, got := s2.EventAt([]byte(`{"id": "e0", "x": 1}`), 0, known[0], pub[0]); got != Invalid {
+		t.Errorf("other unchecked bytes claiming e0: %v", got)
+	}
 }
