@@ -57,6 +57,8 @@ type store struct {
 	path  string
 
 	mu sync.Mutex // serializes releases
+
+	strs stringSpill // decoded contents of parsed events, off the heap (lean.go)
 }
 
 func (s *store) off(i int) int { return int(binary.LittleEndian.Uint64(s.index[8*i:])) }
@@ -157,24 +159,7 @@ func (c *Corpus) EventAt(i int) (*nostr.Event, error) {
 	if c.Events != nil {
 		return c.Events[i], nil
 	}
-	return c.parse(c.store.raw(i))
-}
-
-// parse decodes an event of the corpus, sharing the authors' pubkey strings.
-func (c *Corpus) parse(raw []byte) (*nostr.Event, error) {
-	e, err := nostr.ParseEvent(raw)
-	if err != nil {
-		return nil, fmt.Errorf("corpus: %w", err)
-	}
-	if len(e.Tags) == 0 {
-		e.Tags = nil // as generated
-	}
-	if c.pubkeys != nil {
-		if k, ok := c.pubkeys[e.PubKey]; ok {
-			e.PubKey = k
-		}
-	}
-	return e, nil
+	return c.parseMapped(c.store.raw(i))
 }
 
 // Scan calls fn with every event in order (parsed one at a time when the
@@ -208,7 +193,8 @@ func (c *Corpus) ReleaseBefore(i int) {
 }
 
 // Materialize fills Events and Raw of a streamed corpus (Raw slices the
-// mapping; Events are parsed: about 1.5 KB of heap per 1 KB event), for
+// mapping; Events are parsed, their content and sig left in the mapping:
+// a few hundred bytes of heap per event, see parseMapped), for
 // callers that index them directly. A no-op when they are filled.
 func (c *Corpus) Materialize() error {
 	if c.Events != nil || c.store == nil {
@@ -228,16 +214,20 @@ func (c *Corpus) Materialize() error {
 		hi := min(n, lo+chunk)
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
-				e, err := c.parse(raw[i])
+				e, err := c.parseMapped(raw[i])
 				if err != nil {
 					errs[w] = fmt.Errorf("event %d: %w", i, err)
 					return
 				}
 				evs[i] = e
+				if i%4096 == 4095 || i == hi-1 {
+					c.store.releaseRange(max(lo, i/4096*4096), i+1) // lean.go
+				}
 			}
 		})
 	}
 	wg.Wait()
+	c.ReleaseBefore(n)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -419,7 +409,7 @@ func openStore(path string, p Params, key string, check bool) (*store, []Author,
 		syscall.Munmap(data)
 		return nil, nil, "", err
 	}
-	s.path = path
+	s.path, s.strs.dir = path, spillDir(path)
 	// The header and index were read: give their pages back too.
 	_ = syscall.Madvise(data, syscall.MADV_DONTNEED)
 	return s, authors, signer, nil

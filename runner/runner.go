@@ -171,6 +171,13 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 				// Only what follows needs the model: a publish-only run of a
 				// streamed corpus never parses its events.
 				var merr error
+				if c.Streamed() && (len(cfg.Workloads) > 0 || (!cfg.SkipQuery && !cfg.Segment.Whole())) {
+					// Events will be needed below: parse them once, the model
+					// shares them.
+					if merr = c.Materialize(); merr != nil {
+						return run, merr
+					}
+				}
 				if model, merr = storedModel(c, pr); merr != nil {
 					return run, merr
 				}

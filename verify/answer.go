@@ -42,13 +42,13 @@ func AnswerAs(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, 
 	if model == nil {
 		return v
 	}
-	expected, all := model.ExpectedAs(f, relayCap, r)
+	expected, all := model.ExpectedCount(f, relayCap, r)
 	v.Expected = int64(len(expected))
-	if relayCap > 0 && len(expected) < len(all) && (f.Limit == 0 || relayCap < f.Limit) {
+	if relayCap > 0 && len(expected) < all && (f.Limit == 0 || relayCap < f.Limit) {
 		v.Truncated++
 	}
 	cut := int64(-1 << 62)
-	if len(expected) > 0 && len(expected) < len(all) {
+	if len(expected) > 0 && len(expected) < all {
 		cut = expected[len(expected)-1].CreatedAt
 	}
 	got := make(map[string]bool, len(kept))
@@ -105,7 +105,7 @@ func InferCap(filters []*nostr.Filter, parsed [][]*nostr.Event, model *Model) in
 func InferCapAs(filters []*nostr.Filter, parsed [][]*nostr.Event, model *Model, r Reading) int {
 	short, count := -1, 0
 	for i, f := range filters {
-		exp, _ := model.ExpectedAs(f, 0, r)
+		exp, _ := model.ExpectedCount(f, 0, r)
 		n := len(parsed[i])
 		if n >= len(exp) {
 			continue

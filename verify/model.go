@@ -114,6 +114,36 @@ func (m *Model) ExpectedAs(f *nostr.Filter, relayCap int, r Reading) (capped, al
 	return all[:n], all
 }
 
+// ExpectedCount is ExpectedAs without the list of every match: the capped
+// expectation and how many events match in all. A broad filter over millions
+// of accepted events would otherwise build a slice of them per answer, only
+// to be counted (garbage that lets the heap grow to twice the model's size).
+func (m *Model) ExpectedCount(f *nostr.Filter, relayCap int, r Reading) (capped []*nostr.Event, total int) {
+	keep := -1 // how many to keep: all
+	if f.Limit > 0 {
+		keep = f.Limit
+	}
+	if relayCap > 0 && (keep < 0 || relayCap < keep) {
+		keep = relayCap
+	}
+	if len(f.IDs) > 0 {
+		all := m.byIDs(f, r)
+		if keep >= 0 && keep < len(all) {
+			return all[:keep], len(all)
+		}
+		return all, len(all)
+	}
+	for _, e := range m.events(r) {
+		if f.Matches(e) {
+			if keep < 0 || total < keep {
+				capped = append(capped, e)
+			}
+			total++
+		}
+	}
+	return capped, total
+}
+
 // byIDs is the match of a filter with ids, found by id rather than by
 // scanning every event, newest first.
 func (m *Model) byIDs(f *nostr.Filter, r Reading) []*nostr.Event {
