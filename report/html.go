@@ -61,7 +61,7 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 		fmt.Fprintln(bw, "</ul></div>")
 	}
 	fmt.Fprintln(bw, "<h2>Results</h2>")
-	for _, tb := range tables(files) {
+	for _, tb := range append(tables(files), thresholdTables(files)...) {
 		fmt.Fprintln(bw, `<div class="scroll">`)
 		tb.html(bw)
 		fmt.Fprintln(bw, "</div>")

@@ -39,6 +39,23 @@ func thresholdsTable(ts []results.ThresholdResult) *table {
 	return t
 }
 
+// thresholdTables are the thresholds tables of the Markdown and HTML
+// reports: one per file that has thresholds.
+func thresholdTables(files []*results.File) []*table {
+	var out []*table
+	for i, f := range files {
+		if len(f.Thresholds) == 0 {
+			continue
+		}
+		t := thresholdsTable(f.Thresholds)
+		if len(files) > 1 {
+			t.title = fmt.Sprintf("Thresholds (file %d)", i+1)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // writeThresholds prints the thresholds table of f in the terminal summary.
 func writeThresholds(w io.Writer, f *results.File) {
 	if len(f.Thresholds) == 0 {

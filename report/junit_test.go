@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"html"
 	"strings"
 	"testing"
 
@@ -198,5 +199,34 @@ func TestComparable(t *testing.T) {
 	e.Machine.Cores = 64
 	if err := Comparable([]*results.File{a}, []*results.File{e}); err == nil || !strings.Contains(err.Error(), "differ in machine") || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("different machine: %v", err)
+	}
+}
+
+// The Markdown and HTML reports show the thresholds table the terminal
+// summary shows: each threshold, relay, value, limit and result.
+func TestThresholdsInMarkdownAndHTML(t *testing.T) {
+	f := gateFile("strfry", 5000, 6000, 7000)
+	ts, err := threshold.ParseAll([]string{"publish.rate>6500", "query.verification==passed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Thresholds = threshold.Evaluate(f, ts)
+	var md, page bytes.Buffer
+	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&page, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Thresholds", "publish.rate>6500", "FAIL", "query.verification==passed", "pass"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+		if !strings.Contains(page.String(), html.EscapeString(want)) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if !strings.Contains(md.String(), "| publish.rate>6500 | strfry | 6000/s (median of 3) |") {
+		t.Errorf("Markdown row:\n%s", md.String())
 	}
 }

@@ -68,6 +68,9 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 	for _, t := range ts {
 		t.markdown(bw)
 	}
+	for _, t := range thresholdTables(files) {
+		t.markdown(bw)
+	}
 	if notes := notes(files); len(notes) > 0 {
 		fmt.Fprintln(bw, "## Notes and errors")
 		fmt.Fprintln(bw)
