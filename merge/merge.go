@@ -444,6 +444,7 @@ func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 	if out.Counts == nil {
 		out.Counts = map[string]int64{}
 	}
+	ratioCounts(out.Counts, n, func(i int) map[string]int64 { return phs[i].Counts })
 	out.Refused = addCounts(n, func(i int) map[string]int64 { return phs[i].Refused })
 	lat, err := mergeLatency(n, func(i int) map[string]*results.Histogram { return phs[i].Latency })
 	if err != nil {
@@ -485,6 +486,30 @@ func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 		out.Notes = append(out.Notes, "per-second p50/p99 are not merged (the per-second histograms are not in the results files): a second where several segments ran shows only its exact maximum")
 	}
 	return out, nil
+}
+
+// perCounts are counts that are ratios, each with the count it divides:
+// merged as the ratio of the sums (total / units over every segment), not
+// summed.
+var perCounts = map[string]string{
+	"client_bytes_per_subscription": "client_rss_idle_bytes", // bytes per idle subscription
+}
+
+// ratioCounts replaces the summed ratios of out by the ratio of the sums.
+func ratioCounts(out map[string]int64, n int, get func(i int) map[string]int64) {
+	for per, total := range perCounts {
+		units, tot := 0.0, int64(0)
+		for i := 0; i < n; i++ {
+			c := get(i)
+			if p := c[per]; p > 0 && c[total] > 0 {
+				units += float64(c[total]) / float64(p)
+				tot += c[total]
+			}
+		}
+		if units > 0 {
+			out[per] = int64(float64(tot)/units + 0.5)
+		}
+	}
 }
 
 func addCounts(n int, get func(i int) map[string]int64) map[string]int64 {

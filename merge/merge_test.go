@@ -235,3 +235,20 @@ func TestRatesRecomputed(t *testing.T) {
 		t.Fatalf("a ratio was kept: %v %q", ph.Rates, ph.Notes)
 	}
 }
+
+// A ratio count (client memory per idle subscription) merges as the ratio
+// of the sums, not as the sum of the segments' ratios.
+func TestRatioCountsMerged(t *testing.T) {
+	segs := []map[string]int64{
+		{"client_rss_idle_bytes": 1000 * 20000, "client_bytes_per_subscription": 20000, "deliveries": 5},
+		{"client_rss_idle_bytes": 3000 * 18000, "client_bytes_per_subscription": 18000, "deliveries": 7},
+	}
+	out := addCounts(len(segs), func(i int) map[string]int64 { return segs[i] })
+	ratioCounts(out, len(segs), func(i int) map[string]int64 { return segs[i] })
+	if got, want := out["client_bytes_per_subscription"], int64(18500); got != want { // 74 MB over 4,000 subscriptions
+		t.Errorf("per subscription: %d, want %d", got, want)
+	}
+	if out["deliveries"] != 12 || out["client_rss_idle_bytes"] != 74000000 {
+		t.Errorf("sums: %v", out)
+	}
+}
