@@ -135,6 +135,10 @@ func (o *LoadOptions) publishes(n int64) int64 {
 	return n/(p+q)*p + min(n%(p+q), p)
 }
 
+// queryOrdinal is how many queries the pattern sends before operation
+// seq (a query operation's number among the queries).
+func (o *LoadOptions) queryOrdinal(seq int64) int64 { return seq - o.publishes(seq) }
+
 // EventsNeeded is how many distinct events Load signs for o: one per
 // publishing op of the pattern.
 func (o LoadOptions) EventsNeeded() (int64, error) {
@@ -526,9 +530,13 @@ func (l *loadOps) publish(ctx context.Context, cn *wire.Conn) schedule.Outcome {
 	return l.stopped(okOutcome(ok, err))
 }
 
-func (l *loadOps) query(ctx context.Context, cn *wire.Conn) schedule.Outcome {
-	n := l.subSeq.Add(1)
-	f := l.plan.filters[int(n-1)%len(l.plan.filters)]
+// query sends the query of operation seq of the pattern: its filter is
+// chosen by how many queries the pattern has before it, so that a segment
+// (--segment) sends the very queries a single instance would.
+func (l *loadOps) query(ctx context.Context, cn *wire.Conn, seq int64) schedule.Outcome {
+	n := l.subSeq.Add(1) // this instance's: subscription ids stay unique
+	qn := l.o.queryOrdinal(seq)
+	f := l.plan.filters[int(qn%int64(len(l.plan.filters)))]
 	ctx, done := l.opCtx(ctx)
 	res, err := cn.Query(ctx, "lq"+strconv.FormatInt(n, 36), []nostr.Filter{f})
 	done()
@@ -565,7 +573,7 @@ func (l *loadOps) op(ctx context.Context, s schedule.Slot, w int) schedule.Outco
 	case kind == LoadPublish:
 		out = l.publish(ctx, cn)
 	default:
-		out = l.query(ctx, cn)
+		out = l.query(ctx, cn, s.Seq)
 	}
 	now := mono.Now()
 	if out.Sent == 0 {

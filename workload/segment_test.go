@@ -48,3 +48,35 @@ func TestLoadSegmentsAddUp(t *testing.T) {
 		}
 	}
 }
+
+// The queries of the segments of a mixed load are the single run's: each
+// query operation's number among the queries (which picks its filter) is
+// the same whichever segment sends it, so the segments together send every
+// query number once.
+func TestLoadSegmentQueriesAreTheSingleRunsQueries(t *testing.T) {
+	o := LoadOptions{Kind: LoadMixed, PublishParts: 3, QueryParts: 2}
+	const total = 1000
+	var single []int64
+	for k := int64(0); k < total; k++ {
+		if o.publishes(k+1) == o.publishes(k) {
+			single = append(single, o.queryOrdinal(k))
+		}
+	}
+	seen := map[int64]int{}
+	for i := range 4 {
+		s := Segment{Index: i, Count: 4}
+		for k := int64(0); k < total; k++ {
+			if s.Owns(k) && o.publishes(k+1) == o.publishes(k) {
+				seen[o.queryOrdinal(k)]++
+			}
+		}
+	}
+	if len(seen) != len(single) {
+		t.Fatalf("segments sent %d distinct query numbers, a single run %d", len(seen), len(single))
+	}
+	for n, q := range single {
+		if q != int64(n) || seen[q] != 1 {
+			t.Fatalf("query %d: ordinal %d, sent %d times by the segments", n, q, seen[q])
+		}
+	}
+}
