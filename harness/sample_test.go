@@ -19,8 +19,8 @@ func TestBeginSamplesItsWindowOnly(t *testing.T) {
 	}
 	time.Sleep(2 * SampleInterval)
 
+	t0 := time.Now() // before Begin: every sample's time (from Begin) is then at most time.Since(t0)
 	end := inst.Begin()
-	t0 := time.Now()
 	for n := 0; n < 200; n++ {
 		if ok, reason := c.publish(newEvent(t, "in "+strconv.Itoa(n))); !ok {
 			t.Fatalf("publish: %q", reason)
