@@ -12,7 +12,8 @@
 //	     (malformed frames, OKs for events never sent)
 //	4    incomplete: the relay prevented requested work (timeouts, lost
 //	     connections, work not run because of it, refusals other than
-//	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress)
+//	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress),
+//	     or a phase's verification checked no answer ("not verified")
 //	1    error: relaybench could not run the benchmark, or a relay asked
 //	     for (set-up failure, a relay skipped for want of its binary)
 //	2    usage: a threshold names a figure or relay the results do not
@@ -151,8 +152,15 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 // Phase judges one phase: what it got wrong (wrong answers), what the relay
 // prevented (incomplete) and what the user cancelled.
 func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
-	if v := ph.Verification; v != nil && !v.Passed {
-		wrong = append(wrong, "verification failed ("+Counts(v)+")")
+	if v := ph.Verification; v != nil {
+		switch v.Status() {
+		case results.VerificationFailed:
+			wrong = append(wrong, "verification failed ("+Counts(v)+")")
+		case results.VerificationNotVerified:
+			// The requested verification did not happen: zero answers
+			// checked is never a pass.
+			incomplete = append(incomplete, NotVerifiedReason)
+		}
 	}
 	if n := ph.Counts["malformed_frames"]; n > 0 {
 		wrong = append(wrong, fmt.Sprintf("the relay sent %d malformed frames (NIP-01)", n))
@@ -183,6 +191,10 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 	}
 	return wrong, incomplete, cancelled
 }
+
+// NotVerifiedReason is the reason given for a phase whose verification
+// checked no answer.
+const NotVerifiedReason = "not verified: no answer was checked (every REQ refused, or none ended with EOSE): the requested verification did not happen"
 
 // preventedSplit is the account's split when the relay prevented any of its
 // work, "" otherwise.

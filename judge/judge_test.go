@@ -22,7 +22,7 @@ func events(acc, ref, to, lost, notRun, canc int64, refusedBy map[string]int64) 
 }
 
 func TestJudge(t *testing.T) {
-	passed := &results.Verification{Verified: true, Passed: true}
+	passed := &results.Verification{Verified: true, Passed: true, Checked: 1}
 	failed := &results.Verification{Verified: true, Missing: 3}
 	cases := []struct {
 		name        string
@@ -58,6 +58,12 @@ func TestJudge(t *testing.T) {
 			Accounts: []results.Account{events(50, 20, 0, 0, 0, 0, map[string]int64{"rate-limited": 20})}}), false, nil, Incomplete, "no rate passed"},
 		{"a stalled find-max is incomplete", file(results.Phase{Name: "find-max", Workload: "find-max", Aborted: "3 EVENTs without an OK in a row",
 			Accounts: []results.Account{events(50, 0, 3, 0, 0, 0, nil)}}), false, nil, Incomplete, "stopped early"},
+		{"nothing checked is not verified, never passed", file(results.Phase{Name: "query",
+			Verification: &results.Verification{Verified: true, Passed: true}}), false, nil, Incomplete, "not verified"},
+		{"nothing checked, as written by an old build", file(results.Phase{Name: "query",
+			Verification: &results.Verification{Verified: false, Passed: true, Notes: []string{"old file"}}}), false, nil, Incomplete, "no answer was checked"},
+		{"a failed check beats not verified", file(results.Phase{Name: "query",
+			Verification: &results.Verification{Verified: true, Invalid: 2}}), false, nil, WrongAnswers, "2 invalid"},
 		{"run error", &results.File{Runs: []results.Run{{Errors: []string{"relay died: the relay process exited"}}}}, false, nil, Incomplete, "relay died"},
 		{"no run at all", &results.File{}, false, []error{errors.New("cannot start relay")}, Error, "cannot start relay"},
 		{"empty file", &results.File{}, false, nil, Error, "no run"},
@@ -87,7 +93,7 @@ func TestJudge(t *testing.T) {
 
 func TestJudgeNamesTheRelayInAComparison(t *testing.T) {
 	f := &results.File{Runs: []results.Run{
-		{Relay: results.Relay{Name: "good"}, Phases: []results.Phase{{Name: "query", Verification: &results.Verification{Passed: true}}}},
+		{Relay: results.Relay{Name: "good"}, Phases: []results.Phase{{Name: "query", Verification: &results.Verification{Passed: true, Checked: 1}}}},
 		{Relay: results.Relay{Name: "bad"}, Phases: []results.Phase{{Name: "query", Verification: &results.Verification{Invalid: 1}}}},
 	}}
 	v := Judge(f, false)

@@ -10,7 +10,7 @@ import (
 // thresholdFile is a passing run with the given threshold results and, with
 // wrong, a failed verification.
 func thresholdFile(wrong bool, ts ...results.ThresholdResult) *results.File {
-	ph := results.Phase{Name: "query", Verification: &results.Verification{Verified: true, Passed: !wrong, Missing: b2i(wrong)}}
+	ph := results.Phase{Name: "query", Verification: &results.Verification{Verified: true, Passed: !wrong, Checked: 1, Missing: b2i(wrong)}}
 	return &results.File{Runs: []results.Run{{Relay: results.Relay{Name: "r"}, Phases: []results.Phase{ph}}}, Thresholds: ts}
 }
 

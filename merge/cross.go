@@ -297,10 +297,10 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d queries did not end with EOSE (CLOSED, timeout or connection loss): their answers are incomplete and were not verified; the outcomes line says which", n))
 	}
 	verify.Finish(total)
-	if local := ph.Verification; local != nil && !local.Passed {
+	if local := ph.Verification; local != nil && local.Status() == results.VerificationFailed {
 		// A segment's own check failed (validity, filter match,
 		// duplicates): the merge cannot pass what a segment failed.
-		total.Passed = false
+		total.Fail()
 		total.Notes = verify.AppendUnique(total.Notes, "a segment's own check of its answers failed: "+strings.Join(local.Notes, "; "))
 	}
 	ph.Verification = total

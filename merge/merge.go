@@ -808,8 +808,9 @@ func hasSeriesPercentiles(phs []*results.Phase) bool {
 	return false
 }
 
-// mergeVerification adds the segments' verifications: passed only if every
-// one passed.
+// mergeVerification adds the segments' verifications: failed if any one
+// failed; a segment that checked nothing adds nothing (the sum is not
+// verified only when no segment checked an answer).
 func mergeVerification(n int, get func(i int) *results.Verification) *results.Verification {
 	var out *results.Verification
 	passed := true
@@ -822,11 +823,13 @@ func mergeVerification(n int, get func(i int) *results.Verification) *results.Ve
 			out = &results.Verification{}
 		}
 		verify.Add(out, v)
-		passed = passed && v.Passed
+		passed = passed && v.Status() != results.VerificationFailed
 	}
 	if out != nil {
 		verify.Finish(out)
-		out.Passed = out.Passed && passed
+		if !passed {
+			out.Fail()
+		}
 	}
 	return out
 }

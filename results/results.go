@@ -338,20 +338,79 @@ type Second struct {
 // have returned given what it accepted. Verified is false when nothing could
 // be checked (e.g. querying a relay whose contents relaybench did not write).
 type Verification struct {
-	Verified    bool     `json:"verified"`
-	Checked     int64    `json:"checked"`      // answers (queries, subscriptions) checked
-	Expected    int64    `json:"expected"`     // events that should have been returned/delivered
-	Returned    int64    `json:"returned"`     // events returned/delivered
-	Missing     int64    `json:"missing"`      // expected but not returned
-	Extra       int64    `json:"extra"`        // returned, valid, matching, but not expected (e.g. not accepted by us)
-	NotMatching int64    `json:"not_matching"` // returned but outside the filter
-	Invalid     int64    `json:"invalid"`      // bad id, bad signature or malformed
-	Duplicated  int64    `json:"duplicated"`   // returned more than once for one answer
-	Misordered  int64    `json:"misordered,omitempty"`
-	Truncated   int64    `json:"truncated,omitempty"` // answers cut by the relay's cap (not counted missing)
-	Passed      bool     `json:"passed"`
-	Semantics   string   `json:"semantics,omitempty"` // "keeps superseded versions": the relay keeps older versions of replaceable events (NIP-01 MAY discard them), answers checked that way
-	Notes       []string `json:"notes,omitempty"`
+	Verified    bool  `json:"verified"`
+	Checked     int64 `json:"checked"`      // answers (queries, subscriptions) checked
+	Expected    int64 `json:"expected"`     // events that should have been returned/delivered
+	Returned    int64 `json:"returned"`     // events returned/delivered
+	Missing     int64 `json:"missing"`      // expected but not returned
+	Extra       int64 `json:"extra"`        // returned, valid, matching, but not expected (e.g. not accepted by us)
+	NotMatching int64 `json:"not_matching"` // returned but outside the filter
+	Invalid     int64 `json:"invalid"`      // bad id, bad signature or malformed
+	Duplicated  int64 `json:"duplicated"`   // returned more than once for one answer
+	Misordered  int64 `json:"misordered,omitempty"`
+	Truncated   int64 `json:"truncated,omitempty"` // answers cut by the relay's cap (not counted missing)
+	// Passed is true only when State is "passed": answers were checked
+	// and none failed. It is false when nothing was checked.
+	Passed bool `json:"passed"`
+	// State is "passed", "failed" or "not verified" (no answer was
+	// checked: every REQ refused, none ended with EOSE, …). Files written
+	// before it existed lack it; Status derives it for them.
+	State     string   `json:"state,omitempty"`
+	Semantics string   `json:"semantics,omitempty"` // "keeps superseded versions": the relay keeps older versions of replaceable events (NIP-01 MAY discard them), answers checked that way
+	Notes     []string `json:"notes,omitempty"`
+}
+
+// Verification states (Verification.State).
+const (
+	VerificationPassed      = "passed"
+	VerificationFailed      = "failed"
+	VerificationNotVerified = "not verified"
+)
+
+// Status is v's state: "failed" when an answer failed a check, "not
+// verified" when no answer was checked (zero answers is never a pass),
+// "passed" otherwise. It reads Passed and Checked, so it also judges files
+// written before State existed (passed with nothing checked is not
+// verified), and a Verification whose State was never set.
+func (v *Verification) Status() string {
+	switch {
+	case v.State == VerificationNotVerified && v.Checked == 0:
+		return VerificationNotVerified
+	case !v.Passed:
+		return VerificationFailed
+	case v.Checked == 0:
+		return VerificationNotVerified
+	}
+	return VerificationPassed
+}
+
+// Settle sets State to Status and Passed to whether it is "passed". It is
+// idempotent; Write settles every verification of a file.
+func (v *Verification) Settle() {
+	v.State = v.Status()
+	v.Passed = v.State == VerificationPassed
+}
+
+// Fail marks v failed: another check it stands for failed.
+func (v *Verification) Fail() {
+	v.Passed, v.State = false, VerificationFailed
+}
+
+// settle settles the verifications of f's phases and groups.
+func (f *File) settle() {
+	for i := range f.Runs {
+		for j := range f.Runs[i].Phases {
+			p := &f.Runs[i].Phases[j]
+			if p.Verification != nil {
+				p.Verification.Settle()
+			}
+			for k := range p.Groups {
+				if v := p.Groups[k].Verification; v != nil {
+					v.Settle()
+				}
+			}
+		}
+	}
 }
 
 // Resources used during a phase.
@@ -395,6 +454,7 @@ type Histogram struct {
 // path is left as it was.
 func Write(path string, f *File) error {
 	f.Schema = SchemaVersion
+	f.settle()
 	data, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)

@@ -7,7 +7,8 @@
 //
 //	threshold := figure [ "{relay=" NAME "}" ] op limit
 //	op        := "<" | "<=" | ">" | ">=" | "==" | "!="
-//	figure    := "verification"               every verified phase passed
+//	figure    := "verification"               every verified phase passed (not
+//	                                          verified when one checked nothing)
 //	           | scope "." name
 //	scope     := PHASE | PHASE "/" GROUP      e.g. publish, query/author, sweep/1024
 //	name      := LATENCY "." stat             publish.ok.p99, query.eose.p50
@@ -19,7 +20,9 @@
 //	stat      := p50 | p90 | p95 | p99 | p99.9 | p99.99 | min | max | mean | stddev | count
 //	limit     := DURATION (20ms, 1.5s, 800us) for latencies (not count)
 //	           | NUMBER [k|M] for rates and counts (5000, 5k)
-//	           | passed | failed for verification (with == or != only)
+//	           | passed | failed | not_verified for verification (with == or
+//	             != only); a verification that checked no answer is
+//	             not_verified, so verification==passed fails on it
 //
 // A threshold without a relay applies to every relay of the results, each
 // judged on its own; with repeated runs the value is the median of the
@@ -50,6 +53,25 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
+// Values of a verification figure (UnitVerdict). Ordered so that the
+// minimum over repeated runs is the worst state.
+const (
+	VerdictFailed      = 0.0
+	VerdictNotVerified = 0.5
+	VerdictPassed      = 1.0
+)
+
+// verdictValue is the figure value of a verification's state.
+func verdictValue(v *results.Verification) float64 {
+	switch v.Status() {
+	case results.VerificationPassed:
+		return VerdictPassed
+	case results.VerificationNotVerified:
+		return VerdictNotVerified
+	}
+	return VerdictFailed
+}
+
 // Units of figures.
 const (
 	UnitNs      = "ns"
@@ -64,7 +86,7 @@ type Threshold struct {
 	Figure string  // figure name
 	Relay  string  // "" for every relay
 	Op     string  // <, <=, >, >=, ==, !=
-	Limit  float64 // nanoseconds for durations; 1 passed, 0 failed for verification
+	Limit  float64 // nanoseconds for durations; a Verdict* value for verification
 	Unit   string  // unit the limit was given in (UnitNs, UnitCount (numbers), UnitVerdict)
 }
 
@@ -112,11 +134,13 @@ func Parse(s string) (Threshold, error) {
 		}
 		switch lim {
 		case "passed":
-			t.Limit = 1
+			t.Limit = VerdictPassed
 		case "failed":
-			t.Limit = 0
+			t.Limit = VerdictFailed
+		case "not_verified", "not-verified", "not verified":
+			t.Limit = VerdictNotVerified
 		default:
-			return Threshold{}, fmt.Errorf("threshold %q: verification is passed or failed, not %q", s, lim)
+			return Threshold{}, fmt.Errorf("threshold %q: verification is passed, failed or not_verified, not %q", s, lim)
 		}
 		t.Unit = UnitVerdict
 	case UnitNs:
@@ -272,33 +296,33 @@ func Figures(r *results.Run) map[string]Figure {
 			}
 			add("count", float64(h.Count), UnitCount)
 		}
-		if ver != nil && ver.Verified {
-			put(prefix+".verification", b2f(ver.Passed), UnitVerdict, false)
+		if judged(ver) {
+			put(prefix+".verification", verdictValue(ver), UnitVerdict, false)
 		}
 	}
-	all, any := true, false
+	all, any := VerdictPassed, false
 	for i := range r.Phases {
 		p := &r.Phases[i]
 		scope(p.Name, p.Counts, p.Rates, p.Latency, p.Verification)
 		for _, g := range p.Groups {
 			scope(p.Name+"/"+g.Name, g.Counts, g.Rates, g.Latency, g.Verification)
 		}
-		if v := p.Verification; v != nil && v.Verified {
+		if v := p.Verification; judged(v) {
 			any = true
-			all = all && v.Passed
+			all = math.Min(all, verdictValue(v))
 		}
 	}
 	if any {
-		put("verification", b2f(all), UnitVerdict, false)
+		put("verification", all, UnitVerdict, false)
 	}
 	return out
 }
 
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
+// judged reports whether v has a verification figure: a full verification
+// (Verified), or one that checked no answer (not verified). A check of
+// validity alone (nothing published in this run) has none.
+func judged(v *results.Verification) bool {
+	return v != nil && (v.Verified || v.Status() == results.VerificationNotVerified)
 }
 
 // primaryRate is the rate "rate" names: events, else queries, else
@@ -487,8 +511,9 @@ func Evaluate(f *results.File, ts []Threshold) []results.ThresholdResult {
 			r.Runs = len(vs)
 			r.Value = Median(vs)
 			if t.Unit == UnitVerdict {
-				// Repeated: the verification passed only if it passed every time.
-				r.Value = 1
+				// Repeated: the verification passed only if it passed
+				// every time; the worst state wins.
+				r.Value = VerdictPassed
 				for _, v := range vs {
 					r.Value = math.Min(r.Value, v)
 				}
@@ -522,8 +547,11 @@ func Format(v float64, unit string) string {
 	case UnitNs:
 		return time.Duration(math.Round(v)).Round(roundTo(v)).String()
 	case UnitVerdict:
-		if v == 1 {
+		switch v {
+		case VerdictPassed:
 			return "passed"
+		case VerdictNotVerified:
+			return "not verified"
 		}
 		return "failed"
 	case UnitRate:

@@ -1,6 +1,7 @@
 package threshold
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,8 +101,8 @@ func run(relay string, rate float64, p99 int64, passed bool) results.Run {
 		Phases: []results.Phase{
 			{Name: "publish", Counts: map[string]int64{"sent": 100, "refused": 0}, Rates: map[string]float64{"events_per_sec": rate, "mb_per_sec": rate / 1000}, Latency: map[string]*results.Histogram{"ok": hist(p99/4, p99)}},
 			{Name: "query", Counts: map[string]int64{"queries": 10}, Rates: map[string]float64{"queries_per_sec": rate / 10}, Latency: map[string]*results.Histogram{"eose": hist(1e6, 3e6)},
-				Verification: &results.Verification{Verified: true, Passed: passed},
-				Groups:       []results.Group{{Name: "author", Latency: map[string]*results.Histogram{"eose": hist(2e6, 4e6)}, Verification: &results.Verification{Verified: true, Passed: true}}}},
+				Verification: &results.Verification{Verified: true, Passed: passed, Checked: 10},
+				Groups:       []results.Group{{Name: "author", Latency: map[string]*results.Histogram{"eose": hist(2e6, 4e6)}, Verification: &results.Verification{Verified: true, Passed: true, Checked: 5}}}},
 		},
 	}
 }
@@ -130,6 +131,50 @@ func TestFigures(t *testing.T) {
 	bad := run("a", 1, 1, false)
 	if v := Figures(&bad)["verification"].Value; v != 0 {
 		t.Errorf("failed verification = %g", v)
+	}
+}
+
+// TestNotVerified: a phase whose every REQ was refused checked no answer.
+// Its verification is "not verified": verification==passed fails on it,
+// verification==not_verified passes, and over repeated runs the worst state
+// wins (failed, then not verified).
+func TestNotVerified(t *testing.T) {
+	refused := func(relay string) results.Run {
+		r := run(relay, 5000, 8e6, true)
+		r.Phases[1].Verification = &results.Verification{Verified: true, Passed: true} // as an older build wrote it
+		r.Phases[1].Groups = nil
+		return r
+	}
+	f := &results.File{Runs: []results.Run{refused("none"), run("mixed", 1, 1, true), refused("mixed"), run("bad", 1, 1, false), refused("bad")}}
+	var ts []Threshold
+	for _, s := range []string{"query.verification==passed", "verification==passed", "verification==not_verified", "verification!=passed", "query.verification==failed"} {
+		th, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, th)
+	}
+	rs := Evaluate(f, ts)
+	got := map[string]string{}
+	for _, r := range rs {
+		if r.Error != "" {
+			t.Fatalf("%s for %s: %s", r.Threshold, r.Relay, r.Error)
+		}
+		got[r.Threshold+" "+r.Relay] = fmt.Sprintf("%s %v", Format(r.Value, r.Unit), r.Passed)
+	}
+	for k, want := range map[string]string{
+		"query.verification==passed none": "not verified false", "verification==passed none": "not verified false",
+		"verification==not_verified none": "not verified true", "verification!=passed none": "not verified true",
+		"query.verification==failed none": "not verified false",
+		"verification==passed mixed":      "not verified false", "verification==not_verified mixed": "not verified true",
+		"verification==passed bad": "failed false", "query.verification==failed bad": "failed true",
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+	if _, err := Parse("verification==maybe"); err == nil || !strings.Contains(err.Error(), "not_verified") {
+		t.Errorf("bad verification limit: %v", err)
 	}
 }
 

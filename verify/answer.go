@@ -154,11 +154,15 @@ func Add(t, v *results.Verification) {
 // Finish sets v.Passed: no invalid, non-matching or duplicated event, and,
 // when the expected set was known (Verified), none missing or extra.
 // Misordered answers are a SHOULD (newest first), named in a note, not failed.
+// It sets v.State too: with no answer checked (Checked 0) and nothing wrong,
+// the state is "not verified" and Passed false: zero answers is no pass.
 func Finish(v *results.Verification) {
 	v.Passed = v.Invalid == 0 && v.NotMatching == 0 && v.Duplicated == 0
 	if v.Verified {
 		v.Passed = v.Passed && v.Missing == 0 && v.Extra == 0
 	}
+	v.State = ""
+	v.Settle()
 	if v.Misordered > 0 {
 		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%d events came out of newest-first order (NIP-01 SHOULD; not failed)", v.Misordered))
 	}

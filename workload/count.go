@@ -506,8 +506,8 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 		if rv.Semantics != "" {
 			total.Semantics = rv.Semantics
 		}
-		if !rv.Passed {
-			total.Passed = false
+		if rv.Status() == results.VerificationFailed {
+			total.Fail()
 			total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("the comparison REQs (same filters, limit %d) failed verification: %d missing, %d extra, %d not matching, %d invalid, %d duplicated",
 				o.Limit, rv.Missing, rv.Extra, rv.NotMatching, rv.Invalid, rv.Duplicated))
 			for _, n := range rv.Notes {
