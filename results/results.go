@@ -349,6 +349,13 @@ type Verification struct {
 	Duplicated  int64 `json:"duplicated"`   // returned more than once for one answer
 	Misordered  int64 `json:"misordered,omitempty"`
 	Truncated   int64 `json:"truncated,omitempty"` // answers cut by the relay's cap (not counted missing)
+	// OverLimit: valid, matching events beyond a filter's limit (NIP-01
+	// SHOULD: named, not failed; the newest `limit` were judged).
+	OverLimit int64 `json:"over_limit,omitempty"`
+	// StoredUnknown: events sent without a decisive answer (OK timed out,
+	// connection lost, cancelled) that later answers returned: stored after
+	// all, judged as accepted. Unknown events are never counted wrong.
+	StoredUnknown int64 `json:"stored_unknown,omitempty"`
 	// Passed is true only when State is "passed": answers were checked
 	// and none failed. It is false when nothing was checked.
 	Passed bool `json:"passed"`
@@ -373,10 +380,11 @@ const (
 // written before State existed (passed with nothing checked is not
 // verified), and a Verification whose State was never set.
 func (v *Verification) Status() string {
+	faults := v.Missing + v.Extra + v.NotMatching + v.Invalid + v.Duplicated
 	switch {
-	case v.State == VerificationNotVerified && v.Checked == 0:
-		return VerificationNotVerified
-	case !v.Passed:
+	case v.State == VerificationFailed:
+		return VerificationFailed
+	case !v.Passed && (v.Checked > 0 || faults > 0):
 		return VerificationFailed
 	case v.Checked == 0:
 		return VerificationNotVerified

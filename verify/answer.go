@@ -19,9 +19,50 @@ func Answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, re
 
 // AnswerAs is Answer under reading r: with KeepsSuperseded, superseded
 // versions are expected like any other accepted event (the newest `limit`
-// of every accepted match).
+// of every accepted match). Unknown events of the model (see
+// NewModelUnknown) returned in this answer count as stored.
 func AnswerAs(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, relayCap int, r Reading) results.Verification {
-	v := results.Verification{Invalid: invalid, Checked: 1, Returned: int64(len(evs)) + invalid, Verified: model != nil}
+	var b bounds
+	if model != nil {
+		b = model.bounds([]Reply{{Filter: f, Events: evs}})
+	}
+	return answer(f, evs, invalid, b, relayCap, r)
+}
+
+// bounds are the bounds of the store a set of answers is judged between
+// (see unknown.go); lo nil: no model. min is lo without the events an
+// unseen unknown event could supersede (lo when none could).
+type bounds struct{ lo, min, hi *view }
+
+// bounds of model for the answers of replies.
+func (m *Model) bounds(replies []Reply) bounds {
+	seen := seenUnknown(replies, m)
+	lo := m.with(seen)
+	if len(m.Unknown) == len(seen) {
+		return bounds{lo, lo, lo}
+	}
+	unseen := make([]*nostr.Event, 0, len(m.Unknown)-len(seen))
+	for _, e := range m.Unknown {
+		if !lo.added(e.ID) {
+			unseen = append(unseen, e)
+		}
+	}
+	hi := lo.widen(unseen)
+	return bounds{lo, lo.narrow(hi), hi}
+}
+
+// unseen reports whether id is an unknown event no answer returned.
+func (b bounds) unseen(id string) bool { return b.hi.added(id) && !b.lo.added(id) }
+
+// answer checks one answer against the bounds b. Every event is checked for
+// validity, filter match, duplicates and order; only the newest
+// min(limit, cap) of the valid matching events (NIP-01's order) are judged
+// against the expected set: more than `limit` is a SHOULD (OverLimit).
+// Extra events are judged against b.min (superseded: against b.lo),
+// missing ones against b.hi (and at least as many as b.min's expectation
+// lacks), so that only answers certainly wrong count.
+func answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, b bounds, relayCap int, r Reading) results.Verification {
+	v := results.Verification{Invalid: invalid, Checked: 1, Returned: int64(len(evs)) + invalid, Verified: b.lo != nil}
 	seen := make(map[string]bool, len(evs))
 	var kept []*nostr.Event
 	for j, e := range evs {
@@ -39,22 +80,24 @@ func AnswerAs(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, 
 		}
 		kept = append(kept, e)
 	}
-	if model == nil {
+	if f.Limit > 0 && len(kept) > f.Limit {
+		v.OverLimit = int64(len(kept) - f.Limit)
+	}
+	if b.lo == nil {
 		return v
 	}
-	expected, all := model.ExpectedCount(f, relayCap, r)
+	if n := keepOf(f, relayCap); n >= 0 && len(kept) > n {
+		kept = newestFirst(kept, n)
+	}
+	expected, all := b.min.expectedCount(f, relayCap, r)
 	v.Expected = int64(len(expected))
 	if relayCap > 0 && len(expected) < all && (f.Limit == 0 || relayCap < f.Limit) {
 		v.Truncated++
 	}
-	cut := int64(-1 << 62)
-	if len(expected) > 0 && len(expected) < all {
-		cut = expected[len(expected)-1].CreatedAt
-	}
-	got := make(map[string]bool, len(kept))
-	gotAtCut := 0
+	cut := cutOf(expected, all)
+	got := make(map[string]int64, len(kept)) // id → created_at of the events judged right
 	for _, e := range kept {
-		acc, replaced := model.Accepted(e.ID)
+		acc, replaced := b.lo.accepted(e.ID)
 		switch {
 		case !acc:
 			v.Extra++
@@ -69,28 +112,79 @@ func AnswerAs(f *nostr.Filter, evs []*nostr.Event, invalid int64, model *Model, 
 			v.Notes = AppendUnique(v.Notes, "returned events older than the newest ones the limit asked for")
 			continue
 		}
-		got[e.ID] = true
-		if e.CreatedAt == cut {
-			gotAtCut++
-		}
+		got[e.ID] = e.CreatedAt
 	}
-	needAtCut := 0
-	for _, e := range expected {
-		if e.CreatedAt == cut {
-			needAtCut++
-			continue
-		}
-		if !got[e.ID] {
-			v.Missing++
-		}
-	}
-	if gotAtCut < needAtCut {
-		v.Missing += int64(needAtCut - gotAtCut)
+	v.Missing = int64(owedMissing(f, b, relayCap, r, got, expected, all))
+	if short := len(expected) - len(got); int64(short) > v.Missing {
+		// Whatever the unknown events did, the answer holds fewer right
+		// events than the smallest store owes.
+		v.Missing = int64(short)
 	}
 	if v.Missing > 0 {
 		v.Notes = AppendUnique(v.Notes, "accepted events matching the filter were not returned")
 	}
 	return v
+}
+
+// cutOf is the created_at at which an expectation of expected out of all
+// matches was cut by the limit or cap (below every timestamp: not cut).
+func cutOf(expected []*nostr.Event, all int) int64 {
+	if len(expected) > 0 && len(expected) < all {
+		return expected[len(expected)-1].CreatedAt
+	}
+	return -1 << 62
+}
+
+// owedMissing counts the events of b.hi's expectation that are certainly
+// owed and were not returned (got): neither unseen unknown events nor
+// threats (events an unseen one would supersede), and at the cut-off only
+// the places that those, tied there, could not fill or free. Events tied on
+// created_at at the cut-off may fill the last places in any order. expected
+// and all are b.min's expectation (reused when the bounds are one).
+func owedMissing(f *nostr.Filter, b bounds, relayCap int, r Reading, got map[string]int64, expected []*nostr.Event, all int) int {
+	if b.hi != b.lo {
+		expected, all = b.hi.expectedCount(f, relayCap, r)
+	}
+	cut := cutOf(expected, all)
+	missing, places, gotAtCut := 0, 0, 0
+	for _, e := range expected {
+		if e.CreatedAt == cut {
+			places++
+			continue
+		}
+		if _, ok := got[e.ID]; !ok && !b.unseen(e.ID) && !(r == LatestOnly && b.hi.threatID[e.ID]) {
+			missing++
+		}
+	}
+	if places == 0 {
+		return missing
+	}
+	for _, at := range got {
+		if at == cut {
+			gotAtCut++
+		}
+	}
+	if b.hi != b.lo {
+		places -= tiedUnseen(b.lo, b.hi, f, cut, r)
+		places -= freeable(b.hi.threat, got, f, cut, r)
+	}
+	return missing + max(0, places-gotAtCut)
+}
+
+// freeable counts the threats (under LatestOnly) tied at the cut-off,
+// matching f and not returned: a stored unknown event would supersede them
+// and free their places.
+func freeable(threat []*nostr.Event, got map[string]int64, f *nostr.Filter, cut int64, r Reading) int {
+	if r != LatestOnly {
+		return 0
+	}
+	n := 0
+	for _, e := range threat {
+		if _, ok := got[e.ID]; !ok && e.CreatedAt == cut && f.Matches(e) {
+			n++
+		}
+	}
+	return n
 }
 
 // InferCap looks for a per-REQ cap the relay did not announce: if every
@@ -103,9 +197,15 @@ func InferCap(filters []*nostr.Filter, parsed [][]*nostr.Event, model *Model) in
 
 // InferCapAs is InferCap with expectations under reading r.
 func InferCapAs(filters []*nostr.Filter, parsed [][]*nostr.Event, model *Model, r Reading) int {
+	return inferCapOf(filters, parsed, model.with(nil), r)
+}
+
+// inferCap is InferCapAs against a bound of the store (the smallest: an
+// answer short of it is short whatever the unknown events did).
+func inferCapOf(filters []*nostr.Filter, parsed [][]*nostr.Event, lo *view, r Reading) int {
 	short, count := -1, 0
 	for i, f := range filters {
-		exp, _ := model.ExpectedCount(f, 0, r)
+		exp, _ := lo.expectedCount(f, 0, r)
 		n := len(parsed[i])
 		if n >= len(exp) {
 			continue
@@ -145,6 +245,8 @@ func Add(t, v *results.Verification) {
 	t.Duplicated += v.Duplicated
 	t.Misordered += v.Misordered
 	t.Truncated += v.Truncated
+	t.OverLimit += v.OverLimit
+	t.StoredUnknown += v.StoredUnknown
 	if t.Semantics == "" {
 		t.Semantics = v.Semantics
 	}
@@ -166,6 +268,17 @@ func Finish(v *results.Verification) {
 	if v.Misordered > 0 {
 		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%d events came out of newest-first order (NIP-01 SHOULD; not failed)", v.Misordered))
 	}
+	if v.OverLimit > 0 {
+		v.Notes = AppendUnique(v.Notes, OverLimitNote(v.OverLimit))
+	}
+}
+
+// LimitSentence is NIP-01's word on `limit`.
+const LimitSentence = "Relays SHOULD use the `limit` value to guide how many events are returned in the initial response. Returning fewer events is acceptable, but returning (much) more should be avoided to prevent overwhelming clients."
+
+// OverLimitNote names n events returned beyond their filters' limit.
+func OverLimitNote(n int64) string {
+	return fmt.Sprintf("%d events came back beyond their filter's limit (NIP-01 SHOULD, not failed: %q); the newest `limit` of each answer were judged against the expected set, the rest only for validity, filter match and duplicates", n, LimitSentence)
 }
 
 // AppendUnique appends the strings of src not yet in dst, keeping at most 50.

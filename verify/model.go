@@ -15,6 +15,10 @@ type Model struct {
 	All        []*nostr.Event          // keeps superseded versions: every accepted event, newest first
 	byID       map[string]*nostr.Event // every accepted event
 	superseded map[string]bool         // accepted but replaced
+	// Unknown are the events sent without a decisive answer (see
+	// NewModelUnknown), newest first: neither owed nor forbidden.
+	Unknown []*nostr.Event
+	unknown map[string]*nostr.Event // Unknown by id
 }
 
 // Reading is how a relay treats the older versions of a replaceable or
@@ -119,13 +123,7 @@ func (m *Model) ExpectedAs(f *nostr.Filter, relayCap int, r Reading) (capped, al
 // of accepted events would otherwise build a slice of them per answer, only
 // to be counted (garbage that lets the heap grow to twice the model's size).
 func (m *Model) ExpectedCount(f *nostr.Filter, relayCap int, r Reading) (capped []*nostr.Event, total int) {
-	keep := -1 // how many to keep: all
-	if f.Limit > 0 {
-		keep = f.Limit
-	}
-	if relayCap > 0 && (keep < 0 || relayCap < keep) {
-		keep = relayCap
-	}
+	keep := keepOf(f, relayCap) // how many to keep (-1: all)
 	if len(f.IDs) > 0 {
 		all := m.byIDs(f, r)
 		if keep >= 0 && keep < len(all) {

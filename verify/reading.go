@@ -22,9 +22,13 @@ type Judgement struct {
 	Consistent bool                   // every answer fits Reading: no missing or extra event
 	Answers    []results.Verification // one per reply, under Reading
 	Cap        int                    // per-REQ cap inferred under Reading (0: none inferred)
-	fits       [2][]bool              // per reading, per answer: no missing or extra event
-	held       []bool                 // the answer returned superseded versions
-	differ     bool                   // the reading changes some answer's figures
+	// StoredAfterAll is how many of the model's Unknown events (sent, no
+	// decisive answer) turned up in the answers: judged as accepted.
+	StoredAfterAll int
+	Unknown        int // the model's unknown events
+	fits           [2][]bool // per reading, per answer: no missing or extra event
+	held           []bool    // the answer returned superseded versions
+	differ         bool      // the reading changes some answer's figures
 }
 
 // Judge checks every reply against model under both readings of the store
@@ -37,7 +41,9 @@ type Judgement struct {
 // per-REQ cap (0: none); when it is 0 and inferCap is set, a cap is inferred
 // under each reading from its own expectations (InferCapAs). With a nil
 // model the answers are only checked for validity, filter match, order and
-// duplicates.
+// duplicates. The model's unknown events (NewModelUnknown) that some answer
+// returned count as accepted in every answer; the others are neither owed
+// nor forbidden (see bounds).
 func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgement {
 	j := &Judgement{Answers: make([]results.Verification, len(replies)), Consistent: true}
 	if model == nil {
@@ -46,6 +52,8 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 		}
 		return j
 	}
+	b := model.bounds(replies)
+	j.StoredAfterAll, j.Unknown = len(b.lo.add), len(model.Unknown)
 	var answers [2][]results.Verification
 	var caps [2]int
 	var wrong [2]int64
@@ -58,14 +66,14 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 			for i, r := range replies {
 				filters[i], parsed[i] = r.Filter, r.Events
 			}
-			caps[rd] = InferCapAs(filters, parsed, model, rd)
+			caps[rd] = inferCapOf(filters, parsed, b.lo, rd)
 			c = caps[rd]
 		}
 		answers[rd] = make([]results.Verification, len(replies))
 		j.fits[rd] = make([]bool, len(replies))
 		fitAll[rd] = true
 		for i, r := range replies {
-			v := AnswerAs(r.Filter, r.Events, r.Invalid, model, c, rd)
+			v := answer(r.Filter, r.Events, r.Invalid, b, c, rd)
 			answers[rd][i] = v
 			j.fits[rd][i] = v.Missing == 0 && v.Extra == 0
 			fitAll[rd] = fitAll[rd] && j.fits[rd][i]
@@ -78,7 +86,7 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 		if l.Missing != k.Missing || l.Extra != k.Extra {
 			j.differ = true
 		}
-		j.held[i] = holdsSuperseded(r, model)
+		j.held[i] = holdsSuperseded(r, b.lo)
 	}
 	switch {
 	case fitAll[LatestOnly]:
@@ -96,9 +104,9 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 
 // holdsSuperseded reports whether a reply returned a matching accepted
 // event that a newer version had replaced.
-func holdsSuperseded(r Reply, model *Model) bool {
+func holdsSuperseded(r Reply, lo *view) bool {
 	for _, e := range r.Events {
-		if acc, replaced := model.Accepted(e.ID); acc && replaced && r.Filter.Matches(e) {
+		if acc, replaced := lo.accepted(e.ID); acc && replaced && r.Filter.Matches(e) {
 			return true
 		}
 	}
@@ -118,12 +126,21 @@ func SupersededNote(held, n int) string {
 // note says how many answers held some (a subset where none did gets the
 // semantics only). When the answers fit neither reading consistently and
 // the reading mattered, a note gives the counts. When the reading changed
-// nothing, v is left alone. Call before Finish.
+// nothing, v is left alone. For the whole set (no answers given), a note
+// names the unknown events that turned up and sets v.StoredUnknown. Call
+// before Finish.
 func (j *Judgement) Apply(v *results.Verification, answers ...int) {
-	if j == nil || !j.differ {
+	if j == nil {
 		return
 	}
 	subset := len(answers) > 0
+	if !subset && j.Unknown > 0 {
+		v.StoredUnknown += int64(j.StoredAfterAll)
+		v.Notes = AppendUnique(v.Notes, UnknownNote(j.StoredAfterAll, j.Unknown))
+	}
+	if !j.differ {
+		return
+	}
 	if !subset {
 		answers = make([]int, len(j.Answers))
 		for i := range answers {
