@@ -25,7 +25,7 @@ type Judgement struct {
 	// StoredAfterAll is how many of the model's Unknown events (sent, no
 	// decisive answer) turned up in the answers: judged as accepted.
 	StoredAfterAll int
-	Unknown        int // the model's unknown events
+	Unknown        int       // the model's unknown events
 	fits           [2][]bool // per reading, per answer: no missing or extra event
 	held           []bool    // the answer returned superseded versions
 	differ         bool      // the reading changes some answer's figures
