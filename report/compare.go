@@ -106,6 +106,12 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 	default:
 		return fmt.Errorf("unknown compare format %q (want text or md)", format)
 	}
+	esc := inert
+	if md {
+		esc = mdText
+	} else {
+		w = &inertWriter{w: w} // no string in it acts on the terminal
+	}
 	bw := bufio.NewWriter(w)
 	if md {
 		fmt.Fprintln(bw, "# Baseline vs candidate")
@@ -126,7 +132,7 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 		for _, f := range side.files {
 			for _, l := range headerLines(f) {
 				if md {
-					fmt.Fprintf(bw, "- **%s**: %s\n", l[0], l[1])
+					fmt.Fprintf(bw, "- **%s**: %s\n", mdText(l[0]), mdText(l[1]))
 				} else {
 					fmt.Fprintf(bw, "  %-9s %s\n", l[0]+":", l[1])
 				}
@@ -166,7 +172,7 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 	}
 	for _, b := range bg {
 		if cidx[b.key] == nil {
-			fmt.Fprintf(bw, "Only in baseline: %s\n", b.key)
+			fmt.Fprintf(bw, "Only in baseline: %s\n", esc(b.key))
 		}
 	}
 	bidx := map[string]bool{}
@@ -175,7 +181,7 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 	}
 	for _, c := range cg {
 		if !bidx[c.key] {
-			fmt.Fprintf(bw, "Only in candidate: %s\n", c.key)
+			fmt.Fprintf(bw, "Only in candidate: %s\n", esc(c.key))
 		}
 	}
 	return bw.Flush()

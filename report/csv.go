@@ -31,6 +31,7 @@ import (
 //	latency              name of the latency the lat_* columns describe ("ok", "eose", …)
 //	lat_count … lat_max_ns   its sample count, mean, p50, p90, p99, p99.9, p99.99, max
 //	verified, verification_passed   true/false; empty when the phase was not verified
+//	verification_state   "passed", "failed" or "not verified" (no answer checked)
 //	checked … truncated  verification counts
 //	client_limited       true when the client limited the figures
 //	relay_cpu_s, relay_peak_rss, relay_data_bytes, client_cpu_s   resources
@@ -43,7 +44,7 @@ var CSVHeader = []string{
 	"sent", "accepted", "refused", "timed_out", "failed", "bytes_sent", "queries", "events_returned",
 	"events_per_sec", "mb_per_sec", "queries_per_sec",
 	"latency", "lat_count", "lat_mean_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_p99.9_ns", "lat_p99.99_ns", "lat_max_ns",
-	"verified", "verification_passed", "checked", "expected", "returned", "missing", "extra", "not_matching", "invalid", "duplicated", "truncated",
+	"verified", "verification_passed", "verification_state", "checked", "expected", "returned", "missing", "extra", "not_matching", "invalid", "duplicated", "truncated",
 	"client_limited", "relay_cpu_s", "relay_peak_rss", "relay_data_bytes", "client_cpu_s",
 	"other_counts", "other_rates", "other_latency", "status",
 }
@@ -71,7 +72,7 @@ func CSV(w io.Writer, files []*results.File) error {
 				row = append(row, csvResources(p.Resources)...)
 				row = append(row, csvOther(p.Counts, p.Rates, p.Latency)...)
 				row = append(row, csvStatus(phaseStatus(p)))
-				if err := cw.Write(row); err != nil {
+				if err := cw.Write(csvRow(row)); err != nil {
 					return err
 				}
 				for gi := range p.Groups {
@@ -82,18 +83,14 @@ func CSV(w io.Writer, files []*results.File) error {
 					row = append(row, "", "", "", "")
 					row = append(row, csvOther(g.Counts, g.Rates, g.Latency)...)
 					var st []string
-					if v := g.Verification; v != nil {
-						if !v.Verified {
-							st = append(st, "not verified")
-						} else if !v.Passed {
-							st = append(st, "verification FAILED")
-						}
+					if s := verStatus(g.Verification); s != "" {
+						st = append(st, s)
 					}
 					if p.ClientLimited {
 						st = append(st, "client-limited")
 					}
 					row = append(row, csvStatus(st))
-					if err := cw.Write(row); err != nil {
+					if err := cw.Write(csvRow(row)); err != nil {
 						return err
 					}
 				}
@@ -102,6 +99,15 @@ func CSV(w io.Writer, files []*results.File) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvRow makes every cell of row safe (csvCell): names and reasons a relay
+// sent cannot become a spreadsheet formula.
+func csvRow(row []string) []string {
+	for i, c := range row {
+		row[i] = csvCell(c)
+	}
+	return row
 }
 
 func csvTime(f *results.File) string {
@@ -155,10 +161,10 @@ func csvFigures(counts map[string]int64, rates map[string]float64, lat map[strin
 		row = append(row, csvInt(h.Max, h.Count > 0))
 	}
 	if v == nil {
-		row = append(row, "", "", "", "", "", "", "", "", "", "", "")
+		row = append(row, "", "", "", "", "", "", "", "", "", "", "", "")
 	} else {
 		ok := v.Verified
-		row = append(row, strconv.FormatBool(v.Verified), strconv.FormatBool(v.Passed),
+		row = append(row, strconv.FormatBool(v.Verified), strconv.FormatBool(v.Status() == results.VerificationPassed), v.Status(),
 			csvInt(v.Checked, ok), csvInt(v.Expected, ok), csvInt(v.Returned, ok), csvInt(v.Missing, ok), csvInt(v.Extra, ok),
 			csvInt(v.NotMatching, ok), csvInt(v.Invalid, ok), csvInt(v.Duplicated, ok), csvInt(v.Truncated, ok))
 	}

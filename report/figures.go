@@ -90,16 +90,11 @@ func phaseStatus(p *results.Phase) []string {
 	if _, ok := p.Params["skipped"].(string); ok {
 		s = append(s, "skipped") // a workload the relay does not announce (its note says why)
 	}
-	if v := p.Verification; v != nil {
-		switch {
-		case !v.Verified:
-			s = append(s, "not verified")
-		case !v.Passed:
-			s = append(s, "verification FAILED")
-		}
+	if st := verStatus(p.Verification); st != "" {
+		s = append(s, st)
 	}
 	for _, g := range p.Groups {
-		if v := g.Verification; v != nil && v.Verified && !v.Passed && (p.Verification == nil || p.Verification.Passed) {
+		if v := g.Verification; v != nil && v.Status() == results.VerificationFailed && (p.Verification == nil || p.Verification.Status() != results.VerificationFailed) {
 			s = append(s, "verification FAILED ("+g.Name+")")
 			break
 		}
@@ -113,22 +108,46 @@ func phaseStatus(p *results.Phase) []string {
 	return s
 }
 
-// verdict is "PASSED", "FAILED" or "NOT VERIFIED" for a verification;
-// a pass under a named store semantics says so: "PASSED (keeps superseded
-// versions)".
+// verStatus is what a reader must know about a verification: "not
+// verified" (no answer checked), "verification FAILED", "partly verified"
+// (validity and filter only: nothing published to compare with), or "".
+func verStatus(v *results.Verification) string {
+	if v == nil {
+		return ""
+	}
+	switch v.Status() {
+	case results.VerificationNotVerified:
+		return "not verified"
+	case results.VerificationFailed:
+		return "verification FAILED"
+	}
+	if !v.Verified {
+		return "partly verified"
+	}
+	return ""
+}
+
+// verdict is "PASSED", "FAILED" or "NOT VERIFIED" (no answer checked) for a
+// verification; a pass under a named store semantics says so: "PASSED
+// (keeps superseded versions)", and one of validity and filter match alone
+// (nothing published to compare with) "PASSED (partial)".
 func verdict(v *results.Verification) string {
-	switch {
-	case v == nil:
+	if v == nil {
 		return dash
-	case !v.Verified:
+	}
+	switch v.Status() {
+	case results.VerificationNotVerified:
 		return "NOT VERIFIED"
-	case v.Passed && v.Semantics != "":
-		return "PASSED (" + v.Semantics + ")"
-	case v.Passed:
-		return "PASSED"
-	default:
+	case results.VerificationFailed:
 		return "FAILED"
 	}
+	switch {
+	case !v.Verified:
+		return "PASSED (partial)"
+	case v.Semantics != "":
+		return "PASSED (" + v.Semantics + ")"
+	}
+	return "PASSED"
 }
 
 // durNs returns the phase duration in nanoseconds; ok is false when unset.

@@ -107,10 +107,14 @@ type junitMessage struct {
 
 // Fail, Err and Skip make a case's outcome.
 func (c *JUnitCase) Fail(msg string) {
+	msg = inert(msg)
 	c.Failure = &junitMessage{Message: msg, Type: "failure", Text: msg}
 }
-func (c *JUnitCase) Err(msg string)  { c.Error = &junitMessage{Message: msg, Type: "error", Text: msg} }
-func (c *JUnitCase) Skip(msg string) { c.Skipped = &junitMessage{Message: msg} }
+func (c *JUnitCase) Err(msg string) {
+	msg = inert(msg)
+	c.Error = &junitMessage{Message: msg, Type: "error", Text: msg}
+}
+func (c *JUnitCase) Skip(msg string) { c.Skipped = &junitMessage{Message: inert(msg)} }
 
 // WriteJUnit writes cases as a JUnit XML report, one testsuite per Suite
 // in order of first appearance.
@@ -191,10 +195,14 @@ func JUnitCases(f *results.File) []JUnitCase {
 			}
 			c := JUnitCase{Suite: "verification", Name: name, Classname: "relaybench.verification." + who}
 			switch {
-			case !v.Verified:
-				c.Skip("not verified: " + strings.Join(v.Notes, "; "))
-			case !v.Passed:
+			case v.Status() == results.VerificationNotVerified:
+				// Zero answers checked is no pass: the requested
+				// verification did not happen.
+				c.Fail(strings.Join(append([]string{"not verified: no answer was checked"}, v.Notes...), "; "))
+			case v.Status() == results.VerificationFailed:
 				c.Fail(fmt.Sprintf("verification failed: %d checked, %d expected, %d returned; %s", v.Checked, v.Expected, v.Returned, countsOf(v)))
+			case !v.Verified:
+				c.Skip("partly verified (validity and filter match only): " + strings.Join(v.Notes, "; "))
 			default:
 				c.Output = fmt.Sprintf("%d answers checked, %d events expected, %d returned", v.Checked, v.Expected, v.Returned)
 			}

@@ -37,7 +37,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 		return fmt.Errorf("no results files")
 	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# %s\n\n", o.title(files))
+	fmt.Fprintf(bw, "# %s\n\n", mdText(o.title(files)))
 	fmt.Fprintln(bw, "## What was run")
 	fmt.Fprintln(bw)
 	for i, f := range files {
@@ -45,11 +45,11 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 			fmt.Fprintf(bw, "File %d:\n\n", i+1)
 		}
 		for _, l := range headerLines(f) {
-			v := l[1]
+			v := mdText(l[1])
 			if l[0] == "Command" || l[0] == "Params" {
-				v = "`" + v + "`"
+				v = mdCode(l[1])
 			}
-			fmt.Fprintf(bw, "- **%s**: %s\n", l[0], v)
+			fmt.Fprintf(bw, "- **%s**: %s\n", mdText(l[0]), v)
 		}
 		fmt.Fprintln(bw)
 	}
@@ -59,7 +59,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 		fmt.Fprintln(bw, "## Warnings")
 		fmt.Fprintln(bw)
 		for _, s := range warn {
-			fmt.Fprintf(bw, "- %s\n", s)
+			fmt.Fprintf(bw, "- %s\n", mdText(s))
 		}
 		fmt.Fprintln(bw)
 	}
@@ -75,7 +75,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 		fmt.Fprintln(bw, "## Notes and errors")
 		fmt.Fprintln(bw)
 		for _, n := range notes {
-			fmt.Fprintf(bw, "- %s\n", n)
+			fmt.Fprintf(bw, "- %s\n", mdText(n))
 		}
 		fmt.Fprintln(bw)
 	}

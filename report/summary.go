@@ -21,7 +21,7 @@ import (
 // for every other phase. A file with several runs ends with the comparison
 // tables.
 func Summary(w io.Writer, f *results.File) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(&inertWriter{w: w}) // no string in it acts on the terminal
 	fmt.Fprintln(bw, "=== Benchmark Results ===")
 	fmt.Fprintln(bw)
 	writeHeader(bw, []*results.File{f}, "  ")
@@ -451,9 +451,14 @@ func writeVerification(w io.Writer, v *results.Verification) {
 	if v == nil {
 		return
 	}
-	if !v.Verified {
-		kv(w, "Verification", "NOT VERIFIED: nothing could be checked")
-	} else {
+	switch {
+	case v.Status() == results.VerificationNotVerified:
+		kv(w, "Verification", "NOT VERIFIED: no answer was checked")
+	case !v.Verified:
+		kv(w, "Verification", verdict(v)+": validity and filter match only")
+		fmt.Fprintf(w, "    checked %s, returned %s, not matching %s, invalid %s, duplicated %s, misordered %s\n",
+			fmtInt(v.Checked), fmtInt(v.Returned), fmtInt(v.NotMatching), fmtInt(v.Invalid), fmtInt(v.Duplicated), fmtInt(v.Misordered))
+	default:
 		kv(w, "Verification", verdict(v))
 		fmt.Fprintf(w, "    checked %s, expected %s, returned %s, missing %s, extra %s, not matching %s, invalid %s, duplicated %s, misordered %s, truncated %s\n",
 			fmtInt(v.Checked), fmtInt(v.Expected), fmtInt(v.Returned), fmtInt(v.Missing), fmtInt(v.Extra),
@@ -503,7 +508,10 @@ func writeTail(w io.Writer, p *results.Phase) {
 	if p.ClientLimited {
 		fmt.Fprintln(w, "  WARNING: client-limited: the client, not the relay, limited these figures")
 	}
-	if v := p.Verification; v != nil && !v.Passed {
+	if v := p.Verification; v != nil && v.Status() == results.VerificationNotVerified {
+		fmt.Fprintln(w, "  WARNING: NOT VERIFIED: no answer was checked, so the requested verification did not happen")
+	}
+	if v := p.Verification; v != nil && v.Status() == results.VerificationFailed {
 		if v.Verified {
 			fmt.Fprintln(w, "  WARNING: verification FAILED: the relay's answers did not match what it accepted")
 		} else {

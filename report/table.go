@@ -69,11 +69,13 @@ func (t *table) text(w io.Writer, indent string) {
 }
 
 // markdown renders t as a GitHub-flavoured Markdown table under a ### title.
+// Every cell is inert text (mdText): a relay's name or reason cannot add a
+// tag, a link or a column.
 func (t *table) markdown(w io.Writer) {
 	if t.title != "" {
-		fmt.Fprintf(w, "### %s\n\n", t.title)
+		fmt.Fprintf(w, "### %s\n\n", mdText(t.title))
 	}
-	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	esc := mdText
 	fmt.Fprint(w, "|")
 	for _, h := range t.head {
 		fmt.Fprintf(w, " %s |", esc(h))
@@ -100,7 +102,7 @@ func (t *table) markdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, n := range t.notes {
-		fmt.Fprintf(w, "%s\n\n", n)
+		fmt.Fprintf(w, "%s\n\n", mdText(n))
 	}
 }
 

@@ -253,6 +253,10 @@ type Phase struct {
 	// answers.
 	Stored  string   `json:"stored,omitempty"`
 	Answers []Answer `json:"answers,omitempty"`
+	// Unknown (a segment's publish phase) is the set of corpus indexes sent
+	// without a decisive answer (OK timed out, connection lost, cancelled):
+	// the merge neither requires nor forbids them (EncodeIndexSet).
+	Unknown string `json:"unknown,omitempty"`
 	// Deliveries is written by an execution segment of the subscribe
 	// workload for relaybench merge (see deliveries.go).
 	Deliveries *LiveDeliveries `json:"live_deliveries,omitempty"`
