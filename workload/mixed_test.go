@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,19 +32,29 @@ func TestMixedEmbedded(t *testing.T) {
 			t.Fatalf("group %s missing: %v", n, names)
 		}
 	}
-	// Open loop: what could not be sent within the part is counted, not lost.
+	// Open loop: each part's 180 events end in exactly one outcome. The
+	// honest relay refuses nothing and drops no connection; on a loaded
+	// machine an event may still time out or be cut at the part's end.
+	var accepted int64
 	for _, part := range []string{"alone", "together"} {
-		acc, ns := ph.Counts["publish_"+part+"_accepted"], ph.Counts["publish_"+part+"_not_sent"]
-		if acc == 0 || acc+ns != 180 || ph.Counts["publish_"+part+"_sent"] != acc {
+		c := func(k string) int64 { return ph.Counts["publish_"+part+"_"+k] }
+		sum := c("accepted") + c("refused") + c("timed_out") + c("failed") + c("not_sent") + c("cancelled")
+		if c("accepted") == 0 || sum != 180 || c("refused") != 0 || c("failed") != 0 {
 			t.Fatalf("%s: counts %v errors %v", part, ph.Counts, ph.Errors)
 		}
+		accepted += c("accepted")
 	}
-	if ph.Counts["query_alone_queries"] != 24 || ph.Counts["query_together_queries"] != 24 {
-		t.Fatalf("queries %v errors %v", ph.Counts, ph.Errors)
+	queries := ph.Counts["query_alone_queries"] + ph.Counts["query_together_queries"]
+	for _, g := range ph.Groups {
+		if strings.HasPrefix(g.Name, "query/") && (g.Counts["requested"] != 24 || g.Counts["queries"] == 0) {
+			t.Fatalf("%s: counts %v errors %v", g.Name, g.Counts, ph.Errors)
+		}
 	}
-	// 48 queries, and the 2 × 180 accepted events read back by id in 4 REQs.
-	if v := ph.Verification; v == nil || !v.Passed || v.Checked != 52 || v.Expected != 360 || v.Missing != 0 || v.Returned == 0 {
-		t.Fatalf("verification %+v", ph.Verification)
+	// The queries, and the accepted events read back by id in 4 REQs (an
+	// event whose OK was cut at a part's end and that was stored after all
+	// is expected too).
+	if v := ph.Verification; v == nil || !v.Passed || v.Checked != queries+4 || v.Expected < accepted || v.Expected > 360 || v.Missing != 0 || v.Returned == 0 {
+		t.Fatalf("verification %+v (queries %d, accepted %d)", ph.Verification, queries, accepted)
 	}
 	for _, k := range []string{"publish_throughput_ratio", "query_throughput_ratio", "ok_p50_ratio", "eose_p99_ratio"} {
 		if ph.Rates[k] <= 0 {
@@ -51,5 +62,5 @@ func TestMixedEmbedded(t *testing.T) {
 		}
 	}
 	checkLatency(t, "ok", ph.Latency["ok"], ph.Counts["publish_together_accepted"])
-	checkLatency(t, "eose", ph.Latency["eose"], 24)
+	checkLatency(t, "eose", ph.Latency["eose"], ph.Counts["query_together_queries"])
 }

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // A relay relaybench started that dies in the middle of a live phase is
@@ -16,16 +24,20 @@ func TestLiveCommandReportsRelayDeath(t *testing.T) {
 	bin := relaybenchBin(t)
 	tmp := t.TempDir()
 	script := filepath.Join(tmp, "dying-relay.sh")
-	// the relay serves for 6 s (signing 15,000 fresh events and opening the
-	// subscriptions take about 1 s), then dies
-	body := "#!/bin/sh\n\"" + bin + "\" relay serve --store memory --addr \"$1\" &\npid=$!\nsleep 6\nkill -KILL $pid\nwait $pid\nexit 134\n"
+	pidFile, addrFile := filepath.Join(tmp, "relay.pid"), filepath.Join(tmp, "relay.addr")
+	// The relay serves until the test kills it, then its wrapper exits 134.
+	body := "#!/bin/sh\n\"" + bin + "\" relay serve --store memory --addr \"$1\" &\npid=$!\necho $pid > " + pidFile +
+		"\necho \"$1\" > " + addrFile + "\nwait $pid\nexit 134\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(tmp, "out.json")
 	cmd := exec.Command(bin, "subscribe", "--relay", "dying="+script+" {host}:{port}", "--subscribers", "4",
-		"--rate", "500", "--duration", "30s", "--timeout", "5s", "--grace", "1s",
+		"--rate", "500", "--duration", "60s", "--timeout", "5s", "--grace", "1s",
 		"--cache-dir", filepath.Join(tmp, "cache"), "--out", tmp, "--json", out, "--no-progress", "--quiet")
+	// Kill the relay once it holds 100 of the phase's fresh events: the phase
+	// is publishing then, however slow the machine is.
+	go killWhenStored(t, pidFile, addrFile, 100)
 	msg, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -58,5 +70,55 @@ func TestLiveCommandReportsRelayDeath(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(f.Verdict.Reasons, "; "), "relay died") {
 		t.Fatalf("verdict does not name the relay's death: %v", f.Verdict.Reasons)
+	}
+}
+
+// killWhenStored waits for the relay whose pid and address the wrapper
+// script wrote to hold n events, then kills it with SIGKILL. It gives up
+// after two minutes (the test then fails on the exit status).
+func killWhenStored(t *testing.T, pidFile, addrFile string, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		pidB, err1 := os.ReadFile(pidFile)
+		addrB, err2 := os.ReadFile(addrFile)
+		pid, err3 := strconv.Atoi(strings.TrimSpace(string(pidB)))
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
+		}
+		if storedEvents(ctx, "ws://"+strings.TrimSpace(string(addrB)), n) >= n {
+			syscall.Kill(pid, syscall.SIGKILL)
+			return
+		}
+	}
+}
+
+// storedEvents asks a relay for up to n events and counts what it returns
+// before EOSE (0 on any error).
+func storedEvents(ctx context.Context, url string, n int) int {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return 0
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(1 << 24)
+	if err := c.Write(ctx, websocket.MessageText, []byte(fmt.Sprintf(`["REQ","probe",{"limit":%d}]`, n))); err != nil {
+		return 0
+	}
+	got := 0
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			return 0
+		}
+		switch {
+		case bytes.HasPrefix(msg, []byte(`["EVENT"`)):
+			got++
+		case bytes.HasPrefix(msg, []byte(`["EOSE"`)):
+			return got
+		}
 	}
 }
