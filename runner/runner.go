@@ -44,7 +44,9 @@ type Env struct {
 	Info   *nip11.Info    // nil when the relay serves no NIP-11 document
 	Live   []*nostr.Event // what the relay should hold after the publish phase (nil if none ran)
 	// Model is the publish phase's model of the relay, in both readings of
-	// replaceable events (nil if none ran): Live is Model.Live.
+	// replaceable events (nil if none ran): Live is Model.Live. Its Unknown
+	// events were sent without a decisive answer: a workload that verifies
+	// against Live alone must neither require nor forbid them.
 	Model *verify.Model
 	// Progress makes a progress reporter (never nil).
 	Progress func(label string, total int64) func(done int64)
@@ -258,19 +260,24 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 }
 
 // storedModel is the verification model of the events the relay stored
-// (accepted, or refused as duplicates), parsed from a streamed corpus.
+// (accepted, or refused as duplicates), parsed from a streamed corpus, with
+// those sent without a decisive answer as unknown (neither owed nor
+// forbidden in any later answer).
 func storedModel(c *corpus.Corpus, pr *workload.PublishResult) (*verify.Model, error) {
-	var acc []*nostr.Event
+	var acc, unknown []*nostr.Event
 	err := c.Scan(func(i int, e *nostr.Event) error {
-		if o := pr.Outcomes[i]; o == workload.Accepted || o == workload.Duplicate {
+		switch o := pr.Outcomes[i]; {
+		case o == workload.Accepted || o == workload.Duplicate:
 			acc = append(acc, e)
+		case workload.Undecided(o):
+			unknown = append(unknown, e)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return verify.NewModel(acc), nil
+	return verify.NewModelUnknown(acc, unknown), nil
 }
 
 // RelayDied is relayDied, for commands that run workloads themselves.
@@ -291,11 +298,13 @@ func relayDied(t Target) func(run *results.Run) error {
 		select {
 		case <-p.Exited():
 		default:
-			// Connections lost in the last phase: a relay that crashed may
-			// not have been reaped yet (an abort writing its core takes a
-			// moment). Give it a little time, so its death is reported as
-			// the cause rather than only the lost connections.
-			if n := len(run.Phases); n == 0 || !lostConns(run.Phases[n-1]) {
+			// Connections lost in the last phase, or the phase stopped
+			// early: a relay that crashed may not have been reaped yet (an
+			// abort writing its core takes a moment, a loaded machine
+			// schedules its parent late). Give it a little time, so its
+			// death is reported as the cause rather than only the lost
+			// connections or the stop.
+			if n := len(run.Phases); n == 0 || (!lostConns(run.Phases[n-1]) && run.Phases[n-1].Aborted == "") {
 				return nil
 			}
 			t := time.NewTimer(2 * time.Second)
