@@ -86,6 +86,9 @@ type Config struct {
 	// events, no EOSE, no live deliveries. A subscription already open
 	// under that id is closed.
 	RateLimitREQAfter int
+	// RefuseAllREQs: every REQ is answered as RateLimitREQAfter answers
+	// those past its N (CLOSED, nothing else), from the first one.
+	RefuseAllREQs bool
 	// RateLimitReason is the OK and CLOSED reason of RateLimitAfter and
 	// RateLimitREQAfter; default "rate-limited: slow down".
 	RateLimitReason string
@@ -789,7 +792,7 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		c.notice("error: REQ without a subscription id")
 		return
 	}
-	if n := c.r.cfg.RateLimitREQAfter; n > 0 && c.reqs > n {
+	if n := c.r.cfg.RateLimitREQAfter; n > 0 && c.reqs > n || c.r.cfg.RefuseAllREQs {
 		c.mu.Lock()
 		delete(c.subs, subID)
 		c.mu.Unlock()
