@@ -28,6 +28,7 @@ import (
 type segWindow struct {
 	start, end int64
 	stored     []int // corpus indexes
+	unknown    []int // corpus indexes sent without a decisive answer
 	tol        int64 // the segment's clock uncertainty
 }
 
@@ -108,7 +109,7 @@ func crossCheck(ctx context.Context, out *results.Run, runs []*results.Run, o Op
 		return false, fmt.Errorf("the rebuilt corpus has %d events, the segments' %d", len(evs), want.Events)
 	}
 	wins := make([]segWindow, n)
-	var union []*nostr.Event
+	var union, unknown []*nostr.Event
 	for i, r := range runs {
 		ph := &r.Phases[pub]
 		w := segWindow{tol: clockErr(r.Segment)}
@@ -126,13 +127,27 @@ func crossCheck(ctx context.Context, out *results.Run, runs []*results.Run, o Op
 				}
 			}
 		}
+		if ph.Unknown != "" {
+			set, err := results.DecodeIndexSet(ph.Unknown, len(evs))
+			if err != nil {
+				return false, fmt.Errorf("segment %d: publish phase: unknown: %w", i, err)
+			}
+			for idx, ok := range set {
+				if ok {
+					w.unknown = append(w.unknown, idx)
+					unknown = append(unknown, evs[idx])
+				}
+			}
+		}
 		wins[i] = w
 	}
 	byKey := make(map[string]*nostr.Event, len(evs))
 	for _, e := range evs {
 		byKey[results.IDKey(e.ID)] = e
 	}
-	model := verify.NewModel(union)
+	// Events a segment sent without a decisive answer are neither required
+	// nor forbidden (another segment's copy, if accepted, is required).
+	model := verify.NewModelUnknown(union, unknown)
 	relayCap := runs[0].Relay.MaxLimit
 	for _, pi := range queries {
 		if err := judgePhase(&out.Phases[pi], runs, pi, wins, evs, byKey, model, relayCap, o.ClockTolerance); err != nil {
@@ -209,7 +224,7 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 				sp := splits[string(mustSet)]
 				if sp == nil {
 					sp = &split{}
-					var must []*nostr.Event
+					var must, unknown []*nostr.Event
 					for j, w := range wins {
 						for _, idx := range w.stored {
 							switch mustSet[j] {
@@ -219,8 +234,16 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 								sp.may = append(sp.may, evs[idx])
 							}
 						}
+						for _, idx := range w.unknown {
+							switch mustSet[j] {
+							case 'm':
+								unknown = append(unknown, evs[idx])
+							case 'p':
+								sp.may = append(sp.may, evs[idx])
+							}
+						}
 					}
-					sp.model, sp.keys = verify.NewModel(must), map[string][]*nostr.Event{}
+					sp.model, sp.keys = verify.NewModelUnknown(must, unknown), map[string][]*nostr.Event{}
 					for _, e := range must {
 						if k, ok := verify.ReplaceKey(e); ok {
 							sp.keys[k] = append(sp.keys[k], e)
@@ -351,7 +374,7 @@ func judgeInFlight(jd judged, relayCap int) results.Verification {
 		for _, e := range extra {
 			hide[e] = true
 		}
-		model = verify.NewModel(append(append([]*nostr.Event{}, jd.model.All...), extra...))
+		model = verify.NewModelUnknown(append(append([]*nostr.Event{}, jd.model.All...), extra...), jd.model.Unknown)
 		model.Live = without(model.Live, hide)
 		model.All = without(model.All, hide)
 	}
@@ -359,7 +382,7 @@ func judgeInFlight(jd judged, relayCap int) results.Verification {
 	if lim := effectiveLimit(f.Limit, relayCap); lim > 0 {
 		m := 0
 		for _, e := range stored {
-			if acc, _ := model.Accepted(e.ID); acc && fl.Matches(e) {
+			if acc, _ := model.Accepted(e.ID); (acc || model.IsUnknown(e.ID)) && fl.Matches(e) {
 				m++
 			}
 		}

@@ -223,11 +223,20 @@ func (cfg Config) segmentPublish(po *workload.PublishOptions) {
 }
 
 // segmentStored records, in a segment, which corpus indexes the relay
-// stored: relaybench merge verifies every segment's answers against the
-// union.
+// stored and which were sent without a decisive answer (unknown):
+// relaybench merge verifies every segment's answers against the unions.
 func (cfg Config) segmentStored(pr *workload.PublishResult, n int) {
 	if !cfg.Segment.Whole() {
 		pr.Phase.Stored = results.EncodeIndexSet(pr.StoredIndexes(), n)
+		var unknown []int
+		for i, o := range pr.Outcomes {
+			if workload.Undecided(o) {
+				unknown = append(unknown, i)
+			}
+		}
+		if len(unknown) > 0 {
+			pr.Phase.Unknown = results.EncodeIndexSet(unknown, n)
+		}
 	}
 }
 

@@ -159,3 +159,10 @@ func EventIDOf(raw []byte) []byte {
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// Undecided reports whether an EVENT with outcome o was sent without a
+// decisive answer (its OK timed out, its connection was lost, the run was
+// cancelled before it came): the relay may or may not have stored it, so it
+// is neither owed nor forbidden in any later answer (see
+// verify.NewModelUnknown).
+func Undecided(o Outcome) bool { return o == TimedOut || o == Failed || o == Cancelled }
