@@ -40,6 +40,9 @@ var (
 	ErrSubExists = errors.New("subscription id already open on this connection")
 	// ErrMessageTooBig: the relay sent a message larger than Options.ReadLimit.
 	ErrMessageTooBig = errors.New("relay sent a message larger than the read limit")
+	// ErrAnswerOverCap: a Query's answer grew past the client's cap (see
+	// Options.MaxAnswerEvents); the errors Query returns wrap it.
+	ErrAnswerOverCap = errors.New("answer over the client's cap")
 )
 
 // Defaults for zero Options fields.
@@ -48,6 +51,21 @@ const (
 	DefaultWriteTimeout = 10 * time.Second
 	DefaultReadLimit    = 16 << 20
 	noticesKept         = 64
+
+	// DefaultAnswerEventBytes is the size per event that bounds a Query's
+	// answer in bytes when Options.MaxAnswerBytes is 0: the answer's event
+	// cap times this.
+	DefaultAnswerEventBytes = 64 << 10
+	// UnlimitedFilterEvents is how many events a filter with neither limit
+	// nor ids is taken to ask for when a Query's cap is derived (relays cap
+	// such answers at their max_limit, commonly 500 to 5,000).
+	UnlimitedFilterEvents = 10000
+
+	// What a connection remembers to tell late OKs from foreign ones and
+	// events after a CLOSE from unsolicited ones (see recall).
+	recallExact       = 1024
+	expiredBloomBits  = 1 << 20 // 128 KiB, only on a connection with > 1,024 expired events
+	closedSubBloomBit = 1 << 17 // 16 KiB, only on a connection with > 1,024 closed subscriptions
 )
 
 // Options configure a connection. The zero value is usable.
@@ -91,6 +109,15 @@ type Options struct {
 	// done) then run on that thread for many connections in turn and must
 	// not block. Ignored for wss:// and where not supported.
 	SharedReader bool
+	// MaxAnswerEvents caps the events Query keeps of one answer (0: derived
+	// from the filters: 2 × their limits + 100, see AnswerCap). Past the
+	// cap, Query stops collecting, closes the subscription and ends with
+	// EndOverCap: a relay that ignores limit (a SHOULD in NIP-01) cannot
+	// swamp the client's memory.
+	MaxAnswerEvents int
+	// MaxAnswerBytes caps the bytes of event JSON Query keeps of one answer
+	// (0: the event cap × DefaultAnswerEventBytes).
+	MaxAnswerBytes int64
 }
 
 func (o Options) withDefaults() Options {
@@ -139,27 +166,54 @@ type Stats struct {
 	FramesOut, BytesOut int64 // messages and payload bytes written
 	Writes              int64 // socket writes (several frames share one when pipelining)
 	OKs                 int64 // OK frames read (matched or not)
-	UnmatchedOK         int64 // OKs whose id matched no pending event (incl. late OKs after expiry)
-	Expired             int64 // pending events given ErrTimeout
-	Events              int64 // EVENT frames read
-	UnknownSubEvents    int64 // EVENT frames for a subscription not open here
-	EOSEs, Closeds      int64 // EOSE and CLOSED frames
-	Counts              int64 // COUNT frames (ignored)
-	Notices             int64 // NOTICE frames
-	AuthChallenges      int64 // AUTH challenges received
-	AuthSent            int64 // AUTH events sent (Options.Auth)
-	AuthAccepted        int64 // our AUTH events the relay accepted
-	AuthRejected        int64 // our AUTH events rejected or unsigned (Auth: not those left unanswered)
-	AuthRetried         int64 // EVENTs and REQs sent again after an accepted AUTH
-	Malformed           int64 // frames that are not valid NIP-01
-	Unknown             int64 // well-formed frames with an unknown label
-	Pending             int   // events currently waiting for their OK
+	UnmatchedOK         int64 // OKs whose id matched no pending event: LateOK + ForeignOK
+	// LateOK: OKs for events sent on this connection whose wait had ended
+	// (expired or cancelled) before the OK came: the relay was slow, not wrong.
+	LateOK int64
+	// ForeignOK: OKs for ids no EVENT sent on this connection was waiting
+	// for: never sent here, or already answered (a second OK). NIP-01:
+	// "OK messages MUST be sent in response to EVENT messages received from
+	// clients". Past 1,024 expired events on a connection, an id is
+	// remembered approximately, and a rare foreign OK may be counted late.
+	ForeignOK int64
+	Expired   int64 // pending events given ErrTimeout
+	Events    int64 // EVENT frames read
+	// UnknownSubEvents: EVENT frames for a subscription not open here
+	// (UnsolicitedEvents + EventsAfterClose).
+	UnknownSubEvents int64
+	// UnsolicitedEvents: EVENTs under a subscription id never opened on this
+	// connection (by REQ or COUNT). NIP-01: "EVENT messages MUST be sent only
+	// with a subscription ID related to a subscription previously initiated
+	// by the client".
+	UnsolicitedEvents int64
+	// EventsAfterClose: EVENTs under a subscription this connection had
+	// closed (CLOSE sent, CLOSED received, COUNT answered): events in flight
+	// when the relay got the CLOSE, or a relay that goes on sending. Past
+	// 1,024 closed subscriptions on a connection, ids are remembered
+	// approximately and a rare unsolicited EVENT may be counted here.
+	EventsAfterClose int64
+	// AnswersOverCap: Query answers cut at Options.MaxAnswerEvents/Bytes.
+	AnswersOverCap int64
+	EOSEs, Closeds int64 // EOSE and CLOSED frames
+	Counts         int64 // COUNT frames (ignored)
+	Notices        int64 // NOTICE frames
+	AuthChallenges int64 // AUTH challenges received
+	AuthSent       int64 // AUTH events sent (Options.Auth)
+	AuthAccepted   int64 // our AUTH events the relay accepted
+	AuthRejected   int64 // our AUTH events rejected or unsigned (Auth: not those left unanswered)
+	AuthRetried    int64 // EVENTs and REQs sent again after an accepted AUTH
+	Malformed      int64 // frames that are not valid NIP-01
+	Unknown        int64 // well-formed frames with an unknown label
+	Pending        int   // events currently waiting for their OK
 }
 
 type counters struct {
 	framesIn, bytesIn, framesOut, bytesOut        atomic.Int64
 	oks, unmatchedOK, expired                     atomic.Int64
+	lateOK, foreignOK                             atomic.Int64
 	events, unknownSubEvents, eoses, closeds      atomic.Int64
+	unsolicitedEvents, eventsAfterClose           atomic.Int64
+	answersOverCap                                atomic.Int64
 	counts, notices, authChallenges, authAccepted atomic.Int64
 	authRejected, malformed, unknown, writes      atomic.Int64
 	authSent, authRetried                         atomic.Int64
@@ -217,7 +271,9 @@ type Conn struct {
 	mu       sync.Mutex
 	pending  map[string]pending
 	subs     map[string]*Sub
-	lastSub  *Sub // the subscription the last EVENT was for (read.go sub), nil when dropped
+	lastSub  *Sub   // the subscription the last EVENT was for (read.go sub), nil when dropped
+	expired  recall // ids of events whose wait ended without an OK: a later OK is late, not foreign
+	closedSb recall // ids of subscriptions closed: a later EVENT is after CLOSE, not unsolicited
 	closed   bool
 	err      error
 	notices  [noticesKept]string
@@ -357,6 +413,9 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 		wq:      make([]byte, 0, 512), // grows on demand: idle connections stay small
 		rng:     newMaskRNG(),
 		auth:    authFor(o),
+
+		expired:  newRecall(recallExact, expiredBloomBits),
+		closedSb: newRecall(recallExact, closedSubBloomBit),
 	}
 	c.wcond = sync.NewCond(&c.wmu)
 	c.wkickCond = sync.NewCond(&c.wmu)
@@ -502,8 +561,11 @@ func (c *Conn) Stats() Stats {
 		FramesIn: s.framesIn.Load(), BytesIn: s.bytesIn.Load(),
 		FramesOut: s.framesOut.Load(), BytesOut: s.bytesOut.Load(), Writes: s.writes.Load(),
 		OKs: s.oks.Load(), UnmatchedOK: s.unmatchedOK.Load(), Expired: s.expired.Load(),
+		LateOK: s.lateOK.Load(), ForeignOK: s.foreignOK.Load(),
 		Events: s.events.Load(), UnknownSubEvents: s.unknownSubEvents.Load(),
-		EOSEs: s.eoses.Load(), Closeds: s.closeds.Load(), Counts: s.counts.Load(),
+		UnsolicitedEvents: s.unsolicitedEvents.Load(), EventsAfterClose: s.eventsAfterClose.Load(),
+		AnswersOverCap: s.answersOverCap.Load(),
+		EOSEs:          s.eoses.Load(), Closeds: s.closeds.Load(), Counts: s.counts.Load(),
 		Notices: s.notices.Load(), AuthChallenges: s.authChallenges.Load(),
 		AuthSent: s.authSent.Load(), AuthAccepted: s.authAccepted.Load(),
 		AuthRejected: s.authRejected.Load(), AuthRetried: s.authRetried.Load(),
@@ -577,7 +639,8 @@ func (c *Conn) Publish(ctx context.Context, id string, raw []byte) (OK, error) {
 	return ok, ok.Err
 }
 
-// takePendingIf removes id's entry if it still belongs to waiter w.
+// takePendingIf removes id's entry if it still belongs to waiter w (and
+// remembers it: an OK for it is late from now on).
 func (c *Conn) takePendingIf(id string, w *waiter) (pending, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -586,6 +649,7 @@ func (c *Conn) takePendingIf(id string, w *waiter) (pending, bool) {
 		return pending{}, false
 	}
 	delete(c.pending, id)
+	c.expired.add(p.id)
 	return p, true
 }
 
@@ -638,7 +702,7 @@ func (c *Conn) writeMessage(msg []byte) error {
 
 // ExpireBefore gives OK{Err: ErrTimeout} to every event on this connection
 // sent before monoDeadline (a mono.Now() value) and still waiting, and
-// returns how many. A late OK for them is counted as unmatched.
+// returns how many. A late OK for them is counted in Stats().LateOK.
 func (c *Conn) ExpireBefore(monoDeadline int64) int {
 	var exp []pending
 	c.mu.Lock()
@@ -646,6 +710,7 @@ func (c *Conn) ExpireBefore(monoDeadline int64) int {
 		if p.sent < monoDeadline {
 			exp = append(exp, p)
 			delete(c.pending, id)
+			c.expired.add(p.id)
 		}
 	}
 	c.mu.Unlock()

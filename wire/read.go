@@ -100,12 +100,12 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 		c.mu.Lock()
 		var p pending
 		var found bool
+		id := f.a.raw
 		if f.a.esc {
-			p, found = c.pending[f.a.String()]
-		} else {
-			p, found = c.pending[string(f.a.raw)]
+			id = []byte(f.a.String())
 		}
-		hold := false
+		p, found = c.pending[string(id)]
+		hold, late := false, false
 		if found {
 			if !f.ok && class == ClassAuthRequired && p.raw != nil && !p.retried && !p.held {
 				// Keep it pending (its timeout runs on) while an AUTH is tried.
@@ -114,10 +114,17 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 			} else {
 				delete(c.pending, p.id)
 			}
+		} else {
+			late = c.expired.take(id)
 		}
 		c.mu.Unlock()
 		if !found {
 			c.st.unmatchedOK.Add(1)
+			if late {
+				c.st.lateOK.Add(1)
+			} else {
+				c.st.foreignOK.Add(1)
+			}
 			return
 		}
 		if hold {
@@ -138,7 +145,7 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 		c.st.events.Add(1)
 		s := c.sub(f.a)
 		if s == nil {
-			c.st.unknownSubEvents.Add(1)
+			c.unknownSubEvent(f.a)
 			return
 		}
 		if s.h.OnEvent != nil {
@@ -232,9 +239,28 @@ func (c *Conn) sub(id jstr) *Sub {
 	return s
 }
 
-// dropSub forgets subscription id (c.mu held).
+// unknownSubEvent counts an EVENT for a subscription not open here: after
+// this connection closed it, or under an id it never opened.
+func (c *Conn) unknownSubEvent(id jstr) {
+	c.st.unknownSubEvents.Add(1)
+	b := id.raw
+	if id.esc {
+		b = []byte(id.String())
+	}
+	c.mu.Lock()
+	closed := c.closedSb.has(b)
+	c.mu.Unlock()
+	if closed {
+		c.st.eventsAfterClose.Add(1)
+	} else {
+		c.st.unsolicitedEvents.Add(1)
+	}
+}
+
+// dropSub forgets subscription id, remembering it was opened (c.mu held).
 func (c *Conn) dropSub(id string) {
 	delete(c.subs, id)
+	c.closedSb.add(id)
 	if c.lastSub != nil && c.lastSub.id == id {
 		c.lastSub = nil
 	}

@@ -141,6 +141,9 @@ const (
 	EndClosed    QueryEnd = "closed"     // the relay sent CLOSED (see Reason, Class)
 	EndTimeout   QueryEnd = "timeout"    // ctx ended first
 	EndConnError QueryEnd = "conn-error" // the connection stopped (see Err)
+	// EndOverCap: the answer grew past the client's cap (Options.MaxAnswerEvents,
+	// MaxAnswerBytes) before EOSE; Err wraps ErrAnswerOverCap and Events is nil.
+	EndOverCap QueryEnd = "over-cap"
 )
 
 // QueryResult is what Query collected. Times are mono.Now() values; zero
@@ -153,19 +156,66 @@ type QueryResult struct {
 	Ended      QueryEnd
 	Reason     string // CLOSED reason
 	Class      Class  // CLOSED reason class
-	Err        error  // for EndTimeout and EndConnError
+	Err        error  // for EndTimeout, EndConnError and EndOverCap
+	// Received is how many EVENTs arrived for the query before it ended
+	// (len(Events), except for EndOverCap, whose events are dropped).
+	Received int
 }
 
+// AnswerCap is the most events and bytes of event JSON Query keeps of one
+// answer to filters: o.MaxAnswerEvents, else 2 × the filters' total limit
+// + 100 (a filter without limit counts its ids, or UnlimitedFilterEvents
+// without ids); o.MaxAnswerBytes, else the event cap ×
+// DefaultAnswerEventBytes.
+func (o Options) AnswerCap(filters []nostr.Filter) (events int, bytes int64) {
+	events = o.MaxAnswerEvents
+	if events <= 0 {
+		want := 0
+		for i := range filters {
+			switch f := &filters[i]; {
+			case f.Limit > 0:
+				want += f.Limit
+			case len(f.IDs) > 0:
+				want += len(f.IDs)
+			default:
+				want += UnlimitedFilterEvents
+			}
+		}
+		events = 2*want + 100
+	}
+	bytes = o.MaxAnswerBytes
+	if bytes <= 0 {
+		bytes = int64(events) * DefaultAnswerEventBytes
+	}
+	return events, bytes
+}
+
+// OverCapError is the error of a Query cut at the cap.
+type OverCapError struct {
+	Events   int   // the event cap
+	Bytes    int64 // the byte cap
+	Received int   // events received when it was cut
+}
+
+func (e *OverCapError) Error() string {
+	return fmt.Sprintf("%v: more than %d events or %d bytes before EOSE", ErrAnswerOverCap, e.Events, e.Bytes)
+}
+
+func (e *OverCapError) Unwrap() error { return ErrAnswerOverCap }
+
 // Query sends a REQ, collects events until EOSE, CLOSED, the connection
-// stopping or ctx ending, then sends CLOSE (unless the relay closed it). The
-// error is non-nil for a timeout or connection error; the result holds what
-// arrived until then.
+// stopping, ctx ending or the answer outgrowing its cap (Options.AnswerCap),
+// then sends CLOSE (unless the relay closed it). The error is non-nil for a
+// timeout, a connection error or an answer over the cap; the result holds
+// what arrived until then (nothing when over the cap).
 func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) (QueryResult, error) {
 	var (
 		mu    sync.Mutex
 		res   QueryResult
 		ended bool
+		kept  int64 // bytes of res.Events
 	)
+	capEvents, capBytes := c.o.AnswerCap(filters)
 	end := make(chan struct{})
 	finish := func(how QueryEnd, t int64, fn func()) {
 		mu.Lock()
@@ -183,13 +233,23 @@ func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) 
 	h := SubHandler{
 		OnEvent: func(raw []byte, recv int64) {
 			mu.Lock()
-			if !ended {
-				if res.FirstEvent == 0 {
-					res.FirstEvent = recv
-				}
-				res.Events = append(res.Events, append([]byte(nil), raw...))
+			defer mu.Unlock()
+			if ended {
+				return
 			}
-			mu.Unlock()
+			if res.FirstEvent == 0 {
+				res.FirstEvent = recv
+			}
+			res.Received++
+			if len(res.Events) < capEvents && kept+int64(len(raw)) <= capBytes {
+				kept += int64(len(raw))
+				res.Events = append(res.Events, append([]byte(nil), raw...))
+				return
+			}
+			c.st.answersOverCap.Add(1)
+			ended, res.Ended, res.End, res.Events = true, EndOverCap, recv, nil
+			res.Err = &OverCapError{Events: capEvents, Bytes: capBytes, Received: res.Received}
+			close(end)
 		},
 		OnEOSE: func(recv int64) { finish(EndEOSE, recv, nil) },
 		OnClosed: func(reason string, class Class, recv int64) {
