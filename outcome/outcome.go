@@ -56,6 +56,14 @@ const (
 	WhyClientLimited = "client-limited:"
 )
 
+// OverCap is the refusal class of an answer that grew past the client's cap
+// (wire.ErrAnswerOverCap: far more events than the filters' limit before
+// EOSE). The client refused to take it: it is neither credited nor
+// verified, and the work counts as prevented by the relay (NIP-01: relays
+// SHOULD use limit, "returning (much) more should be avoided to prevent
+// overwhelming clients").
+const OverCap = "answer over cap"
+
 // Ledger counts the outcomes of operations of one kind (results.OpEvent,
 // OpQuery, …). It is safe for concurrent use; Add is a few atomic adds.
 type Ledger struct {
@@ -172,15 +180,18 @@ func (l *Ledger) Result() results.Account {
 }
 
 // OfErr classifies the error of an operation that got no answer: Cancelled
-// when the user's ctx ended, TimedOut on a deadline, ConnLost otherwise.
-// userCtx is the run's context (cancelled only by Ctrl-C or SIGTERM), not
-// the operation's own deadline context.
+// when the user's ctx ended, TimedOut on a deadline, Refused for an answer
+// over the client's cap (class OverCap, see OfErrDetail), ConnLost
+// otherwise. userCtx is the run's context (cancelled only by Ctrl-C or
+// SIGTERM), not the operation's own deadline context.
 func OfErr(userCtx context.Context, err error) Kind {
 	switch {
 	case err == nil:
 		return None
 	case userCtx.Err() != nil:
 		return Cancelled
+	case errors.Is(err, wire.ErrAnswerOverCap):
+		return Refused
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, wire.ErrTimeout):
 		return TimedOut
 	case errors.Is(err, context.Canceled):
@@ -190,6 +201,19 @@ func OfErr(userCtx context.Context, err error) Kind {
 	return ConnLost
 }
 
+// OfErrDetail is OfErr with the detail to book: the refusal class (OverCap)
+// or, for NotRun, why (WhyAborted: the phase stopped its own work).
+func OfErrDetail(userCtx context.Context, err error) (Kind, string) {
+	switch k := OfErr(userCtx, err); k {
+	case Refused:
+		return k, OverCap
+	case NotRun:
+		return k, WhyAborted
+	default:
+		return k, ""
+	}
+}
+
 // OfOK classifies an OK (or its failure) for an EVENT: Accepted, Refused
 // (detail: the reason class), TimedOut, ConnLost or Cancelled.
 func OfOK(userCtx context.Context, ok wire.OK, err error) (Kind, string) {
@@ -197,7 +221,7 @@ func OfOK(userCtx context.Context, ok wire.OK, err error) (Kind, string) {
 		err = ok.Err
 	}
 	if err != nil {
-		return OfErr(userCtx, err), ""
+		return OfErrDetail(userCtx, err)
 	}
 	if ok.Accepted {
 		return Accepted, ""
@@ -310,13 +334,7 @@ func group(n int64) string {
 // NotRun (WhyAborted).
 func (l *Ledger) Book(userCtx context.Context, ok wire.OK, err error) (Kind, string) {
 	k, class := OfOK(userCtx, ok, err)
-	switch k {
-	case NotRun:
-		class = WhyAborted
-		l.Add(k, class)
-	default:
-		l.Add(k, class)
-	}
+	l.Add(k, class)
 	return k, class
 }
 
@@ -326,11 +344,7 @@ func (l *Ledger) BookErr(userCtx context.Context, err error) Kind {
 		l.Add(Accepted, "")
 		return Accepted
 	}
-	k := OfErr(userCtx, err)
-	if k == NotRun {
-		l.Add(k, WhyAborted)
-	} else {
-		l.Add(k, "")
-	}
+	k, detail := OfErrDetail(userCtx, err)
+	l.Add(k, detail)
 	return k
 }
