@@ -1,8 +1,9 @@
 // Package testrelay is a small but real in-memory NIP-01 relay for tests,
 // with knobs that make it misbehave in the ways real relays do: silent
 // drops, refusals, rate limits, slow or missing OKs, wrong or invalid query
-// results, missing EOSE, malformed frames, abrupt disconnects, faulty live
-// delivery, bounded processing capacity, hangs and sudden death.
+// results, missing EOSE, malformed frames, OKs for ids never sent, events
+// under subscription ids never opened, endless answers, abrupt disconnects,
+// faulty live delivery, bounded processing capacity, hangs and sudden death.
 //
 // It listens on 127.0.0.1 (httptest) and speaks WebSocket with
 // github.com/coder/websocket. Stored events are answered to REQs by filter
@@ -20,6 +21,8 @@ package testrelay
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -166,6 +169,25 @@ type Config struct {
 	// relays that keep superseded versions do (NIP-01: older versions MAY
 	// be discarded).
 	KeepSuperseded bool
+
+	// ForeignOKEvery N: after every Nth OK sent (relay-wide), also send an
+	// OK true for a random id no client sent (NIP-01: "OK messages MUST be
+	// sent in response to EVENT messages received from clients").
+	ForeignOKEvery int
+	// UnsolicitedEvents: after handling the first message of each
+	// connection, send one stored (or freshly signed) valid event under a
+	// subscription id the client never opened, "unsolicited-<n>" (NIP-01:
+	// "EVENT messages MUST be sent only with a subscription ID related to a
+	// subscription previously initiated by the client"); and after each
+	// CLOSE, one under the id just closed (an event after CLOSE, which
+	// NIP-01 forbids with no MUST).
+	UnsolicitedEvents bool
+	// EndlessAnswers: each REQ is answered with its stored results (or, if
+	// none match, valid events outside its filters), sent again and again
+	// without limit and without EOSE until a CLOSE for it or the end of the
+	// connection (NIP-01: limit is a SHOULD; "returning (much) more should
+	// be avoided to prevent overwhelming clients").
+	EndlessAnswers bool
 }
 
 // Stats counts what the relay saw and did.
@@ -194,6 +216,10 @@ type Stats struct {
 	AbruptCloses          int  // connections closed by CloseAfter
 	Stalled               int  // messages read but never handled (StallAfter)
 	Killed                bool // Kill was called (directly or by KillAfterEvents)
+	ForeignOKs            int  // OKs sent for ids never received (ForeignOKEvery)
+	UnsolicitedEvents     int  // EVENTs sent under subscription ids never opened (UnsolicitedEvents)
+	EventsAfterClose      int  // EVENTs sent under a subscription id just closed (UnsolicitedEvents)
+	EndlessEvents         int  // events sent into REQs by EndlessAnswers (not in QueryResults)
 }
 
 // Relay is a running test relay. Its methods are safe for concurrent use.
@@ -223,6 +249,8 @@ type Relay struct {
 	sentSeq      atomic.Int64 // events sent (for InvalidEvery)
 	deliverySeq  atomic.Int64
 	broadcastSeq atomic.Int64 // events broadcast (WrongFilterDeliveriesEvery)
+	okSeq        atomic.Int64 // OKs sent (ForeignOKEvery)
+	connSeq      atomic.Int64 // connections, numbering UnsolicitedEvents' sub ids
 
 	closeOnce sync.Once
 	killOnce  sync.Once
@@ -546,6 +574,9 @@ func (c *conn) run() {
 			return
 		}
 		c.handle(data)
+		if received == 1 && c.r.cfg.UnsolicitedEvents {
+			c.unsolicited(fmt.Sprintf("unsolicited-%d", c.r.connSeq.Add(1)))
+		}
 	}
 }
 
@@ -649,6 +680,10 @@ func (c *conn) handle(data []byte) {
 			c.mu.Lock()
 			delete(c.subs, id)
 			c.mu.Unlock()
+			if c.r.cfg.UnsolicitedEvents {
+				c.r.count(func(s *Stats) { s.EventsAfterClose++ })
+				c.sendEvent(id, c.r.extras(nil, 1)[0])
+			}
 		}
 	default:
 		c.notice("error: unknown message type " + label)
@@ -774,6 +809,16 @@ func (j *job) answer(ok bool, reason string) {
 	}
 	b, _ := json.Marshal([]any{"OK", j.id, ok, reason})
 	c.r.count(func(s *Stats) { s.OKs++ })
+	j.sendOK(b)
+	if n := c.r.cfg.ForeignOKEvery; n > 0 && c.r.okSeq.Add(1)%int64(n) == 0 {
+		c.r.count(func(s *Stats) { s.ForeignOKs++ })
+		j.sendOK([]byte(`["OK","` + randomID() + `",true,""]`))
+	}
+}
+
+// sendOK sends an OK now, or after OKDelay.
+func (j *job) sendOK(b []byte) {
+	c := j.c
 	if c.okq == nil {
 		c.send(b)
 		return
@@ -782,6 +827,20 @@ func (j *job) answer(ok bool, reason string) {
 	case c.okq <- okItem{at: j.received.Add(c.r.cfg.OKDelay), msg: b}:
 	case <-c.ctx.Done():
 	}
+}
+
+// randomID is a random event id: 32 random bytes in hex.
+func randomID() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// unsolicited sends one valid event under subID, which the client never
+// opened (UnsolicitedEvents).
+func (c *conn) unsolicited(subID string) {
+	c.r.count(func(s *Stats) { s.UnsolicitedEvents++ })
+	c.sendEvent(subID, c.r.extras(nil, 1)[0])
 }
 
 func (c *conn) handleReq(msg []json.RawMessage) {
@@ -818,6 +877,10 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 	c.subs[subID] = sb
 	c.mu.Unlock()
 
+	if c.r.cfg.EndlessAnswers {
+		go c.endless(subID, sb, filters)
+		return
+	}
 	results := c.r.query(filters)
 	sent := make(map[string]bool, len(results))
 	for _, ev := range results {
@@ -842,6 +905,32 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		if !sent[ev.ID] {
 			c.r.deliver(c, subID, ev)
 		}
+	}
+}
+
+// endless streams the results of a REQ (EndlessAnswers), pre-encoded once
+// and sent again and again, until sb is closed or replaced, or the
+// connection ends. It never sends EOSE.
+func (c *conn) endless(subID string, sb *sub, filters []nostr.Filter) {
+	pool := c.r.query(filters)
+	if len(pool) == 0 {
+		pool = c.r.extras(filters, 1)
+	}
+	frames := make([][]byte, len(pool))
+	for i, ev := range pool {
+		b := append([]byte(`["EVENT",`), nostr.AppendJSONString(nil, subID)...)
+		b = append(ev.AppendJSON(append(b, ',')), ']')
+		frames[i] = b
+	}
+	for i := 0; ; i++ {
+		c.mu.Lock()
+		open := c.subs[subID] == sb
+		c.mu.Unlock()
+		if !open || c.ctx.Err() != nil {
+			return
+		}
+		c.r.count(func(s *Stats) { s.EndlessEvents++ })
+		c.send(frames[i%len(frames)])
 	}
 }
 
