@@ -13,13 +13,15 @@ var ErrAborted = errors.New("phase aborted: the relay made no progress")
 
 // Watchdog stops a phase early when the relay makes no progress: after Limit
 // operations in a row ended without an answer (timed out, connection lost)
-// and none succeeded in between, it cancels the phase's context with a
-// one-line reason. Work not done after that is NotRun (WhyAborted), never
+// and none succeeded in between, or Limit answers in a row failed
+// verification (Answer), it cancels the phase's context with a one-line
+// reason. Work not done after that is NotRun (WhyAborted), never
 // waited for one timeout at a time. It is safe for concurrent use.
 type Watchdog struct {
 	limit  int64
 	what   string
 	fails  atomic.Int64
+	wrong  atomic.Int64 // answers in a row that failed verification
 	cancel context.CancelCauseFunc
 	once   sync.Once
 	mu     sync.Mutex
@@ -50,6 +52,23 @@ func (w *Watchdog) Book(k Kind) {
 	case TimedOut, ConnLost:
 		if n := w.fails.Add(1); n >= w.limit {
 			w.Abort(fmt.Sprintf("%d %s in a row, nothing answered in between", n, w.what))
+		}
+	}
+}
+
+// Answer records a complete answer the client checked: valid (it held
+// what was asked for, valid) is progress; wrong (it held only events that
+// failed verification: a bad id or signature, outside the filter) counts
+// toward Limit, so that a relay that corrupts every answer stops the
+// phase at once instead of having each answer retried to its deadline.
+// An answer holding nothing yet is neither.
+func (w *Watchdog) Answer(valid, wrong bool) {
+	switch {
+	case valid:
+		w.wrong.Store(0)
+	case wrong:
+		if n := w.wrong.Add(1); n >= w.limit {
+			w.Abort(fmt.Sprintf("%d answers in a row failed verification (invalid id or signature, or outside the filter), none valid in between", n))
 		}
 	}
 }

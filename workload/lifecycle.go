@@ -445,6 +445,9 @@ func (lr *lifeRun) readAnswer(i int, qr wire.QueryResult) bool {
 	}
 	v.Checked = 1
 	verify.Add(&lr.rver, &v)
+	// A relay that corrupts every copy would have each read retried to
+	// its deadline: a run of wrong answers stops the phase instead.
+	lr.wd.Answer(found, v.Invalid+v.NotMatching > 0)
 	lr.repeats += repeats
 	if found {
 		lr.recs[i].found = qr.FirstEvent

@@ -3,10 +3,12 @@ package workload
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -284,5 +286,38 @@ func TestLifecycleRelayDies(t *testing.T) {
 	checkSplit(t, ph, results.OpDelivery, split{acc: 4})
 	if v := ph.Verification; !v.Passed {
 		t.Errorf("a dead relay counted as wrong answers: %+v", v)
+	}
+}
+
+// TestLifecycleInvalidAnswersStopEarly: a relay that corrupts every event
+// it sends would have each read-back retried to its deadline (minutes for
+// 100 events). A run of answers that all fail verification stops the phase
+// at once, with one line; the invalid answers fail verification (exit 3).
+// Asserted on the REQs the relay got, not on time.
+func TestLifecycleInvalidAnswersStopEarly(t *testing.T) {
+	r := testrelay.New(testrelay.Config{Verify: true, InvalidEvery: 1})
+	t.Cleanup(r.Close)
+	o := LifecycleOptions{Size: 100, Events: 30, Timeout: 400 * time.Millisecond, ReadTimeout: 30 * time.Second}
+	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	if !strings.Contains(ph.Aborted, "failed verification") {
+		t.Errorf("Aborted %q, want the run of wrong answers named", ph.Aborted)
+	}
+	// One live subscription, then a read-back retried until the run of
+	// wrong answers (the watchdog's limit, 3) stopped the phase.
+	if n := r.Stats().REQs; n > 1+3 {
+		t.Errorf("the relay got %d REQs: the phase did not stop after a run of wrong answers", n)
+	}
+	if ev := account(t, ph, results.OpEvent); ev.Accepted != 1 || ev.NotRun != 29 {
+		t.Errorf("events %+v, want 1 accepted and 29 not run (aborted)", ev)
+	}
+	if v := ph.Verification; v.Status() != results.VerificationFailed || v.Invalid < 3 {
+		t.Errorf("verification %+v, want failed with the invalid answers", v)
+	}
+	if wrong, _, _ := judge.Phase(&ph); len(wrong) == 0 {
+		t.Error("the judge does not call invalid answers wrong (exit 3)")
 	}
 }
