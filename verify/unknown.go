@@ -335,3 +335,19 @@ func newestFirst(evs []*nostr.Event, n int) []*nostr.Event {
 	nostr.SortNewestFirst(s)
 	return s[:n]
 }
+
+// CountRange is how many events a count of f (NIP-45) may give under
+// reading r: at least owed (the accepted events that match in every store
+// the unknown events allow), at most allowed (every unknown event stored
+// as well). Without unknown events both are the matches of the model.
+func (m *Model) CountRange(f *nostr.Filter, r Reading) (owed, allowed int) {
+	g := *f
+	g.Limit = 1 // only counted: keep one match, not a list of all of them
+	b := m.bounds(nil)
+	_, owed = b.min.expectedCount(&g, 0, r)
+	if b.hi == b.min {
+		return owed, owed
+	}
+	_, allowed = b.hi.expectedCount(&g, 0, r)
+	return owed, allowed
+}

@@ -52,6 +52,10 @@ type NegentropyOptions struct {
 	// Begin samples the relay's resources over each timed window (nil: not
 	// observed).
 	Begin Sampler
+	// Unknown are events published without a decisive answer (OK timed
+	// out, connection lost, cancelled): the relay may hold them, so an id
+	// of theirs it reports having is neither required nor wrong.
+	Unknown []*nostr.Event
 }
 
 func (o *NegentropyOptions) defaults(info *nip11.Info) {
@@ -131,7 +135,10 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 		}
 		return out, nil
 	}
-	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit}
+	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit, unknown: map[string]bool{}, stored: map[string]bool{}}
+	for _, e := range o.Unknown {
+		nr.unknown[e.ID] = true
+	}
 	defer func() { closeAll(nr.conns) }()
 
 	relay := make([]negentropy.Item, 0, len(relaySet)+o.Delta)
@@ -193,14 +200,16 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 
 // negRun is one run of the negentropy workload.
 type negRun struct {
-	o      NegentropyOptions
-	url    string
-	user   context.Context
-	filter nostr.Filter
-	conns  []*wire.Conn
-	cn     *wire.Conn
-	redial int
-	cap    int // the relay's announced max_limit (0: unknown)
+	unknown map[string]bool // ids sent without a decisive answer: neither owed nor wrong
+	stored  map[string]bool // unknown ids the relay reported having: stored after all
+	o       NegentropyOptions
+	url     string
+	user    context.Context
+	filter  nostr.Filter
+	conns   []*wire.Conn
+	cn      *wire.Conn
+	redial  int
+	cap     int // the relay's announced max_limit (0: unknown)
 }
 
 // negDelta is the delta events the relay accepted.
@@ -296,6 +305,9 @@ func (nr *negRun) publishDelta(ctx context.Context, c *corpus.Corpus, until int6
 			fails = 0
 		case outcome.TimedOut, outcome.ConnLost:
 			fails++
+			nr.unknown[e.ID] = true
+		case outcome.Cancelled:
+			nr.unknown[e.ID] = true
 		}
 		if fails >= 3 || ctx.Err() != nil {
 			l.SettleFor(ctx, outcome.WhyAborted)
@@ -370,6 +382,7 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 		case err == nil:
 			k = outcome.Accepted
 			ledger.Add(k, "")
+			res.Need = nr.dropUnknown(res.Need, expNeed)
 			if negCheck(&ver, res, expNeed, expHave) {
 				st.converged++
 				st.sync.Record(res.End - res.Start)
@@ -422,6 +435,10 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 		verify.Add(&ver, &rv)
 	}
 	ver.Verified = ver.Checked > 0 // nothing converged: nothing to compare
+	if n := len(nr.stored); n > 0 {
+		ver.StoredUnknown = int64(n)
+		ver.Notes = verify.AppendUnique(ver.Notes, fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) were stored after all: the relay reported having them; neither required nor counted wrong", n))
+	}
 	verify.Finish(&ver)
 	ph.Verification = &ver
 	c := ph.Counts
@@ -460,6 +477,24 @@ func negCPU(h *metrics.Histogram) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("p50 %s, max %s", time.Duration(h.Quantile(50)).Round(time.Microsecond), time.Duration(h.Max()).Round(time.Microsecond))
+}
+
+// dropUnknown takes out of need (ids the relay has, the client lacks) the
+// events sent without a decisive answer and not expected: the relay stored
+// them after all, which is neither required nor wrong.
+func (nr *negRun) dropUnknown(need []string, exp map[string]bool) []string {
+	if len(nr.unknown) == 0 {
+		return need
+	}
+	out := need[:0:0]
+	for _, id := range need {
+		if nr.unknown[id] && !exp[id] {
+			nr.stored[id] = true
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
 }
 
 // negCheck verifies one converged reconciliation: need must be exactly

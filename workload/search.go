@@ -390,7 +390,9 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 				continue
 			}
 			if model != nil {
-				if acc, _ := model.Accepted(e.ID); !acc {
+				// An event published without a decisive answer may be
+				// stored: neither owed nor forbidden.
+				if acc, _ := model.Accepted(e.ID); !acc && !model.IsUnknown(e.ID) {
 					v.Extra++
 					v.Notes = verify.AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused")
 					continue

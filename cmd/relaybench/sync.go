@@ -120,6 +120,9 @@ func (c *syncCmd) workload() runner.Workload {
 		if env.Corpus != nil {
 			o.Seed = env.Corpus.Params.Seed // the run's seed, also under run/compare --workloads
 		}
+		if env.Model != nil {
+			o.Unknown = env.Model.Unknown // published without a decisive answer: may be there
+		}
 		if workload.NegentropySkip(env.Info) == "" {
 			o.Progress = env.Progress(fmt.Sprintf("Reconciling (NIP-77) with %s", env.URL), int64(3*c.Rounds))
 		}
