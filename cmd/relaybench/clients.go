@@ -44,6 +44,9 @@ func (c *clientsCmd) checkFlags() error {
 	if _, err := workload.ParseMix(c.QueryMix); err != nil {
 		r.bad("query-mix", c.QueryMix, "%v", err)
 	}
+	r.conns("query-concurrency", c.QueryConcurrency, c.QueryConcurrency)
+	r.queryMemory("query-limit", c.QueryLimit, 1, c.QueryLimit, c.Events, c.Size)
+	r.queryMemory("queries", c.Queries, c.Queries, c.QueryLimit, c.Events, c.Size)
 	r.add(c.outputFlags.validate())
 	return r.err
 }

@@ -36,6 +36,8 @@ func (c *countCmd) checkFlags() error {
 	r.add(c.publishFlags.validate())
 	r.min("queries", c.Queries, 1)
 	r.min("query-limit", c.QueryLimit, 1)
+	r.queryMemory("query-limit", c.QueryLimit, 1, c.QueryLimit, c.Events, c.Size)
+	r.queryMemory("queries", c.Queries, c.Queries, c.QueryLimit, c.Events, c.Size)
 	r.add(c.outputFlags.validate())
 	return r.err
 }

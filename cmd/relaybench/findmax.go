@@ -62,6 +62,7 @@ func (c *findMaxCmd) checkFlags() error {
 	}
 	r.min("load-max-events", c.MaxEvents, 0)
 	r.positive("timeout", c.Timeout)
+	loadRunFlags{Pool: c.Pool, Connections: c.Connections}.checkCosts(&r)
 	if r.err == nil && c.Constraints != "" {
 		_, err := harness.ParseLimits(c.Constraints)
 		r.add(err)

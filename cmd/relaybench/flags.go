@@ -96,6 +96,9 @@ func (f publishFlags) validate() error {
 	r.min("concurrency", f.Concurrency, 1)
 	r.min("window", f.Window, 1)
 	r.positive("timeout", f.Timeout)
+	if !f.SkipPublish {
+		r.conns("concurrency", f.Concurrency, f.Concurrency)
+	}
 	return r.err
 }
 
@@ -358,7 +361,20 @@ func (f *benchFlags) validate() error {
 		_, err := f.workloadFlags.build()
 		r.add(err)
 	}
+	f.checkCosts(&r)
 	return r.err
+}
+
+// checkCosts refuses counts the machine cannot pay for (budget.go): the
+// query connections, and the queries' answers, held until the query phase
+// is verified (publishFlags check the publishing connections).
+func (f *benchFlags) checkCosts(r *ranges) {
+	if f.SkipQuery {
+		return
+	}
+	r.conns("query-concurrency", f.QueryConcurrency, f.QueryConcurrency)
+	r.queryMemory("query-limit", f.QueryLimit, 1, f.QueryLimit, f.Events, f.Size)
+	r.queryMemory("queries", f.Queries, f.Queries, f.QueryLimit, f.Events, f.Size)
 }
 
 // config is the runner configuration these flags ask for.
@@ -577,6 +593,7 @@ func (c *runCmd) checkFlags() error {
 func (c *compareCmd) checkFlags() error {
 	var r ranges
 	r.min("repeat", c.Repeat, 1)
+	r.memory("repeat", c.Repeat, float64(c.Repeat), 64<<10, "run of each relay (its results, kept for the comparison)")
 	r.add(c.authFlags.validate())
 	r.cpus("relay-cpus", c.RelayCPUs)
 	r.cpus("client-cpus", c.ClientCPUs)
@@ -607,6 +624,17 @@ func (c *subscribeCmd) checkFlags() error {
 	r.notNegative("sub-duration", c.Duration)
 	r.positive("grace", c.Grace)
 	r.positive("timeout", c.Timeout)
+	// Costs: the channel names, the fresh events (each with a delivery
+	// time per subscriber), the connections.
+	r.memory("channels", c.Channels, float64(c.Channels), 64, "channel name")
+	flag, v := "events", any(c.Events)
+	if c.Events == 0 {
+		flag, v = "rate", c.Rate // --rate × --sub-duration
+	}
+	r.conns("sub-count", c.Subscribers, c.Subscribers)
+	r.conns("publishers", c.Publishers, c.Subscribers+c.Publishers)
+	r.memory(flag, v, c.freshEvents(), freshEventBytes(c.Size)+8*float64(c.Subscribers), "event, with its delivery time at each subscriber")
+	r.memory("sub-count", c.Subscribers, float64(c.Subscribers), 8*c.freshEvents(), "subscriber (a delivery time per event)")
 	r.add(c.outputFlags.validate())
 	return r.err
 }
@@ -623,6 +651,15 @@ func (c *mixedCmd) checkFlags() error {
 	r.min("window", c.Window, 1)
 	r.min("query-limit", c.QueryLimit, 1)
 	r.positive("timeout", c.Timeout)
+	// Costs: two parts' fresh events signed before the clock, the
+	// queries of three parts and their answers, the connections.
+	r.conns("publishers", c.Publishers, c.Publishers)
+	r.conns("queriers", c.Queriers, c.Publishers+c.Queriers)
+	perQuery := recordBytes + float64(min(c.QueryLimit, c.Events))*storedEventBytes(c.Size)
+	r.memory("query-limit", c.QueryLimit, 1, perQuery, "query and its answer")
+	withDur := func(v float64) string { return fmt.Sprintf("%g (× --duration %v)", v, c.Duration) }
+	r.memory("publish-rate", withDur(c.PublishRate), 2*c.PublishRate*c.Duration.Seconds(), freshEventBytes(c.Size), "event")
+	r.memory("query-rate", withDur(c.QueryRate), 2*c.QueryRate*c.Duration.Seconds(), perQuery, "query and its answer")
 	r.add(c.outputFlags.validate())
 	return r.err
 }
@@ -643,6 +680,14 @@ func (c *burstCmd) checkFlags() error {
 	r.min("recovery-run", c.RecoveryRun, 1)
 	r.size("size", c.Size)
 	r.positive("timeout", c.Timeout)
+	// Costs: every event is signed and scheduled before the clock starts.
+	r.span("bursts", fmt.Sprintf("%d (× --every %v)", c.Bursts, c.Every), float64(c.Bursts), c.Every)
+	perEvent := freshEventBytes(c.Size) + 40 // + its schedule
+	r.memory("burst-size", c.BurstSize, float64(c.Bursts)*float64(c.BurstSize), perEvent, "event")
+	if c.BetweenRate > 0 {
+		r.memory("between-rate", c.BetweenRate, c.BetweenRate*float64(c.Bursts)*c.Every.Seconds(), perEvent, "event")
+	}
+	r.conns("connections", c.Connections, c.Connections+1)
 	r.add(c.outputFlags.validate())
 	return r.err
 }
@@ -655,6 +700,7 @@ func (c *lifecycleCmd) checkFlags() error {
 	r.size("size", c.Size)
 	r.positive("timeout", c.Timeout)
 	r.positive("read-timeout", c.ReadTimeout)
+	r.memory("timing-events", c.Events, float64(c.Events), freshEventBytes(c.Size)+recordBytes, "event")
 	r.add(c.outputFlags.validate())
 	return r.err
 }
@@ -677,6 +723,15 @@ func (c *sweepCmd) checkFlags() error {
 	r.notNegative("duration", c.Duration)
 	r.positive("grace", c.Grace)
 	r.positive("timeout", c.Timeout)
+	// Costs: one size at a time, its events signed before its clock.
+	biggest := 0
+	for _, s := range c.Sizes {
+		biggest = max(biggest, s)
+	}
+	r.conns("subscribers", c.Subscribers, c.Subscribers)
+	r.conns("publishers", c.Publishers, c.Subscribers+c.Publishers)
+	r.memory("events", c.Events, float64(c.Events), freshEventBytes(biggest)+8*float64(c.Subscribers), "event of "+fmt.Sprint(biggest)+" bytes, with its delivery time at each subscriber")
+	r.memory("subscribers", c.Subscribers, float64(c.Subscribers), 8*float64(c.Events), "subscriber (a delivery time per event)")
 	r.add(c.outputFlags.validate())
 	return r.err
 }

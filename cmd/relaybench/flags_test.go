@@ -75,7 +75,6 @@ func wantEmptyDir(t *testing.T, dir string) {
 // duration or list flag is refused with one line naming the flag and the
 // value, exit status 2, before anything is signed, started or written.
 func TestBadFlagValuesAreUsageErrors(t *testing.T) {
-	const noRelay = "ws://127.0.0.1:1" // nothing listens: a missed check fails fast
 	cases := []struct {
 		cmd  string
 		args []string
@@ -189,32 +188,109 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
-			cache, out := t.TempDir(), t.TempDir()
-			args := strings.Fields(tc.cmd)
-			switch tc.cmd {
-			case "corpus":
-				args = append(args, "--cache-dir", cache, "--no-progress")
-			case "report":
-				args = append(args, filepath.Join(out, "none.json"))
-			case "relays start":
-				args = append(args, "nosuchrelay", "--out", out)
-			case "compare":
-				args = append(args, "--relays", noRelay, "--events", "10", "--queries", "1",
-					"--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
-			default:
-				args = append(args, "--relay", noRelay, "--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
-			}
-			args = append(args, tc.args...)
-			code, stdout, stderr := runHere(t, args...)
-			if code != 2 {
-				t.Fatalf("exit %d, want 2 (usage); stderr: %s", code, stderr)
-			}
-			wantOneLine(t, stderr, tc.want...)
-			if stdout != "" {
-				t.Errorf("stdout: %q", stdout)
-			}
-			wantEmptyDir(t, cache)
-			wantEmptyDir(t, out)
+			wantUsageError(t, tc.cmd, tc.args, tc.want)
+		})
+	}
+}
+
+// wantUsageError runs cmd with args (and flags that keep a missed check
+// from doing anything) and wants exit status 2 with one line naming want,
+// nothing on stdout, and nothing written.
+func wantUsageError(t *testing.T, cmd string, extra, want []string) {
+	t.Helper()
+	const noRelay = "ws://127.0.0.1:1" // nothing listens: a missed check fails fast
+	tc := struct {
+		cmd  string
+		args []string
+		want []string
+	}{cmd, extra, want}
+	cache, out := t.TempDir(), t.TempDir()
+	args := strings.Fields(tc.cmd)
+	switch tc.cmd {
+	case "corpus":
+		args = append(args, "--cache-dir", cache, "--no-progress")
+	case "report":
+		args = append(args, filepath.Join(out, "none.json"))
+	case "relays start":
+		args = append(args, "nosuchrelay", "--out", out)
+	case "compare":
+		args = append(args, "--relays", noRelay, "--events", "10", "--queries", "1",
+			"--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
+	default:
+		args = append(args, "--relay", noRelay, "--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
+	}
+	args = append(args, tc.args...)
+	code, stdout, stderr := runHere(t, args...)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 (usage); stderr: %s", code, stderr)
+	}
+	wantOneLine(t, stderr, tc.want...)
+	if stdout != "" {
+		t.Errorf("stdout: %q", stdout)
+	}
+	wantEmptyDir(t, cache)
+	wantEmptyDir(t, out)
+}
+
+// TestAbsurdCountsAreUsageErrors: a count, rate or duration whose cost no
+// machine can pay (memory per unit × count, connections) is refused before
+// any work with one line naming the flag and the limit, exit status 2 —
+// never an out-of-memory crash or a run that opens connections until the
+// open-file limit. The values are beyond any machine's memory, so the
+// cases hold wherever the test runs.
+func TestAbsurdCountsAreUsageErrors(t *testing.T) {
+	const huge, conns = "1000000000000", "100000000" // 1e12 units; 1e8 connections (6 TB at 64 KB)
+	const long = "2000000h"                          // 228 years
+	cases := []struct {
+		cmd  string
+		args []string
+		want []string
+	}{
+		{"run", []string{"--queries", huge}, []string{"--queries " + huge, "memory"}},
+		{"run", []string{"--query-limit", huge, "--events", "10000000", "--size", "16000000"}, []string{"--query-limit " + huge, "memory"}},
+		{"run", []string{"--concurrency", conns}, []string{"--concurrency " + conns, "per connection"}},
+		{"run", []string{"--query-concurrency", conns}, []string{"--query-concurrency " + conns, "per connection"}},
+		{"compare", []string{"--repeat", huge}, []string{"--repeat " + huge, "memory"}},
+		{"compare", []string{"--concurrency", conns}, []string{"--concurrency " + conns}},
+		{"clients", []string{"--queries", huge}, []string{"--queries " + huge, "memory"}},
+		{"clients", []string{"--query-concurrency", conns}, []string{"--query-concurrency " + conns}},
+		{"count", []string{"--queries", huge}, []string{"--queries " + huge, "memory"}},
+		{"search", []string{"--queries", huge}, []string{"--queries " + huge, "memory"}},
+		{"sync", []string{"--neg-rounds", huge}, []string{"--neg-rounds " + huge, "memory"}},
+		{"sync", []string{"--neg-delta", huge}, []string{"--neg-delta " + huge, "memory"}},
+		{"sync", []string{"--concurrency", conns}, []string{"--concurrency " + conns}},
+		{"subscribe", []string{"--events", huge}, []string{"--events " + huge, "memory"}},
+		{"subscribe", []string{"--rate", "1e12", "--sub-duration", "1000h"}, []string{"--rate", "memory"}},
+		{"subscribe", []string{"--sub-count", conns}, []string{"--sub-count " + conns, "per connection"}},
+		{"subscribe", []string{"--publishers", conns}, []string{"--publishers " + conns, "per connection"}},
+		{"subscribe", []string{"--channels", huge, "--overlap", "1"}, []string{"--channels " + huge, "memory"}},
+		{"burst", []string{"--burst-size", huge}, []string{"--burst-size " + huge, "memory"}},
+		{"burst", []string{"--bursts", huge}, []string{"--bursts " + huge, "--every", "292 years"}},
+		{"burst", []string{"--every", long}, []string{"--every", "292 years"}},
+		{"burst", []string{"--between-rate", "1e12"}, []string{"--between-rate", "memory"}},
+		{"burst", []string{"--connections", conns}, []string{"--connections " + conns}},
+		{"burst", []string{"--between-rate", "NaN"}, []string{"--between-rate NaN"}},
+		{"lifecycle", []string{"--timing-events", huge}, []string{"--timing-events " + huge, "memory"}},
+		{"sweep", []string{"--events", huge}, []string{"--events " + huge, "memory"}},
+		{"sweep", []string{"--subscribers", conns}, []string{"--subscribers " + conns}},
+		{"sweep", []string{"--publishers", conns}, []string{"--publishers " + conns}},
+		{"sweep", []string{"--rate", "Inf"}, []string{"--rate +Inf"}},
+		{"mixed", []string{"--publish-rate", "1e12"}, []string{"--publish-rate", "memory"}},
+		{"mixed", []string{"--duration", long}, []string{"--publish-rate", "--duration", "memory"}},
+		{"mixed", []string{"--query-rate", "1e12"}, []string{"--query-rate", "memory"}},
+		{"mixed", []string{"--query-rate", "NaN"}, []string{"--query-rate NaN"}},
+		{"mixed", []string{"--publishers", conns}, []string{"--publishers " + conns}},
+		{"mixed", []string{"--queriers", conns}, []string{"--queriers " + conns}},
+		{"load", []string{"--load-pool", huge}, []string{"--load-pool " + huge, "memory"}},
+		{"load", []string{"--load-steps", huge, "--load-pattern", "step"}, []string{"--load-steps " + huge, "memory"}},
+		{"load", []string{"--load-base", "1e12"}, []string{"1e+12", "distinct events"}},
+		{"find-max", []string{"--load-pool", huge}, []string{"--load-pool " + huge, "memory"}},
+		{"find-max", []string{"--precision", "NaN"}, []string{"--precision NaN"}},
+		{"corpus", []string{"--events", huge}, []string{"--events " + huge, "at most"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			wantUsageError(t, tc.cmd, tc.args, tc.want)
 		})
 	}
 }

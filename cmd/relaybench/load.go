@@ -47,7 +47,17 @@ func (f loadRunFlags) validate(total time.Duration) error {
 		_, err := harness.ParseLimits(f.Constraints)
 		r.add(err)
 	}
+	f.checkCosts(&r)
 	return r.err
+}
+
+// checkCosts refuses a pool or connections the machine cannot pay for
+// (budget.go): a worker per op in flight, min(pool, connections) conns.
+func (f loadRunFlags) checkCosts(r *ranges) {
+	r.memory("load-pool", f.Pool, float64(f.Pool), 8<<10, "worker")
+	if f.Connections > 0 {
+		r.conns("load-connections", f.Connections, min(f.Connections, f.Pool))
+	}
 }
 
 // limitRelay applies --load-constraints to the relay relaybench started.
@@ -182,6 +192,7 @@ func (c *loadCmd) checkFlags() error {
 	r.notNegative("load-width", c.Width)
 	r.notNegative("load-at", c.At)
 	r.min("load-steps", c.Steps, 0)
+	r.memory("load-steps", c.Steps, float64(c.Steps), 64, "step")
 	r.min("query-limit", c.Limit, 1)
 	r.add(c.outputFlags.validate())
 	r.add(c.segmentFlags.validate())

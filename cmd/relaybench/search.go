@@ -37,6 +37,8 @@ func (c *searchCmd) checkFlags() error {
 			r.bad("terms", `""`, "a term must not be empty")
 		}
 	}
+	r.queryMemory("query-limit", c.QueryLimit, 1, c.QueryLimit, c.Events, c.Size)
+	r.queryMemory("queries", c.Queries, c.Queries, c.QueryLimit, c.Events, c.Size)
 	r.add(c.outputFlags.validate())
 	return r.err
 }

@@ -250,6 +250,15 @@ func (c *subscribeCmd) events() int {
 	return 10000
 }
 
+// freshEvents is events() computed without overflow, for the cost check
+// of an absurd --rate × --sub-duration.
+func (c *subscribeCmd) freshEvents() float64 {
+	if c.Events == 0 && c.Rate > 0 && c.Duration > 0 {
+		return max(1, c.Rate*c.Duration.Seconds())
+	}
+	return float64(c.events())
+}
+
 // workload is the fan-out workload with this command's options.
 func (c *subscribeCmd) workload() runner.Workload {
 	return runner.Workload{Name: "subscribe", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {

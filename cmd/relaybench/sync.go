@@ -47,6 +47,8 @@ func (f negFlags) validate() error {
 	if f.FrameSize != -1 && f.FrameSize != 0 && f.FrameSize < 4096 {
 		r.bad("neg-frame-size", f.FrameSize, "must be 0 (from NIP-11), -1 (unlimited) or at least 4096")
 	}
+	r.memory("neg-rounds", f.Rounds, 3*float64(f.Rounds), recordBytes, "reconciliation (3 scenarios a round)")
+	r.memory("neg-delta", f.Delta, float64(f.Delta), freshEventBytes(256), "fresh event")
 	return r.err
 }
 

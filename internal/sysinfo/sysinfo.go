@@ -84,3 +84,20 @@ func Tool(signer string) results.Tool {
 	}
 	return t
 }
+
+// MemoryLimit is the memory this process may use, in bytes: the machine's
+// memory (MemTotal), or the container's cgroup limit when lower; 0 when
+// unknown.
+func MemoryLimit() int64 {
+	limit := Machine().MemBytes
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (limit == 0 || n < limit) {
+			limit = n
+		}
+	}
+	return limit
+}

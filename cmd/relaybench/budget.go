@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/rlimit"
+	"github.com/relaybench/relaybench/internal/sysinfo"
+)
+
+// What a run's counts cost, checked with the flags (checkFlags) before any
+// work: a count the machine cannot pay for, in memory or in open files, is a
+// usage error naming the flag and the limit, never an out-of-memory crash
+// or a run that opens connections until the open-file limit. The figures
+// are approximate lower bounds of what the workloads hold: a count refused
+// here could not have run.
+const (
+	// connBytes: client memory of one open WebSocket connection (read and
+	// write buffers, its goroutines).
+	connBytes = 64 << 10
+	// recordBytes: one query's or one timed event's record (filter,
+	// timings, outcome).
+	recordBytes = 512
+)
+
+// storedEventBytes is an event of about size content bytes held in memory
+// as wire JSON (a query's answer, a corpus event).
+func storedEventBytes(size int) float64 { return float64(size) + 700 }
+
+// freshEventBytes is a pre-signed fresh event of a live workload: the
+// parsed event, its wire JSON and its index entry.
+func freshEventBytes(size int) float64 { return 2*float64(size) + 1024 }
+
+// memoryLimit is the memory relaybench may use (0: unknown, nothing checked).
+var memoryLimit = sync.OnceValue(sysinfo.MemoryLimit)
+
+// memory refuses v (the value of flag) when n units of per bytes each need
+// more memory than the machine has.
+func (r *ranges) memory(flag string, v any, n, per float64, unit string) {
+	lim := float64(memoryLimit())
+	if r.err != nil || lim <= 0 {
+		return
+	}
+	if need := n * per; need > lim || math.IsNaN(need) {
+		r.bad(flag, v, "needs about %s of memory (%s per %s), more than this machine's %s", fmtBytes(need), fmtBytes(per), unit, fmtBytes(lim))
+	}
+}
+
+// conns refuses n connections open at once (the value of flag) that the
+// open-file limit, once raised as far as this process may, or the memory
+// cannot hold.
+func (r *ranges) conns(flag string, v any, n int) {
+	r.memory(flag, v, float64(n), connBytes, "connection")
+	if r.err == nil {
+		if err := rlimit.Need(n); err != nil {
+			r.bad(flag, v, "%v", err)
+		}
+	}
+}
+
+// span refuses a length of time n×d (the value of flag) beyond what a
+// time.Duration holds (292 years).
+func (r *ranges) span(flag string, v any, n float64, d time.Duration) {
+	if s := n * d.Seconds(); s > float64(math.MaxInt64)/1e9 || math.IsNaN(s) {
+		r.bad(flag, v, "makes the run longer than 292 years (the longest time relaybench can count)")
+	}
+}
+
+// queryMemory refuses queries whose answers (up to limit events each, at
+// most the events published, kept until the phase is verified) do not fit.
+func (r *ranges) queryMemory(flag string, v any, queries, limit, events, size int) {
+	per := recordBytes + float64(min(limit, events))*storedEventBytes(size)
+	r.memory(flag, v, float64(queries), per, "query, answers of up to "+fmt.Sprint(min(limit, events))+" events")
+}
+
+// fmtBytes is a byte count for a message: 1.5 GB, 64 KB.
+func fmtBytes(b float64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB", "PB", "EB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 || b >= 100 {
+		return fmt.Sprintf("%.0f %s", b, units[i])
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
+}
