@@ -9,7 +9,8 @@
 //	     done is cancelled, and nothing about it is blamed on the relay
 //	3    wrong answers: verification failed (invalid, missing, extra,
 //	     non-matching or duplicated events) or the relay broke NIP-01
-//	     (malformed frames, OKs for events never sent)
+//	     (malformed frames, OKs for events never sent, EVENTs under
+//	     subscription ids never opened)
 //	4    incomplete: the relay prevented requested work (timeouts, lost
 //	     connections, work not run because of it, refusals other than
 //	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress),
@@ -165,8 +166,14 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 	if n := ph.Counts["malformed_frames"]; n > 0 {
 		wrong = append(wrong, fmt.Sprintf("the relay sent %d malformed frames (NIP-01)", n))
 	}
-	if n := ph.Counts["unmatched_oks"]; n > 0 && !cancelledAny(ph) {
+	if n := ph.Counts["unmatched_oks"]; n > 0 && !cancelledAny(ph) { // results files before foreign_oks
 		wrong = append(wrong, fmt.Sprintf("the relay sent %d OKs for events not in flight", n))
+	}
+	if n := ph.Counts["foreign_oks"]; n > 0 {
+		wrong = append(wrong, fmt.Sprintf("the relay sent %d OKs for events never sent on their connection or already answered (NIP-01)", n))
+	}
+	if n := ph.Counts["unsolicited_events"]; n > 0 {
+		wrong = append(wrong, fmt.Sprintf("the relay sent %d EVENTs under subscription ids never opened (NIP-01)", n))
 	}
 	// find-max drives the relay until a step fails: failures in its steps are
 	// the measurement, not work the relay prevented.

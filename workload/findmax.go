@@ -504,17 +504,18 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 }
 
 // addProtocolCounts carries a step's protocol faults and counters into the
-// search's phase (the one the judge reads): malformed frames, OKs for
-// events not in flight, late OKs, notices, bytes received.
+// search's phase (the one the judge reads): malformed frames, foreign and
+// late OKs, unsolicited EVENTs and those after a CLOSE, notices, bytes
+// received.
 func addProtocolCounts(ph *results.Phase, sp results.Phase) {
-	for _, k := range []string{"malformed_frames", "unmatched_oks", "late_oks", "notices", "bytes_received"} {
+	for _, k := range []string{"malformed_frames", "foreign_oks", "late_oks", "unsolicited_events", "events_after_close", "notices", "bytes_received"} {
 		if n := sp.Counts[k]; n > 0 {
 			ph.Counts[k] += n
 		}
 	}
 	carryAuth(ph, sp) // NIP-42 round trips (auth.go)
 	for _, e := range sp.Errors {
-		if strings.Contains(e, "malformed") || strings.Contains(e, "not in flight") {
+		if strings.Contains(e, "malformed") || strings.Contains(e, "never sent") || strings.Contains(e, "never opened") {
 			ph.Errors = verify.AppendUnique(ph.Errors, sp.Name+": "+e)
 		}
 	}

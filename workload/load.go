@@ -406,7 +406,7 @@ func (a *loadAccount) classify(out schedule.Outcome) (outcome.Kind, string) {
 	case errors.Is(out.Err, errStopped), errors.Is(out.Err, context.Canceled):
 		return outcome.TimedOut, "" // the drain ended before the reply
 	}
-	return outcome.OfErr(a.user, out.Err), ""
+	return outcome.OfErrDetail(a.user, out.Err)
 }
 
 // watch stops the phase when 3 ops in a row got no reply and the relay

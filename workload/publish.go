@@ -525,20 +525,22 @@ func credit(k outcome.Kind, ok wire.OK, pw *pubWorker, series *metrics.Series, l
 	return NotSent, ""
 }
 
-// addConnStats adds the connections' protocol counters to ph. OKs for
-// events no longer in flight are a relay fault only when nothing was
-// cancelled or expired by the client first (late OKs after an interrupt or
-// a timeout are expected).
-func addConnStats(user context.Context, ph *results.Phase, conns []*wire.Conn) {
+// addConnStats adds the connections' protocol counters to ph: malformed
+// frames, OKs for ids never sent (or answered twice) and EVENTs under
+// subscription ids never opened are NIP-01 violations (errors); late OKs,
+// events after a CLOSE and answers over the client's cap are named in notes.
+func addConnStats(_ context.Context, ph *results.Phase, conns []*wire.Conn) {
 	var notices []string
+	var pc protoCounts
 	for _, cn := range conns {
 		st := cn.Stats()
 		ph.Counts["malformed_frames"] += st.Malformed
-		ph.Counts["unmatched_oks"] += st.UnmatchedOK
+		pc.add(st)
 		ph.Counts["notices"] += st.Notices
 		ph.Counts["bytes_received"] += st.BytesIn
 		notices = verify.AppendUnique(notices, cn.Notices()...)
 	}
+	pc.into(ph)
 	addAuthStats(ph, conns) // NIP-42 round trips, apart (auth.go)
 	for _, n := range notices {
 		if len(ph.Notes) > 20 {
@@ -549,14 +551,52 @@ func addConnStats(user context.Context, ph *results.Phase, conns []*wire.Conn) {
 	if ph.Counts["malformed_frames"] > 0 {
 		ph.Errors = append(ph.Errors, fmt.Sprintf("relay sent %d malformed frames", ph.Counts["malformed_frames"]))
 	}
-	if n := ph.Counts["unmatched_oks"]; n > 0 {
-		if user.Err() != nil || ph.Counts["timed_out"] > 0 || ph.Aborted != "" {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("%d OKs arrived after their events had timed out or been cancelled (not credited)", n))
-			ph.Counts["late_oks"] = n
-			delete(ph.Counts, "unmatched_oks")
-		} else {
-			ph.Errors = append(ph.Errors, fmt.Sprintf("relay sent %d OKs for events not in flight (not credited)", n))
+}
+
+// protoCounts are the connections' NIP-01 protocol counters (wire.Stats)
+// that tell a relay's violations from what the client's own limits caused.
+type protoCounts struct {
+	late, foreign, unsolicited, afterClose, overCap int64
+}
+
+func (p *protoCounts) add(st wire.Stats) {
+	p.late += st.LateOK
+	p.foreign += st.ForeignOK
+	p.unsolicited += st.UnsolicitedEvents
+	p.afterClose += st.EventsAfterClose
+	p.overCap += st.AnswersOverCap
+}
+
+// Error texts of the protocol violations (findmax.go carries them over).
+const (
+	foreignOKsError = "relay sent %d OKs for events never sent on their connection or already answered (not credited; NIP-01: \"OK messages MUST be sent in response to EVENT messages received from clients\")"
+	unsolicitedErr  = "relay sent %d EVENTs under subscription ids never opened on their connection (NIP-01: \"EVENT messages MUST be sent only with a subscription ID related to a subscription previously initiated by the client\")"
+)
+
+// into books the counters in ph: the violations (foreign OKs, unsolicited
+// EVENTs) as counts and errors, the rest as counts and notes.
+func (p protoCounts) into(ph *results.Phase) {
+	ph.Counts["foreign_oks"] += p.foreign
+	ph.Counts["unsolicited_events"] += p.unsolicited
+	for k, n := range map[string]int64{"late_oks": p.late, "events_after_close": p.afterClose, "answers_over_cap": p.overCap} {
+		if n > 0 {
+			ph.Counts[k] += n
 		}
+	}
+	if p.foreign > 0 {
+		ph.Errors = append(ph.Errors, fmt.Sprintf(foreignOKsError, p.foreign))
+	}
+	if p.unsolicited > 0 {
+		ph.Errors = append(ph.Errors, fmt.Sprintf(unsolicitedErr, p.unsolicited))
+	}
+	if p.late > 0 {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d OKs arrived after their events had timed out or been cancelled (not credited)", p.late))
+	}
+	if p.afterClose > 0 {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d EVENTs arrived for subscriptions relaybench had already closed, not counted as answers: in flight when the relay got the CLOSE, or sent after it (NIP-01: new events SHOULD be sent \"until the connection is closed, a CLOSE event is received with the same <subscription_id>\"…; no MUST forbids them)", p.afterClose))
+	}
+	if p.overCap > 0 {
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d answers outgrew the client's cap before EOSE (default 2 × the filter's limit + 100 events; --max-answer-events, --max-answer-bytes): collection stopped and the subscription was closed; each is booked refused (%s), neither credited nor verified (NIP-01: relays SHOULD use limit, \"returning (much) more should be avoided to prevent overwhelming clients\")", p.overCap, outcome.OverCap))
 	}
 }
 

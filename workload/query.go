@@ -275,6 +275,9 @@ func (q *queryRun) book(r *queryRecord, qr wire.QueryResult, err error) outcome.
 	case outcome.ConnLost:
 		r.ended, r.err = string(qr.Ended), "connection lost before EOSE: "+err.Error()
 		q.series.Add(now, "failed", 1)
+	case outcome.Refused: // the answer outgrew the client's cap: not verified
+		r.ended, r.err, r.raws = string(wire.EndOverCap), err.Error(), nil
+		q.series.Add(now, "failed", 1)
 	default: // cancelled by the user, or the phase stopped: not run
 		r.ended, r.err, r.raws = "", "", nil
 	}
