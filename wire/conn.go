@@ -130,6 +130,14 @@ func (o Options) withDefaults() Options {
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = DefaultReadLimit
 	}
+	if c := defaultAnswerCap.Load(); c != nil {
+		if o.MaxAnswerEvents <= 0 {
+			o.MaxAnswerEvents = c.events
+		}
+		if o.MaxAnswerBytes <= 0 {
+			o.MaxAnswerBytes = c.bytes
+		}
+	}
 	switch sharedReaders {
 	case "all":
 		o.SharedReader = true
@@ -137,6 +145,21 @@ func (o Options) withDefaults() Options {
 		o.SharedReader = false
 	}
 	return o
+}
+
+type answerCap struct {
+	events int
+	bytes  int64
+}
+
+var defaultAnswerCap atomic.Pointer[answerCap]
+
+// SetDefaultAnswerCap sets Options.MaxAnswerEvents and MaxAnswerBytes of
+// connections dialled with them 0 (0: derived per query, see AnswerCap).
+// The CLI sets it once from its --max-answer-events and --max-answer-bytes
+// flags, so that every workload's queries get the same cap.
+func SetDefaultAnswerCap(events int, bytes int64) {
+	defaultAnswerCap.Store(&answerCap{events: max(events, 0), bytes: max(bytes, 0)})
 }
 
 // sharedReaders overrides Options.SharedReader for every connection:

@@ -15,8 +15,9 @@ import (
 // wire/auth.go). They are read once, before the command runs (activate);
 // the corpus keys join the key ring when the corpus is loaded.
 type authFlags struct {
-	Auth    string `name:"auth" default:"on-demand" enum:"on-demand,always,off" help:"NIP-42 AUTH. on-demand: answer the relay's challenge only when it refuses an EVENT or REQ with 'auth-required:', then send that EVENT or REQ again (it keeps one outcome; AUTH round trips are counted and timed apart: auth_sent, auth_ok, auth_refused, auth_retried, latency 'auth'). always: answer every challenge at connect. off: never authenticate (auth-required refusals stay refusals)."`
-	AuthKey string `name:"auth-key" env:"RELAYBENCH_AUTH_KEY" placeholder:"HEX|NSEC" help:"Authenticate every connection with this one secret key (64 hex digits or nsec1…; or $RELAYBENCH_AUTH_KEY, kept out of the process list). Default: the key of the author of the refused event (the corpus keys: 'relaybench corpus --pubkeys' lists them, to whitelist), and the first corpus key for a REQ or 'always'."`
+	Auth           string `name:"auth" default:"on-demand" enum:"on-demand,always,off" help:"NIP-42 AUTH. on-demand: answer the relay's challenge only when it refuses an EVENT or REQ with 'auth-required:', then send that EVENT or REQ again (it keeps one outcome; AUTH round trips are counted and timed apart: auth_sent, auth_ok, auth_refused, auth_retried, latency 'auth'). always: answer every challenge at connect. off: never authenticate (auth-required refusals stay refusals)."`
+	AuthKey        string `name:"auth-key" env:"RELAYBENCH_AUTH_KEY" placeholder:"HEX|NSEC" help:"Authenticate every connection with this one secret key (64 hex digits or nsec1…; or $RELAYBENCH_AUTH_KEY, kept out of the process list). Default: the key of the author of the refused event (the corpus keys: 'relaybench corpus --pubkeys' lists them, to whitelist), and the first corpus key for a REQ or 'always'."`
+	answerCapFlags        // the cap on one answer, for the same connections (answercap.go)
 }
 
 // nip42 returns the command's AUTH flags (promoted to every command that
@@ -24,6 +25,9 @@ type authFlags struct {
 func (f *authFlags) nip42() *authFlags { return f }
 
 func (f authFlags) validate() error {
+	if err := f.answerCapFlags.validate(); err != nil {
+		return err
+	}
 	if f.AuthKey == "" {
 		return nil
 	}
@@ -74,6 +78,7 @@ func (f authFlags) activate() error {
 	authRing = ring
 	authMu.Unlock()
 	wire.SetDefaultAuth(&wire.Auth{Mode: mode, Keys: ring})
+	f.answerCapFlags.activate()
 	return nil
 }
 
@@ -83,6 +88,7 @@ func deactivateAuth() {
 	authRing = nil
 	authMu.Unlock()
 	wire.SetDefaultAuth(nil)
+	wire.SetDefaultAnswerCap(0, 0)
 }
 
 // addAuthKeys puts a loaded corpus's keys on the ring: they sign the AUTH of
