@@ -75,6 +75,9 @@ type Config struct {
 	// malformed ones included) are answered as usual; every later one is
 	// handled (stored, subject to the other knobs) but never answered.
 	NeverOKAfter int
+	// LoseUnanswered: the events NeverOK or NeverOKAfter leaves unanswered
+	// are not stored nor delivered either (counted as Dropped): lost.
+	LoseUnanswered bool
 
 	// RateLimitAfter N: on each connection, the first N EVENT messages
 	// (malformed ones included) are handled as usual; every later
@@ -188,6 +191,10 @@ type Config struct {
 	// connection (NIP-01: limit is a SHOULD; "returning (much) more should
 	// be avoided to prevent overwhelming clients").
 	EndlessAnswers bool
+	// IgnoreLimit answers each REQ with every stored match, newest first,
+	// ignoring its filters' limit and MaxLimit (NIP-01: limit is a SHOULD;
+	// "returning (much) more should be avoided"), then EOSE as usual.
+	IgnoreLimit bool
 }
 
 // Stats counts what the relay saw and did.
@@ -197,7 +204,7 @@ type Stats struct {
 	Events                int // EVENT messages received
 	Stored                int // events stored (not counting duplicates)
 	Duplicates            int // EVENTs of an already stored event
-	Dropped               int // OKed but not stored (DropEvery)
+	Dropped               int // OKed but not stored (DropEvery), or lost unanswered (LoseUnanswered)
 	Refused               int // answered OK false (RefuseEvery, Verify, malformed, RateLimitAfter)
 	RateLimited           int // EVENTs refused by RateLimitAfter (also counted in Refused)
 	RateLimitedREQs       int // REQs answered CLOSED by RateLimitREQAfter
@@ -774,7 +781,8 @@ func (r *Relay) process(j job) {
 		j.answer(false, r.cfg.RefuseReason)
 		return
 	}
-	if r.cfg.DropEvery > 0 && n%r.cfg.DropEvery == 0 {
+	lost := r.cfg.LoseUnanswered && (r.cfg.NeverOK || j.silent)
+	if lost || r.cfg.DropEvery > 0 && n%r.cfg.DropEvery == 0 {
 		r.count(func(s *Stats) { s.Dropped++ })
 		j.answer(true, "")
 		return
@@ -945,6 +953,9 @@ func (r *Relay) query(filters []nostr.Filter) []*nostr.Event {
 		limit := r.maxLimit
 		if f.Limit > 0 && f.Limit < limit {
 			limit = f.Limit
+		}
+		if r.cfg.IgnoreLimit {
+			limit = -1
 		}
 		n := 0
 		for _, ev := range all {
