@@ -80,7 +80,7 @@ func TestCompareKhatruStoresAndRelayer(t *testing.T) {
 	if left := relaysUnder(out); len(left) > 0 {
 		t.Fatalf("relays left running: %v", left)
 	}
-	if left := postgresLeft(); len(left) > 0 {
+	if left := postgresLeft(out); len(left) > 0 {
 		t.Fatalf("PostgreSQL left running: %v", left)
 	}
 }
@@ -155,14 +155,14 @@ func TestCompareCtrlCLeavesNothing(t *testing.T) {
 	if left := relaysUnder(out); len(left) > 0 {
 		t.Fatalf("relays left running: %v", left)
 	}
-	if left := postgresLeft(); len(left) > 0 {
+	if left := postgresLeft(out); len(left) > 0 {
 		t.Fatalf("PostgreSQL left running: %v", left)
 	}
 }
 
 // postgresLeft lists postgres processes whose data directory is one of
 // relaybench's (other PostgreSQL servers on the machine are not ours).
-func postgresLeft() []string {
+func postgresLeft(dir string) []string {
 	var found []string
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -171,7 +171,7 @@ func postgresLeft() []string {
 			continue
 		}
 		cl := strings.ReplaceAll(string(b), "\x00", " ")
-		if strings.Contains(cl, "postgres") && strings.Contains(cl, "relaybench") {
+		if strings.Contains(cl, "postgres") && strings.Contains(cl, "relaybench") && strings.Contains(cl, dir) {
 			found = append(found, e.Name()+": "+cl)
 		}
 	}
