@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -342,7 +341,7 @@ func InstallSpec(ctx context.Context, spec Spec, o Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", spec.Name, err)
 	}
-	os.WriteFile(filepath.Join(tmp, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	os.WriteFile(filepath.Join(tmp, ownerFile), []byte(ownerStamp()), 0o644)
 	// The log lives in the build dir (so concurrent builds do not share
 	// one) and moves with it: to dir/build.log, or on failure next to dir.
 	logPath := filepath.Join(tmp, "build.log")

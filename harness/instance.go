@@ -84,6 +84,7 @@ type Instance struct {
 	stopDone chan struct{} // closed when the Stop that set stopped has finished
 	logf     *os.File
 	pgid     atomic.Int64 // the live process group, 0 when none (for KillAll)
+	reaper   *reaper      // kills the group if relaybench dies (see reaper.go)
 }
 
 // Start installs nothing: it starts the catalog relay called name, waits
@@ -133,7 +134,7 @@ func StartSpec(ctx context.Context, spec Spec, o StartOptions) (*Instance, error
 		return nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}
 	os.Chmod(runDir, 0o755)
-	os.WriteFile(filepath.Join(runDir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	os.WriteFile(filepath.Join(runDir, ownerFile), []byte(ownerStamp()), 0o644)
 
 	i := &Instance{Name: spec.Name, Spec: spec, RunDir: runDir, DataDir: filepath.Join(runDir, "data"), opts: o, bin: bin}
 	// Registered from the moment its run directory exists, so that StopAll
@@ -179,6 +180,9 @@ func StartSpec(ctx context.Context, spec Spec, o StartOptions) (*Instance, error
 		if o.Port != 0 || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
 			return nil, err
 		}
+		i.mu.Lock()
+		i.stopProcess(ctx) // what the failed attempt left in its group, and its reaper
+		i.mu.Unlock()
 		os.RemoveAll(i.DataDir)
 	}
 	ok = true
@@ -223,15 +227,23 @@ func (i *Instance) launch(ctx context.Context) error {
 	if err := startPinned(cmd, i.opts.CPUs); err != nil {
 		return fmt.Errorf("%s: start %s: %w", i.Name, r.Args[0], err)
 	}
+	// Pdeathsig reaches only this process: the reaper takes the rest of
+	// its group along if relaybench is killed outright.
+	rp, err := startReaper(cmd.Process.Pid)
+	if err != nil {
+		fmt.Fprintf(i.logf, "=== relaybench: %v: processes the relay started may outlive a killed relaybench\n", err)
+	}
 	exited := make(chan struct{})
 	i.mu.Lock()
 	if i.stopped { // Stop ran while this (re)start was under way
 		i.mu.Unlock()
 		killGroup(cmd.Process.Pid)
 		cmd.Wait()
+		rp.disarm()
 		return fmt.Errorf("%s: stopped while starting", i.Name)
 	}
 	i.cmd, i.PID, i.exited, i.exitErr, i.stopping = cmd, cmd.Process.Pid, exited, nil, false
+	i.reaper = rp
 	i.pgid.Store(int64(cmd.Process.Pid))
 	i.mu.Unlock()
 	go func() {
@@ -348,7 +360,8 @@ func (i *Instance) stopProcess(ctx context.Context) {
 	i.mu.Unlock()
 	stopGroup(ctx, pgid, i.Spec.StopSig(), i.Spec.GracePeriod(), exited)
 	i.mu.Lock()
-	i.cmd = nil
+	i.reaper.disarm()
+	i.cmd, i.reaper = nil, nil
 	i.pgid.Store(0)
 }
 
@@ -561,11 +574,7 @@ func sweepStale(root, prefix string) {
 		if err != nil {
 			continue
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if ownerGone(string(b)) {
 			os.RemoveAll(dir)
 		}
 	}

@@ -107,9 +107,11 @@ func StartPostgres(ctx context.Context, parent, logFile, cpus string) (*Postgres
 	if len(sockRoot) > 60 {
 		sockRoot = "/tmp"
 	}
+	sweepStale(sockRoot, "rbpg-") // left by a relaybench killed outright
 	if p.Sock, err = os.MkdirTemp(sockRoot, "rbpg-"); err != nil {
 		return nil, fmt.Errorf("postgres: socket dir: %w", err)
 	}
+	os.WriteFile(filepath.Join(p.Sock, ownerFile), []byte(ownerStamp()), 0o644)
 	if p.cred != nil {
 		// The server user must reach its directory through the parents.
 		if err := os.Chmod(p.Dir, 0o711); err != nil {

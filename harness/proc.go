@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ type procStat struct {
 	state           byte
 	cpuTicks        int64 // utime+stime+cutime+cstime
 	rssPages        int64
+	start           int64 // starttime, clock ticks after boot: with pid, names one process
 }
 
 // readStat parses /proc/PID/stat. The command name may contain spaces and
@@ -65,6 +67,7 @@ func parseStat(pid int, b []byte) (procStat, bool) {
 		pgrp:     int(n(5)),
 		cpuTicks: n(14) + n(15) + n(16) + n(17),
 		rssPages: n(24),
+		start:    n(22),
 	}, true
 }
 
@@ -162,4 +165,39 @@ func clockTicks() int64 {
 		}
 	}
 	return 100
+}
+
+// ownerStamp names this process in a run or build directory's owner file:
+// "PID STARTTIME", so that a pid reused by another process after this one
+// died does not keep the directory alive.
+func ownerStamp() string {
+	pid := os.Getpid()
+	st, _ := readStat(pid)
+	return strconv.Itoa(pid) + " " + strconv.FormatInt(st.start, 10)
+}
+
+// ownerGone reports whether the process an owner file names (ownerStamp;
+// a bare PID from older builds) is gone. This process is never gone; a
+// file it cannot read names no one it may remove.
+func ownerGone(stamp string) bool {
+	f := strings.Fields(stamp)
+	if len(f) == 0 {
+		return false
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	if len(f) < 2 {
+		return false
+	}
+	start, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || start == 0 {
+		return false
+	}
+	st, ok := readStat(pid)
+	return ok && st.start != start // the pid now names another process
 }
