@@ -210,3 +210,42 @@ func TestCrossReplaceableInFlight(t *testing.T) {
 		}
 	}
 }
+
+// An event a segment sent without a decisive answer (segment 1's event 39,
+// the newest) is neither required nor forbidden across segments: returned,
+// it was stored after all and takes its place under the limit; absent, it
+// is not missing; an accepted event left out still is.
+func TestCrossUnknownEvents(t *testing.T) {
+	evs := crossCorpus()
+	var union []*nostr.Event
+	for k, e := range evs {
+		if k != 39 {
+			union = append(union, e)
+		}
+	}
+	model := verify.NewModel(union)
+	f := nostr.Filter{Kinds: []int{1}, Limit: 10}
+	right, _ := model.Expected(&f, 0)
+	opts := Options{Corpus: func(context.Context, *results.Run) ([]*nostr.Event, error) { return evs, nil }}
+	pub := [2]time.Duration{time.Second, 1500 * time.Millisecond}
+	judge := func(got []*nostr.Event) *results.Verification {
+		t.Helper()
+		in := crossFiles(evs, pub, [2][]results.Answer{{answer(f, got, 2*time.Second)}, nil})
+		in[1].File.Runs[0].Phases[0].Unknown = results.EncodeIndexSet([]int{39}, len(evs))
+		out, err := Merge(context.Background(), in, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Runs[0].Phases[1].Verification
+	}
+	stored := append([]*nostr.Event{evs[39]}, right[:9]...)
+	if v := judge(stored); !v.Passed || v.StoredUnknown != 1 || v.Extra != 0 || v.Missing != 0 {
+		t.Errorf("unknown event returned: %+v", v)
+	}
+	if v := judge(right); !v.Passed || v.StoredUnknown != 0 {
+		t.Errorf("unknown event absent: %+v", v)
+	}
+	if v := judge(right[1:]); v.Passed || v.Missing != 1 {
+		t.Errorf("accepted event left out: %+v", v)
+	}
+}

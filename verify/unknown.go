@@ -348,6 +348,37 @@ func (m *Model) CountRange(f *nostr.Filter, r Reading) (owed, allowed int) {
 	if b.hi == b.min {
 		return owed, owed
 	}
-	_, allowed = b.hi.expectedCount(&g, 0, r)
-	return owed, allowed
+	if r == KeepsSuperseded {
+		_, allowed = b.hi.expectedCount(&g, 0, r)
+		return owed, allowed
+	}
+	return owed, b.hi.countLatest(f)
+}
+
+// countLatest counts the matches of f in the view under LatestOnly, a
+// replace key once however many of its versions the view holds live (hi
+// holds an accepted version and the unseen newer ones: at most one of them
+// is live in any store).
+func (v *view) countLatest(f *nostr.Filter) int {
+	n := 0
+	keys := map[string]bool{}
+	count := func(e *nostr.Event) {
+		if !f.Matches(e) {
+			return
+		}
+		if k, ok := replaceKey(e); ok {
+			keys[k] = true
+			return
+		}
+		n++
+	}
+	for _, e := range v.m.Live {
+		if !v.hide[e.ID] {
+			count(e)
+		}
+	}
+	for _, e := range v.addLive {
+		count(e)
+	}
+	return n + len(keys)
 }

@@ -201,3 +201,30 @@ func TestNoUnknownSameAsBefore(t *testing.T) {
 }
 
 func ptr(n int64) *int64 { return &n }
+
+// A count may lie between the accepted matches certainly live and those
+// plus every unknown event; a replace key counts once.
+func TestCountRange(t *testing.T) {
+	acc := append(fiveNotes(), ev("k1", "A", 0, 130))
+	unknown := []*nostr.Event{ev("u6", "P", 1, 106), ev("k2", "A", 0, 200), ev("k3", "A", 0, 210)}
+	m := NewModelUnknown(acc, unknown)
+	for _, c := range []struct {
+		f             nostr.Filter
+		r             Reading
+		owed, allowed int
+		what          string
+	}{
+		{nostr.Filter{Kinds: []int{1}}, LatestOnly, 5, 6, "notes"},
+		{nostr.Filter{Kinds: []int{0}}, LatestOnly, 0, 1, "one replace key, its accepted version threatened"},
+		{nostr.Filter{Kinds: []int{0}}, KeepsSuperseded, 1, 3, "every version kept"},
+		{nostr.Filter{Kinds: []int{0}, Until: ptr(150)}, LatestOnly, 0, 1, "the newer versions fall outside"},
+	} {
+		owed, allowed := m.CountRange(&c.f, c.r)
+		if owed != c.owed || allowed != c.allowed {
+			t.Errorf("%s: [%d, %d], want [%d, %d]", c.what, owed, allowed, c.owed, c.allowed)
+		}
+	}
+	if o, a := NewModel(acc).CountRange(&nostr.Filter{Kinds: []int{1}}, LatestOnly); o != 5 || a != 5 {
+		t.Errorf("no unknown: [%d, %d], want [5, 5]", o, a)
+	}
+}
