@@ -654,7 +654,12 @@ func (lr *lifeRun) tally() lifeTally {
 func (lr *lifeRun) verification(t lifeTally) (total, dv, rv *results.Verification) {
 	lr.mu.Lock()
 	d, r := lr.dver, lr.rver
-	d.Checked = 1
+	// The live subscription was checked when it was open (EOSE, or kept
+	// waiting for deliveries) or anything came on it; refused or never
+	// opened, it checked nothing.
+	if lr.subs.Count(outcome.Accepted)+lr.subs.Count(outcome.TimedOut) > 0 || d.Invalid+d.NotMatching+d.Duplicated+d.Returned > 0 || lr.deliveries.Count(outcome.Accepted) > 0 {
+		d.Checked = 1
+	}
 	d.Extra += lr.foreign + t.refusedDelivered
 	lr.mu.Unlock()
 	d.Expected, d.Missing = lr.deliveries.Requested(), t.counts["never_delivered"]
