@@ -169,9 +169,10 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			gate.settle(&pr.Phase)
 			finish(&pr.Phase, cfg.ClientCores)
 			run.Phases = append(run.Phases, pr.Phase)
-			if !cfg.SkipQuery || len(cfg.Workloads) > 0 {
+			if ctx.Err() == nil && (!cfg.SkipQuery || len(cfg.Workloads) > 0) {
 				// Only what follows needs the model: a publish-only run of a
-				// streamed corpus never parses its events.
+				// streamed corpus never parses its events, nor a cancelled
+				// run, where nothing follows.
 				var merr error
 				if c.Streamed() && (len(cfg.Workloads) > 0 || (!cfg.SkipQuery && !cfg.Segment.Whole())) {
 					// Events will be needed below: parse them once, the model
@@ -180,7 +181,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 						return run, merr
 					}
 				}
-				if model, merr = storedModel(c, pr); merr != nil {
+				if model, merr = buildModel(c, pr); merr != nil {
 					return run, merr
 				}
 			}
@@ -191,6 +192,13 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		if err := died(&run); err != nil {
 			return run, err
 		}
+	}
+	if ctx.Err() != nil {
+		// Stopped by the user (signal): nothing that follows starts, and
+		// nothing that grows with the corpus (parsing it, the model, the
+		// queries drawn from it) is done, so that the process saves what it
+		// measured and exits at once, whatever the corpus size.
+		return run, ctx.Err()
 	}
 	if c.Streamed() && ((!cfg.SkipQuery && (model == nil || !cfg.Segment.Whole())) || len(cfg.Workloads) > 0) {
 		// Queries drawn from the corpus and the workloads read Events.
@@ -258,6 +266,10 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 	}
 	return run, ctx.Err()
 }
+
+// buildModel builds the model of what the relay stored after publishing
+// (storedModel; a test counts the calls).
+var buildModel = storedModel
 
 // storedModel is the verification model of the events the relay stored
 // (accepted, or refused as duplicates), parsed from a streamed corpus, with
