@@ -172,6 +172,13 @@ func TestNotVerifiedEverywhere(t *testing.T) {
 	if s := b.String(); !strings.Contains(s, `<failure message="not verified: no answer was checked`) {
 		t.Errorf("JUnit does not fail the unverified phase:\n%s", s)
 	}
+	b.Reset()
+	if err := JSON(&b, []*results.File{f}, Options{}); err != nil { // as read from an old file: no state
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"state": "not verified"`) || !strings.Contains(b.String(), `"passed": false`) {
+		t.Error("JSON report of an old file lacks the state")
+	}
 	back := roundTrip(t, f)
 	v := back.Runs[0].Phases[1].Verification
 	if v.Passed || v.State != results.VerificationNotVerified {

@@ -149,13 +149,13 @@ func JSON(w io.Writer, files []*results.File, o Options) error {
 			for j := range r.Phases {
 				p := &r.Phases[j]
 				jp := JSONPhase{Name: p.Name, Workload: p.Workload, DurationSecs: float64(p.Duration) / 1e9, Counts: p.Counts, Refused: p.Refused,
-					Rates: p.Rates, Latency: jsonLatency(p.Latency), Verification: p.Verification, ClientLimited: p.ClientLimited,
+					Rates: p.Rates, Latency: jsonLatency(p.Latency), Verification: settled(p.Verification), ClientLimited: p.ClientLimited,
 					Status: phaseStatus(p), Notes: p.Notes, Errors: p.Errors}
 				if rs := p.Resources; rs != nil {
 					jp.Resources = &JSONResources{rs.RelayCPUSecs, rs.RelayPeakRSS, rs.RelayDataBytes, rs.ClientCPUSecs, rs.ClientCPUUtil}
 				}
 				for _, g := range p.Groups {
-					jp.Groups = append(jp.Groups, JSONGroup{Name: g.Name, Counts: g.Counts, Rates: g.Rates, Latency: jsonLatency(g.Latency), Verification: g.Verification})
+					jp.Groups = append(jp.Groups, JSONGroup{Name: g.Name, Counts: g.Counts, Rates: g.Rates, Latency: jsonLatency(g.Latency), Verification: settled(g.Verification)})
 				}
 				jr.Phases = append(jr.Phases, jp)
 			}
@@ -178,4 +178,15 @@ func JSON(w io.Writer, files []*results.File, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// settled is a copy of v with its state set (a file written before the
+// state existed lacks it; passed with nothing checked is not verified).
+func settled(v *results.Verification) *results.Verification {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	c.Settle()
+	return &c
 }
