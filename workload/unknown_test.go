@@ -1,0 +1,87 @@
+package workload
+
+import (
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
+)
+
+// A relay that handles every EVENT but answers none after the 560th:
+// those events are unknown (the relay stored them, or with LoseUnanswered
+// lost them). Queries of the reference and the clients' mix pass whichever
+// it did, and name the ones that turned up; judged as refused, the answers
+// of the relay that stored them fail (the defect this guards against).
+func TestQueryUnknownEventsNeitherOwedNorWrong(t *testing.T) {
+	c := smallCorpus(t)
+	for _, lose := range []bool{false, true} {
+		r := testrelay.New(testrelay.Config{NeverOKAfter: 560, LoseUnanswered: lose})
+		pr, err := Publish(ctxT(t), r.URL(), c, all(c), PublishOptions{Connections: 1, Mode: ModePipeline, Window: 64, Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acc, unknown []*nostr.Event
+		for i, o := range pr.Outcomes {
+			switch {
+			case o == Accepted || o == Duplicate:
+				acc = append(acc, c.Events[i])
+			case Undecided(o):
+				unknown = append(unknown, c.Events[i])
+			}
+		}
+		if len(unknown) == 0 || r.Stats().Unanswered == 0 {
+			t.Fatalf("lose=%v: no unknown event (outcomes: %v)", lose, pr.Phase.Counts)
+		}
+		model := verify.NewModelUnknown(acc, unknown)
+		for _, shapes := range [][]string{nil, ClientShapes} {
+			qo := QueryOptions{Limit: 50, Queries: 60, Timeout: 5 * time.Second, Seed: 3, Shapes: shapes}
+			ph, err := Query(ctxT(t), r.URL(), model, model.Live, qo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := ph.Verification
+			if v.Status() != results.VerificationPassed || v.Missing != 0 || v.Extra != 0 {
+				t.Errorf("lose=%v shapes %v: %s, missing %d extra %d; notes %q", lose, shapes, v.Status(), v.Missing, v.Extra, v.Notes)
+			}
+			if lose && v.StoredUnknown != 0 {
+				t.Errorf("lose=%v shapes %v: stored_unknown %d, want 0", lose, shapes, v.StoredUnknown)
+			}
+			if !lose && shapes == nil {
+				if v.StoredUnknown == 0 || v.StoredUnknown > int64(len(unknown)) {
+					t.Errorf("stored_unknown %d, want 1..%d", v.StoredUnknown, len(unknown))
+				}
+				old, err := Query(ctxT(t), r.URL(), verify.NewModel(acc), model.Live, qo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if old.Verification.Extra == 0 {
+					t.Errorf("judged as refused, the unknown events were not extra: %+v", old.Verification)
+				}
+			}
+		}
+		r.Close()
+	}
+}
+
+// A relay that ignores limit is named, not failed: the newest `limit` of
+// each answer are right. One that also loses accepted events fails.
+func TestQueryOverLimitNamedNotFailed(t *testing.T) {
+	for _, drop := range []int{0, 9} {
+		r := testrelay.New(testrelay.Config{IgnoreLimit: true, DropEvery: drop})
+		_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 10, Queries: 40})
+		r.Close()
+		v := q.Verification
+		if v.OverLimit == 0 {
+			t.Errorf("drop every %d: no over_limit counted: %+v", drop, v)
+		}
+		if pass := v.Status() == results.VerificationPassed; pass != (drop == 0) {
+			t.Errorf("drop every %d: %s, missing %d extra %d; notes %q", drop, v.Status(), v.Missing, v.Extra, v.Notes)
+		}
+		if drop == 0 && (v.Missing != 0 || v.Extra != 0) {
+			t.Errorf("over the limit: missing %d extra %d", v.Missing, v.Extra)
+		}
+	}
+}
