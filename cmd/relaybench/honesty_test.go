@@ -94,6 +94,11 @@ var misbehaviours = []misbehaviour{
 	{name: "stops sending EOSE", cfg: testrelay.Config{Verify: true, NoEOSEAfter: 3}, status: statuses(ok, map[string][]int{"run": incomplete, "lifecycle": incomplete, "mixed": incomplete})},
 	{name: "stops answering", cfg: testrelay.Config{Verify: true, StallAfter: 150}, status: statuses(incomplete, nil)},
 	{name: "dies mid-phase", cfg: testrelay.Config{Verify: true, KillAfterEvents: 60}, status: statuses(incomplete, nil)},
+	// NIP-01 MUSTs every workload can see: OKs follow EVENTs, EVENTs follow REQs.
+	{name: "sends OKs for ids never sent", cfg: testrelay.Config{Verify: true, ForeignOKEvery: 5}, status: statuses(wrong, nil)},
+	{name: "sends events under unopened ids", cfg: testrelay.Config{Verify: true, UnsolicitedEvents: true}, status: statuses(wrong, nil)},
+	// Answers past the client's cap are refused "answer over cap": incomplete, never wrong.
+	{name: "streams answers without end", cfg: testrelay.Config{Verify: true, EndlessAnswers: true}, status: statuses(ok, map[string][]int{"run": incomplete, "subscribe": incomplete, "mixed": incomplete, "lifecycle": incomplete, "sweep": incomplete})},
 	{name: "answers outside the filter", cfg: testrelay.Config{Verify: true, ExtraEvents: 2}, status: statuses(ok, map[string][]int{"run": wrong, "mixed": wrong, "lifecycle": {judge.Passed, judge.WrongAnswers}, "subscribe": {judge.Passed, judge.WrongAnswers}, "sweep": {judge.Passed, judge.WrongAnswers}})},
 }
 

@@ -185,11 +185,12 @@ type Config struct {
 	// CLOSE, one under the id just closed (an event after CLOSE, which
 	// NIP-01 forbids with no MUST).
 	UnsolicitedEvents bool
-	// EndlessAnswers: each REQ is answered with its stored results (or, if
-	// none match, valid events outside its filters), sent again and again
-	// without limit and without EOSE until a CLOSE for it or the end of the
-	// connection (NIP-01: limit is a SHOULD; "returning (much) more should
-	// be avoided to prevent overwhelming clients").
+	// EndlessAnswers: each REQ is answered with its stored results, sent
+	// again and again without limit and without EOSE until a CLOSE for it
+	// or the end of the connection (NIP-01: limit is a SHOULD; "returning
+	// (much) more should be avoided to prevent overwhelming clients"). New
+	// matching events are delivered meanwhile, as live deliveries. A REQ
+	// nothing stored matches gets only those, and no EOSE.
 	EndlessAnswers bool
 	// IgnoreLimit answers each REQ with every stored match, newest first,
 	// ignoring its filters' limit and MaxLimit (NIP-01: limit is a SHOULD;
@@ -918,11 +919,18 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 
 // endless streams the results of a REQ (EndlessAnswers), pre-encoded once
 // and sent again and again, until sb is closed or replaced, or the
-// connection ends. It never sends EOSE.
+// connection ends. It never sends EOSE; sb is live from the start.
 func (c *conn) endless(subID string, sb *sub, filters []nostr.Filter) {
 	pool := c.r.query(filters)
+	c.mu.Lock()
+	pending := sb.pending
+	sb.pending, sb.live = nil, true
+	c.mu.Unlock()
+	for _, ev := range pending {
+		c.r.deliver(c, subID, ev)
+	}
 	if len(pool) == 0 {
-		pool = c.r.extras(filters, 1)
+		return
 	}
 	frames := make([][]byte, len(pool))
 	for i, ev := range pool {
