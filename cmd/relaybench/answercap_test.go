@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/results"
+)
+
+// A relay that streams 1 KB events into every REQ without end (ignoring
+// limit, no EOSE) cannot swamp the client: each answer is cut at the cap,
+// the run is incomplete (exit 4, not wrong) and its peak memory stays far
+// below what the answers would take uncapped (about 100 MB per second of
+// streaming). The cap does not depend on how fast the relay streams.
+func TestEndlessAnswersKeepMemoryBounded(t *testing.T) {
+	bin := relaybenchBin(t)
+	r := testrelay.New(testrelay.Config{Verify: true, EndlessAnswers: true})
+	defer r.Close()
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		cap   string // the event cap named in the errors
+	}{
+		{"derived", nil, "more than 300 events"},
+		{"flag", []string{"--max-answer-events", "40"}, "more than 40 events"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			path := filepath.Join(out, "r.json")
+			args := append([]string{"run", "--relay", r.URL(), "--events", "400", "--size", "1024", "--queries", "12",
+				"--query-limit", "100", "--timeout", "10s", "--cache-dir", t.TempDir(), "--out", out, "--json", path, "--no-progress"}, tc.extra...)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, args...)
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("run did not end: %s", se.String())
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != judge.Incomplete {
+				t.Fatalf("run: %v, want exit %d\n%s", err, judge.Incomplete, lastLines(so.String()+se.String(), 10))
+			}
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				t.Logf("peak RSS %d MB", ru.Maxrss>>10)
+				if ru.Maxrss > 256<<10 { // KiB
+					t.Errorf("peak RSS %d MB, want under 256 MB", ru.Maxrss>>10)
+				}
+			}
+			f, err := results.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := f.Runs[0].Phase("query")
+			if q == nil {
+				t.Fatal("no query phase")
+			}
+			a := q.Account(results.OpQuery)
+			if a == nil || a.Refused != 12 || a.RefusedBy[outcome.OverCap] != 12 || q.Counts["answers_over_cap"] != 12 {
+				t.Errorf("account %+v, counts %v: want 12 queries refused %q", a, q.Counts, outcome.OverCap)
+			}
+			if !strings.Contains(strings.Join(q.Errors, "\n"), tc.cap) {
+				t.Errorf("errors %q do not name the cap (%s)", q.Errors, tc.cap)
+			}
+		})
+	}
+}
+
+func TestMaxAnswerFlagsValidated(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--max-answer-events", "-1"},
+		{"run", "--max-answer-events", "1000000000000"},
+		{"lifecycle", "--max-answer-bytes", "-5"},
+	} {
+		res := runCLI(t, args...)
+		lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+		if res.code != judge.Usage || len(lines) != 1 || !strings.Contains(res.stderr, args[1]) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming the flag", args, res.code, res.stderr)
+		}
+	}
+}
