@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
@@ -68,5 +69,40 @@ func TestEveryREQRefusedIsNotVerified(t *testing.T) {
 	}
 	if !strings.Contains(string(x), `message="not verified: no answer was checked`) {
 		t.Errorf("JUnit does not fail the unverified phase:\n%s", x)
+	}
+}
+
+// TestEveryWorkloadNotVerifiedWhenREQsRefused: against a relay that
+// refuses every REQ, no workload exits 0, and no phase that checked no
+// answer says its verification passed.
+func TestEveryWorkloadNotVerifiedWhenREQsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the binary once per workload")
+	}
+	bin := relaybenchBin(t)
+	cache := t.TempDir()
+	for _, w := range workloadOrder {
+		t.Run(w, func(t *testing.T) {
+			t.Parallel()
+			r := testrelay.New(testrelay.Config{Verify: true, RefuseAllREQs: true})
+			defer r.Close()
+			out := t.TempDir()
+			path := filepath.Join(out, "r.json")
+			args := append(append([]string{}, workloadArgs[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
+			res := runBin(t, bin, 2*time.Minute, args...)
+			f, err := results.Read(path)
+			if err != nil {
+				t.Fatalf("exit %d, no results file: %v\nstderr: %s", res.code, err, res.stderr)
+			}
+			checkAccounts(t, f)
+			for _, ph := range f.Runs[0].Phases {
+				if v := ph.Verification; v != nil && v.Checked == 0 && (v.Passed || v.State == results.VerificationPassed) {
+					t.Errorf("%s: nothing checked, yet passed: %+v", ph.Name, v)
+				}
+			}
+			if r.Stats().REQs > 0 && res.code == judge.Passed {
+				t.Errorf("%d REQs all refused, yet exit 0\nstdout: %s", r.Stats().REQs, lastLines(res.stdout, 15))
+			}
+		})
 	}
 }
