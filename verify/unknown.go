@@ -109,9 +109,11 @@ func (m *Model) with(extra []*nostr.Event) *view {
 // (none: no key).
 func (v *view) winners(evs []*nostr.Event) map[string]*nostr.Event {
 	keys := map[string]bool{}
+	authors := map[string]bool{} // to build a key only for events that may have one of keys
 	for _, e := range evs {
 		if k, ok := replaceKey(e); ok {
 			keys[k] = true
+			authors[e.PubKey] = true
 		}
 	}
 	out := map[string]*nostr.Event{}
@@ -119,6 +121,9 @@ func (v *view) winners(evs []*nostr.Event) map[string]*nostr.Event {
 		return out
 	}
 	for _, e := range v.m.Live {
+		if !authors[e.PubKey] {
+			continue
+		}
 		if k, ok := replaceKey(e); ok && keys[k] && !v.hide[e.ID] {
 			out[k] = e
 		}
