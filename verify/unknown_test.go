@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -227,4 +229,72 @@ func TestCountRange(t *testing.T) {
 	if o, a := NewModel(acc).CountRange(&nostr.Filter{Kinds: []int{1}}, LatestOnly); o != 5 || a != 5 {
 		t.Errorf("no unknown: [%d, %d], want [5, 5]", o, a)
 	}
+}
+
+// Whatever subset of the unknown events a relay stored, its exact answers
+// (the newest `limit` of what it holds) are never counted missing or
+// extra: checked on random small stores with ties and replaceable events.
+func TestUnknownNeverBlamesACorrectStore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	evN := 0
+	mk := func() *nostr.Event {
+		evN++
+		kind := []int{1, 1, 0, 3}[rng.IntN(4)]
+		return ev(fmt.Sprintf("%03d", rng.IntN(1000))+fmt.Sprint(evN), []string{"A", "B"}[rng.IntN(2)], kind, int64(100+rng.IntN(6)))
+	}
+	for round := 0; round < 400; round++ {
+		var acc, unknown []*nostr.Event
+		for range 3 + rng.IntN(6) {
+			acc = append(acc, mk())
+		}
+		for range 1 + rng.IntN(3) {
+			unknown = append(unknown, mk())
+		}
+		var filters []nostr.Filter
+		for range 4 {
+			f := nostr.Filter{Limit: rng.IntN(5)}
+			switch rng.IntN(4) {
+			case 0:
+				f.Kinds = []int{1}
+			case 1:
+				f.Authors = []string{"A"}
+			case 2:
+				f.Kinds = []int{0, 3}
+			}
+			if rng.IntN(3) == 0 {
+				f.Until = ptr(int64(102 + rng.IntN(3)))
+			}
+			filters = append(filters, f)
+		}
+		m := NewModelUnknown(acc, unknown)
+		for s := 0; s < 1<<len(unknown); s++ {
+			store := append([]*nostr.Event(nil), acc...)
+			for i, u := range unknown {
+				if s&(1<<i) != 0 {
+					store = append(store, u)
+				}
+			}
+			truth := NewModel(store)
+			var replies []Reply
+			for i := range filters {
+				exact, _ := truth.Expected(&filters[i], 0)
+				replies = append(replies, Reply{Filter: &filters[i], Events: exact})
+			}
+			j := Judge(replies, m, 0, false)
+			for i, v := range j.Answers {
+				if v.Missing != 0 || v.Extra != 0 {
+					t.Fatalf("round %d, store with unknown subset %b, filter %s: missing %d extra %d (%q)\naccepted %v\nunknown %v\nanswer %v",
+						round, s, filters[i].AppendJSON(nil), v.Missing, v.Extra, v.Notes, show(acc), show(unknown), show(replies[i].Events))
+				}
+			}
+		}
+	}
+}
+
+func show(evs []*nostr.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%s(%s k%d t%d) ", e.ID, e.PubKey, e.Kind, e.CreatedAt)
+	}
+	return b.String()
 }
