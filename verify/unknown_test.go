@@ -232,8 +232,9 @@ func TestCountRange(t *testing.T) {
 }
 
 // Whatever subset of the unknown events a relay stored, its exact answers
-// (the newest `limit` of what it holds) are never counted missing or
-// extra: checked on random small stores with ties and replaceable events.
+// (the newest `limit` of what it holds), or every match in any order
+// (over the limit), are never counted missing or extra: checked on random
+// small stores with ties and replaceable events.
 func TestUnknownNeverBlamesACorrectStore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	evN := 0
@@ -280,11 +281,23 @@ func TestUnknownNeverBlamesACorrectStore(t *testing.T) {
 				exact, _ := truth.Expected(&filters[i], 0)
 				replies = append(replies, Reply{Filter: &filters[i], Events: exact})
 			}
-			j := Judge(replies, m, 0, false)
-			for i, v := range j.Answers {
-				if v.Missing != 0 || v.Extra != 0 {
-					t.Fatalf("round %d, store with unknown subset %b, filter %s: missing %d extra %d (%q)\naccepted %v\nunknown %v\nanswer %v",
-						round, s, filters[i].AppendJSON(nil), v.Missing, v.Extra, v.Notes, show(acc), show(unknown), show(replies[i].Events))
+			// The same store answering every match, whatever the limit
+			// (a SHOULD): only over_limit.
+			var over []Reply
+			for i := range filters {
+				f := filters[i]
+				f.Limit = 0
+				every, _ := truth.Expected(&f, 0)
+				rng.Shuffle(len(every), func(a, b int) { every[a], every[b] = every[b], every[a] })
+				over = append(over, Reply{Filter: &filters[i], Events: every})
+			}
+			for _, rs := range [][]Reply{replies, over} {
+				j := Judge(rs, m, 0, false)
+				for i, v := range j.Answers {
+					if v.Missing != 0 || v.Extra != 0 {
+						t.Fatalf("round %d, store with unknown subset %b, filter %s: missing %d extra %d (%q)\naccepted %v\nunknown %v\nanswer %v",
+							round, s, filters[i].AppendJSON(nil), v.Missing, v.Extra, v.Notes, show(acc), show(unknown), show(rs[i].Events))
+					}
 				}
 			}
 		}
