@@ -330,6 +330,9 @@ func seenUnknown(replies []Reply, model *Model) []*nostr.Event {
 // of them were returned (stored after all), the others were neither owed
 // nor counted.
 func UnknownNote(stored, unknown int) string {
+	if stored == 0 {
+		return fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) turned up in no answer: neither owed nor counted wrong (the relay may or may not have stored them)", unknown)
+	}
 	return fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) were stored after all: they turned up in answers and were judged as accepted; the other %d were neither owed nor counted wrong (the relay may or may not have stored them)", stored, unknown-stored)
 }
 
