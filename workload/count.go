@@ -500,6 +500,8 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 	}
 	if model == nil {
 		total.Notes = append(total.Notes, "nothing was published in this run, so the right counts cannot be known: counts are reported, not checked")
+	} else if n := len(model.Unknown); n > 0 {
+		total.Notes = append(total.Notes, fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) may or may not be stored: each count was judged right anywhere from the matches without them to the matches with them", n))
 	}
 	if n := ph.Counts["failed"]; n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d COUNTs got no count (CLOSED, timeout or connection loss): not checked; the outcomes line says which", n))

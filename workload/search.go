@@ -329,6 +329,7 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 	var busy, got, want int64
 	var overLimit int64
 	var unrelated, outsideEx []string
+	storedUnknown := map[string]bool{} // unknown events returned: stored after all
 	for _, r := range recs {
 		if r.ended == "" && r.err == "" {
 			continue
@@ -392,7 +393,9 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 			if model != nil {
 				// An event published without a decisive answer may be
 				// stored: neither owed nor forbidden.
-				if acc, _ := model.Accepted(e.ID); !acc && !model.IsUnknown(e.ID) {
+				if model.IsUnknown(e.ID) {
+					storedUnknown[e.ID] = true
+				} else if acc, _ := model.Accepted(e.ID); !acc {
 					v.Extra++
 					v.Notes = verify.AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused")
 					continue
@@ -491,6 +494,9 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 	}
 	if model == nil {
 		total.Notes = append(total.Notes, "nothing was published in this run, so extra results and recall cannot be known: validity, filter and term were checked")
+	} else if len(model.Unknown) > 0 {
+		total.StoredUnknown = int64(len(storedUnknown))
+		total.Notes = verify.AppendUnique(total.Notes, verify.UnknownNote(len(storedUnknown), len(model.Unknown)))
 	}
 	if n := ph.Counts["failed"]; n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d searches did not end with EOSE (CLOSED, timeout or connection loss): not verified; the outcomes line says which", n))
