@@ -85,3 +85,36 @@ func TestQueryOverLimitNamedNotFailed(t *testing.T) {
 		}
 	}
 }
+
+// Counts of a relay that stored events relaybench never got the OK of are
+// right anywhere in the range they allow: the same counts fail when those
+// events are taken as refused.
+func TestCountUnknownEventsRange(t *testing.T) {
+	url := embeddedURL(t, "native")
+	m := publishModel(t, url)
+	// Take every 10th stored event as one whose OK never came.
+	var acc, unknown []*nostr.Event
+	for i, e := range m.All {
+		if i%10 == 0 {
+			unknown = append(unknown, e)
+		} else {
+			acc = append(acc, e)
+		}
+	}
+	um := verify.NewModelUnknown(acc, unknown)
+	o := CountOptions{Queries: 24, Limit: 50, Timeout: 5 * time.Second, Seed: 3}
+	ph, err := Count(ctxT(t), url, um, m.Live, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ph.Verification; v.Status() != results.VerificationPassed || ph.Counts["count_wrong"] != 0 {
+		t.Errorf("with unknown events: %s, wrong %d; notes %q", v.Status(), ph.Counts["count_wrong"], v.Notes)
+	}
+	ph, err = Count(ctxT(t), url, verify.NewModel(acc), m.Live, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ph.Counts["count_wrong"] == 0 {
+		t.Errorf("taken as refused, the unknown events made no count wrong: %+v", ph.Verification)
+	}
+}
