@@ -135,7 +135,7 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 		}
 		return out, nil
 	}
-	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit, unknown: map[string]bool{}, stored: map[string]bool{}}
+	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit, unknown: map[string]bool{}}
 	for _, e := range o.Unknown {
 		nr.unknown[e.ID] = true
 	}
@@ -201,7 +201,7 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 // negRun is one run of the negentropy workload.
 type negRun struct {
 	unknown map[string]bool // ids sent without a decisive answer: neither owed nor wrong
-	stored  map[string]bool // unknown ids the relay reported having: stored after all
+	stored  map[string]bool // unknown ids the relay reported having in this scenario: stored after all
 	o       NegentropyOptions
 	url     string
 	user    context.Context
@@ -329,6 +329,7 @@ type negStats struct {
 // scenario runs Rounds reconciliations of local against the relay and
 // returns the scenario's phase.
 func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, expHave map[string]bool, relayN int, delta *negDelta, progress func()) (results.Phase, error) {
+	nr.stored = map[string]bool{} // this scenario's
 	o := nr.o
 	ph := results.Phase{Name: "negentropy/" + name, Workload: "negentropy", Counts: map[string]int64{},
 		Params: map[string]any{"scenario": name, "rounds": o.Rounds, "frame_size": o.FrameSize, "relay_set": relayN,

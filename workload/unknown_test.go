@@ -118,3 +118,53 @@ func TestCountUnknownEventsRange(t *testing.T) {
 		t.Errorf("taken as refused, the unknown events made no count wrong: %+v", ph.Verification)
 	}
 }
+
+// A negentropy reconciliation in which the relay has events whose OK never
+// came is not wrong: they were stored after all, and named. Taken as
+// events the relay should not have, they are extra. (The embedded relay
+// may refuse a reconciliation, NEG-ERROR "CLOSED": only those that
+// converged are judged.)
+func TestNegentropyUnknownEventsStoredAfterAll(t *testing.T) {
+	for _, named := range []bool{true, false} {
+		url := embeddedURL(t, "native") // a fresh relay: no delta events of another run
+		live, info := publishForSync(t, url)
+		var known, unknown []*nostr.Event
+		for i, e := range live {
+			if i%10 == 5 {
+				unknown = append(unknown, e)
+			} else {
+				known = append(known, e)
+			}
+		}
+		o := NegentropyOptions{Rounds: 3, Delta: 10, Seed: 5, Timeout: 10 * time.Second}
+		if named {
+			o.Unknown = unknown
+		}
+		phases, err := Negentropy(ctxT(t), url, smallCorpus(t), known, info, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var converged, stored, extra int64
+		failed := false
+		for _, ph := range phases {
+			converged += ph.Account(OpReconcile).Accepted
+			v := ph.Verification
+			stored += v.StoredUnknown
+			extra += v.Extra
+			failed = failed || v.Status() == results.VerificationFailed
+			if named && (v.Status() == results.VerificationFailed || v.StoredUnknown > int64(len(unknown))) {
+				t.Errorf("%s: %s, stored_unknown %d of %d: %+v", ph.Name, v.Status(), v.StoredUnknown, len(unknown), v)
+			}
+		}
+		// Every scenario's relay set holds unknown events the client lacks:
+		// a converged reconciliation reports some.
+		switch {
+		case converged == 0:
+			t.Logf("named=%v: the relay refused every reconciliation: nothing to judge", named)
+		case named && stored == 0:
+			t.Errorf("%d reconciliations converged, none named an unknown event", converged)
+		case !named && (!failed || extra == 0):
+			t.Errorf("taken as never stored, the unknown events were not extra (%d converged)", converged)
+		}
+	}
+}
