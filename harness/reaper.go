@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // A relay runs in its own process group. The parent-death signal
@@ -87,7 +88,8 @@ func startReaper(pgid int) (*reaper, error) {
 	return rp, nil
 }
 
-// disarm tells the reaper the group is stopped and lets it exit. It is
+// disarm tells the reaper the group is stopped and waits (bounded) until
+// it has exited, so that a stopped relay leaves no process behind. It is
 // safe on a nil reaper and idempotent.
 func (rp *reaper) disarm() {
 	if rp == nil || rp.w == nil {
@@ -96,4 +98,8 @@ func (rp *reaper) disarm() {
 	rp.w.Write([]byte{1})
 	rp.w.Close()
 	rp.w = nil
+	select {
+	case <-rp.done:
+	case <-time.After(5 * time.Second):
+	}
 }
