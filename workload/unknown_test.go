@@ -19,7 +19,7 @@ func TestQueryUnknownEventsNeitherOwedNorWrong(t *testing.T) {
 	c := smallCorpus(t)
 	for _, lose := range []bool{false, true} {
 		r := testrelay.New(testrelay.Config{NeverOKAfter: 560, LoseUnanswered: lose})
-		pr, err := Publish(ctxT(t), r.URL(), c, all(c), PublishOptions{Connections: 1, Mode: ModePipeline, Window: 64, Timeout: time.Second})
+		pr, err := Publish(ctxT(t), r.URL(), c, all(c), PublishOptions{Connections: 1, Mode: ModePipeline, Window: 64, Timeout: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
