@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -459,11 +458,13 @@ type Histogram struct {
 
 // Write writes f as indented JSON to path ("-" for stdout).
 //
-// Write never overwrites a results file: path must not exist, or be the
-// empty file Reserve made for it. The JSON goes to a temporary file in the
-// same folder (os.CreateTemp), which is then renamed to path, so a reader
-// never sees half a file; on any failure the temporary file is removed and
-// path is left as it was.
+// Write never overwrites a results file: path must not exist (Reserve
+// holds its name with a hidden file, see reserve.go). The JSON goes to a
+// hidden temporary file in the same folder, which is then linked to path
+// (an atomic step that fails if path exists), so a reader never sees half
+// a file and no killed process leaves an invalid one; on any failure the
+// temporary file is removed and path is left as it was. The reservation of
+// path, if this process holds it, is released once path is written.
 func Write(path string, f *File) error {
 	f.Schema = SchemaVersion
 	f.settle()
@@ -479,12 +480,12 @@ func Write(path string, f *File) error {
 	switch st, err := os.Stat(path); {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("write results: %s is a folder", path)
-	case err == nil && st.Size() > 0:
+	case err == nil:
 		return fmt.Errorf("write results: %s exists: not overwritten", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("write results: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*.tmp")
 	if err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
@@ -501,38 +502,33 @@ func Write(path string, f *File) error {
 	if err := tmp.Chmod(0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := place(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	done = true
+	os.Remove(tmp.Name())
+	Release(path)
 	return nil
 }
 
-// Reserve creates path as an empty file, exclusively (O_EXCL): no other
-// process can take the name before Write fills it. With unique, a taken
-// name is no error: Reserve tries NAME-2.EXT, NAME-3.EXT, … and returns the
-// name it reserved. Without unique, a taken name is an error that wraps
-// fs.ErrExist. The caller removes the empty file if it never writes it.
-func Reserve(path string, unique bool) (string, error) {
-	ext := filepath.Ext(path)
-	stem := strings.TrimSuffix(path, ext)
-	for n := 1; n <= 10000; n++ {
-		p := path
-		if n > 1 {
-			p = fmt.Sprintf("%s-%d%s", stem, n, ext)
-		}
-		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			return p, fh.Close()
-		}
-		if !errors.Is(err, fs.ErrExist) || !unique {
-			return "", err
-		}
+// place gives the complete file tmp the name path without replacing a file
+// there: a hard link (fails if path exists), or a rename after checking on
+// a filesystem without hard links.
+func place(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
 	}
-	return "", fmt.Errorf("%s: no free name (tried 10000)", path)
+	if _, serr := os.Lstat(path); serr == nil {
+		return &fs.PathError{Op: "write", Path: path, Err: fs.ErrExist}
+	}
+	return os.Rename(tmp, path)
 }
 
 // Read reads and checks a results file.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -125,12 +126,94 @@ func TestReserveUniqueAtOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	want := []string{filepath.Base(p)}
+	var want, hidden, got []string
+	want = append(want, p)
+	hidden = append(hidden, ".run-20261122-231100.json.tmp")
 	for n := 2; n <= 10; n++ {
-		want = append(want, fmt.Sprintf("run-20261122-231100-%d.json", n))
+		want = append(want, filepath.Join(dir, fmt.Sprintf("run-20261122-231100-%d.json", n)))
+		hidden = append(hidden, fmt.Sprintf(".run-20261122-231100-%d.json.tmp", n))
+	}
+	for name := range seen {
+		got = append(got, name)
 	}
 	sort.Strings(want)
-	if got := names(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
+	sort.Strings(got)
+	sort.Strings(hidden)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("reserved %v, want %v", got, want)
+	}
+	// Held by hidden files only: no visible file before the results are whole.
+	if got := names(t, dir); fmt.Sprint(got) != fmt.Sprint(hidden) {
+		t.Fatalf("folder holds %v, want only the hidden reservations %v", got, hidden)
+	}
+	for _, p := range want {
+		Release(p)
+	}
+	if got := names(t, dir); len(got) != 0 {
+		t.Fatalf("released, yet left %v", got)
+	}
+}
+
+// TestReserveShowsNothingUntilWritten: a reserved name is held by a hidden
+// file only, so a process killed before writing (SIGKILL) leaves no empty
+// or partial results file for `report *.json` to trip on; the written file
+// is whole, and the reservation gone with the write.
+func TestReserveShowsNothingUntilWritten(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Reserve(filepath.Join(dir, "run-1.json"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, dir); len(got) != 1 || got[0] != ".run-1.json.tmp" {
+		t.Fatalf("reserved: folder holds %v, want only .run-1.json.tmp", got)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(m) != 0 {
+		t.Fatalf("*.json matches %v before the results are written", m)
+	}
+	if err := Write(p, sample()); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, dir); len(got) != 1 || got[0] != "run-1.json" {
+		t.Fatalf("written: folder holds %v, want only run-1.json", got)
+	}
+	if _, err := Read(p); err != nil {
+		t.Fatal(err)
+	}
+	// A name written meanwhile by another process is not reserved again.
+	if _, err := Reserve(p, false); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("reserving a written name: %v, want fs.ErrExist", err)
+	}
+}
+
+// TestStaleHiddenFilesCleaned: the hidden reservation and temporary files
+// of a process that is gone (killed) are removed by the next Reserve in the
+// folder; those of a live process stay.
+func TestStaleHiddenFilesCleaned(t *testing.T) {
+	dir := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead, live := gone.Process.Pid, os.Getpid()
+	files := map[string]string{
+		".run-a.json.tmp": fmt.Sprintf("%d\n", dead), fmt.Sprintf(".run-b.json.%d-123.tmp", dead): "{\"partial",
+		".run-c.json.tmp": fmt.Sprintf("%d\n", live), fmt.Sprintf(".run-d.json.%d-456.tmp", live): "{",
+		"keep.json": "{}", ".other.tmp": "x",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The dead process's reservation no longer holds run-a.json.
+	got, err := Reserve(filepath.Join(dir, "run-a.json"), false)
+	if err != nil {
+		t.Fatalf("a dead process's reservation still holds the name: %v", err)
+	}
+	Release(got)
+	want := []string{".other.tmp", ".run-c.json.tmp", fmt.Sprintf(".run-d.json.%d-456.tmp", live), "keep.json"}
+	sort.Strings(want)
+	if got := names(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("left %v, want %v", got, want)
 	}
 }

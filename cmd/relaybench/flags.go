@@ -201,11 +201,13 @@ func (f outputFlags) validate() error {
 }
 
 // resultsPath returns where to write the results file, makes its folder and
-// reserves the name: the file is created empty and exclusively, so that
-// runs started in the same second, or at once by several processes, never
-// write over each other (the default name gets a -2, -3, … suffix when
-// taken). A reserved name that is never written is removed when the command
-// returns (Globals.AfterRun) or on a forced exit.
+// reserves the name (results.Reserve): a hidden reservation file is created
+// exclusively, so that runs started in the same second, or at once by
+// several processes, never write over each other (the default name gets a
+// -2, -3, … suffix when taken), and no visible file exists until the
+// results are complete. A reservation never written is released when the
+// command returns (Globals.AfterRun) or on a forced exit; one left by a
+// killed process is removed by the next run in that folder.
 func (f outputFlags) resultsPath(command string, started time.Time) (string, error) {
 	if f.JSON == "-" {
 		return "-", nil
@@ -236,27 +238,21 @@ var (
 )
 
 func holdReserved(path string) {
-	remove := addExitHook(func() { dropIfEmpty(path) })
+	remove := addExitHook(func() { results.Release(path) })
 	reservedMu.Lock()
 	reserved[path] = remove
 	reservedMu.Unlock()
 }
 
-// releaseReserved removes the reserved results files that stayed empty: the
-// command returned before writing them.
+// releaseReserved releases the reserved results names (a no-op for those
+// written: Write released them).
 func releaseReserved() {
 	reservedMu.Lock()
 	defer reservedMu.Unlock()
 	for p, remove := range reserved {
-		dropIfEmpty(p)
+		results.Release(p)
 		remove()
 		delete(reserved, p)
-	}
-}
-
-func dropIfEmpty(path string) {
-	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
-		os.Remove(path)
 	}
 }
 

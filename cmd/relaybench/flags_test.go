@@ -492,7 +492,6 @@ func TestReportRefusesEmptyAndForeignFiles(t *testing.T) {
 	}{
 		{[]string{empty}, "no runs"},
 		{[]string{empty, "--format", "md"}, "no runs"},
-		{[]string{good, empty}, "no runs"},
 		{[]string{"--base", empty, "--cand", good}, "no runs"},
 		{[]string{object}, object},
 		{[]string{text}, text},
@@ -512,6 +511,38 @@ func TestReportRefusesEmptyAndForeignFiles(t *testing.T) {
 	}
 	if code, stdout, stderr := runHere(t, "report", good, "--format", "json"); code != 0 || !json.Valid([]byte(stdout)) {
 		t.Fatalf("a file with a run: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestReportSkipsUnreadableFiles: `report DIR/*.json` over many files
+// reports on those it can read, names each one it cannot on stderr, and
+// exits 1 at the end; merge names every unreadable segment.
+func TestReportSkipsUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "a-good.json")
+	if err := results.Write(good, &results.File{Command: "run", Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	blank, text := filepath.Join(dir, "b-blank.json"), filepath.Join(dir, "c-text.json")
+	os.WriteFile(blank, nil, 0o644) // as an older relaybench killed mid-run left it
+	os.WriteFile(text, []byte("hello"), 0o644)
+	code, stdout, stderr := runHere(t, "report", good, blank, text, "--format", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
+	}
+	if !json.Valid([]byte(stdout)) || !strings.Contains(stdout, "ws://127.0.0.1:1") {
+		t.Fatalf("the readable file's report is missing: %q", stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], blank) || !strings.Contains(lines[1], text) || !strings.Contains(lines[2], "2 of 3") {
+		t.Fatalf("want each unreadable file named, then the count; got %q", stderr)
+	}
+	code, stdout, stderr = runHere(t, "merge", blank, text, "-o", filepath.Join(dir, "m.json"))
+	if code != 2 || stdout != "" || !strings.Contains(stderr, blank) || !strings.Contains(stderr, text) {
+		t.Fatalf("merge: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.json")); err == nil {
+		t.Fatal("merge wrote a file")
 	}
 }
 

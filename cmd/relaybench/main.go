@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/sys/unix"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -143,14 +144,35 @@ func oneLine(err error) string {
 var servingRelay atomic.Bool
 
 // signalContext returns a context cancelled on the first SIGINT/SIGTERM; a
-// second signal exits the process at once with code 130.
+// second signal exits the process at once with code 130. Standard output or
+// error closed by their reader (SIGPIPE, e.g. `relaybench run | head`)
+// stops the run as SIGTERM does, instead of killing the process before it
+// saves its results and stops the relay it started: writes to the closed
+// output then fail (EPIPE) and are skipped. A SIGPIPE from a connection to
+// a relay is left to the connection (its write fails).
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	var once sync.Once
+	lost := func() {
+		once.Do(func() {
+			if ctx.Err() == nil {
+				fmt.Fprintln(os.Stderr, "\nrelaybench: output closed (SIGPIPE): stopping, saving what was measured")
+			}
+			cancel()
+		})
+	}
+	outputLost = lost
 	go func() {
 		n := 0
 		for sig := range ch {
+			if sig == syscall.SIGPIPE {
+				if outputClosed() {
+					lost()
+				}
+				continue
+			}
 			n++
 			if n == 1 {
 				if servingRelay.Load() {
@@ -167,6 +189,26 @@ func signalContext() (context.Context, func()) {
 		}
 	}()
 	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// outputLost stops the run as SIGPIPE on a closed standard output does;
+// printSummary calls it on EPIPE too, so that the exit status does not
+// depend on when the signal is handled.
+var outputLost = func() {}
+
+// outputClosed reports whether standard output or standard error is a
+// pipe or socket whose reader is gone (poll reports POLLERR or POLLHUP).
+func outputClosed() bool {
+	fds := []unix.PollFd{{Fd: 1}, {Fd: 2}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return false
+	}
+	for _, f := range fds {
+		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // exitHooks run before a forced exit (second Ctrl-C) so that child processes

@@ -47,12 +47,24 @@ func (c *mergeCmd) checkFlags() error {
 
 func (c *mergeCmd) Run(g *Globals) error {
 	var in []merge.Input
+	var bad []error
 	for _, p := range c.Files {
 		f, err := results.Read(p)
 		if err != nil {
-			return withCode(judge.Usage, err)
+			bad = append(bad, err)
+			continue
 		}
 		in = append(in, merge.Input{Name: filepath.Base(p), File: f})
+	}
+	if len(bad) == 1 {
+		return withCode(judge.Usage, bad[0])
+	}
+	if len(bad) > 1 {
+		// Each unreadable segment is named; none is merged without the others.
+		for _, e := range bad {
+			fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(e))
+		}
+		return withCode(judge.Usage, fmt.Errorf("%d of the %d segments' results files could not be read (named above): nothing merged", len(bad), len(c.Files)))
 	}
 	merged, err := merge.Merge(g.Ctx, in, merge.Options{Force: c.Force, Corpus: c.loadCorpus, ClockTolerance: c.ClockTolerance})
 	var ue *merge.UsageError
@@ -77,20 +89,16 @@ func (c *mergeCmd) Run(g *Globals) error {
 			return err
 		}
 		path = p
+		defer results.Release(p)
 	}
-	if !c.Quiet {
-		out := os.Stdout
-		if path == "-" {
-			out = os.Stderr
-		}
-		if err := report.Summary(out, merged); err != nil {
-			return err
-		}
+	// Written before the summary, so that its verdict says if it was not.
+	werr := writeResults(path, merged)
+	if werr != nil {
+		v = unsaved(merged, merged.Interrupted, nil, werr)
+		merged.Verdict = &v
 	}
-	if err := results.Write(path, merged); err != nil {
-		return err
-	}
-	if path != "-" {
+	printSummary(path, c.Quiet, merged)
+	if werr == nil && path != "-" {
 		fmt.Fprintf(os.Stderr, "results: %s\n", path)
 	}
 	if c.JUnit != "" {

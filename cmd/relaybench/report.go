@@ -31,6 +31,8 @@ type reportCmd struct {
 	Force  bool     `help:"With --base/--cand: compare runs of different corpora, parameters or machines (refused otherwise). With --merge: merge segments that differ."`
 	Merge  bool     `help:"The files are the segments of one test (--segment I/N): report on their merge (as relaybench merge, without writing the merged file; --corpus and --cache-dir of merge default)."`
 	gateFlags
+
+	skipped error `kong:"-"` // results files left out of the report (readSome)
 }
 
 func init() {
@@ -137,6 +139,35 @@ func readAll(paths []string) ([]*results.File, error) {
 	return fs, nil
 }
 
+// readSome reads the results files that can be read: each one that
+// cannot (not a results file, no runs, an empty or missing file) is named
+// on stderr and left out, and skipped says how many were. With none
+// readable, the error is the only file's, or names how many failed.
+func readSome(paths []string) (fs []*results.File, skipped, err error) {
+	var bad []error
+	for _, p := range paths {
+		f, err := readAll([]string{p})
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		fs = append(fs, f...)
+	}
+	switch {
+	case len(bad) == 0:
+		return fs, nil, nil
+	case len(fs) == 0 && len(bad) == 1:
+		return nil, nil, bad[0]
+	}
+	for _, e := range bad {
+		fmt.Fprintf(os.Stderr, "relaybench: %s (skipped)\n", oneLine(e))
+	}
+	if len(fs) == 0 {
+		return nil, nil, fmt.Errorf("none of the %d results files could be read (named above)", len(paths))
+	}
+	return fs, fmt.Errorf("%d of %d results files could not be read and are not in the report (named above)", len(bad), len(paths)), nil
+}
+
 // checkFlags checks the report format before any file is read (see
 // flags.go): an unknown one is a usage error.
 func (c *reportCmd) checkFlags() error {
@@ -162,8 +193,20 @@ func (c *reportCmd) checkFlags() error {
 	return nil
 }
 
-// Run renders the report.
+// Run renders the report. Of several results files, one that cannot be
+// read is named on stderr and left out (readSome); the report of the others
+// is made, and the exit status is then 1 unless the report's own is set.
 func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
+	c.skipped = nil
+	err := c.render(g, kctx)
+	if err == nil && c.skipped != nil {
+		return c.skipped
+	}
+	return err
+}
+
+// render makes the report.
+func (c *reportCmd) render(g *Globals, kctx *kong.Context) error {
 	files, base, cand := splitSides(kctx.Args)
 	if len(c.Base) == 0 && len(c.Cand) == 0 {
 		files, base, cand = c.Files, nil, nil
@@ -224,10 +267,11 @@ func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
 	if err != nil {
 		return err
 	}
-	fs, err := readAll(files)
+	fs, skipped, err := readSome(files)
 	if err != nil {
 		return err
 	}
+	c.skipped = skipped
 	if c.Merge {
 		if fs, err = mergeForReport(g, files, fs, c.Force); err != nil {
 			return err

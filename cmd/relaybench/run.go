@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
+	"syscall"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
@@ -189,14 +191,17 @@ func newResultsFile(command string, started time.Time) *results.File {
 	}
 }
 
-// finishRun judges the run, prints the summary and writes the results file,
-// whatever the run's outcome: an interrupted or failed run still saves what
-// it measured. The error it returns carries the verdict's exit status (see
-// package judge); nil only when every requested operation ran and every
-// check passed. The thresholds of --threshold/--thresholds are evaluated
-// first and stored in the file; --junit writes the checks as JUnit XML
-// after the results file. With --json - the summary goes to stderr so that stdout is
-// pure JSON.
+// finishRun judges the run, writes the results file and prints the
+// summary, whatever the run's outcome: an interrupted or failed run still
+// saves what it measured. The error it returns carries the verdict's exit
+// status (see package judge); nil only when every requested operation ran,
+// every check passed and the results were saved. The results file is
+// written before the summary is printed, so that a failure to save it (a
+// full disk) is in the verdict the summary shows: the verdict line and the
+// exit status always agree. The thresholds of --threshold/--thresholds are
+// evaluated first and stored in the file; --junit writes the checks as
+// JUnit XML after the results file. With --json - the summary goes to
+// stderr so that stdout is pure JSON.
 func finishRun(ctx context.Context, file *results.File, path string, quiet bool, runErr error) error {
 	file.FinishedAt = time.Now().UTC()
 	interrupted := ctx.Err() != nil
@@ -218,19 +223,13 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 	}
 	v := judge.Judge(file, interrupted, toolErrs...)
 	file.Verdict = &v
-	if !quiet {
-		out := os.Stdout
-		if path == "-" {
-			out = os.Stderr
-		}
-		if err := report.Summary(out, file); err != nil {
-			return err
-		}
+	werr := writeResults(path, file)
+	if werr != nil {
+		v = unsaved(file, interrupted, toolErrs, werr)
+		file.Verdict = &v
 	}
-	if err := results.Write(path, file); err != nil {
-		return err
-	}
-	if path != "-" {
+	printSummary(path, quiet, file)
+	if werr == nil && path != "-" {
 		fmt.Fprintf(os.Stderr, "results: %s\n", path)
 	}
 	if gate != nil && gate.JUnit != "" {
@@ -243,6 +242,41 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 		return nil
 	}
 	return withCode(v.Status, errors.New(judge.Summary(v)))
+}
+
+// writeResults writes the results file (a test replaces it to fail).
+var writeResults = results.Write
+
+// unsaved is the verdict of a run whose results file could not be
+// written: the failure is an error of relaybench (exit 1) unless the run's
+// own verdict is more severe, and is named among the reasons either way.
+func unsaved(file *results.File, interrupted bool, toolErrs []error, werr error) results.Verdict {
+	werr = fmt.Errorf("results not saved: %w", werr)
+	v := judge.Judge(file, interrupted, append(toolErrs, werr)...)
+	if !slices.Contains(v.Reasons, werr.Error()) {
+		v.Reasons = append(v.Reasons, werr.Error())
+	}
+	return v
+}
+
+// printSummary prints the summary of file, unless quiet: to stdout, or to
+// stderr when the results file itself goes to stdout. A summary that cannot
+// be printed (standard output closed) is said on stderr; the results file
+// is already written.
+func printSummary(path string, quiet bool, file *results.File) {
+	if quiet {
+		return
+	}
+	out := os.Stdout
+	if path == "-" {
+		out = os.Stderr
+	}
+	if err := report.Summary(out, file); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			outputLost() // as SIGPIPE: the run is stopped (exit 130)
+		}
+		fmt.Fprintf(os.Stderr, "relaybench: summary not printed: %v\n", err)
+	}
 }
 
 // writeJUnit writes a JUnit XML report of cases to path.

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/results"
+)
+
+// startPublishing starts the built binary on a run against relay that is
+// still publishing when startPublishing returns: its progress has printed
+// the first tenth of the events published (slow OKs keep the rest going).
+// The process's stderr, read to the end, is returned through errText once
+// done is closed.
+func startPublishing(t *testing.T, url, out string, extra ...string) (cmd *exec.Cmd, done <-chan struct{}, errText *strings.Builder) {
+	t.Helper()
+	args := append([]string{"run", "--relay", url, "--events", "3000", "--size", "200", "--concurrency", "2",
+		"--queries", "20", "--out", out, "--cache-dir", t.TempDir()}, extra...)
+	cmd = exec.Command(relaybenchBin(t), args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Stdout == nil {
+		cmd.Stdout = io.Discard
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	publishing := make(chan struct{})
+	finished := make(chan struct{})
+	errText = &strings.Builder{}
+	go func() {
+		defer close(finished)
+		sc := bufio.NewScanner(stderr)
+		seen := false
+		for sc.Scan() {
+			errText.WriteString(sc.Text() + "\n")
+			if !seen && strings.Contains(sc.Text(), "Published ") {
+				seen = true
+				close(publishing)
+			}
+		}
+	}()
+	select {
+	case <-publishing:
+	case <-finished:
+		cmd.Wait()
+		t.Fatalf("the run ended before publishing:\n%s", errText.String())
+	case <-time.After(2 * time.Minute): // hang guard
+		cmd.Process.Kill()
+		t.Fatal("publishing never started")
+	}
+	return cmd, finished, errText
+}
+
+// waitExit waits for cmd to end, with a hang guard, and returns its status.
+func waitExit(t *testing.T, cmd *exec.Cmd, guard time.Duration) int {
+	t.Helper()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(guard):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("relaybench did not exit within %v of the signal", guard)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// hidden lists the hidden files in dir.
+func hidden(dir string) []string {
+	var out []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestSIGTERMDuringPublishStopsAtOnce: SIGTERM while publishing ends the
+// process with status 130, the results file whole and valid, the events not
+// sent booked as cancelled (never the relay's fault), and nothing after the
+// publish phase started. That no work growing with the corpus follows the
+// signal is counted in runner's TestCancelDuringPublishDoesNoCorpusWork;
+// here the deadline is a hang guard only.
+func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
+	r := testrelay.New(testrelay.Config{OKDelay: 5 * time.Millisecond})
+	defer r.Close()
+	out := t.TempDir()
+	path := filepath.Join(out, "r.json")
+	cmd, finished, errText := startPublishing(t, r.URL(), out, "--json", path)
+	signalled := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	code := waitExit(t, cmd, time.Minute)
+	t.Logf("signal → exit: %v", time.Since(signalled).Round(time.Millisecond))
+	<-finished
+	if code != judge.Interrupted {
+		t.Fatalf("exit %d, want 130\n%s", code, errText.String())
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		t.Fatalf("results not saved whole: %v", err)
+	}
+	if !f.Interrupted || len(f.Runs) != 1 || f.Verdict == nil || f.Verdict.Status != judge.Interrupted {
+		t.Fatalf("want an interrupted file with its verdict, got interrupted=%v verdict=%+v", f.Interrupted, f.Verdict)
+	}
+	phs := f.Runs[0].Phases
+	if len(phs) != 1 || phs[0].Name != "publish" {
+		t.Fatalf("want the publish phase only, got %d phases", len(phs))
+	}
+	a := phs[0].Account(results.OpEvent)
+	if a == nil || !a.Balanced() || a.Requested != 3000 || a.Cancelled == 0 || a.Refused+a.TimedOut+a.ConnLost+a.NotRun != 0 {
+		t.Fatalf("publish account: %+v", a)
+	}
+	if h := hidden(out); len(h) != 0 {
+		t.Fatalf("hidden files left: %v", h)
+	}
+}
+
+// TestSIGKILLLeavesNoResultsFile: a run killed outright (SIGKILL) leaves no
+// visible results file — no empty one for `report DIR/*.json` to fail on —
+// and its hidden reservation goes at the next run in that folder.
+func TestSIGKILLLeavesNoResultsFile(t *testing.T) {
+	r := testrelay.New(testrelay.Config{OKDelay: 5 * time.Millisecond})
+	defer r.Close()
+	out := t.TempDir()
+	cmd, finished, _ := startPublishing(t, r.URL(), out)
+	cmd.Process.Kill()
+	waitExit(t, cmd, time.Minute)
+	<-finished
+	if m, _ := filepath.Glob(filepath.Join(out, "*.json")); len(m) != 0 {
+		t.Fatalf("a killed run left %v", m)
+	}
+	if h := hidden(out); len(h) != 1 || !strings.HasSuffix(h[0], ".json.tmp") {
+		t.Fatalf("want the killed run's hidden reservation, got %v", h)
+	}
+	fast := testrelay.New(testrelay.Config{})
+	defer fast.Close()
+	res := runBin(t, relaybenchBin(t), 2*time.Minute, "run", "--relay", fast.URL(), "--events", "20", "--queries", "2",
+		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--quiet")
+	if res.code != 0 {
+		t.Fatalf("next run: exit %d\n%s", res.code, res.stderr)
+	}
+	if h := hidden(out); len(h) != 0 {
+		t.Fatalf("the killed run's hidden files were not cleaned: %v", h)
+	}
+	m, _ := filepath.Glob(filepath.Join(out, "*.json"))
+	if len(m) != 1 {
+		t.Fatalf("want the next run's file only, got %v", m)
+	}
+	if rep := runBin(t, relaybenchBin(t), time.Minute, append([]string{"report", "--format", "json"}, m...)...); rep.code != 0 {
+		t.Fatalf("report DIR/*.json: exit %d: %s", rep.code, rep.stderr)
+	}
+}
+
+// TestClosedStdoutSavesResultsAndStopsRelay: standard output closed by its
+// reader (`relaybench run | head`) stops the run as SIGTERM does: the
+// results file is written, the relay relaybench started is stopped and its
+// run dir removed, and the exit status is 130 — never a death by SIGPIPE
+// that leaves the relay's files behind.
+func TestClosedStdoutSavesResultsAndStopsRelay(t *testing.T) {
+	out, tmp := t.TempDir(), t.TempDir()
+	path := filepath.Join(out, "r.json")
+	cmd := exec.Command(relaybenchBin(t), "run", "--events", "100", "--queries", "5", "--out", out,
+		"--cache-dir", t.TempDir(), "--json", path, "--no-progress")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = pw
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	pr.Close() // the reader is gone before the summary is printed
+	code := waitExit(t, cmd, 3*time.Minute)
+	if code != judge.Interrupted {
+		t.Fatalf("exit %d, want 130 (as SIGTERM)\n%s", code, stderr.String())
+	}
+	if _, err := results.Read(path); err != nil {
+		t.Fatalf("results not saved: %v\n%s", err, stderr.String())
+	}
+	if left := relaysUnder(out); len(left) > 0 {
+		t.Fatalf("relay left running: %v", left)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("left in TMPDIR: %v", names)
+	}
+}
+
+// TestResultsWriteFailureIsTheVerdict: when the results file cannot be
+// written (a full disk), the verdict the summary prints is the real one —
+// an error, exit 1 — never "PASSED (exit 0)" followed by exit 1.
+func TestResultsWriteFailureIsTheVerdict(t *testing.T) {
+	r := testrelay.New(testrelay.Config{})
+	defer r.Close()
+	defer func(w func(string, *results.File) error) { writeResults = w }(writeResults)
+	writeResults = func(string, *results.File) error {
+		return fmt.Errorf("write results: %w", syscall.ENOSPC)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runHere(t, "run", "--relay", r.URL(), "--events", "20", "--queries", "2",
+		"--out", out, "--cache-dir", t.TempDir(), "--no-progress")
+	if code != judge.Error {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Verdict: ERROR (exit 1)") || strings.Contains(stdout, "Verdict: PASSED") {
+		t.Fatalf("the summary's verdict does not say the exit status:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "results not saved") || !strings.Contains(stderr, "no space left on device") {
+		t.Fatalf("the failure is not named:\nstdout %s\nstderr %s", stdout, stderr)
+	}
+	if strings.Contains(stderr, "\nresults: ") || strings.HasPrefix(stderr, "results: ") {
+		t.Fatalf("an unwritten file announced: %s", stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Fatalf("left in the results folder: %v", ents)
+	}
+}
