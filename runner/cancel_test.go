@@ -79,3 +79,26 @@ func TestCancelDuringPublishDoesNoCorpusWork(t *testing.T) {
 		t.Fatalf("cancelled work blamed on the relay: %+v", a)
 	}
 }
+
+// TestWorkloadCancelledBeforeItStarts: a workload whose context is already
+// cancelled (a signal while the relay started) neither parses a streamed
+// corpus nor runs, and is booked as interrupted before it started.
+func TestWorkloadCancelledBeforeItStarts(t *testing.T) {
+	p := corpus.Params{Seed: 6, Events: 300, Authors: 10, AvgSize: 100, Spread: corpus.DefaultSpread,
+		Anchor: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Unix()}.WithDefaults()
+	c, err := corpus.Load(t.Context(), p, corpus.Options{CacheDir: t.TempDir(), StreamAbove: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	ran := false
+	w := Workload{Name: "w", Run: func(context.Context, Env) ([]results.Phase, error) { ran = true; return nil, nil }}
+	phases, err := RunWorkload(ctx, w, Env{Corpus: c}, nil, 1)
+	if !errors.Is(err, context.Canceled) || ran || c.Events != nil {
+		t.Fatalf("err %v, ran %v, corpus parsed %v", err, ran, c.Events != nil)
+	}
+	if len(phases) != 1 || phases[0].Aborted == "" {
+		t.Fatalf("want one phase booked as interrupted before it started, got %+v", phases)
+	}
+}

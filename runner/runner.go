@@ -368,13 +368,20 @@ func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCo
 			return begin()
 		}
 	}
-	if env.Corpus != nil {
+	var phases []results.Phase
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		// Stopped before it started: no corpus-sized parsing for nothing.
+	case env.Corpus != nil:
 		// Workloads index Corpus.Events: a streamed corpus is parsed now.
 		if err := env.Corpus.Materialize(); err != nil {
 			return nil, err
 		}
+		fallthrough
+	default:
+		phases, err = w.Run(ctx, env)
 	}
-	phases, err := w.Run(ctx, env)
 	if len(phases) == 0 && ctx.Err() != nil {
 		// Stopped by the user before it measured anything: say so, so the
 		// results show the workload was asked for and cancelled.
