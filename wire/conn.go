@@ -52,10 +52,16 @@ const (
 	DefaultReadLimit    = 16 << 20
 	noticesKept         = 64
 
-	// DefaultAnswerEventBytes is the size per event that bounds a Query's
-	// answer in bytes when Options.MaxAnswerBytes is 0: the answer's event
-	// cap times this.
+	// MinAnswerEvents is the least a Query's derived cap takes the filters
+	// to ask for: a relay that ignores limit and answers up to its own cap
+	// (commonly 500 to 5,000) is verified and named (limit is a SHOULD),
+	// not cut; only far larger answers are.
+	MinAnswerEvents = 5000
+	// DefaultAnswerEventBytes and MinAnswerBytes bound a Query's answer in
+	// bytes when Options.MaxAnswerBytes is 0: (2 × asked + 100) ×
+	// DefaultAnswerEventBytes, at least MinAnswerBytes.
 	DefaultAnswerEventBytes = 64 << 10
+	MinAnswerBytes          = 64 << 20
 	// UnlimitedFilterEvents is how many events a filter with neither limit
 	// nor ids is taken to ask for when a Query's cap is derived (relays cap
 	// such answers at their max_limit, commonly 500 to 5,000).
@@ -110,13 +116,13 @@ type Options struct {
 	// not block. Ignored for wss:// and where not supported.
 	SharedReader bool
 	// MaxAnswerEvents caps the events Query keeps of one answer (0: derived
-	// from the filters: 2 × their limits + 100, see AnswerCap). Past the
+	// from the filters: 2 × max(their limits, 5,000) + 100, see AnswerCap). Past the
 	// cap, Query stops collecting, closes the subscription and ends with
 	// EndOverCap: a relay that ignores limit (a SHOULD in NIP-01) cannot
 	// swamp the client's memory.
 	MaxAnswerEvents int
 	// MaxAnswerBytes caps the bytes of event JSON Query keeps of one answer
-	// (0: the event cap × DefaultAnswerEventBytes).
+	// (0: derived from the filters, at least 64 MiB, see AnswerCap).
 	MaxAnswerBytes int64
 }
 

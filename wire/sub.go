@@ -163,29 +163,30 @@ type QueryResult struct {
 }
 
 // AnswerCap is the most events and bytes of event JSON Query keeps of one
-// answer to filters: o.MaxAnswerEvents, else 2 × the filters' total limit
-// + 100 (a filter without limit counts its ids, or UnlimitedFilterEvents
-// without ids); o.MaxAnswerBytes, else the event cap ×
-// DefaultAnswerEventBytes.
+// answer to filters. The filters ask for their total limit (a filter
+// without limit counts its ids, or UnlimitedFilterEvents without ids).
+// Events: o.MaxAnswerEvents, else 2 × max(asked, MinAnswerEvents) + 100.
+// Bytes: o.MaxAnswerBytes, else (2 × asked + 100) × DefaultAnswerEventBytes,
+// at least MinAnswerBytes.
 func (o Options) AnswerCap(filters []nostr.Filter) (events int, bytes int64) {
+	asked := 0
+	for i := range filters {
+		switch f := &filters[i]; {
+		case f.Limit > 0:
+			asked += f.Limit
+		case len(f.IDs) > 0:
+			asked += len(f.IDs)
+		default:
+			asked += UnlimitedFilterEvents
+		}
+	}
 	events = o.MaxAnswerEvents
 	if events <= 0 {
-		want := 0
-		for i := range filters {
-			switch f := &filters[i]; {
-			case f.Limit > 0:
-				want += f.Limit
-			case len(f.IDs) > 0:
-				want += len(f.IDs)
-			default:
-				want += UnlimitedFilterEvents
-			}
-		}
-		events = 2*want + 100
+		events = 2*max(asked, MinAnswerEvents) + 100
 	}
 	bytes = o.MaxAnswerBytes
 	if bytes <= 0 {
-		bytes = int64(events) * DefaultAnswerEventBytes
+		bytes = max(int64(2*asked+100)*DefaultAnswerEventBytes, MinAnswerBytes)
 	}
 	return events, bytes
 }

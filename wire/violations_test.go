@@ -137,7 +137,7 @@ func TestQueryAnswerOverCap(t *testing.T) {
 		limit int
 		want  int // events received when cut
 	}{
-		{"derived from limit", Options{}, 10, 2*10 + 100 + 1},
+		{"derived", Options{}, 10, 2*MinAnswerEvents + 100 + 1},
 		{"events flag", Options{MaxAnswerEvents: 7}, 10, 8},
 		{"bytes flag", Options{MaxAnswerBytes: int64(3*len(ev) + 10)}, 10, 4},
 	} {
@@ -177,8 +177,9 @@ func TestAnswerCapDerivation(t *testing.T) {
 		events  int
 		bytes   int64
 	}{
-		{Options{}, []nostr.Filter{{Limit: 100}}, 300, 300 * DefaultAnswerEventBytes},
-		{Options{}, []nostr.Filter{{Limit: 10}, {IDs: []string{"a", "b"}}}, 2*12 + 100, 124 * DefaultAnswerEventBytes},
+		{Options{}, []nostr.Filter{{Limit: 100}}, 10100, MinAnswerBytes},
+		{Options{}, []nostr.Filter{{Limit: 10}, {IDs: []string{"a", "b"}}}, 10100, MinAnswerBytes},
+		{Options{}, []nostr.Filter{{Limit: 4000}, {Limit: 3000}}, 14100, 14100 * DefaultAnswerEventBytes},
 		{Options{}, []nostr.Filter{{Kinds: []int{1}}}, 2*UnlimitedFilterEvents + 100, (2*UnlimitedFilterEvents + 100) * DefaultAnswerEventBytes},
 		{Options{MaxAnswerEvents: 5, MaxAnswerBytes: 99}, []nostr.Filter{{Limit: 100}}, 5, 99},
 	} {

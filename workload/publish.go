@@ -596,7 +596,7 @@ func (p protoCounts) into(ph *results.Phase) {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%d EVENTs arrived for subscriptions relaybench had already closed, not counted as answers: in flight when the relay got the CLOSE, or sent after it (NIP-01: new events SHOULD be sent \"until the connection is closed, a CLOSE event is received with the same <subscription_id>\"…; no MUST forbids them)", p.afterClose))
 	}
 	if p.overCap > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d answers outgrew the client's cap before EOSE (default 2 × the filter's limit + 100 events; --max-answer-events, --max-answer-bytes): collection stopped and the subscription was closed; each is booked refused (%s), neither credited nor verified (NIP-01: relays SHOULD use limit, \"returning (much) more should be avoided to prevent overwhelming clients\")", p.overCap, outcome.OverCap))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%d answers outgrew the client's cap before EOSE (default 2 × max(the filter's limit, 5,000) + 100 events; --max-answer-events, --max-answer-bytes): collection stopped and the subscription was closed; each is booked refused (%s), neither credited nor verified (NIP-01: relays SHOULD use limit, \"returning (much) more should be avoided to prevent overwhelming clients\")", p.overCap, outcome.OverCap))
 	}
 }
 
