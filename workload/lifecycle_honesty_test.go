@@ -297,7 +297,9 @@ func TestLifecycleRelayDies(t *testing.T) {
 func TestLifecycleInvalidAnswersStopEarly(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true, InvalidEvery: 1})
 	t.Cleanup(r.Close)
-	o := LifecycleOptions{Size: 100, Events: 30, Timeout: 400 * time.Millisecond, ReadTimeout: 30 * time.Second}
+	// Generous timeouts: hang guards only, so a loaded machine times
+	// nothing out before the run of wrong answers stops the phase.
+	o := LifecycleOptions{Size: 100, Events: 30, Timeout: 20 * time.Second, ReadTimeout: 60 * time.Second}
 	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), o)
 	if err != nil {
 		t.Fatal(err)
