@@ -166,6 +166,9 @@ type Config struct {
 
 	// NoNIP11 answers NIP-11 requests with 404.
 	NoNIP11 bool
+	// NIP11 sets fields of the NIP-11 document (name, software, version, …)
+	// over the defaults: a relay's hostile strings.
+	NIP11 map[string]any
 
 	// KeepSuperseded turns NIP-01 replacement off: every version of a
 	// replaceable or addressable event stays stored and queryable, as
@@ -437,7 +440,7 @@ func (r *Relay) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/nostr+json")
 		w.Header().Set("Access-Control-Allow-Origin", "*")
-		json.NewEncoder(w).Encode(map[string]any{
+		doc := map[string]any{
 			"name":           "relaybench testrelay",
 			"description":    "in-memory misbehaving relay for relaybench tests",
 			"software":       "relaybench-testrelay",
@@ -449,7 +452,11 @@ func (r *Relay) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				"auth_required":      false,
 				"payment_required":   false,
 			},
-		})
+		}
+		for k, v := range r.cfg.NIP11 {
+			doc[k] = v
+		}
+		json.NewEncoder(w).Encode(doc)
 		return
 	}
 	if d := r.cfg.ConnectDelay; d > 0 {
