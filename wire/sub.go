@@ -169,16 +169,17 @@ type QueryResult struct {
 // Bytes: o.MaxAnswerBytes, else (2 × asked + 100) × DefaultAnswerEventBytes,
 // at least MinAnswerBytes.
 func (o Options) AnswerCap(filters []nostr.Filter) (events int, bytes int64) {
+	const most = 1 << 30 // far beyond any memory: nothing below overflows
 	asked := 0
 	for i := range filters {
+		n := UnlimitedFilterEvents
 		switch f := &filters[i]; {
 		case f.Limit > 0:
-			asked += f.Limit
+			n = f.Limit
 		case len(f.IDs) > 0:
-			asked += len(f.IDs)
-		default:
-			asked += UnlimitedFilterEvents
+			n = len(f.IDs)
 		}
+		asked = min(asked+min(n, most), most)
 	}
 	events = o.MaxAnswerEvents
 	if events <= 0 {
