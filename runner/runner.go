@@ -148,7 +148,13 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 	gate := cfg.segmentSetup(ctx, &run, t.URL)
 	defer gate.finish(&run)
 
-	died := relayDied(t)
+	check := relayDied(t)
+	died := func(run *results.Run) error {
+		if ctx.Err() != nil {
+			return nil // stopped by the user: no waiting to see whether the relay died
+		}
+		return check(run)
+	}
 	var model *verify.Model
 	if !cfg.SkipPublish {
 		var all []int // nil: every event in order (no index list of 8 B per event)

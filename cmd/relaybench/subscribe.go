@@ -168,7 +168,11 @@ func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr
 			s.run.Phases = append(s.run.Phases, ph)
 		}
 	}
-	if derr := runner.RelayDied(s.target)(s.run); derr != nil && s.ctx.Err() == nil {
+	if s.ctx.Err() != nil {
+		// Stopped by the user: no waiting to see whether the relay died.
+		return err
+	}
+	if derr := runner.RelayDied(s.target)(s.run); derr != nil {
 		// a relay relaybench started died: that, not its lost connections, is the cause
 		return derr
 	}
