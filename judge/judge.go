@@ -201,7 +201,7 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 
 // NotVerifiedReason is the reason given for a phase whose verification
 // checked no answer.
-const NotVerifiedReason = "not verified: no answer was checked (every REQ refused, or none ended with EOSE): the requested verification did not happen"
+const NotVerifiedReason = "not verified: no answer was checked (every REQ or subscription refused or unanswered): the requested verification did not happen"
 
 // preventedSplit is the account's split when the relay prevented any of its
 // work, "" otherwise.
