@@ -65,8 +65,9 @@ func TestRelayStringsInertInMarkdown(t *testing.T) {
 }
 
 // TestRelayStringsInertElsewhere: the CSV has no cell a spreadsheet reads
-// as a formula, and the terminal summary and the JUnit XML no control
-// character a terminal or an XML reader acts on.
+// as a formula, the HTML report (charts included) no raw tag, and the
+// terminal summary and the JUnit XML no control character a terminal or an
+// XML reader acts on.
 func TestRelayStringsInertElsewhere(t *testing.T) {
 	f := hostileFile()
 	var b bytes.Buffer
@@ -85,6 +86,17 @@ func TestRelayStringsInertElsewhere(t *testing.T) {
 			if c != "" && c[0] == '-' && strings.ContainsAny(c, "(!|") {
 				t.Errorf("CSV cell %q starts a formula", c)
 			}
+		}
+	}
+	b.Reset()
+	h := hostileFile()
+	h.Runs[0].Relay.Name = "<script>alert(1)</script>" // also the charts' legend
+	if err := HTML(&b, []*results.File{h}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<script>alert", "<img", "<iframe"} {
+		if strings.Contains(b.String(), bad) {
+			t.Errorf("HTML holds %q raw", bad)
 		}
 	}
 	b.Reset()
