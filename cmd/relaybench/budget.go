@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/rlimit"
@@ -45,6 +47,28 @@ func (r *ranges) memory(flag string, v any, n, per float64, unit string) {
 	}
 	if need := n * per; need > lim || math.IsNaN(need) {
 		r.bad(flag, v, "needs about %s of memory (%s per %s), more than this machine's %s", fmtBytes(need), fmtBytes(per), unit, fmtBytes(lim))
+	}
+}
+
+// disk refuses v (the value of flag) when need bytes do not fit in the
+// space free in dir (or the nearest folder above it that exists).
+func (r *ranges) disk(flag string, v any, need float64, dir, what string) {
+	if r.err != nil {
+		return
+	}
+	for {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err == nil {
+			if free := float64(st.Bavail) * float64(st.Bsize); need > free {
+				r.bad(flag, v, "%s needs about %s on disk, %s is free in %s", what, fmtBytes(need), fmtBytes(free), dir)
+			}
+			return
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return
+		}
+		dir = up
 	}
 }
 

@@ -75,7 +75,32 @@ func (f corpusFlags) validate() error {
 		}
 	}
 	_, err := f.anchor()
+	if err == nil && f.Corpus == "" {
+		f.checkCosts(&r)
+		err = r.err
+	}
 	return err
+}
+
+// checkCosts refuses a generated corpus the machine cannot hold (budget.go):
+// in memory with --cache-dir off, else in the cache folder on disk (unless
+// it is cached already).
+func (f corpusFlags) checkCosts(r *ranges) {
+	if f.CacheDir == "off" {
+		r.memory("events", fmt.Sprintf("%d (× --size %d)", f.Events, f.Size), float64(f.Events), storedEventBytes(f.Size), "event of the corpus, held in memory with --cache-dir off")
+		return
+	}
+	dir := f.CacheDir
+	if dir == "" {
+		dir, _ = corpus.DefaultCacheDir()
+	}
+	if dir == "" {
+		return
+	}
+	if _, err := os.Stat(corpus.CachePath(dir, f.params().Key())); err == nil {
+		return // cached: nothing to write
+	}
+	r.disk("events", fmt.Sprintf("%d (× --size %d)", f.Events, f.Size), float64(f.Events)*storedEventBytes(f.Size), dir, "the corpus cache")
 }
 
 func (f corpusFlags) params() corpus.Params {
@@ -365,6 +390,10 @@ func (f *benchFlags) validate() error {
 // query connections, and the queries' answers, held until the query phase
 // is verified (publishFlags check the publishing connections).
 func (f *benchFlags) checkCosts(r *ranges) {
+	if !f.SkipPublish && (!f.SkipQuery || len(f.Workloads) > 0) && f.Corpus == "" {
+		// What the relay accepted is kept to verify what follows.
+		r.memory("events", fmt.Sprintf("%d (× --size %d)", f.Events, f.Size), float64(f.Events), storedEventBytes(f.Size), "event kept to verify the queries")
+	}
 	if f.SkipQuery {
 		return
 	}

@@ -247,7 +247,6 @@ func TestAbsurdCountsAreUsageErrors(t *testing.T) {
 		want []string
 	}{
 		{"run", []string{"--queries", huge}, []string{"--queries " + huge, "memory"}},
-		{"run", []string{"--query-limit", huge, "--events", "10000000", "--size", "16000000"}, []string{"--query-limit " + huge, "memory"}},
 		{"run", []string{"--concurrency", conns}, []string{"--concurrency " + conns, "per connection"}},
 		{"run", []string{"--query-concurrency", conns}, []string{"--query-concurrency " + conns, "per connection"}},
 		{"compare", []string{"--repeat", huge}, []string{"--repeat " + huge, "memory"}},
@@ -287,6 +286,9 @@ func TestAbsurdCountsAreUsageErrors(t *testing.T) {
 		{"find-max", []string{"--load-pool", huge}, []string{"--load-pool " + huge, "memory"}},
 		{"find-max", []string{"--precision", "NaN"}, []string{"--precision NaN"}},
 		{"corpus", []string{"--events", huge}, []string{"--events " + huge, "at most"}},
+		{"corpus", []string{"--events", "50000000", "--size", "16000000"}, []string{"--events 50000000", "on disk"}},
+		{"run", []string{"--events", "50000000", "--size", "16000000"}, []string{"--events 50000000", "on disk"}},
+		{"load", []string{"--events", "50000000", "--size", "16000000"}, []string{"--events 50000000", "on disk"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
