@@ -25,6 +25,9 @@ const (
 	// recordBytes: one query's or one timed event's record (filter,
 	// timings, outcome).
 	recordBytes = 512
+	// modelEventBytes: heap of one accepted event in the query model of a
+	// streamed corpus (README, How fast the client is: 0.64 KB measured).
+	modelEventBytes = 512
 )
 
 // storedEventBytes is an event of about size content bytes held in memory
