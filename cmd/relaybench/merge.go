@@ -121,6 +121,9 @@ func (c *mergeCmd) Run(g *Globals) error {
 func (c *mergeCmd) loadCorpus(ctx context.Context, r *results.Run) ([]*nostr.Event, error) {
 	cp, err := c.rebuild(ctx, r)
 	if err == nil {
+		err = ctx.Err() // stopped by the user: no corpus-sized parsing
+	}
+	if err == nil {
 		err = cp.Materialize() // a big corpus is streamed from its file
 	}
 	if err != nil {
