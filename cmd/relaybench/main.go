@@ -152,8 +152,12 @@ var servingRelay atomic.Bool
 // a relay is left to the connection (its write fails).
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE on a channel of its own: a burst of them (writes to relay
+	// connections that closed) never crowds out a SIGINT or SIGTERM.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
 	var once sync.Once
 	lost := func() {
 		once.Do(func() {
@@ -165,14 +169,15 @@ func signalContext() (context.Context, func()) {
 	}
 	outputLost = lost
 	go func() {
+		for range pipe {
+			if outputClosed() {
+				lost()
+			}
+		}
+	}()
+	go func() {
 		n := 0
 		for sig := range ch {
-			if sig == syscall.SIGPIPE {
-				if outputClosed() {
-					lost()
-				}
-				continue
-			}
 			n++
 			if n == 1 {
 				if servingRelay.Load() {
@@ -188,7 +193,7 @@ func signalContext() (context.Context, func()) {
 			os.Exit(130)
 		}
 	}()
-	return ctx, func() { signal.Stop(ch); cancel() }
+	return ctx, func() { signal.Stop(ch); signal.Stop(pipe); cancel() }
 }
 
 // outputLost stops the run as SIGPIPE on a closed standard output does;
