@@ -104,7 +104,7 @@ func (c *Conn) Req(subID string, filters []nostr.Filter, h SubHandler) (*Sub, er
 
 // Close forgets the subscription and sends ["CLOSE",subid] unless the relay
 // already closed it. Events for it that arrive later are counted in
-// Stats().UnknownSubEvents. Calling Close from a SubHandler callback is safe;
+// Stats().EventsAfterClose. Calling Close from a SubHandler callback is safe;
 // after that no callback for this subscription runs.
 func (s *Sub) Close() error {
 	var err error
