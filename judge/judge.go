@@ -159,8 +159,12 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 			wrong = append(wrong, "verification failed ("+Counts(v)+")")
 		case results.VerificationNotVerified:
 			// The requested verification did not happen: zero answers
-			// checked is never a pass.
-			incomplete = append(incomplete, NotVerifiedReason)
+			// checked is never a pass. When the user cancelled the phase,
+			// that is why (never blamed on the relay; what the relay did
+			// refuse is in its accounts).
+			if !cancelledAny(ph) {
+				incomplete = append(incomplete, NotVerifiedReason)
+			}
 		}
 	}
 	if n := ph.Counts["malformed_frames"]; n > 0 {

@@ -62,6 +62,8 @@ func TestJudge(t *testing.T) {
 			Verification: &results.Verification{Verified: true, Passed: true}}), false, nil, Incomplete, "not verified"},
 		{"nothing checked, as written by an old build", file(results.Phase{Name: "query",
 			Verification: &results.Verification{Verified: false, Passed: true, Notes: []string{"old file"}}}), false, nil, Incomplete, "no answer was checked"},
+		{"nothing checked because the user cancelled is not the relay's doing", file(results.Phase{Name: "query",
+			Verification: &results.Verification{Verified: true}, Accounts: []results.Account{events(0, 0, 0, 0, 0, 6, nil)}}), true, nil, Interrupted, ""},
 		{"a failed check beats not verified", file(results.Phase{Name: "query",
 			Verification: &results.Verification{Verified: true, Invalid: 2}}), false, nil, WrongAnswers, "2 invalid"},
 		{"run error", &results.File{Runs: []results.Run{{Errors: []string{"relay died: the relay process exited"}}}}, false, nil, Incomplete, "relay died"},
@@ -79,7 +81,7 @@ func TestJudge(t *testing.T) {
 			}
 			if c.status == Interrupted {
 				for _, r := range v.Reasons {
-					if strings.Contains(r, "timed out") || strings.Contains(r, "verification failed") {
+					if strings.Contains(r, "timed out") || strings.Contains(r, "verification failed") || strings.Contains(r, "not verified") {
 						t.Fatalf("an interrupt blamed on the relay: %q", r)
 					}
 				}
