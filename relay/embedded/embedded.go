@@ -19,8 +19,15 @@
 // badger stores it also answers NIP-77 (negentropy) over the whole matching
 // set, up to MaxNegentropy events.
 //
-// A duplicate EVENT is answered OK false with a "duplicate:" reason (khatru
-// alone would answer a bare OK true).
+// Client messages are handled by relaybench's own WebSocket loop (conn.go),
+// not khatru's, so that they take effect in the order they arrive: a REQ
+// with an id in use replaces that subscription, CLOSE then REQ with the
+// same id does not race, a NIP-77 session exists before its first answer,
+// and an event is sent at most once per REQ even when it matches several
+// of its filters. A duplicate EVENT is answered
+// ["OK",id,true,"duplicate: already have this event"] (NIP-01's own
+// example; khatru alone would answer a bare OK true). The native store
+// also answers NIP-50 searches (search.go).
 //
 // Upstream store defects fixed here, since they would lose or refuse
 // benchmark traffic: the memory store (slicestore) is made safe for
@@ -64,7 +71,6 @@ import (
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip11"
-	"github.com/nbd-wtf/go-nostr/nip45/hyperloglog"
 )
 
 // MaxLimit is the most events any store returns for one filter, announced
@@ -113,7 +119,16 @@ type Relay struct {
 	inflight sync.WaitGroup
 
 	connMu sync.Mutex
-	conns  map[*khatru.WebSocket]struct{}
+	conns  map[*conn]struct{}
+
+	subMu sync.RWMutex
+	subs  map[*sub]struct{} // open subscriptions of every connection
+
+	pendMu  sync.Mutex
+	pending map[string]chan struct{} // ids of the events being stored
+
+	// count answers COUNT (NIP-45); nil if the store cannot count.
+	count func(context.Context, nostr.Filter) (int64, error)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -152,17 +167,12 @@ func New(o Options) (*Relay, error) {
 	k.MaxMessageSize = MaxMessageLength
 	// NIP-77 needs the whole matching set, which native and badger can list.
 	k.Negentropy = name == "native" || name == "badger"
+	if name == "native" {
+		k.Info.AddSupportedNIP(50)
+	}
 
-	r := &Relay{k: k, store: store, storeName: name, conns: map[*khatru.WebSocket]struct{}{}}
+	r := &Relay{k: k, store: store, storeName: name, conns: map[*conn]struct{}{}, subs: map[*sub]struct{}{}, pending: map[string]chan struct{}{}}
 
-	k.OverwriteFilter = append(k.OverwriteFilter, func(ctx context.Context, f *nostr.Filter) {
-		if f.LimitZero || eventstore.IsNegentropySession(ctx) {
-			return
-		}
-		if f.Limit <= 0 || f.Limit > MaxLimit {
-			f.Limit = MaxLimit
-		}
-	})
 	k.StoreEvent = append(k.StoreEvent, func(ctx context.Context, ev *nostr.Event) error {
 		if !r.enter() {
 			return errShuttingDown
@@ -186,49 +196,46 @@ func New(o Options) (*Relay, error) {
 	})
 	k.QueryEvents = append(k.QueryEvents, r.query)
 	if c, ok := store.(eventstore.Counter); ok {
-		k.CountEvents = append(k.CountEvents, func(ctx context.Context, f nostr.Filter) (int64, error) {
+		// Every COUNT is exact, the HyperLogLog ones of NIP-45 included
+		// (no registers are sent). The hook makes NIP-11 announce NIP-45.
+		r.count = func(ctx context.Context, f nostr.Filter) (int64, error) {
 			if !r.enter() {
 				return 0, errShuttingDown
 			}
 			defer r.inflight.Done()
 			return c.CountEvents(ctx, f)
-		})
-		// khatru v0.19.1 answers the filters NIP-45 defines HyperLogLog for
-		// (kind 3 with one #p, kind 7 with one #e) from CountEventsHLL alone:
-		// without one it counts 0. The count is exact; no registers are sent.
-		k.CountEventsHLL = append(k.CountEventsHLL, func(ctx context.Context, f nostr.Filter, _ int) (int64, *hyperloglog.HyperLogLog, error) {
-			if !r.enter() {
-				return 0, nil, errShuttingDown
-			}
-			defer r.inflight.Done()
-			n, err := c.CountEvents(ctx, f)
-			return n, nil, err
-		})
+		}
+		k.CountEvents = append(k.CountEvents, r.count)
 	}
-	k.OnConnect = append(k.OnConnect, func(ctx context.Context) {
-		if ws := khatru.GetConnection(ctx); ws != nil {
-			r.connMu.Lock()
-			r.conns[ws] = struct{}{}
-			r.connMu.Unlock()
-		}
-	})
-	k.OnDisconnect = append(k.OnDisconnect, func(ctx context.Context) {
-		if ws := khatru.GetConnection(ctx); ws != nil {
-			r.connMu.Lock()
-			delete(r.conns, ws)
-			r.connMu.Unlock()
-		}
-	})
 	return r, nil
+}
+
+// addConn registers a connection; false once Close has begun.
+func (r *Relay) addConn(c *conn) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return false
+	}
+	r.connMu.Lock()
+	r.conns[c] = struct{}{}
+	r.connMu.Unlock()
+	return true
+}
+
+func (r *Relay) removeConn(c *conn) {
+	r.connMu.Lock()
+	delete(r.conns, c)
+	r.connMu.Unlock()
 }
 
 var errShuttingDown = errors.New("error: relay is shutting down")
 
-// errDuplicate is what a duplicate EVENT is answered with. khatru v0.19.1
-// answers a duplicate (eventstore.ErrDupEvent) with a bare OK true, which
-// makes duplicates invisible to a benchmark; any other error is sent as
-// OK false with the error as the reason, so a duplicate is answered
-// ["OK",id,false,"duplicate: already have this event"] and not broadcast.
+// errDuplicate is the reason a duplicate EVENT is answered with, OK true
+// (NIP-01). khatru v0.19.1 alone answers a duplicate
+// (eventstore.ErrDupEvent) with a bare OK true, which makes duplicates
+// invisible to a benchmark; as an error of the store hooks it reaches
+// addEvent (conn.go), which answers it OK true and does not broadcast.
 var errDuplicate = errors.New("duplicate: already have this event")
 
 func visibleDup(err error) error {
@@ -279,7 +286,7 @@ func (r *Relay) query(ctx context.Context, f nostr.Filter) (chan *nostr.Event, e
 
 // Handler returns the relay's http.Handler: WebSocket upgrades, NIP-11
 // documents (Accept: application/nostr+json) and khatru's other routes.
-func (r *Relay) Handler() http.Handler { return r.k }
+func (r *Relay) Handler() http.Handler { return http.HandlerFunc(r.serveHTTP) }
 
 // Store returns the name of the store in use.
 func (r *Relay) Store() string { return r.storeName }
@@ -290,20 +297,20 @@ func (r *Relay) Store() string { return r.storeName }
 // idempotent.
 func (r *Relay) Close() error {
 	r.closeOnce.Do(func() {
-		r.connMu.Lock()
-		conns := make([]*khatru.WebSocket, 0, len(r.conns))
-		for ws := range r.conns {
-			conns = append(conns, ws)
-		}
-		r.connMu.Unlock()
-		msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "relay shutting down")
-		for _, ws := range conns {
-			ws.WriteMessage(websocket.CloseMessage, msg)
-		}
-
 		r.mu.Lock()
 		r.closed = true
 		r.mu.Unlock()
+		r.connMu.Lock()
+		conns := make([]*conn, 0, len(r.conns))
+		for c := range r.conns {
+			conns = append(conns, c)
+		}
+		r.connMu.Unlock()
+		msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "relay shutting down")
+		for _, c := range conns {
+			c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeWait))
+		}
+
 		done := make(chan struct{})
 		go func() { r.inflight.Wait(); close(done) }()
 		select {

@@ -112,8 +112,9 @@ func TestStores(t *testing.T) {
 				}
 			}
 
-			if err := c.Publish(ctx, a1); err == nil || !strings.Contains(err.Error(), "duplicate:") {
-				t.Errorf("duplicate publish: got %v, want a duplicate: refusal", err)
+			// NIP-01's example: ["OK", id, true, "duplicate: already have this event"].
+			if ok, reason, err := c.PublishOK(ctx, a1); err != nil || !ok || !strings.HasPrefix(reason, "duplicate:") {
+				t.Errorf("duplicate publish: got OK %v %q (%v), want OK true \"duplicate: …\"", ok, reason, err)
 			}
 			if got, err := c.QuerySync(ctx, gonostr.Filter{Authors: []string{a1.PubKey}, Kinds: []int{1}}); err != nil {
 				t.Fatal(err)
@@ -191,13 +192,22 @@ func (c *wsClient) read(ctx context.Context) ([]json.RawMessage, string, error) 
 // Publish sends ev and waits for its OK; OK false becomes an error
 // carrying the reason.
 func (c *wsClient) Publish(ctx context.Context, ev gonostr.Event) error {
+	ok, reason, err := c.PublishOK(ctx, ev)
+	if err == nil && !ok {
+		err = fmt.Errorf("refused: %s", reason)
+	}
+	return err
+}
+
+// PublishOK sends ev and returns its OK answer (other messages are skipped).
+func (c *wsClient) PublishOK(ctx context.Context, ev gonostr.Event) (bool, string, error) {
 	if err := c.write(ctx, "EVENT", ev); err != nil {
-		return err
+		return false, "", err
 	}
 	for {
 		m, label, err := c.read(ctx)
 		if err != nil {
-			return err
+			return false, "", err
 		}
 		if label != "OK" || len(m) < 4 {
 			continue
@@ -207,13 +217,9 @@ func (c *wsClient) Publish(ctx context.Context, ev gonostr.Event) error {
 		json.Unmarshal(m[1], &id)
 		json.Unmarshal(m[2], &ok)
 		json.Unmarshal(m[3], &reason)
-		if id != ev.ID {
-			continue
+		if id == ev.ID {
+			return ok, reason, nil
 		}
-		if !ok {
-			return fmt.Errorf("refused: %s", reason)
-		}
-		return nil
 	}
 }
 
@@ -297,9 +303,7 @@ func TestCapApplied(t *testing.T) {
 			}
 			for _, limit := range []int{0, MaxLimit * 5, 7} {
 				f := gonostr.Filter{Kinds: []int{1}, Limit: limit}
-				for _, ovw := range r.k.OverwriteFilter {
-					ovw(ctx, &f)
-				}
+				capLimit(&f)
 				ch, err := r.query(ctx, f)
 				if err != nil {
 					t.Fatal(err)

@@ -542,6 +542,7 @@ type matcher struct {
 	tags    []tagCond
 	since   int64
 	until   int64
+	search  []string // NIP-50 terms (search.go); nil: no search
 }
 
 type tagCond struct {
@@ -576,6 +577,9 @@ func newMatcher(f *nostr.Filter) *matcher {
 	}
 	if f.Until != nil {
 		m.until = int64(*f.Until)
+	}
+	if f.Search != "" {
+		m.search = searchTerms(f.Search)
 	}
 	return m
 }
@@ -635,14 +639,14 @@ func (m *matcher) matches(ev *nostr.Event) bool {
 			return false
 		}
 	}
-	return true
+	return m.search == nil || contentMatches(m.search, ev.Content)
 }
 
 // find calls emit with the first `limit` events matching f, newest first
 // (ties: lowest id first), read from one snapshot of the database.
 func (s *nativeStore) find(f nostr.Filter, limit int, emit func(*nostr.Event)) error {
-	if f.LimitZero || f.Search != "" {
-		return nil // limit 0 asks for no stored events; NIP-50 search is not supported
+	if f.LimitZero {
+		return nil // limit 0 asks for no stored events
 	}
 	m := newMatcher(&f)
 	if m.empty() {
