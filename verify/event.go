@@ -30,8 +30,9 @@ func (f Fault) String() string {
 // other bytes claiming the same id are checked in full. It is safe for
 // concurrent use.
 type Checker struct {
-	mu sync.RWMutex
-	ok map[string]*nostr.Event // raw JSON → parsed, valid event
+	mu     sync.RWMutex
+	ok     map[string]*nostr.Event // raw JSON → parsed, valid event
+	cached int64                   // bytes of raw JSON cached by Check (not Trust)
 
 	// alt: a known event (EventAt) → other bytes of it already checked in
 	// full ([]byte): a relay that re-serializes events (strfry sorts the
@@ -63,10 +64,18 @@ func (c *Checker) Check(raw []byte) (*nostr.Event, bool) {
 		return nil, false
 	}
 	c.mu.Lock()
-	c.ok[string(raw)] = e
+	if c.cached+int64(len(raw)) <= CheckCacheBytes {
+		c.ok[string(raw)] = e
+		c.cached += int64(len(raw))
+	}
 	c.mu.Unlock()
 	return e, true
 }
+
+// CheckCacheBytes bounds the raw JSON that Check remembers as valid: past
+// it, events relaybench did not publish are checked in full each time they
+// come (a relay that streams events of its own cannot grow the client).
+const CheckCacheBytes = 16 << 20
 
 // Same reports whether raw is byte for byte the event relaybench published
 // (then it needs no further check: it was signed and checked before sending).

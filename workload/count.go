@@ -344,8 +344,8 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 		}
 		if r.req.ended != "" || r.req.err != "" {
 			reqRecs = append(reqRecs, r.req)
-			s.g.Counts["req_events_returned"] += int64(len(r.req.raws))
-			ph.Counts["req_events_returned"] += int64(len(r.req.raws))
+			s.g.Counts["req_events_returned"] += r.req.returned
+			ph.Counts["req_events_returned"] += r.req.returned
 			if r.req.ended == "eose" {
 				s.req.Record(r.req.latency)
 				allReq.Record(r.req.latency)

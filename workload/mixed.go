@@ -325,6 +325,13 @@ func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *
 // or connection lost; stopped by the user cancelled, by the phase not run
 // (neither is verified).
 func bookQueryAnswer(user context.Context, led *outcome.Ledger, r *queryRecord, qr wire.QueryResult, err error, timeout time.Duration) outcome.Kind {
+	k := bookQueryEnd(user, led, r, qr, err, timeout)
+	r.hold(nil, 0, false)
+	return k
+}
+
+// bookQueryEnd books how one REQ ended in led and r.
+func bookQueryEnd(user context.Context, led *outcome.Ledger, r *queryRecord, qr wire.QueryResult, err error, timeout time.Duration) outcome.Kind {
 	r.raws = qr.Events
 	if qr.FirstEvent > 0 {
 		r.first = qr.FirstEvent - qr.Sent

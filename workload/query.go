@@ -76,14 +76,39 @@ func (o *QueryOptions) defaults() {
 // queryRecord is one executed query, kept for verification after the timed
 // window (parsing and signature checks are never timed).
 type queryRecord struct {
-	shape   string
-	filter  nostr.Filter
-	raws    [][]byte
-	latency int64 // REQ write → EOSE
-	first   int64 // REQ write → first EVENT (0 if none)
-	sent    int64 // REQ write (mono)
-	ended   string
-	err     string
+	shape    string
+	filter   nostr.Filter
+	raws     [][]byte             // the answer's events kept for verification (see hold)
+	returned int64                // events the answer held before EOSE or its end
+	excess   results.Verification // events not kept, checked when the answer came (see hold)
+	latency  int64                // REQ write → EOSE
+	first    int64                // REQ write → first EVENT (0 if none)
+	sent     int64                // REQ write (mono)
+	ended    string
+	err      string
+}
+
+// hold keeps what verification needs of the answer once its end is booked:
+// a complete answer (EOSE) trimmed to the events judged against the
+// expected set, the rest checked now (verify.Checker.Trim), so that the
+// answers a phase holds until they are judged together stay bounded by
+// their limits, not by what a relay chooses to send; nothing of an answer
+// that did not end with EOSE (never verified). whole keeps a complete
+// answer whole (NIP-50 results come by relevance, not newest first: search
+// judges them all). sigs may be nil.
+func (r *queryRecord) hold(sigs *verify.Checker, relayCap int, whole bool) {
+	r.returned = int64(len(r.raws))
+	if r.ended != "eose" {
+		r.raws = nil
+		return
+	}
+	if whole {
+		return
+	}
+	if sigs == nil {
+		sigs = verify.NewChecker()
+	}
+	r.raws, r.excess = sigs.Trim(&r.filter, r.raws, relayCap)
 }
 
 // Query runs the query phase. model is what the relay should hold (nil when
@@ -101,7 +126,7 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 	if err != nil {
 		return results.Phase{}, err
 	}
-	q := &queryRun{user: ctx, url: url, o: o, recs: recs, conns: conns,
+	q := &queryRun{user: ctx, url: url, o: o, recs: recs, conns: conns, sigs: verify.NewChecker(),
 		led: outcome.New(results.OpQuery, int64(requested))}
 	defer func() { closeAll(q.conns) }()
 	q.led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(requested-len(recs)))
@@ -186,6 +211,8 @@ type queryRun struct {
 	led      *outcome.Ledger
 	wd       *outcome.Watchdog
 	series   *metrics.Series
+	sigs     *verify.Checker // checks the events of answers trimmed as they come
+	whole    bool            // keep complete answers whole (search)
 	next     atomic.Int64
 	done     atomic.Int64
 }
@@ -241,6 +268,13 @@ func (q *queryRun) conn(ctx context.Context, w int, redials *int) *wire.Conn {
 
 // book books how one REQ ended and keeps what verification needs.
 func (q *queryRun) book(r *queryRecord, qr wire.QueryResult, err error) outcome.Kind {
+	k := q.bookEnd(r, qr, err)
+	r.hold(q.sigs, q.o.RelayCap, q.whole)
+	return k
+}
+
+// bookEnd books how one REQ ended in the ledger, the series and r.
+func (q *queryRun) bookEnd(r *queryRecord, qr wire.QueryResult, err error) outcome.Kind {
 	now := mono.Now()
 	r.raws = qr.Events
 	r.sent = qr.Sent
@@ -329,8 +363,8 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 			g = &results.Group{Name: r.shape, Counts: map[string]int64{"queries": 0, "failed": 0, "events_returned": 0}, Latency: map[string]*results.Histogram{}}
 			groups[r.shape], hists[r.shape], firsts[r.shape] = g, metrics.NewHistogram(), metrics.NewHistogram()
 		}
-		g.Counts["events_returned"] += int64(len(r.raws))
-		ph.Counts["events_returned"] += int64(len(r.raws))
+		g.Counts["events_returned"] += r.returned
+		ph.Counts["events_returned"] += r.returned
 		if r.ended != "eose" {
 			g.Counts["failed"]++
 			ph.Counts["failed"]++
@@ -422,6 +456,7 @@ func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) query
 	out := queryVerification{total: &results.Verification{Verified: model != nil}, byShape: map[string]*results.Verification{}}
 	shapeAnswers := map[string][]int{}
 	for i, r := range done {
+		verify.Add(&j.Answers[i], &r.excess) // the events trimmed off when the answer came
 		v := out.byShape[r.shape]
 		if v == nil {
 			v = &results.Verification{Verified: model != nil}

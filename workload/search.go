@@ -188,7 +188,7 @@ func Search(ctx context.Context, url string, model *verify.Model, source []*nost
 	defer func() { closeAll(conns) }()
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "searches ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
-	q := &queryRun{user: ctx, url: url, o: QueryOptions{Timeout: o.Timeout}, wd: wd,
+	q := &queryRun{user: ctx, url: url, o: QueryOptions{Timeout: o.Timeout}, wd: wd, whole: true,
 		led: outcome.New(results.OpQuery, int64(o.Queries))}
 	var connErrs []string
 
@@ -341,8 +341,8 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 				verif: &results.Verification{Verified: model != nil}}
 			groups[r.shape] = s
 		}
-		s.g.Counts["events_returned"] += int64(len(r.raws))
-		ph.Counts["events_returned"] += int64(len(r.raws))
+		s.g.Counts["events_returned"] += r.returned
+		ph.Counts["events_returned"] += r.returned
 		if r.ended != "eose" {
 			s.g.Counts["failed"]++
 			ph.Counts["failed"]++
