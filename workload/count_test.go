@@ -95,10 +95,14 @@ func TestCountWrongCountsFail(t *testing.T) {
 				t.Errorf("counts %v notes %v", ph.Counts, ph.Verification.Notes)
 			}
 		}},
-		{"closed", fakenip.Config{NoCount: true}, true, func(t *testing.T, ph results.Phase) {
+		// Every COUNT refused: nothing was checked, which is not a pass.
+		{"closed", fakenip.Config{NoCount: true}, false, func(t *testing.T, ph results.Phase) {
 			a := ph.Account(results.OpCount)
 			if a == nil || a.Refused != 12 || a.RefusedBy["other"] != 12 {
 				t.Errorf("account %+v", a)
+			}
+			if st := ph.Verification.Status(); st != results.VerificationNotVerified {
+				t.Errorf("verification %s, want %s", st, results.VerificationNotVerified)
 			}
 		}},
 	} {
