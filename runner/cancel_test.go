@@ -18,8 +18,9 @@ import (
 // it publishes returns what it measured without any work that grows with
 // the corpus — no model of what the relay stored, no parsing of a streamed
 // corpus, no query phase — so that a signal ends the process at once at any
-// corpus size. The work not done is booked as cancelled, never blamed on
-// the relay. Counted, not timed: it holds on a loaded machine.
+// corpus size. The work not done (the rest of the publish phase, the
+// queries) is booked as cancelled, never blamed on the relay. Counted, not
+// timed: it holds on a loaded machine.
 func TestCancelDuringPublishDoesNoCorpusWork(t *testing.T) {
 	var builds atomic.Int64
 	defer func(f func(*corpus.Corpus, *workload.PublishResult) (*verify.Model, error)) { buildModel = f }(buildModel)
@@ -65,8 +66,11 @@ func TestCancelDuringPublishDoesNoCorpusWork(t *testing.T) {
 	if c.Events != nil {
 		t.Fatalf("the streamed corpus was parsed (%d events) after the cancel", len(c.Events))
 	}
-	if len(run.Phases) != 1 || run.Phases[0].Name != "publish" {
-		t.Fatalf("want the publish phase only, got %d phases", len(run.Phases))
+	if len(run.Phases) != 2 || run.Phases[0].Name != "publish" || run.Phases[1].Name != "query" {
+		t.Fatalf("want the publish phase and the query phase booked cancelled, got %d phases", len(run.Phases))
+	}
+	if q := run.Phases[1].Account(results.OpQuery); q == nil || q.Requested != 30 || q.Cancelled != 30 {
+		t.Fatalf("the queries not started are not booked cancelled: %+v", q)
 	}
 	a := run.Phases[0].Account(results.OpEvent)
 	if a == nil || !a.Balanced() || a.Requested != int64(p.Events) {

@@ -192,6 +192,9 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 				}
 			}
 		}
+		if ctx.Err() != nil {
+			return cancelRest(ctx, run, cfg)
+		}
 		if err != nil {
 			return run, fmt.Errorf("publish: %w", err)
 		}
@@ -200,11 +203,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 		}
 	}
 	if ctx.Err() != nil {
-		// Stopped by the user (signal): nothing that follows starts, and
-		// nothing that grows with the corpus (parsing it, the model, the
-		// queries drawn from it) is done, so that the process saves what it
-		// measured and exits at once, whatever the corpus size.
-		return run, ctx.Err()
+		return cancelRest(ctx, run, cfg)
 	}
 	if c.Streamed() && ((!cfg.SkipQuery && (model == nil || !cfg.Segment.Whole())) || len(cfg.Workloads) > 0) {
 		// Queries drawn from the corpus and the workloads read Events.
@@ -354,6 +353,37 @@ func lostConns(ph results.Phase) bool {
 	return false
 }
 
+// cancelRest ends a run the user stopped (signal) after publishing, or
+// while it published: nothing that follows starts, and nothing that grows
+// with the corpus (parsing it, the model, the queries drawn from it) is
+// done, so that the process saves what it measured and exits at once,
+// whatever the corpus size. What was asked for and not started is booked
+// as cancelled.
+func cancelRest(ctx context.Context, run results.Run, cfg Config) (results.Run, error) {
+	if !cfg.SkipQuery {
+		run.Phases = append(run.Phases, cancelledPhase("query", "query", results.OpQuery, cfg.Segment.Share(cfg.Query.Queries)))
+	}
+	for _, w := range cfg.Workloads {
+		run.Phases = append(run.Phases, notStarted(w.Name))
+	}
+	return run, ctx.Err()
+}
+
+// cancelledPhase is a phase of n operations op the user stopped before it
+// started: each booked cancelled, never blamed on the relay.
+func cancelledPhase(name, kind, op string, n int) results.Phase {
+	l := outcome.New(op, int64(n))
+	l.Settle(outcome.Cancelled, "")
+	return results.Phase{Name: name, Workload: kind, Counts: map[string]int64{}, Accounts: []results.Account{l.Result()},
+		Notes: []string{"cancelled by the user before the phase started"}}
+}
+
+// notStarted is the phase of a workload the user stopped before it started.
+func notStarted(name string) results.Phase {
+	return results.Phase{Name: name, Workload: name, Counts: map[string]int64{},
+		Aborted: "interrupted before it started: cancelled by the user, nothing of it ran"}
+}
+
 // notRunPhase is a phase none of whose n operations could run, with why.
 func notRunPhase(name, kind string, n int, why string) results.Phase {
 	l := outcome.New(results.OpQuery, int64(n))
@@ -391,8 +421,7 @@ func RunWorkload(ctx context.Context, w Workload, env Env, probe Probe, clientCo
 	if len(phases) == 0 && ctx.Err() != nil {
 		// Stopped by the user before it measured anything: say so, so the
 		// results show the workload was asked for and cancelled.
-		phases = []results.Phase{{Name: w.Name, Workload: w.Name, Counts: map[string]int64{},
-			Aborted: "interrupted before it started: cancelled by the user, nothing of it ran"}}
+		phases = []results.Phase{notStarted(w.Name)}
 		err = ctx.Err()
 	}
 	for i := range phases {

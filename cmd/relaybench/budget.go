@@ -79,11 +79,21 @@ func (r *ranges) disk(flag string, v any, need float64, dir, what string) {
 // open-file limit, once raised as far as this process may, or the memory
 // cannot hold.
 func (r *ranges) conns(flag string, v any, n int) {
+	if r.err != nil {
+		return
+	}
+	if err := rlimit.Need(n); err != nil {
+		r.bad(flag, v, "%v", err)
+	}
 	r.memory(flag, v, float64(n), connBytes, "connection")
-	if r.err == nil {
-		if err := rlimit.Need(n); err != nil {
-			r.bad(flag, v, "%v", err)
-		}
+}
+
+// connPair checks a + b connections open at once, naming the larger flag.
+func (r *ranges) connPair(flagA string, a int, flagB string, b int) {
+	if a >= b {
+		r.conns(flagA, a, a+b)
+	} else {
+		r.conns(flagB, b, a+b)
 	}
 }
 

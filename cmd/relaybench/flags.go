@@ -658,8 +658,7 @@ func (c *subscribeCmd) checkFlags() error {
 	if c.Events == 0 {
 		flag, v = "rate", c.Rate // --rate × --sub-duration
 	}
-	r.conns("sub-count", c.Subscribers, c.Subscribers)
-	r.conns("publishers", c.Publishers, c.Subscribers+c.Publishers)
+	r.connPair("sub-count", c.Subscribers, "publishers", c.Publishers)
 	r.memory(flag, v, c.freshEvents(), freshEventBytes(c.Size)+8*float64(c.Subscribers), "event, with its delivery time at each subscriber")
 	r.memory("sub-count", c.Subscribers, float64(c.Subscribers), 8*c.freshEvents(), "subscriber (a delivery time per event)")
 	r.add(c.outputFlags.validate())
@@ -680,8 +679,7 @@ func (c *mixedCmd) checkFlags() error {
 	r.positive("timeout", c.Timeout)
 	// Costs: two parts' fresh events signed before the clock, the
 	// queries of three parts and their answers, the connections.
-	r.conns("publishers", c.Publishers, c.Publishers)
-	r.conns("queriers", c.Queriers, c.Publishers+c.Queriers)
+	r.connPair("publishers", c.Publishers, "queriers", c.Queriers)
 	perQuery := recordBytes + float64(min(c.QueryLimit, c.Events))*storedEventBytes(c.Size)
 	r.memory("query-limit", c.QueryLimit, 1, perQuery, "query and its answer")
 	withDur := func(v float64) string { return fmt.Sprintf("%g (× --duration %v)", v, c.Duration) }
@@ -755,8 +753,7 @@ func (c *sweepCmd) checkFlags() error {
 	for _, s := range c.Sizes {
 		biggest = max(biggest, s)
 	}
-	r.conns("subscribers", c.Subscribers, c.Subscribers)
-	r.conns("publishers", c.Publishers, c.Subscribers+c.Publishers)
+	r.connPair("subscribers", c.Subscribers, "publishers", c.Publishers)
 	r.memory("events", c.Events, float64(c.Events), freshEventBytes(biggest)+8*float64(c.Subscribers), "event of "+fmt.Sprint(biggest)+" bytes, with its delivery time at each subscriber")
 	r.memory("subscribers", c.Subscribers, float64(c.Subscribers), 8*float64(c.Events), "subscriber (a delivery time per event)")
 	r.add(c.outputFlags.validate())

@@ -247,8 +247,8 @@ func TestAbsurdCountsAreUsageErrors(t *testing.T) {
 		want []string
 	}{
 		{"run", []string{"--queries", huge}, []string{"--queries " + huge, "memory"}},
-		{"run", []string{"--concurrency", conns}, []string{"--concurrency " + conns, "per connection"}},
-		{"run", []string{"--query-concurrency", conns}, []string{"--query-concurrency " + conns, "per connection"}},
+		{"run", []string{"--concurrency", conns}, []string{"--concurrency " + conns}},
+		{"run", []string{"--query-concurrency", conns}, []string{"--query-concurrency " + conns}},
 		{"compare", []string{"--repeat", huge}, []string{"--repeat " + huge, "memory"}},
 		{"compare", []string{"--concurrency", conns}, []string{"--concurrency " + conns}},
 		{"clients", []string{"--queries", huge}, []string{"--queries " + huge, "memory"}},
@@ -260,8 +260,8 @@ func TestAbsurdCountsAreUsageErrors(t *testing.T) {
 		{"sync", []string{"--concurrency", conns}, []string{"--concurrency " + conns}},
 		{"subscribe", []string{"--events", huge}, []string{"--events " + huge, "memory"}},
 		{"subscribe", []string{"--rate", "1e12", "--sub-duration", "1000h"}, []string{"--rate", "memory"}},
-		{"subscribe", []string{"--sub-count", conns}, []string{"--sub-count " + conns, "per connection"}},
-		{"subscribe", []string{"--publishers", conns}, []string{"--publishers " + conns, "per connection"}},
+		{"subscribe", []string{"--sub-count", conns}, []string{"--sub-count " + conns}},
+		{"subscribe", []string{"--publishers", conns}, []string{"--publishers " + conns}},
 		{"subscribe", []string{"--channels", huge, "--overlap", "1"}, []string{"--channels " + huge, "memory"}},
 		{"burst", []string{"--burst-size", huge}, []string{"--burst-size " + huge, "memory"}},
 		{"burst", []string{"--bursts", huge}, []string{"--bursts " + huge, "--every", "292 years"}},

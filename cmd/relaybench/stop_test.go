@@ -93,8 +93,8 @@ func hidden(dir string) []string {
 
 // TestSIGTERMDuringPublishStopsAtOnce: SIGTERM while publishing ends the
 // process with status 130, the results file whole and valid, the events not
-// sent booked as cancelled (never the relay's fault), and nothing after the
-// publish phase started. That no work growing with the corpus follows the
+// sent and the queries booked as cancelled (never the relay's fault), and
+// nothing after the publish phase started. That no work growing with the corpus follows the
 // signal is counted in runner's TestCancelDuringPublishDoesNoCorpusWork;
 // here the deadline is a hang guard only.
 func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
@@ -119,8 +119,11 @@ func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
 		t.Fatalf("want an interrupted file with its verdict, got interrupted=%v verdict=%+v", f.Interrupted, f.Verdict)
 	}
 	phs := f.Runs[0].Phases
-	if len(phs) != 1 || phs[0].Name != "publish" {
-		t.Fatalf("want the publish phase only, got %d phases", len(phs))
+	if len(phs) != 2 || phs[0].Name != "publish" || phs[1].Name != "query" {
+		t.Fatalf("want the publish phase and the queries booked cancelled, got %d phases", len(phs))
+	}
+	if q := phs[1].Account(results.OpQuery); q == nil || !q.Balanced() || q.Requested != 20 || q.Cancelled != 20 {
+		t.Fatalf("query account: %+v", q)
 	}
 	a := phs[0].Account(results.OpEvent)
 	if a == nil || !a.Balanced() || a.Requested != 3000 || a.Cancelled == 0 || a.Refused+a.TimedOut+a.ConnLost+a.NotRun != 0 {
