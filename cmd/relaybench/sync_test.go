@@ -87,6 +87,40 @@ func TestCompareNegentropyStrfry(t *testing.T) {
 	}
 }
 
+// TestSyncEmbeddedDefault: sync on the default embedded relay (native
+// store) converges in every round, the reconciliations needing a second
+// round trip included (khatru alone lost those sessions: NEG-ERR CLOSED).
+func TestSyncEmbeddedDefault(t *testing.T) {
+	out := t.TempDir()
+	jsonPath := filepath.Join(out, "s.json")
+	res := runBin(t, relaybenchBin(t), 5*time.Minute, "sync", "--events", "2000", "--anchor", testAnchor,
+		"--cache-dir", "off", "--out", out, "--json", jsonPath, "--no-progress", "--quiet")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, lastLines(res.stderr, 30))
+	}
+	f, err := results.Read(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi := false
+	for _, s := range []string{workload.NegInitial, workload.NegDelta, workload.NegSteady} {
+		ph := f.Runs[0].Phase("negentropy/" + s)
+		if ph == nil {
+			t.Fatalf("no negentropy/%s phase", s)
+		}
+		if a := ph.Account(workload.OpReconcile); a == nil || a.Accepted != 5 || a.Requested != 5 {
+			t.Errorf("%s: account %+v, errors %v", s, a, ph.Errors)
+		}
+		if v := ph.Verification; v == nil || !v.Verified || !v.Passed || v.Checked < 5 {
+			t.Errorf("%s: verification %+v", s, v)
+		}
+		multi = multi || ph.Counts["round_trips_max"] >= 2
+	}
+	if !multi {
+		t.Errorf("no reconciliation took two round trips: the test does not cover NEG-MSG after NEG-OPEN")
+	}
+}
+
 // TestSyncSkipsRelayWithoutNIP77: the sync command on a relay that does not
 // announce NIP-77 skips the reconciliation with one line, does not publish
 // for nothing (a run note says so), and passes.
