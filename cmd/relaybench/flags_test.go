@@ -587,3 +587,19 @@ func TestParamsOnlyWhatTookEffect(t *testing.T) {
 		t.Errorf("%v", p)
 	}
 }
+
+// TestReportMergeNeedsEverySegment: report --merge with an unreadable
+// segment names it and merges nothing (exit 2), as merge does.
+func TestReportMergeNeedsEverySegment(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "a.json")
+	if err := results.Write(good, &results.File{Command: "run", Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	blank := filepath.Join(dir, "b.json")
+	os.WriteFile(blank, nil, 0o644)
+	code, stdout, stderr := runHere(t, "report", "--merge", good, blank)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, blank) || !strings.Contains(stderr, "nothing merged") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

@@ -272,6 +272,10 @@ func (c *reportCmd) render(g *Globals, kctx *kong.Context) error {
 		return err
 	}
 	c.skipped = skipped
+	if c.Merge && skipped != nil {
+		// No merge without every segment (merge names them the same way).
+		return withCode(judge.Usage, fmt.Errorf("--merge: %v: nothing merged", skipped))
+	}
 	if c.Merge {
 		if fs, err = mergeForReport(g, files, fs, c.Force); err != nil {
 			return err
