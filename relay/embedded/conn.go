@@ -283,9 +283,14 @@ func (r *Relay) addEvent(c *conn, ev *nostr.Event) (bool, string) {
 
 // storing waits until no other copy of the event with this id is being
 // stored, and marks this one as being stored until the returned function
-// is called. A copy sent while the first is stored is then a duplicate on
-// every store (the badger store alone would save both).
-func (r *Relay) storing(id string) (done func()) {
+// is called, after its broadcast. A copy sent while the first is stored is
+// then a duplicate on every store (the badger store alone would save both),
+// and an event not marked has no broadcast to come (see sub.eose).
+func (r *Relay) storing(hexID string) (done func()) {
+	id, ok := parseID(hexID)
+	if !ok {
+		return func() {}
+	}
 	for {
 		r.pendMu.Lock()
 		wait, busy := r.pending[id]

@@ -125,7 +125,7 @@ type Relay struct {
 	subs  map[*sub]struct{} // open subscriptions of every connection
 
 	pendMu  sync.Mutex
-	pending map[string]chan struct{} // ids of the events being stored
+	pending map[[32]byte]chan struct{} // ids of the events being stored
 
 	// count answers COUNT (NIP-45); nil if the store cannot count.
 	count func(context.Context, nostr.Filter) (int64, error)
@@ -171,7 +171,7 @@ func New(o Options) (*Relay, error) {
 		k.Info.AddSupportedNIP(50)
 	}
 
-	r := &Relay{k: k, store: store, storeName: name, conns: map[*conn]struct{}{}, subs: map[*sub]struct{}{}, pending: map[string]chan struct{}{}}
+	r := &Relay{k: k, store: store, storeName: name, conns: map[*conn]struct{}{}, subs: map[*sub]struct{}{}, pending: map[[32]byte]chan struct{}{}}
 
 	k.StoreEvent = append(k.StoreEvent, func(ctx context.Context, ev *nostr.Event) error {
 		if !r.enter() {

@@ -42,7 +42,9 @@ import (
 // index's prefixes (one per author, kind or tag value) newest first, checks
 // each candidate against the whole filter and stops at the limit. Answers are
 // newest first, ties by lowest id: exactly the first `limit` events of the
-// NIP-01 order.
+// NIP-01 order. A NIP-50 search is one more condition on each candidate
+// (search.go): there is no text index, so a search walks the index the rest
+// of the filter picks until it has `limit` matches.
 //
 // All writes go through one goroutine that commits them in groups (group
 // commit), so writes never conflict and replacement is atomic: replaceable

@@ -26,9 +26,9 @@ type sub struct {
 	mu     sync.Mutex
 	closed bool
 	eosed  bool
-	// sent holds the ids of the stored events sent, and of the live events
-	// sent before EOSE: a live event can be one the stored answer also
-	// holds (saved during the query, broadcast after), even after EOSE.
+	// sent holds the ids of the events sent before EOSE, stored or live;
+	// after EOSE, only those of stored events whose broadcast was still to
+	// come (saved during the query, broadcast after it).
 	sent map[[32]byte]struct{}
 }
 
@@ -104,12 +104,33 @@ func (s *sub) stored(ctx context.Context) {
 			s.deliver(ev, false)
 		}
 	}
+	s.eose()
+}
+
+// eose sends EOSE and keeps, of the ids sent, those whose event is still
+// being stored: only these can still arrive live (storing marks an event
+// from before it is saved until after its broadcast).
+func (s *sub) eose() {
 	s.mu.Lock()
-	if !s.closed {
-		s.c.send(nostr.EOSEEnvelope(s.id))
-		s.eosed = true
+	defer s.mu.Unlock()
+	if s.closed {
+		return
 	}
-	s.mu.Unlock()
+	s.c.send(nostr.EOSEEnvelope(s.id))
+	s.eosed = true
+	r := s.c.r
+	var keep map[[32]byte]struct{}
+	r.pendMu.Lock()
+	for id := range s.sent {
+		if _, busy := r.pending[id]; busy {
+			if keep == nil {
+				keep = map[[32]byte]struct{}{}
+			}
+			keep[id] = struct{}{}
+		}
+	}
+	r.pendMu.Unlock()
+	s.sent = keep
 }
 
 // deliver sends ev unless the subscription is closed or has sent it.
