@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	gonostr "github.com/nbd-wtf/go-nostr"
 )
 
@@ -354,5 +355,39 @@ func TestNativeSearch(t *testing.T) {
 	mustPublish(ctx, t, pub, stale, fresh)
 	if seen := c.untilEvent(ctx, t, fresh.ID); len(seen) != 1 {
 		t.Errorf("live search: got %v, want only %s", seen, fresh.ID)
+	}
+}
+
+// TestMalformedAnswered: a REQ or COUNT that cannot be parsed gets CLOSED
+// with an "invalid:" reason under its id (NIP-01: CLOSED "MUST be sent in
+// response to a REQ when the relay refuses to fulfill it"), an EVENT an
+// OK false, anything else a NOTICE; the connection stays usable.
+func TestMalformedAnswered(t *testing.T) {
+	_, srv := startRelay(t, "native")
+	ctx := conformCtx(t)
+	c := connect(ctx, t, wsURL(srv.URL))
+	defer c.Close()
+	for _, tc := range []struct{ msg, label, id string }{
+		{`["REQ","bad",{"kinds":"x"}]`, "CLOSED", "bad"},
+		{`["COUNT","badc",{"kinds":"x"}]`, "CLOSED", "badc"},
+		{`["EVENT",{"id":"abc","kind":"x"}]`, "OK", "abc"},
+		{`["WHAT"]`, "NOTICE", ""},
+		{`not json`, "NOTICE", ""},
+	} {
+		if err := c.ws.Write(ctx, websocket.MessageText, []byte(tc.msg)); err != nil {
+			t.Fatal(err)
+		}
+		f := c.next(ctx, t)
+		var id, reason string
+		if len(f.raw) > 1 {
+			json.Unmarshal(f.raw[1], &id)
+		}
+		json.Unmarshal(f.raw[len(f.raw)-1], &reason)
+		if f.label != tc.label || (tc.id != "" && id != tc.id) || !strings.HasPrefix(reason, "invalid:") {
+			t.Errorf("%s: got %s, want %s %q \"invalid: …\"", tc.msg, f.raw, tc.label, tc.id)
+		}
+	}
+	if got, err := c.QuerySync(ctx, gonostr.Filter{Kinds: []int{1}}); err != nil || len(got) != 0 {
+		t.Errorf("after malformed messages: %v %v", got, err)
 	}
 }
