@@ -391,3 +391,49 @@ func TestMalformedAnswered(t *testing.T) {
 		t.Errorf("after malformed messages: %v %v", got, err)
 	}
 }
+
+// TestProtectedEventNeedsAuth: a NIP-70 protected event is refused
+// "auth-required:" with an AUTH challenge; after NIP-42 AUTH by its author
+// it is accepted.
+func TestProtectedEventNeedsAuth(t *testing.T) {
+	_, srv := startRelay(t, "native")
+	ctx := conformCtx(t)
+	c := connect(ctx, t, wsURL(srv.URL))
+	defer c.Close()
+	sk := gonostr.GeneratePrivateKey()
+	ev := signed(t, sk, time.Now().Unix(), 1, gonostr.Tags{{"-"}}, "protected")
+	if err := c.write(ctx, "EVENT", ev); err != nil {
+		t.Fatal(err)
+	}
+	var challenge string
+	for refused := false; !refused || challenge == ""; {
+		f := c.next(ctx, t)
+		switch f.label {
+		case "AUTH":
+			json.Unmarshal(f.raw[1], &challenge)
+		case "OK":
+			var reason string
+			json.Unmarshal(f.raw[3], &reason)
+			if string(f.raw[2]) != "false" || !strings.HasPrefix(reason, "auth-required:") {
+				t.Fatalf("protected event without AUTH: %s", f.raw)
+			}
+			refused = true
+		}
+	}
+	auth := signed(t, sk, time.Now().Unix(), 22242, gonostr.Tags{{"relay", wsURL(srv.URL)}, {"challenge", challenge}}, "")
+	if err := c.write(ctx, "AUTH", auth); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f := c.next(ctx, t)
+		if f.label == "OK" {
+			if string(f.raw[2]) != "true" {
+				t.Fatalf("AUTH refused: %s", f.raw)
+			}
+			break
+		}
+	}
+	if err := c.Publish(ctx, ev); err != nil {
+		t.Errorf("protected event after AUTH: %v", err)
+	}
+}
