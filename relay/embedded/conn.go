@@ -32,8 +32,9 @@ import (
 //     read loop, one after the other; a REQ's stored events are then sent
 //     by a goroutine of its own, so REQs still run side by side.
 //   - EVENTs are checked and stored concurrently (the native store commits
-//     concurrent writes together), but any other message waits until the
-//     EVENTs before it are answered: a REQ sees every event sent before it.
+//     concurrent writes together), but REQ, COUNT, NEG-OPEN and AUTH wait
+//     until the EVENTs before them are answered: a REQ sees every event
+//     sent before it. (CLOSE, NEG-MSG and NEG-CLOSE do not depend on them.)
 //
 // Events go through khatru's AddEvent (its hooks: deletion checks, store,
 // replacement, NIP-40 tracking); khatru still serves NIP-11 and its HTTP
@@ -162,9 +163,6 @@ func (c *conn) handle(parser nostr.MessageParser, msg string) {
 	case *nostr.CloseEnvelope:
 		c.closeSub(string(*e))
 		return
-	case *nostr.AuthEnvelope:
-		c.onAuth(&e.Event)
-		return
 	case *nip77.MessageEnvelope:
 		c.onNegMsg(e)
 		return
@@ -180,6 +178,8 @@ func (c *conn) handle(parser nostr.MessageParser, msg string) {
 		go c.onCount(e)
 	case *nip77.OpenEnvelope:
 		c.onNegOpen(e)
+	case *nostr.AuthEnvelope:
+		c.onAuth(&e.Event) // EVENTs before it are judged unauthenticated
 	default:
 		c.send(nostr.NoticeEnvelope("invalid: unexpected " + env.Label() + " message from a client"))
 	}
