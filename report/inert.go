@@ -4,8 +4,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/relaybench/relaybench/internal/safe"
 )
 
 // Strings a relay sends (NIP-11 fields, OK, CLOSED and NOTICE reasons in
@@ -19,56 +20,7 @@ import (
 // bidi control and other invisible format character written as an escape
 // (\n, \x1b, \u202e), and invalid UTF-8 as U+FFFD. Unlike safe.Line it
 // keeps s whole: relaybench's own notes may be long.
-func inert(s string) string {
-	if plain(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		writeInert(&b, r, size)
-	}
-	return b.String()
-}
-
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// writeInert writes rune r (size bytes in its source) to b, escaped when
-// it is not plainly printable.
-func writeInert(b *strings.Builder, r rune, size int) {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		b.WriteRune(utf8.RuneError)
-	case r == '\n':
-		b.WriteString(`\n`)
-	case r == '\r':
-		b.WriteString(`\r`)
-	case r == '\t':
-		b.WriteString(`\t`)
-	case r < 0x20 || r == 0x7f:
-		b.WriteString(`\x`)
-		b.WriteString(hex2(byte(r)))
-	case unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
-		b.WriteString(`\u`)
-		h := strconv.FormatInt(int64(r), 16)
-		b.WriteString(strings.Repeat("0", max(0, 4-len(h))) + h)
-	default:
-		b.WriteRune(r)
-	}
-}
-
-func hex2(c byte) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[c>>4], digits[c&15]})
-}
+func inert(s string) string { return safe.Inert(s) }
 
 // mdText returns s as inert Markdown text for a table cell or a list item: on
 // one line (inert), with HTML's < and & as entities (no tag, comment,
@@ -157,7 +109,7 @@ func (iw *inertWriter) Write(p []byte) (int, error) {
 		}
 		r, size := utf8.DecodeRune(buf[i:])
 		i += size
-		writeInert(&b, r, size)
+		safe.WriteRune(&b, r, size)
 	}
 	if _, err := io.WriteString(iw.w, b.String()); err != nil {
 		return 0, err

@@ -32,29 +32,57 @@ func Line(s string) string {
 			break
 		}
 		n++
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteRune(utf8.RuneError)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\x`)
-			b.WriteByte("0123456789abcdef"[r>>4])
-			b.WriteByte("0123456789abcdef"[r&15])
-		case unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
-			b.WriteString(`\u`)
-			for sh := 12; sh >= 0; sh -= 4 {
-				b.WriteByte("0123456789abcdef"[(r>>sh)&15])
-			}
-		default:
-			b.WriteRune(r)
-		}
+		WriteRune(&b, r, size)
 	}
 	return b.String()
+}
+
+// Inert returns s whole (no trimming, no length cap) with the escapes of
+// Line: nothing in it acts on a terminal or breaks a line.
+func Inert(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		WriteRune(&b, r, size)
+	}
+	return b.String()
+}
+
+// WriteRune writes rune r (size bytes in its source) to b, escaped as Line
+// escapes it when it is not plainly printable.
+func WriteRune(b *strings.Builder, r rune, size int) {
+	const hex = "0123456789abcdef"
+	switch {
+	case r == utf8.RuneError && size == 1:
+		b.WriteRune(utf8.RuneError)
+	case r == '\n':
+		b.WriteString(`\n`)
+	case r == '\r':
+		b.WriteString(`\r`)
+	case r == '\t':
+		b.WriteString(`\t`)
+	case r < 0x20 || r == 0x7f:
+		b.WriteString(`\x`)
+		b.WriteByte(hex[r>>4])
+		b.WriteByte(hex[r&15])
+	case unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
+		top := 12
+		if r > 0xffff {
+			b.WriteString(`\U`)
+			top = 28
+		} else {
+			b.WriteString(`\u`)
+		}
+		for sh := top; sh >= 0; sh -= 4 {
+			b.WriteByte(hex[(r>>sh)&15])
+		}
+	default:
+		b.WriteRune(r)
+	}
 }
 
 func isPlain(s string) bool {
