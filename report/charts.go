@@ -662,7 +662,7 @@ func latencyTimeChart(ps phaseSet) (*chart, error) {
 	}
 	lname := ""
 	for _, r := range ps.runs {
-		if lname = primaryLatency(r.p.Latency); lname != "" {
+		if lname = results.PrimaryLatency(r.p.Latency); lname != "" {
 			break
 		}
 	}
@@ -822,7 +822,7 @@ func (percentileTicks) Ticks(min, max float64) []plot.Tick {
 func spectrumChart(ps phaseSet) (*chart, error) {
 	lname := ""
 	for _, r := range ps.runs {
-		if lname = primaryLatency(r.p.Latency); lname != "" {
+		if lname = results.PrimaryLatency(r.p.Latency); lname != "" {
 			break
 		}
 	}
@@ -971,23 +971,16 @@ func rssChart(ps phaseSet) (*chart, error) {
 		}, "")
 }
 
-// primaryRate is the rate a phase's bar chart shows.
+// primaryRate is the rate a phase's bar chart shows: results.PrimaryRate
+// of the rates the phases have.
 func primaryRate(ps []*results.Phase) string {
-	names := map[string]bool{}
+	names := map[string]float64{}
 	for _, p := range ps {
 		for k := range p.Rates {
-			names[k] = true
+			names[k] = 0
 		}
 	}
-	for _, k := range []string{"events_per_sec", "queries_per_sec", "deliveries_per_sec"} {
-		if names[k] {
-			return k
-		}
-	}
-	if ks := sortedKeys(names); len(ks) > 0 {
-		return ks[0]
-	}
-	return ""
+	return results.PrimaryRate(names)
 }
 
 // barCharts compare relays per phase: the phase's main rate, and the
@@ -1014,7 +1007,7 @@ func barCharts(groups []*relayRuns) ([]*chart, error) {
 		}
 		l := ""
 		for _, p := range all {
-			if l = primaryLatency(p.Latency); l != "" {
+			if l = results.PrimaryLatency(p.Latency); l != "" {
 				break
 			}
 		}
@@ -1181,14 +1174,14 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 	mbs := mk("sweep-data", "Payload sweep: data throughput", "MB per second")
 	lat := mk("sweep-latency", "Payload sweep: latency (mean solid, p99 dashed)", "milliseconds")
 	mean := func(pt sweepPoint) (float64, bool) {
-		h := pt.latency()[primaryLatency(pt.latency())]
+		h := pt.latency()[results.PrimaryLatency(pt.latency())]
 		if h == nil || h.Count == 0 {
 			return 0, false
 		}
 		return h.Mean / 1e6, true
 	}
 	p99 := func(pt sweepPoint) (float64, bool) {
-		v, ok := latQ(pt.latency()[primaryLatency(pt.latency())], 99)
+		v, ok := latQ(pt.latency()[results.PrimaryLatency(pt.latency())], 99)
 		return float64(v) / 1e6, ok
 	}
 	for _, l := range lines {

@@ -41,7 +41,7 @@ func figures(runs []*results.Run) []*figure {
 	}
 	lats := func(phase string, lat map[string]*results.Histogram, p *results.Phase) {
 		names := sortedKeys(lat)
-		prim := primaryLatency(lat)
+		prim := results.PrimaryLatency(lat)
 		sort.SliceStable(names, func(i, j int) bool { return names[i] == prim && names[j] != prim })
 		for _, n := range names {
 			for _, q := range []float64{50, 99} {

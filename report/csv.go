@@ -148,7 +148,7 @@ func csvFigures(counts map[string]int64, rates map[string]float64, lat map[strin
 		x, ok := rates[k]
 		row = append(row, csvNum(x, ok))
 	}
-	name := primaryLatency(lat)
+	name := results.PrimaryLatency(lat)
 	h := lat[name]
 	if name == "" || h == nil {
 		row = append(row, "", "", "", "", "", "", "", "", "")
@@ -199,7 +199,7 @@ func csvOther(counts map[string]int64, rates map[string]float64, lat map[string]
 			or = append(or, k+"="+strconv.FormatFloat(rates[k], 'f', -1, 64))
 		}
 	}
-	prim := primaryLatency(lat)
+	prim := results.PrimaryLatency(lat)
 	names := sortedKeys(lat)
 	sort.Strings(names)
 	for _, k := range names {

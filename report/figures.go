@@ -37,24 +37,6 @@ func decode(h *results.Histogram) (*metrics.Histogram, error) {
 	return metrics.FromResult(h)
 }
 
-// primaryLatency is the name of the latency a phase is judged by: "ok",
-// "eose", "deliver", or else the first name in sorted order ("" when none)
-// but "auth", the NIP-42 round trips timed apart from the workload's.
-func primaryLatency(lat map[string]*results.Histogram) string {
-	for _, n := range []string{"ok", "eose", "deliver"} {
-		if h := lat[n]; h != nil && h.Count > 0 {
-			return n
-		}
-	}
-	names := sortedKeys(lat)
-	for _, n := range names {
-		if n != "auth" && lat[n] != nil && lat[n].Count > 0 {
-			return n
-		}
-	}
-	return ""
-}
-
 // latencyLabel names a latency for readers: "ok" → "OK", "eose" → "EOSE".
 func latencyLabel(name string) string {
 	switch name {

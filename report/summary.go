@@ -402,7 +402,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 // primary one first.
 func writeLatencies(w io.Writer, lat map[string]*results.Histogram) {
 	names := sortedKeys(lat)
-	prim := primaryLatency(lat)
+	prim := results.PrimaryLatency(lat)
 	sort.SliceStable(names, func(i, j int) bool { return names[i] == prim && names[j] != prim })
 	for _, n := range names {
 		h := lat[n]

@@ -237,7 +237,7 @@ func genericTable(name string, groups []*relayRuns) *table {
 	for _, k := range sortedKeys(rates) {
 		cols = append(cols, rateCol(humanName(k), k))
 	}
-	if l := primaryLatency(lats); l != "" {
+	if l := results.PrimaryLatency(lats); l != "" {
 		lb := latencyLabel(l)
 		cols = append(cols, latCol(lb+" p50", l, 50), latCol(lb+" p99", l, 99), latCol(lb+" p99.9", l, 99.9), latCol(lb+" max", l, 100))
 	}
@@ -288,7 +288,7 @@ func groupTable(name string, groups []*relayRuns) *table {
 			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return rate(g.Rates, k) }, fmtRate})
 		}
 	}
-	if l := primaryLatency(lats); l != "" {
+	if l := results.PrimaryLatency(lats); l != "" {
 		lb := latencyLabel(l)
 		for _, q := range []float64{50, 99} {
 			cols = append(cols, gcol{fmt.Sprintf("%s p%g", lb, q), func(g *results.Group) (float64, bool) {
@@ -491,7 +491,7 @@ func sweepTable(groups []*relayRuns) *table {
 			}
 			lat := func(q float64) func(sweepPoint) (float64, bool) {
 				return func(pt sweepPoint) (float64, bool) {
-					h := pt.latency()[primaryLatency(pt.latency())]
+					h := pt.latency()[results.PrimaryLatency(pt.latency())]
 					if q == 0 {
 						if h == nil || h.Count == 0 {
 							return 0, false

@@ -12,8 +12,8 @@
 //	           | scope "." name
 //	scope     := PHASE | PHASE "/" GROUP      e.g. publish, query/author, sweep/1024
 //	name      := LATENCY "." stat             publish.ok.p99, query.eose.p50
-//	           | stat                         the primary latency: publish.p99 = publish.ok.p99
-//	           | "rate"                       the primary rate (events/s, else queries/s, deliveries/s)
+//	           | stat                         the primary latency (results.PrimaryLatency): publish.p99 = publish.ok.p99
+//	           | "rate"                       the primary rate (results.PrimaryRate: events/s, else queries/s, …)
 //	           | RATE | "rates." RATE         a key of Rates: publish.mb_per_sec
 //	           | COUNT | "counts." COUNT      a key of Counts: publish.refused
 //	           | "verification"               the phase's (or group's) verification
@@ -264,7 +264,7 @@ func Figures(r *results.Run) map[string]Figure {
 			put(prefix+"."+k, v, UnitRate, false)
 			put(prefix+".rates."+k, v, UnitRate, true)
 		}
-		if k := primaryRate(rates); k != "" {
+		if k := results.PrimaryRate(rates); k != "" {
 			put(prefix+".rate", rates[k], UnitRate, true)
 		}
 		for k, v := range counts {
@@ -273,7 +273,7 @@ func Figures(r *results.Run) map[string]Figure {
 			}
 			put(prefix+".counts."+k, float64(v), UnitCount, true)
 		}
-		prim := primaryLatency(lat)
+		prim := results.PrimaryLatency(lat)
 		for name, h := range lat {
 			if h == nil {
 				continue
@@ -323,38 +323,6 @@ func Figures(r *results.Run) map[string]Figure {
 // validity alone (nothing published in this run) has none.
 func judged(v *results.Verification) bool {
 	return v != nil && (v.Verified || v.Status() == results.VerificationNotVerified)
-}
-
-// primaryRate is the rate "rate" names: events, else queries, else
-// deliveries per second, else the only rate.
-func primaryRate(rates map[string]float64) string {
-	for _, k := range []string{"events_per_sec", "queries_per_sec", "deliveries_per_sec"} {
-		if _, ok := rates[k]; ok {
-			return k
-		}
-	}
-	if len(rates) == 1 {
-		for k := range rates {
-			return k
-		}
-	}
-	return ""
-}
-
-// primaryLatency is the latency a bare statistic names: ok, else eose,
-// else deliver, else the only one.
-func primaryLatency(lat map[string]*results.Histogram) string {
-	for _, k := range []string{"ok", "eose", "deliver"} {
-		if lat[k] != nil {
-			return k
-		}
-	}
-	if len(lat) == 1 {
-		for k := range lat {
-			return k
-		}
-	}
-	return ""
 }
 
 // RelayKey names a run's relay: its catalog name, else its URL.
