@@ -415,7 +415,7 @@ func appendOnce(dst []string, s string) []string {
 func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 	a := phs[0]
 	n := len(phs)
-	out := results.Phase{Name: a.Name, Workload: a.Workload, Params: copyParams(a.Params)}
+	out := results.Phase{Name: a.Name, Workload: a.Workload, Params: copyParams(a.Params), Skipped: a.Skipped, Size: a.Size}
 	var end time.Time
 	started := false
 	for i, p := range phs {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/relaybench/relaybench/metrics"
@@ -69,7 +68,7 @@ func kind(p *results.Phase) string {
 // errors.
 func phaseStatus(p *results.Phase) []string {
 	var s []string
-	if _, ok := p.Params["skipped"].(string); ok {
+	if p.Skipped != "" {
 		s = append(s, "skipped") // a workload the relay does not announce (its note says why)
 	}
 	if st := verStatus(p.Verification); st != "" {
@@ -172,27 +171,14 @@ func avgPerQuery(counts map[string]int64) (float64, bool) {
 	return float64(e) / float64(q), true
 }
 
-// sweepSize returns the payload size of a sweep phase or group name:
-// "sweep/1024" → 1024 (also "sweep:1024", and a bare "1024" for groups of a
-// phase named "sweep").
+// sweepSize returns the payload size of a group of a phase named "sweep"
+// (its name, "1024" or "1024B").
 func sweepSize(name string) (float64, bool) {
-	for _, pre := range []string{"sweep/", "sweep:"} {
-		if strings.HasPrefix(name, pre) {
-			name = name[len(pre):]
-			break
-		}
-	}
-	name = strings.TrimSuffix(strings.TrimSpace(name), "B")
-	v, err := strconv.ParseFloat(strings.TrimSpace(name), 64)
-	if err != nil || v <= 0 {
-		return 0, false
-	}
-	return v, true
+	v, ok := results.SweepSize(name)
+	return float64(v), ok
 }
 
-func isSweepPhase(name string) bool {
-	return strings.HasPrefix(name, "sweep/") || strings.HasPrefix(name, "sweep:")
-}
+func isSweepPhase(name string) bool { return results.IsSweepPhase(name) }
 
 // median returns the median of vs (vs must not be empty); vs is sorted.
 func median(vs []float64) float64 {

@@ -117,7 +117,7 @@ func sweepPhases(seed uint64, evPerSec float64) []results.Phase {
 	for i, sz := range []int{256, 1024, 4096, 16384, 65536} {
 		rate := evPerSec / (1 + float64(i)*0.4)
 		n := int64(rate * 5)
-		ps = append(ps, results.Phase{Name: fmt.Sprintf("sweep/%d", sz), Workload: "publish", Start: t0.Add(time.Duration(60+6*i) * time.Second), Duration: 5e9,
+		ps = append(ps, results.Phase{Name: fmt.Sprintf("sweep/%d", sz), Workload: "publish", Size: sz, Start: t0.Add(time.Duration(60+6*i) * time.Second), Duration: 5e9,
 			Counts:  map[string]int64{"sent": n, "accepted": n, "bytes_sent": n * int64(sz+400)},
 			Rates:   map[string]float64{"events_per_sec": float64(n) / 5, "mb_per_sec": float64(n*int64(sz+400)) / 1e6 / 5},
 			Latency: map[string]*results.Histogram{"ok": hist(seed+uint64(400+i), 2000, 1e6*(1+float64(i)*0.5), 0.4)},

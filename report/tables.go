@@ -413,10 +413,8 @@ func sweep(r *results.Run) []sweepPoint {
 	var pts []sweepPoint
 	for i := range r.Phases {
 		p := &r.Phases[i]
-		if isSweepPhase(p.Name) {
-			if sz, ok := sweepSize(p.Name); ok {
-				pts = append(pts, sweepPoint{size: sz, phase: p, p: p})
-			}
+		if isSweepPhase(p.Name) && p.Size > 0 {
+			pts = append(pts, sweepPoint{size: float64(p.Size), phase: p, p: p})
 		}
 	}
 	if len(pts) == 0 {

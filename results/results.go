@@ -205,8 +205,17 @@ type Phase struct {
 	Name     string         `json:"name"`
 	Workload string         `json:"workload"` // workload kind that produced it
 	Params   map[string]any `json:"params,omitempty"`
-	Start    time.Time      `json:"start"`
-	Duration int64          `json:"duration_ns"`
+	// Skipped is the one-line reason the phase's workload did not run on
+	// this relay (it does not announce the NIP), "" when it ran. Files
+	// written before it have params.skipped (read into it).
+	Skipped string `json:"skipped,omitempty"`
+	// Size is the content size in bytes of the fresh events the phase
+	// published (a payload sweep's point, a live workload), 0 when it
+	// published none of its own. Older files have a sweep point's size
+	// only in its name, "sweep/<bytes>" (read into it).
+	Size     int       `json:"size,omitempty"`
+	Start    time.Time `json:"start"`
+	Duration int64     `json:"duration_ns"`
 	// SetupSecs is the time the phase spent outside its timed window before
 	// (and, for a phase of several timed parts, between) them: dialling the
 	// connections (a relay may hold its WebSocket upgrade back), opening
@@ -544,6 +553,7 @@ func Read(path string) (*File, error) {
 	if f.Schema != SchemaVersion {
 		return nil, fmt.Errorf("%s: results schema %q, this build reads %q", path, f.Schema, SchemaVersion)
 	}
+	f.upgrade()
 	return &f, nil
 }
 

@@ -96,7 +96,7 @@ type countRecord struct {
 // operation was requested, so nothing is blamed on the relay.
 func Skipped(name, why string) results.Phase {
 	return results.Phase{Name: name, Workload: name, Counts: map[string]int64{},
-		Params: map[string]any{"skipped": why}, Notes: []string{"skipped: " + why}}
+		Skipped: why, Notes: []string{"skipped: " + why}}
 }
 
 // Count runs the NIP-45 COUNT workload on one connection: for each filter
@@ -326,7 +326,6 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 	groups := map[string]*shapeAcc{}
 	total := &results.Verification{Verified: model != nil}
 	byShape := map[string]*results.Verification{}
-	var busy int64
 	var approxErrs []float64
 	var approxN, hllN, keptN, wrongN, badN, bareN, bareRight int64
 	var examples []string
@@ -370,7 +369,6 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 		s.count.Record(r.latency)
 		allCount.Record(r.latency)
 		s.busy += r.latency
-		busy += r.latency
 		v := byShape[r.shape]
 		if !r.hasCount {
 			badN++
@@ -444,13 +442,11 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 		ph.Latency["req_eose"] = allReq.Result()
 	}
 	if allFirst.Count() > 0 {
-		ph.Latency["req_first_event"] = allFirst.Result()
+		ph.Latency[results.LatencyFirstEvent] = allFirst.Result()
 	}
 	ph.Rates = map[string]float64{}
-	if busy > 0 {
-		// One connection, one COUNT at a time: counts per second of COUNT
-		// time (the comparison REQs' time left out).
-		ph.Rates["counts_per_sec"] = float64(ph.Counts["counts"]) / (float64(busy) / 1e9)
+	if ph.Duration > 0 {
+		ph.Rates[results.RateCounts] = results.PerSecond(ph.Counts[results.CountCounts], ph.Duration)
 	}
 	if r := p50Ratio(allCount, allReq); r > 0 {
 		ph.Rates["count_vs_req_p50"] = r
@@ -469,7 +465,7 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 			s.g.Rates["count_vs_req_p50"] = r
 		}
 		if s.busy > 0 {
-			s.g.Rates["counts_per_sec"] = float64(s.g.Counts["counts"]) / (float64(s.busy) / 1e9)
+			s.g.Rates[results.RateCounts] = results.PerSecond(s.g.Counts[results.CountCounts], s.busy)
 		}
 		v := byShape[name]
 		verify.Add(total, v)

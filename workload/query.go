@@ -389,11 +389,11 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 		ph.Latency["first_event"] = allFirst.Result()
 	}
 	ph.Rates = map[string]float64{}
-	if secs := float64(ph.Duration) / 1e9; secs > 0 {
-		ph.Rates["queries_per_sec"] = float64(ph.Counts["queries"]) / secs
+	if ph.Duration > 0 {
+		ph.Rates[results.RateQueries] = results.PerSecond(ph.Counts[results.CountQueries], ph.Duration)
 		// Events delivered per second over the window, by every
 		// connection together (--query-concurrency).
-		ph.Rates["events_returned_per_sec"] = float64(ph.Counts["events_returned"]) / secs
+		ph.Rates[results.RateEventsReturned] = results.PerSecond(ph.Counts[results.CountEventsReturned], ph.Duration)
 	}
 	for _, s := range shapes {
 		g := groups[s]
@@ -409,8 +409,8 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 		// rates on one connection.
 		g.Rates = map[string]float64{}
 		if b := busy[s]; b > 0 {
-			g.Rates["queries_per_sec"] = float64(g.Counts["queries"]) / (float64(b) / 1e9)
-			g.Rates["events_returned_per_sec"] = float64(g.Counts["events_returned"]) / (float64(b) / 1e9)
+			g.Rates[results.RateQueries] = results.PerSecond(g.Counts[results.CountQueries], b)
+			g.Rates[results.RateEventsReturned] = results.PerSecond(g.Counts[results.CountEventsReturned], b)
 		}
 		g.Verification = ver.byShape[s]
 		ph.Groups = append(ph.Groups, *g)

@@ -326,7 +326,7 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 	allEOSE, allFirst := metrics.NewHistogram(), metrics.NewHistogram()
 	groups := map[string]*shapeAcc{}
 	sigs := verify.NewChecker()
-	var busy, got, want int64
+	var got, want int64
 	var overLimit int64
 	var unrelated, outsideEx []string
 	storedUnknown := map[string]bool{} // unknown events returned: stored after all
@@ -357,7 +357,6 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 		s.eose.Record(r.latency)
 		allEOSE.Record(r.latency)
 		s.busy += r.latency
-		busy += r.latency
 		if r.first > 0 {
 			allFirst.Record(r.first)
 		}
@@ -441,9 +440,8 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 		ph.Latency["first_event"] = allFirst.Result()
 	}
 	ph.Rates = map[string]float64{}
-	if busy > 0 {
-		// One connection, one search at a time: searches per second of search time.
-		ph.Rates["searches_per_sec"] = float64(ph.Counts["searches"]) / (float64(busy) / 1e9)
+	if ph.Duration > 0 {
+		ph.Rates[results.RateSearches] = results.PerSecond(ph.Counts[results.CountSearches], ph.Duration)
 	}
 	if n := ph.Counts["searches"]; n > 0 {
 		ph.Rates["results_per_search"] = float64(ph.Counts["events_returned"]) / float64(n)
@@ -460,7 +458,7 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 		s.g.Latency["eose"] = s.eose.Result()
 		s.g.Rates = map[string]float64{}
 		if s.busy > 0 {
-			s.g.Rates["searches_per_sec"] = float64(s.g.Counts["searches"]) / (float64(s.busy) / 1e9)
+			s.g.Rates[results.RateSearches] = results.PerSecond(s.g.Counts[results.CountSearches], s.busy)
 		}
 		if n := s.g.Counts["searches"]; n > 0 {
 			s.g.Rates["results_per_search"] = float64(s.g.Counts["events_returned"]) / float64(n)

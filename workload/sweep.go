@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -160,7 +159,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 		return nil, fmt.Sprintf("%d-byte content has up to %d characters, above the relay's announced max_content_length %d", size, maxRunes, lim.MaxContentLength), nil
 	}
 	ph, err := Subscribe(ctx, url, c, SubscribeOptions{
-		Name: "sweep/" + strconv.Itoa(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
+		Name: results.SweepName(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
 		Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
 		Duration: o.Duration, Grace: o.Grace, Timeout: o.Timeout, Seed: seed, Dial: o.Dial, fresh: fresh,
 		Begin: o.Begin,
@@ -168,7 +167,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	if ph.Counts == nil { // never started
 		return nil, "", err
 	}
-	ph.Workload = "sweep"
+	ph.Workload, ph.Size = "sweep", size
 	ph.Params["size"] = size
 	ph.Params["max_message_bytes"] = maxMsg
 	ph.Rates["msgs_per_sec"] = ph.Rates["events_per_sec"]

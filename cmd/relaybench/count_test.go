@@ -56,7 +56,7 @@ func TestCountAndSearchEmbedded(t *testing.T) {
 		t.Fatalf("search: exit %d\n%s", res.code, lastLines(res.stderr, 20))
 	}
 	ph = nipPhase(t, f, "search")
-	if v := ph.Verification; v == nil || !v.Passed || !v.Verified || v.Checked != 100 || ph.Params["skipped"] != nil {
+	if v := ph.Verification; v == nil || !v.Passed || !v.Verified || v.Checked != 100 || ph.Skipped != "" {
 		t.Fatalf("search verification %+v params %v notes %q", ph.Verification, ph.Params, ph.Notes)
 	}
 	if strings.Contains(res.stderr, "skipped") {
@@ -74,7 +74,7 @@ func TestRunWorkloadsCountSearch(t *testing.T) {
 	if ph := nipPhase(t, f, "count"); !ph.Verification.Passed || ph.Counts["counts"] != 100 {
 		t.Errorf("count %v %+v", ph.Counts, ph.Verification)
 	}
-	if ph := nipPhase(t, f, "search"); ph.Params["skipped"] != nil || ph.Verification == nil || !ph.Verification.Passed {
+	if ph := nipPhase(t, f, "search"); ph.Skipped != "" || ph.Verification == nil || !ph.Verification.Passed {
 		t.Errorf("search on the embedded relay: %+v", ph)
 	}
 }
@@ -105,7 +105,7 @@ func TestCountWrongAnswerExit3(t *testing.T) {
 	defer none.Close()
 	for _, cmd := range []string{"count", "search"} {
 		res, f := nipRun(t, cmd, "--relay", none.URL)
-		if res.code != 0 || nipPhase(t, f, cmd).Params["skipped"] == nil {
+		if res.code != 0 || nipPhase(t, f, cmd).Skipped == "" {
 			t.Errorf("%s on a relay without the NIP: exit %d\n%s", cmd, res.code, lastLines(res.stderr, 20))
 		}
 	}
@@ -129,7 +129,7 @@ func TestCountSearchSharedRelays(t *testing.T) {
 		}
 		ph := nipPhase(t, f, tc.cmd)
 		if tc.relay == "nostr-rs-relay-sqlite" {
-			if ph.Params["skipped"] == nil {
+			if ph.Skipped == "" {
 				t.Errorf("%s on %s not skipped: %+v", tc.cmd, tc.relay, ph)
 			}
 			continue
