@@ -159,6 +159,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 		"window": o.Window, "between_rate": o.BetweenRate, "recovery_within": o.RecoveryWithin,
 		"recovery_run": o.RecoveryRun, "size": o.Size, "timeout": o.Timeout.String(),
 	}
+	ph.Size = o.Size
 	ph.Start = mono.Time(start)
 	ph.Duration = end - start
 	ph.SetupSecs = setupSince(setup, start)

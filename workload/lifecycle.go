@@ -713,7 +713,7 @@ func (lr *lifeRun) phase(start, end int64) results.Phase {
 		Name: "lifecycle", Workload: "lifecycle",
 		Params: map[string]any{"events": o.Events, "size": o.Size, "timeout": o.Timeout.String(), "read_timeout": o.ReadTimeout.String(),
 			"published": lr.sampled},
-		Start: mono.Time(start), Duration: end - start,
+		Size: o.Size, Start: mono.Time(start), Duration: end - start,
 		Counts: t.counts, Latency: map[string]*results.Histogram{}, Series: lr.series.Result(end),
 		Aborted: lr.wd.Aborted(),
 	}

@@ -715,7 +715,7 @@ func (r *subRun) subEnd(s *subscriber, t *subTally) {
 func (r *subRun) phase() results.Phase {
 	o := r.o
 	nEv := len(r.fresh.Events)
-	ph := results.Phase{Name: o.Name, Workload: "subscribe", Aborted: r.aborted,
+	ph := results.Phase{Name: o.Name, Workload: "subscribe", Aborted: r.aborted, Size: o.Size,
 		Counts: map[string]int64{}, Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}, Rates: map[string]float64{}}
 	ph.Params = map[string]any{
 		"subscribers": o.Subscribers, "publishers": o.Publishers, "channels": o.Channels, "overlap": o.Overlap,

@@ -135,9 +135,9 @@ func (s *liveSession) setFresh(keys *corpus.Corpus) {
 		n := ph.Counts["sent"]
 		sent += n
 		bytes += ph.Counts["bytes_sent"]
-		if size, ok := ph.Params["size"].(int); ok {
-			sizeSum += int64(size) * n
-			sizes = append(sizes, strconv.Itoa(size))
+		if ph.Size > 0 {
+			sizeSum += int64(ph.Size) * n
+			sizes = append(sizes, strconv.Itoa(ph.Size))
 		}
 		if a, ok := ph.Params["authors"].(int); ok {
 			authors = max(authors, a)

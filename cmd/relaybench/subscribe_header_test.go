@@ -13,8 +13,8 @@ import (
 func TestLiveHeaderDescribesPublishedEvents(t *testing.T) {
 	keys := &corpus.Corpus{Params: corpus.Params{Seed: 9, Events: 10000}, Authors: make([]corpus.Author, 200)}
 	run := &results.Run{Corpus: results.Corpus{Events: 10000, Authors: 200, AvgSize: 64}, Phases: []results.Phase{
-		{Name: "sweep/256", Params: map[string]any{"size": 256, "authors": 50}, Counts: map[string]int64{"sent": 300, "bytes_sent": 300 * 700}},
-		{Name: "sweep/1024", Params: map[string]any{"size": 1024, "authors": 50}, Counts: map[string]int64{"sent": 100, "bytes_sent": 100 * 1500}},
+		{Name: "sweep/256", Size: 256, Params: map[string]any{"authors": 50}, Counts: map[string]int64{"sent": 300, "bytes_sent": 300 * 700}},
+		{Name: "sweep/1024", Size: 1024, Params: map[string]any{"authors": 50}, Counts: map[string]int64{"sent": 100, "bytes_sent": 100 * 1500}},
 	}}
 	s := &liveSession{run: run}
 	s.setFresh(keys)
