@@ -167,16 +167,16 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 			}
 		}
 	}
-	if n := ph.Counts["malformed_frames"]; n > 0 {
+	if n := ph.Counts[results.CountMalformedFrames]; n > 0 {
 		wrong = append(wrong, fmt.Sprintf("the relay sent %d malformed frames (NIP-01)", n))
 	}
-	if n := ph.Counts["unmatched_oks"]; n > 0 && !cancelledAny(ph) { // results files before foreign_oks
+	if n := ph.Counts[results.CountUnmatchedOKs]; n > 0 && !cancelledAny(ph) { // results files before foreign_oks
 		wrong = append(wrong, fmt.Sprintf("the relay sent %d OKs for events not in flight", n))
 	}
-	if n := ph.Counts["foreign_oks"]; n > 0 {
+	if n := ph.Counts[results.CountForeignOKs]; n > 0 {
 		wrong = append(wrong, fmt.Sprintf("the relay sent %d OKs for events never sent on their connection or already answered (NIP-01)", n))
 	}
-	if n := ph.Counts["unsolicited_events"]; n > 0 {
+	if n := ph.Counts[results.CountUnsolicitedEvents]; n > 0 {
 		wrong = append(wrong, fmt.Sprintf("the relay sent %d EVENTs under subscription ids never opened (NIP-01)", n))
 	}
 	// find-max drives the relay until a step fails: failures in its steps are
@@ -194,7 +194,7 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 			incomplete = append(incomplete, s)
 		}
 	}
-	if search && ph.Rates["max_rate"] == 0 && !ph.ClientLimited && ph.Aborted == "" {
+	if search && ph.Rates[results.RateMaxRate] == 0 && !ph.ClientLimited && ph.Aborted == "" {
 		incomplete = append(incomplete, "no rate passed: the relay did not sustain even the lowest rate tried")
 	}
 	if ph.Aborted != "" && !strings.HasPrefix(ph.Aborted, "interrupted") {

@@ -89,11 +89,11 @@ func crossCheck(ctx context.Context, out *results.Run, runs []*results.Run, o Op
 		return true, nil
 	}
 	for i, r := range runs {
-		if r.Phases[pub].Stored == "" && r.Phases[pub].Counts["accepted"] > 0 {
+		if r.Phases[pub].Stored == "" && r.Phases[pub].Counts[results.CountAccepted] > 0 {
 			return unverified(fmt.Sprintf("segment %d's results hold no record of the events the relay stored (a relaybench without answer records?)", i))
 		}
 		for _, pi := range queries {
-			if ph := &r.Phases[pi]; len(ph.Answers) == 0 && ph.Counts["queries"] > 0 {
+			if ph := &r.Phases[pi]; len(ph.Answers) == 0 && ph.Counts[results.CountQueries] > 0 {
 				return unverified(fmt.Sprintf("segment %d's results hold no query answers (a relaybench without answer records?)", i))
 			}
 		}
@@ -316,7 +316,7 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 	if overlapped > 0 {
 		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d of %d queries were sent while another segment was still publishing: that segment's events were allowed in their answers, not required", overlapped, len(all)))
 	}
-	if n := ph.Counts["failed"]; n > 0 {
+	if n := ph.Counts[results.CountFailed]; n > 0 {
 		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d queries did not end with EOSE (CLOSED, timeout or connection loss): their answers are incomplete and were not verified; the outcomes line says which", n))
 	}
 	verify.Finish(total)

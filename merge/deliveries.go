@@ -122,23 +122,23 @@ func mergeDeliveries(out *results.Phase, phs []*results.Phase) ([]string, error)
 	for gi := range out.Groups {
 		g := &out.Groups[gi]
 		if t := byKind[g.Name]; t != nil && g.Verification != nil {
-			g.Counts["deliveries"] = t.accepted
+			g.Counts[results.CountDeliveries] = t.accepted
 			g.Verification.Expected, g.Verification.Missing = t.expected, t.timedOut
 			g.Verification.Extra += t.refusedDelivered
 			verify.Finish(g.Verification)
 			if secs := float64(out.Duration) / 1e9; secs > 0 && g.Rates != nil {
-				g.Rates["deliveries_per_sec"] = float64(t.accepted) / secs
+				g.Rates[results.RateDeliveries] = float64(t.accepted) / secs
 			}
 		}
 	}
 	if secs := float64(out.Duration) / 1e9; secs > 0 && out.Rates != nil {
-		out.Rates["deliveries_per_sec"] = float64(total.accepted) / secs
+		out.Rates[results.RateDeliveries] = float64(total.accepted) / secs
 	}
 	if a := out.Account(results.OpEvent); a != nil && a.Accepted > 0 {
 		if out.Rates == nil {
 			out.Rates = map[string]float64{}
 		}
-		out.Rates["fanout"] = float64(total.requested) / float64(a.Accepted)
+		out.Rates[results.RateFanout] = float64(total.requested) / float64(a.Accepted)
 	}
 	notes := []string{fmt.Sprintf("deliveries counted across the %d segments (relaybench merge): each subscriber is owed every fresh event matching its filter that any segment got accepted (%d owed, %d delivered, %d missing); the per-segment notes above count other segments' events as if accepted",
 		n, total.requested, total.accepted, total.timedOut)}
@@ -187,11 +187,11 @@ func (t *deliveryTally) apply(out *results.Phase, v *results.Verification) {
 	if out.Counts == nil {
 		out.Counts = map[string]int64{}
 	}
-	out.Counts["deliveries"] = t.accepted
-	out.Counts["expected"] = t.expected
-	out.Counts["missing"] = t.timedOut
-	if t.unack > 0 || out.Counts["delivered_unacknowledged"] > 0 {
-		out.Counts["delivered_unacknowledged"] += t.unack
+	out.Counts[results.CountDeliveries] = t.accepted
+	out.Counts[results.CountExpected] = t.expected
+	out.Counts[results.CountMissing] = t.timedOut
+	if t.unack > 0 || out.Counts[results.CountDeliveredUnacknowledged] > 0 {
+		out.Counts[results.CountDeliveredUnacknowledged] += t.unack
 	}
 	a := results.Account{Op: results.OpDelivery, Requested: t.requested, Accepted: t.accepted, TimedOut: t.timedOut, ConnLost: t.connLost, Cancelled: t.cancelled}
 	for why, c := range t.notRun {
@@ -220,7 +220,7 @@ func (t *deliveryTally) apply(out *results.Phase, v *results.Verification) {
 // withoutDeliveryRatio drops "rate fanout" from the rates not recomputed
 // when the delivery merge recomputed it.
 func withoutDeliveryRatio(dropped []string, rates map[string]float64) []string {
-	if _, ok := rates["fanout"]; !ok {
+	if _, ok := rates[results.RateFanout]; !ok {
 		return dropped
 	}
 	out := dropped[:0]

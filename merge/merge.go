@@ -556,13 +556,13 @@ var rateCounts = map[string]struct {
 	count string
 	scale float64
 }{
-	"events_per_sec":     {"accepted", 1},
-	"sent_per_sec":       {"sent", 1},
-	"mb_per_sec":         {"bytes_sent", 1e-6},
-	"queries_per_sec":    {"queries", 1},
-	"deliveries_per_sec": {"deliveries", 1},
-	"accepted_per_sec":   {"accepted", 1},
-	"msgs_per_sec":       {"accepted", 1},
+	results.RateEvents:     {results.CountAccepted, 1},
+	results.RateSent:       {results.CountSent, 1},
+	results.RateMB:         {results.CountBytesSent, 1e-6},
+	results.RateQueries:    {results.CountQueries, 1},
+	results.RateDeliveries: {results.CountDeliveries, 1},
+	"accepted_per_sec":     {results.CountAccepted, 1},
+	results.RateMsgs:       {results.CountAccepted, 1},
 }
 
 // phaseRates recomputes the phase's rates over the merged window: from the

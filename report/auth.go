@@ -1,5 +1,7 @@
 package report
 
+import "github.com/relaybench/relaybench/results"
+
 // authTable is one row per relay and phase whose connections authenticated
 // with NIP-42 (counts auth_* and latency "auth", kept apart from the
 // workload's figures): AUTHs sent, accepted, refused, unanswered, the
@@ -13,15 +15,15 @@ func authTable(groups []*relayRuns) *table {
 			ps := g.phases(name)
 			var any bool
 			for _, p := range ps {
-				_, ok := p.Counts["auth_sent"]
+				_, ok := p.Counts[results.CountAuthSent]
 				any = any || ok
 			}
 			if !any {
 				continue
 			}
 			row := []string{g.key, name}
-			for _, c := range []col{cntCol("", "auth_sent"), cntCol("", "auth_ok"), cntCol("", "auth_refused"),
-				cntCol("", "auth_unanswered"), cntCol("", "auth_retried"), latCol("", "auth", 50), latCol("", "auth", 99)} {
+			for _, c := range []col{cntCol("", results.CountAuthSent), cntCol("", "auth_ok"), cntCol("", "auth_refused"),
+				cntCol("", "auth_unanswered"), cntCol("", "auth_retried"), latCol("", results.LatencyAuth, 50), latCol("", results.LatencyAuth, 99)} {
 				var vs []float64
 				for _, p := range ps {
 					if v, ok := c.get(p); ok {

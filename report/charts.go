@@ -392,7 +392,7 @@ func mainCounter(ps []runLine) string {
 			}
 		}
 	}
-	for _, k := range []string{"accepted", "deliveries", "queries", "sent"} {
+	for _, k := range []string{results.CountAccepted, results.CountDeliveries, results.CountQueries, results.CountSent} {
 		if names[k] {
 			return k
 		}

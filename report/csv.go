@@ -49,8 +49,9 @@ var CSVHeader = []string{
 	"other_counts", "other_rates", "other_latency", "status",
 }
 
-var csvCounts = []string{"sent", "accepted", "refused", "timed_out", "failed", "bytes_sent", "queries", "events_returned"}
-var csvRates = []string{"events_per_sec", "mb_per_sec", "queries_per_sec"}
+var csvCounts = []string{results.CountSent, results.CountAccepted, results.CountRefused, results.CountTimedOut, results.CountFailed,
+	results.CountBytesSent, results.CountQueries, results.CountEventsReturned}
+var csvRates = []string{results.RateEvents, results.RateMB, results.RateQueries}
 
 // CSV writes one flat row per (run, phase) and per (run, phase, group) of
 // files, with the columns of CSVHeader.

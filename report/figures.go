@@ -39,7 +39,7 @@ func decode(h *results.Histogram) (*metrics.Histogram, error) {
 // latencyLabel names a latency for readers: "ok" → "OK", "eose" → "EOSE".
 func latencyLabel(name string) string {
 	switch name {
-	case "ok", "eose":
+	case results.LatencyOK, results.LatencyEOSE:
 		return strings.ToUpper(name)
 	}
 	return humanName(name)
@@ -151,10 +151,10 @@ func rate(rates map[string]float64, name string) (float64, bool) {
 // bandwidth is the phase's MB/s: the "mb_per_sec" rate, or bytes_sent over
 // the duration when the rate is absent.
 func bandwidth(p *results.Phase) (float64, bool) {
-	if v, ok := p.Rates["mb_per_sec"]; ok {
+	if v, ok := p.Rates[results.RateMB]; ok {
 		return v, true
 	}
-	b, ok := p.Counts["bytes_sent"]
+	b, ok := p.Counts[results.CountBytesSent]
 	if !ok || p.Duration <= 0 {
 		return 0, false
 	}
@@ -163,8 +163,8 @@ func bandwidth(p *results.Phase) (float64, bool) {
 
 // avgPerQuery is events returned per query, from the counters.
 func avgPerQuery(counts map[string]int64) (float64, bool) {
-	q, ok1 := counts["queries"]
-	e, ok2 := counts["events_returned"]
+	q, ok1 := counts[results.CountQueries]
+	e, ok2 := counts[results.CountEventsReturned]
 	if !ok1 || !ok2 || q == 0 {
 		return 0, false
 	}

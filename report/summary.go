@@ -276,16 +276,17 @@ func phaseHeading(p *results.Phase, def string) string {
 
 func summaryPublish(w io.Writer, p *results.Phase) {
 	fmt.Fprintln(w, phaseHeading(p, "Publish Performance"))
-	used := map[string]bool{"sent": true, "accepted": true, "refused": true, "timed_out": true, "failed": true, "bytes_sent": true}
-	pub := cnt(p.Counts, "accepted") + " accepted of " + cnt(p.Counts, "sent") + " sent"
-	if a, ok := p.Counts["accepted"]; ok {
-		if s, ok := p.Counts["sent"]; ok && s > 0 {
+	used := map[string]bool{results.CountSent: true, results.CountAccepted: true, results.CountRefused: true,
+		results.CountTimedOut: true, results.CountFailed: true, results.CountBytesSent: true}
+	pub := cnt(p.Counts, results.CountAccepted) + " accepted of " + cnt(p.Counts, results.CountSent) + " sent"
+	if a, ok := p.Counts[results.CountAccepted]; ok {
+		if s, ok := p.Counts[results.CountSent]; ok && s > 0 {
 			// Truncated, not rounded: 99,998 of 100,000 is never "100.00%".
 			pub += " (" + fmtFloat(math.Floor(float64(a)/float64(s)*1e4)/100, 2) + "%)"
 		}
 	}
 	kv(w, "Events Published", pub)
-	ref := cnt(p.Counts, "refused")
+	ref := cnt(p.Counts, results.CountRefused)
 	if len(p.Refused) > 0 {
 		var parts []string
 		for _, k := range sortedKeys(p.Refused) {
@@ -294,15 +295,15 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 		ref += " (" + strings.Join(parts, ", ") + ")"
 	}
 	kv(w, "Refused", ref)
-	kv(w, "Timed Out", cnt(p.Counts, "timed_out"))
-	kv(w, "Failed", cnt(p.Counts, "failed"))
-	if b, ok := p.Counts["bytes_sent"]; ok {
+	kv(w, "Timed Out", cnt(p.Counts, results.CountTimedOut))
+	kv(w, "Failed", cnt(p.Counts, results.CountFailed))
+	if b, ok := p.Counts[results.CountBytesSent]; ok {
 		kv(w, "Total Data", fmtBytes(float64(b)))
 	} else {
 		kv(w, "Total Data", dash)
 	}
 	writeDuration(w, p)
-	if v, ok := p.Rates["events_per_sec"]; ok {
+	if v, ok := p.Rates[results.RateEvents]; ok {
 		kv(w, "Rate", fmtFloat(v, 2)+" events/second")
 	} else {
 		kv(w, "Rate", dash)
@@ -312,7 +313,7 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 	} else {
 		kv(w, "Bandwidth", dash)
 	}
-	used["events_per_sec"], used["mb_per_sec"] = true, true
+	used[results.RateEvents], used[results.RateMB] = true, true
 	writeLatencies(w, p.Latency)
 	writeOther(w, p, used)
 	writeGroups(w, p)
@@ -323,13 +324,14 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 
 func summaryQuery(w io.Writer, p *results.Phase) {
 	fmt.Fprintln(w, phaseHeading(p, "Query Performance"))
-	used := map[string]bool{"queries": true, "events_returned": true, "queries_per_sec": true, "failed": true, "timed_out": true}
-	kv(w, "Queries Executed", cnt(p.Counts, "queries"))
-	kv(w, "Events Returned", cnt(p.Counts, "events_returned"))
-	kv(w, "Failed", cnt(p.Counts, "failed"))
-	kv(w, "Timed Out", cnt(p.Counts, "timed_out"))
+	used := map[string]bool{results.CountQueries: true, results.CountEventsReturned: true, results.RateQueries: true,
+		results.CountFailed: true, results.CountTimedOut: true}
+	kv(w, "Queries Executed", cnt(p.Counts, results.CountQueries))
+	kv(w, "Events Returned", cnt(p.Counts, results.CountEventsReturned))
+	kv(w, "Failed", cnt(p.Counts, results.CountFailed))
+	kv(w, "Timed Out", cnt(p.Counts, results.CountTimedOut))
 	writeDuration(w, p)
-	if v, ok := p.Rates["queries_per_sec"]; ok {
+	if v, ok := p.Rates[results.RateQueries]; ok {
 		kv(w, "Rate", fmtFloat(v, 2)+" queries/second")
 	} else {
 		kv(w, "Rate", dash)
@@ -483,7 +485,7 @@ func writeResources(w io.Writer, p *results.Phase) {
 	}
 	if r.RelayDataBytes > 0 {
 		relay = append(relay, "data "+fmtBytes(float64(r.RelayDataBytes)))
-		if a := p.Counts["accepted"]; a > 0 && kind(p) == "publish" {
+		if a := p.Counts[results.CountAccepted]; a > 0 && kind(p) == "publish" {
 			relay = append(relay, fmtFloat(float64(r.RelayDataBytes)/float64(a), 0)+" B per stored event")
 		}
 	}
@@ -530,7 +532,7 @@ func writeTail(w io.Writer, p *results.Phase) {
 // ("Deliveries Rate", "deliveries/second"), "mb_per_sec" → ("Bandwidth",
 // "MB/second"); a name without "_per_sec" ("events_per_query") has no unit.
 func rateLabel(k string) (label, unit string) {
-	if k == "mb_per_sec" {
+	if k == results.RateMB {
 		return "Bandwidth", "MB/second"
 	}
 	base, ok := strings.CutSuffix(k, "_per_sec")

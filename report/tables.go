@@ -185,27 +185,27 @@ var durCol = col{"Duration", durNs, fmtDur}
 
 func publishTable(groups []*relayRuns) *table {
 	return phaseTable("Publishing", "publish", groups, []col{
-		cntCol("Sent", "sent"),
-		cntCol("Accepted", "accepted"),
-		{"Data size", func(p *results.Phase) (float64, bool) { return count(p.Counts, "bytes_sent") }, fmtBytes},
+		cntCol("Sent", results.CountSent),
+		cntCol("Accepted", results.CountAccepted),
+		{"Data size", func(p *results.Phase) (float64, bool) { return count(p.Counts, results.CountBytesSent) }, fmtBytes},
 		durCol,
-		rateCol("Events/s", "events_per_sec"),
+		rateCol("Events/s", results.RateEvents),
 		{"Bandwidth", bandwidth, func(v float64) string { return fmtFloat(v, 2) + " MB/s" }},
-		latCol("OK p50", "ok", 50),
-		latCol("OK p99", "ok", 99),
+		latCol("OK p50", results.LatencyOK, 50),
+		latCol("OK p99", results.LatencyOK, 99),
 	})
 }
 
 func queryTable(groups []*relayRuns) *table {
 	return phaseTable("Querying", "query", groups, []col{
-		cntCol("Queries", "queries"),
-		cntCol("Events retrieved", "events_returned"),
+		cntCol("Queries", results.CountQueries),
+		cntCol("Events retrieved", results.CountEventsReturned),
 		durCol,
-		rateCol("Queries/s", "queries_per_sec"),
+		rateCol("Queries/s", results.RateQueries),
 		{"Avg events/query", func(p *results.Phase) (float64, bool) { return avgPerQuery(p.Counts) },
 			func(v float64) string { return fmtFloat(v, 2) }},
-		latCol("EOSE p50", "eose", 50),
-		latCol("EOSE p99", "eose", 99),
+		latCol("EOSE p50", results.LatencyEOSE, 50),
+		latCol("EOSE p99", results.LatencyEOSE, 99),
 	})
 }
 
@@ -276,8 +276,8 @@ func groupTable(name string, groups []*relayRuns) *table {
 	var cols []gcol
 	if query {
 		cols = []gcol{
-			{"Queries", func(g *results.Group) (float64, bool) { return count(g.Counts, "queries") }, func(v float64) string { return fmtInt(int64(v)) }},
-			{"Queries/s", func(g *results.Group) (float64, bool) { return rate(g.Rates, "queries_per_sec") }, fmtRate},
+			{"Queries", func(g *results.Group) (float64, bool) { return count(g.Counts, results.CountQueries) }, func(v float64) string { return fmtInt(int64(v)) }},
+			{"Queries/s", func(g *results.Group) (float64, bool) { return rate(g.Rates, results.RateQueries) }, fmtRate},
 			{"Avg events/query", func(g *results.Group) (float64, bool) { return avgPerQuery(g.Counts) }, func(v float64) string { return fmtFloat(v, 2) }},
 		}
 	} else {
@@ -297,10 +297,10 @@ func groupTable(name string, groups []*relayRuns) *table {
 			}, fmtDur})
 		}
 		// Query shapes also time the first event (REQ → first EVENT).
-		if l == "eose" && lats["first_event"] != nil {
+		if l == results.LatencyEOSE && lats[results.LatencyFirstEvent] != nil {
 			for _, q := range []float64{50, 99} {
 				cols = append(cols, gcol{fmt.Sprintf("First event p%g", q), func(g *results.Group) (float64, bool) {
-					v, ok := latQ(g.Latency["first_event"], q)
+					v, ok := latQ(g.Latency[results.LatencyFirstEvent], q)
 					return float64(v), ok
 				}, fmtDur})
 			}
@@ -433,7 +433,7 @@ func sweep(r *results.Run) []sweepPoint {
 // sweepRate returns msg/s of a sweep point: events_per_sec, else
 // deliveries_per_sec, else messages_per_sec.
 func sweepRate(pt sweepPoint) (float64, bool) {
-	for _, k := range []string{"events_per_sec", "messages_per_sec", "deliveries_per_sec"} {
+	for _, k := range []string{results.RateEvents, "messages_per_sec", results.RateDeliveries} {
 		if v, ok := pt.rates()[k]; ok {
 			return v, true
 		}
@@ -442,7 +442,7 @@ func sweepRate(pt sweepPoint) (float64, bool) {
 }
 
 func sweepMB(pt sweepPoint) (float64, bool) {
-	if v, ok := pt.rates()["mb_per_sec"]; ok {
+	if v, ok := pt.rates()[results.RateMB]; ok {
 		return v, true
 	}
 	if pt.phase != nil {
@@ -452,7 +452,7 @@ func sweepMB(pt sweepPoint) (float64, bool) {
 }
 
 func sweepTotal(pt sweepPoint) (float64, bool) {
-	for _, k := range []string{"accepted", "deliveries", "sent"} {
+	for _, k := range []string{results.CountAccepted, results.CountDeliveries, results.CountSent} {
 		if v, ok := pt.counts()[k]; ok {
 			return float64(v), true
 		}
@@ -602,7 +602,7 @@ func resourceTable(groups []*relayRuns) *table {
 					return float64(r.RelayDataBytes), r.RelayDataBytes > 0
 				})(ps), fmtBytes),
 				agg(get(func(p *results.Phase, r *results.Resources) (float64, bool) {
-					a := p.Counts["accepted"]
+					a := p.Counts[results.CountAccepted]
 					return float64(r.RelayDataBytes) / float64(a), r.RelayDataBytes > 0 && a > 0 && kind(p) == "publish"
 				})(ps), func(v float64) string { return fmtFloat(v, 0) + " B" }),
 				agg(get(func(_ *results.Phase, r *results.Resources) (float64, bool) { return r.ClientCPUSecs, true })(ps), secs),
