@@ -31,7 +31,7 @@ func addAuthStats(ph *results.Phase, conns []*wire.Conn) {
 	if sent == 0 && ok == 0 && refused == 0 {
 		return
 	}
-	ph.Counts["auth_sent"] = sent
+	ph.Counts[results.CountAuthSent] = sent
 	ph.Counts["auth_ok"] = ok
 	ph.Counts["auth_refused"] = refused
 	ph.Counts["auth_retried"] = retried
@@ -39,7 +39,7 @@ func addAuthStats(ph *results.Phase, conns []*wire.Conn) {
 		if ph.Latency == nil {
 			ph.Latency = map[string]*results.Histogram{}
 		}
-		ph.Latency["auth"] = h.Result()
+		ph.Latency[results.LatencyAuth] = h.Result()
 	}
 	if n := sent - ok - refused; n > 0 {
 		// Still in flight when the phase ended: nostr-rs-relay 0.8.12 sends
@@ -60,7 +60,7 @@ func carryAuth(ph *results.Phase, sp results.Phase) {
 			ph.Counts[k] += n
 		}
 	}
-	src := sp.Latency["auth"]
+	src := sp.Latency[results.LatencyAuth]
 	if src == nil {
 		return
 	}
@@ -68,7 +68,7 @@ func carryAuth(ph *results.Phase, sp results.Phase) {
 	if err != nil {
 		return
 	}
-	if cur := ph.Latency["auth"]; cur != nil {
+	if cur := ph.Latency[results.LatencyAuth]; cur != nil {
 		if prev, err := metrics.FromResult(cur); err == nil {
 			h.Merge(prev)
 		}
@@ -76,5 +76,5 @@ func carryAuth(ph *results.Phase, sp results.Phase) {
 	if ph.Latency == nil {
 		ph.Latency = map[string]*results.Histogram{}
 	}
-	ph.Latency["auth"] = h.Result()
+	ph.Latency[results.LatencyAuth] = h.Result()
 }

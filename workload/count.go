@@ -220,7 +220,7 @@ func Count(ctx context.Context, url string, model *verify.Model, source []*nostr
 	ph.Errors = verify.AppendUnique(ph.Errors, connErrs...)
 	a := led.Result()
 	ph.Accounts = append(ph.Accounts, a)
-	ph.Counts["refused"], ph.Counts["not_run"], ph.Counts["cancelled"] = a.Refused, a.NotRun, a.Cancelled
+	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = a.Refused, a.NotRun, a.Cancelled
 	if q.led != nil {
 		ph.Accounts = append(ph.Accounts, q.led.Result())
 	}
@@ -356,16 +356,16 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 			}
 		}
 		if r.ended != wire.EndCount {
-			s.g.Counts["failed"]++
-			ph.Counts["failed"]++
+			s.g.Counts[results.CountFailed]++
+			ph.Counts[results.CountFailed]++
 			if r.ended == wire.EndTimeout {
-				ph.Counts["timed_out"]++
+				ph.Counts[results.CountTimedOut]++
 			}
 			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" COUNT: "+r.err)
 			continue
 		}
-		s.g.Counts["counts"]++
-		ph.Counts["counts"]++
+		s.g.Counts[results.CountCounts]++
+		ph.Counts[results.CountCounts]++
 		s.count.Record(r.latency)
 		allCount.Record(r.latency)
 		s.busy += r.latency
@@ -437,7 +437,7 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 	if badN > 0 {
 		ph.Counts["count_malformed"] = badN
 	}
-	ph.Latency["count"] = allCount.Result()
+	ph.Latency[results.LatencyCount] = allCount.Result()
 	if allReq.Count() > 0 {
 		ph.Latency["req_eose"] = allReq.Result()
 	}
@@ -456,7 +456,7 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 		if s == nil {
 			continue
 		}
-		s.g.Latency["count"] = s.count.Result()
+		s.g.Latency[results.LatencyCount] = s.count.Result()
 		s.g.Rates = map[string]float64{}
 		if s.req.Count() > 0 {
 			s.g.Latency["req_eose"] = s.req.Result()
@@ -499,7 +499,7 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 	} else if n := len(model.Unknown); n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) may or may not be stored: each count was judged right anywhere from the matches without them to the matches with them", n))
 	}
-	if n := ph.Counts["failed"]; n > 0 {
+	if n := ph.Counts[results.CountFailed]; n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d COUNTs got no count (CLOSED, timeout or connection loss): not checked; the outcomes line says which", n))
 	}
 	verify.Finish(total)

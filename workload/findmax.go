@@ -336,7 +336,7 @@ func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, clien
 	so := stepOutcomesOf(ph)
 	var whys []string
 	p99 := int64(0)
-	if h := ph.Latency["ok"]; h != nil {
+	if h := ph.Latency[results.LatencyOK]; h != nil {
 		p99 = h.Percentiles["99"]
 	}
 	unc := int64(0)
@@ -555,7 +555,7 @@ func findMaxStepGroup(st Step) results.Group {
 	so := stepOutcomesOf(sp)
 	g := results.Group{
 		Name: fmt.Sprintf("%s/s", fmtRate(st.Rate)),
-		Counts: map[string]int64{"intended": sp.Counts["intended"], "sent": sp.Counts["sent"], "accepted": so.accepted,
+		Counts: map[string]int64{"intended": sp.Counts["intended"], "sent": sp.Counts[results.CountSent], "accepted": so.accepted,
 			"refused": so.refused, "dropped": so.dropped, "failed": so.noReply, "canceled": so.cancelled},
 		Rates:   map[string]float64{"offered_per_sec": st.Rate},
 		Latency: map[string]*results.Histogram{},
@@ -574,7 +574,7 @@ func findMaxStepGroup(st Step) results.Group {
 		}
 	}
 	if secs := float64(sp.Duration) / 1e9; secs > 0 {
-		g.Rates["achieved_per_sec"] = float64(so.accepted) / secs
+		g.Rates[results.RateAchieved] = float64(so.accepted) / secs
 		if r := sp.Resources; r != nil {
 			g.Rates["client_cpu_cores"] = r.ClientCPUSecs / secs
 			if r.RelayCPUSecs > 0 {
@@ -608,7 +608,7 @@ func findMaxStepRow(st Step, g results.Group, cut bool) string {
 		relayStr = fmt.Sprintf("%.2f", rc)
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %d | %d | %d | %.2f | %s | %s |",
-		fmtRate(st.Rate), fmtRate(g.Rates["achieved_per_sec"]), q("ok", "50"), q("ok", "99"), q("ok_uncorrected", "99"),
-		q("lateness", "99"), g.Counts["dropped"], g.Counts["refused"], g.Counts["failed"],
+		fmtRate(st.Rate), fmtRate(g.Rates[results.RateAchieved]), q("ok", "50"), q("ok", "99"), q("ok_uncorrected", "99"),
+		q("lateness", "99"), g.Counts["dropped"], g.Counts[results.CountRefused], g.Counts[results.CountFailed],
 		g.Rates["client_cpu_cores"], relayStr, verdict)
 }

@@ -682,7 +682,7 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 	if plan.nPub > 0 {
 		ph.Params["events_signed"] = plan.nPub
 		ph.Params["size"] = o.Size
-		ph.Counts["bytes_sent"] = l.bytesSent.Load()
+		ph.Counts[results.CountBytesSent] = l.bytesSent.Load()
 	}
 	if o.Kind == LoadMixed {
 		ph.Params["mix"] = fmt.Sprintf("%d:%d", o.PublishParts, o.QueryParts)
@@ -690,7 +690,7 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 	if plan.nQuery > 0 {
 		ph.Params["query_limit"] = o.Limit
 		ph.Params["distinct_filters"] = len(plan.filters)
-		ph.Counts["events_returned"] = l.returned.Load()
+		ph.Counts[results.CountEventsReturned] = l.returned.Load()
 	}
 	for _, led := range l.acct.ledgers() {
 		ph.Accounts = append(ph.Accounts, led.Result())
@@ -1017,12 +1017,12 @@ func (ks *kindStats) group(name string, dur int64, a results.Account) results.Gr
 		unc.Merge(s.unc)
 		s.mu.Unlock()
 	}
-	g.Counts["accepted"], g.Counts["refused"] = a.Accepted, a.Refused
-	g.Counts["failed"] = a.TimedOut + a.ConnLost
+	g.Counts[results.CountAccepted], g.Counts[results.CountRefused] = a.Accepted, a.Refused
+	g.Counts[results.CountFailed] = a.TimedOut + a.ConnLost
 	g.Counts["dropped"] = a.NotRunBy[WhyClientDrop]
 	g.Counts["canceled"] = a.Cancelled
 	if dur > 0 {
-		g.Rates["accepted_per_sec"] = float64(g.Counts["accepted"]) / (float64(dur) / 1e9)
+		g.Rates["accepted_per_sec"] = float64(g.Counts[results.CountAccepted]) / (float64(dur) / 1e9)
 	}
 	g.Latency = map[string]*results.Histogram{"ok": lat.Result(), "ok_uncorrected": unc.Result()}
 	return g

@@ -241,16 +241,16 @@ func publishPhase(ctx context.Context, src *pubSource, o PublishOptions, res *Pu
 	ph.Counts["bytes_accepted"] = accBytes
 	ph.Notes = append(ph.Notes, bk.tally.notes()...)
 	addConnStats(ctx, &ph, conns)
-	ph.Latency["ok"] = hist.Result()
+	ph.Latency[results.LatencyOK] = hist.Result()
 	if refHist.Count() > 0 {
 		ph.Latency["ok_refused"] = refHist.Result()
 	}
 	secs := float64(ph.Duration) / 1e9
 	ph.Rates = map[string]float64{}
 	if secs > 0 {
-		ph.Rates["events_per_sec"] = float64(ph.Counts["accepted"]) / secs
-		ph.Rates["sent_per_sec"] = float64(ph.Counts["sent"]) / secs
-		ph.Rates["mb_per_sec"] = float64(ph.Counts["bytes_sent"]) / secs / 1e6
+		ph.Rates[results.RateEvents] = float64(ph.Counts[results.CountAccepted]) / secs
+		ph.Rates[results.RateSent] = float64(ph.Counts[results.CountSent]) / secs
+		ph.Rates[results.RateMB] = float64(ph.Counts[results.CountBytesSent]) / secs / 1e6
 	}
 	ph.Series = bk.series.Result(end)
 	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
@@ -338,10 +338,10 @@ func bookAccount(ph *results.Phase, a results.Account) {
 	if a.Op != results.OpEvent {
 		return
 	}
-	ph.Counts["accepted"] = a.Accepted
-	ph.Counts["refused"] = a.Refused
-	ph.Counts["timed_out"] = a.TimedOut
-	ph.Counts["failed"] = a.ConnLost
+	ph.Counts[results.CountAccepted] = a.Accepted
+	ph.Counts[results.CountRefused] = a.Refused
+	ph.Counts[results.CountTimedOut] = a.TimedOut
+	ph.Counts[results.CountFailed] = a.ConnLost
 	ph.Counts["not_sent"] = a.NotRun
 	ph.Counts["cancelled"] = a.Cancelled
 	ph.Refused = map[string]int64{}
@@ -475,8 +475,8 @@ func mergePublishers(ph *results.Phase, workers []*pubWorker, events int) (hist,
 	for _, pw := range workers {
 		hist.Merge(pw.hist)
 		refHist.Merge(pw.refHist)
-		ph.Counts["sent"] += pw.sent
-		ph.Counts["bytes_sent"] += pw.bytes
+		ph.Counts[results.CountSent] += pw.sent
+		ph.Counts[results.CountBytesSent] += pw.bytes
 		ph.Errors = verify.AppendUnique(ph.Errors, pw.errs...)
 	}
 	return hist, refHist
@@ -534,7 +534,7 @@ func addConnStats(_ context.Context, ph *results.Phase, conns []*wire.Conn) {
 	var pc protoCounts
 	for _, cn := range conns {
 		st := cn.Stats()
-		ph.Counts["malformed_frames"] += st.Malformed
+		ph.Counts[results.CountMalformedFrames] += st.Malformed
 		pc.add(st)
 		ph.Counts["notices"] += st.Notices
 		ph.Counts["bytes_received"] += st.BytesIn
@@ -548,8 +548,8 @@ func addConnStats(_ context.Context, ph *results.Phase, conns []*wire.Conn) {
 		}
 		ph.Notes = append(ph.Notes, "relay NOTICE: "+n)
 	}
-	if ph.Counts["malformed_frames"] > 0 {
-		ph.Errors = append(ph.Errors, fmt.Sprintf("relay sent %d malformed frames", ph.Counts["malformed_frames"]))
+	if ph.Counts[results.CountMalformedFrames] > 0 {
+		ph.Errors = append(ph.Errors, fmt.Sprintf("relay sent %d malformed frames", ph.Counts[results.CountMalformedFrames]))
 	}
 }
 
@@ -576,8 +576,8 @@ const (
 // into books the counters in ph: the violations (foreign OKs, unsolicited
 // EVENTs) as counts and errors, the rest as counts and notes.
 func (p protoCounts) into(ph *results.Phase) {
-	ph.Counts["foreign_oks"] += p.foreign
-	ph.Counts["unsolicited_events"] += p.unsolicited
+	ph.Counts[results.CountForeignOKs] += p.foreign
+	ph.Counts[results.CountUnsolicitedEvents] += p.unsolicited
 	for k, n := range map[string]int64{"late_oks": p.late, "events_after_close": p.afterClose, "answers_over_cap": p.overCap} {
 		if n > 0 {
 			ph.Counts[k] += n

@@ -342,7 +342,7 @@ func (q *queryRun) phase(start, end int64, cpu time.Duration) results.Phase {
 	ph.Accounts = append(ph.Accounts, a)
 	ph.Counts["cancelled"] = a.Cancelled
 	ph.Counts["not_run"] = a.NotRun
-	ph.Counts["refused"] = a.Refused
+	ph.Counts[results.CountRefused] = a.Refused
 	return ph
 }
 
@@ -363,19 +363,19 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 			g = &results.Group{Name: r.shape, Counts: map[string]int64{"queries": 0, "failed": 0, "events_returned": 0}, Latency: map[string]*results.Histogram{}}
 			groups[r.shape], hists[r.shape], firsts[r.shape] = g, metrics.NewHistogram(), metrics.NewHistogram()
 		}
-		g.Counts["events_returned"] += r.returned
-		ph.Counts["events_returned"] += r.returned
+		g.Counts[results.CountEventsReturned] += r.returned
+		ph.Counts[results.CountEventsReturned] += r.returned
 		if r.ended != "eose" {
-			g.Counts["failed"]++
-			ph.Counts["failed"]++
+			g.Counts[results.CountFailed]++
+			ph.Counts[results.CountFailed]++
 			if r.ended == string(wire.EndTimeout) {
-				ph.Counts["timed_out"]++
+				ph.Counts[results.CountTimedOut]++
 			}
 			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" query: "+r.err)
 			continue
 		}
-		g.Counts["queries"]++
-		ph.Counts["queries"]++
+		g.Counts[results.CountQueries]++
+		ph.Counts[results.CountQueries]++
 		all.Record(r.latency)
 		hists[r.shape].Record(r.latency)
 		busy[r.shape] += r.latency
@@ -384,9 +384,9 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 			firsts[r.shape].Record(r.first)
 		}
 	}
-	ph.Latency["eose"] = all.Result()
+	ph.Latency[results.LatencyEOSE] = all.Result()
 	if allFirst.Count() > 0 {
-		ph.Latency["first_event"] = allFirst.Result()
+		ph.Latency[results.LatencyFirstEvent] = allFirst.Result()
 	}
 	ph.Rates = map[string]float64{}
 	if ph.Duration > 0 {
@@ -400,9 +400,9 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 		if g == nil {
 			continue
 		}
-		g.Latency["eose"] = hists[s].Result()
+		g.Latency[results.LatencyEOSE] = hists[s].Result()
 		if firsts[s].Count() > 0 {
-			g.Latency["first_event"] = firsts[s].Result()
+			g.Latency[results.LatencyFirstEvent] = firsts[s].Result()
 		}
 		// Per shape: its queries, and the events of its answers, divided by
 		// the time spent in them (REQ write to EOSE), i.e. that shape's
@@ -416,7 +416,7 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 		ph.Groups = append(ph.Groups, *g)
 	}
 	ph.Verification = ver.total
-	if n := ph.Counts["failed"]; n > 0 {
+	if n := ph.Counts[results.CountFailed]; n > 0 {
 		ph.Verification.Notes = append(ph.Verification.Notes,
 			fmt.Sprintf("%d queries did not end with EOSE (CLOSED, timeout or connection loss): their answers are incomplete and were not verified; the outcomes line says which", n))
 	}

@@ -254,7 +254,7 @@ func Search(ctx context.Context, url string, model *verify.Model, source []*nost
 	ph.Errors = verify.AppendUnique(ph.Errors, connErrs...)
 	a := q.led.Result()
 	ph.Accounts = append(ph.Accounts, a)
-	ph.Counts["refused"], ph.Counts["not_run"], ph.Counts["cancelled"] = a.Refused, a.NotRun, a.Cancelled
+	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = a.Refused, a.NotRun, a.Cancelled
 	smp.into(&ph)
 	searchGroups(&ph, recs, x, model, o)
 	return ph, ctx.Err()
@@ -341,19 +341,19 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 				verif: &results.Verification{Verified: model != nil}}
 			groups[r.shape] = s
 		}
-		s.g.Counts["events_returned"] += r.returned
-		ph.Counts["events_returned"] += r.returned
+		s.g.Counts[results.CountEventsReturned] += r.returned
+		ph.Counts[results.CountEventsReturned] += r.returned
 		if r.ended != "eose" {
-			s.g.Counts["failed"]++
-			ph.Counts["failed"]++
+			s.g.Counts[results.CountFailed]++
+			ph.Counts[results.CountFailed]++
 			if r.ended == string(wire.EndTimeout) {
-				ph.Counts["timed_out"]++
+				ph.Counts[results.CountTimedOut]++
 			}
 			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" search: "+r.err)
 			continue
 		}
-		s.g.Counts["searches"]++
-		ph.Counts["searches"]++
+		s.g.Counts[results.CountSearches]++
+		ph.Counts[results.CountSearches]++
 		s.eose.Record(r.latency)
 		allEOSE.Record(r.latency)
 		s.busy += r.latency
@@ -435,16 +435,16 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 		got += min(inE, w)
 		want += w
 	}
-	ph.Latency["eose"] = allEOSE.Result()
+	ph.Latency[results.LatencyEOSE] = allEOSE.Result()
 	if allFirst.Count() > 0 {
-		ph.Latency["first_event"] = allFirst.Result()
+		ph.Latency[results.LatencyFirstEvent] = allFirst.Result()
 	}
 	ph.Rates = map[string]float64{}
 	if ph.Duration > 0 {
 		ph.Rates[results.RateSearches] = results.PerSecond(ph.Counts[results.CountSearches], ph.Duration)
 	}
-	if n := ph.Counts["searches"]; n > 0 {
-		ph.Rates["results_per_search"] = float64(ph.Counts["events_returned"]) / float64(n)
+	if n := ph.Counts[results.CountSearches]; n > 0 {
+		ph.Rates["results_per_search"] = float64(ph.Counts[results.CountEventsReturned]) / float64(n)
 	}
 	if want > 0 {
 		ph.Rates["recall"] = float64(got) / float64(want)
@@ -455,13 +455,13 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 		if s == nil {
 			continue
 		}
-		s.g.Latency["eose"] = s.eose.Result()
+		s.g.Latency[results.LatencyEOSE] = s.eose.Result()
 		s.g.Rates = map[string]float64{}
 		if s.busy > 0 {
 			s.g.Rates[results.RateSearches] = results.PerSecond(s.g.Counts[results.CountSearches], s.busy)
 		}
-		if n := s.g.Counts["searches"]; n > 0 {
-			s.g.Rates["results_per_search"] = float64(s.g.Counts["events_returned"]) / float64(n)
+		if n := s.g.Counts[results.CountSearches]; n > 0 {
+			s.g.Rates["results_per_search"] = float64(s.g.Counts[results.CountEventsReturned]) / float64(n)
 		}
 		if s.want > 0 {
 			s.g.Rates["recall"] = float64(s.got) / float64(s.want)
@@ -496,7 +496,7 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 		total.StoredUnknown = int64(len(storedUnknown))
 		total.Notes = verify.AppendUnique(total.Notes, verify.UnknownNote(len(storedUnknown), len(model.Unknown)))
 	}
-	if n := ph.Counts["failed"]; n > 0 {
+	if n := ph.Counts[results.CountFailed]; n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d searches did not end with EOSE (CLOSED, timeout or connection loss): not verified; the outcomes line says which", n))
 	}
 	verify.Finish(total)

@@ -170,7 +170,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	ph.Workload, ph.Size = "sweep", size
 	ph.Params["size"] = size
 	ph.Params["max_message_bytes"] = maxMsg
-	ph.Rates["msgs_per_sec"] = ph.Rates["events_per_sec"]
+	ph.Rates[results.RateMsgs] = ph.Rates[results.RateEvents]
 	ph.Notes = append([]string{fmt.Sprintf("payload sweep at %d content bytes (EVENT messages up to %d bytes): msgs_per_sec counts accepted events, mb_per_sec the EVENT bytes sent", size, maxMsg)}, ph.Notes...)
 	if count < o.Events {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%d events instead of %d at this size: the pre-signed events are kept in memory (budget %d MB)", count, o.Events, sweepBudget>>20))
