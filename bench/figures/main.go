@@ -38,12 +38,12 @@ func main() {
 
 func row(label string, ph *results.Phase) {
 	secs := float64(ph.Duration) / 1e9
-	acc := ph.Counts["accepted"]
-	rate := ph.Rates["events_per_sec"]
+	acc := ph.Counts[results.CountAccepted]
+	rate := ph.Rates[results.RateEvents]
 	if rate == 0 {
 		rate = ph.Rates["accepted_per_sec"]
 	}
-	lat := ph.Latency["ok"]
+	lat := ph.Latency[results.LatencyOK]
 	p := func(k string) string {
 		if lat == nil || lat.Count == 0 {
 			return "–"
@@ -65,5 +65,5 @@ func row(label string, ph *results.Phase) {
 		limited = "client"
 	}
 	fmt.Printf("| %s | %s | %d | %.0f | %.1f | %s | %s | %s | %s | %s | %s |\n",
-		label, ph.Name, ph.Counts["sent"], rate, ph.Rates["mb_per_sec"], p("50"), p("99"), cpuPer, clientBusy, relayBusy, limited)
+		label, ph.Name, ph.Counts[results.CountSent], rate, ph.Rates[results.RateMB], p("50"), p("99"), cpuPer, clientBusy, relayBusy, limited)
 }

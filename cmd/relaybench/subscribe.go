@@ -132,9 +132,9 @@ func (s *liveSession) setFresh(keys *corpus.Corpus) {
 	var sizes []string
 	authors := 0
 	for _, ph := range s.run.Phases {
-		n := ph.Counts["sent"]
+		n := ph.Counts[results.CountSent]
 		sent += n
-		bytes += ph.Counts["bytes_sent"]
+		bytes += ph.Counts[results.CountBytesSent]
 		if ph.Size > 0 {
 			sizeSum += int64(ph.Size) * n
 			sizes = append(sizes, strconv.Itoa(ph.Size))
