@@ -388,34 +388,9 @@ func (r *runner) dropInDispatcher(d *dispatched, s Slot, sec int) {
 }
 
 // waitUntil sleeps until mono time target; false if done closed first.
+// Ops that come due during a sleep of at least MinSleep go out in one batch.
 func (r *runner) waitUntil(done <-chan struct{}, timer *time.Timer, target int64) bool {
-	for {
-		rem := target - mono.Now()
-		if rem <= 0 {
-			return true
-		}
-		if r.c.coarse || rem > int64(coarseWait) {
-			w := rem
-			if !r.c.coarse {
-				w -= int64(coarseWait)
-			}
-			timer.Reset(time.Duration(w))
-			select {
-			case <-done:
-				timer.Stop()
-				return false
-			case <-timer.C:
-			}
-			continue
-		}
-		// Sleep at least MinSleep: ops due meanwhile go out in one batch.
-		nanosleep(max(rem, int64(r.c.MinSleep)))
-		select {
-		case <-done:
-			return false
-		default:
-		}
-	}
+	return sleepTo(done, timer, target, r.c.MinSleep, r.c.coarse)
 }
 
 // work runs ops from the queue until it is closed.

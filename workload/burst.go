@@ -12,6 +12,7 @@ import (
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/schedule"
 	"github.com/relaybench/relaybench/wire"
 )
 
@@ -92,8 +93,10 @@ func newBurstSchedule(o BurstOptions) burstSchedule {
 			s.burstOf[n] = k
 		}
 	}
+	if s.nBg > 0 {
+		copy(s.offs[s.nBurst:], schedule.ConstantTimes(0, o.BetweenRate, s.nBg))
+	}
 	for j := 0; j < s.nBg; j++ {
-		s.offs[s.nBurst+j] = int64(float64(j) * 1e9 / o.BetweenRate)
 		s.burstOf[s.nBurst+j] = -1
 	}
 	return s

@@ -12,6 +12,7 @@ import (
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/schedule"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -175,17 +176,17 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 	book func(int, wire.OK, error), pw *pubWorker, mu, lateMu *sync.Mutex) {
 	slots := make(chan struct{}, p.window)
 	var inflight sync.WaitGroup
-	for k, n := range order {
+	pace(ctx, len(order), intended, func(k int) bool {
+		n := order[k]
 		if intended != nil {
 			out.intended[n] = intended[k]
-			sleepUntil(ctx, intended[k])
 		}
 		if ctx.Err() != nil || cn.Err() != nil {
-			break
+			return false
 		}
 		if p.stopAt > 0 && mono.Now() >= p.stopAt {
 			out.cut.Add(int64(len(order) - k))
-			break
+			return false
 		}
 		select {
 		case slots <- struct{}{}:
@@ -193,7 +194,7 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		case <-cn.Done():
 		}
 		if ctx.Err() != nil || cn.Err() != nil {
-			break
+			return false
 		}
 		raw := p.fresh.Raw[n]
 		inflight.Add(1)
@@ -217,11 +218,10 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 			book(n, wire.OK{ID: p.fresh.Events[n].ID, Err: err}, err)
 			<-slots
 			inflight.Done()
-			if cn.Err() != nil {
-				break
-			}
+			return cn.Err() == nil
 		}
-	}
+		return true
+	})
 	if cn.Err() != nil {
 		mu.Lock()
 		pw.errs = verify.AppendUnique(pw.errs, "connection lost: "+cn.Err().Error())
@@ -241,23 +241,20 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 	}
 }
 
-// sleepUntil sleeps until mono time t (or ctx ends).
-func sleepUntil(ctx context.Context, t int64) {
-	d := t - mono.Now()
-	if d <= 0 {
-		return
-	}
-	if d < int64(200*time.Microsecond) {
-		for mono.Now() < t && ctx.Err() == nil {
-			runtime.Gosched()
+// pace is the open-loop sender every live workload sends through: it
+// calls send(k) for k = 0…n-1 in order, each at its intended mono time
+// times[k] from the schedule package's pacer (at once when times is nil:
+// closed loop), sleeping in between without busy-waiting
+// (schedule.SleepUntil), until send returns false. ctx ending cuts a sleep
+// short; send sees it and stops.
+func pace(ctx context.Context, n int, times []int64, send func(k int) bool) {
+	for k := range n {
+		if times != nil {
+			schedule.SleepUntil(ctx, times[k])
 		}
-		return
-	}
-	tm := time.NewTimer(time.Duration(d))
-	select {
-	case <-tm.C:
-	case <-ctx.Done():
-		tm.Stop()
+		if !send(k) {
+			return
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/schedule"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -204,6 +205,7 @@ type mixedPart struct {
 	okHist               *metrics.Histogram
 	accepted             []int // fresh event numbers the relay accepted
 	recs                 []*queryRecord
+	qOffs                []int64         // each query's intended time from start
 	qled                 *outcome.Ledger // the part's queries (nil: none)
 	qwd                  *outcome.Watchdog
 	eose, eoseInt, first *metrics.Histogram
@@ -226,6 +228,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 	qctx := ctx
 	if spec.query {
 		p.recs = e.filters()
+		p.qOffs = schedule.ConstantTimes(0, o.QueryRate, len(p.recs))
 		p.qled = outcome.New(results.OpQuery, int64(e.nQ))
 		p.qled.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(e.nQ-len(p.recs)))
 		qctx, p.qwd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
@@ -289,11 +292,16 @@ func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *
 	o, cn := e.o, e.qConns[q]
 	eose, eoseInt, firstH := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
 	var late int64
-	for k := q; k < len(p.recs) && pctx.Err() == nil && cn.Err() == nil; k += len(e.qConns) {
-		intended := p.start + int64(float64(k)*1e9/o.QueryRate)
-		sleepUntil(pctx, intended)
-		if pctx.Err() != nil {
-			break
+	var mine []int // this querier's share: every len(qConns)-th query
+	var times []int64
+	for k := q; k < len(p.recs); k += len(e.qConns) {
+		mine = append(mine, k)
+		times = append(times, p.start+p.qOffs[k])
+	}
+	pace(pctx, len(mine), times, func(j int) bool {
+		k, intended := mine[j], times[j]
+		if pctx.Err() != nil || cn.Err() != nil {
+			return false
 		}
 		if mono.Now()-intended > int64(time.Millisecond) {
 			late++
@@ -311,7 +319,8 @@ func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *
 				firstH.Record(r.first)
 			}
 		}
-	}
+		return pctx.Err() == nil && cn.Err() == nil
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	p.eose.Merge(eose)
@@ -717,10 +726,11 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start), okLatencySeries: true}
 	plan.order = make([][]int, len(conns))
 	plan.intended = make([][]int64, len(conns))
+	times := schedule.ConstantTimes(start, o.PublishRate, n)
 	for k := 0; k < n; k++ {
 		w := k % len(conns)
 		plan.order[w] = append(plan.order[w], first+k)
-		plan.intended[w] = append(plan.intended[w], start+int64(float64(k)*1e9/o.PublishRate))
+		plan.intended[w] = append(plan.intended[w], times[k])
 	}
 	out := newLiveOut(len(fresh.Events))
 	runLive(ctx, plan, out)

@@ -18,6 +18,7 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/schedule"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -210,7 +211,8 @@ type subRun struct {
 	series   *metrics.Series
 	acc      []bool // event n was accepted
 	start    int64
-	aborted  string // why nothing was published
+	offs     []int64 // open loop: each fresh event's intended send time from start
+	aborted  string  // why nothing was published
 	addrs    []net.IP
 	bl       *backlog // the client's read backlog while publishing
 	graceEnd int64    // when the wait for deliveries ended
@@ -291,6 +293,9 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 		r.o.Overlap = min(r.o.Overlap, r.o.Channels)
 	}
 	nEv := len(r.fresh.Events)
+	if r.o.Rate > 0 { // drawn before the clock
+		r.offs = schedule.ConstantTimes(0, r.o.Rate, nEv)
+	}
 	since := r.fresh.Events[0].CreatedAt
 	r.subs = make([]*subscriber, 0, r.o.Segment.Split(r.o.Subscribers))
 	for i := range r.o.Subscribers {
@@ -493,7 +498,7 @@ func (r *subRun) publish() {
 		plan.intended = make([][]int64, np)
 		for w := range plan.order {
 			for _, n := range plan.order[w] {
-				plan.intended[w] = append(plan.intended[w], r.start+int64(float64(n)*1e9/o.Rate))
+				plan.intended[w] = append(plan.intended[w], r.start+r.offs[n])
 			}
 		}
 	}

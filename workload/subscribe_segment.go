@@ -103,7 +103,7 @@ func (o *SubscribeOptions) startClock(ctx context.Context) int64 {
 // sent).
 func (r *subRun) sentRef(i int) int64 {
 	if r.o.sharedSchedule() {
-		return r.start + int64(float64(i)*1e9/r.o.Rate)
+		return r.start + r.offs[i]
 	}
 	return r.out.sentAt[i].Load()
 }
