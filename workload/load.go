@@ -743,8 +743,8 @@ func loadCounts(ph *results.Phase) {
 	}
 	c := ph.Counts
 	c["planned"] = t.Requested
-	c["accepted"], c["refused"] = t.Accepted, t.Refused
-	c["timed_out"], c["conn_lost"], c["failed"] = t.TimedOut, t.ConnLost, t.TimedOut+t.ConnLost
+	c[results.CountAccepted], c[results.CountRefused] = t.Accepted, t.Refused
+	c[results.CountTimedOut], c["conn_lost"], c[results.CountFailed] = t.TimedOut, t.ConnLost, t.TimedOut+t.ConnLost
 	c["dropped"] = t.NotRunBy[WhyClientDrop]
 	c["not_run"] = t.NotRun - c["dropped"]
 	c["canceled"] = t.Cancelled

@@ -245,12 +245,11 @@ func publishPhase(ctx context.Context, src *pubSource, o PublishOptions, res *Pu
 	if refHist.Count() > 0 {
 		ph.Latency["ok_refused"] = refHist.Result()
 	}
-	secs := float64(ph.Duration) / 1e9
 	ph.Rates = map[string]float64{}
-	if secs > 0 {
-		ph.Rates[results.RateEvents] = float64(ph.Counts[results.CountAccepted]) / secs
-		ph.Rates[results.RateSent] = float64(ph.Counts[results.CountSent]) / secs
-		ph.Rates[results.RateMB] = float64(ph.Counts[results.CountBytesSent]) / secs / 1e6
+	if ph.Duration > 0 {
+		ph.Rates[results.RateEvents] = results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration)
+		ph.Rates[results.RateSent] = results.PerSecond(ph.Counts[results.CountSent], ph.Duration)
+		ph.Rates[results.RateMB] = results.PerSecond(ph.Counts[results.CountBytesSent], ph.Duration) / 1e6
 	}
 	ph.Series = bk.series.Result(end)
 	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
