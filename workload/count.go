@@ -209,7 +209,7 @@ func Count(ctx context.Context, url string, model *verify.Model, source []*nostr
 		Start:     mono.Time(start),
 		Duration:  end - start,
 		SetupSecs: setupSince(setup, start),
-		Counts: map[string]int64{"counts": 0, "failed": 0, "timed_out": 0, "events_counted": 0,
+		Counts: map[string]int64{results.CountCounts: 0, results.CountFailed: 0, results.CountTimedOut: 0, "events_counted": 0,
 			"count_exact": 0, "count_approximate": 0},
 		Aborted:   wd.Aborted(),
 		Latency:   map[string]*results.Histogram{},
@@ -336,7 +336,7 @@ func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o 
 		}
 		s := groups[r.shape]
 		if s == nil {
-			s = &shapeAcc{g: &results.Group{Name: r.shape, Counts: map[string]int64{"counts": 0, "failed": 0, "events_counted": 0},
+			s = &shapeAcc{g: &results.Group{Name: r.shape, Counts: map[string]int64{results.CountCounts: 0, results.CountFailed: 0, "events_counted": 0},
 				Latency: map[string]*results.Histogram{}}, count: metrics.NewHistogram(), req: metrics.NewHistogram()}
 			groups[r.shape] = s
 			byShape[r.shape] = &results.Verification{Verified: model != nil}

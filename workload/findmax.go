@@ -458,7 +458,7 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 		"connections": o.Load.Connections, "size": o.Load.Size,
 	}
 	ph.Counts = map[string]int64{"steps": int64(len(res.Steps))}
-	ph.Rates = map[string]float64{"max_rate": res.Max}
+	ph.Rates = map[string]float64{results.RateMaxRate: res.Max}
 	if res.FirstFail > 0 {
 		ph.Rates["first_failing_rate"] = res.FirstFail
 	}
@@ -555,8 +555,8 @@ func findMaxStepGroup(st Step) results.Group {
 	so := stepOutcomesOf(sp)
 	g := results.Group{
 		Name: fmt.Sprintf("%s/s", fmtRate(st.Rate)),
-		Counts: map[string]int64{"intended": sp.Counts["intended"], "sent": sp.Counts[results.CountSent], "accepted": so.accepted,
-			"refused": so.refused, "dropped": so.dropped, "failed": so.noReply, "canceled": so.cancelled},
+		Counts: map[string]int64{"intended": sp.Counts["intended"], results.CountSent: sp.Counts[results.CountSent], results.CountAccepted: so.accepted,
+			results.CountRefused: so.refused, "dropped": so.dropped, results.CountFailed: so.noReply, "canceled": so.cancelled},
 		Rates:   map[string]float64{"offered_per_sec": st.Rate},
 		Latency: map[string]*results.Histogram{},
 	}

@@ -1024,7 +1024,7 @@ func (ks *kindStats) group(name string, dur int64, a results.Account) results.Gr
 	if dur > 0 {
 		g.Rates["accepted_per_sec"] = float64(g.Counts[results.CountAccepted]) / (float64(dur) / 1e9)
 	}
-	g.Latency = map[string]*results.Histogram{"ok": lat.Result(), "ok_uncorrected": unc.Result()}
+	g.Latency = map[string]*results.Histogram{results.LatencyOK: lat.Result(), "ok_uncorrected": unc.Result()}
 	return g
 }
 

@@ -330,7 +330,7 @@ func (q *queryRun) phase(start, end int64, cpu time.Duration) results.Phase {
 		},
 		Start:     mono.Time(start),
 		Duration:  end - start,
-		Counts:    map[string]int64{"queries": 0, "failed": 0, "timed_out": 0, "events_returned": 0},
+		Counts:    map[string]int64{results.CountQueries: 0, results.CountFailed: 0, results.CountTimedOut: 0, results.CountEventsReturned: 0},
 		Aborted:   q.wd.Aborted(),
 		Latency:   map[string]*results.Histogram{},
 		Series:    q.series.Result(end),
@@ -360,7 +360,7 @@ func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver qu
 		}
 		g := groups[r.shape]
 		if g == nil {
-			g = &results.Group{Name: r.shape, Counts: map[string]int64{"queries": 0, "failed": 0, "events_returned": 0}, Latency: map[string]*results.Histogram{}}
+			g = &results.Group{Name: r.shape, Counts: map[string]int64{results.CountQueries: 0, results.CountFailed: 0, results.CountEventsReturned: 0}, Latency: map[string]*results.Histogram{}}
 			groups[r.shape], hists[r.shape], firsts[r.shape] = g, metrics.NewHistogram(), metrics.NewHistogram()
 		}
 		g.Counts[results.CountEventsReturned] += r.returned

@@ -244,7 +244,7 @@ func Search(ctx context.Context, url string, model *verify.Model, source []*nost
 		Start:     mono.Time(start),
 		Duration:  end - start,
 		SetupSecs: setupSince(setup, start),
-		Counts:    map[string]int64{"searches": 0, "failed": 0, "timed_out": 0, "events_returned": 0},
+		Counts:    map[string]int64{results.CountSearches: 0, results.CountFailed: 0, results.CountTimedOut: 0, results.CountEventsReturned: 0},
 		Aborted:   wd.Aborted(),
 		Latency:   map[string]*results.Histogram{},
 		Series:    q.series.Result(end),
@@ -336,7 +336,7 @@ func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model
 		}
 		s := groups[r.shape]
 		if s == nil {
-			s = &shapeAcc{g: &results.Group{Name: r.shape, Counts: map[string]int64{"searches": 0, "failed": 0, "events_returned": 0},
+			s = &shapeAcc{g: &results.Group{Name: r.shape, Counts: map[string]int64{results.CountSearches: 0, results.CountFailed: 0, results.CountEventsReturned: 0},
 				Latency: map[string]*results.Histogram{}}, eose: metrics.NewHistogram(),
 				verif: &results.Verification{Verified: model != nil}}
 			groups[r.shape] = s
