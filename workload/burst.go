@@ -178,7 +178,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	b.recovery(&ph)
 	b.summary(&ph)
 	ph.Series = series.Result(end)
-	judgeClientCPU(&ph, cpu)
+	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	smp.into(&ph)
 	return ph, ctx.Err()
 }

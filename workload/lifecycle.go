@@ -178,7 +178,7 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 	ph = lr.phase(start, end)
 	ph.SetupSecs = setupSince(setup, start)
 	addConnStats(ctx, &ph, lr.conns)
-	judgeClientCPU(&ph, cpu)
+	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	smp.into(&ph)
 	return ph, ctx.Err()
 }

@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -287,20 +286,4 @@ func publishSummary(ph *results.Phase, out *liveOut, events int) *metrics.Histog
 	}
 	ph.Notes = append(ph.Notes, reasonSamples(out.reasons, out.outcomes)...)
 	return hist
-}
-
-// judgeClientCPU records the client's CPU use and marks the phase
-// client-limited when it kept (nearly) all its cores busy.
-func judgeClientCPU(ph *results.Phase, cpu time.Duration) {
-	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
-	if ph.Duration <= 0 {
-		return
-	}
-	cores := float64(runtime.GOMAXPROCS(0))
-	busy := cpu.Seconds() / (float64(ph.Duration) / 1e9)
-	ph.Resources.ClientCPUUtil = busy / cores
-	if busy >= 0.9*cores {
-		ph.ClientLimited = true
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", busy, cores))
-	}
 }

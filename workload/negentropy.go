@@ -468,7 +468,7 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 	ph.Notes = append(ph.Notes, fmt.Sprintf("client CPU of the reconciliation itself (go-nostr nip77/negentropy, hex included): %s per sync; building the sorted local set of %d items took %s (not timed)",
 		negCPU(st.cpu), set.Len(), set.Prep.Round(time.Microsecond)))
 	addConnStats(nr.user, &ph, nr.conns)
-	judgeClientCPU(&ph, cpu)
+	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	smp.into(&ph)
 	return ph, nr.user.Err()
 }

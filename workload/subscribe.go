@@ -267,7 +267,7 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	smp.stop()
 	ph = r.phase()
 	ph.SetupSecs = setupSince(setup, r.start)
-	judgeClientCPU(&ph, cpu)
+	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	connScale(&ph, len(r.subs), rss0, rssIdle, r.addrs)
 	readStats(&ph, r.subConns)
 	r.explainMissing(&ph, cpu)
