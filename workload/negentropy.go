@@ -367,7 +367,6 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 	smp := startSampling(o.Begin)
 	cpu0 := CPUTime()
 	start := mono.Now()
-	startWall := time.Now()
 	for r := 0; r < o.Rounds && pctx.Err() == nil; r++ {
 		cn, err := nr.conn(pctx)
 		if err != nil {
@@ -426,7 +425,7 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 	smp.stop()
 	wd.Settle(ledger, outcome.WhyConnGone)
 
-	ph.Start = startWall
+	ph.Start = mono.Time(start)
 	ph.Duration = end - start
 	ph.SetupSecs = setupSince(setup, start)
 	ph.Accounts = []results.Account{ledger.Result()}
