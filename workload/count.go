@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/mono"
@@ -92,9 +93,11 @@ type countRecord struct {
 }
 
 // Skipped is the phase of a workload that did not run on this relay, with
-// the one-line reason (e.g. the relay does not announce the NIP): no
-// operation was requested, so nothing is blamed on the relay.
+// the one-line reason (e.g. the relay does not announce the NIP; a leading
+// "skipped: " is left out): no operation was requested, so nothing is
+// blamed on the relay.
 func Skipped(name, why string) results.Phase {
+	why = strings.TrimPrefix(why, "skipped: ")
 	return results.Phase{Name: name, Workload: name, Counts: map[string]int64{},
 		Skipped: why, Notes: []string{"skipped: " + why}}
 }

@@ -121,7 +121,7 @@ func NegentropySkip(info *nip11.Info) string {
 // A relay that does not announce NIP-77 skips the workload with one note.
 func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*nostr.Event, info *nip11.Info, o NegentropyOptions) ([]results.Phase, error) {
 	if why := NegentropySkip(info); why != "" {
-		return []results.Phase{{Name: "negentropy", Workload: "negentropy", Counts: map[string]int64{}, Notes: []string{why}}}, nil
+		return []results.Phase{Skipped("negentropy", why)}, nil
 	}
 	o.defaults(info)
 	if len(relaySet) == 0 {

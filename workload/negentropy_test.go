@@ -132,7 +132,7 @@ func TestNegentropySkipsWithoutNIP77(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(phases) != 1 || len(phases[0].Notes) != 1 || !strings.HasPrefix(phases[0].Notes[0], "skipped: ") ||
-			len(phases[0].Accounts) != 0 || phases[0].Duration != 0 {
+			len(phases[0].Accounts) != 0 || phases[0].Duration != 0 || !strings.Contains(phases[0].Skipped, "NIP-77") {
 			t.Fatalf("got %+v", phases)
 		}
 		if !strings.Contains(phases[0].Notes[0], "NIP-77") {
