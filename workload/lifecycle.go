@@ -719,8 +719,8 @@ func (lr *lifeRun) phase(start, end int64) results.Phase {
 	}
 	bookAccount(&ph, lr.events.Result())
 	ph.Accounts = append(ph.Accounts, lr.deliveries.Result(), lr.reads.Result(), lr.subs.Result())
-	ph.Counts["sampled"], ph.Counts["sent"] = int64(lr.sampled), int64(lr.sampled)
-	ph.Counts["queries"] = int64(lr.queries)
+	ph.Counts["sampled"], ph.Counts[results.CountSent] = int64(lr.sampled), int64(lr.sampled)
+	ph.Counts[results.CountQueries] = int64(lr.queries)
 	ph.Counts["foreign"] = lr.foreign
 	var dv, rv *results.Verification
 	ph.Verification, dv, rv = lr.verification(t)

@@ -273,7 +273,7 @@ func publishSummary(ph *results.Phase, out *liveOut, events int) *metrics.Histog
 	if ph.Aborted == "" {
 		ph.Aborted = out.wd.Aborted()
 	}
-	ph.Latency["ok"] = hist.Result()
+	ph.Latency[results.LatencyOK] = hist.Result()
 	if refHist.Count() > 0 {
 		ph.Latency["ok_refused"] = refHist.Result()
 	}

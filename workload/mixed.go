@@ -635,7 +635,7 @@ func mixedGroups(ph *results.Phase, parts []*mixedPart) {
 		}
 	}
 	ph.Rates["events_per_sec_alone"], ph.Rates["queries_per_sec_alone"] = pa, qa
-	ph.Rates["events_per_sec"], ph.Rates["queries_per_sec"] = pt, qt
+	ph.Rates[results.RateEvents], ph.Rates[results.RateQueries] = pt, qt
 	mixedRatio(ph, "publish_throughput_ratio", pa, pt, "events/s")
 	mixedRatio(ph, "query_throughput_ratio", qa, qt, "queries/s")
 	for _, hs := range []struct {
@@ -667,7 +667,7 @@ func mixedPubGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *me
 	for _, n := range p.pub.Notes {
 		ph.Notes = append(ph.Notes, "publish/"+suffix+": "+n)
 	}
-	return p.pub.Rates["events_per_sec"], p.okHist
+	return p.pub.Rates[results.RateEvents], p.okHist
 }
 
 // queryGroup adds a part's querying side as a group, its counts from the
@@ -683,7 +683,7 @@ func mixedQueryGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *
 			"failed": a.TimedOut + a.ConnLost + a.Refused, "not_run": a.NotRun, "cancelled": a.Cancelled, "late_start": p.lateQueries},
 		Latency: map[string]*results.Histogram{"eose": p.eose.Result(), "eose_from_intended": p.eoseInt.Result()}}
 	if p.first.Count() > 0 {
-		g.Latency["first_event"] = p.first.Result()
+		g.Latency[results.LatencyFirstEvent] = p.first.Result()
 	}
 	var returned int64
 	for _, r := range p.recs {
@@ -692,17 +692,17 @@ func mixedQueryGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *
 			ph.Errors = verify.AppendUnique(ph.Errors, "query: "+r.err)
 		}
 	}
-	g.Counts["events_returned"] = returned
+	g.Counts[results.CountEventsReturned] = returned
 	if secs > 0 {
-		g.Rates["queries_per_sec"] = float64(a.Accepted) / secs
+		g.Rates[results.RateQueries] = float64(a.Accepted) / secs
 	}
 	if a.Accepted > 0 {
 		g.Rates["events_per_query"] = float64(returned) / float64(a.Accepted)
 	}
 	ph.Groups = append(ph.Groups, g)
 	ph.Counts["query_"+suffix+"_queries"] = a.Accepted
-	ph.Counts["query_"+suffix+"_failed"] = g.Counts["failed"]
-	return g.Rates["queries_per_sec"], p.eose
+	ph.Counts["query_"+suffix+"_failed"] = g.Counts[results.CountFailed]
+	return g.Rates[results.RateQueries], p.eose
 }
 
 func mixedRatio(ph *results.Phase, name string, a, b float64, unit string) {
@@ -741,7 +741,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of %d scheduled events were still unsent when the part ended (the client or the relay fell behind the schedule; not requested)", cut, n))
 	}
 	secs := float64(ph.Duration) / 1e9
-	ph.Rates = map[string]float64{"events_per_sec": float64(ph.Counts["accepted"]) / secs, "intended_per_sec": o.PublishRate}
+	ph.Rates = map[string]float64{"events_per_sec": float64(ph.Counts[results.CountAccepted]) / secs, "intended_per_sec": o.PublishRate}
 	var accepted []int
 	for k := first; k < first+n; k++ {
 		if out.outcomes[k] == Accepted {

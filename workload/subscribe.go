@@ -601,7 +601,7 @@ func (r *subRun) tally() *subTally {
 		}
 		v, credited := r.bookDeliveries(s, t, t.ghist[s.kind])
 		g.Counts["subscribers"]++
-		g.Counts["deliveries"] += credited
+		g.Counts[results.CountDeliveries] += credited
 		verify.Add(g.Verification, &v)
 		verify.Add(t.total, &v)
 	}
@@ -698,7 +698,7 @@ func (r *subRun) unowed(i int, got int64, v *results.Verification, t *subTally) 
 		v.Extra++
 		v.Notes = verify.AppendUnique(v.Notes, "delivered events the relay had refused")
 	default:
-		t.counts["delivered_unacknowledged"]++
+		t.counts[results.CountDeliveredUnacknowledged]++
 	}
 }
 
@@ -738,13 +738,13 @@ func (r *subRun) phase() results.Phase {
 		ph.Counts[k] = v
 	}
 	d := r.dLed.Result()
-	ph.Counts["deliveries"] = d.Accepted
-	ph.Counts["expected"] = t.total.Expected
-	ph.Counts["missing"] = t.total.Missing
+	ph.Counts[results.CountDeliveries] = d.Accepted
+	ph.Counts[results.CountExpected] = t.total.Expected
+	ph.Counts[results.CountMissing] = t.total.Missing
 	ph.Counts["duplicated"] = t.total.Duplicated
 	ph.Counts["invalid"] = t.total.Invalid
 	ph.Counts["not_matching"] = t.total.NotMatching
-	ph.Latency["deliver"] = t.hist.Result()
+	ph.Latency[results.LatencyDeliver] = t.hist.Result()
 	r.rates(&ph, t)
 	ph.Verification = t.total
 	ph.Series = r.series.Result(end)
@@ -759,22 +759,22 @@ func (r *subRun) phase() results.Phase {
 // finishes the verifications.
 func (r *subRun) rates(ph *results.Phase, t *subTally) {
 	secs := float64(ph.Duration) / 1e9
-	if secs > 0 && ph.Counts["sent"] > 0 {
-		ph.Rates["events_per_sec"] = float64(ph.Counts["accepted"]) / secs
-		ph.Rates["deliveries_per_sec"] = float64(ph.Counts["deliveries"]) / secs
-		ph.Rates["mb_per_sec"] = float64(ph.Counts["bytes_sent"]) / secs / 1e6
+	if secs > 0 && ph.Counts[results.CountSent] > 0 {
+		ph.Rates[results.RateEvents] = float64(ph.Counts[results.CountAccepted]) / secs
+		ph.Rates[results.RateDeliveries] = float64(ph.Counts[results.CountDeliveries]) / secs
+		ph.Rates[results.RateMB] = float64(ph.Counts[results.CountBytesSent]) / secs / 1e6
 	}
-	if acc := ph.Counts["accepted"]; acc > 0 {
-		ph.Rates["fanout"] = float64(r.dLed.Requested()) / float64(acc)
+	if acc := ph.Counts[results.CountAccepted]; acc > 0 {
+		ph.Rates[results.RateFanout] = float64(r.dLed.Requested()) / float64(acc)
 	}
 	for _, k := range []string{FilterTag, FilterAuthor, FilterKind} {
 		g := t.groups[k]
 		if g == nil {
 			continue
 		}
-		g.Latency["deliver"] = t.ghist[k].Result()
-		if secs > 0 && ph.Counts["sent"] > 0 {
-			g.Rates["deliveries_per_sec"] = float64(g.Counts["deliveries"]) / secs
+		g.Latency[results.LatencyDeliver] = t.ghist[k].Result()
+		if secs > 0 && ph.Counts[results.CountSent] > 0 {
+			g.Rates[results.RateDeliveries] = float64(g.Counts[results.CountDeliveries]) / secs
 		}
 		finishSubVerification(g.Verification, r.o.Grace)
 		ph.Groups = append(ph.Groups, *g)
@@ -812,7 +812,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	if o.sharedSchedule() {
 		deliver = "deliver latency: the event's intended send time on the open-loop schedule from --start-at (start + j/rate) → subscriber's read of the delivery, of credited deliveries only (valid, matching, first copies of accepted events); it includes the send lateness, and across machines the clock offset between the instances (see the run's segment clock offset)"
 	}
-	if ph.Counts["sent"] > 0 {
+	if ph.Counts[results.CountSent] > 0 {
 		notes = append(notes,
 			deliver,
 			"timed window: first EVENT write → the later of the last OK and the last credited delivery",
@@ -831,7 +831,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	if n := ph.Counts["foreign"]; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d valid live events matching a subscription were not relaybench's (another client of this relay?): extra, not credited", n))
 	}
-	if n := ph.Counts["delivered_unacknowledged"]; n > 0 {
+	if n := ph.Counts[results.CountDeliveredUnacknowledged]; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d deliveries were of events whose OK never arrived (not owed, not credited)", n))
 	}
 	if n := ph.Counts["before_eose"]; n > 0 {
