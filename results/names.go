@@ -35,9 +35,9 @@ const (
 
 // Rates. Every X_per_sec rate of a phase is its count divided by the
 // phase's timed window (Duration), the same for every workload: see
-// PerSecond. A group's X_per_sec divides by the time its own operations
-// took (the sum of their latencies: that group's rate on one connection),
-// as the groups of one window share it.
+// PerSecond. A group's rate says over which time in docs/results.md (a
+// query, COUNT or search shape: the time its own operations took, i.e. its
+// rate on one connection; a find-max step: the step's window).
 const (
 	RateEvents         = "events_per_sec"          // accepted events
 	RateSent           = "sent_per_sec"            // EVENTs written

@@ -402,8 +402,8 @@ func (b *burstResult) summary(ph *results.Phase) {
 	ph.Counts["burst_events"] = int64(b.s.nBurst)
 	ph.Counts["background_events"] = int64(b.s.nBg)
 	ph.Rates = map[string]float64{}
-	if secs := float64(ph.Duration) / 1e9; secs > 0 {
-		ph.Rates[results.RateEvents] = float64(ph.Counts[results.CountAccepted]) / secs
+	if ph.Duration > 0 {
+		ph.Rates[results.RateEvents] = results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration)
 	}
 	if b.inBurst.sent > 0 {
 		ph.Rates["burst_success_rate"] = float64(b.inBurst.accepted) / float64(b.inBurst.sent)

@@ -740,8 +740,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	if cut := out.cut.Load(); cut > 0 {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of %d scheduled events were still unsent when the part ended (the client or the relay fell behind the schedule; not requested)", cut, n))
 	}
-	secs := float64(ph.Duration) / 1e9
-	ph.Rates = map[string]float64{"events_per_sec": float64(ph.Counts[results.CountAccepted]) / secs, "intended_per_sec": o.PublishRate}
+	ph.Rates = map[string]float64{results.RateEvents: results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration), "intended_per_sec": o.PublishRate}
 	var accepted []int
 	for k := first; k < first+n; k++ {
 		if out.outcomes[k] == Accepted {

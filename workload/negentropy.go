@@ -456,8 +456,8 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 		// The protocol's own CPU per sync (a count, not a latency: reports
 		// chart "sync").
 		c["client_cpu_us_p50"], c["client_cpu_us_max"] = st.cpu.Quantile(50)/1000, st.cpu.Max()/1000
-		if secs := float64(ph.Duration) / 1e9; secs > 0 {
-			ph.Rates = map[string]float64{"syncs_per_sec": float64(st.converged) / secs}
+		if ph.Duration > 0 {
+			ph.Rates = map[string]float64{results.RateSyncs: results.PerSecond(st.converged, ph.Duration)}
 		}
 	}
 	if st.wrong > 0 {

@@ -758,11 +758,11 @@ func (r *subRun) phase() results.Phase {
 // rates sets the phase's and the groups' rates (credited work only) and
 // finishes the verifications.
 func (r *subRun) rates(ph *results.Phase, t *subTally) {
-	secs := float64(ph.Duration) / 1e9
-	if secs > 0 && ph.Counts[results.CountSent] > 0 {
-		ph.Rates[results.RateEvents] = float64(ph.Counts[results.CountAccepted]) / secs
-		ph.Rates[results.RateDeliveries] = float64(ph.Counts[results.CountDeliveries]) / secs
-		ph.Rates[results.RateMB] = float64(ph.Counts[results.CountBytesSent]) / secs / 1e6
+	timed := ph.Duration > 0 && ph.Counts[results.CountSent] > 0
+	if timed {
+		ph.Rates[results.RateEvents] = results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration)
+		ph.Rates[results.RateDeliveries] = results.PerSecond(ph.Counts[results.CountDeliveries], ph.Duration)
+		ph.Rates[results.RateMB] = results.PerSecond(ph.Counts[results.CountBytesSent], ph.Duration) / 1e6
 	}
 	if acc := ph.Counts[results.CountAccepted]; acc > 0 {
 		ph.Rates[results.RateFanout] = float64(r.dLed.Requested()) / float64(acc)
@@ -773,8 +773,8 @@ func (r *subRun) rates(ph *results.Phase, t *subTally) {
 			continue
 		}
 		g.Latency[results.LatencyDeliver] = t.ghist[k].Result()
-		if secs > 0 && ph.Counts[results.CountSent] > 0 {
-			g.Rates[results.RateDeliveries] = float64(g.Counts[results.CountDeliveries]) / secs
+		if timed {
+			g.Rates[results.RateDeliveries] = results.PerSecond(g.Counts[results.CountDeliveries], ph.Duration)
 		}
 		finishSubVerification(g.Verification, r.o.Grace)
 		ph.Groups = append(ph.Groups, *g)
