@@ -1,7 +1,8 @@
 package results
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -96,7 +97,7 @@ func PrimaryRate(rates map[string]float64) string {
 			return k
 		}
 	}
-	for _, k := range sortedNames(rates) {
+	for _, k := range slices.Sorted(maps.Keys(rates)) {
 		if strings.HasSuffix(k, "_per_sec") {
 			return k
 		}
@@ -116,19 +117,10 @@ func PrimaryLatency(lat map[string]*Histogram) string {
 			return k
 		}
 	}
-	for _, k := range sortedNames(lat) {
+	for _, k := range slices.Sorted(maps.Keys(lat)) {
 		if k != LatencyAuth && lat[k] != nil {
 			return k
 		}
 	}
 	return ""
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
