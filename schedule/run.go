@@ -390,7 +390,11 @@ func (r *runner) dropInDispatcher(d *dispatched, s Slot, sec int) {
 // waitUntil sleeps until mono time target; false if done closed first.
 // Ops that come due during a sleep of at least MinSleep go out in one batch.
 func (r *runner) waitUntil(done <-chan struct{}, timer *time.Timer, target int64) bool {
-	return sleepTo(done, timer, target, r.c.MinSleep, r.c.coarse)
+	wait := coarseWait
+	if r.c.coarse {
+		wait = -1
+	}
+	return sleepTo(done, timer, target, wait, r.c.MinSleep)
 }
 
 // work runs ops from the queue until it is closed.
