@@ -23,7 +23,8 @@ type Judgement struct {
 	Answers    []results.Verification // one per reply, under Reading
 	Cap        int                    // per-REQ cap inferred under Reading (0: none inferred)
 	// StoredAfterAll is how many of the model's Unknown events (sent, no
-	// decisive answer) turned up in the answers: judged as accepted.
+	// decisive answer) turned up in the answers: judged as accepted in
+	// the answers that returned them.
 	StoredAfterAll int
 	Unknown        int       // the model's unknown events
 	fits           [2][]bool // per reading, per answer: no missing or extra event
@@ -52,8 +53,20 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 		}
 		return j
 	}
-	b := model.bounds(replies)
-	j.StoredAfterAll, j.Unknown = len(b.lo.add), len(model.Unknown)
+	// Each answer is judged between its own bounds: an unknown event that
+	// answer returned was stored when it was sent; one it did not return
+	// may not have been stored yet (a relay still working through its queue
+	// stores events after its OKs timed out, between two answers). Answers
+	// that returned no unknown event share the bounds of none seen.
+	none := model.bounds(nil)
+	bs := make([]bounds, len(replies))
+	for i, r := range replies {
+		bs[i] = none
+		if len(seenUnknown(replies[i:i+1], model)) > 0 {
+			bs[i] = model.bounds([]Reply{r})
+		}
+	}
+	j.StoredAfterAll, j.Unknown = len(seenUnknown(replies, model)), len(model.Unknown)
 	var answers [2][]results.Verification
 	var caps [2]int
 	var wrong [2]int64
@@ -66,14 +79,14 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 			for i, r := range replies {
 				filters[i], parsed[i] = r.Filter, r.Events
 			}
-			caps[rd] = inferCapOf(filters, parsed, b.lo, rd)
+			caps[rd] = inferCapOf(filters, parsed, none.lo, rd)
 			c = caps[rd]
 		}
 		answers[rd] = make([]results.Verification, len(replies))
 		j.fits[rd] = make([]bool, len(replies))
 		fitAll[rd] = true
 		for i, r := range replies {
-			v := answer(r.Filter, r.Events, r.Invalid, b, c, rd)
+			v := answer(r.Filter, r.Events, r.Invalid, bs[i], c, rd)
 			answers[rd][i] = v
 			j.fits[rd][i] = v.Missing == 0 && v.Extra == 0
 			fitAll[rd] = fitAll[rd] && j.fits[rd][i]
@@ -86,7 +99,7 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 		if l.Missing != k.Missing || l.Extra != k.Extra {
 			j.differ = true
 		}
-		j.held[i] = holdsSuperseded(r, b.lo)
+		j.held[i] = holdsSuperseded(r, bs[i].lo)
 	}
 	switch {
 	case fitAll[LatestOnly]:

@@ -333,7 +333,7 @@ func UnknownNote(stored, unknown int) string {
 	if stored == 0 {
 		return fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) turned up in no answer: neither owed nor counted wrong (the relay may or may not have stored them)", unknown)
 	}
-	return fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) were stored after all: they turned up in answers and were judged as accepted; the other %d were neither owed nor counted wrong (the relay may or may not have stored them)", stored, unknown-stored)
+	return fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) were stored after all: they turned up in answers, each judged as accepted in the answers that returned it; the other %d were neither owed nor counted wrong (the relay may or may not have stored them)", stored, unknown-stored)
 }
 
 // newestFirst returns the n newest of evs in NIP-01's order (created_at

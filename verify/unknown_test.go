@@ -66,6 +66,29 @@ func TestUnknownUnseenIsNotOwed(t *testing.T) {
 	}
 }
 
+// A relay still working through its queue stores an unknown event between
+// two answers: the answer sent before holds the newest accepted events, the
+// one after holds the unknown event too. Neither is wrong: an answer is
+// judged with the unknown events it returned, not with those another
+// answer returned.
+func TestUnknownStoredBetweenAnswers(t *testing.T) {
+	acc := fiveNotes()
+	u := ev("u6", "P", 1, 106)
+	f := nostr.Filter{Kinds: []int{1}, Limit: 3}
+	before := Reply{Filter: &f, Events: []*nostr.Event{acc[4], acc[3], acc[2]}}
+	after := Reply{Filter: &f, Events: []*nostr.Event{u, acc[4], acc[3]}}
+	j := Judge([]Reply{before, after}, NewModelUnknown(acc, []*nostr.Event{u}), 0, false)
+	wantCounts(t, "answer before the unknown event was stored", j.Answers[0], 0, 0)
+	wantCounts(t, "answer after", j.Answers[1], 0, 0)
+	if j.StoredAfterAll != 1 {
+		t.Errorf("stored after all %d, want 1", j.StoredAfterAll)
+	}
+	// The second answer still owes what no unknown event can push out.
+	late := Reply{Filter: &f, Events: []*nostr.Event{u, acc[3]}}
+	j = Judge([]Reply{before, late}, NewModelUnknown(acc, []*nostr.Event{u}), 0, false)
+	wantCounts(t, "answer after, a5 left out", j.Answers[1], 1, 0)
+}
+
 // An accepted event that stays among the newest `limit` even if every
 // unknown event was stored is owed, whether or not an unknown event came
 // back; an answer too short for the smallest store fails.
