@@ -14,7 +14,9 @@
 //	4    incomplete: the relay prevented requested work (timeouts, lost
 //	     connections, work not run because of it, refusals other than
 //	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress),
-//	     or a phase's verification checked no answer ("not verified")
+//	     or a phase's verification checked no answer ("not verified"),
+//	     or a requested workload was skipped (the relay does not announce
+//	     its NIP: "skipped: …")
 //	1    error: relaybench could not run the benchmark, or a relay asked
 //	     for (set-up failure, a relay skipped for want of its binary)
 //	2    usage: a threshold names a figure or relay the results do not
@@ -153,6 +155,11 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 // Phase judges one phase: what it got wrong (wrong answers), what the relay
 // prevented (incomplete) and what the user cancelled.
 func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
+	if ph.Skipped != "" {
+		// The workload was requested and did not run on this relay (it
+		// does not announce the NIP): the work asked for was not done.
+		incomplete = append(incomplete, "skipped: "+ph.Skipped)
+	}
 	if v := ph.Verification; v != nil {
 		switch v.Status() {
 		case results.VerificationFailed:

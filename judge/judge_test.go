@@ -66,6 +66,10 @@ func TestJudge(t *testing.T) {
 			Verification: &results.Verification{Verified: true}, Accounts: []results.Account{events(0, 0, 0, 0, 0, 6, nil)}}), true, nil, Interrupted, ""},
 		{"a failed check beats not verified", file(results.Phase{Name: "query",
 			Verification: &results.Verification{Verified: true, Invalid: 2}}), false, nil, WrongAnswers, "2 invalid"},
+		{"a requested workload skipped did not run: never passed", file(results.Phase{Name: "publish", Accounts: []results.Account{events(10, 0, 0, 0, 0, 0, nil)}},
+			results.Phase{Name: "count", Workload: "count", Skipped: "the relay does not announce NIP-45 (COUNT)"}), false, nil, Incomplete, "count: skipped: the relay does not announce NIP-45"},
+		{"a skip beside wrong answers is still wrong answers", file(results.Phase{Name: "query", Verification: failed},
+			results.Phase{Name: "search", Skipped: "no NIP-50"}), false, nil, WrongAnswers, "search: skipped: no NIP-50"},
 		{"run error", &results.File{Runs: []results.Run{{Errors: []string{"relay died: the relay process exited"}}}}, false, nil, Incomplete, "relay died"},
 		{"no run at all", &results.File{}, false, []error{errors.New("cannot start relay")}, Error, "cannot start relay"},
 		{"empty file", &results.File{}, false, nil, Error, "no run"},
@@ -100,6 +104,19 @@ func TestJudgeNamesTheRelayInAComparison(t *testing.T) {
 	}}
 	v := Judge(f, false)
 	if v.Status != WrongAnswers || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "bad query:") {
+		t.Fatalf("%+v", v)
+	}
+}
+
+func TestJudgeNamesTheRelayThatSkippedAWorkload(t *testing.T) {
+	ok := results.Phase{Name: "count", Workload: "count", Accounts: []results.Account{{Op: results.OpCount, Requested: 1, Accepted: 1}},
+		Verification: &results.Verification{Verified: true, Passed: true, Checked: 1}}
+	f := &results.File{Runs: []results.Run{
+		{Relay: results.Relay{Name: "counts"}, Phases: []results.Phase{ok}},
+		{Relay: results.Relay{Name: "nocount"}, Phases: []results.Phase{{Name: "count", Workload: "count", Skipped: "the relay does not announce NIP-45"}}},
+	}}
+	v := Judge(f, false)
+	if v.Status != Incomplete || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "nocount count: skipped: ") {
 		t.Fatalf("%+v", v)
 	}
 }
