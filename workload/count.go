@@ -94,8 +94,8 @@ type countRecord struct {
 
 // Skipped is the phase of a workload that did not run on this relay, with
 // the one-line reason (e.g. the relay does not announce the NIP; a leading
-// "skipped: " is left out): no operation was requested, so nothing is
-// blamed on the relay.
+// "skipped: " is left out): no operation ran, so no account blames the
+// relay, but the work asked for was not done (judged incomplete).
 func Skipped(name, why string) results.Phase {
 	why = strings.TrimPrefix(why, "skipped: ")
 	return results.Phase{Name: name, Workload: name, Counts: map[string]int64{},

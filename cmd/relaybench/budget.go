@@ -125,3 +125,60 @@ func fmtBytes(b float64) string {
 	}
 	return fmt.Sprintf("%.1f %s", b, units[i])
 }
+
+// Sane maxima of the counts no machine's memory check bounds (each is far
+// beyond what one client machine can do, so a value above is a typo or an
+// overflow, never a plan): refused as usage errors naming the flag.
+const (
+	// maxRate: operations per second one client could ever sign and send
+	// (relaybench signs a few tens of thousands of events a second a core).
+	maxRate = 1_000_000
+	// maxRunEvents: events one run could ever sign and send.
+	maxRunEvents = 1_000_000_000
+	// maxWindow: unacknowledged EVENTs one connection may have in flight.
+	maxWindow = 1_000_000
+	// maxQueryLimit: the limit of a REQ filter (NIP-01 limits are small;
+	// relays cap them at hundreds to thousands).
+	maxQueryLimit = 1_000_000
+	// maxRecoveryWithin: burst recovery as latency within this fraction
+	// above the pre-burst median (100: 101 times the median).
+	maxRecoveryWithin = 100
+)
+
+// rateMax refuses a rate (the value of flag) that is not finite, not above
+// 0 (at least 0 with zeroOK), above maxRate, or that over d (the run's
+// length, named durFlag; 0: unknown) would send more than maxRunEvents.
+func (r *ranges) rateMax(flag string, v float64, zeroOK bool, durFlag string, d time.Duration) {
+	r.rate(flag, v, zeroOK)
+	if r.err != nil {
+		return
+	}
+	switch n := v * d.Seconds(); {
+	case v > maxRate:
+		r.bad(flag, v, "must be at most %d/s (more than one client could ever sign and send)", maxRate)
+	case d > 0 && n > maxRunEvents:
+		r.bad(flag, v, "× --%s %v is %.0f events, more than the %d one run may send", durFlag, d, n, maxRunEvents)
+	}
+}
+
+// window refuses a window of unacknowledged EVENTs (the value of flag)
+// above maxWindow, or, when above its default dflt, above the events of
+// the run (events > 0): a window no connection could fill.
+func (r *ranges) window(flag string, w, dflt int, events float64) {
+	switch {
+	case w > maxWindow:
+		r.bad(flag, w, "must be at most %d", maxWindow)
+	case w > dflt && events > 0 && float64(w) > events:
+		r.bad(flag, w, "is more than the %.0f events of the run: no connection could fill it", events)
+	}
+}
+
+// queryLimit refuses a filter limit (the value of flag) below 1 or above
+// maxQueryLimit.
+func (r *ranges) queryLimit(flag string, v int) {
+	if v > maxQueryLimit {
+		r.bad(flag, v, "must be at most %d (NIP-01 limits are small: relays cap them at hundreds to thousands)", maxQueryLimit)
+		return
+	}
+	r.min(flag, v, 1)
+}

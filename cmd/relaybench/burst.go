@@ -19,7 +19,7 @@ type burstCmd struct {
 	Every          time.Duration `default:"2s" help:"Burst period; burst k starts at (k+½)×every."`
 	Connections    int           `default:"4" help:"Connections sharing each burst."`
 	Window         int           `default:"1024" help:"Unacknowledged EVENTs allowed per burst connection."`
-	BetweenRate    float64       `name:"between-rate" default:"100" help:"Background events/s, on a connection of their own, throughout (negative: none)."`
+	BetweenRate    float64       `name:"between-rate" default:"100" help:"Background events/s, on a connection of their own, throughout (0: none)."`
 	RecoveryWithin float64       `name:"recovery-within" default:"0.5" help:"Recovered when background OK latency is within this fraction above its pre-burst median."`
 	RecoveryRun    int           `name:"recovery-run" default:"3" help:"…for this many consecutive background events."`
 	Size           int           `default:"1024" help:"Content bytes of each fresh event."`
@@ -37,6 +37,16 @@ func (c *burstCmd) Run(g *Globals) error {
 	})
 }
 
+// backgroundRate is --between-rate as the workload reads it: there 0 means
+// the default and a negative rate none; on the command line 0 means none
+// and a negative rate is refused.
+func backgroundRate(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
 // workload is the burst workload with this command's options.
 func (c *burstCmd) workload() runner.Workload {
 	return runner.Workload{Name: "burst", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
@@ -46,7 +56,7 @@ func (c *burstCmd) workload() runner.Workload {
 		}
 		o := workload.BurstOptions{
 			Bursts: c.Bursts, BurstSize: c.BurstSize, Every: c.Every, Connections: c.Connections, Window: c.Window,
-			BetweenRate: c.BetweenRate, RecoveryWithin: c.RecoveryWithin, RecoveryRun: c.RecoveryRun,
+			BetweenRate: backgroundRate(c.BetweenRate), RecoveryWithin: c.RecoveryWithin, RecoveryRun: c.RecoveryRun,
 			Size: c.Size, Timeout: c.Timeout, Seed: c.Seed,
 			Progress: env.Progress(fmt.Sprintf("Sending %d bursts of %d events", c.Bursts, c.BurstSize), total),
 			Begin:    env.Sample,

@@ -38,8 +38,9 @@ func (c *clientsCmd) checkFlags() error {
 	r.add(c.targetFlags.validate())
 	r.add(c.corpusFlags.validate())
 	r.add(c.publishFlags.validate())
+	c.publishFlags.checkWindow(&r, c.corpusFlags)
 	r.min("queries", c.Queries, 1)
-	r.min("query-limit", c.QueryLimit, 1)
+	r.queryLimit("query-limit", c.QueryLimit)
 	r.min("query-concurrency", c.QueryConcurrency, 1)
 	if _, err := workload.ParseMix(c.QueryMix); err != nil {
 		r.bad("query-mix", c.QueryMix, "%v", err)

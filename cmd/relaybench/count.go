@@ -11,6 +11,7 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/wire"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -34,8 +35,9 @@ func (c *countCmd) checkFlags() error {
 	r.add(c.targetFlags.validate())
 	r.add(c.corpusFlags.validate())
 	r.add(c.publishFlags.validate())
+	c.publishFlags.checkWindow(&r, c.corpusFlags)
 	r.min("queries", c.Queries, 1)
-	r.min("query-limit", c.QueryLimit, 1)
+	r.queryLimit("query-limit", c.QueryLimit)
 	r.queryMemory("query-limit", c.QueryLimit, 1, c.QueryLimit, c.Events, c.Size)
 	r.queryMemory("queries", c.Queries, c.Queries, c.QueryLimit, c.Events, c.Size)
 	r.add(c.outputFlags.validate())
@@ -55,7 +57,7 @@ func (c *countCmd) workload() runner.Workload {
 		return notAnnounced(info, 45, "COUNT", c.Force)
 	}, Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
 		if why := notAnnounced(env.Info, 45, "COUNT", c.Force); why != "" {
-			return skipNIP("count", env.URL, why)
+			return skipNIP(ctx, "count", env.URL, why)
 		}
 		o := workload.CountOptions{
 			Queries: c.Queries, Limit: c.QueryLimit, NoReq: c.NoReq, Timeout: c.Timeout, Seed: c.Seed,
@@ -80,10 +82,27 @@ func notAnnounced(info *nip11.Info, n int, what string, force bool) string {
 	return ""
 }
 
-// skipNIP is the one phase of a skipped NIP workload, said in one line.
-func skipNIP(name, url, why string) ([]results.Phase, error) {
+// skipNIP is the one phase of a skipped NIP workload, said in one line
+// (judged incomplete: the requested work did not run). A relay that cannot
+// be reached is an error, as when run's publish phase cannot dial it, not
+// a relay that does not announce the NIP.
+func skipNIP(ctx context.Context, name, url, why string) ([]results.Phase, error) {
+	if err := reach(ctx, url); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(os.Stderr, "%s: skipped on %s: %s\n", name, url, why)
 	return []results.Phase{workload.Skipped(name, why)}, nil
+}
+
+// reach opens and closes one WebSocket connection to url: the
+// *wire.DialError of a relay that cannot be reached, nil otherwise.
+func reach(ctx context.Context, url string) error {
+	c, err := wire.Dial(ctx, url, wire.Options{})
+	if err != nil {
+		return err
+	}
+	c.Close()
+	return nil
 }
 
 // nipSource is what the NIP workloads draw their filters from: what the

@@ -80,7 +80,9 @@ func TestRunWorkloadsCountSearch(t *testing.T) {
 }
 
 // A relay whose counts are one too many fails verification: exit 3; one
-// that announces neither NIP is skipped: exit 0.
+// that announces neither NIP is skipped: the work asked for did not run,
+// exit 4 naming the skip; a relay that cannot be reached is an error
+// (exit 1), never a skip.
 func TestCountWrongAnswerExit3(t *testing.T) {
 	bad := fakenip.Start(fakenip.Config{CountDelta: 1})
 	defer bad.Close()
@@ -105,14 +107,23 @@ func TestCountWrongAnswerExit3(t *testing.T) {
 	defer none.Close()
 	for _, cmd := range []string{"count", "search"} {
 		res, f := nipRun(t, cmd, "--relay", none.URL)
-		if res.code != 0 || nipPhase(t, f, cmd).Skipped == "" {
-			t.Errorf("%s on a relay without the NIP: exit %d\n%s", cmd, res.code, lastLines(res.stderr, 20))
+		if res.code != 4 || nipPhase(t, f, cmd).Skipped == "" || f.Verdict == nil ||
+			!strings.Contains(strings.Join(f.Verdict.Reasons, "\n"), cmd+": skipped: the relay does not announce NIP-") {
+			t.Errorf("%s on a relay without the NIP: exit %d, verdict %+v\n%s", cmd, res.code, f.Verdict, lastLines(res.stderr, 20))
+		}
+	}
+	for _, cmd := range []string{"count", "search", "sync"} {
+		res := runBin(t, relaybenchBin(t), 2*time.Minute, cmd, "--relay", "ws://127.0.0.1:1", "--events", "100",
+			"--cache-dir", "off", "--out", t.TempDir(), "--no-progress")
+		if res.code != 1 || !strings.Contains(res.stderr, "unreachable") || strings.Contains(res.stderr, "skipped") {
+			t.Errorf("%s on an unreachable relay: exit %d, want 1 naming it unreachable\n%s", cmd, res.code, lastLines(res.stderr, 20))
 		}
 	}
 }
 
 // Real relays from the harness: strfry answers NIP-45 (every count
-// checked), Wisp NIP-50; nostr-rs-relay announces neither and is skipped.
+// checked), Wisp NIP-50; nostr-rs-relay announces neither and is skipped
+// (exit 4: the count asked for did not run).
 func TestCountSearchSharedRelays(t *testing.T) {
 	dir := sharedBinDir(t)
 	for _, tc := range []struct{ cmd, relay string }{
@@ -123,8 +134,8 @@ func TestCountSearchSharedRelays(t *testing.T) {
 			continue
 		}
 		res, f := nipRun(t, tc.cmd, "--relay", tc.relay, "--bin-dir", dir, "--queries", "30")
-		if res.code != 0 {
-			t.Errorf("%s on %s: exit %d\n%s", tc.cmd, tc.relay, res.code, lastLines(res.stderr, 20))
+		if want := map[bool]int{false: 0, true: 4}[tc.relay == "nostr-rs-relay-sqlite"]; res.code != want {
+			t.Errorf("%s on %s: exit %d, want %d\n%s", tc.cmd, tc.relay, res.code, want, lastLines(res.stderr, 20))
 			continue
 		}
 		ph := nipPhase(t, f, tc.cmd)

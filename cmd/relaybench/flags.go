@@ -120,11 +120,20 @@ func (f publishFlags) validate() error {
 	var r ranges
 	r.min("concurrency", f.Concurrency, 1)
 	r.min("window", f.Window, 1)
+	r.window("window", f.Window, 64, 0)
 	r.positive("timeout", f.Timeout)
 	if !f.SkipPublish {
 		r.conns("concurrency", f.Concurrency, f.Concurrency)
 	}
 	return r.err
+}
+
+// checkWindow refuses a pipelined window above the events of the corpus
+// cf signs (a corpus file's count is not known here).
+func (f publishFlags) checkWindow(r *ranges, cf corpusFlags) {
+	if f.Mode == workload.ModePipeline && cf.Corpus == "" && !f.SkipPublish {
+		r.window("window", f.Window, 64, float64(cf.Events))
+	}
 }
 
 func (f publishFlags) options() workload.PublishOptions {
@@ -147,7 +156,7 @@ func (f queryFlags) validate() error {
 	} else if f.Queries < 1 {
 		r.bad("queries", f.Queries, "must be at least 1 (or pass --skip-query)")
 	}
-	r.min("query-limit", f.QueryLimit, 1)
+	r.queryLimit("query-limit", f.QueryLimit)
 	r.min("query-concurrency", f.QueryConcurrency, 1)
 	if _, err := workload.ParseMix(f.QueryMix); err != nil {
 		r.bad("query-mix", f.QueryMix, "%v", err)
@@ -378,6 +387,7 @@ func (f *benchFlags) validate() error {
 	r.add(f.corpusFlags.validate())
 	r.add(f.publishFlags.validate())
 	r.add(f.queryFlags.validate())
+	f.publishFlags.checkWindow(&r, f.corpusFlags)
 	if r.err == nil {
 		_, err := f.workloadFlags.build()
 		r.add(err)
@@ -646,9 +656,10 @@ func (c *subscribeCmd) checkFlags() error {
 	}
 	r.min("events", c.Events, 0)
 	r.size("size", c.Size)
-	r.rate("rate", c.Rate, true)
-	r.min("window", c.Window, 0)
 	r.notNegative("sub-duration", c.Duration)
+	r.rateMax("rate", c.Rate, true, "sub-duration", c.Duration)
+	r.min("window", c.Window, 0)
+	r.window("window", c.Window, 1024, c.freshEvents())
 	r.positive("grace", c.Grace)
 	r.positive("timeout", c.Timeout)
 	// Costs: the channel names, the fresh events (each with a delivery
@@ -670,12 +681,13 @@ func (c *mixedCmd) checkFlags() error {
 	r.add(c.targetFlags.validate())
 	r.add(c.corpusFlags.validate())
 	r.positive("duration", c.Duration)
-	r.rate("publish-rate", c.PublishRate, false)
-	r.rate("query-rate", c.QueryRate, false)
+	r.rateMax("publish-rate", c.PublishRate, false, "duration", c.Duration)
+	r.rateMax("query-rate", c.QueryRate, false, "duration", c.Duration)
 	r.min("publishers", c.Publishers, 1)
 	r.min("queriers", c.Queriers, 1)
 	r.min("window", c.Window, 1)
-	r.min("query-limit", c.QueryLimit, 1)
+	r.window("window", c.Window, 1024, 0)
+	r.queryLimit("query-limit", c.QueryLimit)
 	r.positive("timeout", c.Timeout)
 	// Costs: two parts' fresh events signed before the clock, the
 	// queries of three parts and their answers, the connections.
@@ -698,15 +710,20 @@ func (c *burstCmd) checkFlags() error {
 	r.positive("every", c.Every)
 	r.min("connections", c.Connections, 1)
 	r.min("window", c.Window, 1)
-	if math.IsNaN(c.BetweenRate) || math.IsInf(c.BetweenRate, 0) || c.BetweenRate == 0 {
-		r.bad("between-rate", c.BetweenRate, "must be a finite rate above 0, or negative for no background events")
-	}
+	r.window("window", c.Window, 1024, float64(c.Bursts)*float64(c.BurstSize))
+	r.span("bursts", fmt.Sprintf("%d (× --every %v)", c.Bursts, c.Every), float64(c.Bursts), c.Every)
+	r.rateMax("between-rate", c.BetweenRate, true, "every", time.Duration(c.Bursts)*c.Every)
 	r.rate("recovery-within", c.RecoveryWithin, false)
-	r.min("recovery-run", c.RecoveryRun, 1)
+	if c.RecoveryWithin > maxRecoveryWithin {
+		r.bad("recovery-within", c.RecoveryWithin, "must be at most %d (latency within %d× its median is no recovery)", maxRecoveryWithin, maxRecoveryWithin+1)
+	}
+	r.between("recovery-run", c.RecoveryRun, 1, maxRunEvents)
+	if bg := c.BetweenRate * (time.Duration(c.Bursts) * c.Every).Seconds(); c.BetweenRate > 0 && float64(c.RecoveryRun) > bg {
+		r.bad("recovery-run", c.RecoveryRun, "is more than the %.0f background events of the run (--between-rate %g × --bursts %d × --every %v)", bg, c.BetweenRate, c.Bursts, c.Every)
+	}
 	r.size("size", c.Size)
 	r.positive("timeout", c.Timeout)
 	// Costs: every event is signed and scheduled before the clock starts.
-	r.span("bursts", fmt.Sprintf("%d (× --every %v)", c.Bursts, c.Every), float64(c.Bursts), c.Every)
 	perEvent := freshEventBytes(c.Size) + 40 // + its schedule
 	r.memory("burst-size", c.BurstSize, float64(c.Bursts)*float64(c.BurstSize), perEvent, "event")
 	if c.BetweenRate > 0 {
@@ -744,8 +761,9 @@ func (c *sweepCmd) checkFlags() error {
 	r.min("publishers", c.Publishers, 1)
 	r.min("subscribers", c.Subscribers, 1)
 	r.min("window", c.Window, 1)
-	r.rate("rate", c.Rate, true)
+	r.window("window", c.Window, 64, float64(c.Events))
 	r.notNegative("duration", c.Duration)
+	r.rateMax("rate", c.Rate, true, "duration", c.Duration)
 	r.positive("grace", c.Grace)
 	r.positive("timeout", c.Timeout)
 	// Costs: one size at a time, its events signed before its clock.

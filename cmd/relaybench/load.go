@@ -41,7 +41,7 @@ func (f loadRunFlags) validate(total time.Duration) error {
 	if f.Warmup > 0 && total > 0 && f.Warmup >= total {
 		r.bad("load-warmup", f.Warmup, "must be shorter than --load-duration %v", total)
 	}
-	r.min("load-max-events", f.MaxEvents, 0)
+	r.between("load-max-events", f.MaxEvents, 0, maxRunEvents)
 	r.positive("timeout", f.Timeout)
 	if r.err == nil && f.Constraints != "" {
 		_, err := harness.ParseLimits(f.Constraints)
@@ -56,7 +56,7 @@ func (f loadRunFlags) validate(total time.Duration) error {
 func (f loadRunFlags) checkCosts(r *ranges) {
 	r.memory("load-pool", f.Pool, float64(f.Pool), 8<<10, "worker")
 	if f.Connections > 0 {
-		r.conns("load-connections", f.Connections, min(f.Connections, f.Pool))
+		r.conns("load-connections", f.Connections, f.Connections)
 	}
 }
 
@@ -193,7 +193,9 @@ func (c *loadCmd) checkFlags() error {
 	r.notNegative("load-at", c.At)
 	r.min("load-steps", c.Steps, 0)
 	r.memory("load-steps", c.Steps, float64(c.Steps), 64, "step")
-	r.min("query-limit", c.Limit, 1)
+	r.queryLimit("query-limit", c.Limit)
+	r.rateMax("load-base", c.Base, true, "load-duration", c.Duration)
+	r.rateMax("load-peak", c.Peak, true, "load-duration", c.Duration)
 	r.add(c.outputFlags.validate())
 	r.add(c.segmentFlags.validate())
 	if r.err == nil {
@@ -222,11 +224,21 @@ func (c *loadCmd) checkFlags() error {
 			return fmt.Errorf("--load-max-events %d: %s (%s) needs %d distinct events, above the cap; raise --load-max-events or lower the rate or duration", c.MaxEvents, names[i], p, n)
 		}
 		if need, free := workload.FreshDiskNeed(int(n), c.Size), corpus.TempFree(); free > 0 && need > free {
-			return fmt.Errorf("%s (%s) needs %d distinct events, about %.1f GB in %s, and %.1f GB is free: set TMPDIR to a bigger disk or lower the rate or duration",
-				names[i], p, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
+			return fmt.Errorf("%s: %s (%s) needs %d distinct events, about %.1f GB in %s, and %.1f GB is free: set TMPDIR to a bigger disk or lower the rate or duration",
+				c.rateFlag(), names[i], p, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
 		}
 	}
 	return nil
+}
+
+// rateFlag names the rate flag that sets how many events the pattern
+// needs, with its value: --load-base for a constant or Poisson pattern,
+// else --load-peak.
+func (c *loadCmd) rateFlag() string {
+	if c.Suite == "" && (c.Pattern == "constant" || c.Pattern == "poisson") {
+		return fmt.Sprintf("--load-base %g", c.Base)
+	}
+	return fmt.Sprintf("--load-peak %g", c.Peak)
 }
 
 // options are the load options every phase shares.

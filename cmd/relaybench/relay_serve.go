@@ -132,9 +132,12 @@ func (c *relayServeCmd) Run(g *Globals) error {
 // checkLoopback refuses an address that is not on 127.0.0.0/8 or ::1
 // unless the user says they operate the relay.
 func checkLoopback(addr string, allowed bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %v", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("--addr %q: the port must be 0 to 65535: %v", addr, err)
 	}
 	if allowed {
 		return nil

@@ -30,8 +30,9 @@ func (c *searchCmd) checkFlags() error {
 	r.add(c.targetFlags.validate())
 	r.add(c.corpusFlags.validate())
 	r.add(c.publishFlags.validate())
+	c.publishFlags.checkWindow(&r, c.corpusFlags)
 	r.min("queries", c.Queries, 1)
-	r.min("query-limit", c.QueryLimit, 1)
+	r.queryLimit("query-limit", c.QueryLimit)
 	for _, t := range c.Terms {
 		if t == "" {
 			r.bad("terms", `""`, "a term must not be empty")
@@ -56,7 +57,7 @@ func (c *searchCmd) workload() runner.Workload {
 		return notAnnounced(info, 50, "search", c.Force)
 	}, Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
 		if why := notAnnounced(env.Info, 50, "search", c.Force); why != "" {
-			return skipNIP("search", env.URL, why)
+			return skipNIP(ctx, "search", env.URL, why)
 		}
 		o := workload.SearchOptions{
 			Queries: c.Queries, Limit: c.QueryLimit, Timeout: c.Timeout, Seed: c.Seed, Terms: c.Terms,

@@ -66,6 +66,7 @@ func (c *syncCmd) checkFlags() error {
 	r.add(c.targetFlags.validate())
 	r.add(c.corpusFlags.validate())
 	r.add(c.publishFlags.validate())
+	c.publishFlags.checkWindow(&r, c.corpusFlags)
 	r.add(c.negFlags.validate())
 	r.add(c.outputFlags.validate())
 	return r.err
@@ -127,6 +128,8 @@ func (c *syncCmd) workload() runner.Workload {
 		}
 		if workload.NegentropySkip(env.Info) == "" {
 			o.Progress = env.Progress(fmt.Sprintf("Reconciling (NIP-77) with %s", env.URL), int64(3*c.Rounds))
+		} else if err := reach(ctx, env.URL); err != nil {
+			return nil, err // unreachable: an error, not a relay without NIP-77
 		}
 		return workload.Negentropy(ctx, env.URL, env.Corpus, env.Live, env.Info, o)
 	}}

@@ -14,7 +14,8 @@ import (
 // TestCompareNegentropyStrfry runs `compare --relays strfry,khatru-memory
 // --workloads negentropy`: strfry announces NIP-77 and must converge on the
 // exact sets in every scenario; the embedded relay with the memory store
-// does not announce it and is skipped with one note.
+// does not announce it and is skipped with one note: the comparison exits 4
+// naming that relay (the negentropy asked of it did not run).
 func TestCompareNegentropyStrfry(t *testing.T) {
 	dir := sharedBinDir(t)
 	if _, err := os.Stat(filepath.Join(dir, "strfry")); err != nil {
@@ -25,12 +26,15 @@ func TestCompareNegentropyStrfry(t *testing.T) {
 	res := runBin(t, relaybenchBin(t), 5*time.Minute, "compare", "--bin-dir", dir, "--relays", "strfry,khatru-memory",
 		"--events", "3000", "--skip-query", "--workloads", "negentropy", "--anchor", testAnchor,
 		"--cache-dir", filepath.Join(out, "cache"), "--out", out, "--json", jsonPath, "--no-progress", "--quiet")
-	if res.code != 0 {
-		t.Errorf("exit %d\n%s", res.code, lastLines(res.stderr, 30))
+	if res.code != 4 {
+		t.Errorf("exit %d, want 4\n%s", res.code, lastLines(res.stderr, 30))
 	}
 	f, err := results.Read(jsonPath)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f.Verdict == nil || len(f.Verdict.Reasons) != 1 || !strings.HasPrefix(f.Verdict.Reasons[0], "khatru-memory negentropy: skipped: ") {
+		t.Errorf("verdict %+v, want one reason naming khatru-memory's skip", f.Verdict)
 	}
 	if len(f.Runs) != 2 {
 		t.Fatalf("%d runs", len(f.Runs))
@@ -123,14 +127,15 @@ func TestSyncEmbeddedDefault(t *testing.T) {
 
 // TestSyncSkipsRelayWithoutNIP77: the sync command on a relay that does not
 // announce NIP-77 skips the reconciliation with one line, does not publish
-// for nothing (a run note says so), and passes.
+// for nothing (a run note says so), and exits 4: the reconciliation asked
+// for did not run.
 func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
 	out := t.TempDir()
 	jsonPath := filepath.Join(out, "s.json")
 	res := runBin(t, relaybenchBin(t), 2*time.Minute, "sync", "--store", "memory", "--events", "300", "--anchor", testAnchor,
 		"--cache-dir", "off", "--out", out, "--json", jsonPath, "--no-progress")
-	if res.code != 0 {
-		t.Fatalf("exit %d\n%s", res.code, lastLines(res.stderr, 30))
+	if res.code != 4 {
+		t.Fatalf("exit %d, want 4\n%s", res.code, lastLines(res.stderr, 30))
 	}
 	if n := strings.Count(res.stdout, "skipped: the relay does not announce NIP-77"); n != 1 {
 		t.Errorf("the summary names the skip %d times:\n%s", n, res.stdout)
