@@ -192,14 +192,28 @@ func (o Options) AnswerCap(filters []nostr.Filter) (events int, bytes int64) {
 	return events, bytes
 }
 
+// AnswersHeldMax bounds the bytes of event JSON that all Query calls of the
+// process hold at once: concurrent queries (query connections, mixed and
+// load queriers) share it, so a relay that ignores limit cannot multiply
+// the per-answer cap by the client's concurrency. An answer that would
+// take the total past it is cut like one over its own cap.
+var AnswersHeldMax int64 = 64 << 20
+
+// answersHeld is the bytes of event JSON held by Query calls in progress.
+var answersHeld atomic.Int64
+
 // OverCapError is the error of a Query cut at the cap.
 type OverCapError struct {
 	Events   int   // the event cap
 	Bytes    int64 // the byte cap
 	Received int   // events received when it was cut
+	Shared   int64 // when cut by AnswersHeldMax: that budget (else 0)
 }
 
 func (e *OverCapError) Error() string {
+	if e.Shared > 0 {
+		return fmt.Sprintf("%v: the answers of concurrent queries held more than %d bytes at once before EOSE", ErrAnswerOverCap, e.Shared)
+	}
 	return fmt.Sprintf("%v: more than %d events or %d bytes before EOSE", ErrAnswerOverCap, e.Events, e.Bytes)
 }
 
@@ -243,14 +257,22 @@ func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) 
 				res.FirstEvent = recv
 			}
 			res.Received++
-			if len(res.Events) < capEvents && kept+int64(len(raw)) <= capBytes {
-				kept += int64(len(raw))
-				res.Events = append(res.Events, append([]byte(nil), raw...))
-				return
+			n := int64(len(raw))
+			var shared int64
+			if len(res.Events) < capEvents && kept+n <= capBytes {
+				if answersHeld.Add(n) <= AnswersHeldMax {
+					kept += n
+					res.Events = append(res.Events, append([]byte(nil), raw...))
+					return
+				}
+				answersHeld.Add(-n)
+				shared = AnswersHeldMax
 			}
 			c.st.answersOverCap.Add(1)
+			answersHeld.Add(-kept)
+			kept = 0
 			ended, res.Ended, res.End, res.Events = true, EndOverCap, recv, nil
-			res.Err = &OverCapError{Events: capEvents, Bytes: capBytes, Received: res.Received}
+			res.Err = &OverCapError{Events: capEvents, Bytes: capBytes, Received: res.Received, Shared: shared}
 			close(end)
 		},
 		OnEOSE: func(recv int64) { finish(EndEOSE, recv, nil) },
@@ -273,6 +295,8 @@ func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) 
 	s.Close()
 	mu.Lock()
 	defer mu.Unlock()
+	ended = true // no event counts towards the held bytes after this
+	answersHeld.Add(-kept)
 	res.Sent = s.Sent()
 	return res, res.Err
 }

@@ -138,13 +138,19 @@ func TestQueryAnswerOverCap(t *testing.T) {
 		name  string
 		o     Options
 		limit int
-		want  int // events received when cut
+		want  int   // events received when cut
+		held  int64 // AnswersHeldMax for the case (0: unchanged)
 	}{
-		{"derived", Options{}, 10, 2*MinAnswerEvents + 100 + 1},
-		{"events flag", Options{MaxAnswerEvents: 7}, 10, 8},
-		{"bytes flag", Options{MaxAnswerBytes: int64(3*len(ev) + 10)}, 10, 4},
+		{"derived", Options{}, 10, 2*MinAnswerEvents + 100 + 1, 0},
+		{"events flag", Options{MaxAnswerEvents: 7}, 10, 8, 0},
+		{"bytes flag", Options{MaxAnswerBytes: int64(3*len(ev) + 10)}, 10, 4, 0},
+		{"shared budget", Options{}, 10, 6, int64(5*len(ev) + 10)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.held > 0 {
+				defer func(was int64) { AnswersHeldMax = was }(AnswersHeldMax)
+				AnswersHeldMax = tc.held
+			}
 			c := dialT(t, r.url, tc.o)
 			res, err := c.Query(ctx10s(t), "flood", []nostr.Filter{{Limit: tc.limit}})
 			var oc *OverCapError
@@ -153,6 +159,9 @@ func TestQueryAnswerOverCap(t *testing.T) {
 			}
 			if res.Received != tc.want || oc.Received != tc.want {
 				t.Errorf("cut after %d events, want %d", res.Received, tc.want)
+			}
+			if (oc.Shared > 0) != (tc.held > 0) || answersHeld.Load() != 0 {
+				t.Errorf("shared budget %d (want it named: %v), %d bytes still counted held", oc.Shared, tc.held > 0, answersHeld.Load())
 			}
 			if st := c.Stats(); st.AnswersOverCap != 1 {
 				t.Errorf("AnswersOverCap %d, want 1", st.AnswersOverCap)
@@ -168,8 +177,8 @@ func TestQueryAnswerOverCap(t *testing.T) {
 			closes++
 		}
 	}
-	if closes != 3 {
-		t.Errorf("relay got %d CLOSEs of the flooded subscription, want 3", closes)
+	if closes != 4 {
+		t.Errorf("relay got %d CLOSEs of the flooded subscription, want 4", closes)
 	}
 }
 
