@@ -137,8 +137,12 @@ func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
 	if res.code != 4 {
 		t.Fatalf("exit %d, want 4\n%s", res.code, lastLines(res.stderr, 30))
 	}
-	if n := strings.Count(res.stdout, "skipped: the relay does not announce NIP-77"); n != 1 {
-		t.Errorf("the summary names the skip %d times:\n%s", n, res.stdout)
+	body, verdict, _ := strings.Cut(res.stdout, "Verdict:")
+	if n := strings.Count(body, "skipped: the relay does not announce NIP-77"); n != 1 {
+		t.Errorf("the summary names the skip %d times before the verdict:\n%s", n, res.stdout)
+	}
+	if !strings.Contains(verdict, "INCOMPLETE (exit 4)") || !strings.Contains(verdict, "negentropy: skipped: the relay does not announce NIP-77") {
+		t.Errorf("the verdict does not name the skip:\n%s", res.stdout)
 	}
 	f, err := results.Read(jsonPath)
 	if err != nil {
