@@ -46,6 +46,27 @@ func NewModelUnknown(accepted, unknown []*nostr.Event) *Model {
 	return m
 }
 
+// Uncertain is the ids of the events a relay may or may not hold given the
+// unknown events, whichever reading of the store it follows: every unknown
+// event, and every live accepted event that an unknown event, if stored,
+// would supersede (the threats of the upper bound, see widen). Neither is
+// owed nor forbidden in a listing of the relay's whole set (NIP-77
+// negentropy). Nil without unknown events.
+func (m *Model) Uncertain() map[string]bool {
+	if len(m.Unknown) == 0 {
+		return nil
+	}
+	hi := m.bounds(nil).hi
+	out := make(map[string]bool, len(m.Unknown)+len(hi.threat))
+	for _, e := range m.Unknown {
+		out[e.ID] = true
+	}
+	for _, e := range hi.threat {
+		out[e.ID] = true
+	}
+	return out
+}
+
 // IsUnknown reports whether id was sent without a decisive answer.
 func (m *Model) IsUnknown(id string) bool {
 	_, ok := m.unknown[id]

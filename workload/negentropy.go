@@ -54,7 +54,9 @@ type NegentropyOptions struct {
 	Begin Sampler
 	// Unknown are events published without a decisive answer (OK timed
 	// out, connection lost, cancelled): the relay may hold them, so an id
-	// of theirs it reports having is neither required nor wrong.
+	// of theirs it reports having is neither required nor wrong; nor is an
+	// accepted event one of them would supersede (a newer version of a
+	// replaceable or addressable event): the relay may hold it or not.
 	Unknown []*nostr.Event
 }
 
@@ -115,8 +117,10 @@ func NegentropySkip(info *nip11.Info) string {
 // from a fresh session. A reconciliation is accepted when the protocol
 // converged; it is then verified: the ids the relay reported having and
 // the client lacking must be exactly relay − local, and those only the
-// client has exactly local − relay. Missing and extra ids fail the
-// verification (exit 3). The delta events the first delta reconciliation
+// client has exactly local − relay, except for the uncertain ids (see
+// verify.Model.Uncertain: the unknown events and the accepted ones they
+// would supersede), neither owed nor wrong on either side. Missing and
+// extra ids fail the verification (exit 3). The delta events the first delta reconciliation
 // found are then fetched by id and each checked (id, signature, one copy).
 // A relay that does not announce NIP-77 skips the workload with one note.
 func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*nostr.Event, info *nip11.Info, o NegentropyOptions) ([]results.Phase, error) {
@@ -126,6 +130,9 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 	o.defaults(info)
 	if len(relaySet) == 0 {
 		why := "nothing was published to the relay in this run: its set is unknown, so convergence could not be verified"
+		if len(o.Unknown) > 0 {
+			why = fmt.Sprintf("no event published in this run was accepted and %d got no decisive answer: the relay's set is unknown, so convergence could not be verified", len(o.Unknown))
+		}
 		var out []results.Phase
 		for _, s := range []string{NegInitial, NegDelta, NegSteady} {
 			l := outcome.New(OpReconcile, int64(o.Rounds))
@@ -135,10 +142,8 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 		}
 		return out, nil
 	}
-	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit, unknown: map[string]bool{}}
-	for _, e := range o.Unknown {
-		nr.unknown[e.ID] = true
-	}
+	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit}
+	nr.uncertainOf(relaySet, o.Unknown)
 	defer func() { closeAll(nr.conns) }()
 
 	relay := make([]negentropy.Item, 0, len(relaySet)+o.Delta)
@@ -201,15 +206,32 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 // negRun is one run of the negentropy workload.
 type negRun struct {
 	unknown map[string]bool // ids sent without a decisive answer: neither owed nor wrong
-	stored  map[string]bool // unknown ids the relay reported having in this scenario: stored after all
-	o       NegentropyOptions
-	url     string
-	user    context.Context
-	filter  nostr.Filter
-	conns   []*wire.Conn
-	cn      *wire.Conn
-	redial  int
-	cap     int // the relay's announced max_limit (0: unknown)
+	// uncertain: unknown, and the accepted ids an unknown event would
+	// supersede: the relay may hold them or not, neither owed nor wrong.
+	uncertain map[string]bool
+	stored    map[string]bool // unknown ids the relay reported having in this scenario: stored after all
+	o         NegentropyOptions
+	url       string
+	user      context.Context
+	filter    nostr.Filter
+	conns     []*wire.Conn
+	cn        *wire.Conn
+	redial    int
+	cap       int // the relay's announced max_limit (0: unknown)
+}
+
+// uncertainOf sets the run's unknown and uncertain ids from the relay's
+// set and the events published without a decisive answer.
+func (nr *negRun) uncertainOf(relaySet, unknown []*nostr.Event) {
+	nr.unknown, nr.uncertain = map[string]bool{}, map[string]bool{}
+	if len(unknown) == 0 {
+		return
+	}
+	m := verify.NewModelUnknown(relaySet, unknown) // an unknown event also accepted is accepted
+	for _, e := range m.Unknown {
+		nr.unknown[e.ID] = true
+	}
+	nr.uncertain = m.Uncertain()
 }
 
 // negDelta is the delta events the relay accepted.
@@ -305,9 +327,11 @@ func (nr *negRun) publishDelta(ctx context.Context, c *corpus.Corpus, until int6
 			fails = 0
 		case outcome.TimedOut, outcome.ConnLost:
 			fails++
-			nr.unknown[e.ID] = true
+			nr.unknown[e.ID], nr.uncertain[e.ID] = true, true
 		case outcome.Cancelled:
-			nr.unknown[e.ID] = true
+			// Kind 1: an unknown delta event supersedes nothing, only
+			// itself is uncertain.
+			nr.unknown[e.ID], nr.uncertain[e.ID] = true, true
 		}
 		if fails >= 3 || ctx.Err() != nil {
 			l.SettleFor(ctx, outcome.WhyAborted)
@@ -382,8 +406,8 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 		case err == nil:
 			k = outcome.Accepted
 			ledger.Add(k, "")
-			res.Need = nr.dropUnknown(res.Need, expNeed)
-			if negCheck(&ver, res, expNeed, expHave) {
+			nr.noteStored(res.Need, expNeed)
+			if negCheck(&ver, res, expNeed, expHave, nr.uncertain) {
 				st.converged++
 				st.sync.Record(res.End - res.Start)
 				st.cpu.Record(max(int64(res.ClientCPU), 1))
@@ -397,7 +421,7 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 			st.need += int64(len(res.Need))
 			st.have += int64(len(res.Have))
 			if firstNeed == nil {
-				firstNeed = res.Need
+				firstNeed = certain(res.Need, nr.uncertain)
 			}
 		case errors.As(err, &relayErr):
 			k = outcome.Refused
@@ -435,6 +459,9 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 		verify.Add(&ver, &rv)
 	}
 	ver.Verified = ver.Checked > 0 // nothing converged: nothing to compare
+	if n := len(nr.uncertain) - len(nr.unknown); n > 0 {
+		ver.Notes = verify.AppendUnique(ver.Notes, fmt.Sprintf("%d accepted events that a newer version whose OK never came would replace (replaceable or addressable) may or may not be on the relay: neither required nor counted wrong", n))
+	}
 	if n := len(nr.stored); n > 0 {
 		ver.StoredUnknown = int64(n)
 		ver.Notes = verify.AppendUnique(ver.Notes, fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) were stored after all: the relay reported having them; neither required nor counted wrong", n))
@@ -479,29 +506,37 @@ func negCPU(h *metrics.Histogram) string {
 	return fmt.Sprintf("p50 %s, max %s", time.Duration(h.Quantile(50)).Round(time.Microsecond), time.Duration(h.Max()).Round(time.Microsecond))
 }
 
-// dropUnknown takes out of need (ids the relay has, the client lacks) the
-// events sent without a decisive answer and not expected: the relay stored
+// noteStored notes the events of need (ids the relay has, the client
+// lacks) sent without a decisive answer and not expected: the relay stored
 // them after all, which is neither required nor wrong.
-func (nr *negRun) dropUnknown(need []string, exp map[string]bool) []string {
-	if len(nr.unknown) == 0 {
-		return need
-	}
-	out := need[:0:0]
+func (nr *negRun) noteStored(need []string, exp map[string]bool) {
 	for _, id := range need {
 		if nr.unknown[id] && !exp[id] {
 			nr.stored[id] = true
-			continue
 		}
-		out = append(out, id)
+	}
+}
+
+// certain is ids without the uncertain ones.
+func certain(ids []string, uncertain map[string]bool) []string {
+	if len(uncertain) == 0 {
+		return ids
+	}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !uncertain[id] {
+			out = append(out, id)
+		}
 	}
 	return out
 }
 
 // negCheck verifies one converged reconciliation: need must be exactly
-// expNeed and have exactly expHave. It returns true when they are.
-func negCheck(v *results.Verification, res negentropy.Result, expNeed, expHave map[string]bool) bool {
+// expNeed and have exactly expHave, except for the uncertain ids (the
+// relay may hold them or not): on either side, and expected or not, they
+// are neither missing nor extra. It returns true when they are.
+func negCheck(v *results.Verification, res negentropy.Result, expNeed, expHave, uncertain map[string]bool) bool {
 	v.Checked++
-	v.Expected += int64(len(expNeed) + len(expHave))
 	ok := true
 	cmp := func(got []string, exp map[string]bool) {
 		seen := make(map[string]bool, len(got))
@@ -511,13 +546,17 @@ func negCheck(v *results.Verification, res negentropy.Result, expNeed, expHave m
 			case seen[id]:
 				v.Duplicated++
 				ok = false
-			case !exp[id]:
+			case !exp[id] && !uncertain[id]:
 				v.Extra++
 				ok = false
 			}
 			seen[id] = true
 		}
 		for id := range exp {
+			if uncertain[id] {
+				continue
+			}
+			v.Expected++
 			if !seen[id] {
 				v.Missing++
 				ok = false
