@@ -45,8 +45,8 @@ func (c *findMaxCmd) checkFlags() error {
 	r.positive("p99", c.P99)
 	r.min64("max-drops", c.MaxDrops, 0)
 	r.min64("max-refusals", c.MaxRefusals, 0)
-	r.rate("start-rate", c.StartRate, false)
-	r.rate("max-rate", c.MaxRate, false)
+	r.rateMax("start-rate", c.StartRate, false, "step-duration", c.StepDuration)
+	r.rateMax("max-rate", c.MaxRate, false, "step-duration", c.StepDuration)
 	if r.err == nil && c.MaxRate < c.StartRate {
 		r.bad("start-rate", c.StartRate, "must not exceed --max-rate %g", c.MaxRate)
 	}
@@ -60,7 +60,7 @@ func (c *findMaxCmd) checkFlags() error {
 	if c.Warmup > 0 && c.StepDuration > 0 && c.Warmup >= c.StepDuration {
 		r.bad("load-warmup", c.Warmup, "must be shorter than --step-duration %v", c.StepDuration)
 	}
-	r.min("load-max-events", c.MaxEvents, 0)
+	r.between("load-max-events", c.MaxEvents, 0, maxRunEvents)
 	r.positive("timeout", c.Timeout)
 	loadRunFlags{Pool: c.Pool, Connections: c.Connections}.checkCosts(&r)
 	if r.err == nil && c.Constraints != "" {

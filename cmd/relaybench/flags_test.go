@@ -318,6 +318,8 @@ func TestAbsurdCountsAreUsageErrors(t *testing.T) {
 		{"load", []string{"--query-limit", huge}, []string{"--query-limit " + huge, "at most"}},
 		{"find-max", []string{"--load-pool", huge}, []string{"--load-pool " + huge, "memory"}},
 		{"find-max", []string{"--precision", "NaN"}, []string{"--precision NaN"}},
+		{"find-max", []string{"--max-rate", "1e12"}, []string{"--max-rate 1e+12", "at most"}},
+		{"find-max", []string{"--load-max-events", "9223372036854775807"}, []string{"--load-max-events 9223372036854775807", "at most"}},
 		{"corpus", []string{"--events", huge}, []string{"--events " + huge, "at most"}},
 		{"corpus", []string{"--events", "50000000", "--size", "16000000"}, []string{"--events 50000000", "on disk"}},
 		{"run", []string{"--events", "50000000", "--size", "16000000"}, []string{"--events 50000000", "on disk"}},
