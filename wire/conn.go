@@ -331,6 +331,17 @@ const (
 	DialFailed         DialErrorKind = "failed"          // anything else (bad URL, TLS, protocol)
 )
 
+// LostError is the error of the events in flight on a connection when it
+// was lost: it is ErrClosed (errors.Is), and every event one loss ended
+// shares the same value, so that a watchdog can count the loss once
+// rather than once per event that was in flight.
+type LostError struct{ Cause error }
+
+func (e *LostError) Error() string { return ErrClosed.Error() }
+
+// Unwrap makes a LostError ErrClosed.
+func (e *LostError) Unwrap() error { return ErrClosed }
+
 // DialError is the one-line error Dial returns.
 type DialError struct {
 	Kind   DialErrorKind
@@ -555,6 +566,16 @@ func (c *Conn) fail(why error) {
 	c.pending = nil
 	subs := c.subs
 	c.subs = nil
+	// Frames the reader has yet to handle may answer what this loss ends
+	// (the writer can find the socket closed first): an OK for one of these
+	// events is late, an EVENT for one of these subscriptions after its
+	// end; neither is a frame for something never sent.
+	for id := range pend {
+		c.expired.add(id)
+	}
+	for id := range subs {
+		c.closedSb.add(id)
+	}
 	c.lastSub = nil
 	c.mu.Unlock()
 	close(c.done)
@@ -564,8 +585,9 @@ func (c *Conn) fail(why error) {
 	}
 	c.stopWriter()
 	now := mono.Now()
+	lost := &LostError{Cause: why} // one value for every event this loss ended
 	for _, p := range pend {
-		c.deliver(p, OK{ID: p.id, Sent: p.sentAt(), Recv: now, Err: ErrClosed})
+		c.deliver(p, OK{ID: p.id, Sent: p.sentAt(), Recv: now, Err: lost})
 	}
 	for _, s := range subs {
 		s.connDied(why, now)

@@ -236,3 +236,37 @@ func TestRecallBounded(t *testing.T) {
 		t.Error("an exact entry is not forgotten once taken")
 	}
 }
+
+// When the writer finds the socket closed before the reader has handled
+// the frames already received (an OK for an event in flight, an EVENT of an
+// open subscription), those frames answer what the loss ended: a late OK
+// and an event after the subscription's end, never a foreign OK nor an
+// unsolicited EVENT.
+func TestFramesAfterALossAreNotViolations(t *testing.T) {
+	id, raw := fakeEvent(1, "a")
+	_, ev := fakeEvent(2, "b")
+	r := newTestRelay(t, nil, func(*tconn, []byte) {}) // answers nothing
+	c := dialT(t, r.url, Options{})
+	ended := make(chan OK, 1)
+	if err := c.SendEvent(id, raw, func(ok OK) { ended <- ok }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Req("s1", []nostr.Filter{{Limit: 1}}, SubHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	c.fail(errors.New("write: broken pipe"))
+	if ok := <-ended; !errors.Is(ok.Err, ErrClosed) {
+		t.Fatalf("event in flight ended with %v, want ErrClosed", ok.Err)
+	}
+	for _, msg := range []string{`["OK","` + id + `",true,""]`, `["EVENT","s1",` + string(ev) + `]`} {
+		var f frame
+		if err := parseFrame([]byte(msg), &f); err != nil {
+			t.Fatal(err)
+		}
+		c.dispatch(&f, mono.Now(), map[string]string{})
+	}
+	st := c.Stats()
+	if st.ForeignOK != 0 || st.LateOK != 1 || st.UnsolicitedEvents != 0 || st.EventsAfterClose != 1 {
+		t.Fatalf("foreign %d late %d unsolicited %d after close %d, want 0 1 0 1", st.ForeignOK, st.LateOK, st.UnsolicitedEvents, st.EventsAfterClose)
+	}
+}
