@@ -113,3 +113,28 @@ func TestWatchdogYieldsToTheUser(t *testing.T) {
 		t.Fatalf("%+v", l.Result())
 	}
 }
+
+// The events one lost connection had in flight share one error: the loss
+// counts once towards the watchdog's limit, however full the window was;
+// losses of different connections each count.
+func TestWatchdogCountsALostConnectionOnce(t *testing.T) {
+	_, wd := NewWatchdog(context.Background(), 2, "EVENTs without an OK")
+	first := &wire.LostError{Cause: errors.New("reset")}
+	for range 50 {
+		wd.BookErr(ConnLost, first)
+	}
+	if why := wd.Aborted(); why != "" {
+		t.Fatalf("one lost connection with 50 events in flight aborted the phase: %s", why)
+	}
+	wd.BookErr(ConnLost, &wire.LostError{Cause: errors.New("reset")})
+	if wd.Aborted() == "" {
+		t.Fatal("two connections lost in a row, nothing answered: not aborted")
+	}
+	_, wd = NewWatchdog(context.Background(), 2, "EVENTs without an OK")
+	for range 2 {
+		wd.BookErr(TimedOut, nil) // timeouts count one by one, as before
+	}
+	if wd.Aborted() == "" {
+		t.Fatal("two timeouts in a row: not aborted")
+	}
+}

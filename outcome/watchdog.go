@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/relaybench/relaybench/wire"
 )
 
 // ErrAborted is the cause of a phase context the Watchdog cancelled.
@@ -27,6 +29,7 @@ type Watchdog struct {
 	mu     sync.Mutex
 	why    string
 	user   context.Context
+	lost   error // the last connection loss counted (see BookErr)
 }
 
 // NewWatchdog returns a phase context derived from the user's ctx and the
@@ -54,6 +57,27 @@ func (w *Watchdog) Book(k Kind) {
 			w.Abort(fmt.Sprintf("%d %s in a row, nothing answered in between", n, w.what))
 		}
 	}
+}
+
+// BookErr is Book for an outcome that ended with err: the events one lost
+// connection had in flight share one error value (wire.LostError), and
+// that loss counts once towards the limit, not once per event: a relay
+// that closes a connection with a full window in flight has made one
+// failure, not a window's worth in a row.
+func (w *Watchdog) BookErr(k Kind, err error) {
+	if k == ConnLost && err != nil {
+		var lost *wire.LostError
+		if errors.As(err, &lost) {
+			w.mu.Lock()
+			seen := w.lost == error(lost)
+			w.lost = lost
+			w.mu.Unlock()
+			if seen {
+				return
+			}
+		}
+	}
+	w.Book(k)
 }
 
 // Answer records a complete answer the client checked: valid (it held

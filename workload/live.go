@@ -261,7 +261,7 @@ func pace(ctx context.Context, n int, times []int64, send func(k int) bool) {
 // the outcome and the reason to keep.
 func bookOK(user context.Context, out *liveOut, ok wire.OK, err error, pw *pubWorker, series *metrics.Series, latSeries bool, now int64) (Outcome, string) {
 	k, _ := out.led.Book(user, ok, err)
-	out.wd.Book(k)
+	out.wd.BookErr(k, err)
 	return credit(k, ok, pw, series, latSeries, now)
 }
 

@@ -484,7 +484,7 @@ func mergePublishers(ph *results.Phase, workers []*pubWorker, events int) (hist,
 // record books one OK (or its failure) for event idx.
 func (b *booker) record(ok wire.OK, err error, idx int, pw *pubWorker) {
 	k, _ := b.led.Book(b.user, ok, err)
-	b.wd.Book(k)
+	b.wd.BookErr(k, err)
 	oc, reason := credit(k, ok, pw, b.series, true, mono.Now())
 	b.set(idx, oc, reason)
 	if oc == Accepted && b.size != nil {
