@@ -738,6 +738,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	ph := &results.Phase{Duration: end - start, Counts: map[string]int64{}, Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}}
 	hist := publishSummary(ph, out, n)
 	if cut := out.cut.Load(); cut > 0 {
+		ph.Counts["cut"] = cut // scheduled, not requested: with the account, n in all
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of %d scheduled events were still unsent when the part ended (the client or the relay fell behind the schedule; not requested)", cut, n))
 	}
 	ph.Rates = map[string]float64{results.RateEvents: results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration), "intended_per_sec": o.PublishRate}

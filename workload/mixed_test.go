@@ -32,13 +32,14 @@ func TestMixedEmbedded(t *testing.T) {
 			t.Fatalf("group %s missing: %v", n, names)
 		}
 	}
-	// Open loop: each part's 180 events end in exactly one outcome. The
-	// honest relay refuses nothing and drops no connection; on a loaded
-	// machine an event may still time out or be cut at the part's end.
+	// Open loop: each part's 180 scheduled events either end in exactly one
+	// outcome or, on a machine too loaded to send them before the part
+	// ends, are counted cut (scheduled, not requested). The honest relay
+	// refuses nothing and drops no connection.
 	var accepted int64
 	for _, part := range []string{"alone", "together"} {
 		c := func(k string) int64 { return ph.Counts["publish_"+part+"_"+k] }
-		sum := c("accepted") + c("refused") + c("timed_out") + c("failed") + c("not_sent") + c("cancelled")
+		sum := c("accepted") + c("refused") + c("timed_out") + c("failed") + c("not_sent") + c("cancelled") + c("cut")
 		if c("accepted") == 0 || sum != 180 || c("refused") != 0 || c("failed") != 0 {
 			t.Fatalf("%s: counts %v errors %v", part, ph.Counts, ph.Errors)
 		}
