@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -261,8 +262,20 @@ func (f outputFlags) resultsPath(command string, started time.Time) (string, err
 		return "", fmt.Errorf("results file: %v", pathErr(err))
 	}
 	holdReserved(got)
+	pendingRun.Store(&pendingResults{command: command, started: started, path: got})
 	return got, nil
 }
+
+// pendingResults is the results file a command reserved, with what it
+// needs to save a run interrupted before its first phase (see
+// saveInterrupted).
+type pendingResults struct {
+	command string
+	started time.Time
+	path    string
+}
+
+var pendingRun atomic.Pointer[pendingResults]
 
 // Reserved results files not written yet, each with the exit hook that
 // removes it on a forced exit.

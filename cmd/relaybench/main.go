@@ -19,6 +19,8 @@ import (
 
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
+
+	"github.com/relaybench/relaybench/results"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -123,6 +125,9 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 		if errors.As(err, &ee) {
 			return ee.code
 		}
+		if globals.Ctx.Err() != nil {
+			return saveInterrupted(globals.Ctx, err)
+		}
 		if errors.Is(err, context.Canceled) {
 			return 130
 		}
@@ -132,6 +137,24 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 		return 130 // interrupted: results were printed and saved
 	}
 	return 0
+}
+
+// saveInterrupted saves the results file of a run interrupted before its
+// first phase (while signing the corpus, starting the relay): the file
+// holds the interruption and no measurement, the summary's verdict says
+// interrupted, and nothing is blamed on the relay. 130 either way.
+func saveInterrupted(ctx context.Context, err error) int {
+	p := pendingRun.Load()
+	if p == nil || p.path == "-" {
+		return 130 // no results file was asked for yet, or it goes to stdout
+	}
+	if _, err := os.Stat(p.path); err == nil {
+		return 130 // written already
+	}
+	file := newResultsFile(p.command, p.started)
+	file.Runs = []results.Run{{Notes: []string{"interrupted before the first phase (" + oneLine(err) + "): nothing was measured"}}}
+	_ = finishRun(ctx, file, p.path, false, nil)
+	return 130
 }
 
 // oneLine keeps an error message on one line.

@@ -243,3 +243,54 @@ func TestResultsWriteFailureIsTheVerdict(t *testing.T) {
 		t.Fatalf("left in the results folder: %v", ents)
 	}
 }
+
+// A run interrupted before its first phase (while signing its corpus) still
+// saves a results file that says so, with the verdict interrupted: nothing
+// measured, nothing blamed on the relay.
+func TestInterruptWhileSigningSavesResults(t *testing.T) {
+	out := t.TempDir()
+	path := filepath.Join(out, "r.json")
+	cmd := exec.Command(relaybenchBin(t), "run", "--relay", "ws://127.0.0.1:1", "--events", "300000", "--size", "100",
+		"--out", out, "--cache-dir", t.TempDir(), "--json", path)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	signing := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		sc := bufio.NewScanner(stderr)
+		seen := false
+		for sc.Scan() {
+			if !seen && strings.Contains(sc.Text(), "Signed ") {
+				seen = true
+				close(signing)
+			}
+		}
+	}()
+	select {
+	case <-signing:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("never started signing")
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	code := waitExit(t, cmd, time.Minute)
+	<-finished
+	if code != judge.Interrupted {
+		t.Fatalf("exit %d, want 130", code)
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		t.Fatalf("results not saved: %v", err)
+	}
+	if !f.Interrupted || f.Verdict == nil || f.Verdict.Status != judge.Interrupted || len(f.Runs) != 1 || len(f.Runs[0].Phases) != 0 ||
+		!strings.Contains(strings.Join(f.Runs[0].Notes, " "), "interrupted before the first phase") {
+		t.Fatalf("want an interrupted file without phases, got %+v", f)
+	}
+}
