@@ -94,7 +94,15 @@ func (c *compareCmd) Run(g *Globals) error {
 	params["repeat"], params["relays"] = c.Repeat, given
 	file := newResultsFile("compare", started)
 	var firstErr error
-	for _, ref := range refs {
+	for i, ref := range refs {
+		if ctx.Err() != nil {
+			// Interrupted: the relays not reached are named, not dropped.
+			for _, rest := range refs[i:] {
+				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: rest.name()}, Params: params,
+					Skipped: "cancelled: the run was interrupted before this relay's turn"})
+			}
+			break
+		}
 		name := ref.name()
 		for rep := 1; rep <= c.Repeat && ctx.Err() == nil; rep++ {
 			fmt.Fprintf(os.Stderr, "== %s%s\n", name, repeatLabel(rep, c.Repeat))
@@ -116,9 +124,6 @@ func (c *compareCmd) Run(g *Globals) error {
 				}
 			}
 			file.Runs = append(file.Runs, r)
-		}
-		if ctx.Err() != nil {
-			break
 		}
 	}
 	if path != "-" {

@@ -149,8 +149,13 @@ func TestCompareCtrlCLeavesNothing(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d, want 130", code)
 	}
-	if _, err := results.Read(filepath.Join(out, "c.json")); err != nil {
+	f, err := results.Read(filepath.Join(out, "c.json"))
+	if err != nil {
 		t.Fatalf("results not saved: %v", err)
+	}
+	// The relay whose turn never came is named, cancelled, not dropped.
+	if n := len(f.Runs); n != 2 || f.Runs[1].Relay.Name != "khatru-lmdb" || !strings.HasPrefix(f.Runs[1].Skipped, "cancelled") {
+		t.Fatalf("want the second relay named as cancelled, got %d runs: %+v", n, f.Runs)
 	}
 	if left := relaysUnder(out); len(left) > 0 {
 		t.Fatalf("relays left running: %v", left)
