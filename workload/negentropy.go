@@ -133,14 +133,7 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 		if len(o.Unknown) > 0 {
 			why = fmt.Sprintf("no event published in this run was accepted and %d got no decisive answer: the relay's set is unknown, so convergence could not be verified", len(o.Unknown))
 		}
-		var out []results.Phase
-		for _, s := range []string{NegInitial, NegDelta, NegSteady} {
-			l := outcome.New(OpReconcile, int64(o.Rounds))
-			l.Settle(outcome.NotRun, why)
-			out = append(out, results.Phase{Name: "negentropy/" + s, Workload: "negentropy", Counts: map[string]int64{},
-				Accounts: []results.Account{l.Result()}, Notes: []string{"not run: " + why}})
-		}
-		return out, nil
+		return negUnrun(o, []string{NegInitial, NegDelta, NegSteady}, outcome.NotRun, why), nil
 	}
 	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit}
 	nr.uncertainOf(relaySet, o.Unknown)
@@ -168,7 +161,7 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 	ph, err := nr.scenario(NegInitial, local, need, have, len(relay), nil, progress)
 	phases = append(phases, ph)
 	if err != nil || ctx.Err() != nil {
-		return phases, err
+		return append(phases, negCut(ctx, o, NegDelta, NegSteady)...), err
 	}
 
 	// delta: publish fresh events (not timed), then reconcile the set the
@@ -176,7 +169,7 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 	setup := mono.Now()
 	dl, dPub, err := nr.publishDelta(ctx, c, until)
 	if err != nil {
-		return phases, err
+		return append(phases, negCut(ctx, o, NegDelta, NegSteady)...), err
 	}
 	pubSecs := float64(mono.Now()-setup) / 1e9
 	after := append(slices.Clip(relay), dPub.items...)
@@ -194,13 +187,40 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 	}
 	phases = append(phases, ph)
 	if err != nil || ctx.Err() != nil {
-		return phases, err
+		return append(phases, negCut(ctx, o, NegSteady)...), err
 	}
 
 	// steady: identical sets.
 	ph, err = nr.scenario(NegSteady, after, map[string]bool{}, map[string]bool{}, len(after), nil, progress)
 	phases = append(phases, ph)
 	return phases, err
+}
+
+// negUnrun is the phases of scenarios none of whose rounds ran: each
+// round booked k (NotRun with why, or Cancelled).
+func negUnrun(o NegentropyOptions, scenarios []string, k outcome.Kind, why string) []results.Phase {
+	var out []results.Phase
+	for _, s := range scenarios {
+		l := outcome.New(OpReconcile, int64(o.Rounds))
+		l.Settle(k, why)
+		note := "not run: " + why
+		if k == outcome.Cancelled {
+			note = "cancelled by the user before the scenario started"
+		}
+		out = append(out, results.Phase{Name: "negentropy/" + s, Workload: "negentropy", Counts: map[string]int64{},
+			Accounts: []results.Account{l.Result()}, Notes: []string{note}})
+	}
+	return out
+}
+
+// negCut is the phases of the scenarios the user's interrupt kept from
+// starting (none when the run was not interrupted: a failed scenario
+// ends the workload with its error).
+func negCut(ctx context.Context, o NegentropyOptions, scenarios ...string) []results.Phase {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return negUnrun(o, scenarios, outcome.Cancelled, "")
 }
 
 // negRun is one run of the negentropy workload.
@@ -381,8 +401,10 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 	defer wd.Stop()
 	var errs []string
 	if _, err := nr.conn(pctx); err != nil {
-		errs = append(errs, "dial: "+err.Error())
-		ledger.Settle(outcome.NotRun, outcome.WhyConnGone)
+		if nr.user.Err() == nil {
+			errs = append(errs, "dial: "+err.Error())
+		}
+		ledger.SettleFor(nr.user, outcome.WhyConnGone) // cancelled when the user stopped the run
 	}
 	st := negStats{sync: metrics.NewHistogram(), cpu: metrics.NewHistogram(), rtMin: math.MaxInt64}
 	ver := results.Verification{Verified: true}

@@ -514,3 +514,22 @@ func TestNegCheckUncertain(t *testing.T) {
 		}
 	}
 }
+
+// Interrupted, the scenarios that never started are booked cancelled, not
+// dropped: every scenario's rounds are accounted for.
+func TestNegentropyInterruptedBooksEveryScenario(t *testing.T) {
+	url := embeddedURL(t, "native")
+	live, info := publishForSync(t, url)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	cancel()
+	phases, _ := Negentropy(ctx, url, smallCorpus(t), live, info, NegentropyOptions{Rounds: 3, Delta: 20, Seed: 5, Timeout: 10 * time.Second})
+	if len(phases) != 3 {
+		t.Fatalf("%d phases, want the three scenarios", len(phases))
+	}
+	for _, ph := range phases {
+		a := ph.Account(OpReconcile)
+		if a == nil || !a.Balanced() || a.Requested != 3 || a.Cancelled != 3 {
+			t.Errorf("%s: account %+v, want 3 rounds cancelled", ph.Name, a)
+		}
+	}
+}
