@@ -145,7 +145,7 @@ func writeCorpusFile(dir, path string, c *Corpus) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("corpus: cannot write cache: %w", err)
 	}
-	fw, err := newFileWriter(dir, filepath.Base(path)+".tmp-*", c.Key, c.Signer, c.Authors, c.Len())
+	fw, err := newFileWriter(dir, "."+filepath.Base(path)+".tmp-", c.Key, c.Signer, c.Authors, c.Len())
 	if err != nil {
 		return fmt.Errorf("corpus: cannot write cache: %w", err)
 	}

@@ -520,7 +520,7 @@ func writeDumpCache(dir, key string, c *Corpus) error {
 }
 
 func writeAtomic(dir, path string, data []byte) error {
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	f, err := createOwnTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func generate(ctx context.Context, p Params, o Options, dir, path string) (*Corp
 	if dir != "" {
 		err := os.MkdirAll(dir, 0o755)
 		if err == nil {
-			fw, err = newFileWriter(dir, filepath.Base(path)+".tmp-*", key, signer.Name(), authors, p.Events)
+			fw, err = newFileWriter(dir, "."+filepath.Base(path)+".tmp-", key, signer.Name(), authors, p.Events)
 		}
 		if err != nil {
 			note = fmt.Sprintf("corpus: cannot write cache: %v", err)
@@ -77,7 +77,7 @@ func generate(ctx context.Context, p Params, o Options, dir, path string) (*Corp
 	}
 	if fw == nil && stream {
 		path = "" // a temporary file, removed once mapped
-		if fw, err = newFileWriter(os.TempDir(), "relaybench-corpus-*.tmp", key, signer.Name(), authors, p.Events); err != nil {
+		if fw, err = newFileWriter(os.TempDir(), "relaybench-corpus-", key, signer.Name(), authors, p.Events); err != nil {
 			return nil, fmt.Errorf("corpus: a corpus of %d events is streamed from a file: %w", p.Events, err)
 		}
 	}

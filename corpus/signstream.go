@@ -32,7 +32,7 @@ func SignStreamed(ctx context.Context, n int, build func(i int, e *nostr.Event) 
 	if err != nil {
 		return nil, err
 	}
-	fw, err := newFileWriter(os.TempDir(), "relaybench-fresh-*.tmp", "fresh", signer.Name(), nil, n)
+	fw, err := newFileWriter(os.TempDir(), "relaybench-fresh-", "fresh", signer.Name(), nil, n)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: a file for %d events: %w", n, err)
 	}
