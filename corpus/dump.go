@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/owntemp"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/verify"
 )
@@ -520,7 +521,7 @@ func writeDumpCache(dir, key string, c *Corpus) error {
 }
 
 func writeAtomic(dir, path string, data []byte) error {
-	f, err := createOwnTemp(dir, "."+filepath.Base(path)+".tmp-")
+	f, err := owntemp.File(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return err
 	}

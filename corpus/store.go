@@ -10,11 +10,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/relaybench/relaybench/internal/owntemp"
 	"github.com/relaybench/relaybench/nostr"
 )
 
@@ -261,7 +261,7 @@ type fileWriter struct {
 
 // newFileWriter creates a temporary file in dir and writes the header.
 func newFileWriter(dir, prefix, key, signer string, authors []Author, n int) (*fileWriter, error) {
-	f, err := createOwnTemp(dir, prefix)
+	f, err := owntemp.File(dir, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -467,25 +467,3 @@ func legacyCachePath(dir, key string) string { return filepath.Join(dir, "corpus
 
 // dropAll gives back every resident page of the mapping.
 func (s *store) dropAll() { _ = syscall.Madvise(s.data, syscall.MADV_DONTNEED) }
-
-// createOwnTemp creates a temporary file in dir named prefix, this
-// process's id, '-' and a random part, after removing the files of that
-// prefix whose process is gone: a run killed outright (SIGKILL, the OOM
-// killer) while writing a corpus leaves its file, and the next one removes
-// it. A pid reused by another process keeps a file; none is removed that a
-// live process may be writing.
-func createOwnTemp(dir, prefix string) (*os.File, error) {
-	if ents, err := os.ReadDir(dir); err == nil {
-		for _, e := range ents {
-			rest, ok := strings.CutPrefix(e.Name(), prefix)
-			if !ok {
-				continue
-			}
-			id, _, _ := strings.Cut(rest, "-")
-			if pid, err := strconv.Atoi(id); err == nil && pid > 0 && pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH {
-				os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	return os.CreateTemp(dir, prefix+strconv.Itoa(os.Getpid())+"-*")
-}

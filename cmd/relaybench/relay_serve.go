@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/owntemp"
 	"github.com/relaybench/relaybench/relay/embedded"
 	"github.com/relaybench/relaybench/relay/sink"
 )
@@ -56,7 +57,7 @@ func (c *relayServeCmd) Run(g *Globals) error {
 	} else {
 		dir := c.DataDir
 		if dir == "" && c.Store != "memory" {
-			tmp, err := os.MkdirTemp("", "relaybench-relay-*")
+			tmp, err := owntemp.Dir("", "relaybench-relay-")
 			if err != nil {
 				return fmt.Errorf("temporary data directory: %v", err)
 			}

@@ -1,4 +1,4 @@
-package corpus
+package owntemp
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 // A corpus file left by a process that is gone (killed outright while
 // signing) is removed when the next one is created; files of live
 // processes, this one's included, are kept.
-func TestCreateOwnTempRemovesFilesOfGoneProcesses(t *testing.T) {
+func TestFileRemovesThoseOfGoneProcesses(t *testing.T) {
 	dir := t.TempDir()
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
@@ -29,7 +29,7 @@ func TestCreateOwnTempRemovesFilesOfGoneProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, err := createOwnTemp(dir, "relaybench-corpus-")
+	f, err := File(dir, "relaybench-corpus-")
 	if err != nil {
 		t.Fatal(err)
 	}
