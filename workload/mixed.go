@@ -339,40 +339,6 @@ func bookQueryAnswer(user context.Context, led *outcome.Ledger, r *queryRecord, 
 	return k
 }
 
-// bookQueryEnd books how one REQ ended in led and r.
-func bookQueryEnd(user context.Context, led *outcome.Ledger, r *queryRecord, qr wire.QueryResult, err error, timeout time.Duration) outcome.Kind {
-	r.raws = qr.Events
-	if qr.FirstEvent > 0 {
-		r.first = qr.FirstEvent - qr.Sent
-	}
-	switch qr.Ended {
-	case wire.EndEOSE:
-		led.Add(outcome.Accepted, "")
-		r.ended, r.latency = "eose", qr.End-qr.Sent
-		return outcome.Accepted
-	case wire.EndClosed:
-		led.Add(outcome.Refused, outcome.RefusalClass(qr.Class))
-		r.ended, r.err = "closed", "CLOSED: "+qr.Reason
-		return outcome.Refused
-	}
-	if err == nil {
-		err = qr.Err
-	}
-	if err == nil {
-		err = wire.ErrClosed
-	}
-	k := led.BookErr(user, err)
-	switch k {
-	case outcome.TimedOut:
-		r.ended, r.err = string(wire.EndTimeout), fmt.Sprintf("no EOSE within %v", timeout)
-	case outcome.ConnLost:
-		r.ended, r.err = string(qr.Ended), "connection lost before EOSE: "+err.Error()
-	default: // cancelled by the user, or the phase stopped: not run
-		r.ended, r.err, r.raws = "", "", nil
-	}
-	return k
-}
-
 // skipPart books the work of a part that did not run: cancelled when the
 // user stopped the run, not run (phase aborted) when an earlier part
 // stopped for lack of progress.

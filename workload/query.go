@@ -276,23 +276,35 @@ func (q *queryRun) book(r *queryRecord, qr wire.QueryResult, err error) outcome.
 // bookEnd books how one REQ ended in the ledger, the series and r.
 func (q *queryRun) bookEnd(r *queryRecord, qr wire.QueryResult, err error) outcome.Kind {
 	now := mono.Now()
-	r.raws = qr.Events
-	r.sent = qr.Sent
+	k := bookQueryEnd(q.user, q.led, r, qr, err, q.o.Timeout)
+	switch {
+	case k == outcome.Accepted:
+		q.series.Add(now, "queries", 1)
+		q.series.Latency(now, r.latency)
+	case r.ended != "": // refused, timed out, lost, over the cap
+		q.series.Add(now, "failed", 1)
+	}
+	return k
+}
+
+// bookQueryEnd books how one REQ ended in led and r, the one REQ booker of
+// every workload: EOSE accepted; CLOSED refused (by class); no end timed
+// out or connection lost; an answer over the client's cap refused (not
+// verified); stopped by the user cancelled, by the phase not run (neither
+// is verified).
+func bookQueryEnd(user context.Context, led *outcome.Ledger, r *queryRecord, qr wire.QueryResult, err error, timeout time.Duration) outcome.Kind {
+	r.raws, r.sent = qr.Events, qr.Sent
 	if qr.FirstEvent > 0 {
 		r.first = qr.FirstEvent - qr.Sent
 	}
 	switch qr.Ended {
 	case wire.EndEOSE:
-		q.led.Add(outcome.Accepted, "")
-		r.latency = qr.End - qr.Sent
-		r.ended = "eose"
-		q.series.Add(now, "queries", 1)
-		q.series.Latency(now, r.latency)
+		led.Add(outcome.Accepted, "")
+		r.ended, r.latency = "eose", qr.End-qr.Sent
 		return outcome.Accepted
 	case wire.EndClosed:
-		q.led.Add(outcome.Refused, outcome.RefusalClass(qr.Class))
+		led.Add(outcome.Refused, outcome.RefusalClass(qr.Class))
 		r.ended, r.err = "closed", "CLOSED: "+qr.Reason
-		q.series.Add(now, "failed", 1)
 		return outcome.Refused
 	}
 	if err == nil {
@@ -301,21 +313,18 @@ func (q *queryRun) bookEnd(r *queryRecord, qr wire.QueryResult, err error) outco
 	if err == nil {
 		err = wire.ErrClosed
 	}
-	kind := q.led.BookErr(q.user, err)
-	switch kind {
+	k := led.BookErr(user, err)
+	switch k {
 	case outcome.TimedOut:
-		r.ended, r.err = string(wire.EndTimeout), fmt.Sprintf("no EOSE within %v", q.o.Timeout)
-		q.series.Add(now, "failed", 1)
+		r.ended, r.err = string(wire.EndTimeout), fmt.Sprintf("no EOSE within %v", timeout)
 	case outcome.ConnLost:
 		r.ended, r.err = string(qr.Ended), "connection lost before EOSE: "+err.Error()
-		q.series.Add(now, "failed", 1)
 	case outcome.Refused: // the answer outgrew the client's cap: not verified
 		r.ended, r.err, r.raws = string(wire.EndOverCap), err.Error(), nil
-		q.series.Add(now, "failed", 1)
 	default: // cancelled by the user, or the phase stopped: not run
 		r.ended, r.err, r.raws = "", "", nil
 	}
-	return kind
+	return k
 }
 
 // phase is the query phase's frame: parameters, window, account, protocol
