@@ -96,7 +96,7 @@ func TestBinaryRelayWithoutBinaryIsSkipped(t *testing.T) {
 	if !IsSkip(err) {
 		t.Fatalf("Start(strfry) = %v, want a skip", err)
 	}
-	if want := "strfry: skipped: no binary; pass --bin strfry=PATH or set RELAYBENCH_STRFRY_BIN"; err.Error() != want {
+	if want := "strfry: skipped: no binary; pass --bin strfry=PATH, --bin-dir DIR or set RELAYBENCH_STRFRY_BIN"; err.Error() != want {
 		t.Errorf("got %q, want %q", err, want)
 	}
 	spec, _ := Lookup("relayer-postgres")

@@ -217,7 +217,7 @@ func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 			p, from = os.Getenv(spec.BinEnv), "$"+spec.BinEnv
 		}
 		if p == "" {
-			return "", "", &SkipError{spec.Name, fmt.Sprintf("no binary; pass --bin %s=PATH or set %s", spec.Name, spec.BinEnv)}
+			return "", "", &SkipError{spec.Name, fmt.Sprintf("no binary; pass --bin %s=PATH, --bin-dir DIR or set %s", spec.Name, spec.BinEnv)}
 		}
 		abs, err := exec.LookPath(p)
 		if err != nil {
