@@ -67,6 +67,13 @@ func (e *Event) CheckID() bool {
 // AppendJSON appends the compact wire JSON of the event (no spaces; field
 // order id, pubkey, created_at, kind, tags, content, sig).
 func (e *Event) AppendJSON(b []byte) []byte {
+	return e.AppendJSONEncoded(b, nil, nil)
+}
+
+// AppendJSONEncoded is AppendJSON with the event's tags and content given
+// already encoded (as AppendTags and AppendJSONString write them); a nil
+// one is encoded from the event.
+func (e *Event) AppendJSONEncoded(b, tags, content []byte) []byte {
 	b = append(b, `{"id":"`...)
 	b = append(b, e.ID...)
 	b = append(b, `","pubkey":"`...)
@@ -76,13 +83,20 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `,"kind":`...)
 	b = strconv.AppendInt(b, int64(e.Kind), 10)
 	b = append(b, `,"tags":`...)
-	b = AppendTags(b, e.Tags)
+	if tags == nil {
+		b = AppendTags(b, e.Tags)
+	} else {
+		b = append(b, tags...)
+	}
 	b = append(b, `,"content":`...)
-	b = AppendJSONString(b, e.Content)
+	if content == nil {
+		b = AppendJSONString(b, e.Content)
+	} else {
+		b = append(b, content...)
+	}
 	b = append(b, `,"sig":"`...)
 	b = append(b, e.Sig...)
-	b = append(b, `"}`...)
-	return b
+	return append(b, `"}`...)
 }
 
 // MarshalJSON implements json.Marshaler with the compact wire form.
@@ -117,14 +131,19 @@ func AppendTags(b []byte, tags []Tag) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '[')
-		for j, s := range t {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = AppendJSONString(b, s)
+		b = AppendStrings(b, t)
+	}
+	return append(b, ']')
+}
+
+// AppendStrings appends vs as a compact JSON array of strings.
+func AppendStrings(b []byte, vs []string) []byte {
+	b = append(b, '[')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = AppendJSONString(b, v)
 	}
 	return append(b, ']')
 }

@@ -66,23 +66,13 @@ func (f *Filter) AppendJSON(b []byte) []byte {
 		b = AppendJSONString(b, k)
 		b = append(b, ':')
 	}
-	strs := func(vs []string) {
-		b = append(b, '[')
-		for i, v := range vs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendJSONString(b, v)
-		}
-		b = append(b, ']')
-	}
 	if len(f.IDs) > 0 {
 		key("ids")
-		strs(f.IDs)
+		b = AppendStrings(b, f.IDs)
 	}
 	if len(f.Authors) > 0 {
 		key("authors")
-		strs(f.Authors)
+		b = AppendStrings(b, f.Authors)
 	}
 	if len(f.Kinds) > 0 {
 		key("kinds")
@@ -102,7 +92,7 @@ func (f *Filter) AppendJSON(b []byte) []byte {
 	sort.Strings(names)
 	for _, n := range names {
 		key("#" + n)
-		strs(f.Tags[n])
+		b = AppendStrings(b, f.Tags[n])
 	}
 	if f.Since != nil {
 		key("since")

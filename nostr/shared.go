@@ -381,44 +381,55 @@ func unescape(dst, body []byte) ([]byte, bool) {
 		if i++; i == len(body) {
 			return dst, false
 		}
-		switch body[i] {
-		case '"', '\\', '/':
-			dst = append(dst, body[i])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			if i+4 >= len(body) {
+		if body[i] != 'u' {
+			e, ok := UnescapeChar(body[i])
+			if !ok {
 				return dst, false
 			}
-			var r rune
-			for _, h := range body[i+1 : i+5] {
-				switch {
-				case h >= '0' && h <= '9':
-					r = r<<4 | rune(h-'0')
-				case h >= 'a' && h <= 'f':
-					r = r<<4 | rune(h-'a'+10)
-				case h >= 'A' && h <= 'F':
-					r = r<<4 | rune(h-'A'+10)
-				default:
-					return dst, false
-				}
-			}
-			if r >= 0xD800 && r < 0xE000 {
-				return dst, false // a surrogate: json pairs or replaces it
-			}
-			dst = utf8.AppendRune(dst, r)
-			i += 4
-		default:
+			dst = append(dst, e)
+			continue
+		}
+		if i+4 >= len(body) {
 			return dst, false
 		}
+		r := Hex4(body[i+1 : i+5])
+		if r < 0 || (r >= 0xD800 && r < 0xE000) {
+			return dst, false // not hex, or a surrogate: json pairs or replaces it
+		}
+		dst = utf8.AppendRune(dst, r)
+		i += 4
 	}
 	return dst, utf8.Valid(dst)
+}
+
+// unescapes maps the character after a backslash in a JSON string to the
+// byte it stands for, for the one-character escapes; 0 elsewhere.
+var unescapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// UnescapeChar returns the byte the JSON escape \c stands for, for the
+// one-character escapes (\" \\ \/ \b \f \n \r \t); false for any other c
+// (\u is four hex digits, see Hex4).
+func UnescapeChar(c byte) (byte, bool) {
+	e := unescapes[c]
+	return e, e != 0
+}
+
+// Hex4 returns the value of the four hex digits b[:4] (of a \u escape),
+// or -1 if one is not a hex digit.
+func Hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }
