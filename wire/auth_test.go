@@ -153,7 +153,7 @@ func testKeys(t *testing.T, n int) (*AuthKeys, []string) {
 // authorEvent returns an event object by pubkey with id n (unsigned: the
 // test relay does not check event signatures).
 func authorEvent(n int, pubkey string) (string, []byte) {
-	id := strings.Repeat("0", 56) + hex8(n)
+	id := fmt.Sprintf("%064x", n)
 	ev := nostr.Event{ID: id, PubKey: pubkey, CreatedAt: 1700000000, Kind: 1, Content: "hi", Sig: strings.Repeat("b", 128)}
 	return id, ev.AppendJSON(nil)
 }
@@ -167,6 +167,23 @@ func publishT(t *testing.T, c *Conn, id string, raw []byte) OK {
 		t.Fatalf("publish: %v", err)
 	}
 	return ok
+}
+
+// pipelineAuthored dials an auth relay of cfg with one key and sends n
+// events by that key without waiting; their OKs arrive on the channel.
+func pipelineAuthored(t *testing.T, cfg authRelayConfig, n int) (*authRelay, *Conn, chan OK) {
+	t.Helper()
+	r := newAuthRelay(t, cfg)
+	keys, pubs := testKeys(t, 1)
+	c := dialT(t, r.url, Options{Auth: &Auth{Keys: keys}})
+	oks := make(chan OK, n)
+	for i := range n {
+		id, raw := authorEvent(i, pubs[0])
+		if err := c.SendEvent(id, raw, func(ok OK) { oks <- ok }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, c, oks
 }
 
 func TestAuthOnDemandRetriesRefusedEvent(t *testing.T) {
@@ -205,17 +222,8 @@ func TestAuthOnDemandRetriesRefusedEvent(t *testing.T) {
 }
 
 func TestAuthPipelinedEventsShareOneAuth(t *testing.T) {
-	r := newAuthRelay(t, authRelayConfig{chalAtConnect: true})
-	keys, pubs := testKeys(t, 1)
-	c := dialT(t, r.url, Options{Auth: &Auth{Keys: keys}})
 	const n = 50
-	oks := make(chan OK, n)
-	for i := range n {
-		id, raw := authorEvent(i, pubs[0])
-		if err := c.SendEvent(id, raw, func(ok OK) { oks <- ok }); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r, c, oks := pipelineAuthored(t, authRelayConfig{chalAtConnect: true}, n)
 	for range n {
 		ok := within(t, oks, "OK")
 		if !ok.Accepted || ok.Err != nil {
@@ -245,17 +253,8 @@ func TestAuthPipelinedEventsShareOneAuth(t *testing.T) {
 }
 
 func TestAuthRefusedEndsOpsRefused(t *testing.T) {
-	r := newAuthRelay(t, authRelayConfig{chalAtConnect: true, refuseAuth: true})
-	keys, pubs := testKeys(t, 1)
-	c := dialT(t, r.url, Options{Auth: &Auth{Keys: keys}})
 	const n = 10
-	oks := make(chan OK, n)
-	for i := range n {
-		id, raw := authorEvent(i, pubs[0])
-		if err := c.SendEvent(id, raw, func(ok OK) { oks <- ok }); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, c, oks := pipelineAuthored(t, authRelayConfig{chalAtConnect: true, refuseAuth: true}, n)
 	for range n {
 		ok := within(t, oks, "OK")
 		if ok.Accepted || ok.Err != nil || ok.Class != ClassAuthRequired || !strings.HasPrefix(ok.Reason, "auth-required:") {

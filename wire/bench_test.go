@@ -241,6 +241,21 @@ func (r *benchRun) finish() {
 	}
 }
 
+// perConn runs fn on every connection at once, with its events and its
+// share of b.N, then reports the run.
+func (r *benchRun) perConn(fn func(c *Conn, evs []benchEvent, n int)) {
+	var wg sync.WaitGroup
+	for i, c := range r.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(c, r.evs[i], share(r.b.N, i))
+		}()
+	}
+	wg.Wait()
+	r.finish()
+}
+
 // share splits b.N events over the connections.
 func share(n, i int) int {
 	s := n / benchConns
@@ -254,57 +269,40 @@ func share(n, i int) int {
 // OK before sending the next event.
 func BenchmarkPublishWaitOK(b *testing.B) {
 	r := newBenchRun(b)
-	var wg sync.WaitGroup
-	for i, c := range r.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			evs := r.evs[i]
-			ctx := context.Background()
-			for k := range share(b.N, i) {
-				e := &evs[k%len(evs)]
-				ok, _ := c.Publish(ctx, e.id, e.raw)
-				r.check(ok)
-			}
-		}()
-	}
-	wg.Wait()
-	r.finish()
+	r.perConn(func(c *Conn, evs []benchEvent, n int) {
+		ctx := context.Background()
+		for k := range n {
+			e := &evs[k%len(evs)]
+			ok, _ := c.Publish(ctx, e.id, e.raw)
+			r.check(ok)
+		}
+	})
 }
 
 // BenchmarkPublishPipelined: each of 8 connections keeps up to 512 events in
 // flight; every OK is read and matched before the run ends.
 func BenchmarkPublishPipelined(b *testing.B) {
 	r := newBenchRun(b)
-	var wg sync.WaitGroup
-	for i, c := range r.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			evs := r.evs[i]
-			n := share(b.N, i)
-			window := make(chan struct{}, benchWindow)
-			var acked sync.WaitGroup
-			acked.Add(n)
-			done := func(ok OK) {
-				r.check(ok)
+	r.perConn(func(c *Conn, evs []benchEvent, n int) {
+		window := make(chan struct{}, benchWindow)
+		var acked sync.WaitGroup
+		acked.Add(n)
+		done := func(ok OK) {
+			r.check(ok)
+			<-window
+			acked.Done()
+		}
+		for k := range n {
+			e := &evs[k%len(evs)]
+			window <- struct{}{}
+			if err := c.SendEvent(e.id, e.raw, done); err != nil {
+				r.check(OK{Err: err})
 				<-window
 				acked.Done()
 			}
-			for k := range n {
-				e := &evs[k%len(evs)]
-				window <- struct{}{}
-				if err := c.SendEvent(e.id, e.raw, done); err != nil {
-					r.check(OK{Err: err})
-					<-window
-					acked.Done()
-				}
-			}
-			acked.Wait()
-		}()
-	}
-	wg.Wait()
-	r.finish()
+		}
+		acked.Wait()
+	})
 }
 
 // BenchmarkRawLibraryWaitReply is the reference for BenchmarkPublishWaitOK:

@@ -20,11 +20,17 @@ import (
 
 // okRelay answers every EVENT with OK true and every REQ with EOSE.
 func okRelay(t *testing.T) *testRelay {
-	return newTestRelay(t, nil, func(tc *tconn, msg []byte) {
+	return answeringRelay(t, false, `true,""`)
+}
+
+// answeringRelay (over TLS if useTLS) answers every EVENT with an OK of
+// okTail (`<accepted>,<reason>`) and every REQ with EOSE.
+func answeringRelay(t *testing.T, useTLS bool, okTail string) *testRelay {
+	return newRelay(t, useTLS, nil, func(tc *tconn, msg []byte) {
 		arr := decode(t, msg)
 		switch label(arr) {
 		case "EVENT":
-			tc.send(`["OK","` + eventID(t, arr[1]) + `",true,""]`)
+			tc.send(`["OK","` + eventID(t, arr[1]) + `",` + okTail + `]`)
 		case "REQ":
 			tc.send(`["EOSE",` + string(arr[1]) + `]`)
 		}
@@ -517,16 +523,7 @@ func TestClassify(t *testing.T) {
 // Over wss:// messages go through coder/websocket's writer instead of the
 // direct framing; the behaviour must be the same.
 func TestTLSConnection(t *testing.T) {
-	var r *testRelay
-	r = newRelay(t, true, nil, func(tc *tconn, msg []byte) {
-		arr := decode(t, msg)
-		switch label(arr) {
-		case "EVENT":
-			tc.send(`["OK","` + eventID(t, arr[1]) + `",false,"blocked: tls test"]`)
-		case "REQ":
-			tc.send(`["EOSE",` + string(arr[1]) + `]`)
-		}
-	})
+	r := answeringRelay(t, true, `false,"blocked: tls test"`)
 	if !strings.HasPrefix(r.url, "wss://") {
 		t.Fatalf("url %s", r.url)
 	}

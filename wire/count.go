@@ -154,34 +154,7 @@ func (c *Conn) Count(ctx context.Context, subID string, filters []nostr.Filter) 
 			}
 		})
 	}
-	buf := append(make([]byte, 0, 128), `["COUNT",`...)
-	buf = nostr.AppendJSONString(buf, subID)
-	for i := range filters {
-		buf = append(buf, ',')
-		buf = filters[i].AppendJSON(buf)
-	}
-	buf = append(buf, ']')
-	if err := c.lockWriter(); err != nil {
-		return CountResult{Ended: EndConnError, Err: err}, err
-	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		c.wmu.Unlock()
-		return CountResult{Ended: EndConnError, Err: ErrClosed}, ErrClosed
-	}
-	if _, dup := c.subs[subID]; dup {
-		c.mu.Unlock()
-		c.wmu.Unlock()
-		err := fmt.Errorf("%w: %q", ErrSubExists, subID)
-		return CountResult{Ended: EndConnError, Err: err}, err
-	}
-	c.subs[subID] = s
-	c.mu.Unlock()
-	s.sent = mono.Now()
-	c.queueLocked("", buf, "")
-	if err := c.flushUnlock(false); err != nil {
-		c.fail(err)
+	if err := c.openSub(s, appendReq("COUNT", subID, filters)); err != nil {
 		return CountResult{Ended: EndConnError, Sent: s.sent, Err: err}, err
 	}
 	select {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/relaybench/relaybench/nostr"
 )
 
 // frameKind is the label of a relay-to-client NIP-01 message.
@@ -289,7 +291,7 @@ func scanString(p []byte, i int) (jstr, int, error) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(p) || hex4(p[i+2:i+6]) < 0 {
+				if i+6 > len(p) || nostr.Hex4(p[i+2:i+6]) < 0 {
 					return jstr{}, i, errBadString
 				}
 				i += 6
@@ -308,24 +310,6 @@ func scanString(p []byte, i int) (jstr, int, error) {
 	return jstr{}, i, errUnterminated
 }
 
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
-	}
-	return r
-}
-
 // appendUnquoted decodes the contents of a string validated by scanString,
 // with encoding/json's rules: invalid UTF-8 and unpaired surrogates become
 // U+FFFD.
@@ -333,38 +317,12 @@ func appendUnquoted(b, s []byte) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c == '\\' {
-			switch s[i+1] {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4(s[i+2:])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						if r2 := hex4(s[i+2:]); r2 >= 0 {
-							if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-								b = utf8.AppendRune(b, d)
-								i += 6
-								continue
-							}
-						}
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-				continue
-			default: // '"', '\\', '/'
-				b = append(b, s[i+1])
+			if e, ok := nostr.UnescapeChar(s[i+1]); ok {
+				b = append(b, e)
+				i += 2
+			} else { // \u: scanString lets no other escape through
+				b, i = appendU(b, s, i)
 			}
-			i += 2
 			continue
 		}
 		if c < utf8.RuneSelf {
@@ -381,6 +339,24 @@ func appendUnquoted(b, s []byte) []byte {
 		i += size
 	}
 	return b
+}
+
+// appendU decodes the \u escape at s[i] (and the low half that follows a
+// high surrogate), returning the index past it.
+func appendU(b, s []byte, i int) ([]byte, int) {
+	r := nostr.Hex4(s[i+2:])
+	i += 6
+	if utf16.IsSurrogate(r) {
+		if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+			if r2 := nostr.Hex4(s[i+2:]); r2 >= 0 {
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					return utf8.AppendRune(b, d), i + 6
+				}
+			}
+		}
+		r = utf8.RuneError
+	}
+	return utf8.AppendRune(b, r), i
 }
 
 const maxDepth = 1024

@@ -20,6 +20,16 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
+// streamOnREQ is a test relay that answers each REQ by running stream, in
+// its own goroutine, with the subscription id as sent (quoted JSON).
+func streamOnREQ(t *testing.T, stream func(tc *tconn, sub string)) *testRelay {
+	return newTestRelay(t, nil, func(tc *tconn, msg []byte) {
+		if arr := decode(t, msg); label(arr) == "REQ" {
+			go stream(tc, string(arr[1]))
+		}
+	})
+}
+
 // Shared connections (read on the shared reader threads, out of Go's
 // netpoller) deliver every event of every subscription in order, whether
 // the events come one per read or many per read, big or fragmented; a ping
@@ -28,29 +38,22 @@ func openFDs(t *testing.T) int {
 func TestSharedReaderDeliversAndReleases(t *testing.T) {
 	const conns, events = 20, 300
 	big := strings.Repeat("é", 40<<10) // an 80 KiB event: more than one read
-	r := newTestRelay(t, nil, func(tc *tconn, msg []byte) {
-		arr := decode(t, msg)
-		if label(arr) != "REQ" {
-			return
-		}
-		sub := string(arr[1])
-		go func() {
-			for i := range events {
-				content := "x"
-				if i%50 == 7 {
-					content = big
-				}
-				_, ev := fakeEvent(i, content)
-				if tc.send(`["EVENT",`+sub+`,`+string(ev)+`]`) != nil {
-					return
-				}
-				if i == events/2 {
-					// a ping mid-stream: answered by the writer while reading goes on
-					_ = tc.ws.Ping(context.Background())
-				}
+	r := streamOnREQ(t, func(tc *tconn, sub string) {
+		for i := range events {
+			content := "x"
+			if i%50 == 7 {
+				content = big
 			}
-			_ = tc.send(`["EOSE",` + sub + `]`)
-		}()
+			_, ev := fakeEvent(i, content)
+			if tc.send(`["EVENT",`+sub+`,`+string(ev)+`]`) != nil {
+				return
+			}
+			if i == events/2 {
+				// a ping mid-stream: answered by the writer while reading goes on
+				_ = tc.ws.Ping(context.Background())
+			}
+		}
+		_ = tc.send(`["EOSE",` + sub + `]`)
 	})
 	if _, err := sharedPoller(); err != nil { // its epoll descriptors stay
 		t.Fatal(err)
@@ -122,20 +125,13 @@ func TestSharedReaderDeliversAndReleases(t *testing.T) {
 // A connection closed while its reader thread is delivering a stream and
 // its writer is writing stops cleanly (run with -race).
 func TestSharedReaderCloseWhileBusy(t *testing.T) {
-	r := newTestRelay(t, nil, func(tc *tconn, msg []byte) {
-		arr := decode(t, msg)
-		if label(arr) != "REQ" {
-			return
-		}
-		sub := string(arr[1])
-		go func() {
-			for i := 0; ; i++ {
-				_, ev := fakeEvent(i, "busy")
-				if tc.send(`["EVENT",`+sub+`,`+string(ev)+`]`) != nil {
-					return
-				}
+	r := streamOnREQ(t, func(tc *tconn, sub string) {
+		for i := 0; ; i++ {
+			_, ev := fakeEvent(i, "busy")
+			if tc.send(`["EVENT",`+sub+`,`+string(ev)+`]`) != nil {
+				return
 			}
-		}()
+		}
 	})
 	for range 10 {
 		c := dialT(t, r.url, Options{SharedReader: true})

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -143,21 +144,11 @@ func eventID(t *testing.T, raw json.RawMessage) string {
 
 // fakeEvent returns a well-formed (unsigned) event object with id n.
 func fakeEvent(n int, content string) (id string, raw []byte) {
-	id = strings.Repeat("0", 56) + hex8(n)
+	id = fmt.Sprintf("%064x", n)
 	c, _ := json.Marshal(content)
 	raw = []byte(`{"id":"` + id + `","pubkey":"` + strings.Repeat("a", 64) + `","created_at":1700000000,"kind":1,"tags":[],"content":` +
 		string(c) + `,"sig":"` + strings.Repeat("b", 128) + `"}`)
 	return id, raw
-}
-
-func hex8(n int) string {
-	const hx = "0123456789abcdef"
-	b := make([]byte, 8)
-	for i := 7; i >= 0; i-- {
-		b[i] = hx[n&15]
-		n >>= 4
-	}
-	return string(b)
 }
 
 func dialT(t *testing.T, url string, o Options) *Conn {

@@ -66,40 +66,55 @@ func (c *Conn) Req(subID string, filters []nostr.Filter, h SubHandler) (*Sub, er
 	if subID == "" {
 		return nil, errors.New("req: empty subscription id")
 	}
-	buf := append(make([]byte, 0, 128), `["REQ",`...)
+	s := &Sub{c: c, id: subID, h: h}
+	buf := appendReq("REQ", subID, filters)
+	if c.auth != nil {
+		s.req = buf
+	}
+	if err := c.openSub(s, buf); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// appendReq builds [label,subID,filters...] (a REQ or a COUNT).
+func appendReq(label, subID string, filters []nostr.Filter) []byte {
+	buf := append(make([]byte, 0, 128), `["`...)
+	buf = append(append(buf, label...), `",`...)
 	buf = nostr.AppendJSONString(buf, subID)
 	for i := range filters {
 		buf = append(buf, ',')
 		buf = filters[i].AppendJSON(buf)
 	}
-	buf = append(buf, ']')
-	s := &Sub{c: c, id: subID, h: h}
-	if c.auth != nil {
-		s.req = buf
-	}
+	return append(buf, ']')
+}
+
+// openSub registers s under its id and writes buf, its REQ or COUNT; s.sent
+// is when the frame was queued.
+func (c *Conn) openSub(s *Sub, buf []byte) error {
 	if err := c.lockWriter(); err != nil {
-		return nil, err
+		return err
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		c.wmu.Unlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	if _, dup := c.subs[subID]; dup {
+	if _, dup := c.subs[s.id]; dup {
 		c.mu.Unlock()
 		c.wmu.Unlock()
-		return nil, fmt.Errorf("%w: %q", ErrSubExists, subID)
+		return fmt.Errorf("%w: %q", ErrSubExists, s.id)
 	}
-	c.subs[subID] = s
+	c.subs[s.id] = s
 	c.mu.Unlock()
 	s.sent = mono.Now()
 	c.queueLocked("", buf, "")
 	if err := c.flushUnlock(false); err != nil {
 		c.fail(err)
-		return nil, err
+		return err
 	}
-	return s, nil
+	return nil
 }
 
 // Close forgets the subscription and sends ["CLOSE",subid] unless the relay

@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/relaybench/relaybench/nostr"
 )
 
 // skipString is scanString for a string whose value is not needed (inside
@@ -27,7 +29,7 @@ func skipString(p []byte, i int) (int, error) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(p) || hex4(p[i+2:i+6]) < 0 {
+				if i+6 > len(p) || nostr.Hex4(p[i+2:i+6]) < 0 {
 					return i, errBadString
 				}
 				i += 6

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -186,7 +187,7 @@ func TestWithWireClient(t *testing.T) {
 	var mu sync.Mutex
 	bad := 0
 	for i := range n {
-		id := strings.Repeat("0", 56) + hex8(i)
+		id := fmt.Sprintf("%064x", i)
 		raw := []byte(`{"id":"` + id + `","kind":1,"content":"` + strings.Repeat("c", 900) + `"}`)
 		if err := c.SendEvent(id, raw, func(ok wire.OK) {
 			if ok.Err != nil || !ok.Accepted || ok.ID != id {
@@ -235,14 +236,4 @@ func TestWithWireClient(t *testing.T) {
 	if err := c.Err(); err == nil || errors.Is(err, wire.ErrClosed) {
 		t.Fatalf("conn err after server close: %v", err)
 	}
-}
-
-func hex8(n int) string {
-	const hx = "0123456789abcdef"
-	b := make([]byte, 8)
-	for i := 7; i >= 0; i-- {
-		b[i] = hx[n&15]
-		n >>= 4
-	}
-	return string(b)
 }
