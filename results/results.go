@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -409,6 +410,24 @@ func (v *Verification) Status() string {
 func (v *Verification) Settle() {
 	v.State = v.Status()
 	v.Passed = v.State == VerificationPassed
+}
+
+// Faults names what failed verification, e.g. "3 missing, 1 invalid"
+// ("see the notes" when no count did).
+func (v *Verification) Faults() string {
+	var parts []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "see the notes"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Fail marks v failed: another check it stands for failed.

@@ -7,24 +7,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
 )
 
-// names lists dir's entries.
-func names(t *testing.T, dir string) []string {
+// holds fails t unless dir holds exactly the files named (in any order).
+func holds(t *testing.T, dir string, want ...string) {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	var got []string
 	for _, e := range ents {
-		out = append(out, e.Name())
+		got = append(got, e.Name())
 	}
-	sort.Strings(out)
-	return out
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s holds %q, want %q", dir, got, want)
+	}
 }
 
 func sample() *File {
@@ -37,9 +40,7 @@ func TestWriteLeavesOnlyTheFile(t *testing.T) {
 	if err := Write(p, sample()); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, dir); len(got) != 1 || got[0] != "r.json" {
-		t.Fatalf("left %v, want only r.json", got)
-	}
+	holds(t, dir, "r.json")
 	st, err := os.Stat(p)
 	if err != nil || st.Mode().Perm() != 0o644 {
 		t.Fatalf("mode %v, %v", st.Mode(), err)
@@ -61,9 +62,7 @@ func TestWriteNeverOverwrites(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "keep" {
 		t.Fatalf("content changed to %q", b)
 	}
-	if got := names(t, dir); len(got) != 1 {
-		t.Fatalf("left %v", got)
-	}
+	holds(t, dir, "r.json")
 }
 
 func TestWriteFailureLeavesNothing(t *testing.T) {
@@ -77,12 +76,8 @@ func TestWriteFailureLeavesNothing(t *testing.T) {
 			t.Errorf("%s: written", p)
 		}
 	}
-	if got := names(t, dir); len(got) != 1 || got[0] != "sub" {
-		t.Fatalf("left %v, want only sub (no sub.tmp)", got)
-	}
-	if got := names(t, sub); len(got) != 0 {
-		t.Fatalf("left %v in sub", got)
-	}
+	holds(t, dir, "sub") // no sub.tmp
+	holds(t, sub)
 }
 
 func TestReserveThenWrite(t *testing.T) {
@@ -101,9 +96,7 @@ func TestReserveThenWrite(t *testing.T) {
 	if err := Write(p, sample()); err == nil {
 		t.Fatal("written twice")
 	}
-	if got := names(t, dir); len(got) != 1 {
-		t.Fatalf("left %v", got)
-	}
+	holds(t, dir, "run-1.json")
 }
 
 func TestReserveUniqueAtOnce(t *testing.T) {
@@ -143,15 +136,11 @@ func TestReserveUniqueAtOnce(t *testing.T) {
 		t.Fatalf("reserved %v, want %v", got, want)
 	}
 	// Held by hidden files only: no visible file before the results are whole.
-	if got := names(t, dir); fmt.Sprint(got) != fmt.Sprint(hidden) {
-		t.Fatalf("folder holds %v, want only the hidden reservations %v", got, hidden)
-	}
+	holds(t, dir, hidden...)
 	for _, p := range want {
 		Release(p)
 	}
-	if got := names(t, dir); len(got) != 0 {
-		t.Fatalf("released, yet left %v", got)
-	}
+	holds(t, dir) // released
 }
 
 // TestReserveShowsNothingUntilWritten: a reserved name is held by a hidden
@@ -164,18 +153,14 @@ func TestReserveShowsNothingUntilWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, dir); len(got) != 1 || got[0] != ".run-1.json.tmp" {
-		t.Fatalf("reserved: folder holds %v, want only .run-1.json.tmp", got)
-	}
+	holds(t, dir, ".run-1.json.tmp")
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(m) != 0 {
 		t.Fatalf("*.json matches %v before the results are written", m)
 	}
 	if err := Write(p, sample()); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, dir); len(got) != 1 || got[0] != "run-1.json" {
-		t.Fatalf("written: folder holds %v, want only run-1.json", got)
-	}
+	holds(t, dir, "run-1.json")
 	if _, err := Read(p); err != nil {
 		t.Fatal(err)
 	}
@@ -212,8 +197,5 @@ func TestStaleHiddenFilesCleaned(t *testing.T) {
 	}
 	Release(got)
 	want := []string{".other.tmp", ".run-c.json.tmp", fmt.Sprintf(".run-d.json.%d-456.tmp", live), "keep.json"}
-	sort.Strings(want)
-	if got := names(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("left %v, want %v", got, want)
-	}
+	holds(t, dir, want...)
 }
