@@ -163,7 +163,7 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 	if v := ph.Verification; v != nil {
 		switch v.Status() {
 		case results.VerificationFailed:
-			wrong = append(wrong, "verification failed ("+Counts(v)+")")
+			wrong = append(wrong, "verification failed ("+v.Faults()+")")
 		case results.VerificationNotVerified:
 			// The requested verification did not happen: zero answers
 			// checked is never a pass. When the user cancelled the phase,
@@ -241,23 +241,6 @@ func cancelledAny(ph *results.Phase) bool {
 		}
 	}
 	return false
-}
-
-// Counts names what failed verification, e.g. "3 missing, 1 invalid".
-func Counts(v *results.Verification) string {
-	var parts []string
-	for _, c := range []struct {
-		n    int64
-		what string
-	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
-	}
-	if len(parts) == 0 {
-		return "see the notes"
-	}
-	return strings.Join(parts, ", ")
 }
 
 func relayName(r results.Run) string {
