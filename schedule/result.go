@@ -3,11 +3,11 @@ package schedule
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/results"
 )
@@ -78,7 +78,7 @@ func (r *Result) diagnose() {
 	var why []string
 	cause := r.lateCause()
 	if r.Dropped > 0 {
-		why = append(why, fmt.Sprintf("%s operations dropped (not started within %v): %s", group(r.Dropped), r.MaxLateness, cause))
+		why = append(why, fmt.Sprintf("%s operations dropped (not started within %v): %s", numfmt.Group(r.Dropped), r.MaxLateness, cause))
 	}
 	if r.Lateness.Count() > 0 {
 		if p99 := r.Lateness.Quantile(99); p99 > int64(OnTime) {
@@ -155,7 +155,7 @@ func (r *Result) Phase(name string) results.Phase {
 	}
 	sort.Slice(msgs, func(i, j int) bool { return r.Errors[msgs[i]] > r.Errors[msgs[j]] })
 	for _, m := range msgs {
-		p.Errors = append(p.Errors, fmt.Sprintf("%s × %s", group(r.Errors[m]), m))
+		p.Errors = append(p.Errors, fmt.Sprintf("%s × %s", numfmt.Group(r.Errors[m]), m))
 	}
 	return p
 }
@@ -164,11 +164,11 @@ func (r *Result) notes() []string {
 	var n []string
 	if r.Interrupted {
 		n = append(n, fmt.Sprintf("interrupted after %v: %s operations had been intended (of %s in the pattern), %s of them never started",
-			round(r.End-r.Start), group(r.Intended), group(r.planned), group(r.Canceled)))
+			round(r.End-r.Start), numfmt.Group(r.Intended), numfmt.Group(r.planned), numfmt.Group(r.Canceled)))
 	}
 	if r.Dropped > 0 {
 		n = append(n, fmt.Sprintf("%s operations dropped (not started within %v of their intended time): %s",
-			group(r.Dropped), r.MaxLateness, r.lateCause()))
+			numfmt.Group(r.Dropped), r.MaxLateness, r.lateCause()))
 	}
 	if r.poolFull() && r.Latency.Count() > 0 && r.End > r.Start {
 		rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
@@ -177,13 +177,13 @@ func (r *Result) notes() []string {
 			r.Pool, rate, round(int64(r.Uncorrected.Mean())), need))
 	}
 	if r.Unfinished > 0 {
-		n = append(n, fmt.Sprintf("%s operations had not finished when the %v drain ended and were abandoned", group(r.Unfinished), r.Drain))
+		n = append(n, fmt.Sprintf("%s operations had not finished when the %v drain ended and were abandoned", numfmt.Group(r.Unfinished), r.Drain))
 	}
 	if r.Failed > 0 {
-		n = append(n, fmt.Sprintf("%s operations failed without a reply (see errors) and are not in the latency histograms", group(r.Failed)))
+		n = append(n, fmt.Sprintf("%s operations failed without a reply (see errors) and are not in the latency histograms", numfmt.Group(r.Failed)))
 	}
 	if r.Warmup > 0 {
-		n = append(n, fmt.Sprintf("latency and lateness exclude the %v warm-up (%s operations)", r.Warmup, group(r.WarmupOps)))
+		n = append(n, fmt.Sprintf("latency and lateness exclude the %v warm-up (%s operations)", r.Warmup, numfmt.Group(r.WarmupOps)))
 	}
 	if r.Lateness.Count() > 0 {
 		p99, mx := r.Lateness.Quantile(99), r.Lateness.Max()
@@ -212,22 +212,4 @@ func round(ns int64) time.Duration {
 	default:
 		return d
 	}
-}
-
-// group formats n with thousands separators: 3120 → "3,120".
-func group(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,18 +126,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Drain < 0 {
 		errs = append(errs, fmt.Errorf("drain: must be positive, got %v", c.Drain))
 	}
-	if c.Pool == 0 {
-		c.Pool = DefaultPool
-	}
-	if c.MaxLateness == 0 {
-		c.MaxLateness = DefaultMaxLateness
-	}
-	if c.Drain == 0 {
-		c.Drain = DefaultDrain
-	}
-	if c.MinSleep == 0 {
-		c.MinSleep = DefaultMinSleep
-	}
+	c.Pool = cmp.Or(c.Pool, DefaultPool)
+	c.MaxLateness = cmp.Or(c.MaxLateness, DefaultMaxLateness)
+	c.Drain = cmp.Or(c.Drain, DefaultDrain)
+	c.MinSleep = cmp.Or(c.MinSleep, DefaultMinSleep)
 	return c, errors.Join(errs...)
 }
 
@@ -424,20 +417,27 @@ func (r *runner) work(w int) {
 			continue
 		}
 		n := r.inFlight.Add(1)
-		out := r.op(r.opCtx, s, w)
-		if out.Sent == 0 {
-			out.Sent = now
-		}
-		if out.Done == 0 {
-			out.Done = mono.Now()
-		}
-		sh.mu.Lock()
-		if !sh.closed {
-			sh.record(r, s, now, n, out)
-		}
-		r.inFlight.Add(-1) // under the lock, so result() sees op counts and in-flight agree
-		sh.mu.Unlock()
+		r.finish(sh, s, now, n, r.op(r.opCtx, s, w))
 	}
+}
+
+// finish records the outcome of the op of slot s, started at started with
+// n ops in flight (Sent defaults to started, Done to now), and counts it
+// out of flight under the shard's lock, so result() sees op counts and
+// in-flight agree.
+func (r *runner) finish(sh *shard, s Slot, started, n int64, out Outcome) {
+	if out.Sent == 0 {
+		out.Sent = started
+	}
+	if out.Done == 0 {
+		out.Done = mono.Now()
+	}
+	sh.mu.Lock()
+	if !sh.closed {
+		sh.record(r, s, started, n, out)
+	}
+	r.inFlight.Add(-1)
+	sh.mu.Unlock()
 }
 
 // start1 starts one RunAsync operation once a slot is free, or drops it
@@ -466,18 +466,7 @@ func (r *runner) start1(sh *shard, w int, s Slot, now int64) {
 	r.ops.Add(1)
 	started := now
 	r.startOp(r.opCtx, it, w, func(out Outcome) {
-		if out.Sent == 0 {
-			out.Sent = started
-		}
-		if out.Done == 0 {
-			out.Done = mono.Now()
-		}
-		sh.mu.Lock()
-		if !sh.closed {
-			sh.record(r, s, started, n, out)
-		}
-		r.inFlight.Add(-1)
-		sh.mu.Unlock()
+		r.finish(sh, s, started, n, out)
 		<-r.slots
 		r.ops.Done()
 	})

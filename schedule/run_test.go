@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 )
 
@@ -132,7 +133,7 @@ func TestRunCoordinatedOmission(t *testing.T) {
 		}
 		found := false
 		for _, n := range ph.Notes {
-			found = found || strings.Contains(n, group(r.Dropped)+" operations dropped") && strings.Contains(n, "pool of 2 was full")
+			found = found || strings.Contains(n, numfmt.Group(r.Dropped)+" operations dropped") && strings.Contains(n, "pool of 2 was full")
 		}
 		if !found {
 			t.Fatalf("no drop note in %q", ph.Notes)
@@ -337,14 +338,6 @@ func TestDiagnose(t *testing.T) {
 	}
 	if r := mk(8, 8, 10_000, 900_000, 0); r.ClientLimited {
 		t.Errorf("on time but limited: %q", r.ClientLimitedWhy)
-	}
-}
-
-func TestGroup(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 3120: "3,120", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := group(n); got != want {
-			t.Errorf("group(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 
