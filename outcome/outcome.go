@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -254,25 +255,25 @@ func Split(a results.Account) string {
 	var parts []string
 	add := func(n int64, what string) {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", group(n), what))
+			parts = append(parts, fmt.Sprintf("%s %s", numfmt.Group(n), what))
 		}
 	}
 	add(a.Accepted, "accepted")
 	if a.Refused > 0 {
-		parts = append(parts, fmt.Sprintf("%s refused (%s)", group(a.Refused), byCount(a.RefusedBy)))
+		parts = append(parts, fmt.Sprintf("%s refused (%s)", numfmt.Group(a.Refused), byCount(a.RefusedBy)))
 	}
 	add(a.TimedOut, "timed out")
 	add(a.ConnLost, "connection lost")
 	if a.NotRun > 0 {
-		parts = append(parts, fmt.Sprintf("%s not run (%s)", group(a.NotRun), byCount(a.NotRunBy)))
+		parts = append(parts, fmt.Sprintf("%s not run (%s)", numfmt.Group(a.NotRun), byCount(a.NotRunBy)))
 	}
 	add(a.Cancelled, "cancelled")
 	if len(parts) == 0 {
 		parts = append(parts, "none done")
 	}
-	s := fmt.Sprintf("%s %s: %s", group(a.Requested), plural(a.Op, a.Requested), strings.Join(parts, ", "))
+	s := fmt.Sprintf("%s %s: %s", numfmt.Group(a.Requested), plural(a.Op, a.Requested), strings.Join(parts, ", "))
 	if !a.Balanced() {
-		s += fmt.Sprintf(" [ACCOUNTING ERROR: %s outcomes for %s requested]", group(a.Total()), group(a.Requested))
+		s += fmt.Sprintf(" [ACCOUNTING ERROR: %s outcomes for %s requested]", numfmt.Group(a.Total()), numfmt.Group(a.Requested))
 	}
 	return s
 }
@@ -308,24 +309,9 @@ func byCount(m map[string]int64) string {
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %s", k, group(m[k]))
+		parts[i] = fmt.Sprintf("%s %s", k, numfmt.Group(m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func group(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // Book books the answer to one EVENT (its OK, or the error instead) and
