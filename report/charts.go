@@ -646,11 +646,17 @@ func throughputChart(ps phaseSet) (*chart, error) {
 		}
 		ps.addMissing(p, &notes)
 	}
+	return timeChart("throughput-"+slug(ps.name), p, notes), nil
+}
+
+// timeChart is a chart over the time of its phase: both axes from zero,
+// time ticks, headroom above the highest line.
+func timeChart(name string, p *plot.Plot, notes []string) *chart {
 	p.X.Min = 0
 	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min = 0
 	headroom(p)
-	return &chart{name: "throughput-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
+	return &chart{name: name, title: p.Title.Text, plot: p, notes: notes}
 }
 
 func latencyTimeChart(ps phaseSet) (*chart, error) {
@@ -721,11 +727,7 @@ func latencyTimeChart(ps phaseSet) (*chart, error) {
 		}
 		ps.addMissing(p, &notes)
 	}
-	p.X.Min = 0
-	p.X.Tick.Marker = timeTicks{}
-	p.Y.Min = 0
-	headroom(p)
-	return &chart{name: "latency-time-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
+	return timeChart("latency-time-"+slug(ps.name), p, notes), nil
 }
 
 // spectrumQuantiles are the percentiles a spectrum line is drawn through,

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/numfmt"
 )
 
 // dash stands for a figure the results file does not hold. It is never
@@ -13,24 +15,7 @@ import (
 const dash = "–"
 
 // fmtInt formats n with thousands separators: 12345 → "12,345".
-func fmtInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+var fmtInt = numfmt.Group
 
 // fmtFloat formats v with prec decimals and thousands separators.
 func fmtFloat(v float64, prec int) string {

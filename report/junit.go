@@ -200,7 +200,7 @@ func JUnitCases(f *results.File) []JUnitCase {
 				// verification did not happen.
 				c.Fail(strings.Join(append([]string{"not verified: no answer was checked"}, v.Notes...), "; "))
 			case v.Status() == results.VerificationFailed:
-				c.Fail(fmt.Sprintf("verification failed: %d checked, %d expected, %d returned; %s", v.Checked, v.Expected, v.Returned, countsOf(v)))
+				c.Fail(fmt.Sprintf("verification failed: %d checked, %d expected, %d returned; %s", v.Checked, v.Expected, v.Returned, v.Faults()))
 			case !v.Verified:
 				c.Skip("partly verified (validity and filter match only): " + strings.Join(v.Notes, "; "))
 			default:
@@ -224,24 +224,6 @@ func JUnitCases(f *results.File) []JUnitCase {
 		cases = append(cases, c)
 	}
 	return cases
-}
-
-// countsOf names what failed verification (as judge.Counts does; report
-// does not import judge).
-func countsOf(v *results.Verification) string {
-	var parts []string
-	for _, c := range []struct {
-		n    int64
-		what string
-	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
-	}
-	if len(parts) == 0 {
-		return "see the notes"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // JUnit writes the checks of f (see JUnitCases) as a JUnit XML report.

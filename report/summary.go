@@ -316,10 +316,7 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 	used[results.RateEvents], used[results.RateMB] = true, true
 	writeLatencies(w, p.Latency)
 	writeOther(w, p, used)
-	writeGroups(w, p)
-	writeVerification(w, p.Verification)
-	writeResources(w, p)
-	writeTail(w, p)
+	writeRest(w, p)
 }
 
 func summaryQuery(w io.Writer, p *results.Phase) {
@@ -343,6 +340,12 @@ func summaryQuery(w io.Writer, p *results.Phase) {
 	}
 	writeLatencies(w, p.Latency)
 	writeOther(w, p, used)
+	writeRest(w, p)
+}
+
+// writeRest ends every phase's summary: its groups, verification,
+// resources and the tail.
+func writeRest(w io.Writer, p *results.Phase) {
 	writeGroups(w, p)
 	writeVerification(w, p.Verification)
 	writeResources(w, p)
@@ -358,10 +361,7 @@ func summaryGeneric(w io.Writer, p *results.Phase) {
 	writeDuration(w, p)
 	writeOther(w, p, nil)
 	writeLatencies(w, p.Latency)
-	writeGroups(w, p)
-	writeVerification(w, p.Verification)
-	writeResources(w, p)
-	writeTail(w, p)
+	writeRest(w, p)
 }
 
 func writeDuration(w io.Writer, p *results.Phase) {

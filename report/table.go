@@ -92,11 +92,7 @@ func (t *table) markdown(w io.Writer) {
 	for _, r := range t.rows {
 		fmt.Fprint(w, "|")
 		for i := range t.head {
-			c := ""
-			if i < len(r) {
-				c = r[i]
-			}
-			fmt.Fprintf(w, " %s |", esc(c))
+			fmt.Fprintf(w, " %s |", esc(cell(r, i)))
 		}
 		fmt.Fprintln(w)
 	}
@@ -104,6 +100,14 @@ func (t *table) markdown(w io.Writer) {
 	for _, n := range t.notes {
 		fmt.Fprintf(w, "%s\n\n", mdText(n))
 	}
+}
+
+// cell is column i of row r, "" past the row's end.
+func cell(r []string, i int) string {
+	if i < len(r) {
+		return r[i]
+	}
+	return ""
 }
 
 // html renders t as an HTML table under an <h3> title.
@@ -119,10 +123,7 @@ func (t *table) html(w io.Writer) {
 	for _, r := range t.rows {
 		fmt.Fprint(w, "<tr>")
 		for i := range t.head {
-			c := ""
-			if i < len(r) {
-				c = r[i]
-			}
+			c := cell(r, i)
 			var cls []string
 			if !t.isLeft(i) {
 				cls = append(cls, "num")

@@ -111,10 +111,20 @@ func agg(vs []float64, format func(float64) string) string {
 // aggStatus merges the status of the phases one row stands for:
 // "verification FAILED (2/3 runs), client-limited".
 func aggStatus(ps []*results.Phase) string {
+	out := tally(ps, phaseStatus)
+	if out == "" {
+		return "ok"
+	}
+	return out
+}
+
+// tally joins the labels of xs in order of first appearance, each marked
+// with its share of the runs when not every run has it.
+func tally[T any](xs []T, labels func(T) []string) string {
 	n := map[string]int{}
 	var order []string
-	for _, p := range ps {
-		for _, s := range phaseStatus(p) {
+	for _, x := range xs {
+		for _, s := range labels(x) {
 			if n[s] == 0 {
 				order = append(order, s)
 			}
@@ -123,13 +133,10 @@ func aggStatus(ps []*results.Phase) string {
 	}
 	var out []string
 	for _, s := range order {
-		if len(ps) > 1 && n[s] < len(ps) {
-			s = fmt.Sprintf("%s (%d/%d runs)", s, n[s], len(ps))
+		if len(xs) > 1 && n[s] < len(xs) {
+			s = fmt.Sprintf("%s (%d/%d runs)", s, n[s], len(xs))
 		}
 		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return "ok"
 	}
 	return strings.Join(out, ", ")
 }
@@ -360,23 +367,7 @@ func groupTable(name string, groups []*relayRuns) *table {
 
 // aggVerdict merges verdicts of repeated runs: "PASSED", "FAILED (1/3 runs)".
 func aggVerdict(vs []*results.Verification) string {
-	n := map[string]int{}
-	var order []string
-	for _, v := range vs {
-		s := verdict(v)
-		if n[s] == 0 {
-			order = append(order, s)
-		}
-		n[s]++
-	}
-	var out []string
-	for _, s := range order {
-		if len(vs) > 1 && n[s] < len(vs) {
-			s = fmt.Sprintf("%s (%d/%d runs)", s, n[s], len(vs))
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, ", ")
+	return tally(vs, func(v *results.Verification) []string { return []string{verdict(v)} })
 }
 
 // sweepPoint is one payload size of a sweep for one run.
