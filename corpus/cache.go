@@ -191,23 +191,18 @@ func (r *reader) need(n int) bool {
 	return true
 }
 
-func (r *reader) u32() int {
-	if !r.need(4) {
-		return 0
+// take returns the next n bytes, or n zero bytes once the body is short.
+func (r *reader) take(n int) []byte {
+	if !r.need(n) {
+		return make([]byte, n)
 	}
-	v := binary.LittleEndian.Uint32(r.b[r.off:])
-	r.off += 4
-	return int(v)
+	r.off += n
+	return r.b[r.off-n : r.off]
 }
 
-func (r *reader) u64() int64 {
-	if !r.need(8) {
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(r.b[r.off:])
-	r.off += 8
-	return int64(v)
-}
+func (r *reader) u32() int { return int(binary.LittleEndian.Uint32(r.take(4))) }
+
+func (r *reader) u64() int64 { return int64(binary.LittleEndian.Uint64(r.take(8))) }
 
 func (r *reader) str(n int) string {
 	if !r.need(n) {

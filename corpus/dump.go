@@ -301,43 +301,25 @@ func prepareDump(ctx context.Context, data []byte, o Options) (*Corpus, error) {
 	}
 	evs := make([]*nostr.Event, len(elems))
 	verdict := make([]uint8, len(elems))
-	const chunk = 256
-	var next atomic.Int64
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for range workers(o.Workers) {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(elems) || ctx.Err() != nil {
-					return
-				}
-				hi := min(len(elems), lo+chunk)
-				for i := lo; i < hi; i++ {
-					e, err := nostr.ParseEvent(elems[i])
-					switch {
-					case err != nil:
-						verdict[i] = badMalformed
-					case !e.CheckID():
-						verdict[i] = badID
-					case !verify.ValidSignature(e):
-						verdict[i] = badSig
-					default:
-						evs[i] = e
-					}
-				}
-				if o.Progress != nil {
-					mu.Lock()
-					done += hi - lo
-					o.Progress(done, len(elems))
-					mu.Unlock()
+	err = inChunks(ctx, len(elems), 256, o, func() func(lo, hi int) error {
+		return func(lo, hi int) error {
+			for i := lo; i < hi; i++ {
+				e, err := nostr.ParseEvent(elems[i])
+				switch {
+				case err != nil:
+					verdict[i] = badMalformed
+				case !e.CheckID():
+					verdict[i] = badID
+				case !verify.ValidSignature(e):
+					verdict[i] = badSig
+				default:
+					evs[i] = e
 				}
 			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+			return nil
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 

@@ -29,19 +29,5 @@ func appendSerialized(b []byte, e *nostr.Event) (out []byte, tagsAt, contentAt i
 // appendWire appends the compact wire JSON of e (as nostr.Event.AppendJSON
 // does) reusing the escaped tags and content of its serialization ser.
 func appendWire(b []byte, e *nostr.Event, ser []byte, tagsAt, contentAt int) []byte {
-	b = append(b, `{"id":"`...)
-	b = append(b, e.ID...)
-	b = append(b, `","pubkey":"`...)
-	b = append(b, e.PubKey...)
-	b = append(b, `","created_at":`...)
-	b = strconv.AppendInt(b, e.CreatedAt, 10)
-	b = append(b, `,"kind":`...)
-	b = strconv.AppendInt(b, int64(e.Kind), 10)
-	b = append(b, `,"tags":`...)
-	b = append(b, ser[tagsAt:contentAt-1]...)
-	b = append(b, `,"content":`...)
-	b = append(b, ser[contentAt:len(ser)-1]...)
-	b = append(b, `,"sig":"`...)
-	b = append(b, e.Sig...)
-	return append(b, `"}`...)
+	return e.AppendJSONEncoded(b, ser[tagsAt:contentAt-1], ser[contentAt:len(ser)-1])
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 
 	"github.com/relaybench/relaybench/internal/secp"
 	"github.com/relaybench/relaybench/nostr"
@@ -43,52 +41,24 @@ func SignEvents(ctx context.Context, evs []*nostr.Event, keys []*Author, o Optio
 		pubs[a] = hex.EncodeToString(k.Pub[:])
 	}
 
-	const chunk = 64
-	var next atomic.Int64
-	var failed atomic.Pointer[error]
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for range workers(o.Workers) {
-		wg.Go(func() {
-			buf := make([]byte, 0, 2048)
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(evs) || ctx.Err() != nil || failed.Load() != nil {
-					return
+	return inChunks(ctx, len(evs), 64, o, func() func(lo, hi int) error {
+		buf := make([]byte, 0, 2048)
+		return func(lo, hi int) error {
+			for i := lo; i < hi; i++ {
+				e, a := evs[i], keys[i]
+				e.PubKey = pubs[a]
+				buf = e.AppendSerialized(buf[:0])
+				id := sha256.Sum256(buf)
+				sig, err := signer.SignKey(prepared[a], &id, &id)
+				if err != nil {
+					return fmt.Errorf("corpus: signing event %d: %w", i, err)
 				}
-				hi := min(len(evs), lo+chunk)
-				for i := lo; i < hi; i++ {
-					e, a := evs[i], keys[i]
-					e.PubKey = pubs[a]
-					buf = e.AppendSerialized(buf[:0])
-					id := sha256.Sum256(buf)
-					sig, err := signer.SignKey(prepared[a], &id, &id)
-					if err != nil {
-						err = fmt.Errorf("corpus: signing event %d: %w", i, err)
-						failed.CompareAndSwap(nil, &err)
-						return
-					}
-					e.ID = hex.EncodeToString(id[:])
-					e.Sig = hex.EncodeToString(sig[:])
-				}
-				if o.Progress != nil {
-					mu.Lock()
-					done += hi - lo
-					o.Progress(done, len(evs))
-					mu.Unlock()
-				}
+				e.ID = hex.EncodeToString(id[:])
+				e.Sig = hex.EncodeToString(sig[:])
 			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if e := failed.Load(); e != nil {
-		return *e
-	}
-	return nil
+			return nil
+		}
+	})
 }
 
 // NewRand returns a PCG-seeded PRNG for Content, deterministic in (seed,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -685,7 +686,7 @@ func (g *generator) note(c []byte, e *nostr.Event, size int, t int64) ([]byte, [
 		n := 1 + int((r>>24)%3)
 		for range n {
 			h := hashtags[g.tagZipf.Uint64()]
-			if !contains(tags, h) {
+			if !slices.Contains(tags, h) {
 				tags = append(tags, h)
 				e.Tags = append(e.Tags, nostr.Tag{"t", h})
 			}
@@ -716,15 +717,6 @@ func appendHashtags(c []byte, tags []string, size int) []byte {
 		c = append(c, '.')
 	}
 	return c
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // contacts builds a kind-3 contact list of author a: many p tags, popular

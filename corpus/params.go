@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -66,18 +67,10 @@ func DefaultParams() Params {
 // Anchor replaced by their defaults. Seed and Spread are kept as they are
 // (zero is meaningful for both).
 func (p Params) WithDefaults() Params {
-	if p.Events == 0 {
-		p.Events = DefaultEvents
-	}
-	if p.Authors == 0 {
-		p.Authors = DefaultAuthors
-	}
-	if p.AvgSize == 0 {
-		p.AvgSize = DefaultAvgSize
-	}
-	if p.Window == 0 {
-		p.Window = DefaultWindow
-	}
+	p.Events = cmp.Or(p.Events, DefaultEvents)
+	p.Authors = cmp.Or(p.Authors, DefaultAuthors)
+	p.AvgSize = cmp.Or(p.AvgSize, DefaultAvgSize)
+	p.Window = cmp.Or(p.Window, DefaultWindow)
 	if p.Anchor == 0 {
 		p.Anchor = time.Now().Truncate(time.Hour).Unix()
 	}

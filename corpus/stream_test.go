@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -179,27 +179,16 @@ func writeCacheV1(dir, path string, c *Corpus) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("corpus: cannot write cache: %w", err)
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("corpus: cannot write cache: %w", err)
+	var body bytes.Buffer
+	w := bufio.NewWriterSize(&body, 1<<20)
+	if err := encodeV1(w, c); err != nil {
+		return err
 	}
-	crc := crc32.New(castagnoli)
-	w := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)
-	err = encodeV1(w, c)
-	if err == nil {
-		err = w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
 	}
-	if err == nil {
-		_, err = f.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	data := binary.LittleEndian.AppendUint32(body.Bytes(), crc32.Checksum(body.Bytes(), castagnoli))
+	if err := writeAtomic(dir, path, data); err != nil {
 		return fmt.Errorf("corpus: cannot write cache %s: %w", path, err)
 	}
 	return nil
