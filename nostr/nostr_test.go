@@ -1,6 +1,7 @@
 package nostr
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
@@ -112,19 +113,10 @@ func TestAppendJSONParsesInGoNostr(t *testing.T) {
 		if err != nil || back.Content != e.Content || len(back.Tags) != len(e.Tags) {
 			t.Fatalf("event %d: ParseEvent: %v", i, err)
 		}
-		// No whitespace outside strings.
-		in, esc := false, false
-		for _, c := range raw {
-			switch {
-			case esc:
-				esc = false
-			case in && c == '\\':
-				esc = true
-			case c == '"':
-				in = !in
-			case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
-				t.Fatalf("event %d: whitespace outside strings in %s", i, raw)
-			}
+		// No whitespace outside strings: compacting changes nothing.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil || !bytes.Equal(compact.Bytes(), raw) {
+			t.Fatalf("event %d: whitespace outside strings in %s (%v)", i, raw, err)
 		}
 	}
 }
