@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,7 +311,7 @@ func newV2(name string, l Limits) (*Cgroup, error) {
 	}
 	have := strings.Fields(string(b))
 	for _, c := range l.needed() {
-		if !cgContains(have, c) {
+		if !slices.Contains(have, c) {
 			return nil, fmt.Errorf("%s/cgroup.controllers offers %q, not %s", root, strings.Join(have, " "), c)
 		}
 	}
@@ -398,15 +399,6 @@ func cgWriteAll(dir string, kv [][2]string) error {
 		}
 	}
 	return nil
-}
-
-func cgContains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // AddTree moves pid, its descendants and the members of process group pid
