@@ -123,37 +123,64 @@ func (m *Model) ExpectedAs(f *nostr.Filter, relayCap int, r Reading) (capped, al
 // of accepted events would otherwise build a slice of them per answer, only
 // to be counted (garbage that lets the heap grow to twice the model's size).
 func (m *Model) ExpectedCount(f *nostr.Filter, relayCap int, r Reading) (capped []*nostr.Event, total int) {
-	keep := keepOf(f, relayCap) // how many to keep (-1: all)
+	c := capCount{f: f, keep: keepOf(f, relayCap)}
 	if len(f.IDs) > 0 {
-		all := m.byIDs(f, r)
-		if keep >= 0 && keep < len(all) {
-			return all[:keep], len(all)
-		}
-		return all, len(all)
+		return c.of(m.byIDs(f, r))
 	}
 	for _, e := range m.events(r) {
-		if f.Matches(e) {
-			if keep < 0 || total < keep {
-				capped = append(capped, e)
-			}
-			total++
-		}
+		c.add(e)
 	}
-	return capped, total
+	return c.capped, c.total
+}
+
+// capCount keeps the first keep (-1: all) of the events given to it that
+// match f, and counts every match.
+type capCount struct {
+	f      *nostr.Filter
+	keep   int
+	capped []*nostr.Event
+	total  int
+}
+
+func (c *capCount) add(e *nostr.Event) {
+	if c.f.Matches(e) {
+		if c.keep < 0 || c.total < c.keep {
+			c.capped = append(c.capped, e)
+		}
+		c.total++
+	}
+}
+
+// of is the capped list and the count of all, matches already.
+func (c *capCount) of(all []*nostr.Event) ([]*nostr.Event, int) {
+	if c.keep >= 0 && c.keep < len(all) {
+		return all[:c.keep], len(all)
+	}
+	return all, len(all)
 }
 
 // byIDs is the match of a filter with ids, found by id rather than by
 // scanning every event, newest first.
 func (m *Model) byIDs(f *nostr.Filter, r Reading) []*nostr.Event {
+	return matchIDs(f, func(id string) (*nostr.Event, bool) {
+		e, ok := m.byID[id]
+		return e, ok && !(r == LatestOnly && m.superseded[id])
+	})
+}
+
+// matchIDs is the match of a filter with ids among the events get finds
+// (false: none, or not to be returned), newest first.
+func matchIDs(f *nostr.Filter, get func(id string) (*nostr.Event, bool)) []*nostr.Event {
 	var out []*nostr.Event
 	seen := make(map[string]bool, len(f.IDs))
 	for _, id := range f.IDs {
-		e, ok := m.byID[id]
-		if !ok || seen[id] || (r == LatestOnly && m.superseded[id]) || !f.Matches(e) {
+		if seen[id] {
 			continue
 		}
-		seen[id] = true
-		out = append(out, e)
+		if e, ok := get(id); ok && f.Matches(e) {
+			seen[id] = true
+			out = append(out, e)
+		}
 	}
 	nostr.SortNewestFirst(out)
 	return out

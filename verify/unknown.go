@@ -240,13 +240,9 @@ func (v *view) expectedCount(f *nostr.Filter, relayCap int, r Reading) (capped [
 	if len(v.add) == 0 && len(v.hide) == 0 {
 		return v.m.ExpectedCount(f, relayCap, r)
 	}
-	keep := keepOf(f, relayCap)
+	c := capCount{f: f, keep: keepOf(f, relayCap)}
 	if len(f.IDs) > 0 {
-		all := v.byIDs(f, r)
-		if keep >= 0 && keep < len(all) {
-			return all[:keep], len(all)
-		}
-		return all, len(all)
+		return c.of(v.byIDs(f, r))
 	}
 	base, add := v.m.events(r), v.add
 	if r == LatestOnly {
@@ -265,37 +261,21 @@ func (v *view) expectedCount(f *nostr.Filter, relayCap int, r Reading) (capped [
 			e = add[j]
 			j++
 		}
-		if f.Matches(e) {
-			if keep < 0 || total < keep {
-				capped = append(capped, e)
-			}
-			total++
-		}
+		c.add(e)
 	}
-	return capped, total
+	return c.capped, c.total
 }
 
 // byIDs is Model.byIDs for the view.
 func (v *view) byIDs(f *nostr.Filter, r Reading) []*nostr.Event {
-	var out []*nostr.Event
-	seen := make(map[string]bool, len(f.IDs))
-	for _, id := range f.IDs {
-		if seen[id] {
-			continue
-		}
+	return matchIDs(f, func(id string) (*nostr.Event, bool) {
 		e, ok := v.ids[id]
 		if !ok {
 			e, ok = v.m.byID[id]
 		}
 		acc, replaced := v.accepted(id)
-		if !ok || !acc || (r == LatestOnly && replaced) || !f.Matches(e) {
-			continue
-		}
-		seen[id] = true
-		out = append(out, e)
-	}
-	nostr.SortNewestFirst(out)
-	return out
+		return e, ok && acc && !(r == LatestOnly && replaced)
+	})
 }
 
 // keepOf is how many of the newest matches an answer to f may hold under a
