@@ -153,8 +153,8 @@ func TestStreamedQueryVerdictsSameAsInMemory(t *testing.T) {
 		srv := httptest.NewServer(r.Handler())
 		defer func() { srv.Close(); r.Close() }()
 		cfg := Config{
-			Publish: workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Window: 16, Timeout: 10 * time.Second},
-			Query:   workload.QueryOptions{Queries: 40, Limit: 50, Seed: 9, Timeout: 10 * time.Second},
+			Publish: workload.PublishOptions{Base: workload.Base{Timeout: 10 * time.Second}, Connections: 4, Mode: workload.ModePipeline, Window: 16},
+			Query:   workload.QueryOptions{Base: workload.Base{Seed: 9, Timeout: 10 * time.Second}, Queries: 40, Limit: 50},
 		}
 		run, err := Run(t.Context(), c, cfg, Target{URL: "ws" + strings.TrimPrefix(srv.URL, "http")})
 		if err != nil {

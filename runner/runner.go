@@ -37,42 +37,12 @@ type Target struct {
 	Probe   Probe // nil when the relay is not ours to observe
 }
 
-// Env is what a workload gets to run against a relay.
-type Env struct {
-	URL    string
-	Corpus *corpus.Corpus
-	Info   *nip11.Info    // nil when the relay serves no NIP-11 document
-	Live   []*nostr.Event // what the relay should hold after the publish phase (nil if none ran)
-	// Model is the publish phase's model of the relay, in both readings of
-	// replaceable events (nil if none ran): Live is Model.Live. Its Unknown
-	// events were sent without a decisive answer: a workload that verifies
-	// against Live alone must neither require nor forbid them.
-	Model *verify.Model
-	// Progress makes a progress reporter (never nil).
-	Progress func(label string, total int64) func(done int64)
-	// Segment is this instance's share of the test (--segment; zero: all):
-	// a workload runs the operations, fresh events, connections and
-	// subscribers it owns (see corpus.Segment).
-	Segment corpus.Segment
-	// Sample starts sampling the relay's resources and returns the function
-	// that ends it (nil when the relay is not ours to observe). A workload
-	// passes it on (the Begin of its options), to be started when its clock
-	// starts, after dialling, and ended when the clock stops: a phase's
-	// resources cover its timed window and nothing else.
-	Sample workload.Sampler
-}
+// Env is what a workload gets to run against a relay (workload.Env).
+type Env = workload.Env
 
 // Workload is one more timed workload run after publish and query (live
-// traffic, open-loop load, sweeps). It returns one phase or several.
-type Workload struct {
-	Name string
-	Run  func(ctx context.Context, env Env) ([]results.Phase, error)
-	// Unsupported, when set, says in a few words why the workload cannot run
-	// on a relay with this NIP-11 document (nil: none served), "" when it
-	// can. When every workload of a run without queries says so, the corpus
-	// is not published; Run still runs and reports the skip.
-	Unsupported func(info *nip11.Info) string
-}
+// traffic, open-loop load, sweeps), as workload.Decl.Workload makes it.
+type Workload = workload.Workload
 
 // Config is what to run.
 type Config struct {
@@ -85,7 +55,8 @@ type Config struct {
 	// Cores the client may use (0: all of GOMAXPROCS); used to judge whether
 	// the client limited a figure.
 	ClientCores int
-	// Log receives progress lines (nil: none).
+	// Log receives the lines a workload says outside its results (a skip
+	// on a relay without its NIP); nil: none.
 	Log io.Writer
 	// Progress makes a progress reporter for a phase (nil: none).
 	Progress func(label string, total int64) func(done int64)
@@ -248,7 +219,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 			return run, err
 		}
 	}
-	env := Env{URL: t.URL, Corpus: c, Info: info, Progress: cfg.Progress, Segment: cfg.Segment}
+	env := Env{URL: t.URL, Corpus: c, Info: info, Progress: cfg.Progress, Segment: cfg.Segment, Log: cfg.Log}
 	if env.Progress == nil {
 		env.Progress = func(string, int64) func(int64) { return func(int64) {} }
 	}

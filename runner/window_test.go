@@ -64,8 +64,8 @@ func TestPhaseResourcesCoverTheirTimedWindow(t *testing.T) {
 	}
 	probe := &busyProbe{}
 	burst := Workload{Name: "burst", Run: func(ctx context.Context, env Env) ([]results.Phase, error) {
-		ph, err := workload.Burst(ctx, env.URL, env.Corpus, workload.BurstOptions{Bursts: 2, BurstSize: 30, Every: 300 * time.Millisecond,
-			Connections: 2, Size: 100, Begin: env.Sample})
+		ph, err := workload.Burst(ctx, env.URL, env.Corpus, workload.BurstOptions{Base: workload.Base{Begin: env.Sample}, Bursts: 2, BurstSize: 30, Every: 300 * time.Millisecond,
+			Connections: 2, Size: 100})
 		return []results.Phase{ph}, err
 	}}
 	run, err := Run(ctx, c, Config{Publish: workload.PublishOptions{Connections: 3}, Query: workload.QueryOptions{Queries: 12, Limit: 20},

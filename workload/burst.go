@@ -16,58 +16,41 @@ import (
 	"github.com/relaybench/relaybench/wire"
 )
 
+func init() {
+	Register(Decl{Name: "burst", Input: NeedsKeys,
+		Summary: "Bursts of events over a low background rate: success and OK latency in and between bursts, and recovery time.",
+		New:     func() Config { return newDefaults[BurstOptions]() }})
+}
+
 // BurstOptions configure the burst workload: Bursts bursts of BurstSize
 // events every Every, spread over Connections connections, over a low
 // background rate sent on a connection of its own.
 type BurstOptions struct {
-	Bursts      int           // number of bursts (default 5)
-	BurstSize   int           // events per burst (default 1000)
-	Every       time.Duration // burst period (default 2 s); burst k starts at (k+½)·Every
-	Connections int           // connections sharing each burst (default 4)
-	Window      int           // max unacknowledged EVENTs per burst connection (default 1024)
-	BetweenRate float64       // background events/s on its own connection (default 100; 0 disables with -1)
+	Base        `set:"timeout=10s"`
+	Bursts      int           `default:"5" help:"Number of bursts."`
+	BurstSize   int           `name:"burst-size" default:"1000" help:"Events per burst."`
+	Every       time.Duration `default:"2s" help:"Burst period; burst k starts at (k+½)×every."`
+	Connections int           `default:"4" help:"Connections sharing each burst."`
+	Window      int           `default:"1024" help:"Unacknowledged EVENTs allowed per burst connection."`
+	BetweenRate float64       `name:"between-rate" default:"100" zero:"keep" help:"Background events/s, on a connection of their own, throughout (0: none)."`
 	// Recovery: the background traffic has recovered from a burst when
 	// RecoveryRun consecutive background events have OK latency within
 	// (1+RecoveryWithin) × the median of the background before the burst.
-	RecoveryWithin float64 // default 0.5 (50 %)
-	RecoveryRun    int     // default 3
-	Size           int     // content bytes (default 1024)
-	Timeout        time.Duration
-	Seed           int64
-	Dial           wire.Options
-	Progress       func(done int64)
-	// Begin samples the relay's resources over the timed window (nil: not
-	// observed).
-	Begin Sampler
+	RecoveryWithin float64 `name:"recovery-within" default:"0.5" help:"Recovered when background OK latency is within this fraction above its pre-burst median."`
+	RecoveryRun    int     `name:"recovery-run" default:"3" help:"…for this many consecutive background events."`
+	Size           int     `default:"1024" help:"Content bytes of each fresh event."`
 }
 
-func (o *BurstOptions) defaults() {
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
+// Run runs the burst workload on env's relay, with fresh events signed by
+// env's corpus keys.
+func (o BurstOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	total := int64(o.Bursts * o.BurstSize)
+	if o.BetweenRate > 0 {
+		total += int64(o.BetweenRate * (time.Duration(o.Bursts) * o.Every).Seconds())
 	}
-	def(&o.Bursts, 5)
-	def(&o.BurstSize, 1000)
-	def(&o.Connections, 4)
-	def(&o.Window, 1024)
-	def(&o.RecoveryRun, 3)
-	def(&o.Size, 1024)
-	if o.Every <= 0 {
-		o.Every = 2 * time.Second
-	}
-	if o.BetweenRate == 0 {
-		o.BetweenRate = 100
-	}
-	if o.BetweenRate < 0 {
-		o.BetweenRate = 0
-	}
-	if o.RecoveryWithin <= 0 {
-		o.RecoveryWithin = 0.5
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
+	o.fromEnv(env, fmt.Sprintf("Sending %d bursts of %d events", o.Bursts, o.BurstSize), total)
+	return onePhase(Burst(ctx, env.URL, env.Corpus, o))
 }
 
 // burstSchedule is when each event is due, as an offset from the start:
@@ -126,7 +109,7 @@ func (s burstSchedule) plan(ctx context.Context, o BurstOptions, conns []*wire.C
 // the same outcomes split by where the event was sent, and OK latency
 // counts accepted events only (refusals apart, by class).
 func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (results.Phase, error) {
-	o.defaults()
+	applyDefaults(&o)
 	ph := results.Phase{Name: "burst", Workload: "burst"}
 	s := newBurstSchedule(o)
 	nonce := RunNonce()

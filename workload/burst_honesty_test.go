@@ -12,7 +12,7 @@ import (
 
 // smallBurst: 2 bursts of 40 events over 2 connections, background 20/s:
 // 80 + 12 = 92 events.
-var smallBurst = BurstOptions{Bursts: 2, BurstSize: 40, Every: 300 * time.Millisecond, Connections: 2, BetweenRate: 20, Size: 100, Timeout: 400 * time.Millisecond}
+var smallBurst = BurstOptions{Base: Base{Timeout: 400 * time.Millisecond}, Bursts: 2, BurstSize: 40, Every: 300 * time.Millisecond, Connections: 2, BetweenRate: 20, Size: 100}
 
 func runBurst(t *testing.T, cfg testrelay.Config, o BurstOptions) (results.Phase, error) {
 	t.Helper()

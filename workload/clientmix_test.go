@@ -184,7 +184,7 @@ func TestClientMixSkipsWhatTheCorpusLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := verify.NewModel(evs)
-	q, err := Query(ctxT(t), url, m, m.Live, QueryOptions{Queries: 16, Shapes: ClientShapes, Seed: 2})
+	q, err := Query(ctxT(t), url, m, m.Live, QueryOptions{Base: Base{Seed: 2}, Queries: 16, Shapes: ClientShapes})
 	if err != nil {
 		t.Fatal(err)
 	}

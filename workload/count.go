@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/mono"
@@ -45,34 +44,36 @@ func (b *shapeBuilder) buildCount(shape string) (nostr.Filter, bool) {
 	return nostr.Filter{}, false
 }
 
-// CountOptions configure the NIP-45 COUNT workload.
-type CountOptions struct {
-	Queries int // COUNT requests, rotating through the query shapes
-	// Limit is the limit of the REQ sent after each COUNT with the same
-	// filter, for comparison (the COUNT's filter has no limit).
-	Limit int
-	// NoReq leaves the comparison REQs out.
-	NoReq   bool
-	Timeout time.Duration // how long a COUNT may wait for its answer, and a REQ for its EOSE
-	Seed    int64         // drives the choice of filter values
-	// RelayCap is the relay's NIP-11 limitation.max_limit (0: none): it caps
-	// the comparison REQs, not the counts.
-	RelayCap int
-	Dial     wire.Options
-	Progress func(done int64)
-	Begin    Sampler
+func init() {
+	Register(Decl{Name: "count", Input: NeedsCorpus, NIP: 45, What: "COUNT",
+		Summary: "NIP-45 COUNT: publish the corpus, then COUNT each query shape; latency vs REQ, and every count checked against what the relay accepted.",
+		New:     func() Config { return newDefaults[CountOptions]() }})
 }
 
-func (o *CountOptions) defaults() {
-	if o.Queries <= 0 {
-		o.Queries = 100
+// CountOptions configure the NIP-45 COUNT workload. Base's Timeout bounds
+// the wait for a COUNT's answer and for a REQ's EOSE.
+type CountOptions struct {
+	Base    `kong:"-" set:"timeout=10s"`
+	Queries int `name:"queries" default:"100" help:"COUNT requests (NIP-45), rotating through the query shapes, each filter without a limit."`
+	// Limit is the limit of the REQ sent after each COUNT with the same
+	// filter, for comparison (the COUNT's filter has no limit).
+	Limit int  `name:"query-limit" default:"100" help:"Limit of the REQ sent after each COUNT with the same filter, to compare COUNT and REQ→EOSE latency."`
+	NoReq bool `name:"no-req" help:"Send no comparison REQs: COUNTs only."`
+	// RelayCap is the relay's NIP-11 limitation.max_limit (0: none): it caps
+	// the comparison REQs, not the counts (default: env's).
+	RelayCap int `kong:"-"`
+	Force
+}
+
+// Run counts on env's relay, checking every count against what it
+// accepted in the publish phase.
+func (o CountOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	o.fromEnv(env, fmt.Sprintf("Counting (NIP-45) on %s", env.URL), int64(o.Queries))
+	if o.RelayCap == 0 {
+		o.RelayCap = env.relayCap()
 	}
-	if o.Limit <= 0 {
-		o.Limit = 100
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
+	return onePhase(Count(ctx, env.URL, env.Model, env.source(), o))
 }
 
 // countRecord is one COUNT (and its comparison REQ), kept for verification
@@ -92,16 +93,6 @@ type countRecord struct {
 	req      *queryRecord // the same filter with the limit, as a REQ
 }
 
-// Skipped is the phase of a workload that did not run on this relay, with
-// the one-line reason (e.g. the relay does not announce the NIP; a leading
-// "skipped: " is left out): no operation ran, so no account blames the
-// relay, but the work asked for was not done (judged incomplete).
-func Skipped(name, why string) results.Phase {
-	why = strings.TrimPrefix(why, "skipped: ")
-	return results.Phase{Name: name, Workload: name, Counts: map[string]int64{},
-		Skipped: why, Notes: []string{"skipped: " + why}}
-}
-
 // Count runs the NIP-45 COUNT workload on one connection: for each filter
 // (the query shapes, drawn from source, without a limit) a COUNT, then,
 // unless NoReq, a REQ with the same filter and Limit. With a model (what
@@ -111,7 +102,7 @@ func Skipped(name, why string) results.Phase {
 // "approximate" or sends with "hll" registers is named with its error, not
 // failed.
 func Count(ctx context.Context, url string, model *verify.Model, source []*nostr.Event, o CountOptions) (results.Phase, error) {
-	o.defaults()
+	applyDefaults(&o)
 	b, err := newShapeBuilder(source, o.Limit, o.Seed)
 	if err != nil {
 		return results.Phase{}, err
@@ -137,7 +128,7 @@ func Count(ctx context.Context, url string, model *verify.Model, source []*nostr
 	led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "COUNTs or REQs ended without an answer (timed out or connection lost)")
 	defer wd.Stop()
-	q := &queryRun{user: ctx, url: url, o: QueryOptions{Timeout: o.Timeout}, wd: wd}
+	q := &queryRun{user: ctx, url: url, o: QueryOptions{Base: Base{Timeout: o.Timeout}}, wd: wd}
 	if !o.NoReq {
 		q.led = outcome.New(results.OpQuery, int64(o.Queries))
 		q.led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))

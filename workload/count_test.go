@@ -16,7 +16,7 @@ import (
 func publishModel(t *testing.T, url string) *verify.Model {
 	t.Helper()
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Connections: 4, Mode: ModePipeline, Window: 16, Timeout: 5 * time.Second})
+	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModePipeline, Window: 16})
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}
@@ -39,7 +39,7 @@ func balanced(t *testing.T, ph results.Phase) {
 func TestCountEmbeddedRelay(t *testing.T) {
 	url := embeddedURL(t, "native")
 	m := publishModel(t, url)
-	ph, err := Count(ctxT(t), url, m, m.Live, CountOptions{Queries: 24, Limit: 50, Timeout: 5 * time.Second, Seed: 3})
+	ph, err := Count(ctxT(t), url, m, m.Live, CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 3}, Queries: 24, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestCountWrongCountsFail(t *testing.T) {
 			r := fakenip.Start(tc.cfg)
 			defer r.Close()
 			m := publishModel(t, r.URL)
-			ph, err := Count(ctxT(t), r.URL, m, m.Live, CountOptions{Queries: 12, Timeout: 5 * time.Second, Seed: 1})
+			ph, err := Count(ctxT(t), r.URL, m, m.Live, CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 1}, Queries: 12})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestCountKeepsSupersededVersions(t *testing.T) {
 	if len(m.All) == len(m.Live) {
 		t.Skip("the corpus has no superseded versions")
 	}
-	ph, err := Count(ctxT(t), r.URL, m, m.All, CountOptions{Queries: 30, Timeout: 5 * time.Second})
+	ph, err := Count(ctxT(t), r.URL, m, m.All, CountOptions{Base: Base{Timeout: 5 * time.Second}, Queries: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestCountSilentRelayAccounted(t *testing.T) {
 	defer r.Close()
 	m := publishModel(t, r.URL)
 	for _, noReq := range []bool{true, false} {
-		ph, err := Count(ctxT(t), r.URL, m, m.Live, CountOptions{Queries: 6, NoReq: noReq, Timeout: 100 * time.Millisecond})
+		ph, err := Count(ctxT(t), r.URL, m, m.Live, CountOptions{Base: Base{Timeout: 100 * time.Millisecond}, Queries: 6, NoReq: noReq})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -124,7 +124,7 @@ func TestFindMaxRelayStallsAborts(t *testing.T) {
 	r := testrelay.New(testrelay.Config{NeverOK: true})
 	defer r.Close()
 	ph, res, err := FindMax(ctxT(t), r.URL(), smallCorpus(t), FindMaxOptions{
-		Load:      LoadOptions{Pool: 10, Connections: 2, Size: 100, Timeout: 200 * time.Millisecond, MaxLateness: 50 * time.Millisecond},
+		Load:      LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pool: 10, Connections: 2, Size: 100, MaxLateness: 50 * time.Millisecond},
 		StartRate: 100, StepDuration: 20 * time.Second,
 	})
 	if err != nil {

@@ -27,36 +27,29 @@ const (
 
 var lifeStages = []string{StageOK, StageDeliver, StageReadOwn, StageReadAfterOK}
 
-// LifecycleOptions configure the event lifecycle timing (the reference
-// suite's -timing, -timing-events, -timing-subs).
-type LifecycleOptions struct {
-	Events  int           // sampled events, sent one at a time (default 100)
-	Size    int           // content bytes (default 1024)
-	Timeout time.Duration // wait for an OK, for an EOSE and for a delivery (default 5 s)
-	// ReadTimeout bounds the read-your-write retries after the OK
-	// (default 2 s): an event not found by then is "never within" it.
-	ReadTimeout time.Duration
-	Seed        int64
-	Dial        wire.Options
-	Progress    func(done int64)
-	// Begin samples the relay's resources over the timed window (nil: not
-	// observed).
-	Begin Sampler
+func init() {
+	Register(Decl{Name: "lifecycle", Input: NeedsKeys,
+		Summary: "Event lifecycle timing: send→OK, send→live delivery, send→readable by id, per event (reference: -timing).",
+		New:     func() Config { return newDefaults[LifecycleOptions]() }})
 }
 
-func (o *LifecycleOptions) defaults() {
-	if o.Events <= 0 {
-		o.Events = 100
-	}
-	if o.Size <= 0 {
-		o.Size = 1024
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 5 * time.Second
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = 2 * time.Second
-	}
+// LifecycleOptions configure the event lifecycle timing (the reference
+// suite's -timing, -timing-events, -timing-subs). Base's Timeout bounds the
+// wait for an OK, for an EOSE and for a delivery.
+type LifecycleOptions struct {
+	Base   `set:"timeout=5s"`
+	Events int `name:"timing-events" aliases:"events" default:"100" help:"Events sampled, sent one at a time (reference: -timing-events)."`
+	Size   int `default:"1024" help:"Content bytes of each event."`
+	// ReadTimeout bounds the read-your-write retries after the OK: an
+	// event not found by then is "never within" it.
+	ReadTimeout time.Duration `name:"read-timeout" default:"2s" help:"How long after the OK a REQ by id is retried before the event counts as never readable."`
+}
+
+// Run times the lifecycle of fresh events signed by env's corpus keys.
+func (o LifecycleOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	o.fromEnv(env, fmt.Sprintf("Timing %d events", o.Events), int64(o.Events))
+	return onePhase(Lifecycle(ctx, env.URL, env.Corpus, o))
 }
 
 // Lifecycle accounting. Every sampled EVENT ends in one outcome (OpEvent).
@@ -137,7 +130,7 @@ type lifeRun struct {
 // read-back event goes through the verifier; only valid, first copies are
 // credited.
 func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOptions) (results.Phase, error) {
-	o.defaults()
+	applyDefaults(&o)
 	ph := results.Phase{Name: "lifecycle", Workload: "lifecycle"}
 	nonce := RunNonce()
 	ch := ChannelNames(o.Seed, nonce, 1)

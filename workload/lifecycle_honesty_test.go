@@ -139,7 +139,7 @@ func TestLifecycleDuplicatesAreNotMissing(t *testing.T) {
 func TestLifecycleDroppedDeliveriesStallThenEnd(t *testing.T) {
 	// No delivery ever comes: after 3 misses in a row the rest are awaited
 	// together; every one is timed out and missing, none credited.
-	ph, err := runLifecycle(t, testrelay.Config{Verify: true, DropDeliveriesEvery: 1}, LifecycleOptions{Events: 8, Timeout: 200 * time.Millisecond})
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, DropDeliveriesEvery: 1}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestLifecycleRefusalsByClass(t *testing.T) {
 }
 
 func TestLifecycleNeverOKAborts(t *testing.T) {
-	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NeverOK: true}, LifecycleOptions{Events: 50, Timeout: 200 * time.Millisecond})
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NeverOK: true}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestLifecycleNeverOKAborts(t *testing.T) {
 
 func TestLifecycleNoEOSEAborts(t *testing.T) {
 	// The live subscription and two reads get no EOSE: the phase stops.
-	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NoEOSE: true}, LifecycleOptions{Events: 50, Timeout: 200 * time.Millisecond})
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NoEOSE: true}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestLifecycleCancelledMidPhase(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
 	defer r.Close()
 	ctx, stamp := cancelAfterEvents(t, r, 5)
-	ph, err := Lifecycle(ctx, r.URL(), testKeys(t), LifecycleOptions{Events: 200, Size: 100, Timeout: 10 * time.Second, ReadTimeout: 2 * time.Second})
+	ph, err := Lifecycle(ctx, r.URL(), testKeys(t), LifecycleOptions{Base: Base{Timeout: 10 * time.Second}, Events: 200, Size: 100, ReadTimeout: 2 * time.Second})
 	returned := time.Now()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
@@ -258,7 +258,7 @@ func TestLifecycleCancelledMidPhase(t *testing.T) {
 func TestLifecycleRelayStalls(t *testing.T) {
 	// The relay stops handling messages after its 19th (1 REQ, then 3 per
 	// event: EVENT, REQ, CLOSE): the phase stops after 3 EVENTs without OK.
-	ph, err := runLifecycle(t, testrelay.Config{Verify: true, StallAfter: 19}, LifecycleOptions{Events: 40, Timeout: 200 * time.Millisecond})
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, StallAfter: 19}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestLifecycleInvalidAnswersStopEarly(t *testing.T) {
 	t.Cleanup(r.Close)
 	// Generous timeouts: hang guards only, so a loaded machine times
 	// nothing out before the run of wrong answers stops the phase.
-	o := LifecycleOptions{Size: 100, Events: 30, Timeout: 20 * time.Second, ReadTimeout: 60 * time.Second}
+	o := LifecycleOptions{Base: Base{Timeout: 20 * time.Second}, Size: 100, Events: 30, ReadTimeout: 60 * time.Second}
 	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), o)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestLifecycleMisbehaving(t *testing.T) {
 	// reported as never delivered and never found, within the bounds.
 	r := testrelay.New(testrelay.Config{DropEvery: 4, DelayDeliveries: 20 * time.Millisecond})
 	defer r.Close()
-	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), LifecycleOptions{Events: 8, Size: 100, Timeout: 300 * time.Millisecond, ReadTimeout: 100 * time.Millisecond})
+	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), LifecycleOptions{Base: Base{Timeout: 300 * time.Millisecond}, Events: 8, Size: 100, ReadTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

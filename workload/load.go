@@ -35,6 +35,7 @@ const (
 
 // LoadOptions configure Load.
 type LoadOptions struct {
+	Base    `set:"timeout=10s"`
 	Name    string           // phase name (default "load")
 	Kind    string           // LoadPublish (default), LoadQuery or LoadMixed
 	Pattern schedule.Pattern // intended times of the ops
@@ -48,24 +49,17 @@ type LoadOptions struct {
 	MaxLateness time.Duration // -load-max-lateness (default schedule.DefaultMaxLateness)
 	Warmup      time.Duration // -load-warmup: counted, left out of latency and lateness
 	Drain       time.Duration // how long in-flight ops may finish after the pattern (default 10 s)
-	Timeout     time.Duration // how long an EVENT may wait for its OK, a REQ for EOSE (default 10 s)
 	// PublishParts:QueryParts is the mix of LoadMixed (default 4:1).
 	PublishParts, QueryParts int
-	Size                     int   // content bytes of each published event (default 1024)
-	Seed                     int64 // content and filter choice
-	MaxEvents                int   // refuse a pattern needing more distinct events (0: no cap; they are streamed from disk, see loadEvents)
-	Limit                    int   // limit of each query filter (default 100)
+	Size                     int // content bytes of each published event (default 1024)
+	MaxEvents                int // refuse a pattern needing more distinct events (0: no cap; they are streamed from disk, see loadEvents)
+	Limit                    int // limit of each query filter (default 100)
 	// Source holds the events queries are drawn from: events the relay
 	// holds (default: the corpus's, which the caller publishes first).
 	Source []*nostr.Event
-	Dial   wire.Options
 	// Live receives a line per second while the load runs (t, intended/s,
 	// sent/s, accepted/s, refused, dropped, in flight, p50, p99); nil: none.
 	Live io.Writer
-	// Begin, when set, starts sampling the relay's resources just before
-	// the clock starts; the returned function ends it (relay CPU, RSS)
-	// when the schedule's drain is over.
-	Begin Sampler
 	// Signed is called once the events are signed, before the clock starts
 	// (progress display).
 	Signed func(n int, took time.Duration)

@@ -94,8 +94,8 @@ func TestLoadNeverOKAborts(t *testing.T) {
 	r := testrelay.New(testrelay.Config{NeverOK: true})
 	defer r.Close()
 	p := constant(t, 100, 30*time.Second)
-	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: p, Pool: 10, Size: 100,
-		Timeout: 200 * time.Millisecond, MaxLateness: 50 * time.Millisecond})
+	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pattern: p, Pool: 10, Size: 100,
+		MaxLateness: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +125,8 @@ func TestLoadStallAborts(t *testing.T) {
 	r := testrelay.New(testrelay.Config{StallAfter: 40})
 	defer r.Close()
 	r.Add(c.Events...)
-	ph, err := Load(ctxT(t), r.URL(), c, LoadOptions{Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
-		Connections: 2, Timeout: 200 * time.Millisecond, MaxLateness: 50 * time.Millisecond})
+	ph, err := Load(ctxT(t), r.URL(), c, LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
+		Connections: 2, MaxLateness: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +168,8 @@ func TestLoadCancelledMidPhase(t *testing.T) {
 	defer r.Close()
 	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= 10 })
 	start := time.Now()
-	ph, err := Load(ctx, r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 100, 30*time.Second), Pool: 10, Size: 100,
-		Timeout: time.Minute, MaxLateness: time.Minute})
+	ph, err := Load(ctx, r.URL(), smallCorpus(t), LoadOptions{Base: Base{Timeout: time.Minute}, Pattern: constant(t, 100, 30*time.Second), Pool: 10, Size: 100,
+		MaxLateness: time.Minute})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
@@ -197,8 +197,8 @@ func TestLoadQueryCancelledMidPhase(t *testing.T) {
 	defer r.Close()
 	r.Add(c.Events...)
 	ctx := cancelWhen(t, func() bool { return r.Stats().REQs >= 10 })
-	ph, err := Load(ctx, r.URL(), c, LoadOptions{Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
-		Timeout: time.Minute, MaxLateness: time.Minute})
+	ph, err := Load(ctx, r.URL(), c, LoadOptions{Base: Base{Timeout: time.Minute}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
+		MaxLateness: time.Minute})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}

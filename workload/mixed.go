@@ -20,27 +20,51 @@ import (
 	"github.com/relaybench/relaybench/wire"
 )
 
-// MixedOptions configure the mixed read/write workload.
+func init() {
+	Register(Decl{Name: "mixed", Input: NeedsCorpus,
+		Summary: "Publishers and queriers at once, each at its own rate, compared with each side alone.",
+		New:     func() Config { return newDefaults[MixedOptions]() }})
+}
+
+// MixedOptions configure the mixed read/write workload. Base's Timeout
+// bounds the wait for an OK and for an EOSE.
 type MixedOptions struct {
-	Duration    time.Duration // length of each part: publish alone, query alone, together (default 5 s)
-	PublishRate float64       // total events/s, open loop (default 1000)
-	QueryRate   float64       // total queries/s, open loop (default 50)
-	Publishers  int           // publisher connections (default 2)
-	Queriers    int           // query connections, one REQ at a time each (default 2)
-	Window      int           // max unacknowledged EVENTs per publisher (default 1024)
-	Size        int           // content bytes of the fresh events (default 1024)
-	Limit       int           // limit of each query filter (default 100)
-	Timeout     time.Duration // OK and EOSE timeout (default 10 s)
-	Seed        int64
-	RelayCap    int // NIP-11 limitation.max_limit (0: unknown)
+	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+	Duration    time.Duration `default:"10s" help:"Length of each part: publish alone, query alone, then both together."`
+	PublishRate float64       `name:"publish-rate" default:"1000" help:"Total fresh events/s, open loop."`
+	QueryRate   float64       `name:"query-rate" default:"50" help:"Total queries/s, open loop."`
+	Publishers  int           `default:"2" help:"Publisher connections."`
+	Queriers    int           `default:"2" help:"Query connections (one REQ at a time each)."`
+	Window      int           `default:"1024" help:"Unacknowledged EVENTs allowed per publisher."`
+	Limit       int           `name:"query-limit" default:"100" help:"Limit of each query filter."`
+	// Size is the content bytes of the fresh events (the CLI's --size, the
+	// corpus's).
+	Size     int `kong:"-" default:"1024"`
+	RelayCap int `kong:"-"` // NIP-11 limitation.max_limit (0: env's)
 	// Source holds the events query filters are drawn from: events the
-	// relay holds (default: the corpus, which the caller publishes first).
-	Source   []*nostr.Event
-	Dial     wire.Options
-	Progress func(part string)
-	// Begin samples the relay's resources over each part's timed window
-	// (nil: not observed); the phase's resources join the parts'.
-	Begin Sampler
+	// relay holds (default: env's Live, else the corpus, which the caller
+	// publishes first).
+	Source []*nostr.Event `kong:"-"`
+	// Parts receives the name of each part as it starts (nil: a line on
+	// env's Log).
+	Parts func(part string) `kong:"-"`
+}
+
+// Run runs the mixed workload on env's relay: fresh events signed by env's
+// corpus keys, queries drawn from what it holds.
+func (o MixedOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	o.fromEnv(env, "", 0)
+	if o.Source == nil {
+		o.Source = env.source()
+	}
+	if o.RelayCap == 0 {
+		o.RelayCap = env.relayCap()
+	}
+	if o.Parts == nil && env.Log != nil {
+		o.Parts = func(part string) { fmt.Fprintf(env.Log, "mixed: %s (%v)\n", part, o.Duration) }
+	}
+	return onePhase(Mixed(ctx, env.URL, env.Corpus, o))
 }
 
 // Mixed runs publishers and queriers at once, each open loop at its own
@@ -59,7 +83,7 @@ type MixedOptions struct {
 // verification.
 func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (results.Phase, error) {
 	ph := results.Phase{Name: "mixed", Workload: "mixed"}
-	o.defaults()
+	applyDefaults(&o)
 	e, err := newMixedEnv(ctx, url, c, &o)
 	if err != nil {
 		return ph, err
@@ -77,36 +101,6 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 	buildMixedPhase(ctx, &ph, e, parts, rb)
 	mixedWindows(&ph, e.setup, parts)
 	return ph, ctx.Err()
-}
-
-func (o *MixedOptions) defaults() {
-	if o.Duration <= 0 {
-		o.Duration = 5 * time.Second
-	}
-	if o.PublishRate <= 0 {
-		o.PublishRate = 1000
-	}
-	if o.QueryRate <= 0 {
-		o.QueryRate = 50
-	}
-	if o.Publishers <= 0 {
-		o.Publishers = 2
-	}
-	if o.Queriers <= 0 {
-		o.Queriers = 2
-	}
-	if o.Window <= 0 {
-		o.Window = 1024
-	}
-	if o.Size <= 0 {
-		o.Size = 1024
-	}
-	if o.Limit <= 0 {
-		o.Limit = 100
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
 }
 
 // mixedEnv is what every part uses: the fresh events, the filters' source
@@ -219,8 +213,8 @@ type mixedPart struct {
 // own schedule from the part's start, for o.Duration.
 func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 	o := e.o
-	if o.Progress != nil {
-		o.Progress(spec.name)
+	if o.Parts != nil {
+		o.Parts(spec.name)
 	}
 	p := &mixedPart{mixedSpec: spec, ran: true, eose: metrics.NewHistogram(), eoseInt: metrics.NewHistogram(), first: metrics.NewHistogram()}
 	e.redial(ctx, e.pubConns, e.pubDial())
@@ -409,8 +403,8 @@ func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBa
 		rb.acct = led.Result()
 		return rb
 	}
-	if o := e.o; o.Progress != nil {
-		o.Progress("read-back")
+	if o := e.o; o.Parts != nil {
+		o.Parts("read-back")
 	}
 	e.redial(ctx, e.qConns, e.o.Dial)
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "read-back REQs ended without EOSE (timed out or connection lost)")

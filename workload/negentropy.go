@@ -33,48 +33,57 @@ const (
 	NegSteady  = "steady"  // local set: exactly the relay's
 )
 
-// NegentropyOptions configure the NIP-77 sync workload.
+func init() {
+	Register(Decl{Name: "negentropy", Input: NeedsCorpus, Unsupported: NegentropySkip,
+		Summary: "NIP-77 negentropy sync: publish the corpus, then reconcile local sets with the relay (initial overlap, delta, steady state): time, round trips, bytes, verified convergence.",
+		New:     func() Config { return newDefaults[NegentropyOptions]() }})
+}
+
+// NegentropyOptions configure the NIP-77 sync workload. Base's Timeout
+// bounds the wait for each relay answer (NEG-MSG, OK of a delta event,
+// EOSE). The CLI prefixes the flags with neg- (--neg-rounds).
 type NegentropyOptions struct {
-	Rounds    int     // reconciliations per scenario (default 5)
-	Overlap   float64 // initial scenario: share of the relay's events the local set holds (default 0.8)
-	LocalOnly float64 // initial scenario: local-only items, as a share of the relay's events (default 0.1)
-	Delta     int     // events published before the delta scenario (default 100)
-	// Timeout bounds the wait for each relay answer (NEG-MSG, OK of a delta
-	// EVENT, EOSE of a read-back). Default 30 s.
-	Timeout time.Duration
+	Base      `set:"timeout=30s" set:"timeout_help=How long to wait for each of the relay's NEG-MSG answers."`
+	Rounds    int     `name:"rounds" default:"5" help:"Reconciliations per scenario (initial, delta, steady), each from a fresh session: the percentiles are over these."`
+	Overlap   float64 `name:"overlap" default:"0.8" help:"Initial scenario: share of the relay's events the local set holds (0 < x ≤ 1)."`
+	LocalOnly float64 `name:"local-only" default:"0.1" zero:"keep" help:"Initial scenario: ids only the client has, as a share of the relay's events (0 ≤ x ≤ 1)."`
+	Delta     int     `name:"delta" default:"100" help:"Fresh events published between the initial and the delta scenario."`
 	// FrameSize is the client's negentropy frame size limit in bytes
 	// (binary; twice that in hex on the wire). 0: from the relay's NIP-11
 	// max_message_length (half of it, less 1 KiB), else 65,536; -1: unlimited.
-	FrameSize int
-	Seed      int64
-	Dial      wire.Options
-	Progress  func(done int64)
-	// Begin samples the relay's resources over each timed window (nil: not
-	// observed).
-	Begin Sampler
+	FrameSize int `name:"frame-size" default:"0" placeholder:"BYTES" help:"Client frame size limit of the negentropy protocol in bytes (hex doubles it on the wire); 0: half the relay's NIP-11 max_message_length less 1 KiB (65536 when not announced); -1: unlimited."`
 	// Unknown are events published without a decisive answer (OK timed
 	// out, connection lost, cancelled): the relay may hold them, so an id
 	// of theirs it reports having is neither required nor wrong; nor is an
 	// accepted event one of them would supersede (a newer version of a
-	// replaceable or addressable event): the relay may hold it or not.
-	Unknown []*nostr.Event
+	// replaceable or addressable event): the relay may hold it or not
+	// (default: env's Model.Unknown).
+	Unknown []*nostr.Event `kong:"-"`
+}
+
+// Run reconciles with env's relay against what the publish phase left on
+// it (env.Live); skipped, in one phase, on a relay without NIP-77.
+func (o NegentropyOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	if env.Model != nil && o.Unknown == nil {
+		o.Unknown = env.Model.Unknown // published without a decisive answer: may be there
+	}
+	if NegentropySkip(env.Info) == "" {
+		o.fromEnv(env, fmt.Sprintf("Reconciling (NIP-77) with %s", env.URL), int64(3*o.Rounds))
+	} else if err := Reach(ctx, env.URL); err != nil {
+		return nil, err // unreachable: an error, not a relay without NIP-77
+	}
+	o.fromEnv(env, "", 0)
+	return Negentropy(ctx, env.URL, env.Corpus, env.Live, env.Info, o)
 }
 
 func (o *NegentropyOptions) defaults(info *nip11.Info) {
-	if o.Rounds <= 0 {
-		o.Rounds = 5
-	}
+	applyDefaults(o)
 	if o.Overlap <= 0 || o.Overlap > 1 {
 		o.Overlap = 0.8
 	}
 	if o.LocalOnly < 0 {
 		o.LocalOnly = 0
-	}
-	if o.Delta <= 0 {
-		o.Delta = 100
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
 	}
 	switch {
 	case o.FrameSize < 0:

@@ -27,7 +27,7 @@ import (
 func publishForSync(t *testing.T, url string) ([]*nostr.Event, *nip11.Info) {
 	t.Helper()
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Connections: 4, Mode: ModeWait, Timeout: 5 * time.Second})
+	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}
@@ -95,7 +95,7 @@ func TestNegentropyEmbeddedRelay(t *testing.T) {
 	if !info.SupportsNIP(77) {
 		t.Fatalf("the embedded relay does not announce NIP-77: %v", info.SupportedNIPs)
 	}
-	phases, err := Negentropy(ctxT(t), url, smallCorpus(t), live, info, NegentropyOptions{Rounds: 3, Delta: 20, Seed: 5, Timeout: 10 * time.Second})
+	phases, err := Negentropy(ctxT(t), url, smallCorpus(t), live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 10 * time.Second}, Rounds: 3, Delta: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestNegentropyUnknownNewerVersion(t *testing.T) {
 			})
 			// Lost OKs time out: a short wait, which only ever makes more
 			// events unknown, never a right answer wrong.
-			pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Connections: 4, Mode: ModeWait, Timeout: 2 * time.Second})
+			pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 4, Mode: ModeWait})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -427,7 +427,7 @@ func TestNegentropyUnknownNewerVersion(t *testing.T) {
 			if len(m.Uncertain()) <= len(m.Unknown) {
 				t.Fatalf("no accepted event is threatened by an unknown newer version: %d uncertain, %d unknown", len(m.Uncertain()), len(m.Unknown))
 			}
-			phases, err := Negentropy(ctxT(t), url, c, m.Live, info, NegentropyOptions{Rounds: rounds, Delta: delta, Seed: 5, Timeout: 3 * time.Second, Unknown: m.Unknown})
+			phases, err := Negentropy(ctxT(t), url, c, m.Live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 3 * time.Second}, Rounds: rounds, Delta: delta, Unknown: m.Unknown})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -522,7 +522,7 @@ func TestNegentropyInterruptedBooksEveryScenario(t *testing.T) {
 	live, info := publishForSync(t, url)
 	ctx, cancel := context.WithCancel(ctxT(t))
 	cancel()
-	phases, _ := Negentropy(ctx, url, smallCorpus(t), live, info, NegentropyOptions{Rounds: 3, Delta: 20, Seed: 5, Timeout: 10 * time.Second})
+	phases, _ := Negentropy(ctx, url, smallCorpus(t), live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 10 * time.Second}, Rounds: 3, Delta: 20})
 	if len(phases) != 3 {
 		t.Fatalf("%d phases, want the three scenarios", len(phases))
 	}

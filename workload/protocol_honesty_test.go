@@ -28,7 +28,7 @@ func TestForeignOKsAreAViolation(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			r := testrelay.New(testrelay.Config{ForeignOKEvery: 3})
 			defer r.Close()
-			pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:60], PublishOptions{Connections: 2, Mode: mode, Timeout: 5 * time.Second})
+			pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:60], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestLateOKsAreNotAViolation(t *testing.T) {
 	r := testrelay.New(testrelay.Config{OKDelay: 60 * time.Millisecond})
 	defer r.Close()
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:8], PublishOptions{Connections: 1, Mode: ModeWait, Timeout: 40 * time.Millisecond})
+	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:8], PublishOptions{Base: Base{Timeout: 40 * time.Millisecond}, Connections: 1, Mode: ModeWait})
 	if err != nil {
 		t.Fatal(err)
 	}

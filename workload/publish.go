@@ -32,15 +32,10 @@ const (
 
 // PublishOptions configure the publish phase.
 type PublishOptions struct {
-	Connections int           // concurrent connections (-concurrency)
-	Mode        string        // ModeWait or ModePipeline
-	Window      int           // pipelined: max unacknowledged EVENTs per connection
-	Timeout     time.Duration // how long an EVENT may wait for its OK
-	Dial        wire.Options
-	Progress    func(done int64)
-	// Begin samples the relay's resources over the timed window (nil: not
-	// observed).
-	Begin Sampler
+	Base        `set:"timeout=10s"`
+	Connections int    // concurrent connections (-concurrency)
+	Mode        string // ModeWait or ModePipeline
+	Window      int    // pipelined: max unacknowledged EVENTs per connection
 }
 
 func (o *PublishOptions) defaults() error {

@@ -20,19 +20,13 @@ import (
 
 // QueryOptions configure the query phase.
 type QueryOptions struct {
-	Queries     int           // total queries (-queries)
-	Limit       int           // limit of each filter (-query-limit)
-	Connections int           // concurrent query connections (default 1: latency without self-contention)
-	Timeout     time.Duration // how long a REQ may wait for EOSE
-	Seed        int64         // drives the choice of filter values
+	Base        `set:"timeout=10s"`
+	Queries     int // total queries (-queries)
+	Limit       int // limit of each filter (-query-limit)
+	Connections int // concurrent query connections (default 1: latency without self-contention)
 	// RelayCap is the relay's per-REQ cap announced in NIP-11
 	// limitation.max_limit (0: not announced; it is then inferred).
 	RelayCap int
-	Dial     wire.Options
-	Progress func(done int64)
-	// Begin samples the relay's resources over the timed window (nil: not
-	// observed).
-	Begin Sampler
 	// RecordAnswers keeps every answer in the phase (results.Phase.Answers)
 	// for relaybench merge: an execution segment's answers are checked
 	// against all segments' events there (see answers.go).

@@ -112,8 +112,8 @@ func TestSubscribeManySubscribersTwoSourceAddrs(t *testing.T) {
 	}
 	url := embeddedRelay(t)
 	addrs := []net.IP{net.IPv4(127, 0, 0, 1).To4(), net.IPv4(127, 0, 0, 2).To4()}
-	o := SubscribeOptions{Subscribers: subs, Publishers: 1, Events: 5, Size: 100, Filter: FilterKind, SourceAddrs: addrs,
-		Grace: 5 * time.Second, Timeout: 20 * time.Second}
+	o := SubscribeOptions{Base: Base{Timeout: 20 * time.Second}, Subscribers: subs, Publishers: 1, Events: 5, Size: 100, Filter: FilterKind, SourceAddrs: addrs,
+		Grace: 5 * time.Second}
 	start := time.Now()
 	ph, err := Subscribe(testCtx(t), url, testKeys(t), o)
 	if err != nil {

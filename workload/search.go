@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -24,31 +23,34 @@ import (
 // a term alone (kind 1), a term by one author, a term within two hours.
 var SearchShapes = []string{"search", "search-author", "search-time"}
 
-// SearchOptions configure the NIP-50 search workload.
-type SearchOptions struct {
-	Queries int           // searches, rotating through SearchShapes
-	Limit   int           // limit of each search filter
-	Timeout time.Duration // how long a search may wait for its EOSE
-	Seed    int64         // drives the choice of terms and filter values
-	// Terms are the words searched for (nil: drawn from the content of the
-	// source's kind-1 events, so that every search has results).
-	Terms    []string
-	RelayCap int // NIP-11 limitation.max_limit (0: none)
-	Dial     wire.Options
-	Progress func(done int64)
-	Begin    Sampler
+func init() {
+	Register(Decl{Name: "search", Input: NeedsCorpus, NIP: 50, What: "search",
+		Summary: "NIP-50 search: publish the corpus, then search for words of its content; latency, results per search, recall, every result checked.",
+		New:     func() Config { return newDefaults[SearchOptions]() }})
 }
 
-func (o *SearchOptions) defaults() {
-	if o.Queries <= 0 {
-		o.Queries = 100
+// SearchOptions configure the NIP-50 search workload. Base's Timeout bounds
+// the wait for a search's EOSE.
+type SearchOptions struct {
+	Base    `kong:"-" set:"timeout=10s"`
+	Queries int `name:"queries" default:"100" help:"Searches (NIP-50), rotating through: a term alone, a term by one author, a term within two hours (kind 1)."`
+	Limit   int `name:"query-limit" default:"20" help:"Limit of each search filter."`
+	// Terms are the words searched for (nil: drawn from the content of the
+	// source's kind-1 events, so that every search has results).
+	Terms    []string `name:"terms" sep:"," placeholder:"LIST" help:"Words to search for (default: words drawn from the corpus's kind-1 content, so that every search has results)."`
+	RelayCap int      `kong:"-"` // NIP-11 limitation.max_limit (0: env's)
+	Force
+}
+
+// Run searches on env's relay, checking every answer against what it
+// accepted in the publish phase.
+func (o SearchOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	o.fromEnv(env, fmt.Sprintf("Searching (NIP-50) on %s", env.URL), int64(o.Queries))
+	if o.RelayCap == 0 {
+		o.RelayCap = env.relayCap()
 	}
-	if o.Limit <= 0 {
-		o.Limit = 20
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
+	return onePhase(Search(ctx, env.URL, env.Model, env.source(), o))
 }
 
 // searchIndex is the source's kind-1 events by the words of their content
@@ -173,7 +175,7 @@ func buildSearches(x *searchIndex, o SearchOptions) ([]*searchRecord, error) {
 // relaybench never published are extra, and the recall is reported: results
 // holding the term as a word over the events that do (up to the limit).
 func Search(ctx context.Context, url string, model *verify.Model, source []*nostr.Event, o SearchOptions) (results.Phase, error) {
-	o.defaults()
+	applyDefaults(&o)
 	x := newSearchIndex(source)
 	recs, err := buildSearches(x, o)
 	if err != nil {
@@ -188,7 +190,7 @@ func Search(ctx context.Context, url string, model *verify.Model, source []*nost
 	defer func() { closeAll(conns) }()
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "searches ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
-	q := &queryRun{user: ctx, url: url, o: QueryOptions{Timeout: o.Timeout}, wd: wd, whole: true,
+	q := &queryRun{user: ctx, url: url, o: QueryOptions{Base: Base{Timeout: o.Timeout}}, wd: wd, whole: true,
 		led: outcome.New(results.OpQuery, int64(o.Queries))}
 	var connErrs []string
 

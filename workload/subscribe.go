@@ -35,6 +35,7 @@ const (
 // connections hold live REQs while Publishers connections publish fresh
 // events carrying one of Channels channel tags.
 type SubscribeOptions struct {
+	Base        `set:"timeout=10s"`
 	Name        string // phase name (default "subscribe")
 	Subscribers int    // subscriber connections, one live REQ each (default 10)
 	Publishers  int    // publisher connections (default 2)
@@ -56,15 +57,7 @@ type SubscribeOptions struct {
 	Duration time.Duration // stop publishing after this (0: when Events are sent)
 	// Grace is how long to wait after the last OK for deliveries still on
 	// their way before the missing ones are counted (default 2 s).
-	Grace   time.Duration
-	Timeout time.Duration // OK and EOSE timeout (default 10 s)
-	Seed    int64
-	Dial    wire.Options
-	// Progress is called with the number of events whose OK is in.
-	Progress func(done int64)
-	// Begin samples the relay's resources over the timed window (nil: not
-	// observed).
-	Begin Sampler
+	Grace time.Duration
 	// SourceAddrs are the local addresses the connections are spread over
 	// (round robin); nil: one address, or 127.0.0.1…127.0.0.K on their own
 	// when a loopback relay needs more connections than one address has

@@ -15,8 +15,8 @@ import (
 // subHonest is the fan-out of the honesty tests: 4 subscribers on 2
 // channels (tag filters, one channel each), 1 publisher, 60 events: every
 // event is owed to exactly 2 subscribers, 120 deliveries in all.
-var subHonest = SubscribeOptions{Subscribers: 4, Publishers: 1, Channels: 2, Events: 60, Size: 100, Filter: FilterTag,
-	Grace: 500 * time.Millisecond, Timeout: 5 * time.Second}
+var subHonest = SubscribeOptions{Base: Base{Timeout: 5 * time.Second}, Subscribers: 4, Publishers: 1, Channels: 2, Events: 60, Size: 100, Filter: FilterTag,
+	Grace: 500 * time.Millisecond}
 
 func runSubscribe(t *testing.T, cfg testrelay.Config, o SubscribeOptions) (results.Phase, *testrelay.Relay) {
 	t.Helper()

@@ -15,7 +15,7 @@ func TestLivePlanMatchesFilters(t *testing.T) {
 	for _, f := range []string{FilterMix, FilterTag, FilterAuthor, FilterKind} {
 		for _, ov := range []int{1, 2, 5} {
 			for idx := range 3 {
-				o := SubscribeOptions{Subscribers: 11, Channels: 4, Overlap: ov, Filter: f, Events: 37, Size: 10, Authors: 7, Seed: 5,
+				o := SubscribeOptions{Base: Base{Seed: 5}, Subscribers: 11, Channels: 4, Overlap: ov, Filter: f, Events: 37, Size: 10, Authors: 7,
 					Rate: 100, StartAt: at, Segment: Segment{Index: idx, Count: 3}}
 				if err := o.defaults(); err != nil {
 					t.Fatal(err)
@@ -50,7 +50,7 @@ func TestSubscribeSegmentSameEvents(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string
 	for idx := range 2 {
-		o := SubscribeOptions{Events: 9, Size: 10, Seed: 5, Rate: 10, StartAt: at, Segment: Segment{Index: idx, Count: 2}}
+		o := SubscribeOptions{Base: Base{Seed: 5}, Events: 9, Size: 10, Rate: 10, StartAt: at, Segment: Segment{Index: idx, Count: 2}}
 		if err := o.defaults(); err != nil {
 			t.Fatal(err)
 		}

@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
-	"github.com/relaybench/relaybench/wire"
 )
-
-// DefaultSweepSizes are the content sizes of the payload sweep (narwhal's
-// table runs 256 B to 128 KB).
-var DefaultSweepSizes = []int{256, 1024, 4096, 16384, 65536, 131072}
 
 // sweepBudget bounds the content bytes pre-signed for one size.
 const sweepBudget = 128 << 20
@@ -26,29 +22,75 @@ const sweepBudget = 128 << 20
 // the relay's announced limits).
 var ErrNoSize = errors.New("sweep: no size could run")
 
-// SweepOptions configure Sweep.
+func init() {
+	Register(Decl{Name: "sweep", Input: NeedsKeys,
+		Summary: "Payload sweep: publish and fan-out at each content size; msg/s, MB/s, mean, p50, p95, p99 per size.",
+		New:     func() Config { return newDefaults[SweepOptions]() }})
+}
+
+// SweepOptions configure Sweep. Base's Timeout bounds the wait for an OK
+// and for an EOSE.
 type SweepOptions struct {
-	Sizes       []int         // content sizes in bytes (default DefaultSweepSizes)
-	Events      int           // events per size (default 2000)
-	Publishers  int           // default 1 (narwhal's table: 1 producer)
-	Subscribers int           // default 1 (1 consumer)
-	Mode        string        // ModeWait or ModePipeline (default pipeline)
-	Window      int           // pipelined window (default 64)
-	Rate        float64       // total events/s, 0: closed loop
-	Duration    time.Duration // per size: stop publishing after this (0: all Events)
-	Grace       time.Duration
-	Timeout     time.Duration
-	Seed        int64
-	Dial        wire.Options
+	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+	Sizes       []int         `default:"256,1024,4096,16384,65536,131072" help:"Content sizes in bytes (capped by the relay's announced max_message_length / max_content_length)."`
+	Events      int           `default:"2000" help:"Events per size."`
+	Publishers  int           `default:"1" help:"Publisher connections."`                          // narwhal's table: 1 producer
+	Subscribers int           `default:"1" help:"Subscriber connections (each gets every event)."` // 1 consumer
+	Mode        string        `default:"pipeline" enum:"wait,pipeline" help:"wait: one EVENT in flight per publisher; pipeline: up to --window."`
+	Window      int           `default:"64" help:"Pipelined: unacknowledged EVENTs per publisher."`
+	Rate        float64       `default:"0" help:"Total events/s, open loop; 0: closed loop."`
+	Duration    time.Duration `default:"0s" help:"Per size: stop publishing after this (0: all events)."`
+	Grace       time.Duration `default:"2s" zero:"keep" help:"Wait for late deliveries this long after the last OK."`
 	// Limits are the relay's announced limits; nil: fetched from NIP-11.
-	Limits *nip11.Limitation
+	Limits *nip11.Limitation `kong:"-"`
 	// OnSkip is told about each size that was not run, and why.
-	OnSkip func(size int, reason string)
-	// Progress is called with the size about to run.
-	Progress func(size int)
-	// Begin samples the relay's resources over each size's timed window
-	// (nil: not observed).
-	Begin Sampler
+	OnSkip func(size int, reason string) `kong:"-"`
+	// OnSize is called with the size about to run.
+	OnSize func(size int) `kong:"-"`
+}
+
+// Run sweeps the sizes on env's relay, one at a time (for the progress:
+// each size's phase gets the relay's resources over its own timed
+// window), with fresh events signed by env's corpus keys. The sizes
+// skipped are named in the first phase's notes; none run is an error.
+func (o SweepOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	o.fromEnv(env, "", 0)
+	if o.Limits == nil {
+		o.Limits = &nip11.Limitation{}
+		if env.Info != nil {
+			o.Limits = &env.Info.Limitation
+		}
+	}
+	var skipped []string
+	o.OnSkip = func(size int, reason string) {
+		skipped = append(skipped, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
+	}
+	update := env.progressFor(fmt.Sprintf("Sweeping %d sizes", len(o.Sizes)), int64(len(o.Sizes)))
+	sizes := o.Sizes
+	var phases []results.Phase
+	var err error
+	for i, size := range sizes {
+		if ctx.Err() != nil {
+			break
+		}
+		o.Sizes = []int{size}
+		got, serr := Sweep(ctx, env.URL, env.Corpus, o)
+		phases = append(phases, got...)
+		if update != nil {
+			update(int64(i + 1))
+		}
+		if serr != nil && !errors.Is(serr, ErrNoSize) {
+			err = serr
+			break
+		}
+	}
+	if len(phases) > 0 {
+		phases[0].Notes = append(phases[0].Notes, skipped...)
+	} else if err == nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %s", ErrNoSize, strings.Join(skipped, "; "))
+	}
+	return phases, err
 }
 
 // Sweep runs the fan-out workload once per payload size and returns one
@@ -59,7 +101,7 @@ type SweepOptions struct {
 // Each phase carries Subscribe's accounts (subscriptions, events,
 // deliveries) and verification.
 func Sweep(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions) ([]results.Phase, error) {
-	o.defaults()
+	applyDefaults(&o)
 	lim := sweepLimits(ctx, url, o.Limits)
 	var phases []results.Phase
 	var skipped []string
@@ -95,24 +137,6 @@ func Sweep(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions) ([
 	return phases, ctx.Err()
 }
 
-func (o *SweepOptions) defaults() {
-	if len(o.Sizes) == 0 {
-		o.Sizes = DefaultSweepSizes
-	}
-	if o.Events <= 0 {
-		o.Events = 2000
-	}
-	if o.Publishers <= 0 {
-		o.Publishers = 1
-	}
-	if o.Subscribers <= 0 {
-		o.Subscribers = 1
-	}
-	if o.Mode == "" {
-		o.Mode = ModePipeline
-	}
-}
-
 // sweepLimits returns lim, or the relay's announced limits (none when its
 // NIP-11 document cannot be fetched).
 func sweepLimits(ctx context.Context, url string, lim *nip11.Limitation) *nip11.Limitation {
@@ -137,8 +161,8 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	if lim.MaxContentLength > 0 && size > lim.MaxContentLength {
 		return nil, fmt.Sprintf("content of %d bytes exceeds the relay's announced max_content_length %d", size, lim.MaxContentLength), nil
 	}
-	if o.Progress != nil {
-		o.Progress(size)
+	if o.OnSize != nil {
+		o.OnSize(size)
 	}
 	nonce := RunNonce()
 	seed := o.Seed + int64(size)
@@ -158,11 +182,10 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	if lim.MaxContentLength > 0 && maxRunes > lim.MaxContentLength {
 		return nil, fmt.Sprintf("%d-byte content has up to %d characters, above the relay's announced max_content_length %d", size, maxRunes, lim.MaxContentLength), nil
 	}
-	ph, err := Subscribe(ctx, url, c, SubscribeOptions{
+	ph, err := Subscribe(ctx, url, c, SubscribeOptions{Base: Base{Timeout: o.Timeout, Seed: seed, Dial: o.Dial, Begin: o.Begin},
 		Name: results.SweepName(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
 		Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
-		Duration: o.Duration, Grace: o.Grace, Timeout: o.Timeout, Seed: seed, Dial: o.Dial, fresh: fresh,
-		Begin: o.Begin,
+		Duration: o.Duration, Grace: o.Grace, fresh: fresh,
 	})
 	if ph.Counts == nil { // never started
 		return nil, "", err

@@ -19,7 +19,7 @@ func TestQueryUnknownEventsNeitherOwedNorWrong(t *testing.T) {
 	c := smallCorpus(t)
 	for _, lose := range []bool{false, true} {
 		r := testrelay.New(testrelay.Config{NeverOKAfter: 560, LoseUnanswered: lose})
-		pr, err := Publish(ctxT(t), r.URL(), c, all(c), PublishOptions{Connections: 1, Mode: ModePipeline, Window: 64, Timeout: 3 * time.Second})
+		pr, err := Publish(ctxT(t), r.URL(), c, all(c), PublishOptions{Base: Base{Timeout: 3 * time.Second}, Connections: 1, Mode: ModePipeline, Window: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestQueryUnknownEventsNeitherOwedNorWrong(t *testing.T) {
 		}
 		model := verify.NewModelUnknown(acc, unknown)
 		for _, shapes := range [][]string{nil, ClientShapes} {
-			qo := QueryOptions{Limit: 50, Queries: 60, Timeout: 5 * time.Second, Seed: 3, Shapes: shapes}
+			qo := QueryOptions{Base: Base{Timeout: 5 * time.Second, Seed: 3}, Limit: 50, Queries: 60, Shapes: shapes}
 			ph, err := Query(ctxT(t), r.URL(), model, model.Live, qo)
 			if err != nil {
 				t.Fatal(err)
@@ -102,7 +102,7 @@ func TestCountUnknownEventsRange(t *testing.T) {
 		}
 	}
 	um := verify.NewModelUnknown(acc, unknown)
-	o := CountOptions{Queries: 24, Limit: 50, Timeout: 5 * time.Second, Seed: 3}
+	o := CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 3}, Queries: 24, Limit: 50}
 	ph, err := Count(ctxT(t), url, um, m.Live, o)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestNegentropyUnknownEventsStoredAfterAll(t *testing.T) {
 				known = append(known, e)
 			}
 		}
-		o := NegentropyOptions{Rounds: 3, Delta: 10, Seed: 5, Timeout: 10 * time.Second}
+		o := NegentropyOptions{Base: Base{Seed: 5, Timeout: 10 * time.Second}, Rounds: 3, Delta: 10}
 		if named {
 			o.Unknown = unknown
 		}

@@ -1,6 +1,12 @@
 package workload
 
-import "github.com/relaybench/relaybench/results"
+import (
+	"strings"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/results"
+)
 
 // Sampler starts sampling the relay's resources and returns the function
 // that ends the sampling with what was measured (the harness's
@@ -134,4 +140,89 @@ func joinWindows(wins []window) *results.Resources {
 		off += w.secs
 	}
 	return out
+}
+
+// NewPhase is the one constructor of a phase: its name, its workload and
+// empty counters, refusals and latencies, ready to be filled. A timed phase
+// is built by Window.Phase, which also sets its clock.
+func NewPhase(name, kind string) results.Phase {
+	return results.Phase{Name: name, Workload: kind, Counts: map[string]int64{},
+		Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}}
+}
+
+// Skipped is the phase of a workload that did not run on this relay, with
+// the one-line reason (e.g. the relay does not announce the NIP; a leading
+// "skipped: " is left out): no operation ran, so no account blames the
+// relay, but the work asked for was not done (judged incomplete).
+func Skipped(name, why string) results.Phase {
+	why = strings.TrimPrefix(why, "skipped: ")
+	ph := NewPhase(name, name)
+	ph.Skipped, ph.Notes = why, []string{"skipped: " + why}
+	return ph
+}
+
+// Window is a phase's timed window: opened once its connections are
+// dialled and its subscriptions open, closed when its last answer is in.
+// Between the two it samples the relay's resources and the client's CPU on
+// the monotonic clock; every workload's clock is one of these.
+type Window struct {
+	setup int64 // mono time the phase began dialling (0: not told)
+	smp   *sampling
+	cpu0  time.Duration
+	cpu   time.Duration
+	Start int64 // mono time the clock started
+	End   int64 // mono time the clock stopped (0 while open)
+}
+
+// open starts the clock of a phase that began dialling at setup (mono;
+// 0 when it did not dial), with the relay's sampling (b.Begin) and the
+// client's CPU.
+func (b Base) open(setup int64) *Window {
+	w := &Window{setup: setup, smp: startSampling(b.Begin)}
+	w.cpu0 = CPUTime()
+	w.Start = mono.Now()
+	return w
+}
+
+// Close stops the clock at end (mono; 0: now), no earlier than a
+// nanosecond after the start, and ends the sampling. Later calls do
+// nothing.
+func (w *Window) Close(end int64) {
+	if w.End != 0 {
+		return
+	}
+	if end == 0 {
+		end = mono.Now()
+	}
+	w.End = max(end, w.Start+1)
+	w.cpu = CPUTime() - w.cpu0
+	w.smp.stop()
+}
+
+// Secs is the window's length in seconds (so far, while it is open).
+func (w *Window) Secs() float64 {
+	end := w.End
+	if end == 0 {
+		end = mono.Now()
+	}
+	return float64(end-w.Start) / 1e9
+}
+
+// Phase is the phase timed by w (closing it now if it is open): NewPhase
+// with its start, duration, setup time and client CPU. Finish adds the
+// relay's resources once the phase is filled.
+func (w *Window) Phase(name, kind string) results.Phase {
+	w.Close(0)
+	ph := NewPhase(name, kind)
+	ph.Start = mono.Time(w.Start)
+	ph.Duration = w.End - w.Start
+	ph.SetupSecs = setupSince(w.setup, w.Start)
+	ph.Resources = &results.Resources{ClientCPUSecs: w.cpu.Seconds()}
+	return ph
+}
+
+// Finish puts the relay's resources sampled over the window into ph (cut
+// to ph's duration), keeping the client CPU.
+func (w *Window) Finish(ph *results.Phase) {
+	w.smp.into(ph)
 }

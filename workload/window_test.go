@@ -94,7 +94,7 @@ func TestResourcesCoverTheTimedWindow(t *testing.T) {
 	}
 	t.Run("publish+query", func(t *testing.T) {
 		r, f, c := relay(t), &fakeSampler{}, smallCorpus(t)
-		pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:200], PublishOptions{Connections: 3, Begin: f.begin})
+		pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:200], PublishOptions{Base: Base{Begin: f.begin}, Connections: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestResourcesCoverTheTimedWindow(t *testing.T) {
 		for _, i := range pr.StoredIndexes() {
 			live = append(live, c.Events[i])
 		}
-		ph, err := Query(testCtx(t), r.URL(), nil, live, QueryOptions{Queries: 12, Limit: 10, Begin: f.begin})
+		ph, err := Query(testCtx(t), r.URL(), nil, live, QueryOptions{Base: Base{Begin: f.begin}, Queries: 12, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestResourcesCoverTheTimedWindow(t *testing.T) {
 	})
 	t.Run("lifecycle", func(t *testing.T) {
 		f := &fakeSampler{}
-		ph, err := Lifecycle(testCtx(t), relay(t).URL(), c, LifecycleOptions{Events: 10, Size: 100, Begin: f.begin})
+		ph, err := Lifecycle(testCtx(t), relay(t).URL(), c, LifecycleOptions{Base: Base{Begin: f.begin}, Events: 10, Size: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestResourcesCoverTheTimedWindow(t *testing.T) {
 	})
 	t.Run("subscribe", func(t *testing.T) {
 		f := &fakeSampler{}
-		ph, err := Subscribe(testCtx(t), relay(t).URL(), c, SubscribeOptions{Subscribers: 3, Events: 60, Size: 100, Rate: 150, Begin: f.begin})
+		ph, err := Subscribe(testCtx(t), relay(t).URL(), c, SubscribeOptions{Base: Base{Begin: f.begin}, Subscribers: 3, Events: 60, Size: 100, Rate: 150})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestResourcesCoverTheTimedWindow(t *testing.T) {
 	})
 	t.Run("sweep", func(t *testing.T) {
 		f := &fakeSampler{}
-		phases, err := Sweep(testCtx(t), relay(t).URL(), c, SweepOptions{Sizes: []int{100, 1000}, Events: 30, Rate: 100, Begin: f.begin})
+		phases, err := Sweep(testCtx(t), relay(t).URL(), c, SweepOptions{Base: Base{Begin: f.begin}, Sizes: []int{100, 1000}, Events: 30, Rate: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,8 +164,8 @@ func TestResourcesCoverTheTimedWindow(t *testing.T) {
 	})
 	t.Run("load", func(t *testing.T) {
 		f := &fakeSampler{}
-		ph, err := Load(testCtx(t), relay(t).URL(), c, LoadOptions{Name: "load", Kind: LoadPublish, Pattern: constant(t, 100, 600*time.Millisecond),
-			Connections: 2, Size: 100, Begin: f.begin})
+		ph, err := Load(testCtx(t), relay(t).URL(), c, LoadOptions{Base: Base{Begin: f.begin}, Name: "load", Kind: LoadPublish, Pattern: constant(t, 100, 600*time.Millisecond),
+			Connections: 2, Size: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

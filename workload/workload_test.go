@@ -68,7 +68,7 @@ func ctxT(t *testing.T) context.Context {
 func publishAndQuery(t *testing.T, url string, mode string, qo QueryOptions) (*PublishResult, results.Phase) {
 	t.Helper()
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Connections: 4, Mode: mode, Window: 16, Timeout: 5 * time.Second})
+	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: mode, Window: 16})
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}
@@ -174,7 +174,7 @@ func TestNoEOSEIsAFailureNotAHang(t *testing.T) {
 	r := testrelay.New(testrelay.Config{NoEOSE: true})
 	defer r.Close()
 	start := time.Now()
-	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 6, Timeout: 300 * time.Millisecond})
+	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Base: Base{Timeout: 300 * time.Millisecond}, Queries: 6})
 	// Three queries in a row without EOSE stop the phase; the rest is not
 	// run. Unanswered queries are incomplete work, not wrong answers.
 	a := q.Account(results.OpQuery)
@@ -194,7 +194,7 @@ func TestDelayedOKsShowInLatency(t *testing.T) {
 	r := testrelay.New(testrelay.Config{OKDelay: 40 * time.Millisecond})
 	defer r.Close()
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:40], PublishOptions{Connections: 4, Mode: ModeWait, Timeout: 5 * time.Second})
+	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:40], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestNeverOKTimesOut(t *testing.T) {
 	defer r.Close()
 	c := smallCorpus(t)
 	for _, mode := range []string{ModeWait, ModePipeline} {
-		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:20], PublishOptions{Connections: 2, Mode: mode, Timeout: 300 * time.Millisecond})
+		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:20], PublishOptions{Base: Base{Timeout: 300 * time.Millisecond}, Connections: 2, Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestGarbageFramesCounted(t *testing.T) {
 	r := testrelay.New(testrelay.Config{GarbageEvery: 3})
 	defer r.Close()
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:60], PublishOptions{Connections: 2, Mode: ModePipeline, Timeout: 5 * time.Second})
+	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:60], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: ModePipeline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestConnectionDropsReported(t *testing.T) {
 	defer r.Close()
 	c := smallCorpus(t)
 	for _, mode := range []string{ModeWait, ModePipeline} {
-		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:200], PublishOptions{Connections: 2, Mode: mode, Timeout: 2 * time.Second})
+		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:200], PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 2, Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
