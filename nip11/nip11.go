@@ -86,12 +86,7 @@ func Fetch(ctx context.Context, wsURL string) (*Info, json.RawMessage, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, httpURL, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("NIP-11 %s: %v", wsURL, err)
-	}
-	req.Header.Set("Accept", "application/nostr+json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := Get(ctx, httpURL)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -115,6 +110,22 @@ func Fetch(ctx context.Context, wsURL string) (*Info, json.RawMessage, error) {
 		return nil, nil, fmt.Errorf("NIP-11 %s: %w", wsURL, err)
 	}
 	return info, json.RawMessage(body), nil
+}
+
+// Get sends the NIP-11 request (GET with Accept: application/nostr+json)
+// to the relay at url (ws, wss, http or https), bounded by ctx alone. The
+// caller closes the response's body.
+func Get(ctx context.Context, url string) (*http.Response, error) {
+	httpURL, err := HTTPURL(url)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, httpURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/nostr+json")
+	return http.DefaultClient.Do(req)
 }
 
 // Parse decodes a document tolerantly. It fails (wrapping ErrNoDocument)
