@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -108,10 +107,8 @@ func eachStore(t *testing.T, f func(t *testing.T, store string)) {
 // one"): afterwards only the second filter's events arrive.
 func TestReqSameIDReplaces(t *testing.T) {
 	eachStore(t, func(t *testing.T, store string) {
-		_, srv := startRelay(t, store)
-		ctx := conformCtx(t)
-		sub, pub := connect(ctx, t, wsURL(srv.URL)), connect(ctx, t, wsURL(srv.URL))
-		defer sub.Close()
+		_, url, ctx, sub := dialRelay(t, store)
+		pub := connect(ctx, t, url)
 		defer pub.Close()
 		for _, tag := range []string{"first", "second"} {
 			if err := sub.write(ctx, "REQ", "x", gonostr.Filter{Tags: gonostr.TagMap{"t": {tag}}}); err != nil {
@@ -138,10 +135,7 @@ func TestReqSameIDReplaces(t *testing.T) {
 // set then EOSE (khatru alone raced: some answers were a bare EOSE).
 func TestCloseThenReqSameID(t *testing.T) {
 	eachStore(t, func(t *testing.T, store string) {
-		_, srv := startRelay(t, store)
-		ctx := conformCtx(t)
-		c := connect(ctx, t, wsURL(srv.URL))
-		defer c.Close()
+		_, _, ctx, c := dialRelay(t, store)
 		sk, now := gonostr.GeneratePrivateKey(), time.Now().Unix()
 		var stored []gonostr.Event
 		for i := range 5 {
@@ -173,10 +167,8 @@ func TestCloseThenReqSameID(t *testing.T) {
 // once, in the stored answer and live.
 func TestEventOncePerReq(t *testing.T) {
 	eachStore(t, func(t *testing.T, store string) {
-		r, srv := startRelay(t, store)
-		ctx := conformCtx(t)
-		sub, pub := connect(ctx, t, wsURL(srv.URL)), connect(ctx, t, wsURL(srv.URL))
-		defer sub.Close()
+		r, url, ctx, sub := dialRelay(t, store)
+		pub := connect(ctx, t, url)
 		defer pub.Close()
 		sk, now := gonostr.GeneratePrivateKey(), time.Now().Unix()
 		both := signed(t, sk, now-2, 1, gonostr.Tags{{"t", "a"}, {"t", "b"}}, "both tags")
@@ -217,10 +209,7 @@ func TestEventOncePerReq(t *testing.T) {
 // once, is answered OK true with a "duplicate:" reason (NIP-01's example).
 func TestDuplicateOKTrue(t *testing.T) {
 	eachStore(t, func(t *testing.T, store string) {
-		_, srv := startRelay(t, store)
-		ctx := conformCtx(t)
-		c := connect(ctx, t, wsURL(srv.URL))
-		defer c.Close()
+		_, _, ctx, c := dialRelay(t, store)
 		sk, now := gonostr.GeneratePrivateKey(), time.Now().Unix()
 		ev := signed(t, sk, now, 1, nil, "twice at once")
 		for range 2 {
@@ -257,10 +246,7 @@ func TestDuplicateOKTrue(t *testing.T) {
 // for the OK, sees the event in its stored answer.
 func TestEventThenReqInOrder(t *testing.T) {
 	eachStore(t, func(t *testing.T, store string) {
-		_, srv := startRelay(t, store)
-		ctx := conformCtx(t)
-		c := connect(ctx, t, wsURL(srv.URL))
-		defer c.Close()
+		_, _, ctx, c := dialRelay(t, store)
 		sk, now := gonostr.GeneratePrivateKey(), time.Now().Unix()
 		for i := range 20 {
 			ev := signed(t, sk, now-int64(i), 1, nil, fmt.Sprint("in order ", i))
@@ -297,28 +283,12 @@ func TestEventThenReqInOrder(t *testing.T) {
 func TestNativeSearch(t *testing.T) {
 	for _, store := range Stores {
 		_, srv := startRelay(t, store)
-		var doc struct {
-			NIPs []int `json:"supported_nips"`
-		}
-		req, _ := http.NewRequest("GET", srv.URL, nil)
-		req.Header.Set("Accept", "application/nostr+json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = json.NewDecoder(resp.Body).Decode(&doc)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%s: NIP-11: %v", store, err)
-		}
+		doc := fetchInfo(t, srv.URL)
 		if has := slices.Contains(doc.NIPs, 50); has != (store == "native") {
 			t.Errorf("%s: supported_nips %v", store, doc.NIPs)
 		}
 	}
-	_, srv := startRelay(t, "native")
-	ctx := conformCtx(t)
-	c := connect(ctx, t, wsURL(srv.URL))
-	defer c.Close()
+	_, url, ctx, c := dialRelay(t, "native")
 	sk, now := gonostr.GeneratePrivateKey(), time.Now().Unix()
 	hello := signed(t, sk, now-3, 1, nil, "Hello Nostr world")
 	bye := signed(t, sk, now-2, 1, nil, "goodbye, WORLD")
@@ -348,7 +318,7 @@ func TestNativeSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.untilEOSE(ctx, t, "live")
-	pub := connect(ctx, t, wsURL(srv.URL))
+	pub := connect(ctx, t, url)
 	defer pub.Close()
 	stale := signed(t, sk, now, 1, nil, "stale news")
 	fresh := signed(t, sk, now, 1, nil, "FRESH news")
@@ -363,10 +333,7 @@ func TestNativeSearch(t *testing.T) {
 // response to a REQ when the relay refuses to fulfill it"), an EVENT an
 // OK false, anything else a NOTICE; the connection stays usable.
 func TestMalformedAnswered(t *testing.T) {
-	_, srv := startRelay(t, "native")
-	ctx := conformCtx(t)
-	c := connect(ctx, t, wsURL(srv.URL))
-	defer c.Close()
+	_, _, ctx, c := dialRelay(t, "native")
 	for _, tc := range []struct{ msg, label, id string }{
 		{`["REQ","bad",{"kinds":"x"}]`, "CLOSED", "bad"},
 		{`["COUNT","badc",{"kinds":"x"}]`, "CLOSED", "badc"},
@@ -396,10 +363,7 @@ func TestMalformedAnswered(t *testing.T) {
 // "auth-required:" with an AUTH challenge; after NIP-42 AUTH by its author
 // it is accepted.
 func TestProtectedEventNeedsAuth(t *testing.T) {
-	_, srv := startRelay(t, "native")
-	ctx := conformCtx(t)
-	c := connect(ctx, t, wsURL(srv.URL))
-	defer c.Close()
+	_, url, ctx, c := dialRelay(t, "native")
 	sk := gonostr.GeneratePrivateKey()
 	ev := signed(t, sk, time.Now().Unix(), 1, gonostr.Tags{{"-"}}, "protected")
 	if err := c.write(ctx, "EVENT", ev); err != nil {
@@ -420,7 +384,7 @@ func TestProtectedEventNeedsAuth(t *testing.T) {
 			refused = true
 		}
 	}
-	auth := signed(t, sk, time.Now().Unix(), 22242, gonostr.Tags{{"relay", wsURL(srv.URL)}, {"challenge", challenge}}, "")
+	auth := signed(t, sk, time.Now().Unix(), 22242, gonostr.Tags{{"relay", url}, {"challenge", challenge}}, "")
 	if err := c.write(ctx, "AUTH", auth); err != nil {
 		t.Fatal(err)
 	}

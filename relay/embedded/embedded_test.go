@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 	gonostr "github.com/nbd-wtf/go-nostr"
+
+	"github.com/relaybench/relaybench/nip11"
 )
 
 func signed(t *testing.T, sk string, createdAt int64, kind int, tags gonostr.Tags, content string) gonostr.Event {
@@ -64,16 +65,24 @@ func startRelay(t *testing.T, store string) (*Relay, *httptest.Server) {
 	return r, srv
 }
 
+// dialRelay starts a relay on store and connects to it: the relay, its
+// ws:// URL, a context that ends with the test (a hang guard) and the
+// connection, closed when the test ends.
+func dialRelay(t *testing.T, store string) (*Relay, string, context.Context, *wsClient) {
+	t.Helper()
+	r, srv := startRelay(t, store)
+	ctx := conformCtx(t)
+	url := wsURL(srv.URL)
+	c := connect(ctx, t, url)
+	t.Cleanup(c.Close)
+	return r, url, ctx, c
+}
+
 // TestStores runs the same publish/query table against every store.
 func TestStores(t *testing.T) {
 	for _, store := range Stores {
 		t.Run(store, func(t *testing.T) {
-			_, srv := startRelay(t, store)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			wsURL := "ws" + strings.TrimPrefix(srv.URL, "http")
-			c := connect(ctx, t, wsURL)
-			defer c.Close()
+			_, url, ctx, c := dialRelay(t, store)
 
 			skA, skB := gonostr.GeneratePrivateKey(), gonostr.GeneratePrivateKey()
 			now := time.Now().Unix()
@@ -132,7 +141,7 @@ func TestStores(t *testing.T) {
 				t.Errorf("bad id: got %v, want an invalid: refusal", err)
 			}
 
-			info := fetchInfo(t, srv.URL)
+			info := fetchInfo(t, url)
 			if info.Limitation.MaxLimit != MaxLimit {
 				t.Errorf("NIP-11 max_limit = %d, want %d", info.Limitation.MaxLimit, MaxLimit)
 			}
@@ -262,6 +271,7 @@ func (c *wsClient) QuerySync(ctx context.Context, f gonostr.Filter) ([]*gonostr.
 }
 
 type infoDoc struct {
+	NIPs       []int  `json:"supported_nips"`
 	Software   string `json:"software"`
 	Version    string `json:"version"`
 	Limitation struct {
@@ -269,18 +279,16 @@ type infoDoc struct {
 	} `json:"limitation"`
 }
 
-func fetchInfo(t *testing.T, httpURL string) infoDoc {
+func fetchInfo(t *testing.T, url string) infoDoc {
 	t.Helper()
-	req, _ := http.NewRequest("GET", httpURL, nil)
-	req.Header.Set("Accept", "application/nostr+json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := nip11.Get(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var d infoDoc
 	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
-		t.Fatalf("NIP-11: %v", err)
+		t.Fatalf("NIP-11 of %s: %v", url, err)
 	}
 	return d
 }
@@ -335,12 +343,7 @@ func TestLiveAndConcurrent(t *testing.T) {
 }
 
 func liveAndConcurrent(t *testing.T, store string) {
-	_, srv := startRelay(t, store)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http")
-	sub := connect(ctx, t, wsURL)
-	defer sub.Close()
+	_, wsURL, ctx, sub := dialRelay(t, store)
 	if _, _, err := sub.Subscribe(ctx, gonostr.Filter{Kinds: []int{1}}); err != nil {
 		t.Fatal(err)
 	}

@@ -708,7 +708,7 @@ func choosePrefixes(it *badgerdb.Iterator, f *nostr.Filter, m *matcher) [][]byte
 	case len(f.Authors) > 0 && len(f.Kinds) > 0:
 		var ps [][]byte
 		for _, a := range uniq(f.Authors) {
-			for _, k := range uniqInts(f.Kinds) {
+			for _, k := range uniq(f.Kinds) {
 				ps = append(ps, prefix(nAuthorKind, authorKindHash(a, k), true))
 			}
 		}
@@ -721,7 +721,7 @@ func choosePrefixes(it *badgerdb.Iterator, f *nostr.Filter, m *matcher) [][]byte
 		options = append(options, ps)
 	case len(f.Kinds) > 0:
 		var ps [][]byte
-		for _, k := range uniqInts(f.Kinds) {
+		for _, k := range uniq(f.Kinds) {
 			ps = append(ps, prefix(nKind, kindEnc(k), true))
 		}
 		options = append(options, ps)
@@ -755,21 +755,10 @@ func choosePrefixes(it *badgerdb.Iterator, f *nostr.Filter, m *matcher) [][]byte
 	return options[best]
 }
 
-func uniq(vs []string) []string {
-	out := make([]string, 0, len(vs))
-	seen := make(map[string]bool, len(vs))
-	for _, v := range vs {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func uniqInts(vs []int) []int {
-	out := make([]int, 0, len(vs))
-	seen := make(map[int]bool, len(vs))
+// uniq is vs without repeats, in order of first appearance.
+func uniq[T comparable](vs []T) []T {
+	out := make([]T, 0, len(vs))
+	seen := make(map[T]bool, len(vs))
 	for _, v := range vs {
 		if !seen[v] {
 			seen[v] = true

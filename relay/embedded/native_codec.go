@@ -88,37 +88,16 @@ func decodeEvent(v []byte) (*nostr.Event, error) {
 	// All strings share one allocation: the hex fields, then a copy of v.
 	var hx [64 + 64 + 128]byte
 	hex.Encode(hx[:64], v[2:34])
-	p := 34
-	nh := 64
-	var pkStr, sigStr []byte // non-hex forms, as slices of v
-	if flags&1 != 0 {
-		if len(v) < p+32 {
-			return nil, errCorrupt
-		}
-		hex.Encode(hx[nh:nh+64], v[p:p+32])
-		nh += 64
-		p += 32
-	} else {
-		s, q, ok := readStr(v, p)
-		if !ok {
-			return nil, errCorrupt
-		}
-		pkStr, p = s, q
+	d := hexOrStr{v: v, p: 34, hx: hx[:], nh: 64}
+	pkStr, ok := d.field(flags&1 != 0, 32) // non-hex forms, as slices of v
+	if !ok {
+		return nil, errCorrupt
 	}
-	if flags&2 != 0 {
-		if len(v) < p+64 {
-			return nil, errCorrupt
-		}
-		hex.Encode(hx[nh:nh+128], v[p:p+64])
-		nh += 128
-		p += 64
-	} else {
-		s, q, ok := readStr(v, p)
-		if !ok {
-			return nil, errCorrupt
-		}
-		sigStr, p = s, q
+	sigStr, ok := d.field(flags&2 != 0, 64)
+	if !ok {
+		return nil, errCorrupt
 	}
+	p, nh := d.p, d.nh
 	all := string(append(append(append(hx[:nh:nh], pkStr...), sigStr...), v[p:]...))
 	ev := &nostr.Event{ID: all[:64]}
 	o := 64
@@ -194,6 +173,33 @@ func decodeEvent(v []byte) (*nostr.Event, error) {
 }
 
 // readStr reads a length-prefixed string at v[p:].
+// hexOrStr reads the pubkey and sig fields of an encoded event at v[p:]:
+// each is stored either as raw bytes, hex-encoded into hx[nh:], or (when
+// it is not lowercase hex) as a string.
+type hexOrStr struct {
+	v, hx []byte
+	p, nh int
+}
+
+// field reads a field of n raw bytes when isHex, else a string, which it
+// returns; false when v is short.
+func (d *hexOrStr) field(isHex bool, n int) ([]byte, bool) {
+	if !isHex {
+		s, q, ok := readStr(d.v, d.p)
+		if ok {
+			d.p = q
+		}
+		return s, ok
+	}
+	if len(d.v) < d.p+n {
+		return nil, false
+	}
+	hex.Encode(d.hx[d.nh:d.nh+2*n], d.v[d.p:d.p+n])
+	d.nh += 2 * n
+	d.p += n
+	return nil, true
+}
+
 func readStr(v []byte, p int) ([]byte, int, bool) {
 	n, k := binary.Uvarint(v[p:])
 	if k <= 0 || n > uint64(len(v)-p-k) {

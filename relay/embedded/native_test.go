@@ -482,7 +482,7 @@ func modelRun(t *testing.T, store string, events []*gonostr.Event, seed int64) {
 		t.Fatal(err)
 	}
 	srvR, srv := r, httptest.NewServer(r.Handler())
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	url := wsURL(srv.URL)
 	start := time.Now()
 	acc := publishAll(t, url, events, 4, store == "native")
 	t.Logf("%s: published %d events (%d accepted) in %v", store, len(events), len(acc), time.Since(start).Round(time.Millisecond))
@@ -562,16 +562,23 @@ func modelRun(t *testing.T, store string, events []*gonostr.Event, seed int64) {
 	}
 }
 
-// BenchmarkQueryStores runs the six query shapes of `relaybench run`
-// (limit 100) against the native and badger stores holding the same
-// 5,000-event corpus, calling the store directly (no WebSocket).
-func BenchmarkQueryStores(b *testing.B) {
+// benchCorpus is the benchmarks' corpus of n events (seed 1, a fixed
+// anchor), generated without the cache.
+func benchCorpus(b *testing.B, n int) *corpus.Corpus {
 	anchor := time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC).Unix()
-	p := corpus.Params{Seed: 1, Events: 5000, Anchor: anchor, Spread: corpus.DefaultSpread}.WithDefaults()
+	p := corpus.Params{Seed: 1, Events: n, Anchor: anchor, Spread: corpus.DefaultSpread}.WithDefaults()
 	c, err := corpus.Generate(context.Background(), p, corpus.Options{CacheDir: "off"})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return c
+}
+
+// BenchmarkQueryStores runs the six query shapes of `relaybench run`
+// (limit 100) against the native and badger stores holding the same
+// 5,000-event corpus, calling the store directly (no WebSocket).
+func BenchmarkQueryStores(b *testing.B) {
+	c := benchCorpus(b, 5000)
 	model := verify.NewModel(c.Events)
 	rng := rand.New(rand.NewPCG(5, 5))
 	pick := func() *nostr.Event { return model.Live[rng.IntN(len(model.Live))] }
@@ -652,12 +659,7 @@ func BenchmarkQueryStores(b *testing.B) {
 // event (the "was it deleted" query, then the save), from 4 goroutines, on
 // the native and badger stores.
 func BenchmarkSaveStores(b *testing.B) {
-	anchor := time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC).Unix()
-	p := corpus.Params{Seed: 1, Events: 20000, Anchor: anchor, Spread: corpus.DefaultSpread}.WithDefaults()
-	c, err := corpus.Generate(context.Background(), p, corpus.Options{CacheDir: "off"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := benchCorpus(b, 20000)
 	evs := make([]*gonostr.Event, len(c.Raw))
 	for i, raw := range c.Raw {
 		evs[i] = &gonostr.Event{}
