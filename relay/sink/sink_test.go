@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/relay/sink"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -148,9 +148,7 @@ func TestFragmentedPingAndBigMessages(t *testing.T) {
 
 func TestNIP11(t *testing.T) {
 	_, url, _ := start(t, sink.Options{})
-	req, _ := http.NewRequest("GET", "http"+strings.TrimPrefix(url, "ws"), nil)
-	req.Header.Set("Accept", "application/nostr+json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := nip11.Get(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
