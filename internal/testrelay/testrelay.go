@@ -307,13 +307,7 @@ func (r *Relay) MaxLimit() int { return r.maxLimit }
 // listener. It is idempotent, and safe after Kill.
 func (r *Relay) Close() {
 	r.closeOnce.Do(func() {
-		r.cancel()
-		r.mu.RLock()
-		for c := range r.conns {
-			c.ws.CloseNow()
-		}
-		r.mu.RUnlock()
-		r.srv.CloseClientConnections()
+		r.dropConns()
 		r.srv.Close()
 		r.workers.Wait()
 	})
@@ -330,17 +324,22 @@ func (r *Relay) Kill() {
 	r.killOnce.Do(func() {
 		r.count(func(s *Stats) { s.Killed = true })
 		r.srv.Listener.Close()
-		// Cancelling first means a connection registering after the
-		// snapshot below sees it and closes itself (see serveHTTP).
-		r.cancel()
-		r.mu.RLock()
-		for c := range r.conns {
-			c.ws.CloseNow()
-		}
-		r.mu.RUnlock()
-		// Connections not upgraded (yet): NIP-11, handshakes in progress.
-		r.srv.CloseClientConnections()
+		r.dropConns()
 	})
+}
+
+// dropConns closes every connection abruptly. Cancelling first means a
+// connection registering after the snapshot sees it and closes itself
+// (see serveHTTP); the connections not upgraded (yet: NIP-11, handshakes
+// in progress) are closed last.
+func (r *Relay) dropConns() {
+	r.cancel()
+	r.mu.RLock()
+	for c := range r.conns {
+		c.ws.CloseNow()
+	}
+	r.mu.RUnlock()
+	r.srv.CloseClientConnections()
 }
 
 // Stats returns a snapshot of the counters.

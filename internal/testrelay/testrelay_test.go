@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 	gonostr "github.com/nbd-wtf/go-nostr"
 
+	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 )
 
@@ -203,48 +203,43 @@ func TestPublishQueryLive(t *testing.T) {
 }
 
 func TestMaxLimitAndNIP11(t *testing.T) {
-	r := New(Config{MaxLimit: 3})
-	defer r.Close()
-	r.Add(events(t, 5)...)
-	c := dial(t, r)
-	c.send("REQ", "all", map[string]any{"kinds": []int{1}})
-	if got := c.readEvents("all"); len(got) != 3 {
+	r, c, got := answered(t, Config{MaxLimit: 3}, 5, "all")
+	if len(got) != 3 {
 		t.Errorf("no limit: got %d events, want the cap 3", len(got))
 	}
 	c.send("REQ", "big", map[string]any{"kinds": []int{1}, "limit": 100})
 	if got := c.readEvents("big"); len(got) != 3 {
 		t.Errorf("limit 100: got %d events, want the cap 3", len(got))
 	}
-	httpURL := "http" + strings.TrimPrefix(r.URL(), "ws")
-	req, _ := http.NewRequest("GET", httpURL, nil)
-	req.Header.Set("Accept", "application/nostr+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var doc struct {
 		Limitation struct {
 			MaxLimit int `json:"max_limit"`
 		} `json:"limitation"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || doc.Limitation.MaxLimit != 3 {
-		t.Errorf("NIP-11 max_limit: got %d (%v), want 3", doc.Limitation.MaxLimit, err)
+	if status, err := getNIP11(r, &doc); status != 200 || err != nil || doc.Limitation.MaxLimit != 3 {
+		t.Errorf("NIP-11 max_limit: got %d (HTTP %d, %v), want 3", doc.Limitation.MaxLimit, status, err)
 	}
-
 	r2 := New(Config{NoNIP11: true})
 	defer r2.Close()
-	req, _ = http.NewRequest("GET", "http"+strings.TrimPrefix(r2.URL(), "ws"), nil)
-	req.Header.Set("Accept", "application/nostr+json")
-	resp2, err := http.DefaultClient.Do(req)
+	if status, _ := getNIP11(r2, nil); status != 404 {
+		t.Errorf("NoNIP11: status %d", status)
+	}
+}
+
+// getNIP11 requests r's information document, decoding it into doc
+// (unless nil), and returns the HTTP status.
+func getNIP11(r *Relay, doc any) (int, error) {
+	resp, err := nip11.Get(context.Background(), r.URL())
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
-	io.Copy(io.Discard, resp2.Body)
-	resp2.Body.Close()
-	if resp2.StatusCode != 404 {
-		t.Errorf("NoNIP11: status %d", resp2.StatusCode)
+	defer resp.Body.Close()
+	if doc == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(doc)
 	}
+	return resp.StatusCode, err
 }
 
 func TestDropAndRefuse(t *testing.T) {
@@ -317,11 +312,7 @@ func TestNeverOK(t *testing.T) {
 }
 
 func TestExtraEvents(t *testing.T) {
-	r := New(Config{ExtraEvents: 2})
-	defer r.Close()
-	ev := events(t, 1)[0]
-	r.Add(ev)
-	c := dial(t, r)
+	_, c, ev := oneStored(t, Config{ExtraEvents: 2})
 	f := nostr.Filter{IDs: []string{ev.ID}}
 	c.send("REQ", "q", f)
 	got := c.readEvents("q")
@@ -343,12 +334,7 @@ func TestExtraEvents(t *testing.T) {
 }
 
 func TestInvalidEvents(t *testing.T) {
-	r := New(Config{InvalidEvery: 1})
-	defer r.Close()
-	r.Add(events(t, 2)...)
-	c := dial(t, r)
-	c.send("REQ", "q", map[string]any{"kinds": []int{1}})
-	got := c.readEvents("q")
+	_, _, got := answered(t, Config{InvalidEvery: 1}, 2, "q")
 	if len(got) != 2 {
 		t.Fatalf("got %d events", len(got))
 	}
@@ -381,13 +367,7 @@ func TestNoEOSE(t *testing.T) {
 }
 
 func TestGarbage(t *testing.T) {
-	r := New(Config{GarbageEvery: 2})
-	defer r.Close()
-	c := dial(t, r)
-	evs := events(t, 4)
-	for _, ev := range evs {
-		c.send("EVENT", ev)
-	}
+	r, c, _ := sentEvents(t, Config{GarbageEvery: 2}, 4)
 	var kinds []string
 	for i := 0; i < 6; i++ {
 		b, err := c.readRaw()
@@ -410,13 +390,7 @@ func TestGarbage(t *testing.T) {
 }
 
 func TestCloseAfter(t *testing.T) {
-	r := New(Config{CloseAfter: 3})
-	defer r.Close()
-	c := dial(t, r)
-	evs := events(t, 3)
-	for _, ev := range evs {
-		c.send("EVENT", ev)
-	}
+	r, c, evs := sentEvents(t, Config{CloseAfter: 3}, 3)
 	c.expectOK(evs[0].ID, true, "")
 	c.expectOK(evs[1].ID, true, "")
 	if b, err := c.readRaw(); err == nil {
@@ -428,28 +402,20 @@ func TestCloseAfter(t *testing.T) {
 }
 
 func TestDeliveryFaults(t *testing.T) {
-	r := New(Config{DropDeliveriesEvery: 2, DuplicateDeliveriesEvery: 3})
-	defer r.Close()
-	c := dial(t, r)
-	c.send("REQ", "live", map[string]any{"kinds": []int{1}})
-	if got := c.readEvents("live"); len(got) != 0 {
+	r, c, got := answered(t, Config{DropDeliveriesEvery: 2, DuplicateDeliveriesEvery: 3}, 0, "live")
+	if len(got) != 0 {
 		t.Fatalf("empty relay returned %d events", len(got))
 	}
 	evs := events(t, 6)
 	r.Add(evs...)
 	// Deliveries 2, 4, 6 dropped; 3 sent twice. A second REQ's EOSE marks
 	// the end of what was delivered.
-	c.send("REQ", "marker", map[string]any{"kinds": []int{7}})
-	var got []string
-	for {
-		m := c.read()
-		if str(m[0]) == "EOSE" {
-			break
-		}
+	var contents []string
+	for _, m := range c.untilMarker() {
 		ev, _ := nostr.ParseEvent(m[2])
-		got = append(got, ev.Content)
+		contents = append(contents, ev.Content)
 	}
-	if s := strings.Join(got, ","); s != "event 0,event 2,event 2,event 4" {
+	if s := strings.Join(contents, ","); s != "event 0,event 2,event 2,event 4" {
 		t.Errorf("deliveries: %s", s)
 	}
 	st := r.Stats()
@@ -460,11 +426,7 @@ func TestDeliveryFaults(t *testing.T) {
 
 func TestDelayDeliveries(t *testing.T) {
 	const d = 300 * time.Millisecond
-	r := New(Config{DelayDeliveries: d})
-	defer r.Close()
-	c := dial(t, r)
-	c.send("REQ", "live", map[string]any{"kinds": []int{1}})
-	c.readEvents("live")
+	r, c, _ := answered(t, Config{DelayDeliveries: d}, 0, "live")
 	start := time.Now()
 	ev := events(t, 1)[0]
 	r.Add(ev)
@@ -528,6 +490,54 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// oneStored starts a relay of cfg holding one event and dials it: the
+// relay (closed when the test ends), the client and the event.
+func oneStored(t *testing.T, cfg Config) (*Relay, *client, *nostr.Event) {
+	t.Helper()
+	r := New(cfg)
+	t.Cleanup(r.Close)
+	stored := events(t, 1)[0]
+	r.Add(stored)
+	return r, dial(t, r), stored
+}
+
+// sentEvents starts a relay of cfg, dials it and sends n events without
+// waiting for their OKs: the relay (closed when the test ends), the client
+// and the events.
+func sentEvents(t *testing.T, cfg Config, n int) (*Relay, *client, []*nostr.Event) {
+	t.Helper()
+	r := New(cfg)
+	t.Cleanup(r.Close)
+	c := dial(t, r)
+	evs := events(t, n)
+	for _, ev := range evs {
+		c.send("EVENT", ev)
+	}
+	return r, c, evs
+}
+
+// answered starts a relay of cfg holding n events, dials it and sends REQ
+// sub for kind 1: the relay (closed when the test ends), the client and
+// the stored answer.
+func answered(t *testing.T, cfg Config, n int, sub string) (*Relay, *client, []*nostr.Event) {
+	t.Helper()
+	r := New(cfg)
+	t.Cleanup(r.Close)
+	r.Add(events(t, n)...)
+	c := dial(t, r)
+	c.send("REQ", sub, map[string]any{"kinds": []int{1}})
+	return r, c, c.readEvents(sub)
+}
+
+// untilMarker sends REQ "marker" for kind 7, which no test event has: its
+// EOSE marks the end of what was delivered before. It returns the frames
+// that came before that EOSE.
+func (c *client) untilMarker() [][]json.RawMessage {
+	c.t.Helper()
+	c.send("REQ", "marker", map[string]any{"kinds": []int{7}})
+	return c.readUntilEOSE("marker")
+}
+
 // readUntilEOSE reads frames until the EOSE of sub, returning the frames
 // before it.
 func (c *client) readUntilEOSE(sub string) [][]json.RawMessage {
@@ -574,12 +584,7 @@ func expectRefused(t *testing.T, r *Relay) {
 }
 
 func TestInvalidDeliveries(t *testing.T) {
-	r := New(Config{InvalidDeliveriesEvery: 2})
-	defer r.Close()
-	r.Add(events(t, 4)...)
-	c := dial(t, r)
-	c.send("REQ", "live", map[string]any{"kinds": []int{1}})
-	got := c.readEvents("live")
+	r, c, got := answered(t, Config{InvalidDeliveriesEvery: 2}, 4, "live")
 	if len(got) != 4 {
 		t.Fatalf("got %d query results, want 4", len(got))
 	}
@@ -593,8 +598,7 @@ func TestInvalidDeliveries(t *testing.T) {
 		r.Add(event(t, now, 1, fmt.Sprintf("live %d", i)))
 	}
 	// Add delivers before returning: the marker's EOSE comes after.
-	c.send("REQ", "marker", map[string]any{"kinds": []int{7}})
-	frames := c.readUntilEOSE("marker")
+	frames := c.untilMarker()
 	if len(frames) != 4 {
 		t.Fatalf("got %d live frames, want 4", len(frames))
 	}
@@ -647,8 +651,7 @@ func TestWrongFilterDeliveries(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, c := range []*client{c1, c2} {
-		c.send("REQ", "marker", map[string]any{"kinds": []int{7}})
-		for _, m := range c.readUntilEOSE("marker") {
+		for _, m := range c.untilMarker() {
 			ev, err := nostr.ParseEvent(m[2])
 			if err != nil || str(m[0]) != "EVENT" {
 				t.Fatalf("frame %s", join(m))
@@ -704,11 +707,7 @@ func TestRateLimitEvents(t *testing.T) {
 }
 
 func TestRateLimitREQs(t *testing.T) {
-	r := New(Config{RateLimitREQAfter: 2})
-	defer r.Close()
-	stored := events(t, 1)[0]
-	r.Add(stored)
-	c := dial(t, r)
+	r, c, stored := oneStored(t, Config{RateLimitREQAfter: 2})
 	for _, sub := range []string{"q1", "q2"} {
 		c.send("REQ", sub, map[string]any{"ids": []string{stored.ID}})
 		if got := c.readEvents(sub); len(got) != 1 {
@@ -792,11 +791,7 @@ func TestKillAfterEvents(t *testing.T) {
 }
 
 func TestNoEOSEAfter(t *testing.T) {
-	r := New(Config{NoEOSEAfter: 2})
-	defer r.Close()
-	stored := events(t, 1)[0]
-	r.Add(stored)
-	c := dial(t, r)
+	r, c, stored := oneStored(t, Config{NoEOSEAfter: 2})
 	byID := map[string]any{"ids": []string{stored.ID}}
 	c.send("REQ", "q1", byID)
 	c.readEvents("q1")
