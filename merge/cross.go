@@ -32,6 +32,25 @@ type segWindow struct {
 	tol        int64 // the segment's clock uncertainty
 }
 
+// indexes are the corpus indexes of an encoded index set ("": none), in
+// order.
+func indexes(encoded string, n int) ([]int, error) {
+	if encoded == "" {
+		return nil, nil
+	}
+	set, err := results.DecodeIndexSet(encoded, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for idx, ok := range set {
+		if ok {
+			out = append(out, idx)
+		}
+	}
+	return out, nil
+}
+
 // clock converts segment g's wall-clock unix ns to the relay's clock where
 // its offset was measured.
 func clock(g *results.Segment, t int64) int64 {
@@ -115,29 +134,18 @@ func crossCheck(ctx context.Context, out *results.Run, runs []*results.Run, o Op
 		w := segWindow{tol: clockErr(r.Segment)}
 		w.start = clock(r.Segment, ph.Start.UnixNano())
 		w.end = clock(r.Segment, ph.Start.UnixNano()+ph.Duration)
-		if ph.Stored != "" {
-			set, err := results.DecodeIndexSet(ph.Stored, len(evs))
-			if err != nil {
-				return false, fmt.Errorf("segment %d: publish phase: %w", i, err)
-			}
-			for idx, ok := range set {
-				if ok {
-					w.stored = append(w.stored, idx)
-					union = append(union, evs[idx])
-				}
-			}
+		var err error
+		if w.stored, err = indexes(ph.Stored, len(evs)); err != nil {
+			return false, fmt.Errorf("segment %d: publish phase: %w", i, err)
 		}
-		if ph.Unknown != "" {
-			set, err := results.DecodeIndexSet(ph.Unknown, len(evs))
-			if err != nil {
-				return false, fmt.Errorf("segment %d: publish phase: unknown: %w", i, err)
-			}
-			for idx, ok := range set {
-				if ok {
-					w.unknown = append(w.unknown, idx)
-					unknown = append(unknown, evs[idx])
-				}
-			}
+		if w.unknown, err = indexes(ph.Unknown, len(evs)); err != nil {
+			return false, fmt.Errorf("segment %d: publish phase: unknown: %w", i, err)
+		}
+		for _, idx := range w.stored {
+			union = append(union, evs[idx])
+		}
+		for _, idx := range w.unknown {
+			unknown = append(unknown, evs[idx])
 		}
 		wins[i] = w
 	}

@@ -23,6 +23,23 @@ func crossCorpus() []*nostr.Event {
 	return evs
 }
 
+// crossModel is the model of what the segments of crossFiles stored:
+// every event of crossCorpus but 39.
+func crossModel() *verify.Model {
+	var union []*nostr.Event
+	for k, e := range crossCorpus() {
+		if k != 39 {
+			union = append(union, e)
+		}
+	}
+	return verify.NewModel(union)
+}
+
+// crossOptions are Merge options that rebuild the corpus as evs.
+func crossOptions(evs []*nostr.Event) Options {
+	return Options{Corpus: func(context.Context, *results.Run) ([]*nostr.Event, error) { return evs, nil }}
+}
+
 // crossFiles are two segments of a run: segment i published the events
 // i mod 2 (segment 1's relay refused event 39) from t0 on for pubDur[i],
 // then sent the queries given.
@@ -63,19 +80,12 @@ func answer(f nostr.Filter, evs []*nostr.Event, at time.Duration) results.Answer
 }
 
 func TestCrossSegmentCheck(t *testing.T) {
-	evs := crossCorpus()
-	var union []*nostr.Event
-	for k, e := range evs {
-		if k != 39 {
-			union = append(union, e)
-		}
-	}
-	model := verify.NewModel(union)
+	evs, model := crossCorpus(), crossModel()
 	f := nostr.Filter{Kinds: []int{1}, Limit: 10}
 	right, _ := model.Expected(&f, 0)
 	fa := nostr.Filter{Authors: []string{evs[0].PubKey}, Limit: 5}
 	rightA, _ := model.Expected(&fa, 0)
-	opts := Options{Corpus: func(context.Context, *results.Run) ([]*nostr.Event, error) { return evs, nil }}
+	opts := crossOptions(evs)
 	judge := func(in []Input) *results.Verification {
 		t.Helper()
 		out, err := Merge(context.Background(), in, opts)
@@ -167,7 +177,7 @@ func TestCrossCheckNeedsRecords(t *testing.T) {
 	evs := crossCorpus()
 	in := crossFiles(evs, [2]time.Duration{time.Second, time.Second}, [2][]results.Answer{{answer(nostr.Filter{Kinds: []int{1}}, nil, 2*time.Second)}, nil})
 	in[1].File.Runs[0].Phases[1].Counts["queries"] = 3 // ran queries, recorded none
-	out, err := Merge(context.Background(), in, Options{Corpus: func(context.Context, *results.Run) ([]*nostr.Event, error) { return evs, nil }})
+	out, err := Merge(context.Background(), in, crossOptions(evs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +195,7 @@ func TestCrossReplaceableInFlight(t *testing.T) {
 	evs[38] = &nostr.Event{ID: evs[38].ID, PubKey: evs[1].PubKey, CreatedAt: evs[38].CreatedAt - 100, Kind: 0, Tags: []nostr.Tag{{"t", "x"}}}
 	evs[37] = &nostr.Event{ID: evs[37].ID, PubKey: evs[1].PubKey, CreatedAt: evs[38].CreatedAt + 50, Kind: 0}
 	f := nostr.Filter{Tags: map[string][]string{"t": {"x"}}}
-	opts := Options{Corpus: func(context.Context, *results.Run) ([]*nostr.Event, error) { return evs, nil }}
+	opts := crossOptions(evs)
 	pub := [2]time.Duration{time.Second, 1500 * time.Millisecond}
 	for _, c := range []struct {
 		name string
@@ -216,17 +226,10 @@ func TestCrossReplaceableInFlight(t *testing.T) {
 // it was stored after all and takes its place under the limit; absent, it
 // is not missing; an accepted event left out still is.
 func TestCrossUnknownEvents(t *testing.T) {
-	evs := crossCorpus()
-	var union []*nostr.Event
-	for k, e := range evs {
-		if k != 39 {
-			union = append(union, e)
-		}
-	}
-	model := verify.NewModel(union)
+	evs, model := crossCorpus(), crossModel()
 	f := nostr.Filter{Kinds: []int{1}, Limit: 10}
 	right, _ := model.Expected(&f, 0)
-	opts := Options{Corpus: func(context.Context, *results.Run) ([]*nostr.Event, error) { return evs, nil }}
+	opts := crossOptions(evs)
 	pub := [2]time.Duration{time.Second, 1500 * time.Millisecond}
 	judge := func(got []*nostr.Event) *results.Verification {
 		t.Helper()
