@@ -42,27 +42,30 @@ func (b *buckets) index(d int64) (int, bool) {
 	return i, true
 }
 
-func (b *buckets) add(d int64, name string, n int64) {
+// at returns bucket d's map in ms (b.counts or b.gauges), made on first
+// use; nil past the limit.
+func (b *buckets) at(d int64, ms *[]map[string]int64) map[string]int64 {
 	i, ok := b.index(d)
 	if !ok {
-		return
+		return nil
 	}
-	if b.counts[i] == nil {
-		b.counts[i] = map[string]int64{}
+	if (*ms)[i] == nil {
+		(*ms)[i] = map[string]int64{}
 	}
-	b.counts[i][name] += n
+	return (*ms)[i]
+}
+
+func (b *buckets) add(d int64, name string, n int64) {
+	if m := b.at(d, &b.counts); m != nil {
+		m[name] += n
+	}
 }
 
 func (b *buckets) gauge(d int64, name string, v int64) {
-	i, ok := b.index(d)
-	if !ok {
-		return
-	}
-	if b.gauges[i] == nil {
-		b.gauges[i] = map[string]int64{}
-	}
-	if old, ok := b.gauges[i][name]; !ok || v > old {
-		b.gauges[i][name] = v
+	if m := b.at(d, &b.gauges); m != nil {
+		if old, ok := m[name]; !ok || v > old {
+			m[name] = v
+		}
 	}
 }
 
