@@ -204,11 +204,19 @@ func TestSyncFindsExactDifferences(t *testing.T) {
 	}
 }
 
-func TestSyncRelayError(t *testing.T) {
-	fr := &fakeRelay{items: items("a", 100, 1), mode: "err"}
+// syncAgainst runs Sync (subscription sub, timeout d) of 50 items against
+// a fake relay misbehaving as mode over 100, returning Sync's error.
+func syncAgainst(t *testing.T, mode, sub string, d time.Duration) error {
+	t.Helper()
+	fr := &fakeRelay{items: items("a", 100, 1), mode: mode}
 	cn := dial(t, fr.serve(t))
 	set, _ := NewSet(items("a", 50, 1))
-	_, err := Sync(context.Background(), cn, "e", nostr.Filter{}, set, Options{Timeout: 10 * time.Second})
+	_, err := Sync(context.Background(), cn, sub, nostr.Filter{}, set, Options{Timeout: d})
+	return err
+}
+
+func TestSyncRelayError(t *testing.T) {
+	err := syncAgainst(t, "err", "e", 10 * time.Second)
 	var re *RelayError
 	if !errors.As(err, &re) || re.Class != wire.ClassBlocked || re.Reason != "blocked: too many records" {
 		t.Fatalf("got %v, want NEG-ERR blocked", err)
@@ -216,20 +224,14 @@ func TestSyncRelayError(t *testing.T) {
 }
 
 func TestSyncTimeout(t *testing.T) {
-	fr := &fakeRelay{items: items("a", 100, 1), mode: "silent"}
-	cn := dial(t, fr.serve(t))
-	set, _ := NewSet(items("a", 50, 1))
-	_, err := Sync(context.Background(), cn, "t", nostr.Filter{}, set, Options{Timeout: 200 * time.Millisecond})
+	err := syncAgainst(t, "silent", "t", 200 * time.Millisecond)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}
 }
 
 func TestSyncBadMessage(t *testing.T) {
-	fr := &fakeRelay{items: items("a", 100, 1), mode: "garbage"}
-	cn := dial(t, fr.serve(t))
-	set, _ := NewSet(items("a", 50, 1))
-	_, err := Sync(context.Background(), cn, "g", nostr.Filter{}, set, Options{Timeout: 10 * time.Second})
+	err := syncAgainst(t, "garbage", "g", 10 * time.Second)
 	var pe *ProtocolError
 	if !errors.As(err, &pe) {
 		t.Fatalf("got %v, want a ProtocolError", err)
