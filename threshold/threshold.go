@@ -177,13 +177,9 @@ func parseNumber(s string) (float64, error) {
 // ParseAll parses thresholds given on the command line and in TOML files
 // (see ParseFile), in that order.
 func ParseAll(exprs []string, files ...string) ([]Threshold, error) {
-	var out []Threshold
-	for _, e := range exprs {
-		t, err := Parse(e)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
+	out, err := parseEach(exprs, Parse)
+	if err != nil {
+		return nil, err
 	}
 	for _, f := range files {
 		if f == "" {
@@ -227,13 +223,23 @@ func ParseFile(path string) ([]Threshold, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Threshold
-	for _, e := range ff.Thresholds {
-		t, err := Parse(e)
+	out, err := parseEach(ff.Thresholds, Parse)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// parseEach parses every expression with parse, stopping at the first
+// error.
+func parseEach[T any](exprs []string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, e := range exprs {
+		v, err := parse(e)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
-		out = append(out, t)
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -581,15 +587,7 @@ func ParseFailOns(exprs []string, files ...string) ([]FailOn, error) {
 		}
 		exprs = append(exprs, ff.FailOn...)
 	}
-	var out []FailOn
-	for _, e := range exprs {
-		fo, err := ParseFailOn(e)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fo)
-	}
-	return out, nil
+	return parseEach(exprs, ParseFailOn)
 }
 
 // Crossed reports whether a change from base to cand crosses the limit.
