@@ -26,7 +26,7 @@ func init() {
 // events every Every, spread over Connections connections, over a low
 // background rate sent on a connection of its own.
 type BurstOptions struct {
-	Base        `set:"timeout=10s"`
+	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK."`
 	Bursts      int           `default:"5" help:"Number of bursts."`
 	BurstSize   int           `name:"burst-size" default:"1000" help:"Events per burst."`
 	Every       time.Duration `default:"2s" help:"Burst period; burst k starts at (k+½)×every."`
@@ -110,12 +110,11 @@ func (s burstSchedule) plan(ctx context.Context, o BurstOptions, conns []*wire.C
 // counts accepted events only (refusals apart, by class).
 func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (results.Phase, error) {
 	applyDefaults(&o)
-	ph := results.Phase{Name: "burst", Workload: "burst"}
 	s := newBurstSchedule(o)
 	nonce := RunNonce()
 	fresh, err := NewFresh(ctx, c, FreshSpec{Count: s.nBurst + s.nBg, Size: o.Size, Seed: o.Seed, Channels: ChannelNames(o.Seed, nonce, 1)}, nonce)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	dial := o.Dial
 	dial.OKTimeout = o.Timeout
@@ -126,43 +125,33 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, nConns, dial)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	defer closeAll(conns)
 
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	start := mono.Now()
-	series := metrics.NewSeries(start)
+	w := o.open(setup)
+	series := metrics.NewSeries(w.Start)
 	out := newLiveOut(len(fresh.Events))
-	runLive(ctx, s.plan(ctx, o, conns, fresh, start, series), out)
-	end := max(out.lastOK.Load(), start+1)
-	cpu := CPUTime() - cpu0
-	smp.stop()
+	runLive(ctx, s.plan(ctx, o, conns, fresh, w.Start, series), out)
+	w.Close(out.lastOK.Load())
 
+	ph := w.Phase("burst", "burst")
 	ph.Params = map[string]any{
 		"bursts": o.Bursts, "burst_size": o.BurstSize, "every": o.Every.String(), "connections": o.Connections,
 		"window": o.Window, "between_rate": o.BetweenRate, "recovery_within": o.RecoveryWithin,
 		"recovery_run": o.RecoveryRun, "size": o.Size, "timeout": o.Timeout.String(),
 	}
 	ph.Size = o.Size
-	ph.Start = mono.Time(start)
-	ph.Duration = end - start
-	ph.SetupSecs = setupSince(setup, start)
-	ph.Counts = map[string]int64{}
-	ph.Refused = map[string]int64{}
-	ph.Latency = map[string]*results.Histogram{}
 	publishSummary(&ph, out, len(fresh.Events))
 	addConnStats(ctx, &ph, conns)
 
-	b := &burstResult{o: o, s: s, out: out, start: start}
+	b := &burstResult{o: o, s: s, out: out, start: w.Start}
 	b.findEnds()
 	ph.Groups = append(ph.Groups, b.groups()...)
 	b.recovery(&ph)
 	b.summary(&ph)
-	ph.Series = series.Result(end)
-	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
-	smp.into(&ph)
+	ph.Series = series.Result(w.End)
+	w.Finish(&ph)
 	return ph, ctx.Err()
 }
 

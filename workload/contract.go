@@ -122,7 +122,15 @@ type Workload struct {
 // registered workload, with its defaults applied.
 type Config interface {
 	Run(ctx context.Context, env Env) ([]results.Phase, error)
+	base() *Base // every options struct embeds Base (a pointer to it is a Config)
 }
+
+func (b *Base) base() *Base { return b }
+
+// BaseOf is the Base of cfg's options, for the caller to set what the
+// workload's own flags do not (the seed and, for a corpus workload, the
+// timeout of the shared flags).
+func BaseOf(cfg Config) *Base { return cfg.base() }
 
 // Input is what a workload needs before it runs.
 type Input int

@@ -37,7 +37,7 @@ func init() {
 // suite's -timing, -timing-events, -timing-subs). Base's Timeout bounds the
 // wait for an OK, for an EOSE and for a delivery.
 type LifecycleOptions struct {
-	Base   `set:"timeout=5s"`
+	Base   `set:"timeout=5s" set:"timeout_help=How long to wait for an OK and for the live delivery."`
 	Events int `name:"timing-events" aliases:"events" default:"100" help:"Events sampled, sent one at a time (reference: -timing-events)."`
 	Size   int `default:"1024" help:"Content bytes of each event."`
 	// ReadTimeout bounds the read-your-write retries after the OK: an
@@ -131,48 +131,39 @@ type lifeRun struct {
 // credited.
 func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOptions) (results.Phase, error) {
 	applyDefaults(&o)
-	ph := results.Phase{Name: "lifecycle", Workload: "lifecycle"}
 	nonce := RunNonce()
 	ch := ChannelNames(o.Seed, nonce, 1)
 	fresh, err := NewFresh(ctx, c, FreshSpec{Count: o.Events, Size: o.Size, Seed: o.Seed, Channels: ch}, nonce)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, 3, o.Dial)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	lr := newLifeRun(ctx, url, fresh, conns, o)
 	defer func() { closeAll(lr.conns) }()
 	defer lr.wd.Stop()
 
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	start := mono.Now()
-	lr.series = metrics.NewSeries(start)
+	w := o.open(setup)
+	lr.series = metrics.NewSeries(w.Start)
 	sub := lr.openSub(conns[1], ch, fresh.Events[0].CreatedAt)
 	for i := 0; i < o.Events && lr.pctx.Err() == nil; i++ {
 		if !lr.event(i) {
 			break
 		}
-		if o.Progress != nil {
-			o.Progress(int64(i + 1))
-		}
+		o.progress(int64(i + 1))
 	}
 	lr.awaitDeliveries()
-	end := mono.Now()
-	cpu := CPUTime() - cpu0
-	smp.stop()
+	w.Close(0)
 	if sub != nil {
 		sub.Close()
 	}
 	lr.settle()
-	ph = lr.phase(start, end)
-	ph.SetupSecs = setupSince(setup, start)
+	ph := lr.phase(w)
 	addConnStats(ctx, &ph, lr.conns)
-	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
-	smp.into(&ph)
+	w.Finish(&ph)
 	return ph, ctx.Err()
 }
 
@@ -699,17 +690,13 @@ func faultNotes(what string, v *results.Verification) []string {
 }
 
 // phase builds the results phase.
-func (lr *lifeRun) phase(start, end int64) results.Phase {
+func (lr *lifeRun) phase(w *Window) results.Phase {
 	o := lr.o
 	t := lr.tally()
-	ph := results.Phase{
-		Name: "lifecycle", Workload: "lifecycle",
-		Params: map[string]any{"events": o.Events, "size": o.Size, "timeout": o.Timeout.String(), "read_timeout": o.ReadTimeout.String(),
-			"published": lr.sampled},
-		Size: o.Size, Start: mono.Time(start), Duration: end - start,
-		Counts: t.counts, Latency: map[string]*results.Histogram{}, Series: lr.series.Result(end),
-		Aborted: lr.wd.Aborted(),
-	}
+	ph := w.Phase("lifecycle", "lifecycle")
+	ph.Params = map[string]any{"events": o.Events, "size": o.Size, "timeout": o.Timeout.String(), "read_timeout": o.ReadTimeout.String(),
+		"published": lr.sampled}
+	ph.Size, ph.Counts, ph.Series, ph.Aborted = o.Size, t.counts, lr.series.Result(w.End), lr.wd.Aborted()
 	bookAccount(&ph, lr.events.Result())
 	ph.Accounts = append(ph.Accounts, lr.deliveries.Result(), lr.reads.Result(), lr.subs.Result())
 	ph.Counts["sampled"], ph.Counts[results.CountSent] = int64(lr.sampled), int64(lr.sampled)

@@ -31,75 +31,86 @@ const (
 	FilterMix    = "mix"    // subscriber i uses tag, author, kind for i mod 3
 )
 
+func init() {
+	Register(Decl{Name: "subscribe", Input: NeedsKeys,
+		Summary: "Fan-out: subscribers hold live REQs while publishers send fresh events; every delivery timed and checked.",
+		New:     func() Config { return newDefaults[SubscribeOptions]() }})
+}
+
 // SubscribeOptions configure the subscribe (fan-out) workload: Subscribers
 // connections hold live REQs while Publishers connections publish fresh
 // events carrying one of Channels channel tags.
 type SubscribeOptions struct {
-	Base        `set:"timeout=10s"`
-	Name        string // phase name (default "subscribe")
-	Subscribers int    // subscriber connections, one live REQ each (default 10)
-	Publishers  int    // publisher connections (default 2)
-	Channels    int    // distinct channel tags (default 10)
+	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+	Name        string `kong:"-" default:"subscribe"` // phase name
+	Subscribers int    `name:"sub-count" aliases:"subscribers" default:"10" help:"Subscriber connections, one live REQ each (reference: -sub-count)."`
+	Publishers  int    `default:"2" help:"Publisher connections."`
+	Channels    int    `default:"10" help:"Distinct channel tags (t) the events are spread over."`
 	// Overlap is how many channels (tag filter) or authors (author filter)
-	// each subscriber follows (default 1); above 1 an event reaches several
+	// each subscriber follows; above 1 an event reaches several
 	// subscribers.
-	Overlap int
-	Filter  string // FilterTag, FilterAuthor, FilterKind or FilterMix (default mix)
-	Events  int    // fresh events to pre-sign and publish (default rate×duration, else 10000)
-	Size    int    // content bytes of each event (default 1024)
-	Authors int    // corpus keys signing the fresh events (default min(50, corpus authors))
+	Overlap int    `default:"2" help:"Channels (or authors) each subscriber follows: above 1, one event reaches several subscribers."`
+	Filter  string `default:"mix" enum:"tag,author,kind,mix" help:"Subscription filters: tag (#t channels), author, kind (every event reaches every subscriber), or mix (one of each in turn)."`
+	// Events is the fresh events to pre-sign and publish (0: EventCount).
+	Events  int `default:"0" help:"Fresh events to publish (default: rate×duration, else 10000)."`
+	Size    int `default:"1024" help:"Content bytes of each fresh event."`
+	Authors int `kong:"-"` // corpus keys signing the fresh events (default min(50, corpus authors))
 	// Rate is the total target publish rate in events/s, spread over the
 	// publishers, open loop (send times are scheduled; latency and lateness
 	// are also measured from the intended time). 0: closed loop (Mode).
-	Rate     float64
-	Mode     string        // closed loop: ModeWait (default) or ModePipeline
-	Window   int           // max unacknowledged EVENTs per publisher (pipeline, open loop; default 64, 1024 open loop)
-	Duration time.Duration // stop publishing after this (0: when Events are sent)
+	Rate     float64       `default:"0" help:"Total publish rate in events/s, open loop; 0: closed loop (--mode)."`
+	Mode     string        `default:"wait" enum:"wait,pipeline" help:"Closed loop: wait (one EVENT in flight per publisher) or pipeline (--window)."`
+	Window   int           `default:"0" help:"Unacknowledged EVENTs allowed per publisher (pipeline: 64; open loop: 1024)."`
+	Duration time.Duration `name:"sub-duration" aliases:"duration" default:"0s" help:"Stop publishing after this (0: when all events are sent) (reference: -sub-duration)."`
 	// Grace is how long to wait after the last OK for deliveries still on
-	// their way before the missing ones are counted (default 2 s).
-	Grace time.Duration
+	// their way before the missing ones are counted.
+	Grace time.Duration `default:"2s" zero:"keep" help:"Wait this long after the last OK for late deliveries before counting the missing ones."`
 	// SourceAddrs are the local addresses the connections are spread over
 	// (round robin); nil: one address, or 127.0.0.1…127.0.0.K on their own
 	// when a loopback relay needs more connections than one address has
 	// ephemeral ports for (see scale.go).
-	SourceAddrs []net.IP
+	SourceAddrs []net.IP `kong:"-"`
 	// Segment runs only this execution segment's share (subscribe_segment.go):
 	// it needs Rate and StartAt. StartAt, also without Segment, starts the
 	// open-loop schedule at that wall-clock time and derives the fresh
 	// events' nonce and created_at from it.
-	Segment Segment
-	StartAt time.Time
+	Segment Segment   `kong:"-"`
+	StartAt time.Time `kong:"-"`
 
 	fresh      *Fresh // pre-signed events (sweep signs its own); nil: sign here
 	onDelivery func() // test hook: called on the reader goroutine before each delivery is handled
 }
 
+// EventCount is the number of fresh events the options publish: Events,
+// else rate×duration, else 10,000.
+func (o SubscribeOptions) EventCount() int {
+	switch {
+	case o.Events > 0:
+		return o.Events
+	case o.Rate > 0 && o.Duration > 0:
+		return max(1, int(o.Rate*o.Duration.Seconds()))
+	}
+	return 10000
+}
+
+// Run runs the fan-out workload on env's relay, with fresh events signed
+// by env's corpus keys.
+func (o SubscribeOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
+	applyDefaults(&o)
+	total := int64(o.Segment.Share(o.EventCount())) // a segment publishes its share
+	o.fromEnv(env, fmt.Sprintf("Publishing %d events to %d subscribers", total, o.Subscribers), total)
+	return onePhase(Subscribe(ctx, env.URL, env.Corpus, o))
+}
+
 func (o *SubscribeOptions) defaults() error {
-	if o.Name == "" {
-		o.Name = "subscribe"
-	}
-	if o.Subscribers <= 0 {
-		o.Subscribers = 10
-	}
-	if o.Publishers <= 0 {
-		o.Publishers = 2
-	}
-	if o.Channels <= 0 {
-		o.Channels = 10
-	}
 	if o.Overlap <= 0 {
 		o.Overlap = 1
 	}
-	if o.Filter == "" {
-		o.Filter = FilterMix
-	}
+	applyDefaults(o)
 	switch o.Filter {
 	case FilterTag, FilterAuthor, FilterKind, FilterMix:
 	default:
 		return fmt.Errorf("subscribe filter %q: want tag, author, kind or mix", o.Filter)
-	}
-	if o.Mode == "" {
-		o.Mode = ModeWait
 	}
 	if o.Mode != ModeWait && o.Mode != ModePipeline {
 		return fmt.Errorf("publish mode %q: want %q or %q", o.Mode, ModeWait, ModePipeline)
@@ -110,20 +121,9 @@ func (o *SubscribeOptions) defaults() error {
 			o.Window = 1024
 		}
 	}
-	if o.Size <= 0 {
-		o.Size = 1024
-	}
-	if o.Events <= 0 {
-		o.Events = 10000
-		if o.Rate > 0 && o.Duration > 0 {
-			o.Events = max(1, int(o.Rate*o.Duration.Seconds()))
-		}
-	}
+	o.Events = o.EventCount()
 	if o.Grace <= 0 {
 		o.Grace = 2 * time.Second
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
 	}
 	o.Overlap = min(o.Overlap, o.Channels)
 	return nil

@@ -6,11 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/harness"
-	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
@@ -35,7 +33,6 @@ func init() {
 }
 
 func (c *compareCmd) Run(g *Globals) error {
-	ctx := g.Ctx
 	extra, err := c.workloadFlags.build()
 	if err != nil {
 		return err
@@ -43,106 +40,145 @@ func (c *compareCmd) Run(g *Globals) error {
 	if c.Repeat < 1 {
 		return fmt.Errorf("--repeat %d: want 1 or more", c.Repeat)
 	}
-	// Check every relay before anything starts: a typo should not cost a
-	// run. (checkFlags resolved them once already.)
+	refs, err := c.checkRelays(g.Ctx)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(g, "compare", c.outputFlags, c.ClientCPUs)
+	if err != nil {
+		return err
+	}
+	crp, err := loadCorpus(g.Ctx, c.corpusFlags, s.prog)
+	if err != nil {
+		return err
+	}
+	cfg := s.config(c.benchFlags.config(extra))
+	firstErr := c.runRelays(g.Ctx, s.file, refs, crp, cfg, c.runParams(refs))
+	writeComparison(s.path, s.file)
+	err = s.finish(nil)
+	if err == nil && firstErr != nil {
+		return firstErr
+	}
+	return err
+}
+
+// checkRelays checks every relay before anything starts, so that a typo
+// does not cost a run (checkFlags resolved them once already), and builds
+// those --install asks for.
+func (c *compareCmd) checkRelays(ctx context.Context) ([]relayRef, error) {
 	refs, err := c.relayRefs()
 	if err != nil {
-		return withCode(2, err)
+		return nil, withCode(2, err)
 	}
 	for _, r := range refs {
 		if r.URL != "" {
 			if err := runner.CheckTarget(r.URL, c.IOperate); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if c.Install {
-		for _, r := range refs {
-			spec := r.Spec
-			if r.URL != "" || (spec.Kind != harness.KindGoBuild && spec.Kind != harness.KindCargo) {
-				continue
-			}
-			if installed, _, _, _ := harness.Status(spec, c.options()); installed {
-				continue
-			}
-			o := c.options()
-			o.Log = os.Stderr
-			if _, err := harness.InstallSpec(ctx, spec, o); err != nil {
-				return err
-			}
+		return refs, c.install(ctx, refs)
+	}
+	return refs, nil
+}
+
+// install builds the relays of refs that install from package registries
+// and are not installed yet.
+func (c *compareCmd) install(ctx context.Context, refs []relayRef) error {
+	for _, r := range refs {
+		spec := r.Spec
+		if r.URL != "" || (spec.Kind != harness.KindGoBuild && spec.Kind != harness.KindCargo) {
+			continue
+		}
+		if installed, _, _, _ := harness.Status(spec, c.options()); installed {
+			continue
+		}
+		o := c.options()
+		o.Log = os.Stderr
+		if _, err := harness.InstallSpec(ctx, spec, o); err != nil {
+			return err
 		}
 	}
-	started := time.Now()
-	path, err := c.resultsPath("compare", started)
-	if err != nil {
-		return err
-	}
-	if err := pinClient(c.ClientCPUs); err != nil {
-		return err
-	}
-	prog := progress.New(os.Stderr, !c.NoProgress)
-	crp, err := loadCorpus(ctx, c.corpusFlags, prog)
-	if err != nil {
-		return err
-	}
-	cfg := c.benchFlags.config(extra, c.ClientCPUs, prog)
+	return nil
+}
+
+// runParams records the flags in every run of the comparison.
+func (c *compareCmd) runParams(refs []relayRef) map[string]any {
 	params := c.params()
 	var given []string
 	for _, r := range refs {
 		given = append(given, r.Given)
 	}
 	params["repeat"], params["relays"] = c.Repeat, given
-	file := newResultsFile("compare", started)
+	return params
+}
+
+// runRelays runs every relay of refs in turn, --repeat times each, into
+// file, and returns the first error of a run. Interrupted, the relays not
+// reached are named, not dropped.
+func (c *compareCmd) runRelays(ctx context.Context, file *results.File, refs []relayRef, crp *corpus.Corpus, cfg runner.Config, params map[string]any) error {
 	var firstErr error
 	for i, ref := range refs {
 		if ctx.Err() != nil {
-			// Interrupted: the relays not reached are named, not dropped.
 			for _, rest := range refs[i:] {
 				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: rest.name()}, Params: params,
 					Skipped: "cancelled: the run was interrupted before this relay's turn"})
 			}
 			break
 		}
-		name := ref.name()
-		for rep := 1; rep <= c.Repeat && ctx.Err() == nil; rep++ {
-			fmt.Fprintf(os.Stderr, "== %s%s\n", name, repeatLabel(rep, c.Repeat))
-			r, err := c.runOne(ctx, ref, crp, cfg)
-			if harness.IsSkip(err) {
-				fmt.Fprintf(os.Stderr, "%v\n", err)
-				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Skipped: err.Error(), Params: params})
-				break
-			}
-			if c.Repeat > 1 {
-				r.Repeat = rep
-			}
-			r.Params = params
-			if err != nil && ctx.Err() == nil {
-				r.Errors = append(r.Errors, err.Error())
-				fmt.Fprintf(os.Stderr, "relaybench: %s: %s\n", name, oneLine(err))
-				if firstErr == nil {
-					firstErr = fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			file.Runs = append(file.Runs, r)
+		if err := c.runRelay(ctx, file, ref, crp, cfg, params); err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
-	if path != "-" {
-		// Next to the results file, created exclusively like it: an
-		// existing file is never overwritten.
-		md := strings.TrimSuffix(path, filepath.Ext(path)) + ".md"
-		if f, err := os.OpenFile(md, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-			_ = report.Markdown(f, []*results.File{file}, report.Options{Title: "Relay comparison"})
-			f.Close()
-			fmt.Fprintf(os.Stderr, "markdown: %s\n", md)
-		} else {
-			fmt.Fprintf(os.Stderr, "markdown: not written: %v\n", err)
+	return firstErr
+}
+
+// runRelay runs one relay --repeat times into file (once when the relay
+// is skipped), and returns the first error of a run.
+func (c *compareCmd) runRelay(ctx context.Context, file *results.File, ref relayRef, crp *corpus.Corpus, cfg runner.Config, params map[string]any) error {
+	var firstErr error
+	name := ref.name()
+	for rep := 1; rep <= c.Repeat && ctx.Err() == nil; rep++ {
+		fmt.Fprintf(os.Stderr, "== %s%s\n", name, repeatLabel(rep, c.Repeat))
+		r, err := c.runOne(ctx, ref, crp, cfg)
+		if harness.IsSkip(err) {
+			fmt.Fprintf(os.Stderr, "%v\n", err)
+			file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Skipped: err.Error(), Params: params})
+			break
 		}
+		if c.Repeat > 1 {
+			r.Repeat = rep
+		}
+		r.Params = params
+		if err != nil && ctx.Err() == nil {
+			r.Errors = append(r.Errors, err.Error())
+			fmt.Fprintf(os.Stderr, "relaybench: %s: %s\n", name, oneLine(err))
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		file.Runs = append(file.Runs, r)
 	}
-	err = finishRun(ctx, file, path, c.Quiet, nil)
-	if err == nil && firstErr != nil {
-		return firstErr
+	return firstErr
+}
+
+// writeComparison writes the Markdown comparison next to the results file
+// at path, created exclusively like it: an existing file is never
+// overwritten. Nothing with the results on standard output.
+func writeComparison(path string, file *results.File) {
+	if path == "-" {
+		return
 	}
-	return err
+	md := strings.TrimSuffix(path, filepath.Ext(path)) + ".md"
+	f, err := os.OpenFile(md, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "markdown: not written: %v\n", err)
+		return
+	}
+	_ = report.Markdown(f, []*results.File{file}, report.Options{Title: "Relay comparison"})
+	f.Close()
+	fmt.Fprintf(os.Stderr, "markdown: %s\n", md)
 }
 
 // runOne starts the relay (or uses a URL), runs the workload, and stops it.
@@ -150,13 +186,12 @@ func (c *compareCmd) runOne(ctx context.Context, ref relayRef, crp *corpus.Corpu
 	if ref.URL != "" {
 		return runner.Run(ctx, crp, cfg, runner.Target{URL: ref.URL})
 	}
-	name := ref.Spec.Name
-	inst, stop, err := startRelay(ctx, ref.Spec, harness.StartOptions{BaseDir: c.Out, CPUs: c.RelayCPUs, Bins: c.Bin, BinDir: c.BinDir})
+	target, stop, err := startTarget(ctx, ref.Spec, harness.StartOptions{BaseDir: c.Out, CPUs: c.RelayCPUs, Bins: c.Bin, BinDir: c.BinDir})
 	if err != nil {
-		return results.Run{Relay: results.Relay{Name: name}, Notes: ref.notes()}, err
+		return results.Run{Relay: results.Relay{Name: ref.Spec.Name}, Notes: ref.notes()}, err
 	}
 	defer stop()
-	r, err := runner.Run(ctx, crp, cfg, runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst})
+	r, err := runner.Run(ctx, crp, cfg, target)
 	r.Notes = append(r.Notes, ref.notes()...)
 	return r, err
 }

@@ -90,13 +90,13 @@ func (c *findMaxCmd) Run(g *Globals) error {
 	defer cleanup() // after finish has stopped the relay
 	keys, err := c.keys(g.Ctx)
 	if err != nil {
-		return s.finish(c.Quiet, params, err)
+		return s.finish(params, err)
 	}
 	s.setCorpus(keys)
 	o := workload.FindMaxOptions{
-		Load: workload.LoadOptions{
-			Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness, Timeout: c.Timeout,
-			Size: c.Size, Seed: c.Seed, MaxEvents: c.MaxEvents,
+		Load: workload.LoadOptions{Base: workload.Base{Timeout: c.Timeout, Seed: c.Seed},
+			Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness,
+			Size: c.Size, MaxEvents: c.MaxEvents,
 		},
 		StartRate: c.StartRate, MaxRate: c.MaxRate, StepDuration: c.StepDuration, Warmup: c.Warmup, P99: c.P99,
 		MaxDrops: c.MaxDrops, MaxRefusals: c.MaxRefusals, Precision: c.Precision, MaxSteps: c.MaxSteps,
@@ -124,5 +124,5 @@ func (c *findMaxCmd) Run(g *Globals) error {
 	if res != nil && !c.Quiet {
 		fmt.Fprintf(os.Stderr, "find-max: %s\n", res.Answer)
 	}
-	return s.finish(c.Quiet, params, err)
+	return s.finish(params, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/harness"
-	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/threshold"
@@ -138,7 +138,31 @@ func (f publishFlags) checkWindow(r *ranges, cf corpusFlags) {
 }
 
 func (f publishFlags) options() workload.PublishOptions {
-	return workload.PublishOptions{Connections: f.Concurrency, Mode: f.Mode, Window: f.Window, Timeout: f.Timeout}
+	return workload.PublishOptions{Base: workload.Base{Timeout: f.Timeout}, Connections: f.Concurrency, Mode: f.Mode, Window: f.Window}
+}
+
+// publishParams records the corpus and publishing flags that shaped a run:
+// a dump's --events and --size did not take effect, nor did a skipped
+// publish phase's flags.
+func publishParams(cf corpusFlags, pf publishFlags) map[string]any {
+	p := map[string]any{"events": cf.Events, "size": cf.Size, "seed": cf.Seed, "authors": cf.Authors}
+	if cf.Corpus != "" {
+		p = map[string]any{"corpus": cf.Corpus, "seed": cf.Seed, "authors": cf.Authors}
+	}
+	if pf.SkipPublish {
+		p["skip_publish"] = true
+	} else {
+		p["concurrency"], p["mode"] = pf.Concurrency, pf.Mode
+	}
+	return p
+}
+
+// windowParam records --window in p when it shaped the publish phase
+// (pipelined).
+func (f publishFlags) windowParam(p map[string]any) {
+	if !f.SkipPublish && f.Mode == workload.ModePipeline {
+		p["window"] = f.Window
+	}
 }
 
 type queryFlags struct {
@@ -167,7 +191,7 @@ func (f queryFlags) validate() error {
 
 func (f queryFlags) options(seed int64, timeout time.Duration) workload.QueryOptions {
 	shapes, _ := workload.ParseMix(f.QueryMix) // checked by validate
-	return workload.QueryOptions{Queries: f.Queries, Limit: f.QueryLimit, Connections: f.QueryConcurrency, Timeout: timeout, Seed: seed, Shapes: shapes}
+	return workload.QueryOptions{Base: workload.Base{Timeout: timeout, Seed: seed}, Queries: f.Queries, Limit: f.QueryLimit, Connections: f.QueryConcurrency, Shapes: shapes}
 }
 
 type outputFlags struct {
@@ -427,16 +451,15 @@ func (f *benchFlags) checkCosts(r *ranges) {
 	r.queryMemory("queries", f.Queries, f.Queries, f.QueryLimit, f.Events, f.Size)
 }
 
-// config is the runner configuration these flags ask for.
-func (f *benchFlags) config(extra []runner.Workload, clientCPUs string, prog *progress.Reporter) runner.Config {
+// config is the runner configuration these flags ask for (the session
+// adds the client's cores and the progress display).
+func (f *benchFlags) config(extra []runner.Workload) runner.Config {
 	return runner.Config{
 		Workloads:   extra,
 		Publish:     f.publishFlags.options(),
 		SkipPublish: f.SkipPublish,
 		Query:       f.queryFlags.options(f.Seed, f.Timeout),
 		SkipQuery:   f.SkipQuery,
-		ClientCores: clientCores(clientCPUs),
-		Progress:    progressFunc(prog),
 	}
 }
 
@@ -444,18 +467,8 @@ func (f *benchFlags) config(extra []runner.Workload, clientCPUs string, prog *pr
 func (f *benchFlags) params() map[string]any {
 	// Only the parameters that shaped the run, each once: a skipped phase's
 	// flags did not take effect, and no workloads means none.
-	p := map[string]any{"events": f.Events, "size": f.Size, "seed": f.Seed, "authors": f.Authors}
-	if f.Corpus != "" { // a dump: --events and --size did not take effect
-		p = map[string]any{"corpus": f.Corpus, "seed": f.Seed, "authors": f.Authors}
-	}
-	if f.SkipPublish {
-		p["skip_publish"] = true
-	} else {
-		p["concurrency"], p["mode"] = f.Concurrency, f.Mode
-		if f.Mode == "pipeline" {
-			p["window"] = f.Window
-		}
-	}
+	p := publishParams(f.corpusFlags, f.publishFlags)
+	f.publishFlags.windowParam(p)
 	if f.SkipQuery {
 		p["skip_query"] = true
 	} else {
@@ -619,6 +632,29 @@ func (r *ranges) cpus(flag, list string) {
 	}
 }
 
+// liveKeyFlags are the corpus flags of the live workloads, which publish
+// fresh events signed with the corpus keys (--events and --size there are
+// the fresh events', not the corpus's).
+type liveKeyFlags struct {
+	Seed     int64  `default:"1" help:"Seed of the corpus keys and of the fresh events' content."`
+	Authors  int    `default:"200" help:"Number of corpus keys available to sign fresh events."`
+	CacheDir string `name:"cache-dir" placeholder:"DIR" help:"Corpus cache directory (default ~/.cache/relaybench/corpus; 'off' disables)."`
+}
+
+// keys loads a corpus of one event per author: only its keys are used.
+func (f liveKeyFlags) keys(ctx context.Context) (*corpus.Corpus, error) {
+	p := corpus.Params{Seed: f.Seed, Events: f.Authors, Authors: f.Authors, AvgSize: 64, Spread: corpus.DefaultSpread}.WithDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir})
+	if err != nil {
+		return nil, fmt.Errorf("corpus keys: %w", err)
+	}
+	addAuthKeys(c) // NIP-42: these keys sign AUTH (auth.go)
+	return c, nil
+}
+
 func (f liveKeyFlags) validate() error {
 	var r ranges
 	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
@@ -700,15 +736,15 @@ func (c *mixedCmd) checkFlags() error {
 	r.min("queriers", c.Queriers, 1)
 	r.min("window", c.Window, 1)
 	r.window("window", c.Window, 1024, 0)
-	r.queryLimit("query-limit", c.QueryLimit)
+	r.queryLimit("query-limit", c.Limit)
 	r.positive("timeout", c.Timeout)
 	// Costs: two parts' fresh events signed before the clock, the
 	// queries of three parts and their answers, the connections.
 	r.connPair("publishers", c.Publishers, "queriers", c.Queriers)
-	perQuery := recordBytes + float64(min(c.QueryLimit, c.Events))*storedEventBytes(c.Size)
-	r.memory("query-limit", c.QueryLimit, 1, perQuery, "query and its answer")
+	perQuery := recordBytes + float64(min(c.Limit, c.Events))*storedEventBytes(c.corpusFlags.Size)
+	r.memory("query-limit", c.Limit, 1, perQuery, "query and its answer")
 	withDur := func(v float64) string { return fmt.Sprintf("%g (× --duration %v)", v, c.Duration) }
-	r.memory("publish-rate", withDur(c.PublishRate), 2*c.PublishRate*c.Duration.Seconds(), freshEventBytes(c.Size), "event")
+	r.memory("publish-rate", withDur(c.PublishRate), 2*c.PublishRate*c.Duration.Seconds(), freshEventBytes(c.corpusFlags.Size), "event")
 	r.memory("query-rate", withDur(c.QueryRate), 2*c.QueryRate*c.Duration.Seconds(), perQuery, "query and its answer")
 	r.add(c.outputFlags.validate())
 	return r.err

@@ -247,9 +247,9 @@ func (c *loadCmd) options() (workload.LoadOptions, error) {
 	if err != nil {
 		return workload.LoadOptions{}, err
 	}
-	return workload.LoadOptions{
+	return workload.LoadOptions{Base: workload.Base{Timeout: c.Timeout, Seed: c.corpusFlags.Seed},
 		Kind: c.Kind, Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness, Warmup: c.Warmup,
-		Timeout: c.Timeout, PublishParts: pp, QueryParts: qp, Size: c.Size, Seed: c.corpusFlags.Seed,
+		PublishParts: pp, QueryParts: qp, Size: c.Size,
 		MaxEvents: c.MaxEvents, Limit: c.Limit,
 	}, nil
 }
@@ -284,7 +284,7 @@ func (c *loadCmd) Run(g *Globals) error {
 	c.segRun = runner.StartSegment(g.Ctx, s.run, s.target.URL, c.seg, c.startAt)
 	err = c.measure(g.Ctx, s, inst, base, names, pats)
 	c.segRun.End(s.run)
-	return s.finish(c.Quiet, params, err)
+	return s.finish(params, err)
 }
 
 // measure runs the phases of the load command.
@@ -343,7 +343,7 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 // returns the events the relay accepted.
 func (c *loadCmd) publishCorpus(ctx context.Context, s *liveSession, crp *corpus.Corpus) ([]*nostr.Event, error) {
 	n := crp.Len()
-	o := workload.PublishOptions{Connections: 4, Mode: workload.ModePipeline, Window: 256, Timeout: c.Timeout}
+	o := workload.PublishOptions{Base: workload.Base{Timeout: c.Timeout}, Connections: 4, Mode: workload.ModePipeline, Window: 256}
 	o.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events for the queries to match", n), int64(n))
 	pr, err := workload.Publish(ctx, s.target.URL, crp, nil, o)
 	if pr != nil {

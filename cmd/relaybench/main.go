@@ -80,6 +80,7 @@ func run(args []string) int {
 	var root struct {
 		Globals
 	}
+	registerDeclared()
 	sort.SliceStable(commands, func(i, j int) bool { return commands[i].name < commands[j].name })
 	opts := []kong.Option{
 		kong.Name("relaybench"),

@@ -41,83 +41,71 @@ func (c *relayServeCmd) Run(g *Globals) error {
 	if err := checkLoopback(c.Addr, c.IOperate); err != nil {
 		return withCode(2, err)
 	}
-
-	var logger *log.Logger
-	if g.Verbose {
-		logger = log.New(os.Stderr, "[khatru] ", log.LstdFlags)
+	handler, closeRelay, cleanup, err := c.relay(g.Verbose)
+	if err != nil {
+		return err
 	}
-
-	var (
-		handler    http.Handler
-		closeRelay func() error
-	)
-	if c.Store == "sink" {
-		s := sink.New(sink.Options{})
-		handler, closeRelay = s, s.Close
-	} else {
-		dir := c.DataDir
-		if dir == "" && c.Store != "memory" {
-			tmp, err := owntemp.Dir("", "relaybench-relay-")
-			if err != nil {
-				return fmt.Errorf("temporary data directory: %v", err)
-			}
-			defer os.RemoveAll(tmp)
-			dir = tmp
-		}
-		r, err := embedded.New(embedded.Options{Store: c.Store, DataDir: dir, Version: version, Logger: logger})
-		if err != nil {
-			return err
-		}
-		handler, closeRelay = r.Handler(), r.Close
-	}
-
+	defer cleanup()
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		closeRelay()
 		return fmt.Errorf("listen on %s: %v", c.Addr, err)
 	}
+	return serveRelay(g.Ctx, ln, handler, closeRelay, g.Verbose)
+}
 
-	// Hijacked (WebSocket) connections are not closed by http.Server's
-	// Shutdown: track them to close whatever is left at the end.
-	var (
-		mu       sync.Mutex
-		hijacked = map[net.Conn]struct{}{}
-	)
+// relay makes the relay --store asks for: the sink, or the embedded relay
+// on --data-dir (else a temporary directory, which cleanup removes).
+func (c *relayServeCmd) relay(verbose bool) (handler http.Handler, closeRelay func() error, cleanup func(), err error) {
+	if c.Store == "sink" {
+		s := sink.New(sink.Options{})
+		return s, s.Close, func() {}, nil
+	}
+	var logger *log.Logger
+	if verbose {
+		logger = log.New(os.Stderr, "[khatru] ", log.LstdFlags)
+	}
+	dir, cleanup := c.DataDir, func() {}
+	if dir == "" && c.Store != "memory" {
+		tmp, err := owntemp.Dir("", "relaybench-relay-")
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("temporary data directory: %v", err)
+		}
+		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
+	}
+	r, err := embedded.New(embedded.Options{Store: c.Store, DataDir: dir, Version: version, Logger: logger})
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	return r.Handler(), r.Close, cleanup, nil
+}
+
+// serveRelay serves handler on ln until ctx is done or serving fails, then
+// shuts the server down, closes the relay (close frames to clients, the
+// store drained and closed) and every connection left.
+func serveRelay(ctx context.Context, ln net.Listener, handler http.Handler, closeRelay func() error, verbose bool) error {
 	errLog := log.New(io.Discard, "", 0)
-	if g.Verbose {
+	if verbose {
 		errLog = log.New(os.Stderr, "[http] ", log.LstdFlags)
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          errLog,
-		ConnState: func(nc net.Conn, st http.ConnState) {
-			if st == http.StateHijacked {
-				mu.Lock()
-				hijacked[nc] = struct{}{}
-				mu.Unlock()
-			}
-		},
-	}
+	hijacked := &hijackedConns{conns: map[net.Conn]struct{}{}}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog, ConnState: hijacked.track}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(os.Stdout, "listening ws://%s\n", ln.Addr())
 
 	var serveErr error
 	select {
-	case <-g.Ctx.Done():
+	case <-ctx.Done():
 	case serveErr = <-served:
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	shutErr := srv.Shutdown(ctx)
-	closeErr := closeRelay() // close frames to clients, drain the store, close it
-	mu.Lock()
-	for nc := range hijacked {
-		nc.Close()
-	}
-	mu.Unlock()
+	shutErr := srv.Shutdown(sctx)
+	closeErr := closeRelay()
+	hijacked.closeAll()
 
 	switch {
 	case serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed):
@@ -128,6 +116,30 @@ func (c *relayServeCmd) Run(g *Globals) error {
 		return fmt.Errorf("shutting down: %v", shutErr)
 	}
 	return nil
+}
+
+// hijackedConns are the hijacked (WebSocket) connections of a server,
+// which its Shutdown does not close: closed at the end.
+type hijackedConns struct {
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+// track is the server's ConnState hook.
+func (h *hijackedConns) track(nc net.Conn, st http.ConnState) {
+	if st == http.StateHijacked {
+		h.mu.Lock()
+		h.conns[nc] = struct{}{}
+		h.mu.Unlock()
+	}
+}
+
+func (h *hijackedConns) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for nc := range h.conns {
+		nc.Close()
+	}
 }
 
 // checkLoopback refuses an address that is not on 127.0.0.0/8 or ::1

@@ -205,61 +205,81 @@ func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
 	return err
 }
 
-// render makes the report.
+// render makes the report: of the results files, or the comparison of
+// --base and --cand.
 func (c *reportCmd) render(g *Globals, kctx *kong.Context) error {
 	files, base, cand := splitSides(kctx.Args)
 	if len(c.Base) == 0 && len(c.Cand) == 0 {
 		files, base, cand = c.Files, nil, nil
 	}
-	var buf bytes.Buffer
-	var w io.Writer = &buf
 	if len(base) > 0 || len(cand) > 0 {
-		if len(base) == 0 || len(cand) == 0 {
-			return fmt.Errorf("comparing needs both --base and --cand results files")
-		}
-		if len(files) > 0 {
-			return fmt.Errorf("with --base/--cand, give every file to one side (unassigned: %s)", strings.Join(files, " "))
-		}
-		if c.Charts != "" {
-			return fmt.Errorf("--charts is for reports of results files, not for --base/--cand comparisons")
-		}
-		format := strings.ToLower(c.Format)
-		if format == "" && strings.HasSuffix(strings.ToLower(c.Output), ".md") {
-			format = "md"
-		}
-		bf, err := readAll(base)
-		if err != nil {
-			return err
-		}
-		cf, err := readAll(cand)
-		if err != nil {
-			return err
-		}
-		if err := report.Comparable(bf, cf); err != nil && !c.Force {
-			return withCode(judge.Usage, err)
-		}
-		if err := report.Compare(w, bf, cf, format); err != nil {
-			return err
-		}
-		fos, err := threshold.ParseFailOns(c.FailOn, c.Thresholds)
-		if err != nil {
-			return withCode(judge.Usage, err)
-		}
-		if len(fos) == 0 {
-			return c.emit(buf.Bytes())
-		}
-		rs := report.CheckFailOn(bf, cf, fos)
-		report.WriteFailOn(w, rs, format == "md" || format == "markdown")
-		if err := c.emit(buf.Bytes()); err != nil {
-			return err
-		}
-		if c.JUnit != "" {
-			if err := writeJUnit(c.JUnit, report.FailOnJUnit(rs)); err != nil {
-				return err
-			}
-		}
-		return failOnStatus(rs)
+		return c.compare(files, base, cand)
 	}
+	return c.report(g, files)
+}
+
+// compare writes the comparison of the base and candidate results files,
+// then judges --fail-on.
+func (c *reportCmd) compare(files, base, cand []string) error {
+	if err := c.checkSides(files, base, cand); err != nil {
+		return err
+	}
+	format := strings.ToLower(c.Format)
+	if format == "" && strings.HasSuffix(strings.ToLower(c.Output), ".md") {
+		format = "md"
+	}
+	bf, err := readAll(base)
+	if err != nil {
+		return err
+	}
+	cf, err := readAll(cand)
+	if err != nil {
+		return err
+	}
+	if err := report.Comparable(bf, cf); err != nil && !c.Force {
+		return withCode(judge.Usage, err)
+	}
+	var buf bytes.Buffer
+	if err := report.Compare(&buf, bf, cf, format); err != nil {
+		return err
+	}
+	fos, err := threshold.ParseFailOns(c.FailOn, c.Thresholds)
+	if err != nil {
+		return withCode(judge.Usage, err)
+	}
+	if len(fos) == 0 {
+		return c.emit(buf.Bytes())
+	}
+	rs := report.CheckFailOn(bf, cf, fos)
+	report.WriteFailOn(&buf, rs, format == "md" || format == "markdown")
+	if err := c.emit(buf.Bytes()); err != nil {
+		return err
+	}
+	if c.JUnit != "" {
+		if err := writeJUnit(c.JUnit, report.FailOnJUnit(rs)); err != nil {
+			return err
+		}
+	}
+	return failOnStatus(rs)
+}
+
+// checkSides refuses a comparison missing a side, with files on neither
+// side, or asking for charts.
+func (c *reportCmd) checkSides(files, base, cand []string) error {
+	switch {
+	case len(base) == 0 || len(cand) == 0:
+		return fmt.Errorf("comparing needs both --base and --cand results files")
+	case len(files) > 0:
+		return fmt.Errorf("with --base/--cand, give every file to one side (unassigned: %s)", strings.Join(files, " "))
+	case c.Charts != "":
+		return fmt.Errorf("--charts is for reports of results files, not for --base/--cand comparisons")
+	}
+	return nil
+}
+
+// report writes the report of the results files (and --charts, --junit);
+// with thresholds, the exit status is the worst verdict's.
+func (c *reportCmd) report(g *Globals, files []string) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no results files given (relaybench report RESULTS.json…, or --base A.json --cand B.json)")
 	}
@@ -267,59 +287,17 @@ func (c *reportCmd) render(g *Globals, kctx *kong.Context) error {
 	if err != nil {
 		return err
 	}
-	fs, skipped, err := readSome(files)
+	fs, err := c.read(g, files)
 	if err != nil {
 		return err
 	}
-	c.skipped = skipped
-	if c.Merge && skipped != nil {
-		// No merge without every segment (merge names them the same way).
-		return withCode(judge.Usage, fmt.Errorf("--merge: %v: nothing merged", skipped))
-	}
-	if c.Merge {
-		if fs, err = mergeForReport(g, files, fs, c.Force); err != nil {
-			return err
-		}
-	}
-	if len(c.parsed) > 0 {
-		for _, f := range fs {
-			rejudge(f, c.parsed)
-		}
-	}
+	var buf bytes.Buffer
 	o := report.Options{Title: c.Title}
-	switch format {
-	case "summary":
-		for i, f := range fs {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			if err := report.Summary(w, f); err != nil {
-				return err
-			}
-		}
-	case "md":
-		err = report.Markdown(w, fs, o)
-	case "json":
-		err = report.JSON(w, fs, o)
-	case "csv":
-		err = report.CSV(w, fs)
-	case "html":
-		err = report.HTML(w, fs, o)
-	}
-	if err != nil {
+	if err := writeReport(&buf, format, fs, o); err != nil {
 		return err
 	}
-	if c.Charts != "" {
-		paths, err := report.Charts(c.Charts, fs, o)
-		if err != nil {
-			return err
-		}
-		if g.Verbose {
-			for _, p := range paths {
-				fmt.Fprintln(os.Stderr, "wrote", p)
-			}
-		}
-		fmt.Fprintf(os.Stderr, "relaybench: wrote %d chart files to %s\n", len(paths), c.Charts)
+	if err := c.writeCharts(g, fs, o); err != nil {
+		return err
 	}
 	if err := c.emit(buf.Bytes()); err != nil {
 		return err
@@ -333,10 +311,83 @@ func (c *reportCmd) render(g *Globals, kctx *kong.Context) error {
 			return err
 		}
 	}
+	return c.verdict(fs)
+}
+
+// read reads the results files that can be read (readSome; c.skipped says
+// which could not), merges them with --merge, and judges them again with
+// thresholds.
+func (c *reportCmd) read(g *Globals, files []string) ([]*results.File, error) {
+	fs, skipped, err := readSome(files)
+	if err != nil {
+		return nil, err
+	}
+	c.skipped = skipped
+	if c.Merge && skipped != nil {
+		// No merge without every segment (merge names them the same way).
+		return nil, withCode(judge.Usage, fmt.Errorf("--merge: %v: nothing merged", skipped))
+	}
+	if c.Merge {
+		if fs, err = mergeForReport(g, files, fs, c.Force); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.parsed) > 0 {
+		for _, f := range fs {
+			rejudge(f, c.parsed)
+		}
+	}
+	return fs, nil
+}
+
+// writeReport writes the report of fs in format (formatFor) to w.
+func writeReport(w io.Writer, format string, fs []*results.File, o report.Options) error {
+	switch format {
+	case "summary":
+		for i, f := range fs {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			if err := report.Summary(w, f); err != nil {
+				return err
+			}
+		}
+	case "md":
+		return report.Markdown(w, fs, o)
+	case "json":
+		return report.JSON(w, fs, o)
+	case "csv":
+		return report.CSV(w, fs)
+	case "html":
+		return report.HTML(w, fs, o)
+	}
+	return nil
+}
+
+// writeCharts writes every chart into --charts, when given.
+func (c *reportCmd) writeCharts(g *Globals, fs []*results.File, o report.Options) error {
+	if c.Charts == "" {
+		return nil
+	}
+	paths, err := report.Charts(c.Charts, fs, o)
+	if err != nil {
+		return err
+	}
+	if g.Verbose {
+		for _, p := range paths {
+			fmt.Fprintln(os.Stderr, "wrote", p)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "relaybench: wrote %d chart files to %s\n", len(paths), c.Charts)
+	return nil
+}
+
+// verdict is the exit status of a report judging thresholds: the worst
+// verdict's (see package judge); nil without thresholds.
+func (c *reportCmd) verdict(fs []*results.File) error {
 	if len(c.parsed) == 0 {
 		return nil
 	}
-	// Judging thresholds: the exit status is the verdict's (see package judge).
 	worst := results.Verdict{}
 	for _, f := range fs {
 		if f.Verdict != nil && moreSevere(f.Verdict.Status, worst.Status) {

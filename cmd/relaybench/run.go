@@ -37,42 +37,14 @@ func init() {
 }
 
 func (c *runCmd) Run(g *Globals) error {
-	ctx := g.Ctx
 	extra, err := c.workloadFlags.build()
 	if err != nil {
 		return err
 	}
-	started := time.Now()
-	path, err := c.resultsPath("run", started)
-	if err != nil {
-		return err
-	}
-	if err := pinClient(c.ClientCPUs); err != nil {
-		return err
-	}
-	prog := progress.New(os.Stderr, !c.NoProgress)
-	crp, err := loadCorpus(ctx, c.corpusFlags, prog)
-	if err != nil {
-		return err
-	}
-
-	target, ref, stop, err := resolveTargetRef(ctx, c.targetFlags, c.Out, g.Verbose)
-	if err != nil {
-		return err
-	}
-	defer stop()
-
-	cfg := c.benchFlags.config(extra, c.ClientCPUs, prog)
+	cfg := c.benchFlags.config(extra)
 	c.segmentFlags.apply(&cfg)
-	file := newResultsFile("run", started)
-	r, runErr := runner.Run(ctx, crp, cfg, target)
-	r.Notes = append(r.Notes, ref.notes()...)
-	r.Params = c.params()
-	if c.Relay == "" {
-		r.Params["store"] = c.Store // the embedded relay's store; meaningless with --relay
-	}
-	file.Runs = append(file.Runs, r)
-	return finishRun(ctx, file, path, c.Quiet, runErr)
+	return runCorpusCommand(g, corpusCommand{name: "run", target: c.targetFlags, corpus: c.corpusFlags,
+		output: c.outputFlags, cfg: cfg, params: c.params()})
 }
 
 // loadCorpus loads or signs the corpus before any clock starts.
@@ -119,12 +91,18 @@ func resolveTargetRef(ctx context.Context, f targetFlags, outDir string, verbose
 		}
 		return runner.Target{URL: ref.URL}, ref, func() {}, nil
 	}
-	name := ref.Spec.Name
-	inst, stop, err := startRelay(ctx, ref.Spec, harness.StartOptions{BaseDir: outDir, CPUs: f.RelayCPUs, Verbose: verbose, Bins: f.Bin, BinDir: f.BinDir})
+	target, stop, err := startTarget(ctx, ref.Spec, harness.StartOptions{BaseDir: outDir, CPUs: f.RelayCPUs, Verbose: verbose, Bins: f.Bin, BinDir: f.BinDir})
+	return target, ref, stop, err
+}
+
+// startTarget starts the relay spec describes (startRelay): the runner's
+// target.
+func startTarget(ctx context.Context, spec harness.Spec, o harness.StartOptions) (runner.Target, func(), error) {
+	inst, stop, err := startRelay(ctx, spec, o)
 	if err != nil {
-		return runner.Target{}, ref, nil, err
+		return runner.Target{}, nil, err
 	}
-	return runner.Target{URL: inst.URL, Name: name, Managed: true, LogFile: inst.LogFile, Probe: inst}, ref, stop, nil
+	return runner.Target{URL: inst.URL, Name: spec.Name, Managed: true, LogFile: inst.LogFile, Probe: inst}, stop, nil
 }
 
 // startRelay starts a relay and makes sure it is stopped on every path

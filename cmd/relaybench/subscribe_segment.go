@@ -85,7 +85,7 @@ func (c *subscribeCmd) runSubscribe(g *Globals, params map[string]any) error {
 		s.run.Notes = append(s.run.Notes, fmt.Sprintf("corpus: the test's %d fresh events (signed alike by every segment, the nonce and created_at derived from --start-at); this segment published event j when j mod %d = %d; the key corpus (%d keys, seed %d) only provided the signing keys",
 			s.run.Corpus.Events, c.seg.Count, c.seg.Index, len(keys.Authors), keys.Params.Seed))
 	}
-	return s.finish(c.Quiet, params, err)
+	return s.finish(params, err)
 }
 
 // segmentUsage marks a segment flag error as a usage error.

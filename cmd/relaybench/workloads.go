@@ -8,6 +8,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/workload"
 )
 
 // workloadFlags selects more workloads for run and compare, run after the
@@ -19,17 +20,7 @@ type workloadFlags struct {
 // extraWorkloads maps a workload name to its subcommand, whose defaults and
 // workload() method make the runner.Workload.
 var extraWorkloads = map[string]func() interface{ workload() runner.Workload }{
-	"subscribe": func() interface{ workload() runner.Workload } { return &subscribeCmd{} },
-	"mixed":     func() interface{ workload() runner.Workload } { return &mixedCmd{} },
-	"burst":     func() interface{ workload() runner.Workload } { return &burstCmd{} },
-	"lifecycle": func() interface{ workload() runner.Workload } { return &lifecycleCmd{} },
-	"sweep":     func() interface{ workload() runner.Workload } { return &sweepCmd{} },
-	"load":      func() interface{ workload() runner.Workload } { return &loadCmd{} },
-	"count":     func() interface{ workload() runner.Workload } { return &countCmd{} },
-	"search":    func() interface{ workload() runner.Workload } { return &searchCmd{} },
-	"clients":   func() interface{ workload() runner.Workload } { return &clientsCmd{} },
-
-	"negentropy": func() interface{ workload() runner.Workload } { return &syncCmd{} },
+	"load": func() interface{ workload() runner.Workload } { return &loadCmd{} },
 }
 
 // build returns the selected workloads, each configured with its
@@ -41,11 +32,18 @@ func (f workloadFlags) build() ([]runner.Workload, error) {
 		if name == "" || name == "publish" || name == "query" {
 			continue // always run unless skipped with -skip-publish / -skip-query
 		}
+		if d, ok := workload.Lookup(name); ok && extraWorkloads[name] == nil {
+			out = append(out, d.Workload(d.New()))
+			continue
+		}
 		mk, ok := extraWorkloads[name]
 		if !ok {
 			known := make([]string, 0, len(extraWorkloads))
 			for k := range extraWorkloads {
 				known = append(known, k)
+			}
+			for _, d := range workload.Registered() {
+				known = append(known, d.Name)
 			}
 			sort.Strings(known)
 			return nil, fmt.Errorf("--workloads: unknown workload %q (known: %s)", name, strings.Join(known, ", "))
@@ -57,4 +55,31 @@ func (f workloadFlags) build() ([]runner.Workload, error) {
 		out = append(out, cmd.workload())
 	}
 	return out, nil
+}
+
+// declared is the registered workload called name with options cfg.
+func declared(name string, cfg workload.Config) runner.Workload {
+	return mustDecl(name).Workload(cfg)
+}
+
+// registerWorkload adds the subcommand of the registered workload called
+// name, with the workload's summary as its help.
+func registerWorkload(name string, cmd any) {
+	registerWorkloadAs(name, name, cmd)
+}
+
+// registerWorkloadAs adds the subcommand command, a hand-written command
+// of the registered workload called name.
+func registerWorkloadAs(command, name string, cmd any) {
+	commanded[name] = true
+	register(command, mustDecl(name).Summary, cmd)
+}
+
+// mustDecl is the declaration of the registered workload called name.
+func mustDecl(name string) workload.Decl {
+	d, ok := workload.Lookup(name)
+	if !ok {
+		panic("relaybench: workload " + name + " is not registered")
+	}
+	return d
 }

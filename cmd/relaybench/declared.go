@@ -1,0 +1,130 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relaybench/relaybench/workload"
+)
+
+// A registered workload with no command of its own gets one here: the
+// shared flags its input needs and the flags of its options (kong reads
+// them through the Opts field), run through the same sessions as the
+// hand-written commands. Adding a workload is then one file in workload/
+// (docs/adding-a-workload.md).
+
+// commanded holds the workloads a hand-written command runs.
+var commanded = map[string]bool{}
+
+// keysWorkloadCmd is the command of a workload that signs fresh events with
+// the corpus keys (workload.NeedsKeys).
+type keysWorkloadCmd struct {
+	targetFlags
+	liveKeyFlags
+	outputFlags
+	Opts workload.Config `embed:""`
+	name string
+}
+
+func (c *keysWorkloadCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *keysWorkloadCmd) Run(g *Globals) error {
+	workload.BaseOf(c.Opts).Seed = c.liveKeyFlags.Seed
+	p := optionParams(c.Opts)
+	if c.Relay == "" {
+		p["store"] = c.Store
+	}
+	return runLiveCommand(g, c.name, c.targetFlags, c.liveKeyFlags, c.outputFlags, declared(c.name, c.Opts), p)
+}
+
+// corpusWorkloadCmd is the command of a workload that runs after the corpus
+// is published (workload.NeedsCorpus). Its options' Base is not a flag
+// group: the publish phase's --timeout is its timeout too.
+type corpusWorkloadCmd struct {
+	targetFlags
+	corpusFlags
+	publishFlags
+	outputFlags
+	Opts workload.Config `embed:""`
+	name string
+}
+
+func (c *corpusWorkloadCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.corpusFlags.validate())
+	r.add(c.publishFlags.validate())
+	c.publishFlags.checkWindow(&r, c.corpusFlags)
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *corpusWorkloadCmd) Run(g *Globals) error {
+	b := workload.BaseOf(c.Opts)
+	b.Timeout, b.Seed = c.publishFlags.Timeout, c.corpusFlags.Seed
+	p := publishParams(c.corpusFlags, c.publishFlags)
+	for k, v := range optionParams(c.Opts) {
+		p[k] = v
+	}
+	return runCorpusCommand(g, corpusCommand{name: c.name, target: c.targetFlags, corpus: c.corpusFlags,
+		output: c.outputFlags, cfg: publishThen(declared(c.name, c.Opts), c.publishFlags), params: p})
+}
+
+var declaredOnce sync.Once
+
+// registerDeclared adds a command for each registered workload that has
+// none of its own. run calls it before building the parser.
+func registerDeclared() {
+	declaredOnce.Do(func() {
+		for _, d := range workload.Registered() {
+			if commanded[d.Name] {
+				continue
+			}
+			var cmd any = &keysWorkloadCmd{Opts: d.New(), name: d.Name}
+			if d.Input == workload.NeedsCorpus {
+				cmd = &corpusWorkloadCmd{Opts: d.New(), name: d.Name}
+			}
+			register(d.Name, d.Summary, cmd)
+		}
+	})
+}
+
+// optionParams are the flags of a workload's options as the results file
+// records them: each flag's name in snake case, durations as text.
+func optionParams(cfg workload.Config) map[string]any {
+	p := map[string]any{}
+	addOptionParams(p, reflect.ValueOf(cfg).Elem())
+	return p
+}
+
+func addOptionParams(p map[string]any, v reflect.Value) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f, fv := t.Field(i), v.Field(i)
+		if !f.IsExported() || f.Tag.Get("kong") == "-" {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			addOptionParams(p, fv)
+			continue
+		}
+		name := f.Tag.Get("name")
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		name = strings.ReplaceAll(name, "-", "_")
+		if d, ok := fv.Interface().(time.Duration); ok {
+			p[name] = d.String()
+		} else {
+			p[name] = fv.Interface()
+		}
+	}
+}
