@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
+)
+
+// liveSession is one live-workload command being run (subscribe, burst,
+// lifecycle, sweep, mixed, load, find-max): its target relay and the run
+// the phases go into.
+type liveSession struct {
+	*session
+	run    *results.Run
+	target runner.Target
+	info   *nip11.Info
+	stop   func()
+}
+
+// startLive does what every live command does before measuring: the
+// session (results path, CPU pinning), the target (the embedded relay
+// unless --relay), and the relay's NIP-11 document.
+func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liveSession, error) {
+	ss, err := openSession(g, command, of, tf.ClientCPUs)
+	if err != nil {
+		return nil, err
+	}
+	target, stop, err := resolveTarget(g.Ctx, tf, of.Out, g.Verbose)
+	if err != nil {
+		return nil, err
+	}
+	s := &liveSession{session: ss, target: target, stop: stop}
+	s.file.Runs = append(s.file.Runs, results.Run{Relay: results.Relay{Name: target.Name, URL: target.URL, Managed: target.Managed, LogFile: target.LogFile}})
+	s.run = &s.file.Runs[0]
+	s.fetchInfo()
+	return s, nil
+}
+
+// fetchInfo reads the relay's NIP-11 document into the run; a relay without
+// one gets a note.
+func (s *liveSession) fetchInfo() {
+	ictx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	info, raw, err := nip11.Fetch(ictx, s.target.URL)
+	cancel()
+	if err != nil {
+		s.run.Notes = append(s.run.Notes, "no NIP-11 document: "+err.Error())
+		return
+	}
+	s.info = info
+	s.run.Relay.NIP11 = raw
+	s.run.Relay.Software = info.Software
+	s.run.Relay.Version = info.Version
+	s.run.Relay.MaxLimit = info.Limitation.MaxLimit
+}
+
+// setCorpus records the corpus in the run.
+func (s *liveSession) setCorpus(c *corpus.Corpus) {
+	s.run.Corpus = results.Corpus{
+		Seed: c.Params.Seed, Events: c.Len(), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
+		Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(),
+	}
+}
+
+// runLiveCommand is the Run of a live workload subcommand: reach (or start)
+// the relay, load the signing keys, run w with the relay sampled, then print
+// the summary and write the results file.
+func runLiveCommand(g *Globals, command string, tf targetFlags, kf liveKeyFlags, of outputFlags, w runner.Workload, params map[string]any) error {
+	s, err := startLive(g, command, tf, of)
+	if err != nil {
+		return err
+	}
+	keys, err := kf.keys(g.Ctx)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	s.setCorpus(keys)
+	err = s.measure(w, keys, nil)
+	s.setFresh(keys)
+	return s.finish(params, err)
+}
+
+// setFresh makes the run's corpus describe what the live workload actually
+// published: the fresh events sent (count, content size, wire bytes, signing
+// keys), not the key corpus, which only provided the signing keys (a run
+// note says so).
+func (s *liveSession) setFresh(keys *corpus.Corpus) {
+	var sent, bytes, sizeSum int64
+	var sizes []string
+	authors := 0
+	for _, ph := range s.run.Phases {
+		n := ph.Counts[results.CountSent]
+		sent += n
+		bytes += ph.Counts[results.CountBytesSent]
+		if ph.Size > 0 {
+			sizeSum += int64(ph.Size) * n
+			sizes = append(sizes, strconv.Itoa(ph.Size))
+		}
+		if a, ok := ph.Params["authors"].(int); ok {
+			authors = max(authors, a)
+		}
+	}
+	if authors == 0 {
+		authors = min(50, len(keys.Authors)) // workload.NewFresh's default
+	}
+	avg := 0
+	if sent > 0 {
+		avg = int(sizeSum / sent)
+	}
+	s.run.Corpus = results.Corpus{Seed: keys.Params.Seed, Events: int(sent), Authors: authors, AvgSize: avg, Bytes: bytes}
+	what := "no fresh events were published"
+	if len(sizes) > 0 {
+		what = fmt.Sprintf("the %d fresh events published (content %s bytes, signed for this run by %d keys before the clock)", sent, strings.Join(sizes, ", "), authors)
+	}
+	s.run.Notes = append(s.run.Notes, fmt.Sprintf("corpus: %s; the key corpus (%d keys, seed %d) only provided the signing keys", what, len(keys.Authors), keys.Params.Seed))
+}
+
+// measure runs w against the session's relay, with the relay's resources
+// sampled around it, and keeps the phases it measured.
+func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr.Event) error {
+	env := runner.Env{URL: s.target.URL, Corpus: c, Info: s.info, Live: live, Progress: progressFunc(s.prog), Log: os.Stderr}
+	phases, err := runner.RunWorkload(s.ctx, w, env, s.target.Probe, s.cores())
+	for _, ph := range phases {
+		if ph.Counts != nil {
+			s.run.Phases = append(s.run.Phases, ph)
+		}
+	}
+	if s.ctx.Err() != nil {
+		// Stopped by the user: no waiting to see whether the relay died.
+		return err
+	}
+	if derr := runner.RelayDied(s.target)(s.run); derr != nil {
+		// a relay relaybench started died: that, not its lost connections, is the cause
+		return derr
+	}
+	return err
+}
+
+// onePhase adapts a single-phase workload's result.
+func onePhase(ph results.Phase, err error) ([]results.Phase, error) {
+	if ph.Counts == nil {
+		return nil, err
+	}
+	return []results.Phase{ph}, err
+}
+
+// finish records params in the run, stops the relay and finishes the
+// session (judge, results file, summary).
+func (s *liveSession) finish(params map[string]any, err error) error {
+	s.run.Params = params
+	defer s.stop()
+	return s.session.finish(err)
+}

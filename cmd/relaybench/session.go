@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
+)
+
+// session is one measuring command being run: the results file it
+// reserved, the progress display, and the results file's content.
+type session struct {
+	ctx     context.Context
+	started time.Time
+	path    string
+	quiet   bool
+	cpus    string // --client-cpus
+	prog    *progress.Reporter
+	file    *results.File
+}
+
+// openSession does what every measuring command does first: reserve the
+// results file (--json, --out), pin relaybench to --client-cpus and start
+// the progress display.
+func openSession(g *Globals, command string, of outputFlags, clientCPUs string) (*session, error) {
+	s := &session{ctx: g.Ctx, started: time.Now(), quiet: of.Quiet, cpus: clientCPUs}
+	var err error
+	if s.path, err = of.resultsPath(command, s.started); err != nil {
+		return nil, err
+	}
+	if err := pinClient(clientCPUs); err != nil {
+		return nil, err
+	}
+	s.prog = progress.New(os.Stderr, !of.NoProgress)
+	s.file = newResultsFile(command, s.started)
+	return s, nil
+}
+
+// cores is how many cores the client may use (clientCores), read when
+// the run is configured.
+func (s *session) cores() int { return clientCores(s.cpus) }
+
+// config completes a runner configuration with what the session knows:
+// the client's cores, the progress display, and standard error for what a
+// workload says outside its results (a skip on a relay without its NIP).
+func (s *session) config(cfg runner.Config) runner.Config {
+	cfg.ClientCores = s.cores()
+	cfg.Progress = progressFunc(s.prog)
+	cfg.Log = os.Stderr
+	return cfg
+}
+
+// finish judges the runs, writes the results file and prints the summary
+// (finishRun).
+func (s *session) finish(runErr error) error {
+	return finishRun(s.ctx, s.file, s.path, s.quiet, runErr)
+}
+
+// corpusCommand is a corpus-driven command (run, clients, count, search,
+// sync): the corpus published to one relay, then what cfg asks for.
+type corpusCommand struct {
+	name   string
+	target targetFlags
+	corpus corpusFlags
+	output outputFlags
+	cfg    runner.Config  // without ClientCores and Progress (the session's)
+	params map[string]any // the flags that shaped the run
+}
+
+// runCorpusCommand runs c: sign or load the corpus, reach (or start) the
+// relay, run the phases of c.cfg, then judge, print the summary and write
+// the results file.
+func runCorpusCommand(g *Globals, c corpusCommand) error {
+	s, err := openSession(g, c.name, c.output, c.target.ClientCPUs)
+	if err != nil {
+		return err
+	}
+	crp, err := loadCorpus(g.Ctx, c.corpus, s.prog)
+	if err != nil {
+		return err
+	}
+	target, ref, stop, err := resolveTargetRef(g.Ctx, c.target, c.output.Out, g.Verbose)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	r, runErr := runner.Run(g.Ctx, crp, s.config(c.cfg), target)
+	r.Notes = append(r.Notes, ref.notes()...)
+	r.Params = c.params
+	if c.target.Relay == "" {
+		r.Params["store"] = c.target.Store // the embedded relay's store; meaningless with --relay
+	}
+	s.file.Runs = append(s.file.Runs, r)
+	return s.finish(runErr)
+}
+
+// publishThen is the configuration of a command that publishes the corpus
+// (unless --skip-publish) and then runs w, with no query phase.
+func publishThen(w runner.Workload, pf publishFlags) runner.Config {
+	return runner.Config{
+		Workloads:   []runner.Workload{w},
+		Publish:     pf.options(),
+		SkipPublish: pf.SkipPublish,
+		SkipQuery:   true,
+	}
+}
