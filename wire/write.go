@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/rawws"
 )
 
 // Writing.
@@ -199,16 +200,7 @@ func (c *Conn) writeError(err error) error {
 
 // appendMaskedFrame appends one final, masked client text frame.
 func appendMaskedFrame(b []byte, key uint32, prefix string, body []byte, suffix string) []byte {
-	n := len(prefix) + len(body) + len(suffix)
-	switch {
-	case n < 126:
-		b = append(b, 0x81, 0x80|byte(n))
-	case n <= 0xffff:
-		b = append(b, 0x81, 0x80|126, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0x81, 0x80|127)
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
-	}
+	b = rawws.AppendTextHeader(b, len(prefix)+len(body)+len(suffix))
 	b = binary.LittleEndian.AppendUint32(b, key)
 	start := len(b)
 	b = append(b, prefix...)
