@@ -8,24 +8,16 @@
 # Run it on a quiet machine: other load shows up in every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 EVENTS=${EVENTS:-200000}
-work=$(mktemp -d)
-sinkpid=""
-cleanup() { [ -n "$sinkpid" ] && kill "$sinkpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT INT TERM
-go build -o "$work/relaybench" ./cmd/relaybench
-rb="$work/relaybench"
+bench_work
 
 echo "== signing" >&2
 "$rb" corpus --events 100000 --cache-dir off --no-progress | tee "$work/corpus.txt" >&2
 signing=$(grep -o 'in [0-9.]*s: [0-9]* events/s' "$work/corpus.txt" || true)
 
 echo "== sink relay" >&2
-"$rb" relay serve --store sink >"$work/sink.out" 2>"$work/sink.err" &
-sinkpid=$!
-for _ in $(seq 100); do grep -q '^listening ' "$work/sink.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening //p' "$work/sink.out")
-[ -n "$url" ] || { echo "sink relay did not start: $(cat "$work/sink.err")" >&2; exit 1; }
+bench_sink
 
 # Sign the publish corpus once (cached), outside any timed phase.
 "$rb" corpus --events "$EVENTS" --cache-dir "$work/cache" --no-progress >&2

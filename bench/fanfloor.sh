@@ -17,24 +17,16 @@
 # Appends a table to bench/RESULTS.md with the machine, date, commit and load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN_DIR=${BIN_DIR:-../shared/relays/bin}
-if [ ! -x "$BIN_DIR/strfry" ]; then
-  echo "bench/fanfloor.sh: no strfry at $BIN_DIR/strfry (see ../shared/relays/README.md); nothing measured." >&2
-  exit 0
-fi
+. bench/lib.sh
+bench_need_strfry bench/fanfloor.sh
 BIN_DIR=$(cd "$BIN_DIR" && pwd)
 SUBS=${SUBS:-2000}
 EVENTS=${EVENTS:-3000}
 ROUNDS=${ROUNDS:-2}
 PORT=${PORT:-7791}
 OUT=${OUT:-bench/RESULTS.md}
-work=$(mktemp -d)
-spid=""
-cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT INT TERM
-go build -o "$work/relaybench" ./cmd/relaybench
+bench_work
 go build -o "$work/fanfloor" ./bench/fanfloor
-rb="$work/relaybench"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
@@ -50,12 +42,12 @@ relay {
 }
 EOF
   "$BIN_DIR/strfry" --config="$work/strfry.conf" --verbosity=WARNING relay >"$work/strfry.log" 2>&1 &
-  spid=$!
+  relaypid=$!
   for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return; sleep 0.1; done
   echo "strfry did not start: $(tail -3 "$work/strfry.log")" >&2
   exit 1
 }
-stop_strfry() { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true; spid=""; }
+stop_strfry() { kill "$relaypid" 2>/dev/null; wait "$relaypid" 2>/dev/null || true; relaypid=""; }
 
 # floor MODE: one fanfloor run; prints "µs/delivery deliveries/s reads/delivery"
 floor() {

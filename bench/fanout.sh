@@ -17,11 +17,8 @@
 # says "machine loaded" when the load average was above the core count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN_DIR=${BIN_DIR:-../shared/relays/bin}
-if [ ! -x "$BIN_DIR/strfry" ]; then
-  echo "bench/fanout.sh: no strfry at $BIN_DIR/strfry (see ../shared/relays/README.md); nothing measured." >&2
-  exit 0
-fi
+. bench/lib.sh
+bench_need_strfry bench/fanout.sh
 IDLE_SUBS=${IDLE_SUBS:-"1000 10000"}
 EVENTS_1K=${EVENTS_1K:-3000}
 EVENTS_10K=${EVENTS_10K:-300}

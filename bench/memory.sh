@@ -18,18 +18,14 @@
 # unless KEEP_CACHE=1 (CACHE=DIR to reuse one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 COUNTS=${COUNTS:-"1000000 5000000 10000000"}
 LOAD_RATE=${LOAD_RATE:-50000}
 LOAD_SECS=${LOAD_SECS:-50}
 # a fixed created_at window, so that a cached corpus is found again after the hour turns
 ANCHOR=${ANCHOR:-2026-01-01T00:00:00Z}
-work=$(mktemp -d)
+bench_work
 CACHE=${CACHE:-$work/cache}
-sinkpid=""
-cleanup() { [ -n "$sinkpid" ] && kill "$sinkpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT INT TERM
-go build -o "$work/relaybench" ./cmd/relaybench
-rb="$work/relaybench"
 # peak KB, wall time and exit status from a /usr/bin/time -v log
 peak() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1"; }
 wall() { sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$1"; }
@@ -69,11 +65,7 @@ if [ "${SIGN_ONLY:-0}" = 1 ]; then
   exit 0
 fi
 
-"$rb" relay serve --store sink >"$work/sink.out" 2>"$work/sink.err" &
-sinkpid=$!
-for _ in $(seq 100); do grep -q '^listening ' "$work/sink.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening //p' "$work/sink.out")
-[ -n "$url" ] || { echo "sink relay did not start: $(cat "$work/sink.err")" >&2; exit 1; }
+bench_sink
 
 # accepted and events/s of the first phase of a results file
 figures() {

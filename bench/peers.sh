@@ -19,6 +19,7 @@
 # Run it on a quiet machine: other load shows up in every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 PEER=${PEER:-../shared/peers/bin/nostr-bench}
 if [ ! -x "$PEER" ]; then
   echo "bench/peers.sh: no peer binary at $PEER (see ../shared/peers/README.md); nothing measured." >&2
@@ -28,23 +29,14 @@ CONNS=${CONNS:-4}
 EVENTS=${EVENTS:-200000}
 PAIRS=${PAIRS:-3}
 SIZE=${SIZE:-128}
-work=$(mktemp -d)
-sinkpid=""
-cleanup() { [ -n "$sinkpid" ] && kill "$sinkpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT INT TERM
-go build -o "$work/relaybench" ./cmd/relaybench
-rb="$work/relaybench"
+bench_work
 haveperf=""
 if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -o /dev/null true 2>/dev/null; then
   haveperf=1
 fi
 
 echo "== sink relay" >&2
-"$rb" relay serve --store sink >"$work/sink.out" 2>"$work/sink.err" &
-sinkpid=$!
-for _ in $(seq 100); do grep -q '^listening ' "$work/sink.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening //p' "$work/sink.out")
-[ -n "$url" ] || { echo "sink relay did not start: $(cat "$work/sink.err")" >&2; exit 1; }
+bench_sink
 
 # Sign relaybench's corpus once (cached), outside any timed phase.
 "$rb" corpus --events "$EVENTS" --size "$SIZE" --cache-dir "$work/cache" --no-progress >&2

@@ -10,27 +10,16 @@
 #   RATE=80000 DURATION=20s POOL=512 CONNECTIONS=8 bench/scheduler.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RATE=${RATE:-80000}
 DURATION=${DURATION:-20s}
 POOL=${POOL:-512}
 CONNECTIONS=${CONNECTIONS:-8}
 SIZE=${SIZE:-1024}
 command -v jq >/dev/null || { echo "bench/scheduler.sh needs jq" >&2; exit 2; }
-work=$(mktemp -d)
-sinkpid=""
-cleanup() {
-  if [ -n "$sinkpid" ]; then kill "$sinkpid" 2>/dev/null || true; wait "$sinkpid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-go build -o "$work/relaybench" ./cmd/relaybench
-rb="$work/relaybench"
+bench_work
 
-"$rb" relay serve --store sink >"$work/sink.out" 2>"$work/sink.err" &
-sinkpid=$!
-for _ in $(seq 100); do grep -q '^listening ' "$work/sink.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening //p' "$work/sink.out")
-[ -n "$url" ] || { echo "sink relay did not start: $(cat "$work/sink.err")" >&2; exit 1; }
+bench_sink
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 "$rb" load --relay "$url" --load-pattern constant --load-base "$RATE" --load-duration "$DURATION" \
@@ -44,7 +33,7 @@ read -r intended sent accepted dropped failed secs lat_p99 lat_max disp_p99 ok_p
     .latency.lateness.percentiles_ns["99"], .latency.lateness.max_ns, .latency.lateness_dispatch.percentiles_ns["99"],
     .latency.ok.percentiles_ns["50"], .latency.ok.percentiles_ns["99"], .resources.client_cpu_secs,
     (.client_limited // false), (.counts.client_sched_p99_ns // 0) ] | @tsv' "$work/load.json")"
-relay_cpu=$(ps -o cputime= -p "$sinkpid" | tr -d ' ')
+relay_cpu=$(ps -o cputime= -p "$relaypid" | tr -d ' ')
 summary=$(awk -v i="$intended" -v s="$sent" -v a="$accepted" -v d="$dropped" -v f="$failed" -v t="$secs" \
   -v lp="$lat_p99" -v lm="$lat_max" -v dp="$disp_p99" -v o5="$ok_p50" -v o9="$ok_p99" -v c="$cpu" -v lim="$limited" -v rate="$RATE" -v sch="$sched" 'BEGIN {
   printf "offered %d/s: intended %d, sent %d, accepted %d (%.0f/s over %.2fs), dropped %d, failed %d\n", rate, i, s, a, a/t, t, d, f

@@ -18,22 +18,20 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/rawws"
 )
 
 func main() {
@@ -263,20 +261,12 @@ func dial(addr, sub string) (net.Conn, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var key [16]byte
-	rand.Read(key[:])
-	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-		addr, base64.StdEncoding.EncodeToString(key[:]))
-	br := bufio.NewReaderSize(c, 4096)
-	resp, err := http.ReadResponse(br, nil)
+	br, err := rawws.Upgrade(c, addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, nil, fmt.Errorf("upgrade: HTTP %d", resp.StatusCode)
-	}
 	msg := `["REQ","` + sub + `",{"limit":0}]`
-	frame := []byte{0x81, 0x80 | byte(len(msg)), 0, 0, 0, 0} // zero mask key
+	frame := append(rawws.AppendTextHeader(nil, len(msg)), 0, 0, 0, 0) // zero mask key
 	if _, err := c.Write(append(frame, msg...)); err != nil {
 		return nil, nil, err
 	}

@@ -12,14 +12,9 @@
 package main
 
 import (
-	"bufio"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"strings"
@@ -27,6 +22,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/rawws"
 )
 
 func main() {
@@ -110,17 +107,12 @@ func dial(addr string) (int, error) {
 		return 0, err
 	}
 	c.(*net.TCPConn).SetNoDelay(true)
-	var key [16]byte
-	rand.Read(key[:])
-	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-		addr, base64.StdEncoding.EncodeToString(key[:]))
-	br := bufio.NewReaderSize(c, 4096)
-	resp, err := http.ReadResponse(br, nil)
+	br, err := rawws.Upgrade(c, addr)
 	if err != nil {
 		return 0, err
 	}
-	if resp.StatusCode != http.StatusSwitchingProtocols || br.Buffered() != 0 {
-		return 0, fmt.Errorf("upgrade: HTTP %d, %d bytes buffered", resp.StatusCode, br.Buffered())
+	if br.Buffered() != 0 {
+		return 0, fmt.Errorf("upgrade: %d bytes buffered", br.Buffered())
 	}
 	f, err := c.(*net.TCPConn).File() // a dup, left in blocking mode
 	if err != nil {
@@ -136,16 +128,7 @@ func dial(addr string) (int, error) {
 }
 
 func appendFrame(b []byte, msg string) []byte {
-	n := len(msg)
-	switch {
-	case n < 126:
-		b = append(b, 0x81, 0x80|byte(n))
-	case n <= 0xffff:
-		b = append(b, 0x81, 0x80|126, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0x81, 0x80|127)
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
-	}
+	b = rawws.AppendTextHeader(b, len(msg))
 	b = append(b, 0, 0, 0, 0) // zero mask key: the payload goes as is
 	return append(b, msg...)
 }

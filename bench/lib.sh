@@ -1,0 +1,39 @@
+# Shared by the bench scripts: sourced (`. bench/lib.sh`) from the
+# repository's root, after `set -euo pipefail`.
+
+# bench_work makes the work dir $work, removed on exit together with the
+# relay started in the background as $relaypid (if any), and builds
+# relaybench there as $rb.
+bench_work() {
+  work=$(mktemp -d)
+  relaypid=""
+  trap bench_cleanup EXIT INT TERM
+  go build -o "$work/relaybench" ./cmd/relaybench
+  rb="$work/relaybench"
+}
+
+bench_cleanup() {
+  if [ -n "$relaypid" ]; then kill "$relaypid" 2>/dev/null || true; fi
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+
+# bench_sink starts the sink relay in the background as $relaypid and sets
+# $url once it listens.
+bench_sink() {
+  "$rb" relay serve --store sink >"$work/sink.out" 2>"$work/sink.err" &
+  relaypid=$!
+  for _ in $(seq 100); do grep -q '^listening ' "$work/sink.out" && break; sleep 0.1; done
+  url=$(sed -n 's/^listening //p' "$work/sink.out")
+  [ -n "$url" ] || { echo "sink relay did not start: $(cat "$work/sink.err")" >&2; exit 1; }
+}
+
+# bench_need_strfry ends the script (measuring nothing, exit 0) unless
+# $BIN_DIR (default ../shared/relays/bin) holds strfry; $1 names the script.
+bench_need_strfry() {
+  BIN_DIR=${BIN_DIR:-../shared/relays/bin}
+  if [ ! -x "$BIN_DIR/strfry" ]; then
+    echo "$1: no strfry at $BIN_DIR/strfry (see ../shared/relays/README.md); nothing measured." >&2
+    exit 0
+  fi
+}
