@@ -3,15 +3,12 @@ package rawws
 import (
 	"bytes"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/coder/websocket"
 )
 
+// The header of each length class (wire's tests send frames of every class
+// through it to a real WebSocket server).
 func TestAppendTextHeader(t *testing.T) {
 	for _, c := range []struct {
 		n    int
@@ -29,62 +26,49 @@ func TestAppendTextHeader(t *testing.T) {
 	}
 }
 
-// A frame of every length class written after Upgrade (zero mask key)
-// reaches a real WebSocket server whole.
-func TestUpgradeThenFrames(t *testing.T) {
-	got := make(chan string, 3)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.CloseNow()
-		ws.SetReadLimit(1 << 20)
-		for {
-			_, msg, err := ws.Read(r.Context())
-			if err != nil {
-				return
-			}
-			got <- string(msg)
-		}
-	}))
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	c, err := net.Dial("tcp", host)
+// upgradeAgainst runs Upgrade against a server that reads the request and
+// answers with the response given; it returns the request, what the
+// reader holds after the answer, and Upgrade's error.
+func upgradeAgainst(t *testing.T, response string) (request, rest string, err error) {
+	t.Helper()
+	client, server := net.Pipe()
+	defer client.Close()
+	got := make(chan string, 1)
+	go func() {
+		defer server.Close()
+		b := make([]byte, 4096)
+		n, _ := server.Read(b)
+		got <- string(b[:n])
+		server.Write([]byte(response))
+	}()
+	br, err := Upgrade(client, "relay.example:7777")
+	if err == nil {
+		b, _ := br.Peek(br.Buffered())
+		rest = string(b)
+	}
+	return <-got, rest, err
+}
+
+func TestUpgrade(t *testing.T) {
+	req, rest, err := upgradeAgainst(t, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x02hi")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	if _, err := Upgrade(c, host); err != nil {
-		t.Fatal(err)
+	for _, line := range []string{"GET / HTTP/1.1\r\n", "Host: relay.example:7777\r\n", "Upgrade: websocket\r\n", "Connection: Upgrade\r\n", "Sec-WebSocket-Version: 13\r\n"} {
+		if !strings.Contains(req, line) {
+			t.Errorf("request %q lacks %q", req, line)
+		}
 	}
-	for _, n := range []int{5, 300, 70000} {
-		msg := strings.Repeat("m", n)
-		frame := append(AppendTextHeader(nil, n), 0, 0, 0, 0)
-		if _, err := c.Write(append(frame, msg...)); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case m := <-got:
-			if m != msg {
-				t.Fatalf("n=%d: the server read %d bytes", n, len(m))
-			}
-		case <-time.After(time.Minute): // a hang guard only
-			t.Fatalf("n=%d: nothing read", n)
-		}
+	if !strings.HasSuffix(req, "\r\n\r\n") || !strings.Contains(req, "Sec-WebSocket-Key: ") {
+		t.Errorf("request %q", req)
+	}
+	if rest != "\x81\x02hi" {
+		t.Errorf("after the answer the reader holds %q, want the first frame", rest)
 	}
 }
 
 func TestUpgradeRefused(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	c, err := net.Dial("tcp", host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := Upgrade(c, host); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
+	if _, _, err := upgradeAgainst(t, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Fatalf("got %v, want the 404 named", err)
 	}
 }
