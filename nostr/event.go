@@ -33,6 +33,15 @@ type Event struct {
 // AppendSerialized appends the canonical NIP-01 serialization
 // [0,pubkey,created_at,kind,tags,content] whose sha256 is the event id.
 func (e *Event) AppendSerialized(b []byte) []byte {
+	b, _, _ = e.AppendSerializedAt(b)
+	return b
+}
+
+// AppendSerializedAt is AppendSerialized, also returning where the tags
+// array and the content string start in the appended bytes (so that they
+// can be reused, escaped, by AppendJSONEncoded).
+func (e *Event) AppendSerializedAt(b []byte) (out []byte, tagsAt, contentAt int) {
+	start := len(b)
 	b = append(b, `[0,"`...)
 	b = append(b, e.PubKey...)
 	b = append(b, `",`...)
@@ -40,11 +49,12 @@ func (e *Event) AppendSerialized(b []byte) []byte {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(e.Kind), 10)
 	b = append(b, ',')
+	tagsAt = len(b) - start
 	b = AppendTags(b, e.Tags)
 	b = append(b, ',')
+	contentAt = len(b) - start
 	b = AppendJSONString(b, e.Content)
-	b = append(b, ']')
-	return b
+	return append(b, ']'), tagsAt, contentAt
 }
 
 // ComputeID returns the sha256 of the canonical serialization.
@@ -126,24 +136,23 @@ func (e *Event) TagValue(name string) string {
 
 // AppendTags appends tags as a compact JSON array of arrays of strings.
 func AppendTags(b []byte, tags []Tag) []byte {
-	b = append(b, '[')
-	for i, t := range tags {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendStrings(b, t)
-	}
-	return append(b, ']')
+	return appendArray(b, tags, func(b []byte, t Tag) []byte { return AppendStrings(b, t) })
 }
 
 // AppendStrings appends vs as a compact JSON array of strings.
 func AppendStrings(b []byte, vs []string) []byte {
+	return appendArray(b, vs, AppendJSONString)
+}
+
+// appendArray appends vs as a compact JSON array, each element as each
+// appends it.
+func appendArray[T any](b []byte, vs []T, each func([]byte, T) []byte) []byte {
 	b = append(b, '[')
 	for i, v := range vs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendJSONString(b, v)
+		b = each(b, v)
 	}
 	return append(b, ']')
 }

@@ -76,14 +76,7 @@ func (f *Filter) AppendJSON(b []byte) []byte {
 	}
 	if len(f.Kinds) > 0 {
 		key("kinds")
-		b = append(b, '[')
-		for i, k := range f.Kinds {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(k), 10)
-		}
-		b = append(b, ']')
+		b = appendArray(b, f.Kinds, func(b []byte, k int) []byte { return strconv.AppendInt(b, int64(k), 10) })
 	}
 	names := make([]string, 0, len(f.Tags))
 	for n := range f.Tags {
