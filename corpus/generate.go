@@ -630,7 +630,7 @@ func (g *generator) next(ctx context.Context, i int) error {
 	// worker reuses its escaped tags and content for the wire JSON.
 	start := len(b.arena)
 	var tagsAt, contentAt int
-	b.arena, tagsAt, contentAt = appendSerialized(b.arena, e)
+	b.arena, tagsAt, contentAt = e.AppendSerializedAt(b.arena)
 	b.ser[k] = b.arena[start:len(b.arena):len(b.arena)]
 	b.serAt[k] = [2]int32{int32(tagsAt), int32(contentAt)}
 	b.ids[k] = sha256.Sum256(b.ser[k])
