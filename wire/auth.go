@@ -429,14 +429,8 @@ func (c *Conn) authDone(t *authTry, ok OK) {
 // retry sends a held operation again, if it is still held (not timed out,
 // cancelled or failed with the connection meanwhile).
 func (c *Conn) retry(w authWaiter) {
-	if err := c.lockWriter(); err != nil {
-		return // the connection is failing: fail() delivers ErrClosed
-	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		c.wmu.Unlock()
-		return
+	if c.lockOpen() != nil {
+		return // the connection is failing or closed: fail() delivers ErrClosed
 	}
 	if w.sub != nil {
 		s := w.sub

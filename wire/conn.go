@@ -704,12 +704,9 @@ func (c *Conn) takePendingIf(id string, w *waiter) (pending, bool) {
 	return p, true
 }
 
-// send registers id as pending and queues prefix+raw+"]". Once queued, the
-// outcome (OK, or ErrClosed if the connection breaks) goes to done or w.
-func (c *Conn) send(prefix, id string, raw []byte, done func(OK), w *waiter) error {
-	if id == "" {
-		return errors.New("send: empty event id")
-	}
+// lockOpen takes the write lock and then c.mu; it fails, holding
+// neither, once a write has failed or the connection is closed.
+func (c *Conn) lockOpen() error {
 	if err := c.lockWriter(); err != nil {
 		return err
 	}
@@ -718,6 +715,18 @@ func (c *Conn) send(prefix, id string, raw []byte, done func(OK), w *waiter) err
 		c.mu.Unlock()
 		c.wmu.Unlock()
 		return ErrClosed
+	}
+	return nil
+}
+
+// send registers id as pending and queues prefix+raw+"]". Once queued, the
+// outcome (OK, or ErrClosed if the connection breaks) goes to done or w.
+func (c *Conn) send(prefix, id string, raw []byte, done func(OK), w *waiter) error {
+	if id == "" {
+		return errors.New("send: empty event id")
+	}
+	if err := c.lockOpen(); err != nil {
+		return err
 	}
 	if _, dup := c.pending[id]; dup {
 		c.mu.Unlock()

@@ -92,14 +92,8 @@ func appendReq(label, subID string, filters []nostr.Filter) []byte {
 // openSub registers s under its id and writes buf, its REQ or COUNT; s.sent
 // is when the frame was queued.
 func (c *Conn) openSub(s *Sub, buf []byte) error {
-	if err := c.lockWriter(); err != nil {
+	if err := c.lockOpen(); err != nil {
 		return err
-	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		c.wmu.Unlock()
-		return ErrClosed
 	}
 	if _, dup := c.subs[s.id]; dup {
 		c.mu.Unlock()
