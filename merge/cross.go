@@ -141,12 +141,7 @@ func crossCheck(ctx context.Context, out *results.Run, runs []*results.Run, o Op
 		if w.unknown, err = indexes(ph.Unknown, len(evs)); err != nil {
 			return false, fmt.Errorf("segment %d: publish phase: unknown: %w", i, err)
 		}
-		for _, idx := range w.stored {
-			union = append(union, evs[idx])
-		}
-		for _, idx := range w.unknown {
-			unknown = append(unknown, evs[idx])
-		}
+		union, unknown = appendAt(union, evs, w.stored), appendAt(unknown, evs, w.unknown)
 		wins[i] = w
 	}
 	byKey := make(map[string]*nostr.Event, len(evs))
@@ -175,17 +170,52 @@ type judged struct {
 	keys    map[string][]*nostr.Event // in flight: the required events by replace key
 }
 
+// split is what a REQ that overlapped some segment's publishing is judged
+// against.
+type split struct {
+	model *verify.Model
+	may   []*nostr.Event
+	keys  map[string][]*nostr.Event // the must events by replace key
+}
+
+// newSplit makes the split of mustSet (a byte per segment window): the
+// events stored by an 'm' segment must be returned (its unknown ones are
+// neither required nor forbidden), those of a 'p' segment may be.
+func newSplit(wins []segWindow, mustSet []byte, evs []*nostr.Event) *split {
+	sp := &split{keys: map[string][]*nostr.Event{}}
+	var must, unknown []*nostr.Event
+	for j, w := range wins {
+		switch mustSet[j] {
+		case 'm':
+			must = appendAt(must, evs, w.stored)
+			unknown = appendAt(unknown, evs, w.unknown)
+		case 'p':
+			sp.may = appendAt(appendAt(sp.may, evs, w.stored), evs, w.unknown)
+		}
+	}
+	sp.model = verify.NewModelUnknown(must, unknown)
+	for _, e := range must {
+		if k, ok := verify.ReplaceKey(e); ok {
+			sp.keys[k] = append(sp.keys[k], e)
+		}
+	}
+	return sp
+}
+
+// appendAt appends the events of evs at the indexes given.
+func appendAt(dst, evs []*nostr.Event, idxs []int) []*nostr.Event {
+	for _, idx := range idxs {
+		dst = append(dst, evs[idx])
+	}
+	return dst
+}
+
 // judgePhase judges every segment's answers of phase pi and replaces the
 // merged phase's verification (total and per shape) with the result.
 func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow, evs []*nostr.Event,
 	byKey map[string]*nostr.Event, model *verify.Model, relayCap int, tolerance time.Duration) error {
 	var all []judged
 	overlapped := 0
-	type split struct {
-		model *verify.Model
-		may   []*nostr.Event
-		keys  map[string][]*nostr.Event // the must events by replace key
-	}
 	splits := map[string]*split{}
 	for i, r := range runs {
 		g := r.Segment
@@ -231,32 +261,7 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 				overlapped++
 				sp := splits[string(mustSet)]
 				if sp == nil {
-					sp = &split{}
-					var must, unknown []*nostr.Event
-					for j, w := range wins {
-						for _, idx := range w.stored {
-							switch mustSet[j] {
-							case 'm':
-								must = append(must, evs[idx])
-							case 'p':
-								sp.may = append(sp.may, evs[idx])
-							}
-						}
-						for _, idx := range w.unknown {
-							switch mustSet[j] {
-							case 'm':
-								unknown = append(unknown, evs[idx])
-							case 'p':
-								sp.may = append(sp.may, evs[idx])
-							}
-						}
-					}
-					sp.model, sp.keys = verify.NewModelUnknown(must, unknown), map[string][]*nostr.Event{}
-					for _, e := range must {
-						if k, ok := verify.ReplaceKey(e); ok {
-							sp.keys[k] = append(sp.keys[k], e)
-						}
-					}
+					sp = newSplit(wins, mustSet, evs)
 					splits[string(mustSet)] = sp
 				}
 				jd.model, jd.may, jd.keys = sp.model, sp.may, sp.keys
