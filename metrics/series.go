@@ -137,28 +137,25 @@ func (s *Series) offset(t int64) int64 { return max(t-s.start, 0) }
 
 // Add adds n to counter name in the bucket containing mono time t.
 func (s *Series) Add(t int64, name string, n int64) {
-	s.mu.Lock()
-	d := s.offset(t)
-	s.sec.add(d, name, n)
-	s.fine.add(d, name, n)
-	s.mu.Unlock()
+	s.record(t, func(b *buckets, d int64) { b.add(d, name, n) })
 }
 
 // Gauge sets gauge name for the bucket containing t to the maximum seen.
 func (s *Series) Gauge(t int64, name string, v int64) {
-	s.mu.Lock()
-	d := s.offset(t)
-	s.sec.gauge(d, name, v)
-	s.fine.gauge(d, name, v)
-	s.mu.Unlock()
+	s.record(t, func(b *buckets, d int64) { b.gauge(d, name, v) })
 }
 
 // Latency records a latency observed at time t (the completion time).
 func (s *Series) Latency(t int64, ns int64) {
+	s.record(t, func(b *buckets, d int64) { b.latency(d, ns) })
+}
+
+// record applies rec to both bucket widths at t's offset, under the lock.
+func (s *Series) record(t int64, rec func(b *buckets, d int64)) {
 	s.mu.Lock()
 	d := s.offset(t)
-	s.sec.latency(d, ns)
-	s.fine.latency(d, ns)
+	rec(&s.sec, d)
+	rec(&s.fine, d)
 	s.mu.Unlock()
 }
 
