@@ -24,13 +24,7 @@ func authTable(groups []*relayRuns) *table {
 			row := []string{g.key, name}
 			for _, c := range []col{cntCol("", results.CountAuthSent), cntCol("", "auth_ok"), cntCol("", "auth_refused"),
 				cntCol("", "auth_unanswered"), cntCol("", "auth_retried"), latCol("", results.LatencyAuth, 50), latCol("", results.LatencyAuth, 99)} {
-				var vs []float64
-				for _, p := range ps {
-					if v, ok := c.get(p); ok {
-						vs = append(vs, v)
-					}
-				}
-				row = append(row, agg(vs, c.fmt))
+				row = append(row, agg(present(ps, c.get), c.fmt))
 			}
 			t.add(row...)
 		}

@@ -1055,12 +1055,7 @@ func bars(file, titleText, y, metric string, groups []*relayRuns, name string, s
 		vals := make(plotter.Values, len(groups))
 		for i, g := range groups {
 			ps := g.phases(name)
-			var vs []float64
-			for _, ph := range ps {
-				if v, ok := get(ph, s); ok {
-					vs = append(vs, v)
-				}
-			}
+			vs := present(ps, func(ph *results.Phase) (float64, bool) { return get(ph, s) })
 			switch {
 			case len(vs) > 0:
 				vals[i] = median(vs)

@@ -108,6 +108,17 @@ func agg(vs []float64, format func(float64) string) string {
 	return fmt.Sprintf("%s (%s–%s)", format(m), format(lo), format(hi))
 }
 
+// present is the values get finds among xs, in order.
+func present[T any](xs []T, get func(T) (float64, bool)) []float64 {
+	var vs []float64
+	for _, x := range xs {
+		if v, ok := get(x); ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // aggStatus merges the status of the phases one row stands for:
 // "verification FAILED (2/3 runs), client-limited".
 func aggStatus(ps []*results.Phase) string {
@@ -156,13 +167,7 @@ func phaseTable(titleText, name string, groups []*relayRuns, cols []col) *table 
 		}
 		row := []string{g.key}
 		for _, c := range cols {
-			var vs []float64
-			for _, p := range ps {
-				if v, ok := c.get(p); ok {
-					vs = append(vs, v)
-				}
-			}
-			row = append(row, agg(vs, c.fmt))
+			row = append(row, agg(present(ps, c.get), c.fmt))
 		}
 		t.add(append(row, aggStatus(ps))...)
 	}
@@ -344,13 +349,7 @@ func groupTable(name string, groups []*relayRuns) *table {
 			}
 			row := []string{g.key, gn}
 			for _, c := range cols {
-				var vs []float64
-				for _, gr := range grs {
-					if v, ok := c.get(gr); ok {
-						vs = append(vs, v)
-					}
-				}
-				row = append(row, agg(vs, c.fmt))
+				row = append(row, agg(present(grs, c.get), c.fmt))
 			}
 			var vers []*results.Verification
 			for _, gr := range grs {
@@ -469,15 +468,7 @@ func sweepTable(groups []*relayRuns) *table {
 		sort.Float64s(sizes)
 		for _, sz := range sizes {
 			pts := bySize[sz]
-			vals := func(get func(sweepPoint) (float64, bool)) []float64 {
-				var vs []float64
-				for _, pt := range pts {
-					if v, ok := get(pt); ok {
-						vs = append(vs, v)
-					}
-				}
-				return vs
-			}
+			vals := func(get func(sweepPoint) (float64, bool)) []float64 { return present(pts, get) }
 			lat := func(q float64) func(sweepPoint) (float64, bool) {
 				return func(pt sweepPoint) (float64, bool) {
 					h := pt.latency()[results.PrimaryLatency(pt.latency())]
@@ -561,13 +552,7 @@ func resourceTable(groups []*relayRuns) *table {
 		left: map[int]bool{1: true, 8: true}}
 	get := func(f func(p *results.Phase, r *results.Resources) (float64, bool)) func(ps []*results.Phase) []float64 {
 		return func(ps []*results.Phase) []float64 {
-			var vs []float64
-			for _, p := range ps {
-				if v, ok := f(p, p.Resources); ok {
-					vs = append(vs, v)
-				}
-			}
-			return vs
+			return present(ps, func(p *results.Phase) (float64, bool) { return f(p, p.Resources) })
 		}
 	}
 	secs := func(v float64) string { return fmtFloat(v, 2) + " s" }
