@@ -181,15 +181,25 @@ func ParseAll(exprs []string, files ...string) ([]Threshold, error) {
 	if err != nil {
 		return nil, err
 	}
+	ts, err := fromFiles(files, ParseFile)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, ts...), nil
+}
+
+// fromFiles collects what read takes from each file named ("": none).
+func fromFiles[T any](files []string, read func(path string) ([]T, error)) ([]T, error) {
+	var out []T
 	for _, f := range files {
 		if f == "" {
 			continue
 		}
-		ts, err := ParseFile(f)
+		vs, err := read(f)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ts...)
+		out = append(out, vs...)
 	}
 	return out, nil
 }
@@ -577,17 +587,14 @@ func ParseFailOn(s string) (FailOn, error) {
 
 // ParseFailOns parses --fail-on values and the fail_on array of TOML files.
 func ParseFailOns(exprs []string, files ...string) ([]FailOn, error) {
-	for _, f := range files {
-		if f == "" {
-			continue
-		}
-		ff, err := readFile(f)
-		if err != nil {
-			return nil, err
-		}
-		exprs = append(exprs, ff.FailOn...)
+	more, err := fromFiles(files, func(path string) ([]string, error) {
+		ff, err := readFile(path)
+		return ff.FailOn, err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return parseEach(exprs, ParseFailOn)
+	return parseEach(append(exprs, more...), ParseFailOn)
 }
 
 // Crossed reports whether a change from base to cand crosses the limit.
