@@ -22,10 +22,7 @@ func init() {
 
 func (c *clientsCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.corpusFlags.validate())
-	r.add(c.publishFlags.validate())
-	c.publishFlags.checkWindow(&r, c.corpusFlags)
+	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
 	r.min("queries", c.Queries, 1)
 	r.queryLimit("query-limit", c.QueryLimit)
 	r.min("query-concurrency", c.QueryConcurrency, 1)

@@ -32,6 +32,24 @@ func init() {
 	register("compare", "Run the same corpus and workload on several relays in turn, each from fresh data, and compare them.", &compareCmd{})
 }
 
+// checkFlags checks every flag before anything starts (see flags.go).
+func (c *compareCmd) checkFlags() error {
+	var r ranges
+	r.min("repeat", c.Repeat, 1)
+	r.memory("repeat", c.Repeat, float64(c.Repeat), 64<<10, "run of each relay (its results, kept for the comparison)")
+	r.add(c.authFlags.validate())
+	r.cpus("relay-cpus", c.RelayCPUs)
+	r.cpus("client-cpus", c.ClientCPUs)
+	r.add(c.relaySourceFlags.validate())
+	if r.err == nil {
+		_, err := c.relayRefs()
+		r.add(err)
+	}
+	r.add(c.benchFlags.validate())
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
 func (c *compareCmd) Run(g *Globals) error {
 	extra, err := c.workloadFlags.build()
 	if err != nil {

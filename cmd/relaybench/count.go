@@ -19,10 +19,7 @@ func init() {
 
 func (c *countCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.corpusFlags.validate())
-	r.add(c.publishFlags.validate())
-	c.publishFlags.checkWindow(&r, c.corpusFlags)
+	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
 	r.min("queries", c.Queries, 1)
 	r.queryLimit("query-limit", c.Limit)
 	r.queryMemory("query-limit", c.Limit, 1, c.Limit, c.Events, c.Size)

@@ -137,6 +137,15 @@ func (f publishFlags) checkWindow(r *ranges, cf corpusFlags) {
 	}
 }
 
+// publishRun checks the flag groups of a command that publishes the corpus
+// to its target before its workload (clients, count, search, sync).
+func (r *ranges) publishRun(tf targetFlags, cf corpusFlags, pf publishFlags) {
+	r.add(tf.validate())
+	r.add(cf.validate())
+	r.add(pf.validate())
+	pf.checkWindow(r, cf)
+}
+
 func (f publishFlags) options() workload.PublishOptions {
 	return workload.PublishOptions{Base: workload.Base{Timeout: f.Timeout}, Connections: f.Concurrency, Mode: f.Mode, Window: f.Window}
 }
@@ -491,7 +500,8 @@ func (f *benchFlags) params() map[string]any {
 // refused, never replaced by a default, with a one-line usage error naming
 // the flag and the value (relaybench: --events -5: must be at least 1), and
 // relaybench exits with status 2. Each command says what it checks in its
-// checkFlags method, made of the validate methods of its flag groups.
+// checkFlags method, beside its Run in the command's file, made of the
+// validate methods of its flag groups (this file) and its own ranges.
 
 // flagChecker is implemented by every command: checkFlags returns the first
 // bad flag value.
@@ -660,187 +670,3 @@ func (f liveKeyFlags) validate() error {
 	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
 	return r.err
 }
-
-// checkFlags of the commands defined in other files (load, find-max,
-// corpus and report have theirs next to their Run).
-
-func (c *runCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.benchFlags.validate())
-	r.add(c.segmentFlags.validate())
-	if r.err == nil {
-		r.add(c.segmentFlags.segmented(c.targetFlags, c.corpusFlags, c.Workloads))
-	}
-	r.add(c.outputFlags.validate())
-	return r.err
-}
-
-func (c *compareCmd) checkFlags() error {
-	var r ranges
-	r.min("repeat", c.Repeat, 1)
-	r.memory("repeat", c.Repeat, float64(c.Repeat), 64<<10, "run of each relay (its results, kept for the comparison)")
-	r.add(c.authFlags.validate())
-	r.cpus("relay-cpus", c.RelayCPUs)
-	r.cpus("client-cpus", c.ClientCPUs)
-	r.add(c.relaySourceFlags.validate())
-	if r.err == nil {
-		_, err := c.relayRefs()
-		r.add(err)
-	}
-	r.add(c.benchFlags.validate())
-	r.add(c.outputFlags.validate())
-	return r.err
-}
-
-func (c *subscribeCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	r.min("sub-count", c.Subscribers, 1)
-	r.min("publishers", c.Publishers, 1)
-	r.min("channels", c.Channels, 1)
-	if c.Overlap < 1 || c.Overlap > c.Channels {
-		r.bad("overlap", c.Overlap, "must be between 1 and --channels (%d)", c.Channels)
-	}
-	r.min("events", c.Events, 0)
-	r.size("size", c.Size)
-	r.notNegative("sub-duration", c.Duration)
-	r.rateMax("rate", c.Rate, true, "sub-duration", c.Duration)
-	r.min("window", c.Window, 0)
-	r.window("window", c.Window, 1024, c.freshEvents())
-	r.positive("grace", c.Grace)
-	r.positive("timeout", c.Timeout)
-	// Costs: the channel names, the fresh events (each with a delivery
-	// time per subscriber), the connections.
-	r.memory("channels", c.Channels, float64(c.Channels), 64, "channel name")
-	flag, v := "events", any(c.Events)
-	if c.Events == 0 {
-		flag, v = "rate", c.Rate // --rate × --sub-duration
-	}
-	r.connPair("sub-count", c.Subscribers, "publishers", c.Publishers)
-	r.memory(flag, v, c.freshEvents(), freshEventBytes(c.Size)+8*float64(c.Subscribers), "event, with its delivery time at each subscriber")
-	r.memory("sub-count", c.Subscribers, float64(c.Subscribers), 8*c.freshEvents(), "subscriber (a delivery time per event)")
-	r.add(c.outputFlags.validate())
-	return r.err
-}
-
-func (c *mixedCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.corpusFlags.validate())
-	r.positive("duration", c.Duration)
-	r.rateMax("publish-rate", c.PublishRate, false, "duration", c.Duration)
-	r.rateMax("query-rate", c.QueryRate, false, "duration", c.Duration)
-	r.min("publishers", c.Publishers, 1)
-	r.min("queriers", c.Queriers, 1)
-	r.min("window", c.Window, 1)
-	r.window("window", c.Window, 1024, 0)
-	r.queryLimit("query-limit", c.Limit)
-	r.positive("timeout", c.Timeout)
-	// Costs: two parts' fresh events signed before the clock, the
-	// queries of three parts and their answers, the connections.
-	r.connPair("publishers", c.Publishers, "queriers", c.Queriers)
-	perQuery := recordBytes + float64(min(c.Limit, c.Events))*storedEventBytes(c.corpusFlags.Size)
-	r.memory("query-limit", c.Limit, 1, perQuery, "query and its answer")
-	withDur := func(v float64) string { return fmt.Sprintf("%g (× --duration %v)", v, c.Duration) }
-	r.memory("publish-rate", withDur(c.PublishRate), 2*c.PublishRate*c.Duration.Seconds(), freshEventBytes(c.corpusFlags.Size), "event")
-	r.memory("query-rate", withDur(c.QueryRate), 2*c.QueryRate*c.Duration.Seconds(), perQuery, "query and its answer")
-	r.add(c.outputFlags.validate())
-	return r.err
-}
-
-func (c *burstCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	r.min("bursts", c.Bursts, 1)
-	r.min("burst-size", c.BurstSize, 1)
-	r.positive("every", c.Every)
-	r.min("connections", c.Connections, 1)
-	r.min("window", c.Window, 1)
-	r.window("window", c.Window, 1024, float64(c.Bursts)*float64(c.BurstSize))
-	r.span("bursts", fmt.Sprintf("%d (× --every %v)", c.Bursts, c.Every), float64(c.Bursts), c.Every)
-	r.rateMax("between-rate", c.BetweenRate, true, "every", time.Duration(c.Bursts)*c.Every)
-	r.rate("recovery-within", c.RecoveryWithin, false)
-	if c.RecoveryWithin > maxRecoveryWithin {
-		r.bad("recovery-within", c.RecoveryWithin, "must be at most %d (latency within %d× its median is no recovery)", maxRecoveryWithin, maxRecoveryWithin+1)
-	}
-	r.between("recovery-run", c.RecoveryRun, 1, maxRunEvents)
-	if bg := c.BetweenRate * (time.Duration(c.Bursts) * c.Every).Seconds(); c.BetweenRate > 0 && float64(c.RecoveryRun) > bg {
-		r.bad("recovery-run", c.RecoveryRun, "is more than the %.0f background events of the run (--between-rate %g × --bursts %d × --every %v)", bg, c.BetweenRate, c.Bursts, c.Every)
-	}
-	r.size("size", c.Size)
-	r.positive("timeout", c.Timeout)
-	// Costs: every event is signed and scheduled before the clock starts.
-	perEvent := freshEventBytes(c.Size) + 40 // + its schedule
-	r.memory("burst-size", c.BurstSize, float64(c.Bursts)*float64(c.BurstSize), perEvent, "event")
-	if c.BetweenRate > 0 {
-		r.memory("between-rate", c.BetweenRate, c.BetweenRate*float64(c.Bursts)*c.Every.Seconds(), perEvent, "event")
-	}
-	r.conns("connections", c.Connections, c.Connections+1)
-	r.add(c.outputFlags.validate())
-	return r.err
-}
-
-func (c *lifecycleCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	r.min("timing-events", c.Events, 1)
-	r.size("size", c.Size)
-	r.positive("timeout", c.Timeout)
-	r.positive("read-timeout", c.ReadTimeout)
-	r.memory("timing-events", c.Events, float64(c.Events), freshEventBytes(c.Size)+recordBytes, "event")
-	r.add(c.outputFlags.validate())
-	return r.err
-}
-
-func (c *sweepCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	if len(c.Sizes) == 0 {
-		r.bad("sizes", `""`, "give at least one size")
-	}
-	for _, s := range c.Sizes {
-		r.size("sizes", s)
-	}
-	r.min("events", c.Events, 1)
-	r.min("publishers", c.Publishers, 1)
-	r.min("subscribers", c.Subscribers, 1)
-	r.min("window", c.Window, 1)
-	r.window("window", c.Window, 64, float64(c.Events))
-	r.notNegative("duration", c.Duration)
-	r.rateMax("rate", c.Rate, true, "duration", c.Duration)
-	r.positive("grace", c.Grace)
-	r.positive("timeout", c.Timeout)
-	// Costs: one size at a time, its events signed before its clock.
-	biggest := 0
-	for _, s := range c.Sizes {
-		biggest = max(biggest, s)
-	}
-	r.connPair("subscribers", c.Subscribers, "publishers", c.Publishers)
-	r.memory("events", c.Events, float64(c.Events), freshEventBytes(biggest)+8*float64(c.Subscribers), "event of "+fmt.Sprint(biggest)+" bytes, with its delivery time at each subscriber")
-	r.memory("subscribers", c.Subscribers, float64(c.Subscribers), 8*float64(c.Events), "subscriber (a delivery time per event)")
-	r.add(c.outputFlags.validate())
-	return r.err
-}
-
-func (c *relaysListCmd) checkFlags() error    { return c.relaySourceFlags.validate() }
-func (c *relaysInstallCmd) checkFlags() error { return c.relaySourceFlags.validate() }
-
-func (c *relaysStartCmd) checkFlags() error {
-	var r ranges
-	r.between("port", c.Port, 0, 65535)
-	r.cpus("cpus", c.CPUs)
-	r.add(checkNotFile("out", c.Out))
-	r.add(c.relaySourceFlags.validate())
-	if r.err == nil {
-		_, err := c.relayRef()
-		r.add(err)
-	}
-	return r.err
-}
-
-func (c *relayServeCmd) checkFlags() error { return checkLoopback(c.Addr, c.IOperate) }

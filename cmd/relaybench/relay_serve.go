@@ -36,6 +36,9 @@ type relayServeCmd struct {
 // shutdownTimeout bounds the graceful shutdown after a signal.
 const shutdownTimeout = 10 * time.Second
 
+// checkFlags refuses a non-loopback --addr without --i-operate-this-relay.
+func (c *relayServeCmd) checkFlags() error { return checkLoopback(c.Addr, c.IOperate) }
+
 func (c *relayServeCmd) Run(g *Globals) error {
 	servingRelay.Store(true)
 	if err := checkLoopback(c.Addr, c.IOperate); err != nil {

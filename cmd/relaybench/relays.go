@@ -26,6 +26,8 @@ type relaysListCmd struct {
 	relaySourceFlags
 }
 
+func (c *relaysListCmd) checkFlags() error { return c.relaySourceFlags.validate() }
+
 func (c *relaysListCmd) Run(g *Globals) error {
 	specs, err := c.catalog()
 	if err != nil {
@@ -55,6 +57,8 @@ type relaysInstallCmd struct {
 	Names []string `arg:"" name:"name" help:"Relays to build (see 'relaybench relays list')."`
 	relaySourceFlags
 }
+
+func (c *relaysInstallCmd) checkFlags() error { return c.relaySourceFlags.validate() }
 
 func (c *relaysInstallCmd) Run(g *Globals) error {
 	cat, err := c.catalog()
@@ -103,6 +107,20 @@ type relaysStartCmd struct {
 	Out  string `default:"relaybench-results" placeholder:"DIR" help:"Folder for the relay's log."`
 	relaySourceFlags
 	templateFlags
+}
+
+// checkFlags checks every flag before anything starts (see flags.go).
+func (c *relaysStartCmd) checkFlags() error {
+	var r ranges
+	r.between("port", c.Port, 0, 65535)
+	r.cpus("cpus", c.CPUs)
+	r.add(checkNotFile("out", c.Out))
+	r.add(c.relaySourceFlags.validate())
+	if r.err == nil {
+		_, err := c.relayRef()
+		r.add(err)
+	}
+	return r.err
 }
 
 func (c *relaysStartCmd) Run(g *Globals) error {

@@ -36,6 +36,19 @@ func init() {
 	register("run", "Publish the corpus to a relay, then query it back and verify every answer (the default benchmark).", &runCmd{})
 }
 
+// checkFlags checks every flag before anything starts (see flags.go).
+func (c *runCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.benchFlags.validate())
+	r.add(c.segmentFlags.validate())
+	if r.err == nil {
+		r.add(c.segmentFlags.segmented(c.targetFlags, c.corpusFlags, c.Workloads))
+	}
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
 func (c *runCmd) Run(g *Globals) error {
 	extra, err := c.workloadFlags.build()
 	if err != nil {

@@ -24,6 +24,39 @@ func init() {
 	registerWorkload("subscribe", &subscribeCmd{})
 }
 
+// checkFlags checks every flag before anything starts (see flags.go).
+func (c *subscribeCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	r.min("sub-count", c.Subscribers, 1)
+	r.min("publishers", c.Publishers, 1)
+	r.min("channels", c.Channels, 1)
+	if c.Overlap < 1 || c.Overlap > c.Channels {
+		r.bad("overlap", c.Overlap, "must be between 1 and --channels (%d)", c.Channels)
+	}
+	r.min("events", c.Events, 0)
+	r.size("size", c.Size)
+	r.notNegative("sub-duration", c.Duration)
+	r.rateMax("rate", c.Rate, true, "sub-duration", c.Duration)
+	r.min("window", c.Window, 0)
+	r.window("window", c.Window, 1024, c.freshEvents())
+	r.positive("grace", c.Grace)
+	r.positive("timeout", c.Timeout)
+	// Costs: the channel names, the fresh events (each with a delivery
+	// time per subscriber), the connections.
+	r.memory("channels", c.Channels, float64(c.Channels), 64, "channel name")
+	flag, v := "events", any(c.Events)
+	if c.Events == 0 {
+		flag, v = "rate", c.Rate // --rate × --sub-duration
+	}
+	r.connPair("sub-count", c.Subscribers, "publishers", c.Publishers)
+	r.memory(flag, v, c.freshEvents(), freshEventBytes(c.Size)+8*float64(c.Subscribers), "event, with its delivery time at each subscriber")
+	r.memory("sub-count", c.Subscribers, float64(c.Subscribers), 8*c.freshEvents(), "subscriber (a delivery time per event)")
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
 func (c *subscribeCmd) Run(g *Globals) error {
 	if err := c.subscribeSegment(); err != nil {
 		return segmentUsage(err)

@@ -47,10 +47,7 @@ func init() {
 
 func (c *syncCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.corpusFlags.validate())
-	r.add(c.publishFlags.validate())
-	c.publishFlags.checkWindow(&r, c.corpusFlags)
+	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
 	r.add(checkNeg(c.NegentropyOptions))
 	r.add(c.outputFlags.validate())
 	return r.err
