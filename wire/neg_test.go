@@ -29,16 +29,8 @@ func TestParseNegFrames(t *testing.T) {
 		{in: `["NEG-MSG","s",61]`, hasErr: true},
 		{in: `["NEG-ERR","s","x","y"]`, hasErr: true},
 	} {
-		var f frame
-		err := parseFrame([]byte(tc.in), &f)
-		if tc.hasErr {
-			if err == nil {
-				t.Errorf("%s: parsed, want an error", tc.in)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.in, err)
+		f, ok := parseCase(t, tc.in, tc.hasErr)
+		if !ok {
 			continue
 		}
 		if f.kind != tc.kind || f.a.String() != tc.a || f.b.String() != tc.b || len(f.obj) != len(tc.in) {

@@ -46,22 +46,29 @@ func TestParseFrame(t *testing.T) {
 		{in: ``, hasErr: true},
 	}
 	for _, tc := range cases {
-		var f frame
-		err := parseFrame([]byte(tc.in), &f)
-		if tc.hasErr {
-			if err == nil {
-				t.Errorf("%s: parsed, want error", tc.in)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.in, err)
+		f, ok := parseCase(t, tc.in, tc.hasErr)
+		if !ok {
 			continue
 		}
 		if f.kind != tc.kind || (tc.kind != kindUnknown && (f.a.String() != tc.a || f.b.String() != tc.b || f.ok != tc.ok || string(f.obj) != tc.obj)) {
 			t.Errorf("%s: got kind %d a=%q b=%q ok=%v obj=%s", tc.in, f.kind, f.a.String(), f.b.String(), f.ok, f.obj)
 		}
 	}
+}
+
+// parseCase parses in, failing t when it errs but should not or the
+// reverse; ok is whether it parsed as a frame whose fields are to be
+// checked.
+func parseCase(t *testing.T, in string, hasErr bool) (f frame, ok bool) {
+	t.Helper()
+	err := parseFrame([]byte(in), &f)
+	switch {
+	case hasErr && err == nil:
+		t.Errorf("%s: parsed, want an error", in)
+	case !hasErr && err != nil:
+		t.Errorf("%s: %v", in, err)
+	}
+	return f, err == nil && !hasErr
 }
 
 func TestParseOKDoesNotAllocate(t *testing.T) {
