@@ -56,20 +56,7 @@ func NewModel(accepted []*nostr.Event) *Model {
 			continue // the same event twice must not supersede itself
 		}
 		m.byID[e.ID] = e
-		key, ok := replaceKey(e)
-		if !ok {
-			continue
-		}
-		if w, exists := winners[key]; exists {
-			if newer(e, w) {
-				m.superseded[w.ID] = true
-				winners[key] = e
-			} else {
-				m.superseded[e.ID] = true
-			}
-			continue
-		}
-		winners[key] = e
+		contend(winners, e, m.superseded)
 	}
 	for _, e := range m.byID {
 		m.All = append(m.All, e)
@@ -184,6 +171,25 @@ func matchIDs(f *nostr.Filter, get func(id string) (*nostr.Event, bool)) []*nost
 	}
 	nostr.SortNewestFirst(out)
 	return out
+}
+
+// contend enters e under its replace key (if it has one) in winners: of e
+// and the version there, the older one is marked in lost.
+func contend(winners map[string]*nostr.Event, e *nostr.Event, lost map[string]bool) {
+	k, ok := replaceKey(e)
+	if !ok {
+		return
+	}
+	if w, exists := winners[k]; exists && w != e {
+		if newer(e, w) {
+			lost[w.ID] = true
+			winners[k] = e
+		} else {
+			lost[e.ID] = true
+		}
+		return
+	}
+	winners[k] = e
 }
 
 func newer(a, b *nostr.Event) bool {

@@ -103,20 +103,7 @@ func (m *Model) with(extra []*nostr.Event) *view {
 	}
 	winners := v.winners(v.add)
 	for _, e := range v.add { // newest first
-		k, ok := replaceKey(e)
-		if !ok {
-			continue
-		}
-		if w, exists := winners[k]; exists && w != e {
-			if newer(e, w) {
-				v.hide[w.ID] = true
-				winners[k] = e
-			} else {
-				v.hide[e.ID] = true
-			}
-			continue
-		}
-		winners[k] = e
+		contend(winners, e, v.hide)
 	}
 	for _, e := range v.add {
 		if !v.hide[e.ID] {
