@@ -116,14 +116,6 @@ func decodeEvent(v []byte) (*nostr.Event, error) {
 	rest := all[o:] // a string copy of vr
 	vr := v[p:]
 	q := 0
-	readVarint := func() (int64, bool) {
-		x, n := binary.Varint(vr[q:])
-		if n <= 0 {
-			return 0, false
-		}
-		q += n
-		return x, true
-	}
 	readUvarint := func() (uint64, bool) {
 		x, n := binary.Uvarint(vr[q:])
 		if n <= 0 {
@@ -131,6 +123,10 @@ func decodeEvent(v []byte) (*nostr.Event, error) {
 		}
 		q += n
 		return x, true
+	}
+	readVarint := func() (int64, bool) { // zig-zag over a uvarint, as binary.Varint
+		u, ok := readUvarint()
+		return int64(u>>1) ^ -int64(u&1), ok
 	}
 	readS := func() (string, bool) {
 		n, ok := readUvarint()
