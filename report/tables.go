@@ -221,23 +221,38 @@ func queryTable(groups []*relayRuns) *table {
 	})
 }
 
+// figureNames gathers the names of the counters and rates of phases or
+// groups, and the last histogram seen under each latency name.
+type figureNames struct {
+	counts, rates map[string]bool
+	lats          map[string]*results.Histogram
+}
+
+func (fs *figureNames) add(counts map[string]int64, rates map[string]float64, lats map[string]*results.Histogram) {
+	if fs.counts == nil {
+		fs.counts, fs.rates, fs.lats = map[string]bool{}, map[string]bool{}, map[string]*results.Histogram{}
+	}
+	for k := range counts {
+		fs.counts[k] = true
+	}
+	for k := range rates {
+		fs.rates[k] = true
+	}
+	for k, h := range lats {
+		fs.lats[k] = h
+	}
+}
+
 // genericTable covers any phase: duration, every counter and rate the runs
 // hold, and the primary latency's percentiles.
 func genericTable(name string, groups []*relayRuns) *table {
-	counts, rates, lats := map[string]bool{}, map[string]bool{}, map[string]*results.Histogram{}
+	var fs figureNames
 	for _, g := range groups {
 		for _, p := range g.phases(name) {
-			for k := range p.Counts {
-				counts[k] = true
-			}
-			for k := range p.Rates {
-				rates[k] = true
-			}
-			for k, h := range p.Latency {
-				lats[k] = h
-			}
+			fs.add(p.Counts, p.Rates, p.Latency)
 		}
 	}
+	counts, rates, lats := fs.counts, fs.rates, fs.lats
 	cols := []col{durCol}
 	for _, k := range sortedKeys(counts) {
 		if strings.HasPrefix(k, "bytes_") {
@@ -259,22 +274,15 @@ func genericTable(name string, groups []*relayRuns) *table {
 // groupTable has one row per (relay, group) of phase name: query shapes,
 // payload sizes, … . Groups of repeated runs are aggregated like phases.
 func groupTable(name string, groups []*relayRuns) *table {
-	counts, rates, lats := map[string]bool{}, map[string]bool{}, map[string]*results.Histogram{}
+	var fs figureNames
 	for _, g := range groups {
 		for _, p := range g.phases(name) {
 			for _, gr := range p.Groups {
-				for k := range gr.Counts {
-					counts[k] = true
-				}
-				for k := range gr.Rates {
-					rates[k] = true
-				}
-				for k, h := range gr.Latency {
-					lats[k] = h
-				}
+				fs.add(gr.Counts, gr.Rates, gr.Latency)
 			}
 		}
 	}
+	counts, rates, lats := fs.counts, fs.rates, fs.lats
 	query := name == "query"
 	head := []string{"Relay", "Group"}
 	if query {
