@@ -313,6 +313,31 @@ func (a Account) Total() int64 {
 // Balanced reports whether every requested operation has exactly one outcome.
 func (a Account) Balanced() bool { return a.Total() == a.Requested }
 
+// Add adds b's operations and outcomes (and its refusal and not-run
+// classes) to a; a keeps its Op.
+func (a *Account) Add(b Account) {
+	a.Requested += b.Requested
+	a.Accepted += b.Accepted
+	a.Refused += b.Refused
+	a.TimedOut += b.TimedOut
+	a.ConnLost += b.ConnLost
+	a.NotRun += b.NotRun
+	a.Cancelled += b.Cancelled
+	a.RefusedBy = addCounts(a.RefusedBy, b.RefusedBy)
+	a.NotRunBy = addCounts(a.NotRunBy, b.NotRunBy)
+}
+
+// addCounts adds src to dst, made when needed (nil when both are empty).
+func addCounts(dst, src map[string]int64) map[string]int64 {
+	for k, v := range src {
+		if dst == nil {
+			dst = map[string]int64{}
+		}
+		dst[k] += v
+	}
+	return dst
+}
+
 // Account returns the phase's account of operations op, or nil.
 func (p *Phase) Account(op string) *Account {
 	for i := range p.Accounts {

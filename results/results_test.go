@@ -67,3 +67,20 @@ func TestReadRefusesOtherFiles(t *testing.T) {
 		t.Error("missing file read without error")
 	}
 }
+
+// Add sums every outcome and class and keeps the sum balanced; a nil
+// class map is made only when something is added to it.
+func TestAccountAdd(t *testing.T) {
+	a := Account{Op: "publish", Requested: 3, Accepted: 2, Refused: 1, RefusedBy: map[string]int64{"blocked": 1}}
+	a.Add(Account{Op: "other", Requested: 5, Accepted: 1, Refused: 1, TimedOut: 1, ConnLost: 1, NotRun: 1, Cancelled: 0,
+		RefusedBy: map[string]int64{"blocked": 1}, NotRunBy: map[string]int64{"aborted": 1}})
+	if a.Op != "publish" || a.Requested != 8 || a.Accepted != 3 || a.Refused != 2 || a.TimedOut != 1 || a.ConnLost != 1 || a.NotRun != 1 ||
+		!a.Balanced() || a.RefusedBy["blocked"] != 2 || a.NotRunBy["aborted"] != 1 {
+		t.Fatalf("%+v", a)
+	}
+	var b Account
+	b.Add(Account{Requested: 1, Accepted: 1})
+	if b.RefusedBy != nil || b.NotRunBy != nil || !b.Balanced() {
+		t.Fatalf("%+v", b)
+	}
+}
