@@ -874,29 +874,10 @@ func mergeAccounts(phs []*results.Phase) []results.Account {
 				out = append(out, results.Account{Op: a.Op})
 				i = len(out) - 1
 			}
-			t := &out[i]
-			t.Requested += a.Requested
-			t.Accepted += a.Accepted
-			t.Refused += a.Refused
-			t.TimedOut += a.TimedOut
-			t.ConnLost += a.ConnLost
-			t.NotRun += a.NotRun
-			t.Cancelled += a.Cancelled
-			t.RefusedBy = addMap(t.RefusedBy, a.RefusedBy)
-			t.NotRunBy = addMap(t.NotRunBy, a.NotRunBy)
+			out[i].Add(a)
 		}
 	}
 	return out
-}
-
-func addMap(dst, src map[string]int64) map[string]int64 {
-	for k, v := range src {
-		if dst == nil {
-			dst = map[string]int64{}
-		}
-		dst[k] += v
-	}
-	return dst
 }
 
 // segmentArgs is segment 0's command line with its --segment value written
