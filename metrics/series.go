@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"sort"
+	"maps"
 	"sync"
 
 	"github.com/relaybench/relaybench/results"
@@ -210,14 +210,5 @@ func copyMap(m map[string]int64) map[string]int64 {
 	if len(m) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make(map[string]int64, len(m))
-	for _, k := range keys {
-		out[k] = m[k]
-	}
-	return out
+	return maps.Clone(m)
 }
