@@ -216,7 +216,7 @@ func syncAgainst(t *testing.T, mode, sub string, d time.Duration) error {
 }
 
 func TestSyncRelayError(t *testing.T) {
-	err := syncAgainst(t, "err", "e", 10 * time.Second)
+	err := syncAgainst(t, "err", "e", 10*time.Second)
 	var re *RelayError
 	if !errors.As(err, &re) || re.Class != wire.ClassBlocked || re.Reason != "blocked: too many records" {
 		t.Fatalf("got %v, want NEG-ERR blocked", err)
@@ -224,14 +224,14 @@ func TestSyncRelayError(t *testing.T) {
 }
 
 func TestSyncTimeout(t *testing.T) {
-	err := syncAgainst(t, "silent", "t", 200 * time.Millisecond)
+	err := syncAgainst(t, "silent", "t", 200*time.Millisecond)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}
 }
 
 func TestSyncBadMessage(t *testing.T) {
-	err := syncAgainst(t, "garbage", "g", 10 * time.Second)
+	err := syncAgainst(t, "garbage", "g", 10*time.Second)
 	var pe *ProtocolError
 	if !errors.As(err, &pe) {
 		t.Fatalf("got %v, want a ProtocolError", err)
