@@ -148,21 +148,30 @@ const (
 	abandonWait = time.Second
 )
 
-// secCounts are one second's counters of a shard.
+// secCounts are the counters of a shard, over one second or the whole run.
 type secCounts struct{ sent, accepted, refused, failed, dropped, inFlight int64 }
+
+// add adds o's counters to c; in flight is the most of the two.
+func (c *secCounts) add(o secCounts) {
+	c.sent += o.sent
+	c.accepted += o.accepted
+	c.refused += o.refused
+	c.failed += o.failed
+	c.dropped += o.dropped
+	c.inFlight = max(c.inFlight, o.inFlight)
+}
 
 // shard holds the measurements of a group of workers. Workers lock their
 // shard once per op (uncontended unless two workers of the shard finish at
 // once); shards are merged at the end.
 type shard struct {
-	mu                              sync.Mutex
-	closed                          bool // the result was taken: record nothing more
-	lat, unc, late, refLat          *metrics.Histogram
-	sent, accepted, refused, failed int64
-	dropped, canceled               int64
-	maxInFlight                     int64
-	refusedBy, errs                 map[string]int64
-	secs                            []secCounts
+	mu                     sync.Mutex
+	closed                 bool // the result was taken: record nothing more
+	lat, unc, late, refLat *metrics.Histogram
+	tot                    secCounts // the whole run's (inFlight: the most at once)
+	canceled               int64
+	refusedBy, errs        map[string]int64
+	secs                   []secCounts
 }
 
 func (s *shard) sec(start, t int64) *secCounts {
@@ -402,7 +411,7 @@ func (r *runner) work(w int) {
 				if r.stopped.Load() {
 					sh.canceled++
 				} else {
-					sh.dropped++
+					sh.tot.dropped++
 					sh.sec(r.start, it).dropped++
 					if r.c.Dropped != nil {
 						r.c.Dropped(s)
@@ -476,7 +485,7 @@ func (r *runner) start1(sh *shard, w int, s Slot, now int64) {
 func (r *runner) dropInWorker(sh *shard, s Slot) {
 	sh.mu.Lock()
 	if !sh.closed {
-		sh.dropped++
+		sh.tot.dropped++
 		sh.sec(r.start, s.Intended).dropped++
 		if r.c.Dropped != nil {
 			r.c.Dropped(s)
@@ -491,19 +500,19 @@ func (s *shard) record(r *runner, slot Slot, started, inFlight int64, out Outcom
 	if r.c.Recorded != nil {
 		r.c.Recorded(slot, out)
 	}
-	s.sent++
+	s.tot.sent++
 	s.sec(r.start, out.Sent).sent++
 	if g := s.sec(r.start, started); inFlight > g.inFlight {
 		g.inFlight = inFlight
 	}
-	s.maxInFlight = max(s.maxInFlight, inFlight)
+	s.tot.inFlight = max(s.tot.inFlight, inFlight)
 	if it >= r.warmEnd {
 		s.late.Record(out.Sent - it)
 	}
 	done := s.sec(r.start, out.Done)
 	switch {
 	case out.Err != nil:
-		s.failed++
+		s.tot.failed++
 		done.failed++
 		msg := out.Err.Error()
 		if _, ok := s.errs[msg]; !ok && len(s.errs) >= maxErrKinds {
@@ -512,10 +521,10 @@ func (s *shard) record(r *runner, slot Slot, started, inFlight int64, out Outcom
 		s.errs[msg]++
 		return // no reply: no latency
 	case out.Accepted:
-		s.accepted++
+		s.tot.accepted++
 		done.accepted++
 	default:
-		s.refused++
+		s.tot.refused++
 		done.refused++
 		class := out.Refused
 		if class == "" {
@@ -551,15 +560,11 @@ func (r *runner) result(d dispatched, end int64) *Result {
 		Series: r.series, Start: r.start, End: end,
 	}
 	inFlight := r.inFlight.Load()
+	var tot secCounts
 	var secs []secCounts
 	for _, sh := range r.shards {
-		res.Sent += sh.sent
-		res.Accepted += sh.accepted
-		res.Refused += sh.refused
-		res.Failed += sh.failed
-		res.Dropped += sh.dropped
+		tot.add(sh.tot)
 		res.Canceled += sh.canceled
-		res.MaxInFlight = max(res.MaxInFlight, sh.maxInFlight)
 		for k, v := range sh.refusedBy {
 			res.RefusedBy[k] += v
 		}
@@ -574,18 +579,15 @@ func (r *runner) result(d dispatched, end int64) *Result {
 			for len(secs) <= i {
 				secs = append(secs, secCounts{})
 			}
-			s := &secs[i]
-			s.sent += c.sent
-			s.accepted += c.accepted
-			s.refused += c.refused
-			s.failed += c.failed
-			s.dropped += c.dropped
-			s.inFlight = max(s.inFlight, c.inFlight)
+			secs[i].add(c)
 		}
 	}
 	for _, sh := range r.shards {
 		sh.mu.Unlock()
 	}
+	res.Sent, res.Accepted, res.Refused, res.Failed = tot.sent, tot.accepted, tot.refused, tot.failed
+	res.Dropped += tot.dropped
+	res.MaxInFlight = tot.inFlight
 	// Started but unfinished ops were sent; Unfinished also holds ops still
 	// queued or being picked up when the drain ended (none after a normal end).
 	res.Sent += inFlight
