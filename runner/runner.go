@@ -345,22 +345,25 @@ func cancelRest(ctx context.Context, run results.Run, cfg Config) (results.Run, 
 func cancelledPhase(name, kind, op string, n int) results.Phase {
 	l := outcome.New(op, int64(n))
 	l.Settle(outcome.Cancelled, "")
-	return results.Phase{Name: name, Workload: kind, Counts: map[string]int64{}, Accounts: []results.Account{l.Result()},
-		Notes: []string{"cancelled by the user before the phase started"}}
+	ph := results.NewPhase(name, kind)
+	ph.Accounts, ph.Notes = []results.Account{l.Result()}, []string{"cancelled by the user before the phase started"}
+	return ph
 }
 
 // notStarted is the phase of a workload the user stopped before it started.
 func notStarted(name string) results.Phase {
-	return results.Phase{Name: name, Workload: name, Counts: map[string]int64{},
-		Aborted: "interrupted before it started: cancelled by the user, nothing of it ran"}
+	ph := results.NewPhase(name, name)
+	ph.Aborted = "interrupted before it started: cancelled by the user, nothing of it ran"
+	return ph
 }
 
 // notRunPhase is a phase none of whose n operations could run, with why.
 func notRunPhase(name, kind string, n int, why string) results.Phase {
 	l := outcome.New(results.OpQuery, int64(n))
 	l.Settle(outcome.NotRun, why)
-	return results.Phase{Name: name, Workload: kind, Counts: map[string]int64{}, Accounts: []results.Account{l.Result()},
-		Notes: []string{"not run: " + why}}
+	ph := results.NewPhase(name, kind)
+	ph.Accounts, ph.Notes = []results.Account{l.Result()}, []string{"not run: " + why}
+	return ph
 }
 
 // RunWorkload runs w, giving it the probe's sampler (env.Sample) to sample

@@ -111,26 +111,20 @@ func (r *Result) lateCause() string {
 func (r *Result) Phase(name string) results.Phase {
 	dur := r.End - r.Start
 	secs := float64(dur) / 1e9
-	p := results.Phase{
-		Name:     name,
-		Workload: "load",
-		Params: map[string]any{
-			"pattern": r.Pattern, "pool": r.Pool, "max_lateness_ns": int64(r.MaxLateness),
-			"warmup_ns": int64(r.Warmup), "drain_ns": int64(r.Drain), "min_sleep_ns": int64(r.MinSleep),
-		},
-		Start:    mono.Time(r.Start),
-		Duration: dur,
-		Counts: map[string]int64{
-			"intended": r.Intended, "sent": r.Sent, "accepted": r.Accepted, "refused": r.Refused,
-			"failed": r.Failed, "dropped": r.Dropped, "canceled": r.Canceled, "unfinished": r.Unfinished,
-		},
-		Rates: map[string]float64{},
-		Latency: map[string]*results.Histogram{
-			"ok": r.Latency.Result(), "ok_uncorrected": r.Uncorrected.Result(), "lateness": r.Lateness.Result(),
-		},
-		Series:        r.Series.Result(r.End + 1), // the second containing End too
-		ClientLimited: r.ClientLimited,
+	p := results.NewPhase(name, "load")
+	p.Params = map[string]any{
+		"pattern": r.Pattern, "pool": r.Pool, "max_lateness_ns": int64(r.MaxLateness),
+		"warmup_ns": int64(r.Warmup), "drain_ns": int64(r.Drain), "min_sleep_ns": int64(r.MinSleep),
 	}
+	p.Start, p.Duration = mono.Time(r.Start), dur
+	p.Counts = map[string]int64{
+		"intended": r.Intended, "sent": r.Sent, "accepted": r.Accepted, "refused": r.Refused,
+		"failed": r.Failed, "dropped": r.Dropped, "canceled": r.Canceled, "unfinished": r.Unfinished,
+	}
+	p.Rates = map[string]float64{}
+	p.Latency["ok"], p.Latency["ok_uncorrected"], p.Latency["lateness"] = r.Latency.Result(), r.Uncorrected.Result(), r.Lateness.Result()
+	p.Series = r.Series.Result(r.End + 1) // the second containing End too
+	p.ClientLimited = r.ClientLimited
 	if r.RefusedLatency != nil && r.RefusedLatency.Count() > 0 {
 		p.Latency["ok_refused"] = r.RefusedLatency.Result()
 	}

@@ -136,60 +136,89 @@ func ranked(counts map[string]int) []string {
 
 func newClientData(evs []*nostr.Event) *clientData {
 	d := &clientData{why: map[string]string{}}
-	posted := map[string]bool{} // authors of kind 1 or 6
-	seenProfile := map[string]bool{}
-	roots, mentions, reactions := map[string]int{}, map[string]int{}, map[string]int{}
-	var contacts []*nostr.Event
+	sc := &clientScan{posted: map[string]bool{}, seenProfile: map[string]bool{},
+		roots: map[string]int{}, mentions: map[string]int{}, reactions: map[string]int{}}
 	for _, e := range evs {
-		if isHex64(e.ID) {
-			d.ids = append(d.ids, e.ID)
-		}
-		switch {
-		case e.Kind == 1 || e.Kind == 6:
-			posted[e.PubKey] = true
-		case e.Kind == 0:
-			if !seenProfile[e.PubKey] && isHex64(e.PubKey) {
-				seenProfile[e.PubKey] = true
-				d.profiled = append(d.profiled, e.PubKey)
-			}
-		case e.Kind == 3:
-			contacts = append(contacts, e)
-		case e.Kind >= 30000 && e.Kind < 40000:
-			if e.TagValue("d") != "" && isHex64(e.PubKey) {
-				d.addressable = append(d.addressable, e)
-			}
-		}
-		if e.Kind == 1 {
-			d.notes++
-			if r := threadRoot(e); r != "" {
-				roots[r]++
-			}
-		}
-		var lastE string
-		for _, t := range e.Tags {
-			if len(t) < 2 {
-				continue
-			}
-			switch t[0] {
-			case "p":
-				if (e.Kind == 1 || e.Kind == 6 || e.Kind == 7 || e.Kind == 9735) && isHex64(t[1]) {
-					mentions[t[1]]++
-				}
-			case "t":
-				if e.Kind == 1 && t[1] != "" {
-					d.noteTags = append(d.noteTags, t[1])
-				}
-			case "e":
-				if isHex64(t[1]) {
-					lastE = t[1]
-				}
-			}
-		}
-		if (e.Kind == 7 || e.Kind == 9735) && lastE != "" {
-			reactions[lastE]++ // NIP-25: the reacted-to note is the last e tag
+		sc.event(d, e)
+	}
+	d.roots, d.mentioned, d.reacted = ranked(sc.roots), ranked(sc.mentions), ranked(sc.reactions)
+	d.homeLists(sc.contacts, sc.posted)
+	for shape, missing := range map[string]bool{
+		"global": d.notes == 0, "home": len(d.follows) == 0, "profiles": len(d.profiled) == 0,
+		"thread": len(d.roots) == 0, "notifications": len(d.mentioned) == 0, "hashtag": len(d.noteTags) == 0,
+		"ids": len(d.ids) == 0, "reactions": len(d.reacted) == 0, "addressable": len(d.addressable) == 0,
+	} {
+		if missing {
+			d.why[shape] = clientSkipWhy[shape]
 		}
 	}
-	d.roots, d.mentioned, d.reacted = ranked(roots), ranked(mentions), ranked(reactions)
+	return d
+}
+
+// clientScan is what newClientData gathers from the events before ranking.
+type clientScan struct {
+	posted      map[string]bool // authors of kind 1 or 6
+	seenProfile map[string]bool
+	roots       map[string]int
+	mentions    map[string]int
+	reactions   map[string]int
+	contacts    []*nostr.Event
+}
+
+// event reads one event into d and sc.
+func (sc *clientScan) event(d *clientData, e *nostr.Event) {
+	if isHex64(e.ID) {
+		d.ids = append(d.ids, e.ID)
+	}
+	switch {
+	case e.Kind == 1 || e.Kind == 6:
+		sc.posted[e.PubKey] = true
+	case e.Kind == 0:
+		if !sc.seenProfile[e.PubKey] && isHex64(e.PubKey) {
+			sc.seenProfile[e.PubKey] = true
+			d.profiled = append(d.profiled, e.PubKey)
+		}
+	case e.Kind == 3:
+		sc.contacts = append(sc.contacts, e)
+	case e.Kind >= 30000 && e.Kind < 40000:
+		if e.TagValue("d") != "" && isHex64(e.PubKey) {
+			d.addressable = append(d.addressable, e)
+		}
+	}
+	if e.Kind == 1 {
+		d.notes++
+		if r := threadRoot(e); r != "" {
+			sc.roots[r]++
+		}
+	}
+	var lastE string
+	for _, t := range e.Tags {
+		if len(t) < 2 {
+			continue
+		}
+		switch t[0] {
+		case "p":
+			if (e.Kind == 1 || e.Kind == 6 || e.Kind == 7 || e.Kind == 9735) && isHex64(t[1]) {
+				sc.mentions[t[1]]++
+			}
+		case "t":
+			if e.Kind == 1 && t[1] != "" {
+				d.noteTags = append(d.noteTags, t[1])
+			}
+		case "e":
+			if isHex64(t[1]) {
+				lastE = t[1]
+			}
+		}
+	}
+	if (e.Kind == 7 || e.Kind == 9735) && lastE != "" {
+		sc.reactions[lastE]++ // NIP-25: the reacted-to note is the last e tag
+	}
+}
+
+// homeLists keeps the contact lists that follow someone who posted, those
+// closest to homeAuthors authors first.
+func (d *clientData) homeLists(contacts []*nostr.Event, posted map[string]bool) {
 	for _, c := range contacts {
 		var list []string
 		hits := false
@@ -210,16 +239,6 @@ func newClientData(evs []*nostr.Event) *clientData {
 		return homeAuthors - len(l)
 	}
 	sort.SliceStable(d.follows, func(i, j int) bool { return dist(d.follows[i]) < dist(d.follows[j]) })
-	for shape, missing := range map[string]bool{
-		"global": d.notes == 0, "home": len(d.follows) == 0, "profiles": len(d.profiled) == 0,
-		"thread": len(d.roots) == 0, "notifications": len(d.mentioned) == 0, "hashtag": len(d.noteTags) == 0,
-		"ids": len(d.ids) == 0, "reactions": len(d.reacted) == 0, "addressable": len(d.addressable) == 0,
-	} {
-		if missing {
-			d.why[shape] = clientSkipWhy[shape]
-		}
-	}
-	return d
 }
 
 // threadRoot is the root a kind-1 reply belongs to: its e tag marked

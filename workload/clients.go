@@ -49,7 +49,7 @@ func (o ClientsOptions) Run(ctx context.Context, env Env) ([]results.Phase, erro
 		l := outcome.New(results.OpQuery, int64(o.Queries))
 		why := "the relay accepted none of the published events"
 		l.Settle(outcome.NotRun, why)
-		ph := NewPhase("clients", "query")
+		ph := results.NewPhase("clients", "query")
 		ph.Accounts, ph.Notes = []results.Account{l.Result()}, []string{"not run: " + why}
 		return []results.Phase{ph}, nil
 	}

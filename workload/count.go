@@ -103,26 +103,16 @@ type countRecord struct {
 // failed.
 func Count(ctx context.Context, url string, model *verify.Model, source []*nostr.Event, o CountOptions) (results.Phase, error) {
 	applyDefaults(&o)
-	b, err := newShapeBuilder(source, o.Limit, o.Seed)
+	recs, err := drawCounts(source, o)
 	if err != nil {
 		return results.Phase{}, err
-	}
-	var recs []*countRecord
-	for i := 0; len(recs) < o.Queries && i < o.Queries*4; i++ {
-		shape := CountShapes[i%len(CountShapes)]
-		if f, ok := b.buildCount(shape); ok {
-			cf := f
-			cf.Limit = 0
-			recs = append(recs, &countRecord{shape: shape, filter: cf, req: &queryRecord{shape: shape, filter: f}})
-		}
 	}
 	setup := mono.Now()
-	cn, err := wire.Dial(ctx, url, o.Dial)
+	set, err := dialSet(ctx, url, 1, o.Dial)
 	if err != nil {
 		return results.Phase{}, err
 	}
-	conns := []*wire.Conn{cn}
-	defer func() { closeAll(conns) }()
+	defer set.close()
 	const noFilter = "no filter could be drawn from the events"
 	led := outcome.New(results.OpCount, int64(o.Queries))
 	led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
@@ -133,41 +123,81 @@ func Count(ctx context.Context, url string, model *verify.Model, source []*nostr
 		q.led = outcome.New(results.OpQuery, int64(o.Queries))
 		q.led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
 	}
-	var connErrs []string
 
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	start := mono.Now()
-	series := metrics.NewSeries(start)
-	q.series = metrics.NewSeries(start) // the REQs' own series, not reported
-	redials, silent := 0, 0
+	w := o.open(setup)
+	series := metrics.NewSeries(w.Start)
+	q.series = metrics.NewSeries(w.Start) // the REQs' own series, not reported
+	countLoop(pctx, set, recs, led, q, series, o)
+	w.Close(0)
+	o.progress(int64(len(recs)))
+	wd.Settle(led, outcome.WhyConnGone)
+	if q.led != nil {
+		wd.Settle(q.led, outcome.WhyConnGone)
+	}
+
+	ph := w.Phase("count", "count")
+	ph.Params = map[string]any{
+		"queries": len(recs), "req_limit": o.Limit, "timeout": o.Timeout.String(), "shapes": CountShapes,
+		"nip": 45, "compare_req": !o.NoReq,
+	}
+	for _, k := range []string{results.CountCounts, results.CountFailed, results.CountTimedOut, "events_counted", "count_exact", "count_approximate"} {
+		ph.Counts[k] = 0
+	}
+	ph.Aborted, ph.Series = wd.Aborted(), series.Result(w.End)
+	set.report(ctx, &ph)
+	acc := led.Result()
+	ph.Accounts = append(ph.Accounts, acc)
+	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = acc.Refused, acc.NotRun, acc.Cancelled
+	if q.led != nil {
+		ph.Accounts = append(ph.Accounts, q.led.Result())
+	}
+	w.Finish(&ph)
+	countGroups(&ph, recs, model, o)
+	return ph, ctx.Err()
+}
+
+// drawCounts draws the COUNT filters (the query shapes, drawn from source,
+// without a limit) and their comparison REQs (with Limit), before the
+// clock.
+func drawCounts(source []*nostr.Event, o CountOptions) ([]*countRecord, error) {
+	b, err := newShapeBuilder(source, o.Limit, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	var recs []*countRecord
+	for i := 0; len(recs) < o.Queries && i < o.Queries*4; i++ {
+		shape := CountShapes[i%len(CountShapes)]
+		if f, ok := b.buildCount(shape); ok {
+			cf := f
+			cf.Limit = 0
+			recs = append(recs, &countRecord{shape: shape, filter: cf, req: &queryRecord{shape: shape, filter: f}})
+		}
+	}
+	return recs, nil
+}
+
+// countLoop sends each COUNT, then its comparison REQ, one at a time on
+// the set's connection, and books how each ended.
+func countLoop(pctx context.Context, set *connSet, recs []*countRecord, led *outcome.Ledger, q *queryRun, series *metrics.Series, o CountOptions) {
+	silent := 0
 	for i, r := range recs {
 		if pctx.Err() != nil {
 			break
 		}
-		if cn.Err() != nil {
-			if redials == maxRedials {
-				break
-			}
-			redials++
-			nc, err := wire.Dial(pctx, url, o.Dial)
-			if err != nil {
-				connErrs = verify.AppendUnique(connErrs, "redial after a lost connection failed: "+err.Error())
-				break
-			}
-			cn = nc
-			conns = append(conns, nc)
+		cn := set.get(pctx, 0)
+		if cn == nil {
+			break
 		}
 		cctx, cancel := context.WithTimeout(pctx, o.Timeout)
 		cr, err := cn.Count(cctx, "c"+strconv.Itoa(i), []nostr.Filter{r.filter})
 		cancel()
-		k := bookCount(ctx, led, series, r, cr, err, o.Timeout)
-		wd.Book(k)
+		k := bookCount(q.user, led, series, r, cr, err, o.Timeout)
+		q.wd.Book(k)
 		// The REQs in between answering is progress for the watchdog; a
 		// relay that answers REQs but never COUNTs is stopped here.
 		if k == outcome.TimedOut {
 			if silent++; silent == 3 {
-				wd.Abort("3 COUNTs in a row got no answer (the comparison REQs were answered)")
+				q.wd.Abort("3 COUNTs in a row got no answer (the comparison REQs were answered)")
 			}
 		} else {
 			silent = 0
@@ -176,51 +206,12 @@ func Count(ctx context.Context, url string, model *verify.Model, source []*nostr
 			qctx, cancel := context.WithTimeout(pctx, o.Timeout)
 			qr, err := cn.Query(qctx, "r"+strconv.Itoa(i), []nostr.Filter{r.req.filter})
 			cancel()
-			wd.Book(q.book(r.req, qr, err))
+			q.wd.Book(q.book(r.req, qr, err))
 		}
-		if o.Progress != nil && (i+1)%10 == 0 {
-			o.Progress(int64(i + 1))
+		if (i+1)%10 == 0 {
+			o.progress(int64(i + 1))
 		}
 	}
-	end := mono.Now()
-	cpu := CPUTime() - cpu0
-	smp.stop()
-	if o.Progress != nil {
-		o.Progress(int64(len(recs)))
-	}
-	wd.Settle(led, outcome.WhyConnGone)
-	if q.led != nil {
-		wd.Settle(q.led, outcome.WhyConnGone)
-	}
-
-	ph := results.Phase{
-		Name:     "count",
-		Workload: "count",
-		Params: map[string]any{
-			"queries": len(recs), "req_limit": o.Limit, "timeout": o.Timeout.String(), "shapes": CountShapes,
-			"nip": 45, "compare_req": !o.NoReq,
-		},
-		Start:     mono.Time(start),
-		Duration:  end - start,
-		SetupSecs: setupSince(setup, start),
-		Counts: map[string]int64{results.CountCounts: 0, results.CountFailed: 0, results.CountTimedOut: 0, "events_counted": 0,
-			"count_exact": 0, "count_approximate": 0},
-		Aborted:   wd.Aborted(),
-		Latency:   map[string]*results.Histogram{},
-		Series:    series.Result(end),
-		Resources: &results.Resources{ClientCPUSecs: cpu.Seconds()},
-	}
-	addConnStats(ctx, &ph, conns)
-	ph.Errors = verify.AppendUnique(ph.Errors, connErrs...)
-	a := led.Result()
-	ph.Accounts = append(ph.Accounts, a)
-	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = a.Refused, a.NotRun, a.Cancelled
-	if q.led != nil {
-		ph.Accounts = append(ph.Accounts, q.led.Result())
-	}
-	smp.into(&ph)
-	countGroups(&ph, recs, model, o)
-	return ph, ctx.Err()
 }
 
 // bookCount books how one COUNT ended.
@@ -311,208 +302,227 @@ func abs64(n int64) int64 {
 // countGroups fills the phase's counts, latencies, per-shape groups and the
 // verification of the counts (and of the comparison REQs).
 func countGroups(ph *results.Phase, recs []*countRecord, model *verify.Model, o CountOptions) {
-	type shapeAcc struct {
-		g          *results.Group
-		count, req *metrics.Histogram
-		busy       int64
-	}
-	allCount, allReq, allFirst := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
-	groups := map[string]*shapeAcc{}
-	total := &results.Verification{Verified: model != nil}
-	byShape := map[string]*results.Verification{}
-	var approxErrs []float64
-	var approxN, hllN, keptN, wrongN, badN, bareN, bareRight int64
-	var examples []string
-	var reqRecs []*queryRecord
+	t := newShapeTally(ph, results.CountCounts, results.LatencyCount, "COUNT", "events_counted")
+	j := &countJudge{t: t, model: model, o: o, ph: ph, allReq: metrics.NewHistogram(), req: map[string]*metrics.Histogram{}}
 	for _, r := range recs {
 		if r.ended == "" && r.err == "" {
 			continue // never run
 		}
-		s := groups[r.shape]
-		if s == nil {
-			s = &shapeAcc{g: &results.Group{Name: r.shape, Counts: map[string]int64{results.CountCounts: 0, results.CountFailed: 0, "events_counted": 0},
-				Latency: map[string]*results.Histogram{}}, count: metrics.NewHistogram(), req: metrics.NewHistogram()}
-			groups[r.shape] = s
-			byShape[r.shape] = &results.Verification{Verified: model != nil}
-		}
-		if r.req.ended != "" || r.req.err != "" {
-			reqRecs = append(reqRecs, r.req)
-			s.g.Counts["req_events_returned"] += r.req.returned
-			ph.Counts["req_events_returned"] += r.req.returned
-			if r.req.ended == "eose" {
-				s.req.Record(r.req.latency)
-				allReq.Record(r.req.latency)
-				if r.req.first > 0 {
-					allFirst.Record(r.req.first)
-				}
-			} else {
-				ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" comparison REQ: "+r.req.err)
-			}
-		}
+		s := t.of(r.shape, model != nil)
+		j.comparison(r)
 		if r.ended != wire.EndCount {
-			s.g.Counts[results.CountFailed]++
-			ph.Counts[results.CountFailed]++
-			if r.ended == wire.EndTimeout {
-				ph.Counts[results.CountTimedOut]++
-			}
-			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" COUNT: "+r.err)
+			t.failed(s, r.ended, r.err)
 			continue
 		}
-		s.g.Counts[results.CountCounts]++
-		ph.Counts[results.CountCounts]++
-		s.count.Record(r.latency)
-		allCount.Record(r.latency)
-		s.busy += r.latency
-		v := byShape[r.shape]
-		if !r.hasCount {
-			badN++
-			v.Checked++
-			v.Invalid++
-			if r.bare {
-				bareN++
-				v.Notes = verify.AppendUnique(v.Notes, `COUNT answered with a bare number (["COUNT",<id>,n]), not an object {"count": n} (NIP-45)`)
-				if model != nil && !checkCount(r, model).wrong {
-					bareRight++
-				}
-			} else {
-				v.Notes = verify.AppendUnique(v.Notes, "COUNT answers whose object has no valid count: "+r.bad)
-			}
+		t.answered(s, r.latency, 0)
+		j.judge(s, r)
+	}
+	j.figures()
+	total := &results.Verification{Verified: model != nil}
+	t.finish(CountShapes, results.RateCounts, "", total)
+	for i := range ph.Groups {
+		g := &ph.Groups[i]
+		h := j.req[g.Name]
+		if h == nil {
 			continue
 		}
-		s.g.Counts["events_counted"] += r.count
-		ph.Counts["events_counted"] += r.count
-		v.Checked++
-		v.Returned += r.count
-		switch {
-		case r.hll:
-			hllN++
-			s.g.Counts["approximate"]++
-		case r.approx:
-			approxN++
-			s.g.Counts["approximate"]++
-		default:
-			s.g.Counts["exact"]++
-			ph.Counts["count_exact"]++
+		if h.Count() > 0 {
+			g.Latency["req_eose"] = h.Result()
 		}
-		if model == nil {
-			continue
-		}
-		c := checkCount(r, model)
-		v.Expected += c.expected
-		if r.approx || r.hll {
-			approxErrs = append(approxErrs, c.relErr)
-			continue
-		}
-		if c.kept {
-			keptN++
-		}
-		if !c.wrong {
-			continue
-		}
-		wrongN++
-		s.g.Counts["wrong"]++
-		if r.count < c.expected {
-			v.Missing += c.expected - r.count
-		} else {
-			v.Extra += r.count - c.expected
-		}
-		if len(examples) < 5 {
-			examples = append(examples, fmt.Sprintf("%s %s: counted %d, %d accepted events match", r.shape, r.filter.AppendJSON(nil), r.count, c.expected))
-		}
-		if o.RelayCap > 0 && r.count == int64(o.RelayCap) && c.expected > r.count {
-			v.Notes = verify.AppendUnique(v.Notes, fmt.Sprintf("counts stop at the relay's max_limit %d: NIP-45 counts every matching event", o.RelayCap))
+		if r := p50Ratio(t.shapes[g.Name].lat, h); r > 0 {
+			g.Rates["count_vs_req_p50"] = r
 		}
 	}
-	ph.Counts["count_approximate"] = approxN + hllN
-	if hllN > 0 {
-		ph.Counts["count_hll"] = hllN
+	j.notes(total)
+	verify.Finish(total)
+	j.comparisonVerdict(total)
+	ph.Verification = total
+}
+
+// countJudge checks COUNT answers against what the relay accepted, and
+// keeps the comparison REQs' figures.
+type countJudge struct {
+	t                                                    *shapeTally
+	model                                                *verify.Model
+	o                                                    CountOptions
+	ph                                                   *results.Phase
+	allReq                                               *metrics.Histogram
+	req                                                  map[string]*metrics.Histogram // comparison REQ→EOSE by shape
+	reqRecs                                              []*queryRecord
+	approxErrs                                           []float64
+	approxN, hllN, keptN, wrongN, badN, bareN, bareRight int64
+	examples                                             []string
+}
+
+// comparison books the comparison REQ sent after r, if it ran.
+func (j *countJudge) comparison(r *countRecord) {
+	if r.req.ended == "" && r.req.err == "" {
+		return
 	}
-	ph.Counts["count_wrong"] = wrongN
-	if badN > 0 {
-		ph.Counts["count_malformed"] = badN
+	j.reqRecs = append(j.reqRecs, r.req)
+	s := j.t.of(r.shape, j.model != nil)
+	j.t.add(s, "req_events_returned", r.req.returned)
+	if r.req.ended != "eose" {
+		j.ph.Errors = verify.AppendUnique(j.ph.Errors, r.shape+" comparison REQ: "+r.req.err)
+		return
 	}
-	ph.Latency[results.LatencyCount] = allCount.Result()
-	if allReq.Count() > 0 {
-		ph.Latency["req_eose"] = allReq.Result()
+	h := j.req[r.shape]
+	if h == nil {
+		h = metrics.NewHistogram()
+		j.req[r.shape] = h
 	}
-	if allFirst.Count() > 0 {
-		ph.Latency[results.LatencyFirstEvent] = allFirst.Result()
+	h.Record(r.req.latency)
+	j.allReq.Record(r.req.latency)
+	if r.req.first > 0 {
+		j.t.first.Record(r.req.first)
+	}
+}
+
+// judge checks the count r answered into s.
+func (j *countJudge) judge(s *shapeAcc, r *countRecord) {
+	v := s.ver
+	v.Checked++
+	if !r.hasCount {
+		j.malformed(v, r)
+		return
+	}
+	j.t.add(s, "events_counted", r.count)
+	v.Returned += r.count
+	switch {
+	case r.hll:
+		j.hllN++
+		s.g.Counts["approximate"]++
+	case r.approx:
+		j.approxN++
+		s.g.Counts["approximate"]++
+	default:
+		s.g.Counts["exact"]++
+		j.ph.Counts["count_exact"]++
+	}
+	if j.model == nil {
+		return
+	}
+	c := checkCount(r, j.model)
+	v.Expected += c.expected
+	if r.approx || r.hll {
+		j.approxErrs = append(j.approxErrs, c.relErr)
+		return
+	}
+	if c.kept {
+		j.keptN++
+	}
+	if c.wrong {
+		j.wrong(s, v, r, c)
+	}
+}
+
+// malformed books a COUNT answer without a valid count: invalid.
+func (j *countJudge) malformed(v *results.Verification, r *countRecord) {
+	j.badN++
+	v.Invalid++
+	if !r.bare {
+		v.Notes = verify.AppendUnique(v.Notes, "COUNT answers whose object has no valid count: "+r.bad)
+		return
+	}
+	j.bareN++
+	v.Notes = verify.AppendUnique(v.Notes, `COUNT answered with a bare number (["COUNT",<id>,n]), not an object {"count": n} (NIP-45)`)
+	if j.model != nil && !checkCount(r, j.model).wrong {
+		j.bareRight++
+	}
+}
+
+// wrong books an exact count outside what the accepted events allow.
+func (j *countJudge) wrong(s *shapeAcc, v *results.Verification, r *countRecord, c countCheck) {
+	j.wrongN++
+	s.g.Counts["wrong"]++
+	if r.count < c.expected {
+		v.Missing += c.expected - r.count
+	} else {
+		v.Extra += r.count - c.expected
+	}
+	if len(j.examples) < 5 {
+		j.examples = append(j.examples, fmt.Sprintf("%s %s: counted %d, %d accepted events match", r.shape, r.filter.AppendJSON(nil), r.count, c.expected))
+	}
+	if j.o.RelayCap > 0 && r.count == int64(j.o.RelayCap) && c.expected > r.count {
+		v.Notes = verify.AppendUnique(v.Notes, fmt.Sprintf("counts stop at the relay's max_limit %d: NIP-45 counts every matching event", j.o.RelayCap))
+	}
+}
+
+// figures puts the phase's COUNT counters and the comparison with REQ
+// into ph.
+func (j *countJudge) figures() {
+	ph := j.ph
+	ph.Counts["count_approximate"] = j.approxN + j.hllN
+	if j.hllN > 0 {
+		ph.Counts["count_hll"] = j.hllN
+	}
+	ph.Counts["count_wrong"] = j.wrongN
+	if j.badN > 0 {
+		ph.Counts["count_malformed"] = j.badN
+	}
+	if j.allReq.Count() > 0 {
+		ph.Latency["req_eose"] = j.allReq.Result()
 	}
 	ph.Rates = map[string]float64{}
-	if ph.Duration > 0 {
-		ph.Rates[results.RateCounts] = results.PerSecond(ph.Counts[results.CountCounts], ph.Duration)
-	}
-	if r := p50Ratio(allCount, allReq); r > 0 {
+	if r := p50Ratio(j.t.all, j.allReq); r > 0 {
 		ph.Rates["count_vs_req_p50"] = r
 	}
-	for _, name := range CountShapes {
-		s := groups[name]
-		if s == nil {
-			continue
-		}
-		s.g.Latency[results.LatencyCount] = s.count.Result()
-		s.g.Rates = map[string]float64{}
-		if s.req.Count() > 0 {
-			s.g.Latency["req_eose"] = s.req.Result()
-		}
-		if r := p50Ratio(s.count, s.req); r > 0 {
-			s.g.Rates["count_vs_req_p50"] = r
-		}
-		if s.busy > 0 {
-			s.g.Rates[results.RateCounts] = results.PerSecond(s.g.Counts[results.CountCounts], s.busy)
-		}
-		v := byShape[name]
-		verify.Add(total, v)
-		verify.Finish(v)
-		s.g.Verification = v
-		ph.Groups = append(ph.Groups, *s.g)
+}
+
+// notes names in total what the counts showed that is not a count.
+func (j *countJudge) notes(total *results.Verification) {
+	add := func(s string) { total.Notes = verify.AppendUnique(total.Notes, s) }
+	for _, ex := range j.examples {
+		add("wrong count: " + ex)
 	}
-	for _, ex := range examples {
-		total.Notes = verify.AppendUnique(total.Notes, "wrong count: "+ex)
+	if j.bareN > 0 && j.model != nil {
+		add(fmt.Sprintf("%d COUNT answers were bare numbers, not {\"count\": n} (invalid: a NIP-45 client cannot read them); %d of them equal the accepted events that match", j.bareN, j.bareRight))
 	}
-	if bareN > 0 && model != nil {
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d COUNT answers were bare numbers, not {\"count\": n} (invalid: a NIP-45 client cannot read them); %d of them equal the accepted events that match", bareN, bareRight))
+	if j.keptN > 0 {
+		add(fmt.Sprintf("%d counts include superseded versions of replaceable events (NIP-01 lets a relay keep them): checked that way", j.keptN))
 	}
-	if keptN > 0 {
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d counts include superseded versions of replaceable events (NIP-01 lets a relay keep them): checked that way", keptN))
-	}
-	if n := int64(len(approxErrs)); n > 0 {
+	if n := int64(len(j.approxErrs)); n > 0 {
 		var sum, worst float64
-		for _, e := range approxErrs {
+		for _, e := range j.approxErrs {
 			sum += e
 			worst = max(worst, e)
 		}
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d approximate counts (%d \"approximate\": true, %d with HyperLogLog \"hll\"): named, not failed; error vs the accepted events: mean %.1f%%, worst %.1f%%",
-			n, approxN, hllN, 100*sum/float64(n), 100*worst))
-		ph.Rates["approximate_mean_error"] = sum / float64(n)
-	} else if approxN+hllN > 0 {
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d approximate counts (\"approximate\" or \"hll\"); nothing published in this run to compare them with", approxN+hllN))
+		add(fmt.Sprintf("%d approximate counts (%d \"approximate\": true, %d with HyperLogLog \"hll\"): named, not failed; error vs the accepted events: mean %.1f%%, worst %.1f%%",
+			n, j.approxN, j.hllN, 100*sum/float64(n), 100*worst))
+		j.ph.Rates["approximate_mean_error"] = sum / float64(n)
+	} else if j.approxN+j.hllN > 0 {
+		add(fmt.Sprintf("%d approximate counts (\"approximate\" or \"hll\"); nothing published in this run to compare them with", j.approxN+j.hllN))
 	}
-	if model == nil {
+	if j.model == nil {
 		total.Notes = append(total.Notes, "nothing was published in this run, so the right counts cannot be known: counts are reported, not checked")
-	} else if n := len(model.Unknown); n > 0 {
+	} else if n := len(j.model.Unknown); n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) may or may not be stored: each count was judged right anywhere from the matches without them to the matches with them", n))
 	}
-	if n := ph.Counts[results.CountFailed]; n > 0 {
+	if n := j.ph.Counts[results.CountFailed]; n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d COUNTs got no count (CLOSED, timeout or connection loss): not checked; the outcomes line says which", n))
 	}
-	verify.Finish(total)
-	if len(reqRecs) > 0 {
-		rv := verifyQueries(reqRecs, model, o.RelayCap).total
-		ph.Counts["req_queries"] = int64(len(reqRecs))
-		if rv.Semantics != "" {
-			total.Semantics = rv.Semantics
-		}
-		if rv.Status() == results.VerificationFailed {
-			total.Fail()
-			total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("the comparison REQs (same filters, limit %d) failed verification: %d missing, %d extra, %d not matching, %d invalid, %d duplicated",
-				o.Limit, rv.Missing, rv.Extra, rv.NotMatching, rv.Invalid, rv.Duplicated))
-			for _, n := range rv.Notes {
-				total.Notes = verify.AppendUnique(total.Notes, "comparison REQs: "+n)
-			}
-		}
+}
+
+// comparisonVerdict verifies the comparison REQs: a failure there fails
+// the phase's verification too.
+func (j *countJudge) comparisonVerdict(total *results.Verification) {
+	if len(j.reqRecs) == 0 {
+		return
 	}
-	ph.Verification = total
+	rv := verifyQueries(j.reqRecs, j.model, j.o.RelayCap).total
+	j.ph.Counts["req_queries"] = int64(len(j.reqRecs))
+	if rv.Semantics != "" {
+		total.Semantics = rv.Semantics
+	}
+	if rv.Status() != results.VerificationFailed {
+		return
+	}
+	total.Fail()
+	total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("the comparison REQs (same filters, limit %d) failed verification: %d missing, %d extra, %d not matching, %d invalid, %d duplicated",
+		j.o.Limit, rv.Missing, rv.Extra, rv.NotMatching, rv.Invalid, rv.Duplicated))
+	for _, n := range rv.Notes {
+		total.Notes = verify.AppendUnique(total.Notes, "comparison REQs: "+n)
+	}
 }
 
 // p50Ratio is the median COUNT latency over the median REQ→EOSE latency of

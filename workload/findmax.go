@@ -121,10 +121,10 @@ type FindMaxResult struct {
 // (client-limited)", never a relay figure. The phase has one Group per step
 // and a table in its Notes; the error is the context's or a setup error.
 func FindMax(ctx context.Context, url string, c *corpus.Corpus, o FindMaxOptions) (results.Phase, *FindMaxResult, error) {
-	ph := results.Phase{Name: "find-max", Workload: "find-max"}
 	if err := o.defaults(); err != nil {
-		return ph, nil, err
+		return results.Phase{}, nil, err
 	}
+	ph := results.NewPhase("find-max", "find-max")
 	s := &maxSearch{ctx: ctx, url: url, c: c, o: o, res: &FindMaxResult{}, hi: math.Inf(1)}
 	err := s.double()
 	if err == nil {

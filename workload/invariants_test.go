@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"strings"
@@ -153,6 +154,16 @@ var (
 		{results.OpDelivery, results.LatencyDeliver},
 		{results.OpCount, results.LatencyCount},
 	}
+	// A phase's rate of credited operations: its counter over the phase's
+	// timed window (results.PerSecond, the same for every workload).
+	rateMirrors = []struct{ rate, count string }{
+		{results.RateEvents, results.CountAccepted},
+		{results.RateSent, results.CountSent},
+		{results.RateQueries, results.CountQueries},
+		{results.RateSearches, results.CountSearches},
+		{results.RateCounts, results.CountCounts},
+		{results.RateDeliveries, results.CountDeliveries},
+	}
 	// In a group (a shape, a part, a size) with no account of its own, the
 	// counter of credited operations and their latency.
 	groupMirrors = []struct{ count, latency string }{
@@ -186,6 +197,13 @@ func checkMirrors(t *testing.T, ph results.Phase) {
 			t.Errorf("%s: latency %s has %d samples, but the %s account credits %d (%s)", ph.Name, m.latency, n, m.op, a.Accepted, outcome.Split(*a))
 		}
 	}
+	for _, m := range rateMirrors {
+		r, rok := ph.Rates[m.rate]
+		n, nok := ph.Counts[m.count]
+		if want := results.PerSecond(n, ph.Duration); rok && nok && math.Abs(r-want) > 1e-9*max(1, want) {
+			t.Errorf("%s: rates[%s] = %g, but counts[%s] = %d over the %v window is %g", ph.Name, m.rate, r, m.count, n, time.Duration(ph.Duration), want)
+		}
+	}
 	for _, g := range ph.Groups {
 		for _, m := range groupMirrors {
 			n, ok := g.Counts[m.count]
@@ -194,6 +212,7 @@ func checkMirrors(t *testing.T, ph results.Phase) {
 			}
 		}
 	}
+	checkPrimaryMirror(t, ph)
 	var refused int64
 	for _, a := range ph.Accounts {
 		refused += a.Refused
@@ -461,5 +480,36 @@ func detectCancelled(t *testing.T, ph results.Phase) {
 		if !strings.HasPrefix(s, "skipped: ") {
 			t.Errorf("%s: the user cancelled on an honest relay, yet judged incomplete: %s", ph.Name, s)
 		}
+	}
+}
+
+// checkPrimaryMirror: the phase's refused and timed_out counters are those
+// of its primary account (the first of countMirrors whose counter the
+// phase has), and sent lies between the EVENTs the relay decided and those
+// attempted.
+func checkPrimaryMirror(t *testing.T, ph results.Phase) {
+	t.Helper()
+	var a *results.Account
+	for _, m := range countMirrors {
+		if _, ok := ph.Counts[m.count]; ok && ph.Account(m.op) != nil {
+			a = ph.Account(m.op)
+			break
+		}
+	}
+	if a == nil {
+		return
+	}
+	for _, m := range []struct {
+		count string
+		n     int64
+	}{{results.CountRefused, a.Refused}, {results.CountTimedOut, a.TimedOut}} {
+		if n, ok := ph.Counts[m.count]; ok && n != m.n {
+			t.Errorf("%s: counts[%s] = %d, but the %s account books %d (%s)", ph.Name, m.count, n, a.Op, m.n, outcome.Split(*a))
+		}
+	}
+	sent, ok := ph.Counts[results.CountSent]
+	decided := a.Accepted + a.Refused + a.TimedOut + a.ConnLost
+	if ok && a.Op == results.OpEvent && (sent < decided || sent > a.Requested-a.NotRun) {
+		t.Errorf("%s: counts[sent] = %d, outside [%d decided, %d attempted] (%s)", ph.Name, sent, decided, a.Requested-a.NotRun, outcome.Split(*a))
 	}
 }

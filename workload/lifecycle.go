@@ -101,10 +101,8 @@ type lifeRun struct {
 
 	events, deliveries, reads, subs *outcome.Ledger
 
-	conns   []*wire.Conn // every connection used, for stats
-	pub, qc *wire.Conn
-	redials [2]int
-	errs    []string
+	set  *connSet // 0 publishes, 1 holds the live subscription, 2 reads back
+	errs []string
 
 	mu        sync.Mutex // guards recs' deliver, dver, foreign and subDead
 	recs      []lifeRecord
@@ -138,17 +136,17 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 		return results.Phase{}, err
 	}
 	setup := mono.Now()
-	conns, err := wire.DialPool(ctx, url, 3, o.Dial)
+	set, err := dialSet(ctx, url, 3, o.Dial)
 	if err != nil {
 		return results.Phase{}, err
 	}
-	lr := newLifeRun(ctx, url, fresh, conns, o)
-	defer func() { closeAll(lr.conns) }()
+	defer set.close()
+	lr := newLifeRun(ctx, url, fresh, set, o)
 	defer lr.wd.Stop()
 
 	w := o.open(setup)
 	lr.series = metrics.NewSeries(w.Start)
-	sub := lr.openSub(conns[1], ch, fresh.Events[0].CreatedAt)
+	sub := lr.openSub(set.get(ctx, 1), ch, fresh.Events[0].CreatedAt)
 	for i := 0; i < o.Events && lr.pctx.Err() == nil; i++ {
 		if !lr.event(i) {
 			break
@@ -162,21 +160,21 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 	}
 	lr.settle()
 	ph := lr.phase(w)
-	addConnStats(ctx, &ph, lr.conns)
+	set.report(ctx, &ph)
 	w.Finish(&ph)
 	return ph, ctx.Err()
 }
 
-func newLifeRun(ctx context.Context, url string, fresh *Fresh, conns []*wire.Conn, o LifecycleOptions) *lifeRun {
+func newLifeRun(ctx context.Context, url string, fresh *Fresh, set *connSet, o LifecycleOptions) *lifeRun {
 	lr := &lifeRun{
 		o: o, url: url, user: ctx, fresh: fresh, checks: verify.NewChecker(),
 		events:     outcome.New(results.OpEvent, int64(o.Events)),
 		deliveries: outcome.New(results.OpDelivery, 0),
 		reads:      outcome.New(results.OpRead, 0),
 		subs:       outcome.New(results.OpSub, 1),
-		conns:      conns, pub: conns[0], qc: conns[2],
-		recs:      make([]lifeRecord, o.Events),
-		delivered: make(chan int, o.Events),
+		set:        set,
+		recs:       make([]lifeRecord, o.Events),
+		delivered:  make(chan int, o.Events),
 	}
 	lr.pctx, lr.wd = outcome.NewWatchdog(ctx, 3, "EVENTs without an OK (timed out or connection lost)")
 	lr.dver.Verified, lr.rver.Verified = true, true
@@ -274,28 +272,10 @@ func (lr *lifeRun) noEOSE() {
 	}
 }
 
-// conn returns the publishing (0) or query (1) connection, dialled again
-// (up to maxRedials times) when the relay dropped it; nil when it is gone.
+// conn returns the publishing (0) or read-back (1) connection, dialled
+// again when the relay dropped it (connSet); nil when it is gone.
 func (lr *lifeRun) conn(slot int) *wire.Conn {
-	cn := &lr.pub
-	if slot == 1 {
-		cn = &lr.qc
-	}
-	if (*cn).Err() == nil {
-		return *cn
-	}
-	if lr.redials[slot] == maxRedials || lr.pctx.Err() != nil {
-		return nil
-	}
-	lr.redials[slot]++
-	nc, err := wire.Dial(lr.pctx, lr.url, lr.o.Dial)
-	if err != nil {
-		lr.errs = verify.AppendUnique(lr.errs, "redial after a lost connection failed: "+err.Error())
-		return nil
-	}
-	lr.conns = append(lr.conns, nc)
-	*cn = nc
-	return nc
+	return lr.set.get(lr.pctx, 2*slot)
 }
 
 // event publishes event i and, when accepted, reads it back and awaits its

@@ -226,18 +226,11 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		pw.errs = verify.AppendUnique(pw.errs, "connection lost: "+cn.Err().Error())
 		mu.Unlock()
 	}
-	waitDone := make(chan struct{})
-	go func() { inflight.Wait(); close(waitDone) }()
-	if ctx.Err() != nil {
-		cn.ExpireBefore(mono.Now() + 1) // stopped: end what is in flight now (cancelled, not timed out)
-	}
-	select {
-	case <-waitDone:
-	case <-time.After(p.timeout + 5*time.Second):
+	awaitOKs(ctx, cn, &inflight, p.timeout, func(s string) {
 		mu.Lock()
-		pw.errs = append(pw.errs, "gave up waiting for OKs still in flight")
+		pw.errs = append(pw.errs, s)
 		mu.Unlock()
-	}
+	})
 }
 
 // pace is the open-loop sender every live workload sends through: it

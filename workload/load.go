@@ -230,21 +230,19 @@ func signLoadEvents(ctx context.Context, c *corpus.Corpus, n int, o *LoadOptions
 // the phase early (Phase.Aborted). The phase says whether the client or the
 // relay limited what was sent.
 func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (results.Phase, error) {
-	ph := results.Phase{Name: o.Name, Workload: "load"}
 	if err := o.defaults(); err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
-	ph.Name = o.Name
 	plan, err := prepareLoad(ctx, c, &o)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	dial := o.Dial
 	dial.OKTimeout = o.Timeout
 	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, o.Connections, dial)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	pool := newConnPool(ctx, url, dial, conns)
 	defer pool.close()
@@ -256,10 +254,10 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	defer stopExpiring()
 	res, m, err := ops.measure()
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	acct.settle()
-	ph = buildLoadPhase(ctx, res, &o, plan, ops, m)
+	ph := buildLoadPhase(ctx, res, &o, plan, ops, m)
 	ph.SetupSecs = setupSince(setup, res.Start)
 	return ph, ctx.Err()
 }
@@ -629,11 +627,7 @@ type loadMeasure struct {
 func (l *loadOps) measure() (*schedule.Result, loadMeasure, error) {
 	o := l.o
 	var m loadMeasure
-	var end func() *results.Resources
-	if o.Begin != nil {
-		end = o.Begin()
-	}
-	cpu0 := CPUTime()
+	w := o.open(0) // the schedule's Start and End are the phase's clock
 	sched0 := schedLatencies()
 	l.live.t0.Store(mono.Now() + 1<<62) // set by the first op: see liveStats.start
 	stopLive := l.live.print(o.Live, o.Name)
@@ -646,12 +640,11 @@ func (l *loadOps) measure() (*schedule.Result, loadMeasure, error) {
 	} else {
 		res, err = schedule.RunSlots(l.pctx, cfg, l.op)
 	}
-	m.cpu = CPUTime() - cpu0
+	w.Close(0)
+	m.cpu = w.CPU()
 	m.schedP99 = schedLatencyP99(sched0, schedLatencies())
 	stopLive()
-	if end != nil {
-		m.relay = end()
-	}
+	m.relay = w.smp.relay
 	return res, m, err
 }
 

@@ -82,12 +82,12 @@ func (o MixedOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 // checked against the accepted set, so a relay that loses events fails
 // verification.
 func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (results.Phase, error) {
-	ph := results.Phase{Name: "mixed", Workload: "mixed"}
 	applyDefaults(&o)
 	e, err := newMixedEnv(ctx, url, c, &o)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
+	ph := results.NewPhase("mixed", "mixed")
 	defer e.close()
 	var parts []*mixedPart
 	for _, spec := range []mixedSpec{{"publish/alone", true, false, 0}, {"query/alone", false, true, 0}, {"together", true, true, e.perPart}} {
@@ -228,9 +228,8 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 		qctx, p.qwd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
 		defer p.qwd.Stop()
 	}
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	p.start = mono.Now()
+	w := o.open(0) // each part's own window; the phase joins them (mixedWindows)
+	p.start = w.Start
 	stopAt := p.start + int64(o.Duration)
 	var wg sync.WaitGroup
 	if spec.pub {
@@ -251,13 +250,12 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 	if p.qwd != nil {
 		p.qwd.Settle(p.qled, outcome.WhyConnGone)
 	}
-	p.end = max(mono.Now(), p.start+1)
+	end := mono.Now()
 	if p.pub != nil {
-		p.end = max(p.end, p.start+p.pub.Duration)
+		end = max(end, p.start+p.pub.Duration)
 	}
-	p.cpu = CPUTime() - cpu0
-	smp.stop()
-	p.relay = smp.relay
+	w.Close(end)
+	p.end, p.cpu, p.relay = w.End, w.CPU(), w.smp.relay
 	return p
 }
 
@@ -469,9 +467,6 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 		"publishers": o.Publishers, "queriers": o.Queriers, "window": o.Window, "size": o.Size,
 		"limit": o.Limit, "timeout": o.Timeout.String(),
 	}
-	ph.Counts = map[string]int64{}
-	ph.Refused = map[string]int64{}
-	ph.Latency = map[string]*results.Histogram{}
 	ph.Rates = map[string]float64{}
 	ph.Aborted = mixedAborted(parts)
 	var cpu time.Duration
@@ -695,7 +690,9 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	out := newLiveOut(len(fresh.Events))
 	runLive(ctx, plan, out)
 	end := max(out.lastOK.Load(), start+1)
-	ph := &results.Phase{Duration: end - start, Counts: map[string]int64{}, Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}}
+	part := results.NewPhase("", "") // the publishing side of one part, merged into the phase
+	ph := &part
+	ph.Duration = end - start
 	hist := publishSummary(ph, out, n)
 	if cut := out.cut.Load(); cut > 0 {
 		ph.Counts["cut"] = cut // scheduled, not requested: with the account, n in all

@@ -146,7 +146,7 @@ func Negentropy(ctx context.Context, url string, c *corpus.Corpus, relaySet []*n
 	}
 	nr := &negRun{o: o, url: url, user: ctx, cap: info.Limitation.MaxLimit}
 	nr.uncertainOf(relaySet, o.Unknown)
-	defer func() { closeAll(nr.conns) }()
+	defer nr.closeConns()
 
 	relay := make([]negentropy.Item, 0, len(relaySet)+o.Delta)
 	var until int64
@@ -216,8 +216,9 @@ func negUnrun(o NegentropyOptions, scenarios []string, k outcome.Kind, why strin
 		if k == outcome.Cancelled {
 			note = "cancelled by the user before the scenario started"
 		}
-		out = append(out, results.Phase{Name: "negentropy/" + s, Workload: "negentropy", Counts: map[string]int64{},
-			Accounts: []results.Account{l.Result()}, Notes: []string{note}})
+		ph := results.NewPhase("negentropy/"+s, "negentropy")
+		ph.Accounts, ph.Notes = []results.Account{l.Result()}, []string{note}
+		out = append(out, ph)
 	}
 	return out
 }
@@ -243,10 +244,8 @@ type negRun struct {
 	url       string
 	user      context.Context
 	filter    nostr.Filter
-	conns     []*wire.Conn
-	cn        *wire.Conn
-	redial    int
-	cap       int // the relay's announced max_limit (0: unknown)
+	set       *connSet // the scenario's connection (nil until dialled)
+	cap       int      // the relay's announced max_limit (0: unknown)
 }
 
 // uncertainOf sets the run's unknown and uncertain ids from the relay's
@@ -270,25 +269,29 @@ type negDelta struct {
 	index map[string]int
 }
 
-// conn returns the connection, dialled again (up to maxRedials times) when
-// the relay dropped it; nil when it is gone.
+// conn returns the connection, dialled on first use and again when the
+// relay dropped it (connSet); an error when it is gone.
 func (nr *negRun) conn(ctx context.Context) (*wire.Conn, error) {
-	if nr.cn != nil && nr.cn.Err() == nil {
-		return nr.cn, nil
-	}
-	if nr.cn != nil {
-		if nr.redial == maxRedials {
-			return nil, errors.New(outcome.WhyConnGone)
+	if nr.set == nil {
+		set, err := dialSet(ctx, nr.url, 1, nr.o.Dial)
+		if err != nil {
+			return nil, err
 		}
-		nr.redial++
+		nr.set = set
 	}
-	cn, err := wire.Dial(ctx, nr.url, nr.o.Dial)
-	if err != nil {
-		return nil, err
+	if cn := nr.set.get(ctx, 0); cn != nil {
+		return cn, nil
 	}
-	nr.conns = append(nr.conns, cn)
-	nr.cn = cn
-	return cn, nil
+	return nil, errors.New(outcome.WhyConnGone)
+}
+
+// closeConns closes the connections dialled so far; the next conn dials
+// a fresh one.
+func (nr *negRun) closeConns() {
+	if nr.set != nil {
+		nr.set.close()
+		nr.set = nil
+	}
 }
 
 // negInitialSet is the initial scenario's local set and the expected need
@@ -379,116 +382,145 @@ type negStats struct {
 	converged, wrong int64
 }
 
+// negScenario is one scenario in progress: what its rounds found.
+type negScenario struct {
+	nr        *negRun
+	name      string
+	set       *negentropy.Set
+	expNeed   map[string]bool
+	expHave   map[string]bool
+	ledger    *outcome.Ledger
+	wd        *outcome.Watchdog
+	st        negStats
+	ver       results.Verification
+	errs      []string
+	firstNeed []string
+}
+
 // scenario runs Rounds reconciliations of local against the relay and
 // returns the scenario's phase.
 func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, expHave map[string]bool, relayN int, delta *negDelta, progress func()) (results.Phase, error) {
 	nr.stored = map[string]bool{} // this scenario's
 	o := nr.o
-	ph := results.Phase{Name: "negentropy/" + name, Workload: "negentropy", Counts: map[string]int64{},
-		Params: map[string]any{"scenario": name, "rounds": o.Rounds, "frame_size": o.FrameSize, "relay_set": relayN,
-			"local_set": len(localItems), "expected_need": len(expNeed), "expected_have": len(expHave)}}
+	params := map[string]any{"scenario": name, "rounds": o.Rounds, "frame_size": o.FrameSize, "relay_set": relayN,
+		"local_set": len(localItems), "expected_need": len(expNeed), "expected_have": len(expHave)}
 	if name == NegInitial {
-		ph.Params["overlap"], ph.Params["local_only"] = o.Overlap, o.LocalOnly
+		params["overlap"], params["local_only"] = o.Overlap, o.LocalOnly
 	}
 	if name == NegDelta {
-		ph.Params["delta"] = o.Delta
+		params["delta"] = o.Delta
 	}
-	ledger := outcome.New(OpReconcile, int64(o.Rounds))
+	sc := &negScenario{nr: nr, name: name, expNeed: expNeed, expHave: expHave,
+		ledger: outcome.New(OpReconcile, int64(o.Rounds)), ver: results.Verification{Verified: true},
+		st: negStats{sync: metrics.NewHistogram(), cpu: metrics.NewHistogram(), rtMin: math.MaxInt64}}
 	set, err := negentropy.NewSet(localItems)
 	if err != nil {
-		ledger.Settle(outcome.NotRun, err.Error())
-		ph.Accounts = []results.Account{ledger.Result()}
+		ph := results.NewPhase("negentropy/"+name, "negentropy")
+		ph.Params = params
+		sc.ledger.Settle(outcome.NotRun, err.Error())
+		ph.Accounts = []results.Account{sc.ledger.Result()}
 		return ph, err
 	}
-	ph.Counts["client_prep_us"] = set.Prep.Microseconds()
+	sc.set = set
 	setup := mono.Now()
 	// A fresh connection per scenario: the phase's connection counters are
 	// its own (the delta events were published on another one).
-	closeAll(nr.conns)
-	nr.conns, nr.cn, nr.redial = nil, nil, 0
-	pctx, wd := outcome.NewWatchdog(nr.user, 3, "reconciliations without an answer (timed out or connection lost)")
-	defer wd.Stop()
-	var errs []string
+	nr.closeConns()
+	var pctx context.Context
+	pctx, sc.wd = outcome.NewWatchdog(nr.user, 3, "reconciliations without an answer (timed out or connection lost)")
+	defer sc.wd.Stop()
 	if _, err := nr.conn(pctx); err != nil {
 		if nr.user.Err() == nil {
-			errs = append(errs, "dial: "+err.Error())
+			sc.errs = append(sc.errs, "dial: "+err.Error())
 		}
-		ledger.SettleFor(nr.user, outcome.WhyConnGone) // cancelled when the user stopped the run
+		sc.ledger.SettleFor(nr.user, outcome.WhyConnGone) // cancelled when the user stopped the run
 	}
-	st := negStats{sync: metrics.NewHistogram(), cpu: metrics.NewHistogram(), rtMin: math.MaxInt64}
-	ver := results.Verification{Verified: true}
-	var firstNeed []string
 
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	start := mono.Now()
+	w := o.open(setup)
 	for r := 0; r < o.Rounds && pctx.Err() == nil; r++ {
 		cn, err := nr.conn(pctx)
 		if err != nil {
-			errs = verify.AppendUnique(errs, "redial: "+err.Error())
+			sc.errs = verify.AppendUnique(sc.errs, "redial: "+err.Error())
 			break
 		}
 		res, err := negentropy.Sync(pctx, cn, "neg-"+name+"-"+strconv.Itoa(r), nr.filter, set,
 			negentropy.Options{FrameSize: o.FrameSize, Timeout: o.Timeout})
-		var k outcome.Kind
-		var relayErr *negentropy.RelayError
-		var protoErr *negentropy.ProtocolError
-		switch {
-		case err == nil:
-			k = outcome.Accepted
-			ledger.Add(k, "")
-			nr.noteStored(res.Need, expNeed)
-			if negCheck(&ver, res, expNeed, expHave, nr.uncertain) {
-				st.converged++
-				st.sync.Record(res.End - res.Start)
-				st.cpu.Record(max(int64(res.ClientCPU), 1))
-			} else {
-				st.wrong++
-			}
-			st.rt += int64(res.RoundTrips)
-			st.rtMin, st.rtMax = min(st.rtMin, int64(res.RoundTrips)), max(st.rtMax, int64(res.RoundTrips))
-			st.up += res.BytesUp
-			st.down += res.BytesDown
-			st.need += int64(len(res.Need))
-			st.have += int64(len(res.Have))
-			if firstNeed == nil {
-				firstNeed = certain(res.Need, nr.uncertain)
-			}
-		case errors.As(err, &relayErr):
-			k = outcome.Refused
-			ledger.Add(k, outcome.RefusalClass(relayErr.Class))
-			errs = verify.AppendUnique(errs, "NEG-ERR: "+relayErr.Reason)
-		case errors.As(err, &protoErr):
-			// The relay answered, but with what the protocol cannot read: a
-			// wrong answer, not credited.
-			k = outcome.Accepted
-			ledger.Add(k, "")
-			ver.Checked++
-			ver.Invalid++
-			errs = verify.AppendUnique(errs, protoErr.Error())
-		case errors.Is(err, negentropy.ErrTimeout):
-			k = outcome.TimedOut
-			ledger.Add(k, "")
-		default:
-			k = ledger.BookErr(nr.user, err)
-		}
-		wd.Book(k)
+		sc.wd.Book(sc.book(res, err))
 		progress()
 	}
-	end := mono.Now()
-	cpu := CPUTime() - cpu0
-	smp.stop()
-	wd.Settle(ledger, outcome.WhyConnGone)
+	w.Close(0)
+	sc.wd.Settle(sc.ledger, outcome.WhyConnGone)
 
-	ph.Start = mono.Time(start)
-	ph.Duration = end - start
-	ph.SetupSecs = setupSince(setup, start)
-	ph.Accounts = []results.Account{ledger.Result()}
-	ph.Aborted = wd.Aborted()
-	if delta != nil && firstNeed != nil {
-		rv := nr.readBack(pctx, &ph, delta, firstNeed)
-		verify.Add(&ver, &rv)
+	ph := w.Phase("negentropy/"+name, "negentropy")
+	ph.Params = params
+	ph.Counts["client_prep_us"] = set.Prep.Microseconds()
+	ph.Accounts = []results.Account{sc.ledger.Result()}
+	ph.Aborted = sc.wd.Aborted()
+	if delta != nil && sc.firstNeed != nil {
+		rv := nr.readBack(pctx, &ph, delta, sc.firstNeed)
+		verify.Add(&sc.ver, &rv)
 	}
+	sc.verification(&ph)
+	sc.figures(&ph)
+	nr.set.report(nr.user, &ph)
+	w.Finish(&ph)
+	return ph, nr.user.Err()
+}
+
+// book books how one reconciliation ended, and what it found.
+func (sc *negScenario) book(res negentropy.Result, err error) outcome.Kind {
+	var relayErr *negentropy.RelayError
+	var protoErr *negentropy.ProtocolError
+	switch {
+	case err == nil:
+		sc.ledger.Add(outcome.Accepted, "")
+		sc.converged(res)
+		return outcome.Accepted
+	case errors.As(err, &relayErr):
+		sc.ledger.Add(outcome.Refused, outcome.RefusalClass(relayErr.Class))
+		sc.errs = verify.AppendUnique(sc.errs, "NEG-ERR: "+relayErr.Reason)
+		return outcome.Refused
+	case errors.As(err, &protoErr):
+		// The relay answered, but with what the protocol cannot read: a
+		// wrong answer, not credited.
+		sc.ledger.Add(outcome.Accepted, "")
+		sc.ver.Checked++
+		sc.ver.Invalid++
+		sc.errs = verify.AppendUnique(sc.errs, protoErr.Error())
+		return outcome.Accepted
+	case errors.Is(err, negentropy.ErrTimeout):
+		sc.ledger.Add(outcome.TimedOut, "")
+		return outcome.TimedOut
+	}
+	return sc.ledger.BookErr(sc.nr.user, err)
+}
+
+// converged checks a reconciliation that ended and adds its figures.
+func (sc *negScenario) converged(res negentropy.Result) {
+	nr, st := sc.nr, &sc.st
+	nr.noteStored(res.Need, sc.expNeed)
+	if negCheck(&sc.ver, res, sc.expNeed, sc.expHave, nr.uncertain) {
+		st.converged++
+		st.sync.Record(res.End - res.Start)
+		st.cpu.Record(max(int64(res.ClientCPU), 1))
+	} else {
+		st.wrong++
+	}
+	st.rt += int64(res.RoundTrips)
+	st.rtMin, st.rtMax = min(st.rtMin, int64(res.RoundTrips)), max(st.rtMax, int64(res.RoundTrips))
+	st.up += res.BytesUp
+	st.down += res.BytesDown
+	st.need += int64(len(res.Need))
+	st.have += int64(len(res.Have))
+	if sc.firstNeed == nil {
+		sc.firstNeed = certain(res.Need, nr.uncertain)
+	}
+}
+
+// verification finishes the scenario's verification, naming what could
+// not be known.
+func (sc *negScenario) verification(ph *results.Phase) {
+	nr, ver := sc.nr, &sc.ver
 	ver.Verified = ver.Checked > 0 // nothing converged: nothing to compare
 	if n := len(nr.uncertain) - len(nr.unknown); n > 0 {
 		ver.Notes = verify.AppendUnique(ver.Notes, fmt.Sprintf("%d accepted events that a newer version whose OK never came would replace (replaceable or addressable) may or may not be on the relay: neither required nor counted wrong", n))
@@ -497,20 +529,25 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 		ver.StoredUnknown = int64(n)
 		ver.Notes = verify.AppendUnique(ver.Notes, fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) were stored after all: the relay reported having them; neither required nor counted wrong", n))
 	}
-	verify.Finish(&ver)
-	ph.Verification = &ver
-	c := ph.Counts
-	c["reconciliations"] = ledger.Count(outcome.Accepted) - st.wrong
+	verify.Finish(ver)
+	ph.Verification = ver
+}
+
+// figures puts the scenario's counters, latency, rate, errors and notes
+// into ph.
+func (sc *negScenario) figures(ph *results.Phase) {
+	st, c := &sc.st, ph.Counts
+	c["reconciliations"] = sc.ledger.Count(outcome.Accepted) - st.wrong
 	c["round_trips"], c["bytes_up"], c["bytes_down"] = st.rt, st.up, st.down
 	c["need_ids"], c["have_ids"] = st.need, st.have
 	if st.rtMax > 0 {
 		c["round_trips_min"], c["round_trips_max"] = st.rtMin, st.rtMax
 	}
-	if n := ledger.Count(outcome.Accepted); n > 0 {
+	if n := sc.ledger.Count(outcome.Accepted); n > 0 {
 		c["bytes_up_per_sync"], c["bytes_down_per_sync"] = st.up/n, st.down/n
 	}
 	if st.converged > 0 {
-		ph.Latency = map[string]*results.Histogram{"sync": st.sync.Result()}
+		ph.Latency["sync"] = st.sync.Result()
 		// The protocol's own CPU per sync (a count, not a latency: reports
 		// chart "sync").
 		c["client_cpu_us_p50"], c["client_cpu_us_max"] = st.cpu.Quantile(50)/1000, st.cpu.Max()/1000
@@ -519,15 +556,11 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 		}
 	}
 	if st.wrong > 0 {
-		errs = verify.AppendUnique(errs, fmt.Sprintf("%d reconciliations did not converge on the right sets", st.wrong))
+		sc.errs = verify.AppendUnique(sc.errs, fmt.Sprintf("%d reconciliations did not converge on the right sets", st.wrong))
 	}
-	ph.Errors = append(ph.Errors, errs...)
+	ph.Errors = append(ph.Errors, sc.errs...)
 	ph.Notes = append(ph.Notes, fmt.Sprintf("client CPU of the reconciliation itself (go-nostr nip77/negentropy, hex included): %s per sync; building the sorted local set of %d items took %s (not timed)",
-		negCPU(st.cpu), set.Len(), set.Prep.Round(time.Microsecond)))
-	addConnStats(nr.user, &ph, nr.conns)
-	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
-	smp.into(&ph)
-	return ph, nr.user.Err()
+		negCPU(st.cpu), sc.set.Len(), sc.set.Prep.Round(time.Microsecond)))
 }
 
 func negCPU(h *metrics.Histogram) string {

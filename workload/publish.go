@@ -173,10 +173,8 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	var next, done atomic.Int64
 	src := &pubSource{c: c, indexes: indexes, n: int64(n), slack: int64(len(conns) * max(1, o.Window))}
 	workers := make([]*pubWorker, len(conns))
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	start := mono.Now()
-	bk.series = metrics.NewSeries(start)
+	w := o.open(setup)
+	bk.series = metrics.NewSeries(w.Start)
 	var wg sync.WaitGroup
 	for w := range conns {
 		pw := newPubWorker()
@@ -193,15 +191,12 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	}
 	stopProgress := progressTicker(o.Progress, &done)
 	wg.Wait()
-	end := mono.Now()
-	cpu := CPUTime() - cpu0
-	smp.stop()
+	w.Close(0)
 	stopProgress()
 	wd.Settle(led, outcome.WhyConnGone)
 
-	res.Phase = publishPhase(ctx, src, o, res, workers, conns, bk, start, end, cpu)
-	res.Phase.SetupSecs = setupSince(setup, start)
-	smp.into(&res.Phase)
+	res.Phase = publishPhase(ctx, src, o, res, workers, conns, bk, w)
+	w.Finish(&res.Phase)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
@@ -212,21 +207,13 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 // the account, counters, OK latency of accepted events (refusals apart),
 // rates, series and notes.
 func publishPhase(ctx context.Context, src *pubSource, o PublishOptions, res *PublishResult,
-	workers []*pubWorker, conns []*wire.Conn, bk *booker, start, end int64, cpu time.Duration) results.Phase {
-	ph := results.Phase{
-		Name:     "publish",
-		Workload: "publish",
-		Params: map[string]any{
-			"mode": o.Mode, "connections": o.Connections, "window": o.Window,
-			"timeout": o.Timeout.String(), "events": src.n,
-		},
-		Start:    mono.Time(start),
-		Duration: end - start,
-		Counts:   map[string]int64{},
-		Refused:  map[string]int64{},
-		Latency:  map[string]*results.Histogram{},
-		Aborted:  bk.wd.Aborted(),
+	workers []*pubWorker, conns []*wire.Conn, bk *booker, w *Window) results.Phase {
+	ph := w.Phase("publish", "publish")
+	ph.Params = map[string]any{
+		"mode": o.Mode, "connections": o.Connections, "window": o.Window,
+		"timeout": o.Timeout.String(), "events": src.n,
 	}
+	ph.Aborted = bk.wd.Aborted()
 	hist, refHist := mergePublishers(&ph, workers, int(src.n))
 	bookAccount(&ph, bk.led.Result())
 	var accBytes int64 // counted as the OKs came: the events are not read again
@@ -246,8 +233,7 @@ func publishPhase(ctx context.Context, src *pubSource, o PublishOptions, res *Pu
 		ph.Rates[results.RateSent] = results.PerSecond(ph.Counts[results.CountSent], ph.Duration)
 		ph.Rates[results.RateMB] = results.PerSecond(ph.Counts[results.CountBytesSent], ph.Duration) / 1e6
 	}
-	ph.Series = bk.series.Result(end)
-	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
+	ph.Series = bk.series.Result(w.End)
 	if o.Mode == ModeWait {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("closed loop: %d connections, one EVENT in flight each; OK latency is EVENT write → OK read of accepted events (refusals apart, as ok_refused)", o.Connections))
 	} else {
@@ -377,23 +363,7 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, src *pubSource, next, 
 	slots := make(chan struct{}, o.Window)
 	var mu sync.Mutex // guards pw and the histogram: done runs on the reader goroutine
 	var inflight sync.WaitGroup
-	timeoutNs := int64(o.Timeout)
-	stopSweep := make(chan struct{})
-	sweepDone := make(chan struct{})
-	go func() { // expire EVENTs whose OK is overdue
-		defer close(sweepDone)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				cn.ExpireBefore(mono.Now() - timeoutNs)
-			case <-stopSweep:
-				return
-			}
-		}
-	}()
-	defer func() { close(stopSweep); <-sweepDone }()
+	defer expireOverdue(cn, o.Timeout)()
 
 	for ctx.Err() == nil {
 		k := next.Add(1) - 1
@@ -443,10 +413,39 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, src *pubSource, next, 
 			}
 		}
 	}
-	// Wait for the OKs still in flight; the sweeper expires overdue ones and a
-	// dead connection fails them, so this wait is bounded. When the user (or
-	// the watchdog) stopped the phase, the events in flight are ended at once:
-	// they are booked as cancelled (or not run), never as timeouts.
+	awaitOKs(ctx, cn, &inflight, o.Timeout, func(s string) {
+		mu.Lock()
+		pw.errs = append(pw.errs, s)
+		mu.Unlock()
+	})
+}
+
+// expireOverdue expires, every 100 ms, the EVENTs sent on cn whose OK is
+// overdue (sent more than timeout ago); the returned function stops it.
+func expireOverdue(cn *wire.Conn, timeout time.Duration) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				cn.ExpireBefore(mono.Now() - int64(timeout))
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// awaitOKs waits for the OKs still in flight on cn (inflight): overdue
+// ones expire and a dead connection fails them, so the wait is bounded.
+// When ctx is done (the user or the watchdog stopped the phase) they are
+// ended at once: booked cancelled or not run, never timed out. A wait past
+// timeout + 5 s is given up and said through note.
+func awaitOKs(ctx context.Context, cn *wire.Conn, inflight *sync.WaitGroup, timeout time.Duration, note func(string)) {
 	waitDone := make(chan struct{})
 	go func() { inflight.Wait(); close(waitDone) }()
 	if ctx.Err() != nil {
@@ -454,10 +453,8 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, src *pubSource, next, 
 	}
 	select {
 	case <-waitDone:
-	case <-time.After(o.Timeout + 5*time.Second):
-		mu.Lock()
-		pw.errs = append(pw.errs, "gave up waiting for OKs still in flight")
-		mu.Unlock()
+	case <-time.After(timeout + 5*time.Second):
+		note("gave up waiting for OKs still in flight")
 	}
 }
 

@@ -42,10 +42,6 @@ type QueryOptions struct {
 	Segment Segment
 }
 
-// maxRedials is how often a query connection is dialled again after the
-// relay dropped it, before its remaining queries are left not run.
-const maxRedials = 3
-
 func (o *QueryOptions) defaults() {
 	if o.Queries <= 0 {
 		o.Queries = 100
@@ -116,38 +112,31 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 	}
 	requested, recs := segmentShare(o.Segment, o.Queries, recs)
 	setup := mono.Now()
-	conns, err := wire.DialPool(ctx, url, o.Connections, o.Dial)
+	set, err := dialSet(ctx, url, o.Connections, o.Dial)
 	if err != nil {
 		return results.Phase{}, err
 	}
-	q := &queryRun{user: ctx, url: url, o: o, recs: recs, conns: conns, sigs: verify.NewChecker(),
+	defer set.close()
+	q := &queryRun{user: ctx, url: url, o: o, recs: recs, set: set, sigs: verify.NewChecker(),
 		led: outcome.New(results.OpQuery, int64(requested))}
-	defer func() { closeAll(q.conns) }()
 	q.led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(requested-len(recs)))
 	var pctx context.Context
 	pctx, q.wd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
 	defer q.wd.Stop()
 
 	var wg sync.WaitGroup
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	start := mono.Now()
-	q.series = metrics.NewSeries(start)
-	for w := range conns {
+	w := o.open(setup)
+	q.series = metrics.NewSeries(w.Start)
+	for c := range o.Connections {
 		wg.Add(1)
-		go func() { defer wg.Done(); q.worker(pctx, w) }()
+		go func() { defer wg.Done(); q.worker(pctx, c) }()
 	}
 	wg.Wait()
-	end := mono.Now()
-	cpu := CPUTime() - cpu0
-	smp.stop()
-	if o.Progress != nil {
-		o.Progress(q.done.Load())
-	}
+	w.Close(0)
+	o.progress(q.done.Load())
 	q.wd.Settle(q.led, outcome.WhyConnGone)
-	ph := q.phase(start, end, cpu)
-	ph.SetupSecs = setupSince(setup, start)
-	smp.into(&ph)
+	ph := q.phase(w)
+	w.Finish(&ph)
 	ph.Notes = append(ph.Notes, skipped...)
 	shapeGroups(&ph, o.Shapes, recs, verifyQueries(recs, model, o.RelayCap))
 	if o.RecordAnswers {
@@ -195,28 +184,25 @@ func buildMix(source []*nostr.Event, o QueryOptions) ([]*queryRecord, []string, 
 // queryRun is one query phase in progress: connections, the queries, their
 // ledger and watchdog.
 type queryRun struct {
-	user     context.Context
-	url      string
-	o        QueryOptions
-	recs     []*queryRecord
-	connMu   sync.Mutex
-	conns    []*wire.Conn
-	connErrs []string
-	led      *outcome.Ledger
-	wd       *outcome.Watchdog
-	series   *metrics.Series
-	sigs     *verify.Checker // checks the events of answers trimmed as they come
-	whole    bool            // keep complete answers whole (search)
-	next     atomic.Int64
-	done     atomic.Int64
+	user   context.Context
+	url    string
+	o      QueryOptions
+	recs   []*queryRecord
+	set    *connSet // the query phase's connections (nil: the caller's own)
+	led    *outcome.Ledger
+	wd     *outcome.Watchdog
+	series *metrics.Series
+	sigs   *verify.Checker // checks the events of answers trimmed as they come
+	whole  bool            // keep complete answers whole (search)
+	next   atomic.Int64
+	done   atomic.Int64
 }
 
 // worker runs queries one at a time on connection w until none is left or
 // the phase stops.
 func (q *queryRun) worker(ctx context.Context, w int) {
-	redials := 0
 	for n := 0; ctx.Err() == nil; n++ {
-		cn := q.conn(ctx, w, &redials)
+		cn := q.set.get(ctx, w)
 		if cn == nil {
 			return
 		}
@@ -229,35 +215,10 @@ func (q *queryRun) worker(ctx context.Context, w int) {
 		qr, err := cn.Query(qctx, "q"+strconv.Itoa(w)+"-"+strconv.Itoa(n), []nostr.Filter{r.filter})
 		cancel()
 		q.wd.Book(q.book(r, qr, err))
-		if d := q.done.Add(1); q.o.Progress != nil && d%10 == 0 {
-			q.o.Progress(d)
+		if d := q.done.Add(1); d%10 == 0 {
+			q.o.progress(d)
 		}
 	}
-}
-
-// conn is connection w, dialled again (up to maxRedials times) when the relay
-// dropped it; nil when it is gone for good: its queries are then left to the
-// other connections or settled as not run.
-func (q *queryRun) conn(ctx context.Context, w int, redials *int) *wire.Conn {
-	q.connMu.Lock()
-	cn := q.conns[w]
-	q.connMu.Unlock()
-	if cn.Err() == nil {
-		return cn
-	}
-	if *redials == maxRedials {
-		return nil
-	}
-	*redials++
-	nc, err := wire.Dial(ctx, q.url, q.o.Dial)
-	q.connMu.Lock()
-	defer q.connMu.Unlock()
-	if err != nil {
-		q.connErrs = verify.AppendUnique(q.connErrs, "redial after a lost connection failed: "+err.Error())
-		return nil
-	}
-	q.conns[w] = nc
-	return nc
 }
 
 // book books how one REQ ended and keeps what verification needs.
@@ -323,24 +284,17 @@ func bookQueryEnd(user context.Context, led *outcome.Ledger, r *queryRecord, qr 
 
 // phase is the query phase's frame: parameters, window, account, protocol
 // counters.
-func (q *queryRun) phase(start, end int64, cpu time.Duration) results.Phase {
-	ph := results.Phase{
-		Name:     q.o.Name,
-		Workload: "query",
-		Params: map[string]any{
-			"queries": len(q.recs), "limit": q.o.Limit, "connections": q.o.Connections,
-			"timeout": q.o.Timeout.String(), "shapes": q.o.Shapes,
-		},
-		Start:     mono.Time(start),
-		Duration:  end - start,
-		Counts:    map[string]int64{results.CountQueries: 0, results.CountFailed: 0, results.CountTimedOut: 0, results.CountEventsReturned: 0},
-		Aborted:   q.wd.Aborted(),
-		Latency:   map[string]*results.Histogram{},
-		Series:    q.series.Result(end),
-		Resources: &results.Resources{ClientCPUSecs: cpu.Seconds()},
+func (q *queryRun) phase(w *Window) results.Phase {
+	ph := w.Phase(q.o.Name, "query")
+	ph.Params = map[string]any{
+		"queries": len(q.recs), "limit": q.o.Limit, "connections": q.o.Connections,
+		"timeout": q.o.Timeout.String(), "shapes": q.o.Shapes,
 	}
-	addConnStats(q.user, &ph, q.conns)
-	ph.Errors = verify.AppendUnique(ph.Errors, q.connErrs...)
+	for _, k := range []string{results.CountQueries, results.CountFailed, results.CountTimedOut, results.CountEventsReturned} {
+		ph.Counts[k] = 0
+	}
+	ph.Aborted, ph.Series = q.wd.Aborted(), q.series.Result(w.End)
+	q.set.report(q.user, &ph)
 	a := q.led.Result()
 	ph.Accounts = append(ph.Accounts, a)
 	ph.Counts["cancelled"] = a.Cancelled
@@ -353,70 +307,23 @@ func (q *queryRun) phase(start, end int64, cpu time.Duration) results.Phase {
 // (in the order of shapes) from the queries that ran, with their
 // verification.
 func shapeGroups(ph *results.Phase, shapes []string, recs []*queryRecord, ver queryVerification) {
-	all, allFirst := metrics.NewHistogram(), metrics.NewHistogram()
-	groups := map[string]*results.Group{}
-	hists, firsts := map[string]*metrics.Histogram{}, map[string]*metrics.Histogram{}
-	busy := map[string]int64{} // time spent in each shape's queries
+	t := newShapeTally(ph, results.CountQueries, results.LatencyEOSE, "query", results.CountEventsReturned)
 	for _, r := range recs {
 		if r.ended == "" && r.err == "" {
 			continue // never run (interrupted, or the phase stopped)
 		}
-		g := groups[r.shape]
-		if g == nil {
-			g = &results.Group{Name: r.shape, Counts: map[string]int64{results.CountQueries: 0, results.CountFailed: 0, results.CountEventsReturned: 0}, Latency: map[string]*results.Histogram{}}
-			groups[r.shape], hists[r.shape], firsts[r.shape] = g, metrics.NewHistogram(), metrics.NewHistogram()
-		}
-		g.Counts[results.CountEventsReturned] += r.returned
-		ph.Counts[results.CountEventsReturned] += r.returned
+		s := t.of(r.shape, false)
+		t.add(s, results.CountEventsReturned, r.returned)
 		if r.ended != "eose" {
-			g.Counts[results.CountFailed]++
-			ph.Counts[results.CountFailed]++
-			if r.ended == string(wire.EndTimeout) {
-				ph.Counts[results.CountTimedOut]++
-			}
-			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" query: "+r.err)
+			t.failed(s, wire.QueryEnd(r.ended), r.err)
 			continue
 		}
-		g.Counts[results.CountQueries]++
-		ph.Counts[results.CountQueries]++
-		all.Record(r.latency)
-		hists[r.shape].Record(r.latency)
-		busy[r.shape] += r.latency
-		if r.first > 0 {
-			allFirst.Record(r.first)
-			firsts[r.shape].Record(r.first)
-		}
+		t.answered(s, r.latency, r.first)
 	}
-	ph.Latency[results.LatencyEOSE] = all.Result()
-	if allFirst.Count() > 0 {
-		ph.Latency[results.LatencyFirstEvent] = allFirst.Result()
-	}
-	ph.Rates = map[string]float64{}
-	if ph.Duration > 0 {
-		ph.Rates[results.RateQueries] = results.PerSecond(ph.Counts[results.CountQueries], ph.Duration)
-		// Events delivered per second over the window, by every
-		// connection together (--query-concurrency).
-		ph.Rates[results.RateEventsReturned] = results.PerSecond(ph.Counts[results.CountEventsReturned], ph.Duration)
-	}
-	for _, s := range shapes {
-		g := groups[s]
-		if g == nil {
-			continue
-		}
-		g.Latency[results.LatencyEOSE] = hists[s].Result()
-		if firsts[s].Count() > 0 {
-			g.Latency[results.LatencyFirstEvent] = firsts[s].Result()
-		}
-		// Per shape: its queries, and the events of its answers, divided by
-		// the time spent in them (REQ write to EOSE), i.e. that shape's
-		// rates on one connection.
-		g.Rates = map[string]float64{}
-		if b := busy[s]; b > 0 {
-			g.Rates[results.RateQueries] = results.PerSecond(g.Counts[results.CountQueries], b)
-			g.Rates[results.RateEventsReturned] = results.PerSecond(g.Counts[results.CountEventsReturned], b)
-		}
-		g.Verification = ver.byShape[s]
-		ph.Groups = append(ph.Groups, *g)
+	before := len(ph.Groups)
+	t.finish(shapes, results.RateQueries, results.RateEventsReturned, nil)
+	for i := before; i < len(ph.Groups); i++ {
+		ph.Groups[i].Verification = ver.byShape[ph.Groups[i].Name]
 	}
 	ph.Verification = ver.total
 	if n := ph.Counts[results.CountFailed]; n > 0 {

@@ -182,82 +182,53 @@ func Search(ctx context.Context, url string, model *verify.Model, source []*nost
 		return results.Phase{}, err
 	}
 	setup := mono.Now()
-	cn, err := wire.Dial(ctx, url, o.Dial)
+	set, err := dialSet(ctx, url, 1, o.Dial)
 	if err != nil {
 		return results.Phase{}, err
 	}
-	conns := []*wire.Conn{cn}
-	defer func() { closeAll(conns) }()
+	defer set.close()
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "searches ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
 	q := &queryRun{user: ctx, url: url, o: QueryOptions{Base: Base{Timeout: o.Timeout}}, wd: wd, whole: true,
 		led: outcome.New(results.OpQuery, int64(o.Queries))}
-	var connErrs []string
 
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	start := mono.Now()
-	q.series = metrics.NewSeries(start)
-	redials := 0
+	w := o.open(setup)
+	q.series = metrics.NewSeries(w.Start)
 	for i, r := range recs {
-		if pctx.Err() != nil {
+		cn := set.get(pctx, 0)
+		if pctx.Err() != nil || cn == nil {
 			break
-		}
-		if cn.Err() != nil {
-			if redials == maxRedials {
-				break
-			}
-			redials++
-			nc, err := wire.Dial(pctx, url, o.Dial)
-			if err != nil {
-				connErrs = verify.AppendUnique(connErrs, "redial after a lost connection failed: "+err.Error())
-				break
-			}
-			cn = nc
-			conns = append(conns, nc)
 		}
 		qctx, cancel := context.WithTimeout(pctx, o.Timeout)
 		qr, err := cn.Query(qctx, "s"+strconv.Itoa(i), []nostr.Filter{r.filter})
 		cancel()
 		wd.Book(q.book(&r.queryRecord, qr, err))
-		if o.Progress != nil && (i+1)%10 == 0 {
-			o.Progress(int64(i + 1))
+		if (i+1)%10 == 0 {
+			o.progress(int64(i + 1))
 		}
 	}
-	end := mono.Now()
-	cpu := CPUTime() - cpu0
-	smp.stop()
-	if o.Progress != nil {
-		o.Progress(int64(len(recs)))
-	}
+	w.Close(0)
+	o.progress(int64(len(recs)))
 	wd.Settle(q.led, outcome.WhyConnGone)
 
 	terms := map[string]bool{}
 	for _, r := range recs {
 		terms[r.term] = true
 	}
-	ph := results.Phase{
-		Name:     "search",
-		Workload: "search",
-		Params: map[string]any{
-			"queries": len(recs), "limit": o.Limit, "timeout": o.Timeout.String(), "shapes": SearchShapes,
-			"nip": 50, "terms": len(terms),
-		},
-		Start:     mono.Time(start),
-		Duration:  end - start,
-		SetupSecs: setupSince(setup, start),
-		Counts:    map[string]int64{results.CountSearches: 0, results.CountFailed: 0, results.CountTimedOut: 0, results.CountEventsReturned: 0},
-		Aborted:   wd.Aborted(),
-		Latency:   map[string]*results.Histogram{},
-		Series:    q.series.Result(end),
-		Resources: &results.Resources{ClientCPUSecs: cpu.Seconds()},
+	ph := w.Phase("search", "search")
+	ph.Params = map[string]any{
+		"queries": len(recs), "limit": o.Limit, "timeout": o.Timeout.String(), "shapes": SearchShapes,
+		"nip": 50, "terms": len(terms),
 	}
-	addConnStats(ctx, &ph, conns)
-	ph.Errors = verify.AppendUnique(ph.Errors, connErrs...)
-	a := q.led.Result()
-	ph.Accounts = append(ph.Accounts, a)
-	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = a.Refused, a.NotRun, a.Cancelled
-	smp.into(&ph)
+	for _, k := range []string{results.CountSearches, results.CountFailed, results.CountTimedOut, results.CountEventsReturned} {
+		ph.Counts[k] = 0
+	}
+	ph.Aborted, ph.Series = wd.Aborted(), q.series.Result(w.End)
+	set.report(ctx, &ph)
+	acc := q.led.Result()
+	ph.Accounts = append(ph.Accounts, acc)
+	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = acc.Refused, acc.NotRun, acc.Cancelled
+	w.Finish(&ph)
 	searchGroups(&ph, recs, x, model, o)
 	return ph, ctx.Err()
 }
@@ -318,191 +289,183 @@ func fold(s string) string {
 // searchGroups verifies every search that ended with EOSE and fills the
 // phase's counts, latencies, rates, per-shape groups and verification.
 func searchGroups(ph *results.Phase, recs []*searchRecord, x *searchIndex, model *verify.Model, o SearchOptions) {
-	type shapeAcc struct {
-		g         *results.Group
-		eose      *metrics.Histogram
-		busy      int64
-		got, want int64
-		verif     *results.Verification
-	}
-	allEOSE, allFirst := metrics.NewHistogram(), metrics.NewHistogram()
-	groups := map[string]*shapeAcc{}
-	sigs := verify.NewChecker()
-	var got, want int64
-	var overLimit int64
-	var unrelated, outsideEx []string
-	storedUnknown := map[string]bool{} // unknown events returned: stored after all
+	t := newShapeTally(ph, results.CountSearches, results.LatencyEOSE, "search", results.CountEventsReturned)
+	j := &searchJudge{x: x, model: model, o: o, ph: ph, sigs: verify.NewChecker(), storedUnknown: map[string]bool{}, recall: map[string]*[2]int64{}}
 	for _, r := range recs {
 		if r.ended == "" && r.err == "" {
 			continue
 		}
-		s := groups[r.shape]
-		if s == nil {
-			s = &shapeAcc{g: &results.Group{Name: r.shape, Counts: map[string]int64{results.CountSearches: 0, results.CountFailed: 0, results.CountEventsReturned: 0},
-				Latency: map[string]*results.Histogram{}}, eose: metrics.NewHistogram(),
-				verif: &results.Verification{Verified: model != nil}}
-			groups[r.shape] = s
-		}
-		s.g.Counts[results.CountEventsReturned] += r.returned
-		ph.Counts[results.CountEventsReturned] += r.returned
+		s := t.of(r.shape, model != nil)
+		t.add(s, results.CountEventsReturned, r.returned)
 		if r.ended != "eose" {
-			s.g.Counts[results.CountFailed]++
-			ph.Counts[results.CountFailed]++
-			if r.ended == string(wire.EndTimeout) {
-				ph.Counts[results.CountTimedOut]++
-			}
-			ph.Errors = verify.AppendUnique(ph.Errors, r.shape+" search: "+r.err)
+			t.failed(s, wire.QueryEnd(r.ended), r.err)
 			continue
 		}
-		s.g.Counts[results.CountSearches]++
-		ph.Counts[results.CountSearches]++
-		s.eose.Record(r.latency)
-		allEOSE.Record(r.latency)
-		s.busy += r.latency
+		t.answered(s, r.latency, 0)
 		if r.first > 0 {
-			allFirst.Record(r.first)
+			t.first.Record(r.first)
 		}
-		v := s.verif
-		v.Checked++
-		seen := map[string]bool{}
-		var inE int64
-		expected := x.containing(r.term, &r.filter)
-		inExpected := make(map[string]bool, len(expected))
-		for _, e := range expected {
-			inExpected[e.ID] = true
-		}
-		for _, raw := range r.raws {
-			v.Returned++
-			e, ok := sigs.Check(raw)
-			if !ok {
-				v.Invalid++
-				continue
-			}
-			if seen[e.ID] {
-				v.Duplicated++
-				continue
-			}
-			seen[e.ID] = true
-			if !r.filter.Matches(e) {
-				v.NotMatching++
-				v.Notes = verify.AppendUnique(v.Notes, "results outside the filter's "+outside(&r.filter, e)+" (the search term's filter conditions apply too: NIP-50)")
-				if len(outsideEx) < 3 {
-					outsideEx = append(outsideEx, fmt.Sprintf("%s returned %s (kind %d, created_at %d)", r.filter.AppendJSON(nil), e.ID, e.Kind, e.CreatedAt))
-				}
-				continue
-			}
-			if model != nil {
-				// An event published without a decisive answer may be
-				// stored: neither owed nor forbidden.
-				if model.IsUnknown(e.ID) {
-					storedUnknown[e.ID] = true
-				} else if acc, _ := model.Accepted(e.ID); !acc {
-					v.Extra++
-					v.Notes = verify.AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused")
-					continue
-				}
-			}
-			switch matchTerm(e, r.term) {
-			case matchWord:
-				ph.Counts["results_word"]++
-			case matchSubstring:
-				ph.Counts["results_substring"]++
-			case matchLoose:
-				ph.Counts["results_loose"]++
-			case matchNone:
-				ph.Counts["results_unrelated"]++
-				v.NotMatching++
-				if len(unrelated) < 3 {
-					unrelated = append(unrelated, fmt.Sprintf("%q returned event %s", r.term, e.ID))
-				}
-			}
-			if inExpected[e.ID] {
-				inE++
-			}
-		}
-		if n := int64(len(r.raws)); n > int64(o.Limit) {
-			overLimit++
-		}
-		if model == nil {
-			continue
-		}
-		w := int64(len(expected))
-		w = min(w, int64(o.Limit))
-		if o.RelayCap > 0 {
-			w = min(w, int64(o.RelayCap))
-		}
-		v.Expected += w
-		s.got += min(inE, w)
-		s.want += w
-		got += min(inE, w)
-		want += w
-	}
-	ph.Latency[results.LatencyEOSE] = allEOSE.Result()
-	if allFirst.Count() > 0 {
-		ph.Latency[results.LatencyFirstEvent] = allFirst.Result()
-	}
-	ph.Rates = map[string]float64{}
-	if ph.Duration > 0 {
-		ph.Rates[results.RateSearches] = results.PerSecond(ph.Counts[results.CountSearches], ph.Duration)
-	}
-	if n := ph.Counts[results.CountSearches]; n > 0 {
-		ph.Rates["results_per_search"] = float64(ph.Counts[results.CountEventsReturned]) / float64(n)
-	}
-	if want > 0 {
-		ph.Rates["recall"] = float64(got) / float64(want)
+		j.judge(s, r)
 	}
 	total := &results.Verification{Verified: model != nil}
-	for _, name := range SearchShapes {
-		s := groups[name]
-		if s == nil {
+	t.finish(SearchShapes, results.RateSearches, "", total)
+	searchRates(ph.Rates, ph.Counts, j.got, j.want)
+	for i := range ph.Groups {
+		g := &ph.Groups[i]
+		var rc [2]int64
+		if p := j.recall[g.Name]; p != nil {
+			rc = *p
+		}
+		searchRates(g.Rates, g.Counts, rc[0], rc[1])
+	}
+	j.notes(total)
+	verify.Finish(total)
+	ph.Verification = total
+}
+
+// searchJudge checks search answers: each event through the one
+// verifier (valid, matches the filter, once), then against what the relay
+// accepted and for the term; and the recall, by shape.
+type searchJudge struct {
+	x                    *searchIndex
+	model                *verify.Model
+	o                    SearchOptions
+	ph                   *results.Phase
+	sigs                 *verify.Checker
+	got, want, overLimit int64
+	unrelated, outsideEx []string
+	storedUnknown        map[string]bool      // unknown events returned: stored after all
+	recall               map[string]*[2]int64 // by shape: results holding the term as a word, possible ones
+}
+
+// judge checks the answer of r into s's verification.
+func (j *searchJudge) judge(s *shapeAcc, r *searchRecord) {
+	v := s.ver
+	v.Checked++
+	expected := j.x.containing(r.term, &r.filter)
+	inExpected := make(map[string]bool, len(expected))
+	for _, e := range expected {
+		inExpected[e.ID] = true
+	}
+	stream := j.sigs.NewStream(&r.filter)
+	var inE int64
+	for _, raw := range r.raws {
+		e, fault := stream.Event(raw, nil, nil)
+		verify.Book(v, fault)
+		if fault == verify.NotMatching {
+			v.Notes = verify.AppendUnique(v.Notes, "results outside the filter's "+outside(&r.filter, e)+" (the search term's filter conditions apply too: NIP-50)")
+			if len(j.outsideEx) < 3 {
+				j.outsideEx = append(j.outsideEx, fmt.Sprintf("%s returned %s (kind %d, created_at %d)", r.filter.AppendJSON(nil), e.ID, e.Kind, e.CreatedAt))
+			}
+		}
+		if fault != verify.Valid || !j.published(v, e) {
 			continue
 		}
-		s.g.Latency[results.LatencyEOSE] = s.eose.Result()
-		s.g.Rates = map[string]float64{}
-		if s.busy > 0 {
-			s.g.Rates[results.RateSearches] = results.PerSecond(s.g.Counts[results.CountSearches], s.busy)
+		j.term(v, e, r.term)
+		if inExpected[e.ID] {
+			inE++
 		}
-		if n := s.g.Counts[results.CountSearches]; n > 0 {
-			s.g.Rates["results_per_search"] = float64(s.g.Counts[results.CountEventsReturned]) / float64(n)
+	}
+	if int64(len(r.raws)) > int64(j.o.Limit) {
+		j.overLimit++
+	}
+	if j.model == nil {
+		return
+	}
+	w := min(int64(len(expected)), int64(j.o.Limit))
+	if j.o.RelayCap > 0 {
+		w = min(w, int64(j.o.RelayCap))
+	}
+	v.Expected += w
+	rc := j.recall[r.shape]
+	if rc == nil {
+		rc = &[2]int64{}
+		j.recall[r.shape] = rc
+	}
+	rc[0], rc[1] = rc[0]+min(inE, w), rc[1]+w
+	j.got, j.want = j.got+min(inE, w), j.want+w
+}
+
+// published says whether e may be in an answer: relaybench published it
+// and the relay accepted it, or its OK never came (neither owed nor
+// forbidden); anything else is extra.
+func (j *searchJudge) published(v *results.Verification, e *nostr.Event) bool {
+	if j.model == nil {
+		return true
+	}
+	if j.model.IsUnknown(e.ID) {
+		j.storedUnknown[e.ID] = true
+		return true
+	}
+	if acc, _ := j.model.Accepted(e.ID); !acc {
+		v.Extra++
+		v.Notes = verify.AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused")
+		return false
+	}
+	return true
+}
+
+// term counts how e holds the term searched for.
+func (j *searchJudge) term(v *results.Verification, e *nostr.Event, term string) {
+	switch matchTerm(e, term) {
+	case matchWord:
+		j.ph.Counts["results_word"]++
+	case matchSubstring:
+		j.ph.Counts["results_substring"]++
+	case matchLoose:
+		j.ph.Counts["results_loose"]++
+	case matchNone:
+		j.ph.Counts["results_unrelated"]++
+		v.NotMatching++
+		if len(j.unrelated) < 3 {
+			j.unrelated = append(j.unrelated, fmt.Sprintf("%q returned event %s", term, e.ID))
 		}
-		if s.want > 0 {
-			s.g.Rates["recall"] = float64(s.got) / float64(s.want)
-		}
-		verify.Add(total, s.verif)
-		verify.Finish(s.verif)
-		s.g.Verification = s.verif
-		ph.Groups = append(ph.Groups, *s.g)
 	}
-	if n := ph.Counts["results_substring"]; n > 0 {
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d results hold the term only inside a longer word (substring matching): named, not failed", n))
-	}
-	if n := ph.Counts["results_loose"]; n > 0 {
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d results match the term loosely (accents folded, a word sharing its stem, or a tag): named, not failed (NIP-50: relays interpret the query as best they can)", n))
-	}
-	for _, x := range outsideEx {
-		total.Notes = verify.AppendUnique(total.Notes, "result outside the filter: "+x)
-	}
-	for _, u := range unrelated {
-		total.Notes = verify.AppendUnique(total.Notes, "result holding nothing of the term: "+u)
-	}
-	if overLimit > 0 {
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("%d searches returned more results than their limit %d", overLimit, o.Limit))
+}
+
+// searchRates sets the results per search and the recall (got of want)
+// into rates.
+func searchRates(rates map[string]float64, counts map[string]int64, got, want int64) {
+	if n := counts[results.CountSearches]; n > 0 {
+		rates["results_per_search"] = float64(counts[results.CountEventsReturned]) / float64(n)
 	}
 	if want > 0 {
-		total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("recall %.1f%%: %d results hold the term as a word, of %d possible (events holding it, up to the limit); a lower recall is reported, not failed (NIP-50 results are the relay's best effort)",
-			100*float64(got)/float64(want), got, want))
+		rates["recall"] = float64(got) / float64(want)
+	}
+}
+
+// notes names in total what the searches showed that is not a count.
+func (j *searchJudge) notes(total *results.Verification) {
+	ph, model := j.ph, j.model
+	add := func(s string) { total.Notes = verify.AppendUnique(total.Notes, s) }
+	if n := ph.Counts["results_substring"]; n > 0 {
+		add(fmt.Sprintf("%d results hold the term only inside a longer word (substring matching): named, not failed", n))
+	}
+	if n := ph.Counts["results_loose"]; n > 0 {
+		add(fmt.Sprintf("%d results match the term loosely (accents folded, a word sharing its stem, or a tag): named, not failed (NIP-50: relays interpret the query as best they can)", n))
+	}
+	for _, x := range j.outsideEx {
+		add("result outside the filter: " + x)
+	}
+	for _, u := range j.unrelated {
+		add("result holding nothing of the term: " + u)
+	}
+	if j.overLimit > 0 {
+		add(fmt.Sprintf("%d searches returned more results than their limit %d", j.overLimit, j.o.Limit))
+	}
+	if j.want > 0 {
+		add(fmt.Sprintf("recall %.1f%%: %d results hold the term as a word, of %d possible (events holding it, up to the limit); a lower recall is reported, not failed (NIP-50 results are the relay's best effort)",
+			100*float64(j.got)/float64(j.want), j.got, j.want))
 	}
 	if model == nil {
 		total.Notes = append(total.Notes, "nothing was published in this run, so extra results and recall cannot be known: validity, filter and term were checked")
 	} else if len(model.Unknown) > 0 {
-		total.StoredUnknown = int64(len(storedUnknown))
-		total.Notes = verify.AppendUnique(total.Notes, verify.UnknownNote(len(storedUnknown), len(model.Unknown)))
+		total.StoredUnknown = int64(len(j.storedUnknown))
+		add(verify.UnknownNote(len(j.storedUnknown), len(model.Unknown)))
 	}
 	if n := ph.Counts[results.CountFailed]; n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d searches did not end with EOSE (CLOSED, timeout or connection loss): not verified; the outcomes line says which", n))
 	}
-	verify.Finish(total)
-	ph.Verification = total
 }
 
 // outside names the condition of f (other than search) that e fails.

@@ -221,25 +221,23 @@ type subRun struct {
 // exactly one outcome (see the accounting above). It returns an error only
 // when it could not start (dialing) or when ctx was cancelled.
 func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOptions) (results.Phase, error) {
-	ph := results.Phase{Name: o.Name, Workload: "subscribe"}
 	if err := o.defaults(); err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
-	ph.Name = o.Name
 	if err := o.checkSegment(); err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	if err := rlimit.Need(o.Subscribers + o.Publishers); err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	r, err := newSubRun(ctx, c, o)
 	if err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	rss0 := settledRSS()
 	setup := mono.Now()
 	if err := r.dial(url); err != nil {
-		return ph, err
+		return results.Phase{}, err
 	}
 	defer closeAll(r.pubConns)
 	defer closeAll(r.subConns)
@@ -247,24 +245,21 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	r.openSubscriptions()
 	rssIdle := settledRSS()
 	r.bl = startBacklog(r.subConns)
-	smp := startSampling(o.Begin)
-	cpu0 := CPUTime()
-	r.publish() // the clock starts here
+	w := o.open(setup)
+	r.publish()
+	w.Start = r.start // the clock starts when publishing does (at --start-at under a segment)
 	r.awaitDeliveries()
 	r.unread, r.unreadN = unreadNow(r.subConns)
 	for _, s := range r.subs {
 		s.stopped.Store(true)
 	}
-	cpu := CPUTime() - cpu0
+	w.Close(0)
 	r.bl.stop()
-	smp.stop()
-	ph = r.phase()
-	ph.SetupSecs = setupSince(setup, r.start)
-	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
+	ph := r.phase(w)
 	connScale(&ph, len(r.subs), rss0, rssIdle, r.addrs)
 	readStats(&ph, r.subConns)
-	r.explainMissing(&ph, cpu)
-	smp.into(&ph) // cut to the window when deliveries were waited for in vain
+	r.explainMissing(&ph, w.CPU())
+	w.Finish(&ph) // cut to the window when deliveries were waited for in vain
 	return ph, ctx.Err()
 }
 
@@ -710,20 +705,19 @@ func (r *subRun) subEnd(s *subscriber, t *subTally) {
 
 // phase builds the results phase: the accounts, the publishing side, the
 // credited deliveries and the verification.
-func (r *subRun) phase() results.Phase {
+func (r *subRun) phase(w *Window) results.Phase {
 	o := r.o
 	nEv := len(r.fresh.Events)
-	ph := results.Phase{Name: o.Name, Workload: "subscribe", Aborted: r.aborted, Size: o.Size,
-		Counts: map[string]int64{}, Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}, Rates: map[string]float64{}}
+	t := r.tally()
+	r.lastRecv = t.lastRecv
+	w.Trim(max(r.out.lastOK.Load(), t.lastRecv, r.start)) // nothing sent: no timed window
+	ph := w.Phase(o.Name, "subscribe")
+	ph.Aborted, ph.Size, ph.Rates = r.aborted, o.Size, map[string]float64{}
 	ph.Params = map[string]any{
 		"subscribers": o.Subscribers, "publishers": o.Publishers, "channels": o.Channels, "overlap": o.Overlap,
 		"filter": o.Filter, "events": nEv, "size": o.Size, "authors": len(r.fresh.Authors), "rate": o.Rate, "mode": o.Mode, "window": o.Window,
 		"duration": o.Duration.String(), "grace": o.Grace.String(), "timeout": o.Timeout.String(),
 	}
-	t := r.tally()
-	r.lastRecv = t.lastRecv
-	end := max(r.out.lastOK.Load(), t.lastRecv, r.start) // nothing sent: no timed window
-	ph.Start, ph.Duration = mono.Time(r.start), end-r.start
 	publishSummary(&ph, r.out, nEv)
 	ph.Accounts = append(ph.Accounts, r.subLed.Result(), r.dLed.Result())
 	addConnStats(r.user, &ph, append(append([]*wire.Conn(nil), r.pubConns...), r.subConns...))
@@ -740,7 +734,7 @@ func (r *subRun) phase() results.Phase {
 	ph.Latency[results.LatencyDeliver] = t.hist.Result()
 	r.rates(&ph, t)
 	ph.Verification = t.total
-	ph.Series = r.series.Result(end)
+	ph.Series = r.series.Result(w.End)
 	ph.Errors = verify.AppendUnique(ph.Errors, t.closed...)
 	ph.Errors = verify.AppendUnique(ph.Errors, t.lost...)
 	ph.Notes = append(ph.Notes, r.notes(&ph, t)...)

@@ -142,21 +142,13 @@ func joinWindows(wins []window) *results.Resources {
 	return out
 }
 
-// NewPhase is the one constructor of a phase: its name, its workload and
-// empty counters, refusals and latencies, ready to be filled. A timed phase
-// is built by Window.Phase, which also sets its clock.
-func NewPhase(name, kind string) results.Phase {
-	return results.Phase{Name: name, Workload: kind, Counts: map[string]int64{},
-		Refused: map[string]int64{}, Latency: map[string]*results.Histogram{}}
-}
-
 // Skipped is the phase of a workload that did not run on this relay, with
 // the one-line reason (e.g. the relay does not announce the NIP; a leading
 // "skipped: " is left out): no operation ran, so no account blames the
 // relay, but the work asked for was not done (judged incomplete).
 func Skipped(name, why string) results.Phase {
 	why = strings.TrimPrefix(why, "skipped: ")
-	ph := NewPhase(name, name)
+	ph := results.NewPhase(name, name)
 	ph.Skipped, ph.Notes = why, []string{"skipped: " + why}
 	return ph
 }
@@ -199,6 +191,17 @@ func (w *Window) Close(end int64) {
 	w.smp.stop()
 }
 
+// Trim ends the timed window at end (mono, no earlier than its start): the
+// phase's last answer, when the clock went on waiting for answers that
+// never came. The client CPU stays as measured until Close; Finish cuts
+// the relay's resources to the trimmed window.
+func (w *Window) Trim(end int64) {
+	w.End = max(end, w.Start)
+}
+
+// CPU is the client CPU used while the window was open.
+func (w *Window) CPU() time.Duration { return w.cpu }
+
 // Secs is the window's length in seconds (so far, while it is open).
 func (w *Window) Secs() float64 {
 	end := w.End
@@ -208,12 +211,12 @@ func (w *Window) Secs() float64 {
 	return float64(end-w.Start) / 1e9
 }
 
-// Phase is the phase timed by w (closing it now if it is open): NewPhase
+// Phase is the phase timed by w (closing it now if it is open): results.NewPhase
 // with its start, duration, setup time and client CPU. Finish adds the
 // relay's resources once the phase is filled.
 func (w *Window) Phase(name, kind string) results.Phase {
 	w.Close(0)
-	ph := NewPhase(name, kind)
+	ph := results.NewPhase(name, kind)
 	ph.Start = mono.Time(w.Start)
 	ph.Duration = w.End - w.Start
 	ph.SetupSecs = setupSince(w.setup, w.Start)
