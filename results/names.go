@@ -10,6 +10,12 @@ import (
 // Group's) that are written by the workloads and read back by other
 // packages (report, threshold, judge, merge, the CLI). A name is declared
 // here once; a results file holds the strings, so a name never changes.
+//
+// One exception to the comments below, kept for the results files and
+// thresholds already written: a load phase's counters (sent, accepted,
+// refused, …) and its ok latency count the pattern's operations, EVENT →
+// OK or, in a query or mixed load, REQ → EOSE; its groups "publish" and
+// "query" split them by kind under the names below.
 const (
 	CountSent           = "sent"            // EVENTs written
 	CountAccepted       = "accepted"        // OK true

@@ -17,9 +17,8 @@ import (
 )
 
 func init() {
-	Register(Decl{Name: "burst", Input: NeedsKeys,
-		Summary: "Bursts of events over a low background rate: success and OK latency in and between bursts, and recovery time.",
-		New:     func() Config { return newDefaults[BurstOptions]() }})
+	Declare[BurstOptions](Decl{Name: "burst", Input: NeedsKeys,
+		Summary: "Bursts of events over a low background rate: success and OK latency in and between bursts, and recovery time."})
 }
 
 // BurstOptions configure the burst workload: Bursts bursts of BurstSize

@@ -11,9 +11,8 @@ import (
 )
 
 func init() {
-	Register(Decl{Name: "clients", Input: NeedsCorpus,
-		Summary: "Publish the corpus, then send the queries Nostr clients send (home feed, profiles, threads, notifications, …), each drawn from the corpus so it hits, and verify every answer.",
-		New:     func() Config { return newDefaults[ClientsOptions]() }})
+	Declare[ClientsOptions](Decl{Name: "clients", Input: NeedsCorpus,
+		Summary: "Publish the corpus, then send the queries Nostr clients send (home feed, profiles, threads, notifications, …), each drawn from the corpus so it hits, and verify every answer."})
 }
 
 // ClientsOptions configure the clients workload: the queries Nostr clients

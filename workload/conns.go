@@ -40,8 +40,9 @@ func dialSet(ctx context.Context, url string, n int, dial wire.Options) (*connSe
 }
 
 // get is slot's connection, dialled again when the relay dropped it; nil
-// when it is gone for good (its redials used up, the redial failed, or ctx
-// is done).
+// when it is gone (its redials used up, the redial failed, or ctx is
+// done). A slot whose redial failed keeps its closed connection, and a
+// later get tries again while redials are left.
 func (s *connSet) get(ctx context.Context, slot int) *wire.Conn {
 	s.mu.Lock()
 	cn := s.slots[slot]
@@ -49,7 +50,7 @@ func (s *connSet) get(ctx context.Context, slot int) *wire.Conn {
 		s.mu.Unlock()
 		return cn
 	}
-	if cn == nil || s.redials[slot] == maxRedials || ctx.Err() != nil {
+	if s.redials[slot] == maxRedials || ctx.Err() != nil {
 		s.mu.Unlock()
 		return nil
 	}
@@ -62,12 +63,23 @@ func (s *connSet) get(ctx context.Context, slot int) *wire.Conn {
 		if ctx.Err() == nil {
 			s.errs = verify.AppendUnique(s.errs, "redial after a lost connection failed: "+err.Error())
 		}
-		s.slots[slot] = nil
 		return nil
 	}
 	s.slots[slot] = nc
 	s.all = append(s.all, nc)
 	return nc
+}
+
+// refresh dials again every connection of the set the relay dropped (get
+// on each slot) and returns the slots; one that could not be dialled again
+// stays, closed, in its slot (its user sees the error and stops).
+func (s *connSet) refresh(ctx context.Context) []*wire.Conn {
+	for i := range s.slots {
+		s.get(ctx, i)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*wire.Conn(nil), s.slots...)
 }
 
 // close closes every connection ever dialled (none of a nil set).
@@ -81,14 +93,23 @@ func (s *connSet) close() {
 }
 
 // report adds the connections' statistics and the failed redials to ph
-// (nothing for a nil set: none was dialled).
-func (s *connSet) report(ctx context.Context, ph *results.Phase) {
-	if s == nil {
-		return
+// (none for a nil set: nothing was dialled).
+func (s *connSet) report(ctx context.Context, ph *results.Phase) { reportSets(ctx, ph, s) }
+
+// reportSets adds the statistics of every connection of the sets, taken
+// together, and their failed redials to ph.
+func reportSets(ctx context.Context, ph *results.Phase, sets ...*connSet) {
+	var all []*wire.Conn
+	var errs []string
+	for _, s := range sets {
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		all = append(all, s.all...)
+		errs = append(errs, s.errs...)
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	all, errs := append([]*wire.Conn(nil), s.all...), append([]string(nil), s.errs...)
-	s.mu.Unlock()
 	addConnStats(ctx, ph, all)
 	ph.Errors = verify.AppendUnique(ph.Errors, errs...)
 }

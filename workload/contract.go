@@ -16,8 +16,9 @@ import (
 	"github.com/relaybench/relaybench/wire"
 )
 
-// The workload contract. A workload is a declaration registered once, from
-// an init function in its own file (as k6 registers its executors):
+// The workload contract. A workload is a declaration registered once
+// (Declare), from an init function in its own file (as k6 registers its
+// executors):
 //
 //   - its options, a struct that embeds Base and declares every default
 //     once, in a `default:"…"` tag on its field (read by applyDefaults here
@@ -179,6 +180,16 @@ func Register(d Decl) {
 		panic("workload.Register: " + d.Name + " declared twice")
 	}
 	decls[d.Name] = d
+}
+
+// Declare registers d with options of type T: New returns a T with its
+// defaults (every field's default tag).
+func Declare[T any, PT interface {
+	*T
+	Config
+}](d Decl) {
+	d.New = func() Config { return PT(newDefaults[T]()) }
+	Register(d)
 }
 
 // Lookup returns the declaration of the workload called name.

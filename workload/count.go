@@ -45,9 +45,8 @@ func (b *shapeBuilder) buildCount(shape string) (nostr.Filter, bool) {
 }
 
 func init() {
-	Register(Decl{Name: "count", Input: NeedsCorpus, NIP: 45, What: "COUNT",
-		Summary: "NIP-45 COUNT: publish the corpus, then COUNT each query shape; latency vs REQ, and every count checked against what the relay accepted.",
-		New:     func() Config { return newDefaults[CountOptions]() }})
+	Declare[CountOptions](Decl{Name: "count", Input: NeedsCorpus, NIP: 45, What: "COUNT",
+		Summary: "NIP-45 COUNT: publish the corpus, then COUNT each query shape; latency vs REQ, and every count checked against what the relay accepted."})
 }
 
 // CountOptions configure the NIP-45 COUNT workload. Base's Timeout bounds

@@ -28,9 +28,8 @@ const (
 var lifeStages = []string{StageOK, StageDeliver, StageReadOwn, StageReadAfterOK}
 
 func init() {
-	Register(Decl{Name: "lifecycle", Input: NeedsKeys,
-		Summary: "Event lifecycle timing: send→OK, send→live delivery, send→readable by id, per event (reference: -timing).",
-		New:     func() Config { return newDefaults[LifecycleOptions]() }})
+	Declare[LifecycleOptions](Decl{Name: "lifecycle", Input: NeedsKeys,
+		Summary: "Event lifecycle timing: send→OK, send→live delivery, send→readable by id, per event (reference: -timing)."})
 }
 
 // LifecycleOptions configure the event lifecycle timing (the reference

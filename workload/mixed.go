@@ -21,9 +21,8 @@ import (
 )
 
 func init() {
-	Register(Decl{Name: "mixed", Input: NeedsCorpus,
-		Summary: "Publishers and queriers at once, each at its own rate, compared with each side alone.",
-		New:     func() Config { return newDefaults[MixedOptions]() }})
+	Declare[MixedOptions](Decl{Name: "mixed", Input: NeedsCorpus,
+		Summary: "Publishers and queriers at once, each at its own rate, compared with each side alone."})
 }
 
 // MixedOptions configure the mixed read/write workload. Base's Timeout
@@ -110,12 +109,12 @@ type mixedEnv struct {
 	url      string
 	b        *shapeBuilder
 	fresh    *Fresh
-	perPart  int // events scheduled per publishing part
-	nQ       int // queries scheduled per querying part
-	pubConns []*wire.Conn
+	perPart  int          // events scheduled per publishing part
+	nQ       int          // queries scheduled per querying part
+	pub      *connSet     // the publishers' connections
+	q        *connSet     // the queriers'
+	pubConns []*wire.Conn // this part's (pub.refresh before each)
 	qConns   []*wire.Conn
-	all      []*wire.Conn // every connection dialed, for the stats
-	connErrs []string
 	setup    int64 // mono: when the dialling began
 }
 
@@ -136,14 +135,14 @@ func newMixedEnv(ctx context.Context, url string, c *corpus.Corpus, o *MixedOpti
 		return nil, err
 	}
 	e.setup = mono.Now()
-	if e.pubConns, err = wire.DialPool(ctx, url, o.Publishers, e.pubDial()); err != nil {
+	if e.pub, err = dialSet(ctx, url, o.Publishers, e.pubDial()); err != nil {
 		return nil, fmt.Errorf("publishers: %w", err)
 	}
-	if e.qConns, err = wire.DialPool(ctx, url, o.Queriers, o.Dial); err != nil {
-		closeAll(e.pubConns)
+	if e.q, err = dialSet(ctx, url, o.Queriers, o.Dial); err != nil {
+		e.pub.close()
 		return nil, fmt.Errorf("queriers: %w", err)
 	}
-	e.all = append(append([]*wire.Conn(nil), e.pubConns...), e.qConns...)
+	e.pubConns, e.qConns = e.pub.refresh(ctx), e.q.refresh(ctx)
 	return e, nil
 }
 
@@ -153,23 +152,7 @@ func (e *mixedEnv) pubDial() wire.Options {
 	return d
 }
 
-func (e *mixedEnv) close() { closeAll(e.all) }
-
-// redial replaces the lost connections of conns (once each, before a part).
-func (e *mixedEnv) redial(ctx context.Context, conns []*wire.Conn, dial wire.Options) {
-	for i, cn := range conns {
-		if cn.Err() == nil || ctx.Err() != nil {
-			continue
-		}
-		nc, err := wire.Dial(ctx, e.url, dial)
-		if err != nil {
-			e.connErrs = verify.AppendUnique(e.connErrs, "redial after a lost connection failed: "+err.Error())
-			continue
-		}
-		conns[i] = nc
-		e.all = append(e.all, nc)
-	}
-}
+func (e *mixedEnv) close() { e.pub.close(); e.q.close() }
 
 // filters draws the part's queries, cycling through the shapes.
 func (e *mixedEnv) filters() []*queryRecord {
@@ -217,8 +200,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 		o.Parts(spec.name)
 	}
 	p := &mixedPart{mixedSpec: spec, ran: true, eose: metrics.NewHistogram(), eoseInt: metrics.NewHistogram(), first: metrics.NewHistogram()}
-	e.redial(ctx, e.pubConns, e.pubDial())
-	e.redial(ctx, e.qConns, o.Dial)
+	e.pubConns, e.qConns = e.pub.refresh(ctx), e.q.refresh(ctx) // the connections lost in the part before
 	qctx := ctx
 	if spec.query {
 		p.recs = e.filters()
@@ -404,7 +386,7 @@ func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBa
 	if o := e.o; o.Parts != nil {
 		o.Parts("read-back")
 	}
-	e.redial(ctx, e.qConns, e.o.Dial)
+	e.qConns = e.q.refresh(ctx)
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "read-back REQs ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
 	model, sigs := verify.NewModel(accepted), verify.NewChecker()
@@ -495,10 +477,9 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 		ph.Verification.Notes = append(ph.Verification.Notes, fmt.Sprintf("%d events came twice in one answer while publishing ran alongside (a relay whose live feed and stored results overlap for an event stored during the REQ; NIP-01 does not forbid it, clients drop repeats by id): counted once, not failed", overlap))
 		ph.Counts["repeated_while_storing"] = int64(overlap)
 	}
-	ph.Errors = verify.AppendUnique(ph.Errors, e.connErrs...)
-	ph.Errors = verify.AppendUnique(ph.Errors, rb.errs...)
 	mixedGroups(ph, parts)
-	addConnStats(ctx, ph, e.all)
+	reportSets(ctx, ph, e.pub, e.q)
+	ph.Errors = verify.AppendUnique(ph.Errors, rb.errs...)
 	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("three parts of %v each: publish alone (%.0f events/s over %d connections), query alone (%.0f queries/s over %d connections, one REQ at a time each), then both together", o.Duration, o.PublishRate, o.Publishers, o.QueryRate, o.Queriers),

@@ -34,9 +34,8 @@ const (
 )
 
 func init() {
-	Register(Decl{Name: "negentropy", Input: NeedsCorpus, Unsupported: NegentropySkip,
-		Summary: "NIP-77 negentropy sync: publish the corpus, then reconcile local sets with the relay (initial overlap, delta, steady state): time, round trips, bytes, verified convergence.",
-		New:     func() Config { return newDefaults[NegentropyOptions]() }})
+	Declare[NegentropyOptions](Decl{Name: "negentropy", Input: NeedsCorpus, Unsupported: NegentropySkip,
+		Summary: "NIP-77 negentropy sync: publish the corpus, then reconcile local sets with the relay (initial overlap, delta, steady state): time, round trips, bytes, verified convergence."})
 }
 
 // NegentropyOptions configure the NIP-77 sync workload. Base's Timeout

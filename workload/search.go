@@ -24,9 +24,8 @@ import (
 var SearchShapes = []string{"search", "search-author", "search-time"}
 
 func init() {
-	Register(Decl{Name: "search", Input: NeedsCorpus, NIP: 50, What: "search",
-		Summary: "NIP-50 search: publish the corpus, then search for words of its content; latency, results per search, recall, every result checked.",
-		New:     func() Config { return newDefaults[SearchOptions]() }})
+	Declare[SearchOptions](Decl{Name: "search", Input: NeedsCorpus, NIP: 50, What: "search",
+		Summary: "NIP-50 search: publish the corpus, then search for words of its content; latency, results per search, recall, every result checked."})
 }
 
 // SearchOptions configure the NIP-50 search workload. Base's Timeout bounds

@@ -32,9 +32,8 @@ const (
 )
 
 func init() {
-	Register(Decl{Name: "subscribe", Input: NeedsKeys,
-		Summary: "Fan-out: subscribers hold live REQs while publishers send fresh events; every delivery timed and checked.",
-		New:     func() Config { return newDefaults[SubscribeOptions]() }})
+	Declare[SubscribeOptions](Decl{Name: "subscribe", Input: NeedsKeys,
+		Summary: "Fan-out: subscribers hold live REQs while publishers send fresh events; every delivery timed and checked."})
 }
 
 // SubscribeOptions configure the subscribe (fan-out) workload: Subscribers

@@ -23,9 +23,8 @@ const sweepBudget = 128 << 20
 var ErrNoSize = errors.New("sweep: no size could run")
 
 func init() {
-	Register(Decl{Name: "sweep", Input: NeedsKeys,
-		Summary: "Payload sweep: publish and fan-out at each content size; msg/s, MB/s, mean, p50, p95, p99 per size.",
-		New:     func() Config { return newDefaults[SweepOptions]() }})
+	Declare[SweepOptions](Decl{Name: "sweep", Input: NeedsKeys,
+		Summary: "Payload sweep: publish and fan-out at each content size; msg/s, MB/s, mean, p50, p95, p99 per size."})
 }
 
 // SweepOptions configure Sweep. Base's Timeout bounds the wait for an OK
