@@ -105,6 +105,15 @@ func (r *ranges) span(flag string, v any, n float64, d time.Duration) {
 	}
 }
 
+// queries checks --queries (at least 1) and --query-limit of a command
+// that sends that many filters, and what their answers cost.
+func (r *ranges) queries(queries, limit, events, size int) {
+	r.min("queries", queries, 1)
+	r.queryLimit("query-limit", limit)
+	r.queryMemory("query-limit", limit, 1, limit, events, size)
+	r.queryMemory("queries", queries, queries, limit, events, size)
+}
+
 // queryMemory refuses queries whose answers (up to limit events each, at
 // most the events published, kept until the phase is verified) do not fit.
 func (r *ranges) queryMemory(flag string, v any, queries, limit, events, size int) {

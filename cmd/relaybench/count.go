@@ -20,10 +20,7 @@ func init() {
 func (c *countCmd) checkFlags() error {
 	var r ranges
 	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
-	r.min("queries", c.Queries, 1)
-	r.queryLimit("query-limit", c.Limit)
-	r.queryMemory("query-limit", c.Limit, 1, c.Limit, c.Events, c.Size)
-	r.queryMemory("queries", c.Queries, c.Queries, c.Limit, c.Events, c.Size)
+	r.queries(c.Queries, c.Limit, c.Events, c.Size)
 	r.add(c.outputFlags.validate())
 	return r.err
 }

@@ -59,10 +59,7 @@ type corpusWorkloadCmd struct {
 
 func (c *corpusWorkloadCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.corpusFlags.validate())
-	r.add(c.publishFlags.validate())
-	c.publishFlags.checkWindow(&r, c.corpusFlags)
+	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
 	r.add(c.outputFlags.validate())
 	return r.err
 }

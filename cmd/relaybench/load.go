@@ -204,28 +204,29 @@ func (c *loadCmd) checkFlags() error {
 	if r.err != nil {
 		return r.err
 	}
-	names, pats, err := c.patterns()
+	p, err := c.plan()
 	if err != nil {
 		return err
 	}
-	base, err := c.options()
-	if err != nil {
-		return err
-	}
-	// Refuse an over-large pattern before starting anything.
-	for i, p := range pats {
-		o := base
+	return c.checkEvents(p)
+}
+
+// checkEvents refuses a pattern needing more events than --load-max-events
+// or the free space of the temporary folder, before anything starts.
+func (c *loadCmd) checkEvents(lp loadPlan) error {
+	for i, p := range lp.pats {
+		o := lp.base
 		o.Pattern = p
 		n, err := o.EventsNeeded()
 		if err != nil {
 			return err
 		}
 		if c.MaxEvents > 0 && n > int64(c.MaxEvents) {
-			return fmt.Errorf("--load-max-events %d: %s (%s) needs %d distinct events, above the cap; raise --load-max-events or lower the rate or duration", c.MaxEvents, names[i], p, n)
+			return fmt.Errorf("--load-max-events %d: %s (%s) needs %d distinct events, above the cap; raise --load-max-events or lower the rate or duration", c.MaxEvents, lp.names[i], p, n)
 		}
 		if need, free := workload.FreshDiskNeed(int(n), c.Size), corpus.TempFree(); free > 0 && need > free {
 			return fmt.Errorf("%s: %s (%s) needs %d distinct events, about %.1f GB in %s, and %.1f GB is free: set TMPDIR to a bigger disk or lower the rate or duration",
-				c.rateFlag(), names[i], p, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
+				c.rateFlag(), lp.names[i], p, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
 		}
 	}
 	return nil
@@ -239,6 +240,24 @@ func (c *loadCmd) rateFlag() string {
 		return fmt.Sprintf("--load-base %g", c.Base)
 	}
 	return fmt.Sprintf("--load-peak %g", c.Peak)
+}
+
+// loadPlan is what a load runs: each phase's name and pattern, and the
+// options every phase shares.
+type loadPlan struct {
+	names []string
+	pats  []schedule.Pattern
+	base  workload.LoadOptions
+}
+
+// plan is the load these flags ask for (checkFlags has checked them).
+func (c *loadCmd) plan() (loadPlan, error) {
+	names, pats, err := c.patterns()
+	if err != nil {
+		return loadPlan{}, err
+	}
+	base, err := c.options()
+	return loadPlan{names, pats, base}, err
 }
 
 // options are the load options every phase shares.
@@ -255,12 +274,7 @@ func (c *loadCmd) options() (workload.LoadOptions, error) {
 }
 
 func (c *loadCmd) Run(g *Globals) error {
-	// checkFlags has checked the flags and the patterns.
-	names, pats, err := c.patterns()
-	if err != nil {
-		return err
-	}
-	base, err := c.options()
+	lp, err := c.plan()
 	if err != nil {
 		return err
 	}
@@ -282,13 +296,13 @@ func (c *loadCmd) Run(g *Globals) error {
 	defer cleanup() // after finish has stopped the relay
 	// --segment, --start-at: this instance's share, from a common start.
 	c.segRun = runner.StartSegment(g.Ctx, s.run, s.target.URL, c.seg, c.startAt)
-	err = c.measure(g.Ctx, s, inst, base, names, pats)
+	err = c.measure(g.Ctx, s, inst, lp)
 	c.segRun.End(s.run)
 	return s.finish(params, err)
 }
 
 // measure runs the phases of the load command.
-func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Instance, base workload.LoadOptions, names []string, pats []schedule.Pattern) error {
+func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Instance, lp loadPlan) error {
 	var keys *corpus.Corpus
 	var source []*nostr.Event
 	var err error
@@ -305,12 +319,12 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		return err
 	}
 	s.setCorpus(keys)
-	for i, p := range pats {
+	for i, p := range lp.pats {
 		if why := relayDied(inst); why != "" {
-			return fmt.Errorf("%s not run: %s", names[i], why)
+			return fmt.Errorf("%s not run: %s", lp.names[i], why)
 		}
-		o := base
-		o.Name, o.Pattern, o.Source = names[i], p, source
+		o := lp.base
+		o.Name, o.Pattern, o.Source = lp.names[i], p, source
 		if !c.Quiet {
 			o.Live = os.Stderr
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -20,15 +22,10 @@ func init() {
 func (c *searchCmd) checkFlags() error {
 	var r ranges
 	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
-	r.min("queries", c.Queries, 1)
-	r.queryLimit("query-limit", c.Limit)
-	for _, t := range c.Terms {
-		if t == "" {
-			r.bad("terms", `""`, "a term must not be empty")
-		}
+	r.queries(c.Queries, c.Limit, c.Events, c.Size)
+	if slices.Contains(c.Terms, "") {
+		r.bad("terms", `""`, "a term must not be empty")
 	}
-	r.queryMemory("query-limit", c.Limit, 1, c.Limit, c.Events, c.Size)
-	r.queryMemory("queries", c.Queries, c.Queries, c.Limit, c.Events, c.Size)
 	r.add(c.outputFlags.validate())
 	return r.err
 }
