@@ -216,17 +216,7 @@ func TestAuthEveryWorkloadThroughGate(t *testing.T) {
 	}
 	for _, w := range workloadOrder {
 		t.Run(w, func(t *testing.T) {
-			r := testrelay.New(testrelay.Config{Verify: true})
-			defer r.Close()
-			g := newAuthGate(t, r.URL(), false)
-			out := t.TempDir()
-			path := filepath.Join(out, "r.json")
-			args := append(append([]string{}, workloadArgs[w]...), "--relay", g.url, "--cache-dir", cache, "--out", out, "--json", path, "--no-progress", "--quiet")
-			res := runBin(t, bin, 2*time.Minute, args...)
-			f, err := results.Read(path)
-			if err != nil {
-				t.Fatalf("exit %d, no results: %v\n%s", res.code, err, res.stderr)
-			}
+			g, res, f := gatedRun(t, bin, cache, false, workloadArgs[w]...)
 			if res.code != judge.Passed {
 				t.Fatalf("exit %d, want 0 through the AUTH gate\nverdict %+v\n%s", res.code, f.Verdict, lastLines(res.stderr, 10))
 			}
@@ -251,6 +241,18 @@ func TestAuthEveryWorkloadThroughGate(t *testing.T) {
 	}
 }
 
+// gatedRun runs bin with args (runAgainst, --quiet) against a verifying
+// test relay behind an AUTH gate (refusing every AUTH with refuseAuth), and
+// returns the gate, the run and its results file.
+func gatedRun(t *testing.T, bin, cache string, refuseAuth bool, args ...string) (*authGate, cliResult, *results.File) {
+	t.Helper()
+	r := testrelay.New(testrelay.Config{Verify: true})
+	t.Cleanup(r.Close)
+	g := newAuthGate(t, r.URL(), refuseAuth)
+	res, f := runAgainst(t, bin, g.url, cache, args, "--quiet")
+	return g, res, f
+}
+
 // TestAuthRefusedOrOff: when the relay refuses the AUTH, or relaybench does
 // not authenticate (--auth off), every EVENT ends refused auth-required, its
 // own class, and the run is incomplete (exit 4).
@@ -266,18 +268,7 @@ func TestAuthRefusedOrOff(t *testing.T) {
 		{"auth off", false, []string{"--auth", "off"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := testrelay.New(testrelay.Config{Verify: true})
-			defer r.Close()
-			g := newAuthGate(t, r.URL(), tc.refuseAuth)
-			out := t.TempDir()
-			path := filepath.Join(out, "r.json")
-			args := append([]string{"run", "--events", "200", "--queries", "12", "--concurrency", "4", "--timeout", "2s",
-				"--relay", g.url, "--cache-dir", cache, "--out", out, "--json", path, "--no-progress", "--quiet"}, tc.flags...)
-			res := runBin(t, bin, 2*time.Minute, args...)
-			f, err := results.Read(path)
-			if err != nil {
-				t.Fatalf("exit %d, no results: %v\n%s", res.code, err, res.stderr)
-			}
+			g, res, f := gatedRun(t, bin, cache, tc.refuseAuth, append([]string{"run", "--events", "200", "--queries", "12", "--concurrency", "4", "--timeout", "2s"}, tc.flags...)...)
 			if res.code != judge.Incomplete {
 				t.Fatalf("exit %d, want %d\n%s", res.code, judge.Incomplete, lastLines(res.stderr, 10))
 			}

@@ -37,6 +37,24 @@ func hasNote(r results.Run, want string) bool {
 	return false
 }
 
+// compareTwo runs compare with args, its results file and relay logs in
+// out (a fresh corpus cache, the test anchor, no progress), and wants exit
+// status 0 and a results file of two runs.
+func compareTwo(t *testing.T, out string, args ...string) (cliResult, *results.File) {
+	t.Helper()
+	path := filepath.Join(out, "c.json")
+	args = append(append([]string{"compare"}, args...), "--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--anchor", testAnchor, "--json", path)
+	res := runCLI(t, args...)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	f := readResults(t, path)
+	if len(f.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(f.Runs))
+	}
+	return res, f
+}
+
 // TestCompareCommandTemplate: "any relay without code": compare starts a
 // relay from a command template (this relaybench's own relay serve), and a
 // second one whose command holds a quoted comma, measures both like catalog
@@ -49,19 +67,7 @@ func TestCompareCommandTemplate(t *testing.T) {
 	mine := "mine=" + bin + " relay serve --addr {host}:{port} --data-dir {dir} --store native"
 	// sh gets the comma inside quotes: it must reach the command whole.
 	quoted := `quoted=sh -c 'v="a,b"; test "$v" = "a,b" || exit 9; exec "$0" relay serve --addr "$1" --data-dir "$2" --store native' ` + bin + " {addr} {dir}"
-	path := filepath.Join(out, "c.json")
-	res := runCLI(t, "compare", "-relays", mine+","+quoted, "-events", "200", "-queries", "12", "-concurrency", "4",
-		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--anchor", testAnchor, "--json", path)
-	if res.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Runs) != 2 {
-		t.Fatalf("%d runs, want 2", len(f.Runs))
-	}
+	res, f := compareTwo(t, out, "-relays", mine+","+quoted, "-events", "200", "-queries", "12", "-concurrency", "4")
 	for i, name := range []string{"mine", "quoted"} {
 		r := f.Runs[i]
 		checkRelayRun(t, r, name, 200, 12)
@@ -86,15 +92,13 @@ func TestCompareCommandTemplate(t *testing.T) {
 	wantEmptyDir(t, dataRoot)
 
 	// run --relay takes a template too.
-	path = filepath.Join(out, "r.json")
+	path := filepath.Join(out, "r.json")
 	res = runCLI(t, "run", "--relay", mine, "-events", "50", "-queries", "6", "--out", out, "--cache-dir", t.TempDir(),
 		"--no-progress", "--quiet", "--anchor", testAnchor, "--json", path)
 	if res.code != 0 {
 		t.Fatalf("run: exit %d\n%s", res.code, res.stderr)
 	}
-	if f, err = results.Read(path); err != nil {
-		t.Fatal(err)
-	}
+	f = readResults(t, path)
 	checkRelayRun(t, f.Runs[0], "mine", 50, 6)
 	if _, ok := f.Runs[0].Params["store"]; ok {
 		t.Errorf("params record the embedded relay's store for a template relay: %v", f.Runs[0].Params)
@@ -166,19 +170,7 @@ args = ["{{.Bin}}", "relay", "serve", "--addr", "{{.Addr}}", "--data-dir", "{{.D
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	path := filepath.Join(out, "c.json")
-	res := runCLI(t, "compare", "-relays", "my-memory,khatru-badger", "--catalog", cat, "-events", "100", "-queries", "6",
-		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--quiet", "--anchor", testAnchor, "--json", path)
-	if res.code != 0 {
-		t.Fatalf("exit %d\n%s", res.code, res.stderr)
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Runs) != 2 {
-		t.Fatalf("%d runs", len(f.Runs))
-	}
+	_, f := compareTwo(t, out, "-relays", "my-memory,khatru-badger", "--catalog", cat, "-events", "100", "-queries", "6", "--quiet")
 	for i, name := range []string{"my-memory", "khatru-badger"} {
 		r := f.Runs[i]
 		checkRelayRun(t, r, name, 100, 6)
@@ -191,7 +183,7 @@ args = ["{{.Bin}}", "relay", "serve", "--addr", "{{.Addr}}", "--data-dir", "{{.D
 		}
 	}
 	// relays list shows both, marked with their file.
-	res = runCLI(t, "relays", "list", "--catalog", cat)
+	res := runCLI(t, "relays", "list", "--catalog", cat)
 	if res.code != 0 {
 		t.Fatalf("relays list: exit %d: %s", res.code, res.stderr)
 	}

@@ -119,10 +119,7 @@ func TestQueryMixBadValueIsUsageError(t *testing.T) {
 // The client mix against strfry from ../shared/relays/bin, started by the
 // harness: every shape answered and verified.
 func TestClientsStrfry(t *testing.T) {
-	dir := sharedBinDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "strfry")); err != nil {
-		t.Skipf("no strfry in %s", dir)
-	}
+	dir := sharedBinWith(t, "strfry")
 	out := t.TempDir()
 	path := filepath.Join(out, "s.json")
 	res := runBin(t, relaybenchBin(t), 5*time.Minute, "clients", "--relay", "strfry", "--bin-dir", dir, "--events", "1000",

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,15 +13,6 @@ import (
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/results"
 )
-
-// integration skips tests that build relays from registries or need
-// PostgreSQL unless RELAYBENCH_INTEGRATION=1 (scripts/test and CI set it).
-func integration(t *testing.T) {
-	t.Helper()
-	if os.Getenv("RELAYBENCH_INTEGRATION") != "1" {
-		t.Skip("set RELAYBENCH_INTEGRATION=1 (scripts/test does) to build relayer and run it on PostgreSQL")
-	}
-}
 
 func TestCompareKhatruStoresAndRelayer(t *testing.T) {
 	integration(t)
@@ -116,37 +105,10 @@ func TestCompareCtrlCLeavesNothing(t *testing.T) {
 	}
 	cmd := exec.Command(relaybenchBin(t), "compare", "-relays", relays, "-events", "4000", "-concurrency", "1",
 		"--out", out, "--cache-dir", t.TempDir(), "--json", filepath.Join(out, "c.json"))
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{})
-	go func() {
-		var once sync.Once
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "Publishing") {
-				once.Do(func() { close(started) })
-			}
-		}
-	}()
-	select {
-	case <-started:
-	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("compare never started publishing")
-	}
+	startUntil(t, cmd, func(l string) bool { return strings.HasPrefix(l, "Publishing") }, 3*time.Minute, "compare publishing")
 	time.Sleep(500 * time.Millisecond)
 	_ = cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("compare did not stop within 90s of Ctrl-C")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
+	if code := waitExit(t, cmd, 90*time.Second); code != 130 {
 		t.Fatalf("exit %d, want 130", code)
 	}
 	f, err := results.Read(filepath.Join(out, "c.json"))
@@ -163,22 +125,4 @@ func TestCompareCtrlCLeavesNothing(t *testing.T) {
 	if left := postgresLeft(out); len(left) > 0 {
 		t.Fatalf("PostgreSQL left running: %v", left)
 	}
-}
-
-// postgresLeft lists postgres processes whose data directory is one of
-// relaybench's (other PostgreSQL servers on the machine are not ours).
-func postgresLeft(dir string) []string {
-	var found []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		cl := strings.ReplaceAll(string(b), "\x00", " ")
-		if strings.Contains(cl, "postgres") && strings.Contains(cl, "relaybench") && strings.Contains(cl, dir) {
-			found = append(found, e.Name()+": "+cl)
-		}
-	}
-	return found
 }

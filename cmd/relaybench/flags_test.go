@@ -15,62 +15,6 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// runHere runs the CLI in this process (no binary, no relay) and returns
-// its exit status and what it printed.
-func runHere(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	dir := t.TempDir()
-	so, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = so, se
-	func() {
-		defer func() { os.Stdout, os.Stderr = oldOut, oldErr }()
-		code = run(args)
-	}()
-	so.Close()
-	se.Close()
-	o, _ := os.ReadFile(so.Name())
-	e, _ := os.ReadFile(se.Name())
-	return code, string(o), string(e)
-}
-
-// wantOneLine fails unless stderr is exactly one "relaybench: …" line
-// holding every string of want.
-func wantOneLine(t *testing.T, stderr string, want ...string) {
-	t.Helper()
-	msg := strings.TrimSuffix(stderr, "\n")
-	if msg == "" || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "relaybench: ") {
-		t.Fatalf("want one line on stderr, got %q", stderr)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Fatalf("error %q does not name %q", msg, w)
-		}
-	}
-}
-
-func wantEmptyDir(t *testing.T, dir string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ents) > 0 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		t.Fatalf("%s is not empty: %v", dir, names)
-	}
-}
-
 // TestBadFlagValuesAreUsageErrors: every bad value of every numeric,
 // duration or list flag is refused with one line naming the flag and the
 // value, exit status 2, before anything is signed, started or written.

@@ -55,16 +55,31 @@ func readJUnit(t *testing.T, path string) (tests, failures, errs int) {
 	return s.Tests, s.Failures, s.Errors
 }
 
+// exitCase is a command line's arguments and the exit status it must end with.
+type exitCase struct {
+	args []string
+	code int
+}
+
+// wantExits runs the CLI in this process with prefix and each case's
+// arguments, and wants the case's exit status.
+func wantExits(t *testing.T, cases []exitCase, prefix ...string) {
+	t.Helper()
+	for _, c := range cases {
+		args := append(append([]string{}, prefix...), c.args...)
+		if code := run(args); code != c.code {
+			t.Errorf("%v: exit %d, want %d", args, code, c.code)
+		}
+	}
+}
+
 func TestReportThresholdExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	in := gateResults(t, dir, "r.json", 100, 5000)
 	junit := filepath.Join(dir, "j.xml")
 	toml := filepath.Join(dir, "t.toml")
 	os.WriteFile(toml, []byte(`thresholds = ["publish.ok.p99<20ms", "verification==passed"]`), 0o644)
-	for _, c := range []struct {
-		args []string
-		code int
-	}{
+	wantExits(t, []exitCase{
 		{[]string{"--threshold", "publish.rate>1000", "--thresholds", toml}, 0},
 		{[]string{"--threshold", "publish.rate>1M"}, 5},
 		{[]string{"--threshold", "publish.ok.p99<1ms"}, 5},
@@ -72,12 +87,7 @@ func TestReportThresholdExitStatus(t *testing.T) {
 		{[]string{"--threshold", "publish.ok.p99<1"}, 2},   // a latency needs a unit
 		{[]string{"--threshold", "publish.rate{relay=x}>1"}, 2},
 		{[]string{"--threshold", "publish.rate>1M", "--junit", junit}, 5},
-	} {
-		args := append([]string{"report", in}, c.args...)
-		if code := run(args); code != c.code {
-			t.Errorf("%v: exit %d, want %d", args, code, c.code)
-		}
-	}
+	}, "report", in)
 	if tests, failures, _ := readJUnit(t, junit); tests != 3 || failures != 2 {
 		t.Errorf("junit: %d tests, %d failures; want 3 (threshold, verification, verdict), 2", tests, failures)
 	}
@@ -92,10 +102,7 @@ func TestReportFailOnExitStatus(t *testing.T) {
 	other := gateResults(t, dir, "other.json", 200, 800, 810, 790, 805, 795)
 	few := gateResults(t, dir, "few.json", 100, 800, 810)
 	junit := filepath.Join(dir, "j.xml")
-	for _, c := range []struct {
-		args []string
-		code int
-	}{
+	wantExits(t, []exitCase{
 		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate:-10%"}, 5},           // significant and beyond
 		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate:-30%"}, 0},           // significant, within
 		{[]string{"--base", noisyBase, "--cand", noisy, "--fail-on", "publish.rate:-10%"}, 0},       // beyond but "~"
@@ -105,12 +112,7 @@ func TestReportFailOnExitStatus(t *testing.T) {
 		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate"}, 2},                // grammar
 		{[]string{"--base", base, "--cand", slower, "--fail-on", "publish.rate:-10%", "-f", "md", "--junit", junit}, 5},
 		{[]string{base, "--fail-on", "publish.rate:-10%"}, 2}, // --fail-on without --base/--cand
-	} {
-		args := append([]string{"report"}, c.args...)
-		if code := run(args); code != c.code {
-			t.Errorf("%v: exit %d, want %d", args, code, c.code)
-		}
-	}
+	}, "report")
 	if tests, failures, _ := readJUnit(t, junit); tests != 1 || failures != 1 {
 		t.Errorf("fail-on junit: %d tests, %d failures", tests, failures)
 	}

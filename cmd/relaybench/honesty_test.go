@@ -116,22 +116,14 @@ func TestEveryWorkloadAgainstEveryMisbehaviour(t *testing.T) {
 		for _, w := range workloadOrder {
 			t.Run(m.name+"/"+w, func(t *testing.T) {
 				t.Parallel()
-				r := testrelay.New(m.cfg)
-				defer r.Close()
-				out := t.TempDir()
-				path := filepath.Join(out, "r.json")
-				args := append(append([]string{}, workloadArgs[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
+				var seed []string
 				if m.seed != "" {
-					args = append(args, "--seed", m.seed)
+					seed = []string{"--seed", m.seed}
 				}
-				res := runBin(t, bin, 2*time.Minute, args...)
+				res, f, _ := runOnTestRelay(t, bin, cache, m.cfg, workloadArgs[w], seed...)
 				want := m.status[w]
 				if want == nil {
 					want = m.status["*"]
-				}
-				f, err := results.Read(path)
-				if err != nil {
-					t.Fatalf("exit %d, no results file: %v\nstderr: %s", res.code, err, res.stderr)
 				}
 				if !slices.Contains(want, res.code) {
 					t.Errorf("exit %d, want one of %v\nverdict: %+v\nstderr: %s", res.code, want, f.Verdict, lastLines(res.stderr, 5))
@@ -265,34 +257,6 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 			}
 		})
 	}
-}
-
-func runBin(t *testing.T, bin string, limit time.Duration, args ...string) cliResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("relaybench %s did not end within %v", strings.Join(args, " "), limit)
-	}
-	return cliResult{code, so.String(), se.String()}
-}
-
-func lastLines(s string, n int) string {
-	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, "\n")
 }
 
 var _ = fmt.Sprint

@@ -5,18 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/relaybench/relaybench/results"
 )
-
-func readResults(t *testing.T, path string) *results.File {
-	t.Helper()
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 func TestLoadCommandSendsThePattern(t *testing.T) {
 	dir := t.TempDir()

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
@@ -84,16 +83,7 @@ func TestEveryWorkloadNotVerifiedWhenREQsRefused(t *testing.T) {
 	for _, w := range workloadOrder {
 		t.Run(w, func(t *testing.T) {
 			t.Parallel()
-			r := testrelay.New(testrelay.Config{Verify: true, RefuseAllREQs: true})
-			defer r.Close()
-			out := t.TempDir()
-			path := filepath.Join(out, "r.json")
-			args := append(append([]string{}, workloadArgs[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
-			res := runBin(t, bin, 2*time.Minute, args...)
-			f, err := results.Read(path)
-			if err != nil {
-				t.Fatalf("exit %d, no results file: %v\nstderr: %s", res.code, err, res.stderr)
-			}
+			res, f, r := runOnTestRelay(t, bin, cache, testrelay.Config{Verify: true, RefuseAllREQs: true}, workloadArgs[w])
 			checkAccounts(t, f)
 			for _, ph := range f.Runs[0].Phases {
 				if v := ph.Verification; v != nil && v.Checked == 0 && (v.Passed || v.State == results.VerificationPassed) {

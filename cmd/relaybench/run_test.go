@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"net/http"
@@ -10,69 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/results"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// relaybenchBin builds the real binary once per test run: the harness starts
-// relays as "relaybench relay serve" children, which the test binary is not.
-func relaybenchBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "relaybench-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "relaybench")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build relaybench: %v", binErr)
-	}
-	return binPath
-}
-
-type cliResult struct {
-	code           int
-	stdout, stderr string
-}
-
-func runCLI(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	return runBin(t, relaybenchBin(t), 3*time.Minute, args...)
-}
-
-// relaysUnder lists live processes whose command line mentions dir: relays
-// started by a run keep their data dir under its results folder.
-func relaysUnder(dir string) []string {
-	var found []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if cl := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cl, dir) && strings.Contains(cl, "relay serve") {
-			found = append(found, e.Name()+": "+cl)
-		}
-	}
-	return found
-}
 
 // testAnchor pins the corpus's created_at window in tests that assert a
 // real relay passes verification: the same events every time, so the
@@ -178,44 +120,13 @@ func TestRunCtrlCSavesAndStopsRelay(t *testing.T) {
 	// Slow OKs keep the publish phase running long enough to interrupt it.
 	cmd := exec.Command(relaybenchBin(t), "run", "--events", "3000", "--concurrency", "1", "--store", "sqlite3",
 		"--out", out, "--cache-dir", t.TempDir(), "--json", filepath.Join(out, "r.json"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	started := make(chan struct{})
-	var errText strings.Builder
-	go func() {
-		once := sync.Once{}
-		for sc.Scan() {
-			errText.WriteString(sc.Text() + "\n")
-			if strings.HasPrefix(sc.Text(), "Publishing") {
-				once.Do(func() { close(started) })
-			}
-		}
-	}()
-	select {
-	case <-started:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("publishing never started")
-	}
+	finished, errText := startUntil(t, cmd, func(l string) bool { return strings.HasPrefix(l, "Publishing") }, 2*time.Minute, "publishing")
 	time.Sleep(300 * time.Millisecond)
 	_ = cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("relaybench did not stop within 60s of Ctrl-C")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
+	if code := waitExit(t, cmd, 60*time.Second); code != 130 {
+		<-finished
 		t.Fatalf("exit %d, want 130\n%s", code, errText.String())
 	}
 	f, err := results.Read(filepath.Join(out, "r.json"))

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,11 +29,7 @@ func TestSegmentSimulation(t *testing.T) {
 		"--anchor", "2026-01-01T00:00:00Z", "--cache-dir", cache, "--concurrency", "5", "--queries", fmt.Sprint(queries),
 		"--no-progress", "--quiet"}
 
-	relay := func() string {
-		p, out := startServe(t, tmp, "relay", "serve", "--store", "native")
-		return listeningURL(t, p, out)
-	}
-	single, shared := relay(), relay()
+	single, shared := embeddedRelay(t, tmp), embeddedRelay(t, tmp)
 
 	// The single run first: it signs the corpus into the cache the segments load.
 	singlePath := filepath.Join(tmp, "single.json")
@@ -48,29 +42,15 @@ func TestSegmentSimulation(t *testing.T) {
 	// and a common start of the queries after every segment published (if
 	// one were still publishing, the merge would allow its events).
 	startAt := time.Now().Add(8 * time.Second).UTC().Format(time.RFC3339Nano)
-	type child struct {
-		p    *serveProc
-		path string
-	}
-	var kids []child
-	for i := range segments {
-		path := filepath.Join(tmp, fmt.Sprintf("seg%d.json", i))
-		args := append(append([]string{}, common...), "--relay", shared, "--json", path,
+	paths := make([]string, segments)
+	runSegments(t, tmp, segments, func(i int) []string {
+		paths[i] = filepath.Join(tmp, fmt.Sprintf("seg%d.json", i))
+		return append(append([]string{}, common...), "--relay", shared, "--json", paths[i],
 			"--segment", fmt.Sprintf("%d/%d", i, segments), "--start-at", startAt, "--query-at", "+10s")
-		p, _ := startServe(t, tmp, args...)
-		kids = append(kids, child{p, path})
-	}
+	})
 	var files []*results.File
-	for i, k := range kids {
-		select {
-		case <-k.p.done:
-		case <-time.After(3 * time.Minute):
-			t.Fatalf("segment %d still running after 3 minutes; stderr: %s", i, k.p.stderr)
-		}
-		if code := exitCode(k.p.err); code != 0 {
-			t.Fatalf("segment %d: exit %d: %s", i, code, k.p.stderr)
-		}
-		f, err := results.Read(k.path)
+	for _, path := range paths {
+		f, err := results.Read(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,10 +143,7 @@ func TestSegmentSimulation(t *testing.T) {
 
 	// The merge of the three files is the single run.
 	merged := filepath.Join(tmp, "merged.json")
-	args := []string{"merge", "-o", merged, "--cache-dir", cache}
-	for _, k := range kids {
-		args = append(args, k.path)
-	}
+	args := append([]string{"merge", "-o", merged, "--cache-dir", cache}, paths...)
 	code, stderr := runChild(t, tmp, args...)
 	if code == 2 && strings.Contains(stderr, "merge") && (strings.Contains(stderr, "unexpected argument") || strings.Contains(stderr, "unknown")) {
 		t.Skip("waits for `relaybench merge` (the merge helper's command): the segments added up exactly")
@@ -190,30 +167,5 @@ func TestSegmentSimulation(t *testing.T) {
 	}
 	if v := m.Runs[0].Phase("query").Verification; v == nil || !v.Verified || !v.Passed {
 		t.Errorf("merged query verification: %+v, want verified and passed", v)
-	}
-}
-
-// runChild runs the CLI as a child process (this test binary re-executed,
-// see TestRelayServeHelper) and returns its exit status and stderr.
-func runChild(t *testing.T, tmp string, args ...string) (int, string) {
-	t.Helper()
-	p, _ := startServe(t, tmp, args...)
-	select {
-	case <-p.done:
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("%s still running after 3 minutes; stderr: %s", args[0], p.stderr)
-	}
-	return exitCode(p.err), p.stderr.String()
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.ExitCode()
-	default:
-		return -1
 	}
 }

@@ -25,11 +25,7 @@ func TestSubscribeSegmentSimulation(t *testing.T) {
 	common := []string{"subscribe", "--sub-count", "8", "--publishers", "3", "--channels", "4", "--overlap", "2", "--filter", "mix",
 		"--rate", "200", "--events", "300", "--size", "200", "--authors", "20", "--seed", "7", "--grace", "3s",
 		"--cache-dir", cache, "--no-progress", "--quiet"}
-	relay := func() string {
-		p, out := startServe(t, tmp, "relay", "serve", "--store", "native")
-		return listeningURL(t, p, out)
-	}
-	single, shared := relay(), relay()
+	single, shared := embeddedRelay(t, tmp), embeddedRelay(t, tmp)
 
 	// The single run first (it also fills the key cache the segments load).
 	singlePath := filepath.Join(tmp, "single.json")
@@ -38,24 +34,12 @@ func TestSubscribeSegmentSimulation(t *testing.T) {
 		t.Fatalf("single run: exit %d: %s", code, stderr)
 	}
 	startAt := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339Nano)
-	var kids []*serveProc
-	var paths []string
-	for i := range segments {
-		path := filepath.Join(tmp, fmt.Sprintf("sub%d.json", i))
-		p, _ := startServe(t, tmp, append(append([]string{}, common...), "--relay", shared, "--json", path,
-			"--segment", fmt.Sprintf("%d/%d", i, segments), "--start-at", startAt)...)
-		kids, paths = append(kids, p), append(paths, path)
-	}
-	for i, p := range kids {
-		select {
-		case <-p.done:
-		case <-time.After(3 * time.Minute):
-			t.Fatalf("segment %d still running after 3 minutes; stderr: %s", i, p.stderr)
-		}
-		if code := exitCode(p.err); code != 0 {
-			t.Fatalf("segment %d: exit %d: %s", i, code, p.stderr)
-		}
-	}
+	paths := make([]string, segments)
+	runSegments(t, tmp, segments, func(i int) []string {
+		paths[i] = filepath.Join(tmp, fmt.Sprintf("sub%d.json", i))
+		return append(append([]string{}, common...), "--relay", shared, "--json", paths[i],
+			"--segment", fmt.Sprintf("%d/%d", i, segments), "--start-at", startAt)
+	})
 	merged := filepath.Join(tmp, "merged.json")
 	if code, stderr := runChild(t, tmp, append([]string{"merge", "-o", merged}, paths...)...); code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, stderr)

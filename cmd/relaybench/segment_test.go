@@ -10,10 +10,7 @@ import (
 func TestSegmentFlagsAreChecked(t *testing.T) {
 	out := t.TempDir()
 	relay := []string{"--relay", "ws://127.0.0.1:9", "--anchor", "2026-01-01T00:00:00Z", "--out", out}
-	cases := []struct {
-		args []string
-		want []string
-	}{
+	cases := []usageCase{
 		{append([]string{"run", "--segment", "3/3"}, relay...), []string{"--segment 3/3", "between 0 and N-1"}},
 		{append([]string{"run", "--segment", "1:2"}, relay...), []string{"--segment 1:2"}},
 		{[]string{"run", "--segment", "0/3", "--anchor", "2026-01-01T00:00:00Z", "--out", out}, []string{"--segment 0/3", "--relay"}},
@@ -27,14 +24,7 @@ func TestSegmentFlagsAreChecked(t *testing.T) {
 		{[]string{"load", "--segment", "0/2", "--relay", "ws://127.0.0.1:9", "--load-kind", "query", "--out", out}, []string{"--segment 0/2", "publish"}},
 		{[]string{"load", "--query-at", "+1s", "--relay", "ws://127.0.0.1:9", "--out", out}, []string{"--query-at +1s", "no query phase"}},
 	}
-	for _, c := range cases {
-		code, _, stderr := runHere(t, c.args...)
-		if code != 2 {
-			t.Errorf("%v: exit %d, want 2 (usage); stderr %q", c.args, code, stderr)
-			continue
-		}
-		wantOneLine(t, stderr, c.want...)
-	}
+	wantUsage(t, cases)
 }
 
 func TestParseStartAt(t *testing.T) {

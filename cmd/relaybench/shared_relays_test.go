@@ -15,25 +15,6 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// sharedBinDir is where relays built from source live next to the
-// repository (../shared/relays/bin from its root); RELAYBENCH_SHARED_BIN
-// overrides it.
-func sharedBinDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("RELAYBENCH_SHARED_BIN")
-	if dir == "" {
-		abs, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "relays", "bin"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = abs
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("no %s: relays built from source are not on this machine (a user's clone)", dir)
-	}
-	return dir
-}
-
 // expectedLogLines are log lines of each relay that are explained (see the
 // catalog's notes and the README's findings). Any other line that looks like
 // a warning, an error, a refusal or a rate limit is a catalog bug until
@@ -222,23 +203,4 @@ lines:
 			t.Errorf("%s log: unexplained line: %s", name, l)
 		}
 	}
-}
-
-// processesRunning lists live processes whose command line or environment
-// mentions dir: every relay relaybench starts gets its run dir (under
-// TMPDIR) in one or the other (ORLY takes its data dir from ORLY_DATA_DIR).
-func processesRunning(dir string) []string {
-	var found []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if cl := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cl, dir) || strings.Contains(string(env), "_DIR="+dir) {
-			found = append(found, e.Name()+": "+cl)
-		}
-	}
-	return found
 }

@@ -29,56 +29,8 @@ func startPublishing(t *testing.T, url, out string, extra ...string) (cmd *exec.
 	args := append([]string{"run", "--relay", url, "--events", "3000", "--size", "200", "--concurrency", "2",
 		"--queries", "20", "--out", out, "--cache-dir", t.TempDir()}, extra...)
 	cmd = exec.Command(relaybenchBin(t), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cmd.Stdout == nil {
-		cmd.Stdout = io.Discard
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	publishing := make(chan struct{})
-	finished := make(chan struct{})
-	errText = &strings.Builder{}
-	go func() {
-		defer close(finished)
-		sc := bufio.NewScanner(stderr)
-		seen := false
-		for sc.Scan() {
-			errText.WriteString(sc.Text() + "\n")
-			if !seen && strings.Contains(sc.Text(), "Published ") {
-				seen = true
-				close(publishing)
-			}
-		}
-	}()
-	select {
-	case <-publishing:
-	case <-finished:
-		cmd.Wait()
-		t.Fatalf("the run ended before publishing:\n%s", errText.String())
-	case <-time.After(2 * time.Minute): // hang guard
-		cmd.Process.Kill()
-		t.Fatal("publishing never started")
-	}
-	return cmd, finished, errText
-}
-
-// waitExit waits for cmd to end, with a hang guard, and returns its status.
-func waitExit(t *testing.T, cmd *exec.Cmd, guard time.Duration) int {
-	t.Helper()
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	select {
-	case <-exited:
-	case <-time.After(guard):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("relaybench did not exit within %v of the signal", guard)
-	}
-	return cmd.ProcessState.ExitCode()
+	done, errText = startUntil(t, cmd, func(l string) bool { return strings.Contains(l, "Published ") }, 2*time.Minute, "publishing")
+	return cmd, done, errText
 }
 
 // hidden lists the hidden files in dir.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,10 +16,7 @@ import (
 // does not announce it and is skipped with one note: the comparison exits 4
 // naming that relay (the negentropy asked of it did not run).
 func TestCompareNegentropyStrfry(t *testing.T) {
-	dir := sharedBinDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "strfry")); err != nil {
-		t.Skipf("no strfry in %s", dir)
-	}
+	dir := sharedBinWith(t, "strfry")
 	out := t.TempDir()
 	jsonPath := filepath.Join(out, "c.json")
 	res := runBin(t, relaybenchBin(t), 5*time.Minute, "compare", "--bin-dir", dir, "--relays", "strfry,khatru-memory",
