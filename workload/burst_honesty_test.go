@@ -21,8 +21,9 @@ func runBurst(t *testing.T, cfg testrelay.Config, o BurstOptions) (results.Phase
 	return Burst(testCtx(t), r.URL(), testKeys(t), o)
 }
 
-// checkBurstAccounts asserts the event account is balanced, that the groups'
-// outcomes add up to it, and that OK latency credits accepted events only.
+// checkBurstAccounts asserts the event account is balanced and that the
+// groups' outcomes add up to it (that OK latency and the accepted counter
+// credit accepted events only is TestEveryWorkloadKeepsTheBooks's).
 func checkBurstAccounts(t *testing.T, ph results.Phase) results.Account {
 	t.Helper()
 	a := account(t, ph, results.OpEvent)
@@ -36,9 +37,6 @@ func checkBurstAccounts(t *testing.T, ph results.Phase) results.Account {
 		if n != g.Counts["requested"] {
 			t.Errorf("group %s: outcomes %d for %d requested: %v", g.Name, n, g.Counts["requested"], g.Counts)
 		}
-		if h := g.Latency["ok"]; h.Count != g.Counts["accepted"] {
-			t.Errorf("group %s: %d OK samples for %d accepted", g.Name, h.Count, g.Counts["accepted"])
-		}
 		sum["requested"] += g.Counts["requested"]
 	}
 	want := map[string]int64{"requested": a.Requested, "accepted": a.Accepted, "refused": a.Refused, "timed_out": a.TimedOut,
@@ -47,12 +45,6 @@ func checkBurstAccounts(t *testing.T, ph results.Phase) results.Account {
 		if sum[k] != v {
 			t.Errorf("groups sum %s = %d, account %d (%+v)", k, sum[k], v, a)
 		}
-	}
-	if h := ph.Latency["ok"]; h.Count != a.Accepted {
-		t.Errorf("ok latency: %d samples for %d accepted", h.Count, a.Accepted)
-	}
-	if ph.Counts["accepted"] != a.Accepted {
-		t.Errorf("accepted counter %d, account %d", ph.Counts["accepted"], a.Accepted)
 	}
 	return a
 }

@@ -323,20 +323,3 @@ func TestLifecycleInvalidAnswersStopEarly(t *testing.T) {
 		t.Error("the judge does not call invalid answers wrong (exit 3)")
 	}
 }
-
-// TestLifecycleEveryREQRefusedIsNotVerified: the live subscription and
-// every read-back are refused (CLOSED): nothing was checked, so the
-// verification is "not verified", never passed.
-func TestLifecycleEveryREQRefusedIsNotVerified(t *testing.T) {
-	ph, err := runLifecycle(t, testrelay.Config{Verify: true, RefuseAllREQs: true}, LifecycleOptions{Events: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	allBalanced(t, ph)
-	if v := ph.Verification; v.Status() != results.VerificationNotVerified || v.Passed {
-		t.Errorf("verification %+v, want not verified", v)
-	}
-	if _, inc, _ := judge.Phase(&ph); len(inc) == 0 {
-		t.Error("the judge finds nothing incomplete")
-	}
-}
