@@ -703,7 +703,86 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 		ph.Counts["client_sched_p99_ns"] = int64(m.schedP99)
 	}
 	judgeLoad(&ph, res, m.schedP99)
+	switch o.Kind {
+	case LoadQuery:
+		renameFigures(&ph.Counts, &ph.Rates, &ph.Latency, queryNames)
+	case LoadMixed:
+		splitMixedLoad(&ph, l.kinds)
+	}
 	return ph
+}
+
+// The schedule names a load's figures as a publish load's (an op is an
+// EVENT, done at its OK). A query load's ops are REQs: its figures take
+// the names of queries (results/names.go); a mixed load keeps the ops'
+// totals under ops_ names and gives each side its own.
+var (
+	queryNames = map[string]string{
+		results.CountAccepted: results.CountQueries, results.CountSent: "reqs_sent",
+		"accepted_per_sec": results.RateQueries, "sent_per_sec": "reqs_sent_per_sec",
+		results.LatencyOK: results.LatencyEOSE, "ok_uncorrected": "eose_uncorrected", "ok_refused": "closed",
+	}
+	opNames = map[string]string{
+		results.CountAccepted: "ops_accepted", results.CountSent: "ops_sent", results.CountRefused: "ops_refused",
+		results.CountTimedOut: "ops_timed_out", "conn_lost": "ops_conn_lost", results.CountFailed: "ops_failed",
+		"canceled": "ops_canceled", "not_run": "ops_not_run",
+		"accepted_per_sec": "ops_accepted_per_sec", "sent_per_sec": "ops_sent_per_sec",
+		results.LatencyOK: "op", "ok_uncorrected": "op_uncorrected", "ok_refused": "op_refused",
+	}
+)
+
+// renameFigures renames the keys of counts, rates and latencies by names.
+func renameFigures(counts *map[string]int64, rates *map[string]float64, lat *map[string]*results.Histogram, names map[string]string) {
+	*counts, *rates, *lat = renamed(*counts, names), renamed(*rates, names), renamed(*lat, names)
+}
+
+func renamed[V any](m map[string]V, names map[string]string) map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		if n, ok := names[k]; ok {
+			k = n
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// splitMixedLoad gives a mixed load's phase the figures of each side under
+// their own names: the events' counters and ok latency from the event
+// account and the publish group, the queries' from the query account and
+// group (whose figures take the query names too); the ops' totals keep
+// ops_ names.
+func splitMixedLoad(ph *results.Phase, kinds map[string]*kindStats) {
+	renameFigures(&ph.Counts, &ph.Rates, &ph.Latency, opNames)
+	secs := float64(ph.Duration) / 1e9
+	c := ph.Counts
+	if a := ph.Account(results.OpEvent); a != nil {
+		c[results.CountAccepted], c[results.CountRefused] = a.Accepted, a.Refused
+		c[results.CountTimedOut], c["conn_lost"], c[results.CountFailed] = a.TimedOut, a.ConnLost, a.TimedOut+a.ConnLost
+		c["canceled"] = a.Cancelled
+	}
+	if ks := kinds[LoadPublish]; ks != nil {
+		c[results.CountSent] = ks.sent.Load()
+	}
+	if a := ph.Account(results.OpQuery); a != nil {
+		c[results.CountQueries] = a.Accepted
+	}
+	for i := range ph.Groups {
+		g := &ph.Groups[i]
+		if g.Name == LoadQuery {
+			renameFigures(&g.Counts, &g.Rates, &g.Latency, queryNames)
+		}
+		for k, h := range g.Latency {
+			ph.Latency[k] = h
+		}
+	}
+	if secs > 0 {
+		ph.Rates["accepted_per_sec"] = float64(c[results.CountAccepted]) / secs
+		ph.Rates[results.RateQueries] = float64(c[results.CountQueries]) / secs
+	}
 }
 
 // loadCounts sets the outcome counters from the accounts: accepted,
@@ -966,7 +1045,10 @@ func schedLatencyP99(a, b *rtmetrics.Float64Histogram) time.Duration {
 // kindStats are one op kind's latencies in a mixed load (accepted ops),
 // sharded by worker so that workers rarely share a lock; its counts come
 // from the kind's account.
-type kindStats struct{ shards [8]kindShard }
+type kindStats struct {
+	shards [8]kindShard
+	sent   atomic.Int64 // ops of the kind written
+}
 
 type kindShard struct {
 	mu       sync.Mutex
@@ -982,6 +1064,9 @@ func newKindStats() *kindStats {
 }
 
 func (ks *kindStats) record(w int, intended, warmEnd int64, out schedule.Outcome) {
+	if out.Sent != 0 {
+		ks.sent.Add(1)
+	}
 	if out.Err != nil || !out.Accepted {
 		return
 	}

@@ -36,9 +36,21 @@ func checkBalance(t *testing.T, ph results.Phase) {
 	if len(ph.Accounts) == 0 || requested != c["planned"] {
 		t.Errorf("accounts %+v cover %d slots, %d planned", ph.Accounts, requested, c["planned"])
 	}
-	if sum := c["accepted"] + c["refused"] + c["failed"] + c["dropped"] + c["not_run"] + c["canceled"]; sum != c["planned"] {
+	if sum := opCount(c, "accepted") + opCount(c, "refused") + opCount(c, "failed") + c["dropped"] + opCount(c, "not_run") + opCount(c, "canceled"); sum != c["planned"] {
 		t.Errorf("outcomes add up to %d, planned %d: %v", sum, c["planned"], c)
 	}
+}
+
+// opCount is counter k of a load's ops: ops_k in a mixed load, queries for
+// accepted in a query load, else k.
+func opCount(c map[string]int64, k string) int64 {
+	if n, ok := c["ops_"+k]; ok {
+		return n
+	}
+	if _, ok := c[k]; !ok && k == "accepted" {
+		return c[results.CountQueries]
+	}
+	return c[k]
 }
 
 func TestLoadPublishEmbeddedSendsEveryEvent(t *testing.T) {
@@ -197,13 +209,18 @@ func TestLoadMixedAndQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBalance(t, ph)
-	if ph.Counts["accepted"] != 200 {
-		t.Fatalf("accepted %d of 200: %v %v", ph.Counts["accepted"], ph.Notes, ph.Errors)
+	// A mixed load's counters are each side's (accepted: events, queries:
+	// REQs ended with EOSE); the ops' totals are ops_ counters.
+	if ph.Counts["ops_accepted"] != 200 || ph.Counts["accepted"] != 100 || ph.Counts["queries"] != 100 {
+		t.Fatalf("ops accepted %d of 200, events %d, queries %d: %v %v", ph.Counts["ops_accepted"], ph.Counts["accepted"], ph.Counts["queries"], ph.Notes, ph.Errors)
+	}
+	if ph.Latency["ok"].Count != 100 || ph.Latency["eose"].Count != 100 || ph.Latency["op"].Count != 200 {
+		t.Errorf("latency samples: ok %d, eose %d, op %d; want 100, 100, 200", ph.Latency["ok"].Count, ph.Latency["eose"].Count, ph.Latency["op"].Count)
 	}
 	if len(ph.Groups) != 2 || ph.Groups[0].Name != LoadPublish || ph.Groups[1].Name != LoadQuery {
 		t.Fatalf("groups %+v", ph.Groups)
 	}
-	if ph.Groups[0].Counts["accepted"] != 100 || ph.Groups[1].Counts["accepted"] != 100 {
+	if ph.Groups[0].Counts["accepted"] != 100 || ph.Groups[1].Counts["queries"] != 100 {
 		t.Errorf("publish %v, query %v: want 100 each", ph.Groups[0].Counts, ph.Groups[1].Counts)
 	}
 	if r.Stats().Events != 100 || r.Stats().REQs != 100 {
@@ -217,8 +234,8 @@ func TestLoadMixedAndQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Counts["accepted"] != 100 || q.Params["events_signed"] != nil {
-		t.Errorf("query load: accepted %d, events signed %v", q.Counts["accepted"], q.Params["events_signed"])
+	if q.Counts["queries"] != 100 || q.Latency["eose"] == nil || q.Latency["ok"] != nil || q.Params["events_signed"] != nil {
+		t.Errorf("query load: queries %d, eose %v, ok %v, events signed %v", q.Counts["queries"], q.Latency["eose"], q.Latency["ok"], q.Params["events_signed"])
 	}
 }
 
