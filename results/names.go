@@ -11,11 +11,9 @@ import (
 // packages (report, threshold, judge, merge, the CLI). A name is declared
 // here once; a results file holds the strings, so a name never changes.
 //
-// One exception to the comments below, kept for the results files and
-// thresholds already written: a load phase's counters (sent, accepted,
-// refused, …) and its ok latency count the pattern's operations, EVENT →
-// OK or, in a query or mixed load, REQ → EOSE; its groups "publish" and
-// "query" split them by kind under the names below.
+// A mixed load phase has both sides under these names (the events' and the
+// queries'), and the totals of its operations as ops_accepted, ops_sent, …
+// with their latency as "op".
 const (
 	CountSent           = "sent"            // EVENTs written
 	CountAccepted       = "accepted"        // OK true
