@@ -74,19 +74,29 @@ func (s *liveSession) setCorpus(c *corpus.Corpus) {
 // the relay, load the signing keys, run w with the relay sampled, then print
 // the summary and write the results file.
 func runLiveCommand(g *Globals, command string, tf targetFlags, kf liveKeyFlags, of outputFlags, w runner.Workload, params map[string]any) error {
-	s, err := startLive(g, command, tf, of)
+	s, keys, err := startLiveKeys(g, command, tf, kf, of)
 	if err != nil {
 		return err
+	}
+	err = s.measure(w, keys, nil)
+	s.setFresh(keys)
+	return s.finish(params, err)
+}
+
+// startLiveKeys is startLive, then the signing keys loaded (kf) and
+// recorded as the run's corpus.
+func startLiveKeys(g *Globals, command string, tf targetFlags, kf liveKeyFlags, of outputFlags) (*liveSession, *corpus.Corpus, error) {
+	s, err := startLive(g, command, tf, of)
+	if err != nil {
+		return nil, nil, err
 	}
 	keys, err := kf.keys(g.Ctx)
 	if err != nil {
 		s.stop()
-		return err
+		return nil, nil, err
 	}
 	s.setCorpus(keys)
-	err = s.measure(w, keys, nil)
-	s.setFresh(keys)
-	return s.finish(params, err)
+	return s, keys, nil
 }
 
 // setFresh makes the run's corpus describe what the live workload actually

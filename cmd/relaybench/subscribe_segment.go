@@ -7,6 +7,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 )
 
@@ -56,36 +57,35 @@ func (c *subscribeCmd) runSubscribe(g *Globals, params map[string]any) error {
 	if c.seg.Whole() && c.startAt.IsZero() {
 		return runLiveCommand(g, "subscribe", c.targetFlags, c.liveKeyFlags, c.outputFlags, c.workload(), params)
 	}
-	s, err := startLive(g, "subscribe", c.targetFlags, c.outputFlags)
+	s, keys, err := startLiveKeys(g, "subscribe", c.targetFlags, c.liveKeyFlags, c.outputFlags)
 	if err != nil {
 		return err
 	}
-	keys, err := c.liveKeyFlags.keys(g.Ctx)
-	if err != nil {
-		s.stop()
-		return err
-	}
-	s.setCorpus(keys)
 	c.segRun = runner.StartSegment(g.Ctx, s.run, s.target.URL, c.seg, c.startAt)
 	err = s.measure(c.workload(), keys, nil)
 	c.segRun.End(s.run)
 	s.setFresh(keys)
 	if !c.seg.Whole() {
-		// Every segment signs the same list and publishes its share: the
-		// corpus is the test's list, the same in every segment's file.
-		s.run.Corpus.Events = c.events()
-		for _, ph := range s.run.Phases {
-			if ph.Deliveries != nil {
-				s.run.Corpus.Events, s.run.Corpus.Bytes = ph.Deliveries.Events, ph.Deliveries.Bytes
-			}
-		}
-		if n := len(s.run.Notes); n > 0 && strings.HasPrefix(s.run.Notes[n-1], "corpus: ") {
-			s.run.Notes = s.run.Notes[:n-1] // setFresh's, about this segment's share
-		}
-		s.run.Notes = append(s.run.Notes, fmt.Sprintf("corpus: the test's %d fresh events (signed alike by every segment, the nonce and created_at derived from --start-at); this segment published event j when j mod %d = %d; the key corpus (%d keys, seed %d) only provided the signing keys",
-			s.run.Corpus.Events, c.seg.Count, c.seg.Index, len(keys.Authors), keys.Params.Seed))
+		c.segmentCorpus(s.run, keys)
 	}
 	return s.finish(params, err)
+}
+
+// segmentCorpus makes run's corpus the test's list of fresh events: every
+// segment signs the same list and publishes its share, so the corpus is the
+// same in every segment's file.
+func (c *subscribeCmd) segmentCorpus(run *results.Run, keys *corpus.Corpus) {
+	run.Corpus.Events = c.events()
+	for _, ph := range run.Phases {
+		if ph.Deliveries != nil {
+			run.Corpus.Events, run.Corpus.Bytes = ph.Deliveries.Events, ph.Deliveries.Bytes
+		}
+	}
+	if n := len(run.Notes); n > 0 && strings.HasPrefix(run.Notes[n-1], "corpus: ") {
+		run.Notes = run.Notes[:n-1] // setFresh's, about this segment's share
+	}
+	run.Notes = append(run.Notes, fmt.Sprintf("corpus: the test's %d fresh events (signed alike by every segment, the nonce and created_at derived from --start-at); this segment published event j when j mod %d = %d; the key corpus (%d keys, seed %d) only provided the signing keys",
+		run.Corpus.Events, c.seg.Count, c.seg.Index, len(keys.Authors), keys.Params.Seed))
 }
 
 // segmentUsage marks a segment flag error as a usage error.
