@@ -109,6 +109,35 @@ func (f corpusFlags) params() corpus.Params {
 	return corpus.Params{Seed: f.Seed, Events: f.Events, Authors: f.Authors, AvgSize: f.Size, Spread: corpus.DefaultSpread, Anchor: anchor}.WithDefaults()
 }
 
+// liveKeyFlags are the corpus flags of the live workloads, which publish
+// fresh events signed with the corpus keys (--events and --size there are
+// the fresh events', not the corpus's).
+type liveKeyFlags struct {
+	Seed     int64  `default:"1" help:"Seed of the corpus keys and of the fresh events' content."`
+	Authors  int    `default:"200" help:"Number of corpus keys available to sign fresh events."`
+	CacheDir string `name:"cache-dir" placeholder:"DIR" help:"Corpus cache directory (default ~/.cache/relaybench/corpus; 'off' disables)."`
+}
+
+// keys loads a corpus of one event per author: only its keys are used.
+func (f liveKeyFlags) keys(ctx context.Context) (*corpus.Corpus, error) {
+	p := corpus.Params{Seed: f.Seed, Events: f.Authors, Authors: f.Authors, AvgSize: 64, Spread: corpus.DefaultSpread}.WithDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir})
+	if err != nil {
+		return nil, fmt.Errorf("corpus keys: %w", err)
+	}
+	addAuthKeys(c) // NIP-42: these keys sign AUTH (auth.go)
+	return c, nil
+}
+
+func (f liveKeyFlags) validate() error {
+	var r ranges
+	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
+	return r.err
+}
+
 type publishFlags struct {
 	Concurrency int           `default:"10" help:"Publishing connections."`
 	Mode        string        `default:"wait" enum:"wait,pipeline" help:"wait: one EVENT in flight per connection; pipeline: up to --window unacknowledged EVENTs per connection (every OK still read and matched)."`
@@ -640,33 +669,4 @@ func (r *ranges) cpus(flag, list string) {
 	if _, err := harness.ParseCPUs(list); err != nil {
 		r.add(fmt.Errorf("--%s %s: %v", flag, list, err))
 	}
-}
-
-// liveKeyFlags are the corpus flags of the live workloads, which publish
-// fresh events signed with the corpus keys (--events and --size there are
-// the fresh events', not the corpus's).
-type liveKeyFlags struct {
-	Seed     int64  `default:"1" help:"Seed of the corpus keys and of the fresh events' content."`
-	Authors  int    `default:"200" help:"Number of corpus keys available to sign fresh events."`
-	CacheDir string `name:"cache-dir" placeholder:"DIR" help:"Corpus cache directory (default ~/.cache/relaybench/corpus; 'off' disables)."`
-}
-
-// keys loads a corpus of one event per author: only its keys are used.
-func (f liveKeyFlags) keys(ctx context.Context) (*corpus.Corpus, error) {
-	p := corpus.Params{Seed: f.Seed, Events: f.Authors, Authors: f.Authors, AvgSize: 64, Spread: corpus.DefaultSpread}.WithDefaults()
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir})
-	if err != nil {
-		return nil, fmt.Errorf("corpus keys: %w", err)
-	}
-	addAuthKeys(c) // NIP-42: these keys sign AUTH (auth.go)
-	return c, nil
-}
-
-func (f liveKeyFlags) validate() error {
-	var r ranges
-	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
-	return r.err
 }
