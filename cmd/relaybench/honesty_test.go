@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,9 +257,6 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 		})
 	}
 }
-
-var _ = fmt.Sprint
-var _ = os.Getpid
 
 // TestDoubleInterruptLeavesNothing: a second Ctrl-C right after the first
 // exits at once, yet the relay relaybench started is stopped and its temp
