@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/results"
 )
 
 func TestBurstEmbedded(t *testing.T) {
-	url := embeddedRelay(t)
+	url := embeddedURL(t, "memory")
 	ph, err := Burst(testCtx(t), url, testKeys(t), BurstOptions{Bursts: 3, BurstSize: 150, Every: 400 * time.Millisecond, Connections: 2, BetweenRate: 100, Size: 200})
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +36,7 @@ func TestBurstQueueingRelay(t *testing.T) {
 	// One worker spending 500 µs per event: a burst of 100 queues for
 	// 50 ms, so burst latency is high by construction and the background
 	// recovers only after the queue drains.
-	r := testrelay.New(testrelay.Config{Workers: 1, ProcessingTime: 500 * time.Microsecond})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{Workers: 1, ProcessingTime: 500 * time.Microsecond})
 	ph, err := Burst(testCtx(t), r.URL(), testKeys(t), BurstOptions{Bursts: 2, BurstSize: 100, Every: 600 * time.Millisecond, Connections: 2, BetweenRate: 100, Size: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -51,5 +51,130 @@ func TestBurstQueueingRelay(t *testing.T) {
 	}
 	if rec.Count > 0 && rec.Min < int64(5*time.Millisecond) {
 		t.Errorf("recovered %v after a burst that queues ≥ 25 ms", time.Duration(rec.Min))
+	}
+}
+
+// smallBurst: 2 bursts of 40 events over 2 connections, background 20/s:
+// 80 + 12 = 92 events.
+var smallBurst = BurstOptions{Base: Base{Timeout: 400 * time.Millisecond}, Bursts: 2, BurstSize: 40, Every: 300 * time.Millisecond, Connections: 2, BetweenRate: 20, Size: 100}
+
+func runBurst(t *testing.T, cfg testrelay.Config, o BurstOptions) (results.Phase, error) {
+	t.Helper()
+	r := startRelay(t, cfg)
+	return Burst(testCtx(t), r.URL(), testKeys(t), o)
+}
+
+// checkBurstAccounts asserts the event account is balanced and that the
+// groups' outcomes add up to it (that OK latency and the accepted counter
+// credit accepted events only is TestEveryWorkloadKeepsTheBooks's).
+func checkBurstAccounts(t *testing.T, ph results.Phase) results.Account {
+	t.Helper()
+	a := account(t, ph, results.OpEvent)
+	sum := map[string]int64{}
+	for _, g := range ph.Groups {
+		var n int64
+		for _, k := range []string{"accepted", "refused", "timed_out", "failed", "not_sent", "cancelled"} {
+			sum[k] += g.Counts[k]
+			n += g.Counts[k]
+		}
+		if n != g.Counts["requested"] {
+			t.Errorf("group %s: outcomes %d for %d requested: %v", g.Name, n, g.Counts["requested"], g.Counts)
+		}
+		sum["requested"] += g.Counts["requested"]
+	}
+	want := map[string]int64{"requested": a.Requested, "accepted": a.Accepted, "refused": a.Refused, "timed_out": a.TimedOut,
+		"failed": a.ConnLost, "not_sent": a.NotRun, "cancelled": a.Cancelled}
+	for k, v := range want {
+		if sum[k] != v {
+			t.Errorf("groups sum %s = %d, account %d (%+v)", k, sum[k], v, a)
+		}
+	}
+	return a
+}
+
+func TestBurstHonestRelayBalanced(t *testing.T) {
+	ph, err := runBurst(t, testrelay.Config{Verify: true}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.Requested != 92 || a.Accepted != 92 || ph.Aborted != "" {
+		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
+	}
+}
+
+func TestBurstRefusalsApartByClass(t *testing.T) {
+	ph, err := runBurst(t, testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.Accepted != 69 || a.Refused != 23 || a.RefusedBy["rate-limited"] != 23 || ph.Refused["rate-limited"] != 23 {
+		t.Fatalf("account %+v refused %v", a, ph.Refused)
+	}
+	if h := ph.Latency["ok_refused"]; h == nil || h.Count != 23 {
+		t.Errorf("ok_refused %+v", h)
+	}
+	var byClass int64
+	for _, g := range ph.Groups {
+		byClass += g.Counts["refused_rate-limited"]
+	}
+	if byClass != 23 {
+		t.Errorf("groups count %d rate-limited refusals, want 23", byClass)
+	}
+	if r := ph.Rates["burst_success_rate"]; r >= 1 || r <= 0 {
+		t.Errorf("burst success rate %v", r)
+	}
+}
+
+func TestBurstPerConnectionRateLimit(t *testing.T) {
+	// Each connection: 10 events through, every later one refused.
+	ph, err := runBurst(t, testrelay.Config{Verify: true, RateLimitAfter: 10}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.Accepted != 30 || a.Refused != 62 || a.RefusedBy["rate-limited"] != 62 {
+		t.Fatalf("account %+v", a)
+	}
+}
+
+func TestBurstNeverOKAborts(t *testing.T) {
+	o := smallBurst
+	o.Bursts, o.Every, o.Timeout = 20, 300*time.Millisecond, 200*time.Millisecond
+	ph, err := runBurst(t, testrelay.Config{Verify: true, NeverOK: true}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if ph.Aborted == "" || a.Accepted != 0 || a.TimedOut == 0 || a.NotRun == 0 {
+		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
+	}
+	if ph.Counts["bursts_not_run"] == 0 {
+		t.Errorf("bursts after the abort judged: %v", ph.Counts)
+	}
+}
+
+func TestBurstConnectionsClosed(t *testing.T) {
+	ph, err := runBurst(t, testrelay.Config{Verify: true, CloseAfter: 15}, smallBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkBurstAccounts(t, ph)
+	if a.ConnLost == 0 || a.ConnLost+a.NotRun+a.TimedOut != a.Requested-a.Accepted || a.Accepted > 3*14 {
+		t.Fatalf("account %+v", a)
+	}
+}
+
+func TestBurstCancelledMidPhase(t *testing.T) {
+	r := startRelay(t, testrelay.Config{Verify: true, OKDelay: 5 * time.Millisecond})
+	ctx, stamp := cancelAfterEvents(t, r, 50)
+	o := smallBurst
+	o.Bursts, o.Every, o.Timeout = 30, 500*time.Millisecond, 10*time.Second
+	ph, err := Burst(ctx, r.URL(), testKeys(t), o)
+	checkInterrupted(t, err, stamp)
+	a := checkBurstAccounts(t, ph)
+	if a.Cancelled == 0 || a.TimedOut+a.ConnLost+a.NotRun > 0 || ph.Aborted != "" {
+		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
 	}
 }

@@ -144,7 +144,7 @@ func runCase(t *testing.T, rc relayCase, d Decl, m mode, c *corpus.Corpus) []res
 	smallOptions(cfg, rc.timeout, rc.wait)
 	m.set(cfg)
 	if rc.cancelAfter > 0 {
-		ctx = cancelOnMessages(ctx, tr, rc.cancelAfter)
+		ctx = cancelOnce(ctx, func() bool { return tr.Stats().Messages >= rc.cancelAfter })
 	}
 	phases, err := d.Workload(cfg).Run(ctx, env)
 	if guard.Err() != nil {
@@ -168,8 +168,7 @@ func (rc relayCase) start(t *testing.T) (string, *testrelay.Relay) {
 	if rc.embedded {
 		return embeddedURL(t, "native"), nil
 	}
-	r := testrelay.New(rc.cfg)
-	t.Cleanup(r.Close)
+	r := startRelay(t, rc.cfg)
 	return r.URL(), r
 }
 
@@ -206,16 +205,8 @@ func publishedModel(ctx context.Context, t *testing.T, url string, c *corpus.Cor
 	if err != nil {
 		t.Fatalf("publish the corpus: %v", err)
 	}
-	var acc, unknown []*nostr.Event
-	for i, o := range pr.Outcomes {
-		switch {
-		case o == Accepted || o == Duplicate:
-			acc = append(acc, c.Events[i])
-		case Undecided(o):
-			unknown = append(unknown, c.Events[i])
-		}
-	}
-	return verify.NewModelUnknown(acc, unknown)
+	m, _ := outcomeModel(c, pr)
+	return m
 }
 
 // testLogWriter sends a workload's log lines (a skip) to the test's log.
@@ -224,23 +215,4 @@ type testLogWriter struct{ t *testing.T }
 func (l testLogWriter) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// cancelOnMessages returns a child of ctx cancelled (the user's Ctrl-C) once
-// r has received n messages; it stops watching when ctx ends.
-func cancelOnMessages(ctx context.Context, r *testrelay.Relay, n int) context.Context {
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for r.Stats().Messages < n {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-		cancel()
-	}()
-	return ctx
 }

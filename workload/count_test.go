@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/fakenip"
-	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 )
@@ -15,16 +14,8 @@ import (
 // what the relay accepted.
 func publishModel(t *testing.T, url string) *verify.Model {
 	t.Helper()
-	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModePipeline, Window: 16})
-	if err != nil {
-		t.Fatalf("publish: %v", err)
-	}
-	var acc []*nostr.Event
-	for _, i := range pr.StoredIndexes() {
-		acc = append(acc, c.Events[i])
-	}
-	return verify.NewModel(acc)
+	_, m := publishSmall(t, url, ModePipeline)
+	return m
 }
 
 func balanced(t *testing.T, ph results.Phase) {
@@ -39,7 +30,7 @@ func balanced(t *testing.T, ph results.Phase) {
 func TestCountEmbeddedRelay(t *testing.T) {
 	url := embeddedURL(t, "native")
 	m := publishModel(t, url)
-	ph, err := Count(ctxT(t), url, m, m.Live, CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 3}, Queries: 24, Limit: 50})
+	ph, err := Count(testCtx(t), url, m, m.Live, CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 3}, Queries: 24, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +100,7 @@ func TestCountWrongCountsFail(t *testing.T) {
 			r := fakenip.Start(tc.cfg)
 			defer r.Close()
 			m := publishModel(t, r.URL)
-			ph, err := Count(ctxT(t), r.URL, m, m.Live, CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 1}, Queries: 12})
+			ph, err := Count(testCtx(t), r.URL, m, m.Live, CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 1}, Queries: 12})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +123,7 @@ func TestCountKeepsSupersededVersions(t *testing.T) {
 	if len(m.All) == len(m.Live) {
 		t.Skip("the corpus has no superseded versions")
 	}
-	ph, err := Count(ctxT(t), r.URL, m, m.All, CountOptions{Base: Base{Timeout: 5 * time.Second}, Queries: 30})
+	ph, err := Count(testCtx(t), r.URL, m, m.All, CountOptions{Base: Base{Timeout: 5 * time.Second}, Queries: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +140,7 @@ func TestCountSilentRelayAccounted(t *testing.T) {
 	defer r.Close()
 	m := publishModel(t, r.URL)
 	for _, noReq := range []bool{true, false} {
-		ph, err := Count(ctxT(t), r.URL, m, m.Live, CountOptions{Base: Base{Timeout: 100 * time.Millisecond}, Queries: 6, NoReq: noReq})
+		ph, err := Count(testCtx(t), r.URL, m, m.Live, CountOptions{Base: Base{Timeout: 100 * time.Millisecond}, Queries: 6, NoReq: noReq})
 		if err != nil {
 			t.Fatal(err)
 		}

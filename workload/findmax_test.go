@@ -18,10 +18,9 @@ import (
 // overshoot). The search must land within a generous band of that.
 func TestFindMaxFindsTestRelayCapacity(t *testing.T) {
 	const capacity = 400.0
-	r := testrelay.New(testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
 	var progress bytes.Buffer
-	ph, res, err := FindMax(ctxT(t), r.URL(), smallCorpus(t), FindMaxOptions{
+	ph, res, err := FindMax(testCtx(t), r.URL(), smallCorpus(t), FindMaxOptions{
 		Load:      LoadOptions{Pool: 64, Connections: 4, Size: 100, MaxLateness: 500 * time.Millisecond},
 		StartRate: 50, StepDuration: 1500 * time.Millisecond, P99: 50 * time.Millisecond, Precision: 0.15,
 		Progress: &progress,
@@ -90,8 +89,7 @@ func checkFindMaxAccount(t *testing.T, ph results.Phase) results.Account {
 // judged (no failed step blamed on the relay), its work is cancelled, and
 // the judge says interrupted.
 func TestFindMaxCancelledMidSearch(t *testing.T) {
-	r := testrelay.New(testrelay.Config{})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{})
 	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= 75 })
 	ph, res, err := FindMax(ctx, r.URL(), smallCorpus(t), FindMaxOptions{
 		Load:      LoadOptions{Pool: 64, Connections: 2, Size: 100, MaxLateness: 20 * time.Second},
@@ -121,9 +119,8 @@ func TestFindMaxCancelledMidSearch(t *testing.T) {
 // A relay that answers nothing stops the search at its first step, with
 // one Aborted line.
 func TestFindMaxRelayStallsAborts(t *testing.T) {
-	r := testrelay.New(testrelay.Config{NeverOK: true})
-	defer r.Close()
-	ph, res, err := FindMax(ctxT(t), r.URL(), smallCorpus(t), FindMaxOptions{
+	r := startRelay(t, testrelay.Config{NeverOK: true})
+	ph, res, err := FindMax(testCtx(t), r.URL(), smallCorpus(t), FindMaxOptions{
 		Load:      LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pool: 10, Connections: 2, Size: 100, MaxLateness: 50 * time.Millisecond},
 		StartRate: 100, StepDuration: 20 * time.Second,
 	})

@@ -1,14 +1,17 @@
 package workload
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/results"
 )
 
 func TestLifecycleEmbedded(t *testing.T) {
-	url := embeddedRelay(t)
+	url := embeddedURL(t, "memory")
 	ph, err := Lifecycle(testCtx(t), url, testKeys(t), LifecycleOptions{Events: 25, Size: 500})
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +38,7 @@ func TestLifecycleEmbedded(t *testing.T) {
 func TestLifecycleMisbehaving(t *testing.T) {
 	// Dropped events are OKed but never stored nor delivered: they must be
 	// reported as never delivered and never found, within the bounds.
-	r := testrelay.New(testrelay.Config{DropEvery: 4, DelayDeliveries: 20 * time.Millisecond})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{DropEvery: 4, DelayDeliveries: 20 * time.Millisecond})
 	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), LifecycleOptions{Base: Base{Timeout: 300 * time.Millisecond}, Events: 8, Size: 100, ReadTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +51,280 @@ func TestLifecycleMisbehaving(t *testing.T) {
 	}
 }
 
-func containsPrefix(list []string, p string) bool {
-	for _, s := range list {
-		if len(s) >= len(p) && s[:len(p)] == p {
-			return true
+// runLifecycle runs Lifecycle against a test relay with short timeouts.
+func runLifecycle(t *testing.T, cfg testrelay.Config, o LifecycleOptions) (results.Phase, error) {
+	t.Helper()
+	r := startRelay(t, cfg)
+	if o.Size == 0 {
+		o.Size = 100
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 400 * time.Millisecond
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 100 * time.Millisecond
+	}
+	return Lifecycle(testCtx(t), r.URL(), testKeys(t), o)
+}
+
+func allBalanced(t *testing.T, ph results.Phase) {
+	t.Helper()
+	for _, op := range []string{results.OpEvent, results.OpDelivery, results.OpRead, results.OpSub} {
+		account(t, ph, op)
+	}
+}
+
+func TestLifecycleHonestRelayBalanced(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true}, LifecycleOptions{Events: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSplit(t, ph, results.OpEvent, split{acc: 10})
+	wantSplit(t, ph, results.OpDelivery, split{acc: 10})
+	wantSplit(t, ph, results.OpRead, split{acc: 10})
+	wantSplit(t, ph, results.OpSub, split{acc: 1})
+	if v := ph.Verification; !v.Passed || v.Expected != 20 || v.Missing != 0 {
+		t.Fatalf("verification %+v", v)
+	}
+	for _, s := range lifeStages {
+		if ph.Latency[s].Count != 10 {
+			t.Errorf("%s: %d samples, want 10", s, ph.Latency[s].Count)
 		}
 	}
-	return false
+	if ph.Aborted != "" {
+		t.Errorf("aborted: %s", ph.Aborted)
+	}
+}
+
+func TestLifecycleInvalidDeliveriesFailVerification(t *testing.T) {
+	// Deliveries 3, 6 and 9 are corrupted: counted invalid, not credited,
+	// and (no valid copy ever comes) missing.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, LifecycleOptions{Events: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := ph.Verification
+	if v.Passed || v.Invalid != 3 || v.Missing != 3 {
+		t.Fatalf("verification %+v", v)
+	}
+	wantSplit(t, ph, results.OpDelivery, split{acc: 6, to: 3})
+	wantSplit(t, ph, results.OpRead, split{acc: 9})
+	if n := ph.Latency[StageDeliver].Count; n != 6 {
+		t.Errorf("deliver histogram credits %d, want the 6 valid deliveries", n)
+	}
+}
+
+func TestLifecycleInvalidEventsFailVerification(t *testing.T) {
+	// Every 4th event the relay sends (answers and deliveries) is corrupted.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, InvalidEvery: 4}, LifecycleOptions{Events: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	v := ph.Verification
+	if v.Passed || v.Invalid == 0 {
+		t.Fatalf("a relay corrupting events passed: %+v", v)
+	}
+	d, r := account(t, ph, results.OpDelivery), account(t, ph, results.OpRead)
+	if ph.Latency[StageDeliver].Count != d.Accepted || ph.Latency[StageReadOwn].Count != r.Accepted {
+		t.Errorf("histograms %d/%d, accounts %d/%d", ph.Latency[StageDeliver].Count, ph.Latency[StageReadOwn].Count, d.Accepted, r.Accepted)
+	}
+	if d.Accepted+r.Accepted+v.Invalid < 24 {
+		t.Errorf("%d valid copies credited and %d invalid for 24 expected", d.Accepted+r.Accepted, v.Invalid)
+	}
+}
+
+func TestLifecycleDuplicatesAreNotMissing(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 2}, LifecycleOptions{Events: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := ph.Verification
+	if v.Passed || v.Duplicated != 3 || v.Missing != 0 {
+		t.Fatalf("verification %+v", v)
+	}
+	wantSplit(t, ph, results.OpDelivery, split{acc: 6})
+	if ph.Counts["never_delivered"] != 0 || ph.Latency[StageDeliver].Count != 6 {
+		t.Errorf("counts %v deliver samples %d", ph.Counts, ph.Latency[StageDeliver].Count)
+	}
+}
+
+func TestLifecycleDroppedDeliveriesStallThenEnd(t *testing.T) {
+	// No delivery ever comes: after 3 misses in a row the rest are awaited
+	// together; every one is timed out and missing, none credited.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, DropDeliveriesEvery: 1}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSplit(t, ph, results.OpDelivery, split{to: 8})
+	wantSplit(t, ph, results.OpRead, split{acc: 8})
+	if v := ph.Verification; v.Passed || v.Missing != 8 {
+		t.Fatalf("verification %+v", v)
+	}
+	if ph.Latency[StageDeliver].Count != 0 {
+		t.Errorf("deliver histogram credits %d", ph.Latency[StageDeliver].Count)
+	}
+}
+
+func TestLifecycleRefusalsByClass(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, RefuseEvery: 3, RefuseReason: "rate-limited: slow down"}, LifecycleOptions{Events: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSplit(t, ph, results.OpEvent, split{acc: 6, ref: 3})
+	if a := account(t, ph, results.OpEvent); a.RefusedBy["rate-limited"] != 3 {
+		t.Errorf("refused by %v", a.RefusedBy)
+	}
+	wantSplit(t, ph, results.OpDelivery, split{acc: 6})
+	wantSplit(t, ph, results.OpRead, split{acc: 6})
+	if n := ph.Latency[StageOK].Count; n != 6 {
+		t.Errorf("ok histogram: %d samples for 6 accepted", n)
+	}
+	if h := ph.Latency["ok_refused"]; h == nil || h.Count != 3 {
+		t.Errorf("ok_refused %+v", h)
+	}
+	if !ph.Verification.Passed {
+		t.Errorf("verification %+v", ph.Verification)
+	}
+}
+
+func TestLifecycleNeverOKAborts(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NeverOK: true}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSplit(t, ph, results.OpEvent, split{to: 3, notRun: 47})
+	allBalanced(t, ph)
+	if ph.Aborted == "" {
+		t.Error("no Aborted line")
+	}
+	if !ph.Verification.Passed {
+		t.Errorf("nothing accepted, nothing wrong: %+v", ph.Verification)
+	}
+}
+
+func TestLifecycleNoEOSEAborts(t *testing.T) {
+	// The live subscription and two reads get no EOSE: the phase stops.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, NoEOSE: true}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	wantSplit(t, ph, results.OpSub, split{to: 1})
+	wantSplit(t, ph, results.OpEvent, split{acc: 2, notRun: 48})
+	wantSplit(t, ph, results.OpRead, split{to: 2})
+	if ph.Aborted == "" {
+		t.Error("no Aborted line")
+	}
+	if v := ph.Verification; v.Missing != 0 || !v.Passed {
+		t.Errorf("unanswered reads counted as wrong answers: %+v", v)
+	}
+}
+
+func TestLifecycleConnectionsClosed(t *testing.T) {
+	// Each connection is closed at its 4th message: the publisher loses
+	// events 4 and 8 (its redials carry on), nothing is silently dropped.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, CloseAfter: 4}, LifecycleOptions{Events: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	wantSplit(t, ph, results.OpEvent, split{acc: 8, lost: 2})
+	r := account(t, ph, results.OpRead)
+	if r.Requested != 8 || r.ConnLost+r.NotRun+r.Accepted != 8 {
+		t.Errorf("reads %+v", r)
+	}
+	if v := ph.Verification; v.Missing != 0 {
+		t.Errorf("lost connections counted as missing events: %+v", v)
+	}
+}
+
+func TestLifecycleCancelledMidPhase(t *testing.T) {
+	r := startRelay(t, testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
+	ctx, stamp := cancelAfterEvents(t, r, 5)
+	ph, err := Lifecycle(ctx, r.URL(), testKeys(t), LifecycleOptions{Base: Base{Timeout: 10 * time.Second}, Events: 200, Size: 100, ReadTimeout: 2 * time.Second})
+	checkInterrupted(t, err, stamp)
+	allBalanced(t, ph)
+	for _, a := range ph.Accounts {
+		if a.TimedOut+a.ConnLost+a.NotRun > 0 {
+			t.Errorf("interrupt blamed on the relay: %+v", a)
+		}
+	}
+	if a := account(t, ph, results.OpEvent); a.Cancelled == 0 || a.Accepted < 4 {
+		t.Errorf("events %+v", a)
+	}
+	if v := ph.Verification; !v.Passed || v.Missing != 0 {
+		t.Errorf("interrupt failed verification: %+v", v)
+	}
+	if ph.Aborted != "" {
+		t.Errorf("aborted: %s", ph.Aborted)
+	}
+}
+
+func TestLifecycleRelayStalls(t *testing.T) {
+	// The relay stops handling messages after its 19th (1 REQ, then 3 per
+	// event: EVENT, REQ, CLOSE): the phase stops after 3 EVENTs without OK.
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, StallAfter: 19}, LifecycleOptions{Base: Base{Timeout: 200 * time.Millisecond}, Events: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	// Which message is the 20th depends on whether the last read's CLOSE
+	// reaches the relay before the next EVENT: 6 or 7 events get through.
+	if a := account(t, ph, results.OpEvent); a.TimedOut != 3 || a.Accepted < 6 || a.Accepted+a.NotRun != 37 || a.NotRunBy["phase aborted"] != a.NotRun {
+		t.Errorf("events %+v", a)
+	}
+	if ph.Aborted == "" {
+		t.Error("no Aborted line")
+	}
+	if v := ph.Verification; !v.Passed {
+		t.Errorf("a stalled relay counted as wrong answers: %+v", v)
+	}
+}
+
+func TestLifecycleRelayDies(t *testing.T) {
+	ph, err := runLifecycle(t, testrelay.Config{Verify: true, KillAfterEvents: 5}, LifecycleOptions{Events: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	wantSplit(t, ph, results.OpEvent, split{acc: 4, lost: 1, notRun: 15})
+	wantSplit(t, ph, results.OpDelivery, split{acc: 4})
+	if v := ph.Verification; !v.Passed {
+		t.Errorf("a dead relay counted as wrong answers: %+v", v)
+	}
+}
+
+// TestLifecycleInvalidAnswersStopEarly: a relay that corrupts every event
+// it sends would have each read-back retried to its deadline (minutes for
+// 100 events). A run of answers that all fail verification stops the phase
+// at once, with one line; the invalid answers fail verification (exit 3).
+// Asserted on the REQs the relay got, not on time.
+func TestLifecycleInvalidAnswersStopEarly(t *testing.T) {
+	r := startRelay(t, testrelay.Config{Verify: true, InvalidEvery: 1})
+	// Generous timeouts: hang guards only, so a loaded machine times
+	// nothing out before the run of wrong answers stops the phase.
+	o := LifecycleOptions{Base: Base{Timeout: 20 * time.Second}, Size: 100, Events: 30, ReadTimeout: 60 * time.Second}
+	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allBalanced(t, ph)
+	if !strings.Contains(ph.Aborted, "failed verification") {
+		t.Errorf("Aborted %q, want the run of wrong answers named", ph.Aborted)
+	}
+	// One live subscription, then a read-back retried until the run of
+	// wrong answers (the watchdog's limit, 3) stopped the phase.
+	if n := r.Stats().REQs; n > 1+3 {
+		t.Errorf("the relay got %d REQs: the phase did not stop after a run of wrong answers", n)
+	}
+	if ev := account(t, ph, results.OpEvent); ev.Accepted != 1 || ev.NotRun != 29 {
+		t.Errorf("events %+v, want 1 accepted and 29 not run (aborted)", ev)
+	}
+	if v := ph.Verification; v.Status() != results.VerificationFailed || v.Invalid < 3 {
+		t.Errorf("verification %+v, want failed with the invalid answers", v)
+	}
+	if wrong, _, _ := judge.Phase(&ph); len(wrong) == 0 {
+		t.Error("the judge does not call invalid answers wrong (exit 3)")
+	}
 }

@@ -2,11 +2,15 @@ package workload
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/schedule"
 )
@@ -59,7 +63,7 @@ func TestLoadPublishEmbeddedSendsEveryEvent(t *testing.T) {
 	var live bytes.Buffer
 	// A pool and a lateness bound far beyond need: even a slow machine
 	// (race detector, other load) sends every op.
-	ph, err := Load(ctxT(t), url, smallCorpus(t), LoadOptions{Pattern: p, Pool: 200, Connections: 4, Size: 200,
+	ph, err := Load(testCtx(t), url, smallCorpus(t), LoadOptions{Pattern: p, Pool: 200, Connections: 4, Size: 200,
 		MaxLateness: 20 * time.Second, Live: &live})
 	if err != nil {
 		t.Fatal(err)
@@ -133,10 +137,9 @@ func atoi64(s string) int64 {
 // the intended time grows far beyond the send→OK time, and ops that cannot
 // start within MaxLateness are dropped and counted.
 func TestLoadOverCapacityCorrectsLatencyAndCountsDrops(t *testing.T) {
-	r := testrelay.New(testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
 	p := constant(t, 1000, 3*time.Second)
-	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{
+	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{
 		Pattern: p, Pool: 4, Connections: 2, MaxLateness: time.Second, Size: 100,
 	})
 	if err != nil {
@@ -181,29 +184,11 @@ func TestLoadOverCapacityCorrectsLatencyAndCountsDrops(t *testing.T) {
 	}
 }
 
-func TestLoadRateLimitedIsARefusal(t *testing.T) {
-	r := testrelay.New(testrelay.Config{RefuseEvery: 3, RefuseReason: "rate-limited: slow down"})
-	defer r.Close()
-	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 300, time.Second), Pool: 200,
-		MaxLateness: 20 * time.Second, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
-	if ph.Counts["refused"] != 100 || ph.Refused["rate-limited"] != 100 || ph.Counts["accepted"] != 200 {
-		t.Errorf("refused %d (rate-limited %d), accepted %d; want 100, 100, 200", ph.Counts["refused"], ph.Refused["rate-limited"], ph.Counts["accepted"])
-	}
-	if got := ph.Rates["accepted_per_sec"] * float64(ph.Duration) / 1e9; got > 200.5 {
-		t.Errorf("accepted rate counts refusals: %v", ph.Rates)
-	}
-}
-
 func TestLoadMixedAndQuery(t *testing.T) {
 	c := smallCorpus(t)
-	r := testrelay.New(testrelay.Config{})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{})
 	r.Add(c.Events...)
-	ph, err := Load(ctxT(t), r.URL(), c, LoadOptions{Kind: LoadMixed, PublishParts: 1, QueryParts: 1,
+	ph, err := Load(testCtx(t), r.URL(), c, LoadOptions{Kind: LoadMixed, PublishParts: 1, QueryParts: 1,
 		Pattern: constant(t, 200, time.Second), Pool: 200, MaxLateness: 20 * time.Second, Size: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +215,7 @@ func TestLoadMixedAndQuery(t *testing.T) {
 		t.Errorf("queries returned %d events: the filters should match stored events", ph.Counts["events_returned"])
 	}
 
-	q, err := Load(ctxT(t), r.URL(), c, LoadOptions{Kind: LoadQuery, Pattern: constant(t, 100, time.Second), Pool: 100, MaxLateness: 20 * time.Second})
+	q, err := Load(testCtx(t), r.URL(), c, LoadOptions{Kind: LoadQuery, Pattern: constant(t, 100, time.Second), Pool: 100, MaxLateness: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,32 +225,222 @@ func TestLoadMixedAndQuery(t *testing.T) {
 }
 
 func TestLoadRefusesTooManyEvents(t *testing.T) {
-	_, err := Load(ctxT(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Pattern: constant(t, 1000, 10*time.Second), MaxEvents: 5000})
+	_, err := Load(testCtx(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Pattern: constant(t, 1000, 10*time.Second), MaxEvents: 5000})
 	if err == nil || !strings.HasPrefix(err.Error(), "-load-max-events") || !strings.Contains(err.Error(), "10000") {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = Load(ctxT(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Kind: "write", Pattern: constant(t, 1, time.Second)})
+	_, err = Load(testCtx(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Kind: "write", Pattern: constant(t, 1, time.Second)})
 	if err == nil || !strings.HasPrefix(err.Error(), "-load-kind") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-// A relay that closes every connection at its 60th message: the pool
-// redials, so the load goes on; the unanswered ops are failures.
-func TestLoadRedialsLostConnections(t *testing.T) {
-	r := testrelay.New(testrelay.Config{CloseAfter: 60})
-	defer r.Close()
-	ph, err := Load(ctxT(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 200, 2*time.Second), Pool: 2,
+func TestLoadHonestRelayPasses(t *testing.T) {
+	r := startRelay(t, testrelay.Config{Verify: true})
+	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 200, time.Second), Pool: 200,
+		MaxLateness: 20 * time.Second, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	a := account(t, ph, results.OpEvent)
+	if a.Requested != 200 || a.Accepted != 200 || ph.Aborted != "" {
+		t.Errorf("account %+v, aborted %q", a, ph.Aborted)
+	}
+	if h := ph.Latency["ok"]; h == nil || h.Count != 200 {
+		t.Errorf("ok latency %+v, want 200 samples", h)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Passed {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// Refusals ("rate-limited:") are booked by class, kept out of the latency
+// of served ops and out of the accepted rate; the judge calls the phase
+// incomplete.
+func TestLoadRefusalsByClassNotInLatency(t *testing.T) {
+	r := startRelay(t, testrelay.Config{RefuseEvery: 3, RefuseReason: "rate-limited: slow down"})
+	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 300, time.Second), Pool: 200,
+		MaxLateness: 20 * time.Second, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	a := account(t, ph, results.OpEvent)
+	if a.Accepted != 200 || a.Refused != 100 || a.RefusedBy["rate-limited"] != 100 {
+		t.Errorf("account %+v", a)
+	}
+	for name, want := range map[string]int64{"ok": 200, "ok_uncorrected": 200, "ok_refused": 100} {
+		if h := ph.Latency[name]; h == nil || h.Count != want {
+			t.Errorf("latency %s: %+v, want %d samples", name, h, want)
+		}
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete || !strings.Contains(strings.Join(v.Reasons, "\n"), "rate-limited 100") {
+		t.Errorf("verdict %+v", v)
+	}
+	if ph.Counts["refused"] != 100 || ph.Refused["rate-limited"] != 100 || ph.Counts["accepted"] != 200 {
+		t.Errorf("refused %d (rate-limited %d), accepted %d; want 100, 100, 200", ph.Counts["refused"], ph.Refused["rate-limited"], ph.Counts["accepted"])
+	}
+	if got := ph.Rates["accepted_per_sec"] * float64(ph.Duration) / 1e9; got > 200.5 {
+		t.Errorf("accepted rate counts refusals: %v", ph.Rates)
+	}
+}
+
+// A relay that never answers stops the phase long before the pattern's
+// end, with one Aborted line; every slot still has one outcome.
+func TestLoadNeverOKAborts(t *testing.T) {
+	r := startRelay(t, testrelay.Config{NeverOK: true})
+	p := constant(t, 100, 30*time.Second)
+	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pattern: p, Pool: 10, Size: 100,
+		MaxLateness: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	a := account(t, ph, results.OpEvent)
+	if ph.Aborted == "" || !strings.Contains(ph.Aborted, "no reply") {
+		t.Fatalf("not aborted: %q (account %+v, notes %v)", ph.Aborted, a, ph.Notes)
+	}
+	if a.Requested != 3000 || a.Accepted != 0 || a.Cancelled != 0 || a.NotRunBy[outcome.WhyAborted] == 0 || a.TimedOut < 3 {
+		t.Errorf("account %+v", a)
+	}
+	if ph.Counts["intended"] >= 3000 || ph.Duration >= int64(30*time.Second) {
+		t.Errorf("ran the whole pattern: intended %d, duration %v", ph.Counts["intended"], time.Duration(ph.Duration))
+	}
+	if !strings.HasPrefix(ph.Notes[0], "stopped early") || strings.Contains(strings.Join(ph.Notes, "\n"), "interrupted after") {
+		t.Errorf("notes %v", ph.Notes)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// A relay that stalls mid-run (query load: one REQ per op) is caught the
+// same way.
+func TestLoadStallAborts(t *testing.T) {
+	c := smallCorpus(t)
+	r := startRelay(t, testrelay.Config{StallAfter: 40})
+	r.Add(c.Events...)
+	ph, err := Load(testCtx(t), r.URL(), c, LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
+		Connections: 2, MaxLateness: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	a := account(t, ph, results.OpQuery)
+	if ph.Aborted == "" || a.Accepted == 0 || a.Accepted > 40 || a.NotRunBy[outcome.WhyAborted] == 0 {
+		t.Errorf("aborted %q, account %+v", ph.Aborted, a)
+	}
+}
+
+// A relay that closes every connection at its 60th message: the ops on
+// them are connection lost, the pool redials and the load goes on.
+func TestLoadConnLost(t *testing.T) {
+	r := startRelay(t, testrelay.Config{CloseAfter: 60})
+	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 200, 2*time.Second), Pool: 2,
 		Connections: 2, MaxLateness: 20 * time.Second, Size: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkBalance(t, ph)
-	c := ph.Counts
-	if c["reconnects"] < 1 || c["accepted"] <= 2*59 || c["failed"] < 2 {
-		t.Errorf("reconnects %d, accepted %d, failed %d: want ≥ 1, > 118, ≥ 2 (%v; %v)", c["reconnects"], c["accepted"], c["failed"], ph.Notes, ph.Errors)
+	a := account(t, ph, results.OpEvent)
+	if a.ConnLost < 2 || a.Accepted <= 2*59 || a.TimedOut != 0 || a.Cancelled != 0 || ph.Aborted != "" {
+		t.Errorf("account %+v, aborted %q", a, ph.Aborted)
 	}
-	if r.Stats().Connections < 3 {
-		t.Errorf("relay saw %d connections", r.Stats().Connections)
+	if ph.Counts["conn_lost"] != a.ConnLost || ph.Counts["failed"] != a.ConnLost {
+		t.Errorf("counts %v", ph.Counts)
+	}
+	if ph.Counts["reconnects"] < 1 || ph.Counts["accepted"] <= 2*59 || r.Stats().Connections < 3 {
+		t.Errorf("reconnects %d, accepted %d, relay saw %d connections: want ≥ 1, > 118, ≥ 3 (%v; %v)", ph.Counts["reconnects"], ph.Counts["accepted"], r.Stats().Connections, ph.Notes, ph.Errors)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete || !strings.Contains(strings.Join(v.Reasons, "\n"), "connection lost") {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// Ctrl-C mid-phase: the EVENTs awaiting their OK and the slots not reached
+// are cancelled, at once (not after the minute-long timeout), nothing is
+// blamed on the relay, and the judge says interrupted.
+func TestLoadCancelledMidPhase(t *testing.T) {
+	r := startRelay(t, testrelay.Config{NeverOK: true})
+	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= 10 })
+	start := time.Now()
+	ph, err := Load(ctx, r.URL(), smallCorpus(t), LoadOptions{Base: Base{Timeout: time.Minute}, Pattern: constant(t, 100, 30*time.Second), Pool: 10, Size: 100,
+		MaxLateness: time.Minute})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el >= time.Minute {
+		t.Fatalf("returned after %v: waited for the timeout", el)
+	}
+	checkBalance(t, ph)
+	a := account(t, ph, results.OpEvent)
+	if a.Requested != 3000 || a.Cancelled != 3000 || ph.Aborted != "" {
+		t.Errorf("account %+v, aborted %q", a, ph.Aborted)
+	}
+	v := phaseVerdict(ph, true)
+	if v.Status != judge.Interrupted {
+		t.Errorf("verdict %+v", v)
+	}
+	if w, inc, _ := judge.Phase(&ph); len(w)+len(inc) > 0 {
+		t.Errorf("relay blamed: wrong %v, incomplete %v", w, inc)
+	}
+}
+
+// The same for queries (one goroutine per op waiting for EOSE).
+func TestLoadQueryCancelledMidPhase(t *testing.T) {
+	c := smallCorpus(t)
+	r := startRelay(t, testrelay.Config{NoEOSE: true})
+	r.Add(c.Events...)
+	ctx := cancelWhen(t, func() bool { return r.Stats().REQs >= 10 })
+	ph, err := Load(ctx, r.URL(), c, LoadOptions{Base: Base{Timeout: time.Minute}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
+		MaxLateness: time.Minute})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	checkBalance(t, ph)
+	if a := account(t, ph, results.OpQuery); a.Cancelled != a.Requested || a.Requested != 3000 {
+		t.Errorf("account %+v", a)
+	}
+	if w, inc, _ := judge.Phase(&ph); len(w)+len(inc) > 0 {
+		t.Errorf("relay blamed: wrong %v, incomplete %v", w, inc)
+	}
+}
+
+// A mixed load books its queries in a query account, its publishes in an
+// event account, by the pattern's mix.
+func TestLoadMixedAccounts(t *testing.T) {
+	c := smallCorpus(t)
+	r := startRelay(t, testrelay.Config{})
+	r.Add(c.Events...)
+	ph, err := Load(testCtx(t), r.URL(), c, LoadOptions{Kind: LoadMixed, PublishParts: 3, QueryParts: 1,
+		Pattern: constant(t, 200, time.Second), Pool: 200, MaxLateness: 20 * time.Second, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	ev, q := account(t, ph, results.OpEvent), account(t, ph, results.OpQuery)
+	if ev.Requested != 150 || ev.Accepted != 150 || q.Requested != 50 || q.Accepted != 50 {
+		t.Errorf("event %+v, query %+v", ev, q)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Passed {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// Slots the client could not start within MaxLateness are not run, with
+// the client's why, and counted as dropped.
+func TestLoadClientDropsAreNotRun(t *testing.T) {
+	r := startRelay(t, testrelay.Config{OKDelay: 50 * time.Millisecond})
+	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 400, time.Second), Pool: 2,
+		Connections: 1, MaxLateness: 10 * time.Millisecond, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	a := account(t, ph, results.OpEvent)
+	if a.NotRunBy[WhyClientDrop] == 0 || a.NotRunBy[WhyClientDrop] != ph.Counts["dropped"] || a.NotRun != ph.Counts["dropped"] ||
+		a.Accepted+a.NotRun != 400 {
+		t.Errorf("account %+v, counts %v", a, ph.Counts)
 	}
 }

@@ -1,13 +1,20 @@
 package workload
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/results"
 )
 
 func TestMixedEmbedded(t *testing.T) {
-	url := embeddedRelay(t)
+	url := embeddedURL(t, "memory")
 	c := testKeys(t)
 	ctx := testCtx(t)
 	// The relay must hold what the queries are drawn from.
@@ -64,4 +71,228 @@ func TestMixedEmbedded(t *testing.T) {
 	}
 	checkLatency(t, "ok", ph.Latency["ok"], ph.Counts["publish_together_accepted"])
 	checkLatency(t, "eose", ph.Latency["eose"], ph.Counts["query_together_queries"])
+}
+
+// smallMixed: parts of 600 ms, 180 events and 24 queries each.
+var smallMixed = MixedOptions{Duration: 600 * time.Millisecond, PublishRate: 300, QueryRate: 40, Size: 200, Limit: 20}
+
+// runMixed runs Mixed against a test relay holding the corpus the queries
+// are drawn from.
+func runMixed(t *testing.T, ctx context.Context, cfg testrelay.Config, o MixedOptions) (results.Phase, *testrelay.Relay, error) {
+	t.Helper()
+	r := startRelay(t, cfg)
+	c := testKeys(t)
+	r.Add(c.Events...)
+	ph, err := Mixed(ctx, r.URL(), c, o)
+	return ph, r, err
+}
+
+// mixedSplit asserts the phase's accounts of events, queries and
+// read-backs: balanced, and with the outcomes given (-1: not checked).
+func mixedSplit(t *testing.T, ph results.Phase, op string, requested, accepted int64) results.Account {
+	t.Helper()
+	a := account(t, ph, op)
+	if (requested >= 0 && a.Requested != requested) || (accepted >= 0 && a.Accepted != accepted) {
+		t.Errorf("%s account %+v, want %d requested, %d accepted", op, a, requested, accepted)
+	}
+	return a
+}
+
+// eventSplit asserts the event account: the events an open-loop part could
+// not send before its end are not requested (the live engine's rule; a slow
+// machine, e.g. under the race detector, falls behind), so at most 180 per
+// part, at least some, and every requested one ends as given.
+func eventSplit(t *testing.T, ph results.Phase, parts int64) results.Account {
+	t.Helper()
+	a := account(t, ph, results.OpEvent)
+	if a.Requested > 180*parts || a.Requested < 180*parts/2 {
+		t.Errorf("event account %+v: want up to %d requested", a, 180*parts)
+	}
+	return a
+}
+
+func TestMixedHonestRelayPasses(t *testing.T) {
+	ph, _, err := runMixed(t, testCtx(t), testrelay.Config{Verify: true}, smallMixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := eventSplit(t, ph, 2)
+	nRead := (ev.Accepted + readBackChunk - 1) / readBackChunk
+	mixedSplit(t, ph, results.OpEvent, ev.Requested, ev.Requested)
+	mixedSplit(t, ph, results.OpQuery, 48, 48)
+	mixedSplit(t, ph, results.OpRead, nRead, nRead)
+	if v := ph.Verification; !v.Passed || v.Expected != ev.Accepted || v.Missing != 0 || v.Checked != 48+nRead {
+		t.Errorf("verification %+v", v)
+	}
+	for _, g := range ph.Groups {
+		if strings.HasPrefix(g.Name, "query/") && (g.Counts["requested"] != 24 || g.Counts["queries"] != 24) {
+			t.Errorf("group %s: %v", g.Name, g.Counts)
+		}
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Passed || ph.Aborted != "" {
+		t.Errorf("verdict %+v, aborted %q", v, ph.Aborted)
+	}
+}
+
+// A relay that answers OK true but keeps nothing: the read-back after the
+// publishers stopped finds the events missing.
+func TestMixedLostEventsFailVerification(t *testing.T) {
+	ph, r, err := runMixed(t, testCtx(t), testrelay.Config{DropEvery: 10}, smallMixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := eventSplit(t, ph, 2)
+	mixedSplit(t, ph, results.OpEvent, ev.Requested, ev.Requested)
+	if v := ph.Verification; v.Passed || v.Missing != int64(r.Stats().Dropped) || v.Missing < 17 || v.Expected != ev.Accepted {
+		t.Errorf("verification %+v", v)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.WrongAnswers {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// Refusals are booked by class and kept out of the OK latency and the rate.
+func TestMixedRefusalsByClass(t *testing.T) {
+	ph, r, err := runMixed(t, testCtx(t), testrelay.Config{RefuseEvery: 3, RefuseReason: "rate-limited: slow down"}, smallMixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := eventSplit(t, ph, 2)
+	refused := int64(r.Stats().Refused)
+	if a.Refused != refused || a.RefusedBy["rate-limited"] != refused || a.Accepted != a.Requested-refused || refused != a.Requested/3 {
+		t.Errorf("event account %+v", a)
+	}
+	var okSamples, refSamples int64
+	for _, g := range ph.Groups {
+		if strings.HasPrefix(g.Name, "publish/") {
+			okSamples += g.Latency["ok"].Count
+			if h := g.Latency["ok_refused"]; h != nil {
+				refSamples += h.Count
+			}
+			if g.Latency["ok"].Count != g.Counts["accepted"] {
+				t.Errorf("group %s: %d OK samples for %d accepted", g.Name, g.Latency["ok"].Count, g.Counts["accepted"])
+			}
+		}
+	}
+	if okSamples != a.Accepted || refSamples != a.Refused {
+		t.Errorf("ok samples %d, refused samples %d", okSamples, refSamples)
+	}
+	if h := ph.Latency["ok"]; h.Count != ph.Counts["publish_together_accepted"] {
+		t.Errorf("ok latency %d samples, %d accepted together", h.Count, ph.Counts["publish_together_accepted"])
+	}
+	if v := ph.Verification; !v.Passed || v.Expected != a.Accepted {
+		t.Errorf("verification %+v", v)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// A relay that never sends EOSE stops the query part early; the parts
+// after it do not run (not run: phase aborted), nothing waits unbounded.
+func TestMixedNoEOSEAborts(t *testing.T) {
+	o := smallMixed
+	o.Timeout = 200 * time.Millisecond
+	ph, _, err := runMixed(t, testCtx(t), testrelay.Config{NoEOSE: true}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ph.Aborted, "query/alone: ") {
+		t.Fatalf("aborted %q", ph.Aborted)
+	}
+	ev := eventSplit(t, ph, 2)
+	q := mixedSplit(t, ph, results.OpQuery, 48, 0)
+	rb := account(t, ph, results.OpRead)
+	if ev.NotRunBy[outcome.WhyAborted] != 180 || ev.Accepted != ev.Requested-180 || q.TimedOut < 3 || q.NotRunBy[outcome.WhyAborted] < 24 ||
+		rb.NotRun != rb.Requested || rb.Requested != (ev.Accepted+readBackChunk-1)/readBackChunk {
+		t.Errorf("event %+v, query %+v, read %+v", ev, q, rb)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// A relay that never answers an EVENT stops the publishing part early.
+func TestMixedNeverOKAborts(t *testing.T) {
+	o := smallMixed
+	o.Timeout = 200 * time.Millisecond
+	ph, _, err := runMixed(t, testCtx(t), testrelay.Config{NeverOK: true}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ph.Aborted, "publish/alone: ") {
+		t.Fatalf("aborted %q", ph.Aborted)
+	}
+	ev := account(t, ph, results.OpEvent)
+	mixedSplit(t, ph, results.OpQuery, 48, 0)
+	if ev.Accepted != 0 || ev.TimedOut == 0 || ev.NotRunBy[outcome.WhyAborted] < 180 {
+		t.Errorf("event %+v", ev)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// A relay that drops connections: the EVENTs on them are connection lost,
+// the connections are redialed for the next part.
+func TestMixedConnLost(t *testing.T) {
+	ph, r, err := runMixed(t, testCtx(t), testrelay.Config{CloseAfter: 50}, smallMixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := account(t, ph, results.OpEvent)
+	account(t, ph, results.OpQuery)
+	account(t, ph, results.OpRead)
+	if ev.ConnLost < 2 || ev.Accepted < 2*49 || ev.Cancelled != 0 {
+		t.Errorf("event %+v", ev)
+	}
+	if r.Stats().Connections <= 4 {
+		t.Errorf("no redial: %d connections", r.Stats().Connections)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete || !strings.Contains(strings.Join(v.Reasons, "\n"), "connection lost") {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+// Ctrl-C during the query part: the queries awaiting EOSE and the work not
+// done are cancelled, at once (not after the minute-long timeout), nothing
+// is blamed on the relay and nothing fails verification.
+func TestMixedCancelledMidPhase(t *testing.T) {
+	o := smallMixed
+	o.Timeout = time.Minute
+	var r *testrelay.Relay
+	ready := make(chan struct{})
+	ctx := cancelWhen(t, func() bool {
+		select {
+		case <-ready:
+			return r.Stats().REQs >= 2 // one per querier: each waits for its EOSE
+		default:
+			return false
+		}
+	})
+	r = testrelay.New(testrelay.Config{NoEOSE: true})
+	defer r.Close()
+	c := testKeys(t)
+	r.Add(c.Events...)
+	close(ready)
+	start := time.Now()
+	ph, err := Mixed(ctx, r.URL(), c, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el >= time.Minute {
+		t.Fatalf("returned after %v", el)
+	}
+	ev := eventSplit(t, ph, 2)
+	q := mixedSplit(t, ph, results.OpQuery, 48, 0)
+	rb := account(t, ph, results.OpRead)
+	if ev.Cancelled != 180 || ev.Accepted != ev.Requested-180 || q.Cancelled != 48 || rb.Cancelled != rb.Requested || rb.Requested == 0 {
+		t.Errorf("event %+v, query %+v, read %+v", ev, q, rb)
+	}
+	if w, inc, _ := judge.Phase(&ph); len(w)+len(inc) > 0 || ph.Aborted != "" {
+		t.Errorf("relay blamed: wrong %v, incomplete %v, aborted %q", w, inc, ph.Aborted)
+	}
+	if v := phaseVerdict(ph, true); v.Status != judge.Interrupted {
+		t.Errorf("verdict %+v", v)
+	}
 }

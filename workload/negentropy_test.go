@@ -27,19 +27,15 @@ import (
 func publishForSync(t *testing.T, url string) ([]*nostr.Event, *nip11.Info) {
 	t.Helper()
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
+	pr, err := Publish(testCtx(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}
-	var acc []*nostr.Event
-	for _, i := range pr.StoredIndexes() {
-		acc = append(acc, c.Events[i])
-	}
-	info, _, err := nip11.Fetch(ctxT(t), url)
+	info, _, err := nip11.Fetch(testCtx(t), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return verify.NewModel(acc).Live, info
+	return storedModel(c, pr).Live, info
 }
 
 // checkNegPhases checks what every negentropy run must satisfy: three
@@ -95,7 +91,7 @@ func TestNegentropyEmbeddedRelay(t *testing.T) {
 	if !info.SupportsNIP(77) {
 		t.Fatalf("the embedded relay does not announce NIP-77: %v", info.SupportedNIPs)
 	}
-	phases, err := Negentropy(ctxT(t), url, smallCorpus(t), live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 10 * time.Second}, Rounds: 3, Delta: 20})
+	phases, err := Negentropy(testCtx(t), url, smallCorpus(t), live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 10 * time.Second}, Rounds: 3, Delta: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,14 +124,13 @@ func TestNegentropyEmbeddedRelay(t *testing.T) {
 // (or serves no NIP-11 document) skips the workload with one note and no
 // operations.
 func TestNegentropySkipsWithoutNIP77(t *testing.T) {
-	tr := testrelay.New(testrelay.Config{})
-	t.Cleanup(tr.Close)
-	info, _, err := nip11.Fetch(ctxT(t), tr.URL())
+	tr := startRelay(t, testrelay.Config{})
+	info, _, err := nip11.Fetch(testCtx(t), tr.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range []*nip11.Info{info, nil} {
-		phases, err := Negentropy(ctxT(t), tr.URL(), smallCorpus(t), smallCorpus(t).Events, in, NegentropyOptions{})
+		phases, err := Negentropy(testCtx(t), tr.URL(), smallCorpus(t), smallCorpus(t).Events, in, NegentropyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,11 +151,11 @@ func TestNegentropySkipsWithoutNIP77(t *testing.T) {
 // against: every reconciliation is not run, with why.
 func TestNegentropyWithoutPublishedSet(t *testing.T) {
 	url := embeddedURL(t, "native")
-	info, _, err := nip11.Fetch(ctxT(t), url)
+	info, _, err := nip11.Fetch(testCtx(t), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	phases, err := Negentropy(ctxT(t), url, smallCorpus(t), nil, info, NegentropyOptions{Rounds: 2})
+	phases, err := Negentropy(testCtx(t), url, smallCorpus(t), nil, info, NegentropyOptions{Rounds: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +383,7 @@ func TestNegentropyUnknownNewerVersion(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			relayURL := embeddedURL(t, "native")
-			info, _, err := nip11.Fetch(ctxT(t), relayURL)
+			info, _, err := nip11.Fetch(testCtx(t), relayURL)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -405,20 +400,11 @@ func TestNegentropyUnknownNewerVersion(t *testing.T) {
 			})
 			// Lost OKs time out: a short wait, which only ever makes more
 			// events unknown, never a right answer wrong.
-			pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 4, Mode: ModeWait})
+			pr, err := Publish(testCtx(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 4, Mode: ModeWait})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var acc, unknown []*nostr.Event
-			for i, o := range pr.Outcomes {
-				switch {
-				case o == Accepted || o == Duplicate:
-					acc = append(acc, c.Events[i])
-				case Undecided(o):
-					unknown = append(unknown, c.Events[i])
-				}
-			}
-			m := verify.NewModelUnknown(acc, unknown)
+			m, _ := outcomeModel(c, pr)
 			for _, e := range newest {
 				if !m.IsUnknown(e.ID) {
 					t.Fatalf("the newest version %s is not unknown", e.ID)
@@ -427,7 +413,7 @@ func TestNegentropyUnknownNewerVersion(t *testing.T) {
 			if len(m.Uncertain()) <= len(m.Unknown) {
 				t.Fatalf("no accepted event is threatened by an unknown newer version: %d uncertain, %d unknown", len(m.Uncertain()), len(m.Unknown))
 			}
-			phases, err := Negentropy(ctxT(t), url, c, m.Live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 3 * time.Second}, Rounds: rounds, Delta: delta, Unknown: m.Unknown})
+			phases, err := Negentropy(testCtx(t), url, c, m.Live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 3 * time.Second}, Rounds: rounds, Delta: delta, Unknown: m.Unknown})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -520,7 +506,7 @@ func TestNegCheckUncertain(t *testing.T) {
 func TestNegentropyInterruptedBooksEveryScenario(t *testing.T) {
 	url := embeddedURL(t, "native")
 	live, info := publishForSync(t, url)
-	ctx, cancel := context.WithCancel(ctxT(t))
+	ctx, cancel := context.WithCancel(testCtx(t))
 	cancel()
 	phases, _ := Negentropy(ctx, url, smallCorpus(t), live, info, NegentropyOptions{Base: Base{Seed: 5, Timeout: 10 * time.Second}, Rounds: 3, Delta: 20})
 	if len(phases) != 3 {

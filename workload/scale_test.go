@@ -51,7 +51,7 @@ func TestSubscribeMissingBlamesSlowClient(t *testing.T) {
 	if r.Stats().DeliveriesDropped != 0 {
 		t.Fatalf("relay dropped %d", r.Stats().DeliveriesDropped)
 	}
-	a := subAccount(t, ph, results.OpDelivery)
+	a := account(t, ph, results.OpDelivery)
 	if a.TimedOut == 0 {
 		t.Fatalf("slow client got everything in time: %+v", a)
 	}
@@ -110,7 +110,7 @@ func TestSubscribeManySubscribersTwoSourceAddrs(t *testing.T) {
 			t.Logf("open-file limit %d: %d subscribers (two descriptors each in one process)", soft, subs)
 		}
 	}
-	url := embeddedRelay(t)
+	url := embeddedURL(t, "memory")
 	addrs := []net.IP{net.IPv4(127, 0, 0, 1).To4(), net.IPv4(127, 0, 0, 2).To4()}
 	o := SubscribeOptions{Base: Base{Timeout: 20 * time.Second}, Subscribers: subs, Publishers: 1, Events: 5, Size: 100, Filter: FilterKind, SourceAddrs: addrs,
 		Grace: 5 * time.Second}
@@ -120,7 +120,7 @@ func TestSubscribeManySubscribersTwoSourceAddrs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d subscribers: %v, %s", subs, time.Since(start).Round(time.Millisecond), noteWith(ph.Notes, "idle subscriptions"))
-	wantSplit(t, ph, results.OpSub, subSplit{acc: int64(subs)})
+	wantSplit(t, ph, results.OpSub, split{acc: int64(subs)})
 	if v := ph.Verification; v == nil || !v.Passed || ph.Counts["deliveries"] != int64(5*subs) {
 		t.Fatalf("deliveries %d of %d: %+v %v", ph.Counts["deliveries"], 5*subs, v, ph.Notes)
 	}
@@ -134,8 +134,7 @@ func TestSubscribeManySubscribersTwoSourceAddrs(t *testing.T) {
 
 // The connections of a dialMany really come from each source address.
 func TestDialManySourceAddrs(t *testing.T) {
-	r := testrelay.New(testrelay.Config{})
-	t.Cleanup(r.Close)
+	r := startRelay(t, testrelay.Config{})
 	addrs := []net.IP{net.IPv4(127, 0, 0, 2).To4(), net.IPv4(127, 0, 0, 3).To4()}
 	conns, err := dialMany(testCtx(t), r.URL(), 6, wire.Options{}, addrs)
 	if err != nil {

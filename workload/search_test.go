@@ -48,7 +48,7 @@ func TestSearchFakeRelay(t *testing.T) {
 			r := fakenip.Start(tc.cfg)
 			defer r.Close()
 			m := publishModel(t, r.URL)
-			ph, err := Search(ctxT(t), r.URL, m, m.Live, SearchOptions{Base: Base{Timeout: 5 * time.Second, Seed: 2}, Queries: 30, Limit: 10})
+			ph, err := Search(testCtx(t), r.URL, m, m.Live, SearchOptions{Base: Base{Timeout: 5 * time.Second, Seed: 2}, Queries: 30, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

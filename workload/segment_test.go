@@ -24,7 +24,7 @@ func TestLoadSegmentsAddUp(t *testing.T) {
 	for i := range 3 {
 		o := base
 		o.Segment = Segment{Index: i, Count: 3}
-		ph, err := Load(ctxT(t), url, c, o)
+		ph, err := Load(testCtx(t), url, c, o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func TestPublishStreamedCorpus(t *testing.T) {
 			for name, c := range map[string]*corpus.Corpus{"memory": mem, "streamed": streamed} {
 				r := testrelay.New(testrelay.Config{Verify: true, RefuseEvery: 9})
 				// nil indexes: every event in order, as the runner sends a streamed corpus
-				pr, err := Publish(ctxT(t), r.URL(), c, nil, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 3, Mode: mode, Window: 8})
+				pr, err := Publish(testCtx(t), r.URL(), c, nil, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 3, Mode: mode, Window: 8})
 				r.Close()
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)

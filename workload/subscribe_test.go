@@ -20,64 +20,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/internal/testrelay"
-	"github.com/relaybench/relaybench/relay/embedded"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
 )
-
-var (
-	liveCorpusOnce sync.Once
-	liveCorpus     *corpus.Corpus
-	liveCorpusErr  error
-)
-
-// testKeys returns a small corpus: the live workloads only need its keys.
-func testKeys(t testing.TB) *corpus.Corpus {
-	t.Helper()
-	liveCorpusOnce.Do(func() {
-		p := corpus.Params{Seed: 3, Events: 30, Authors: 30, AvgSize: 200, Spread: corpus.DefaultSpread}.WithDefaults()
-		liveCorpus, liveCorpusErr = corpus.Generate(context.Background(), p, corpus.Options{CacheDir: "off"})
-	})
-	if liveCorpusErr != nil {
-		t.Fatal(liveCorpusErr)
-	}
-	return liveCorpus
-}
-
-// embeddedRelay starts the real khatru relay (memory store) on 127.0.0.1.
-func embeddedRelay(t testing.TB) string {
-	t.Helper()
-	r, err := embedded.New(embedded.Options{Store: "memory"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(r.Handler())
-	t.Cleanup(func() { srv.Close(); r.Close() })
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
-}
-
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// checkLatency asserts a latency distribution is present, positive and
-// below a generous bound.
-func checkLatency(t *testing.T, name string, h *results.Histogram, want int64) {
-	t.Helper()
-	if h == nil {
-		t.Fatalf("%s latency missing", name)
-	}
-	if h.Count != want {
-		t.Errorf("%s latency: %d samples, want %d", name, h.Count, want)
-	}
-	if h.Count > 0 && (h.Min <= 0 || h.Max >= int64(20*time.Second)) {
-		t.Errorf("%s latency out of bounds: min %d max %d ns", name, h.Min, h.Max)
-	}
-}
 
 func TestSubscribeEmbeddedComplete(t *testing.T) {
 	for _, mode := range []struct {
@@ -89,7 +36,7 @@ func TestSubscribeEmbeddedComplete(t *testing.T) {
 		{"open-loop-author", SubscribeOptions{Filter: FilterAuthor, Rate: 2000, Overlap: 2}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			url := embeddedRelay(t)
+			url := embeddedURL(t, "memory")
 			o := mode.o
 			o.Subscribers, o.Publishers, o.Channels, o.Events, o.Size = 9, 2, 5, 300, 300
 			o.Authors = 7
@@ -138,92 +85,32 @@ func TestSubscribeEmbeddedComplete(t *testing.T) {
 	}
 }
 
-func TestSubscribeMisbehavingDeliveries(t *testing.T) {
-	base := SubscribeOptions{Subscribers: 4, Publishers: 1, Channels: 2, Events: 60, Size: 100, Filter: FilterTag, Grace: time.Second}
-	t.Run("drop", func(t *testing.T) {
-		r := testrelay.New(testrelay.Config{DropDeliveriesEvery: 5})
-		defer r.Close()
-		ph, err := Subscribe(testCtx(t), r.URL(), testKeys(t), base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dropped := int64(r.Stats().DeliveriesDropped)
-		if dropped == 0 || ph.Verification.Missing != dropped || ph.Verification.Passed {
-			t.Fatalf("relay dropped %d, missing %d, passed %v", dropped, ph.Verification.Missing, ph.Verification.Passed)
-		}
-		if ph.Counts["missing"] != dropped {
-			t.Errorf("counts missing %d", ph.Counts["missing"])
-		}
-	})
-	t.Run("duplicate", func(t *testing.T) {
-		r := testrelay.New(testrelay.Config{DuplicateDeliveriesEvery: 4})
-		defer r.Close()
-		ph, err := Subscribe(testCtx(t), r.URL(), testKeys(t), base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dup := int64(r.Stats().DeliveriesDuplicated)
-		if dup == 0 || ph.Verification.Duplicated != dup || ph.Counts["duplicated"] != dup || ph.Verification.Passed {
-			t.Fatalf("relay duplicated %d, reported %d/%d", dup, ph.Verification.Duplicated, ph.Counts["duplicated"])
-		}
-		if ph.Verification.Missing != 0 {
-			t.Errorf("missing %d", ph.Verification.Missing)
-		}
-	})
-	t.Run("delay", func(t *testing.T) {
-		const delay = 30 * time.Millisecond
-		r := testrelay.New(testrelay.Config{DelayDeliveries: delay})
-		defer r.Close()
-		o := base
-		o.Events = 20
-		ph, err := Subscribe(testCtx(t), r.URL(), testKeys(t), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ph.Verification.Passed {
-			t.Fatalf("verification %+v", ph.Verification)
-		}
-		h := ph.Latency["deliver"]
-		if h.Count == 0 || h.Min < int64(delay) {
-			t.Fatalf("deliver latency min %v with a %v delay", time.Duration(h.Min), delay)
-		}
-	})
-	t.Run("refused", func(t *testing.T) {
-		r := testrelay.New(testrelay.Config{RefuseEvery: 3})
-		defer r.Close()
-		ph, err := Subscribe(testCtx(t), r.URL(), testKeys(t), base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ph.Counts["refused"] != 20 || ph.Counts["accepted"] != 40 {
-			t.Fatalf("counts %v", ph.Counts)
-		}
-		// Refused events are not expected anywhere.
-		if !ph.Verification.Passed || ph.Verification.Expected != ph.Counts["deliveries"] {
-			t.Fatalf("verification %+v deliveries %d", ph.Verification, ph.Counts["deliveries"])
-		}
-	})
+// Deliveries the relay delays by 30 ms: none is missed, and the deliver
+// latency includes the delay.
+func TestSubscribeDelayedDeliveriesInLatency(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	o := subHonest
+	o.Events, o.Grace = 20, time.Second
+	ph, _ := runSubscribe(t, testrelay.Config{DelayDeliveries: delay}, o)
+	if !ph.Verification.Passed {
+		t.Fatalf("verification %+v", ph.Verification)
+	}
+	h := ph.Latency["deliver"]
+	if h.Count == 0 || h.Min < int64(delay) {
+		t.Fatalf("deliver latency min %v with a %v delay", time.Duration(h.Min), delay)
+	}
 }
 
-func TestSubscribePublisherConnectionLost(t *testing.T) {
-	// Each connection is cut at its 5th message: publishers die mid-run. The
-	// workload must end, count what was never sent or never answered, and
-	// still expect (and get) every accepted event delivered.
-	r := testrelay.New(testrelay.Config{CloseAfter: 5})
-	defer r.Close()
-	ph, err := Subscribe(testCtx(t), r.URL(), testKeys(t), SubscribeOptions{Subscribers: 3, Publishers: 2, Channels: 1, Events: 40, Size: 100, Filter: FilterTag, Grace: time.Second})
-	if err != nil {
-		t.Fatal(err)
+// Every third EVENT refused: refused events are not expected anywhere.
+func TestSubscribeRefusedEventsNotExpected(t *testing.T) {
+	o := subHonest
+	o.Grace = time.Second
+	ph, _ := runSubscribe(t, testrelay.Config{RefuseEvery: 3}, o)
+	if ph.Counts["refused"] != 20 || ph.Counts["accepted"] != 40 {
+		t.Fatalf("counts %v", ph.Counts)
 	}
-	c := ph.Counts
-	if c["accepted"] == 0 || c["accepted"] >= 40 || c["accepted"]+c["failed"]+c["not_sent"] != 40 {
-		t.Fatalf("counts %v", c)
-	}
-	if len(ph.Errors) == 0 {
-		t.Error("lost connections not reported")
-	}
-	if !ph.Verification.Passed || ph.Verification.Expected != 3*c["accepted"] {
-		t.Fatalf("verification %+v", ph.Verification)
+	if !ph.Verification.Passed || ph.Verification.Expected != ph.Counts["deliveries"] {
+		t.Fatalf("verification %+v deliveries %d", ph.Verification, ph.Counts["deliveries"])
 	}
 }
 
@@ -307,7 +194,7 @@ func BenchmarkFanout(b *testing.B) {
 // BenchmarkFanoutInProcess is BenchmarkFanout with the embedded relay in
 // this process: its CPU figure is relay and client together.
 func BenchmarkFanoutInProcess(b *testing.B) {
-	url := embeddedRelay(b)
+	url := embeddedURL(b, "memory")
 	c := testKeys(b)
 	var deliveries int64
 	var secs, cpu float64
@@ -512,4 +399,278 @@ func BenchmarkFanoutClient(b *testing.B) {
 	b.ReportMetric(float64(deliveries)/secs, "deliveries/s")
 	b.ReportMetric(cpu/float64(deliveries)*1e9, "cpu-ns/delivery")
 	b.ReportMetric(cpu/secs, "cores-busy")
+}
+
+// subHonest is the fan-out of the honesty tests: 4 subscribers on 2
+// channels (tag filters, one channel each), 1 publisher, 60 events: every
+// event is owed to exactly 2 subscribers, 120 deliveries in all.
+var subHonest = SubscribeOptions{Base: Base{Timeout: 5 * time.Second}, Subscribers: 4, Publishers: 1, Channels: 2, Events: 60, Size: 100, Filter: FilterTag,
+	Grace: 500 * time.Millisecond}
+
+func runSubscribe(t *testing.T, cfg testrelay.Config, o SubscribeOptions) (results.Phase, *testrelay.Relay) {
+	t.Helper()
+	r := startRelay(t, cfg)
+	ph, err := Subscribe(testCtx(t), r.URL(), testKeys(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ph, r
+}
+
+// checkCredited asserts that only accepted deliveries are credited: the
+// deliveries counter, the deliver latency, the per-group counters and
+// deliveries/s.
+func checkCredited(t *testing.T, ph results.Phase) {
+	t.Helper()
+	d := account(t, ph, results.OpDelivery)
+	if ph.Counts["deliveries"] != d.Accepted {
+		t.Errorf("deliveries counter %d, accepted deliveries %d", ph.Counts["deliveries"], d.Accepted)
+	}
+	if h := ph.Latency["deliver"]; h == nil || h.Count != d.Accepted {
+		t.Errorf("deliver latency %+v for %d accepted deliveries", h, d.Accepted)
+	}
+	var groups int64
+	for _, g := range ph.Groups {
+		groups += g.Counts["deliveries"]
+	}
+	if groups != d.Accepted {
+		t.Errorf("groups credit %d deliveries, account %d", groups, d.Accepted)
+	}
+	if secs := float64(ph.Duration) / 1e9; secs > 0 && d.Accepted > 0 {
+		if got, want := ph.Rates["deliveries_per_sec"], float64(d.Accepted)/secs; got != want {
+			t.Errorf("deliveries/s %.1f, want %.1f (accepted deliveries only)", got, want)
+		}
+	}
+	if h := ph.Latency["ok"]; h == nil || h.Count != account(t, ph, results.OpEvent).Accepted {
+		t.Errorf("ok latency %+v", h)
+	}
+}
+
+// verdict is the judge's reading of the phase: wrong answers, incomplete.
+func verdict(ph results.Phase) (wrong, incomplete []string) {
+	w, inc, _ := judge.Phase(&ph)
+	return w, inc
+}
+
+func TestSubscribeHonestRelayBalanced(t *testing.T) {
+	ph, _ := runSubscribe(t, testrelay.Config{Verify: true}, subHonest)
+	wantSplit(t, ph, results.OpSub, split{acc: 4})
+	wantSplit(t, ph, results.OpEvent, split{acc: 60})
+	wantSplit(t, ph, results.OpDelivery, split{acc: 120})
+	checkCredited(t, ph)
+	if v := ph.Verification; !v.Passed || v.Expected != 120 || v.Returned != 120 || v.Missing+v.Invalid+v.Duplicated+v.NotMatching+v.Extra != 0 {
+		t.Errorf("verification %+v", v)
+	}
+	if w, inc := verdict(ph); len(w)+len(inc) > 0 || ph.Aborted != "" {
+		t.Errorf("honest relay judged: wrong %v incomplete %v aborted %q", w, inc, ph.Aborted)
+	}
+	if ph.Params["events"] != 60 || ph.Params["size"] != 100 || ph.Params["authors"] == nil {
+		t.Errorf("params %v", ph.Params)
+	}
+}
+
+// A relay that misdelivers (of subHonest's 120 owed deliveries): what it
+// did (its stat) is booked in the delivery account as want, only valid
+// deliveries are credited (checkCredited), and the verification names it
+// (check).
+func TestSubscribeMisdeliveries(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   testrelay.Config
+		stat  func(testrelay.Stats) int
+		did   int
+		want  split
+		check func(t *testing.T, ph results.Phase, v *results.Verification)
+	}{
+		// Every 5th delivery dropped: missing, and both wrong and incomplete.
+		{"dropped", testrelay.Config{DropDeliveriesEvery: 5}, func(s testrelay.Stats) int { return s.DeliveriesDropped }, 24, split{acc: 96, to: 24},
+			func(t *testing.T, ph results.Phase, v *results.Verification) {
+				if v.Passed || v.Missing != 24 || ph.Counts["missing"] != 24 {
+					t.Errorf("verification %+v", v)
+				}
+				if !containsPrefix(ph.Notes, "24 owed deliveries never arrived") {
+					t.Errorf("notes %v", ph.Notes)
+				}
+				if w, inc := verdict(ph); len(w) == 0 || len(inc) == 0 {
+					t.Errorf("missing deliveries: wrong %v incomplete %v", w, inc)
+				}
+			}},
+		// Every 9th delivery sent twice: 13 of 120, none of the last event's
+		// (a second copy arriving after every owed delivery is in may come
+		// after the phase has ended). Counted, not credited.
+		{"duplicated", testrelay.Config{DuplicateDeliveriesEvery: 9}, func(s testrelay.Stats) int { return s.DeliveriesDuplicated }, 13, split{acc: 120},
+			func(t *testing.T, ph results.Phase, v *results.Verification) {
+				if v.Passed || v.Duplicated != 13 || v.Missing != 0 || v.Returned != 133 || ph.Counts["duplicated"] != 13 {
+					t.Errorf("verification %+v", v)
+				}
+			}},
+		// Every 5th delivery corrupted: the corrupted copy was the only one,
+		// so the delivery is also missing.
+		{"invalid", testrelay.Config{InvalidDeliveriesEvery: 5}, func(s testrelay.Stats) int { return s.InvalidDeliveries }, 24, split{acc: 96, to: 24},
+			func(t *testing.T, ph results.Phase, v *results.Verification) {
+				if v.Passed || v.Invalid != 24 || v.Missing != 24 || ph.Counts["invalid"] != 24 {
+					t.Errorf("verification %+v", v)
+				}
+			}},
+		// Every 5th event (12 of 60) also sent to the 2 subscribers whose
+		// channel it is not on. The phase ends when every owed delivery has
+		// arrived: a stray copy of one of the last events may still be on
+		// its way then (it is not part of the phase). Those of the earlier
+		// events are long in.
+		{"wrong-filter", testrelay.Config{WrongFilterDeliveriesEvery: 5}, func(s testrelay.Stats) int { return s.WrongFilterDeliveries }, 24, split{acc: 120},
+			func(t *testing.T, ph results.Phase, v *results.Verification) {
+				if v.Passed || v.NotMatching < 12 || v.NotMatching > 24 || v.Missing != 0 || ph.Counts["not_matching"] != v.NotMatching {
+					t.Errorf("verification %+v (not_matching count %d)", v, ph.Counts["not_matching"])
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Verify = true
+			ph, r := runSubscribe(t, tc.cfg, subHonest)
+			if n := tc.stat(r.Stats()); n != tc.did {
+				t.Fatalf("the relay did it %d times, want %d", n, tc.did)
+			}
+			wantSplit(t, ph, results.OpDelivery, tc.want)
+			checkCredited(t, ph)
+			tc.check(t, ph, ph.Verification)
+		})
+	}
+}
+
+func TestSubscribePublishersConnectionsClosed(t *testing.T) {
+	// Every connection is cut at its 5th message: the publisher (one EVENT
+	// at a time) after 4 accepted events; the subscribers (one REQ) live on.
+	o := subHonest
+	o.Publishers = 2
+	ph, _ := runSubscribe(t, testrelay.Config{Verify: true, CloseAfter: 5}, o)
+	wantSplit(t, ph, results.OpSub, split{acc: 4})
+	wantSplit(t, ph, results.OpEvent, split{acc: 8, lost: 2, notRun: 50})
+	wantSplit(t, ph, results.OpDelivery, split{acc: 16})
+	checkCredited(t, ph)
+	// Every accepted event is still expected (and delivered) to its 2
+	// subscribers; what was never sent or never answered is counted.
+	if v := ph.Verification; !v.Passed || v.Expected != 16 {
+		t.Errorf("verification %+v", v)
+	}
+	if c := ph.Counts; c["accepted"]+c["failed"]+c["not_sent"] != 60 {
+		t.Errorf("counts %v: every event sent, lost or not sent", c)
+	}
+	if len(ph.Errors) == 0 {
+		t.Error("lost connections not reported")
+	}
+	for _, n := range ph.Notes {
+		if strings.HasPrefix(n, "all ") {
+			t.Errorf("note claims all events went out: %q", n)
+		}
+	}
+	if w, inc := verdict(ph); len(w) > 0 || len(inc) == 0 {
+		t.Errorf("wrong %v incomplete %v: want incomplete only", w, inc)
+	}
+}
+
+func TestSubscribeRelayDiesDeliveriesLost(t *testing.T) {
+	// The relay dies at the 11th EVENT: 10 accepted events, owed 20
+	// deliveries, each received or lost with the subscribers' connections;
+	// the phase does not wait out the grace period for them.
+	o := subHonest
+	o.Grace = 30 * time.Second
+	start := time.Now()
+	ph, _ := runSubscribe(t, testrelay.Config{Verify: true, KillAfterEvents: 11}, o)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("waited %v for deliveries from a dead relay", d)
+	}
+	wantSplit(t, ph, results.OpEvent, split{acc: 10, lost: 1, notRun: 49})
+	d := account(t, ph, results.OpDelivery)
+	if d.Requested != 20 || d.Accepted+d.ConnLost != 20 {
+		t.Errorf("deliveries %+v", d)
+	}
+	checkCredited(t, ph)
+	if v := ph.Verification; !v.Passed || v.Missing != 0 {
+		t.Errorf("a dead relay counted as wrong answers: %+v", v)
+	}
+}
+
+func TestSubscribeNoEOSEEndsPromptly(t *testing.T) {
+	o := subHonest
+	o.Timeout = 300 * time.Millisecond
+	ph, r := runSubscribe(t, testrelay.Config{Verify: true, NoEOSE: true}, o)
+	wantSplit(t, ph, results.OpSub, split{to: 4})
+	wantSplit(t, ph, results.OpEvent, split{notRun: 60})
+	wantSplit(t, ph, results.OpDelivery, split{})
+	if r.Stats().Events != 0 {
+		t.Errorf("published %d events with no subscription open", r.Stats().Events)
+	}
+	if ph.Aborted == "" || ph.Verification.Missing != 0 {
+		t.Errorf("aborted %q verification %+v", ph.Aborted, ph.Verification)
+	}
+	if _, inc := verdict(ph); len(inc) == 0 {
+		t.Error("not judged incomplete")
+	}
+}
+
+func TestSubscribeRelayStallsAborts(t *testing.T) {
+	// 4 REQs, then 10 EVENTs are handled; the relay then hangs: the
+	// publisher stops after 3 EVENTs without an OK.
+	o := subHonest
+	o.Timeout = 300 * time.Millisecond
+	ph, _ := runSubscribe(t, testrelay.Config{Verify: true, StallAfter: 14}, o)
+	wantSplit(t, ph, results.OpEvent, split{acc: 10, to: 3, notRun: 47})
+	wantSplit(t, ph, results.OpDelivery, split{acc: 20})
+	if ph.Aborted == "" {
+		t.Error("no Aborted line")
+	}
+	if v := ph.Verification; !v.Passed {
+		t.Errorf("a stalled relay counted as wrong answers: %+v", v)
+	}
+}
+
+func TestSubscribeSomeSubscriptionsRefused(t *testing.T) {
+	// fanRelay answers CLOSED to subscriber 1's REQ and forwards every
+	// event to the 2 others (kind filters: every event is owed to all 3).
+	r := newFanRelay(t)
+	r.refuse = map[string]string{"live-1": "restricted: not for you"}
+	ph, err := Subscribe(testCtx(t), r.url(), testKeys(t), SubscribeOptions{Subscribers: 3, Publishers: 1, Filter: FilterKind, Events: 20, Size: 100, Grace: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := wantSplit(t, ph, results.OpSub, split{acc: 2, ref: 1})
+	if a.RefusedBy["restricted"] != 1 {
+		t.Errorf("refusal class %v", a.RefusedBy)
+	}
+	wantSplit(t, ph, results.OpEvent, split{acc: 20})
+	d := wantSplit(t, ph, results.OpDelivery, split{acc: 40, notRun: 20})
+	if d.NotRunBy[whySubNotOpen] != 20 {
+		t.Errorf("not run %v", d.NotRunBy)
+	}
+	checkCredited(t, ph)
+	if v := ph.Verification; !v.Passed || v.Expected != 40 {
+		t.Errorf("verification %+v", v)
+	}
+	if !containsPrefix(ph.Notes, "subscription refused: CLOSED: restricted: not for you (1×)") {
+		t.Errorf("notes %v", ph.Notes)
+	}
+}
+
+func TestSubscribeCancelledMidPublish(t *testing.T) {
+	r := startRelay(t, testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
+	ctx, stamp := cancelAfterEvents(t, r, 5)
+	o := subHonest
+	o.Events, o.Grace, o.Timeout = 200, 30*time.Second, 30*time.Second
+	ph, err := Subscribe(ctx, r.URL(), testKeys(t), o)
+	checkInterrupted(t, err, stamp)
+	for _, op := range []string{results.OpSub, results.OpEvent, results.OpDelivery} {
+		if a := account(t, ph, op); a.TimedOut+a.ConnLost+a.NotRun > 0 {
+			t.Errorf("interrupt blamed on the relay: %+v", a)
+		}
+	}
+	if a := account(t, ph, results.OpEvent); a.Cancelled == 0 || a.Accepted < 4 {
+		t.Errorf("events %+v", a)
+	}
+	checkCredited(t, ph)
+	if v := ph.Verification; !v.Passed || v.Missing != 0 {
+		t.Errorf("interrupt failed verification: %+v", v)
+	}
+	if w, inc := verdict(ph); len(w)+len(inc) > 0 || ph.Aborted != "" {
+		t.Errorf("interrupt judged against the relay: wrong %v incomplete %v aborted %q", w, inc, ph.Aborted)
+	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestSweepEmbedded(t *testing.T) {
-	url := embeddedRelay(t)
+	url := embeddedURL(t, "memory")
 	var skipped []int
 	sizes := []int{100, 2000, 700000}
 	phases, err := Sweep(testCtx(t), url, testKeys(t), SweepOptions{
@@ -51,7 +51,7 @@ func TestSweepEmbedded(t *testing.T) {
 }
 
 func TestSweepContentLimit(t *testing.T) {
-	url := embeddedRelay(t)
+	url := embeddedURL(t, "memory")
 	var reasons []string
 	phases, err := Sweep(testCtx(t), url, testKeys(t), SweepOptions{
 		Sizes: []int{64, 4096}, Events: 10, Limits: &nip11.Limitation{MaxContentLength: 1000},
@@ -67,16 +67,15 @@ func TestSweepPhasesCarryAccounts(t *testing.T) {
 	// size's 20 deliveries, 7 of the second's (never the last one, whose
 	// second copy could come after the phase ended). Duplicates are counted,
 	// never credited.
-	r := testrelay.New(testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3})
 	phases, err := Sweep(testCtx(t), r.URL(), testKeys(t), SweepOptions{Sizes: []int{100, 300}, Events: 20, Mode: ModeWait, Grace: 500 * time.Millisecond})
 	if err != nil || len(phases) != 2 {
 		t.Fatalf("err %v, %d phases", err, len(phases))
 	}
 	for i, ph := range phases {
-		wantSplit(t, ph, results.OpSub, subSplit{acc: 1})
-		wantSplit(t, ph, results.OpEvent, subSplit{acc: 20})
-		wantSplit(t, ph, results.OpDelivery, subSplit{acc: 20})
+		wantSplit(t, ph, results.OpSub, split{acc: 1})
+		wantSplit(t, ph, results.OpEvent, split{acc: 20})
+		wantSplit(t, ph, results.OpDelivery, split{acc: 20})
 		checkCredited(t, ph)
 		if v := ph.Verification; v.Passed || v.Duplicated != int64(6+i) || v.Missing != 0 {
 			t.Errorf("%s: verification %+v", ph.Name, v)

@@ -19,26 +19,17 @@ func TestQueryUnknownEventsNeitherOwedNorWrong(t *testing.T) {
 	c := smallCorpus(t)
 	for _, lose := range []bool{false, true} {
 		r := testrelay.New(testrelay.Config{NeverOKAfter: 560, LoseUnanswered: lose})
-		pr, err := Publish(ctxT(t), r.URL(), c, all(c), PublishOptions{Base: Base{Timeout: 3 * time.Second}, Connections: 1, Mode: ModePipeline, Window: 64})
+		pr, err := Publish(testCtx(t), r.URL(), c, all(c), PublishOptions{Base: Base{Timeout: 3 * time.Second}, Connections: 1, Mode: ModePipeline, Window: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var acc, unknown []*nostr.Event
-		for i, o := range pr.Outcomes {
-			switch {
-			case o == Accepted || o == Duplicate:
-				acc = append(acc, c.Events[i])
-			case Undecided(o):
-				unknown = append(unknown, c.Events[i])
-			}
-		}
+		model, unknown := outcomeModel(c, pr)
 		if len(unknown) == 0 || r.Stats().Unanswered == 0 {
 			t.Fatalf("lose=%v: no unknown event (outcomes: %v)", lose, pr.Phase.Counts)
 		}
-		model := verify.NewModelUnknown(acc, unknown)
 		for _, shapes := range [][]string{nil, ClientShapes} {
 			qo := QueryOptions{Base: Base{Timeout: 5 * time.Second, Seed: 3}, Limit: 50, Queries: 60, Shapes: shapes}
-			ph, err := Query(ctxT(t), r.URL(), model, model.Live, qo)
+			ph, err := Query(testCtx(t), r.URL(), model, model.Live, qo)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +44,7 @@ func TestQueryUnknownEventsNeitherOwedNorWrong(t *testing.T) {
 				if v.StoredUnknown == 0 || v.StoredUnknown > int64(len(unknown)) {
 					t.Errorf("stored_unknown %d, want 1..%d", v.StoredUnknown, len(unknown))
 				}
-				old, err := Query(ctxT(t), r.URL(), verify.NewModel(acc), model.Live, qo)
+				old, err := Query(testCtx(t), r.URL(), verify.NewModel(model.All), model.Live, qo)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -103,14 +94,14 @@ func TestCountUnknownEventsRange(t *testing.T) {
 	}
 	um := verify.NewModelUnknown(acc, unknown)
 	o := CountOptions{Base: Base{Timeout: 5 * time.Second, Seed: 3}, Queries: 24, Limit: 50}
-	ph, err := Count(ctxT(t), url, um, m.Live, o)
+	ph, err := Count(testCtx(t), url, um, m.Live, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v := ph.Verification; v.Status() != results.VerificationPassed || ph.Counts["count_wrong"] != 0 {
 		t.Errorf("with unknown events: %s, wrong %d; notes %q", v.Status(), ph.Counts["count_wrong"], v.Notes)
 	}
-	ph, err = Count(ctxT(t), url, verify.NewModel(acc), m.Live, o)
+	ph, err = Count(testCtx(t), url, verify.NewModel(acc), m.Live, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +131,7 @@ func TestNegentropyUnknownEventsStoredAfterAll(t *testing.T) {
 		if named {
 			o.Unknown = unknown
 		}
-		phases, err := Negentropy(ctxT(t), url, smallCorpus(t), known, info, o)
+		phases, err := Negentropy(testCtx(t), url, smallCorpus(t), known, info, o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -88,8 +88,7 @@ func checkWindow(t *testing.T, ph results.Phase, began time.Time, setup time.Dur
 func TestResourcesCoverTheTimedWindow(t *testing.T) {
 	c := testKeys(t)
 	relay := func(t *testing.T) *testrelay.Relay {
-		r := testrelay.New(testrelay.Config{ConnectDelay: connectDelay})
-		t.Cleanup(r.Close)
+		r := startRelay(t, testrelay.Config{ConnectDelay: connectDelay})
 		return r
 	}
 	t.Run("publish+query", func(t *testing.T) {

@@ -1,82 +1,22 @@
 package workload
 
 import (
-	"context"
-	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/testrelay"
-	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/outcome"
-	"github.com/relaybench/relaybench/relay/embedded"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 )
 
-var (
-	corpusOnce sync.Once
-	testCorpus *corpus.Corpus
-	corpusErr  error
-)
-
-// smallCorpus is a 600-event corpus shared by the tests (signed once).
-func smallCorpus(t *testing.T) *corpus.Corpus {
-	t.Helper()
-	corpusOnce.Do(func() {
-		// A fixed window: the same events every run, so real relays' answers
-		// do not change with the hour the tests run.
-		anchor := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Unix()
-		p := corpus.Params{Seed: 7, Events: 600, Authors: 40, AvgSize: 300, Spread: corpus.DefaultSpread, Anchor: anchor}.WithDefaults()
-		testCorpus, corpusErr = corpus.Generate(context.Background(), p, corpus.Options{CacheDir: "off"})
-	})
-	if corpusErr != nil {
-		t.Fatal(corpusErr)
-	}
-	return testCorpus
-}
-
-func all(c *corpus.Corpus) []int {
-	idx := make([]int, len(c.Events))
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
-}
-
-func embeddedURL(t *testing.T, store string) string {
-	t.Helper()
-	r, err := embedded.New(embedded.Options{Store: store, DataDir: t.TempDir(), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(r.Handler())
-	t.Cleanup(func() { srv.Close(); r.Close() })
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
-}
-
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // publishAndQuery is the whole default benchmark against one URL.
 func publishAndQuery(t *testing.T, url string, mode string, qo QueryOptions) (*PublishResult, results.Phase) {
 	t.Helper()
-	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: mode, Window: 16})
-	if err != nil {
-		t.Fatalf("publish: %v", err)
-	}
-	var acc []*nostr.Event
-	for _, i := range pr.StoredIndexes() {
-		acc = append(acc, c.Events[i])
-	}
-	model := verify.NewModel(acc)
+	pr, model := publishSmall(t, url, mode)
 	if qo.Queries == 0 {
 		qo.Queries = 36
 	}
@@ -84,7 +24,7 @@ func publishAndQuery(t *testing.T, url string, mode string, qo QueryOptions) (*P
 		qo.Timeout = 5 * time.Second
 	}
 	qo.Seed = 3
-	ph, err := Query(ctxT(t), url, model, model.Live, qo)
+	ph, err := Query(testCtx(t), url, model, model.Live, qo)
 	if err != nil {
 		t.Fatalf("query: %v", err)
 	}
@@ -124,8 +64,7 @@ func TestPublishAndQueryEmbeddedRelay(t *testing.T) {
 }
 
 func TestSilentDropsAreMissing(t *testing.T) {
-	r := testrelay.New(testrelay.Config{DropEvery: 7})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{DropEvery: 7})
 	pr, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 500})
 	if pr.Phase.Counts["accepted"] != int64(len(smallCorpus(t).Events)) {
 		t.Fatalf("the relay said OK to all; accepted %d", pr.Phase.Counts["accepted"])
@@ -136,8 +75,7 @@ func TestSilentDropsAreMissing(t *testing.T) {
 }
 
 func TestRefusalsClassifiedAndNotExpected(t *testing.T) {
-	r := testrelay.New(testrelay.Config{RefuseEvery: 4, RefuseReason: "rate-limited: slow down"})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{RefuseEvery: 4, RefuseReason: "rate-limited: slow down"})
 	pr, q := publishAndQuery(t, r.URL(), ModeWait, QueryOptions{Limit: 500})
 	n := int64(len(smallCorpus(t).Events))
 	p := pr.Phase
@@ -155,15 +93,13 @@ func TestRefusalsClassifiedAndNotExpected(t *testing.T) {
 }
 
 func TestAnswersOutsideFilterAndInvalid(t *testing.T) {
-	r := testrelay.New(testrelay.Config{ExtraEvents: 2})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{ExtraEvents: 2})
 	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{})
 	if q.Verification.NotMatching == 0 || q.Verification.Passed {
 		t.Fatalf("events outside the filter not detected: %+v", q.Verification)
 	}
 
-	r2 := testrelay.New(testrelay.Config{InvalidEvery: 5})
-	defer r2.Close()
+	r2 := startRelay(t, testrelay.Config{InvalidEvery: 5})
 	_, q2 := publishAndQuery(t, r2.URL(), ModePipeline, QueryOptions{})
 	if q2.Verification.Invalid == 0 || q2.Verification.Passed {
 		t.Fatalf("invalid events not detected: %+v", q2.Verification)
@@ -171,8 +107,7 @@ func TestAnswersOutsideFilterAndInvalid(t *testing.T) {
 }
 
 func TestNoEOSEIsAFailureNotAHang(t *testing.T) {
-	r := testrelay.New(testrelay.Config{NoEOSE: true})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{NoEOSE: true})
 	start := time.Now()
 	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Base: Base{Timeout: 300 * time.Millisecond}, Queries: 6})
 	// Three queries in a row without EOSE stop the phase; the rest is not
@@ -191,10 +126,9 @@ func TestNoEOSEIsAFailureNotAHang(t *testing.T) {
 }
 
 func TestDelayedOKsShowInLatency(t *testing.T) {
-	r := testrelay.New(testrelay.Config{OKDelay: 40 * time.Millisecond})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{OKDelay: 40 * time.Millisecond})
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:40], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
+	pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:40], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,11 +138,10 @@ func TestDelayedOKsShowInLatency(t *testing.T) {
 }
 
 func TestNeverOKTimesOut(t *testing.T) {
-	r := testrelay.New(testrelay.Config{NeverOK: true})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{NeverOK: true})
 	c := smallCorpus(t)
 	for _, mode := range []string{ModeWait, ModePipeline} {
-		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:20], PublishOptions{Base: Base{Timeout: 300 * time.Millisecond}, Connections: 2, Mode: mode})
+		pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:20], PublishOptions{Base: Base{Timeout: 300 * time.Millisecond}, Connections: 2, Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,10 +160,9 @@ func TestNeverOKTimesOut(t *testing.T) {
 }
 
 func TestGarbageFramesCounted(t *testing.T) {
-	r := testrelay.New(testrelay.Config{GarbageEvery: 3})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{GarbageEvery: 3})
 	c := smallCorpus(t)
-	pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:60], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: ModePipeline})
+	pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:60], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: ModePipeline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +176,10 @@ func TestGarbageFramesCounted(t *testing.T) {
 }
 
 func TestConnectionDropsReported(t *testing.T) {
-	r := testrelay.New(testrelay.Config{CloseAfter: 25})
-	defer r.Close()
+	r := startRelay(t, testrelay.Config{CloseAfter: 25})
 	c := smallCorpus(t)
 	for _, mode := range []string{ModeWait, ModePipeline} {
-		pr, err := Publish(ctxT(t), r.URL(), c, all(c)[:200], PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 2, Mode: mode})
+		pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:200], PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 2, Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,20 +196,18 @@ func TestConnectionDropsReported(t *testing.T) {
 
 func TestUnreachableRelayFailsFast(t *testing.T) {
 	c := smallCorpus(t)
-	_, err := Publish(ctxT(t), "ws://127.0.0.1:1", c, all(c)[:5], PublishOptions{Connections: 1})
+	_, err := Publish(testCtx(t), "ws://127.0.0.1:1", c, all(c)[:5], PublishOptions{Connections: 1})
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("want a dial error naming the relay, got %v", err)
 	}
 }
-
-func smallCorpusForShapes(t *testing.T) []*nostr.Event { return smallCorpus(t).Events }
 
 // Publishing the same events twice: the relay answers "duplicate:" and the
 // second round's queries still expect every event.
 func TestDuplicatesStayExpected(t *testing.T) {
 	url := embeddedURL(t, "memory")
 	c := smallCorpus(t)
-	if _, err := Publish(ctxT(t), url, c, all(c), PublishOptions{Connections: 2}); err != nil {
+	if _, err := Publish(testCtx(t), url, c, all(c), PublishOptions{Connections: 2}); err != nil {
 		t.Fatal(err)
 	}
 	pr, q := publishAndQuery(t, url, ModeWait, QueryOptions{Limit: 50})
@@ -292,14 +221,20 @@ func TestDuplicatesStayExpected(t *testing.T) {
 	}
 }
 
+// Every shape, the reference's and the clients', can be drawn from the
+// synthetic corpus and hits; the client shapes have the size the issue
+// asks for; no filter names an id or an author twice.
 func TestShapesMatchSomething(t *testing.T) {
-	c := smallCorpusForShapes(t)
+	c := smallCorpus(t).Events
 	b, err := newShapeBuilder(c, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := verify.NewModel(c)
-	for _, s := range Shapes {
+	for _, s := range append(slices.Clone(Shapes), ClientShapes...) {
+		if why := b.unavailable(s); why != "" {
+			t.Fatalf("shape %s unavailable: %s", s, why)
+		}
 		for range 20 {
 			f, ok := b.build(s)
 			if !ok {
@@ -308,15 +243,102 @@ func TestShapesMatchSomething(t *testing.T) {
 			if _, all := m.Expected(&f, 0); len(all) == 0 {
 				t.Fatalf("shape %s filter %s matches nothing", s, f.AppendJSON(nil))
 			}
-			if len(f.Authors) > 1 {
+			checkClientShape(t, s, f)
+			for _, vs := range [][]string{f.IDs, f.Authors} {
 				seen := map[string]bool{}
-				for _, a := range f.Authors {
-					if seen[a] {
-						t.Fatalf("duplicate author in %s", f.AppendJSON(nil))
+				for _, v := range vs {
+					if seen[v] {
+						t.Fatalf("%s: %s twice in %s", s, v, f.AppendJSON(nil))
 					}
-					seen[a] = true
+					seen[v] = true
 				}
 			}
 		}
+	}
+}
+
+// OKs for ids never sent are a NIP-01 violation (exit 3), never credited
+// and never taken for late OKs.
+func TestForeignOKsAreAViolation(t *testing.T) {
+	c := smallCorpus(t)
+	for _, mode := range []string{ModeWait, ModePipeline} {
+		t.Run(mode, func(t *testing.T) {
+			r := startRelay(t, testrelay.Config{ForeignOKEvery: 3})
+			pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:60], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := pr.Phase
+			// Each connection reads every foreign OK sent before its last real one.
+			if p.Counts["foreign_oks"] == 0 || p.Counts["late_oks"] != 0 || p.Counts["accepted"] != 60 {
+				t.Fatalf("counts %v (relay sent %d foreign OKs)", p.Counts, r.Stats().ForeignOKs)
+			}
+			if v := phaseVerdict(p, false); v.Status != judge.WrongAnswers || !reasonsMention(v, "never sent") {
+				t.Errorf("verdict %+v, want wrong answers naming OKs for events never sent", v)
+			}
+		})
+	}
+}
+
+// OKs that come after their events timed out are late, never foreign,
+// however the timing falls (they may also beat the expiry and be accepted).
+func TestLateOKsAreNotAViolation(t *testing.T) {
+	r := startRelay(t, testrelay.Config{OKDelay: 60 * time.Millisecond})
+	c := smallCorpus(t)
+	pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:8], PublishOptions{Base: Base{Timeout: 40 * time.Millisecond}, Connections: 1, Mode: ModeWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pr.Phase
+	if p.Counts["foreign_oks"] != 0 || p.Counts["late_oks"] > p.Counts["timed_out"] {
+		t.Fatalf("counts %v: a late OK is never foreign, and each belongs to a timed-out event", p.Counts)
+	}
+	if v := phaseVerdict(p, false); v.Status == judge.WrongAnswers {
+		t.Errorf("verdict %+v: late OKs are no violation", v)
+	}
+}
+
+// EVENTs under a subscription id never opened are a NIP-01 violation in
+// the publish and the query phase alike; events after a CLOSE are only
+// named, and neither reaches an answer.
+func TestUnsolicitedEventsAreAViolation(t *testing.T) {
+	r := startRelay(t, testrelay.Config{UnsolicitedEvents: true})
+	pr, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 50, Queries: 10})
+	p := pr.Phase
+	if p.Counts["unsolicited_events"] == 0 {
+		t.Errorf("publish phase: counts %v (relay sent %d unsolicited events)", p.Counts, r.Stats().UnsolicitedEvents)
+	}
+	if q.Counts["unsolicited_events"] == 0 || q.Counts["events_after_close"] == 0 {
+		t.Errorf("query phase: counts %v", q.Counts)
+	}
+	if v := q.Verification; v == nil || !v.Passed || v.Checked != 10 {
+		t.Errorf("verification %+v: the stray events must not reach any answer", v)
+	}
+	for _, ph := range []results.Phase{p, q} {
+		if v := phaseVerdict(ph, false); v.Status != judge.WrongAnswers || !reasonsMention(v, "never opened") {
+			t.Errorf("%s: verdict %+v, want wrong answers naming EVENTs under ids never opened", ph.Name, v)
+		}
+	}
+}
+
+// A relay that streams events into every REQ without end is cut at the
+// cap: each query is refused "answer over cap", none is verified (neither
+// passed nor wrong), and the phase is incomplete, not failed.
+func TestEndlessAnswersAreCutAtTheCap(t *testing.T) {
+	r := startRelay(t, testrelay.Config{EndlessAnswers: true})
+	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 10, Queries: 6})
+	a := q.Account(results.OpQuery)
+	if a == nil || a.Refused != 6 || a.RefusedBy[outcome.OverCap] != 6 || !a.Balanced() {
+		t.Fatalf("account %+v, want 6 refused %q", a, outcome.OverCap)
+	}
+	if q.Counts["answers_over_cap"] != 6 || q.Counts["events_returned"] != 0 {
+		t.Errorf("counts %v", q.Counts)
+	}
+	if v := q.Verification; v != nil && (v.Checked != 0 || v.Missing != 0 || v.Extra != 0) {
+		t.Errorf("verification %+v: nothing over the cap is verified", v)
+	}
+	v := phaseVerdict(q, false)
+	if v.Status != judge.Incomplete || !reasonsMention(v, outcome.OverCap) {
+		t.Errorf("verdict %+v, want incomplete naming %q", v, outcome.OverCap)
 	}
 }
