@@ -172,77 +172,45 @@ func checkAccounts(t *testing.T, ph results.Phase) {
 	}
 }
 
-// Counters and latency samples that stand for an account's credited
-// operations: the counter equals the account's accepted, and so does the
-// number of samples of the latency (each credited operation is timed once,
-// nothing else is; a phase of parts splits it as <latency> and
-// <latency>_alone).
-var (
-	countMirrors = []struct{ op, count string }{
-		{results.OpEvent, results.CountAccepted},
-		{results.OpQuery, results.CountQueries},
-		{results.OpQuery, results.CountSearches},
-		{results.OpDelivery, results.CountDeliveries},
-		{results.OpCount, results.CountCounts},
-	}
-	latencyMirrors = []struct{ op, latency string }{
-		{results.OpEvent, results.LatencyOK},
-		{results.OpQuery, results.LatencyEOSE},
-		{results.OpDelivery, results.LatencyDeliver},
-		{results.OpCount, results.LatencyCount},
-	}
-	// A phase's rate of credited operations: its counter over the phase's
-	// timed window (results.PerSecond, the same for every workload).
-	rateMirrors = []struct{ rate, count string }{
-		{results.RateEvents, results.CountAccepted},
-		{results.RateSent, results.CountSent},
-		{results.RateQueries, results.CountQueries},
-		{results.RateSearches, results.CountSearches},
-		{results.RateCounts, results.CountCounts},
-		{results.RateDeliveries, results.CountDeliveries},
-	}
-	// In a group (a shape, a part, a size) with no account of its own, the
-	// counter of credited operations and their latency.
-	groupMirrors = []struct{ count, latency string }{
-		{results.CountAccepted, results.LatencyOK},
-		{results.CountQueries, results.LatencyEOSE},
-		{results.CountSearches, results.LatencyEOSE},
-		{results.CountDeliveries, results.LatencyDeliver},
-		{results.CountCounts, results.LatencyCount},
-	}
-)
+// figures: the counter of an op's credited operations, the latency that
+// times them and their rate. The counter equals the account's accepted, and
+// so does the number of samples of the latency (each credited operation is
+// timed once, nothing else is; a phase of parts splits it as <latency> and
+// <latency>_alone); the rate is the counter over the phase's timed window
+// (results.PerSecond, the same for every workload). In a group (a shape, a
+// part, a size) with no account of its own, the latency's samples equal the
+// counter. Sent has no account and no latency.
+var figures = []struct{ op, count, latency, rate string }{
+	{results.OpEvent, results.CountAccepted, results.LatencyOK, results.RateEvents},
+	{results.OpQuery, results.CountQueries, results.LatencyEOSE, results.RateQueries},
+	{results.OpQuery, results.CountSearches, results.LatencyEOSE, results.RateSearches},
+	{results.OpDelivery, results.CountDeliveries, results.LatencyDeliver, results.RateDeliveries},
+	{results.OpCount, results.CountCounts, results.LatencyCount, results.RateCounts},
+	{"", results.CountSent, "", results.RateSent},
+}
 
 func checkMirrors(t *testing.T, ph results.Phase) {
 	t.Helper()
-	for _, m := range countMirrors {
+	for _, m := range figures {
 		a := ph.Account(m.op)
-		n, ok := ph.Counts[m.count]
-		if a != nil && ok && n != a.Accepted {
+		if n, ok := ph.Counts[m.count]; a != nil && ok && n != a.Accepted {
 			t.Errorf("%s: counts[%s] = %d, but the %s account credits %d (%s)", ph.Name, m.count, n, m.op, a.Accepted, outcome.Split(*a))
 		}
-	}
-	for _, m := range latencyMirrors {
-		a, h := ph.Account(m.op), ph.Latency[m.latency]
-		if a == nil || h == nil {
-			continue
+		if h := ph.Latency[m.latency]; a != nil && h != nil {
+			n := h.Count
+			if alone := ph.Latency[m.latency+"_alone"]; alone != nil {
+				n += alone.Count // a phase of parts: ok together, ok_alone alone
+			}
+			if n != a.Accepted {
+				t.Errorf("%s: latency %s has %d samples, but the %s account credits %d (%s)", ph.Name, m.latency, n, m.op, a.Accepted, outcome.Split(*a))
+			}
 		}
-		n := h.Count
-		if alone := ph.Latency[m.latency+"_alone"]; alone != nil {
-			n += alone.Count // a phase of parts: ok together, ok_alone alone
-		}
-		if n != a.Accepted {
-			t.Errorf("%s: latency %s has %d samples, but the %s account credits %d (%s)", ph.Name, m.latency, n, m.op, a.Accepted, outcome.Split(*a))
-		}
-	}
-	for _, m := range rateMirrors {
 		r, rok := ph.Rates[m.rate]
 		n, nok := ph.Counts[m.count]
 		if want := results.PerSecond(n, ph.Duration); rok && nok && math.Abs(r-want) > 1e-9*max(1, want) {
 			t.Errorf("%s: rates[%s] = %g, but counts[%s] = %d over the %v window is %g", ph.Name, m.rate, r, m.count, n, time.Duration(ph.Duration), want)
 		}
-	}
-	for _, g := range ph.Groups {
-		for _, m := range groupMirrors {
+		for _, g := range ph.Groups {
 			n, ok := g.Counts[m.count]
 			if h := g.Latency[m.latency]; ok && h != nil && h.Count != n {
 				t.Errorf("%s/%s: latency %s has %d samples, but counts[%s] = %d", ph.Name, g.Name, m.latency, h.Count, m.count, n)
@@ -529,13 +497,13 @@ func detectCancelled(t *testing.T, ph results.Phase) {
 }
 
 // checkPrimaryMirror: the phase's refused and timed_out counters are those
-// of its primary account (the first of countMirrors whose counter the
-// phase has), and sent lies between the EVENTs the relay answered and those
+// of its primary account (the first of figures whose counter the phase
+// has), and sent lies between the EVENTs the relay answered and those
 // requested.
 func checkPrimaryMirror(t *testing.T, ph results.Phase) {
 	t.Helper()
 	var a *results.Account
-	for _, m := range countMirrors {
+	for _, m := range figures {
 		if _, ok := ph.Counts[m.count]; ok && ph.Account(m.op) != nil {
 			a = ph.Account(m.op)
 			break
