@@ -9,6 +9,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
@@ -55,9 +56,6 @@ func (c *compareCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
-	if c.Repeat < 1 {
-		return fmt.Errorf("--repeat %d: want 1 or more", c.Repeat)
-	}
 	refs, err := c.checkRelays(g.Ctx)
 	if err != nil {
 		return err
@@ -86,7 +84,7 @@ func (c *compareCmd) Run(g *Globals) error {
 func (c *compareCmd) checkRelays(ctx context.Context) ([]relayRef, error) {
 	refs, err := c.relayRefs()
 	if err != nil {
-		return nil, withCode(2, err)
+		return nil, withCode(judge.Usage, err)
 	}
 	for _, r := range refs {
 		if r.URL != "" {

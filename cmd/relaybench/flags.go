@@ -18,6 +18,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/threshold"
@@ -318,7 +319,7 @@ func (f outputFlags) resultsPath(command string, started time.Time) (string, err
 	}
 	got, err := results.Reserve(p, unique)
 	if errors.Is(err, fs.ErrExist) {
-		return "", withCode(2, fmt.Errorf("--json %s: file exists: relaybench never overwrites a results file; give another name", p))
+		return "", withCode(judge.Usage, fmt.Errorf("--json %s: file exists: relaybench never overwrites a results file; give another name", p))
 	}
 	if err != nil {
 		return "", fmt.Errorf("results file: %v", pathErr(err))

@@ -20,6 +20,7 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -97,7 +98,7 @@ func run(args []string) int {
 	parser, err := kong.New(&root, opts...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
-		return 2
+		return judge.Usage
 	}
 	return parseAndRun(parser, normalizeArgs(args), globals, &root.Globals)
 }
@@ -117,7 +118,7 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
-		return 2
+		return judge.Usage
 	}
 	globals.Verbose = parsed.Verbose
 	if err := kctx.Run(globals); err != nil {
@@ -130,14 +131,14 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 			return saveInterrupted(globals.Ctx, err)
 		}
 		if errors.Is(err, context.Canceled) {
-			return 130
+			return judge.Interrupted
 		}
-		return 1
+		return judge.Error
 	}
 	if globals.Ctx.Err() != nil {
-		return 130 // interrupted: results were printed and saved
+		return judge.Interrupted // interrupted: results were printed and saved
 	}
-	return 0
+	return judge.Passed
 }
 
 // saveInterrupted saves the results file of a run interrupted before its
@@ -147,15 +148,15 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 func saveInterrupted(ctx context.Context, err error) int {
 	p := pendingRun.Load()
 	if p == nil || p.path == "-" {
-		return 130 // no results file was asked for yet, or it goes to stdout
+		return judge.Interrupted // no results file was asked for yet, or it goes to stdout
 	}
 	if _, err := os.Stat(p.path); err == nil {
-		return 130 // written already
+		return judge.Interrupted // written already
 	}
 	file := newResultsFile(p.command, p.started)
 	file.Runs = []results.Run{{Notes: []string{"interrupted before the first phase (" + oneLine(err) + "): nothing was measured"}}}
 	_ = finishRun(ctx, file, p.path, false, nil)
-	return 130
+	return judge.Interrupted
 }
 
 // oneLine keeps an error message on one line.
@@ -214,7 +215,7 @@ func signalContext() (context.Context, func()) {
 				continue
 			}
 			runExitHooks()
-			os.Exit(130)
+			os.Exit(judge.Interrupted)
 		}
 	}()
 	return ctx, func() { signal.Stop(ch); signal.Stop(pipe); cancel() }

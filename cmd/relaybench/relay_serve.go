@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/owntemp"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/relay/embedded"
 	"github.com/relaybench/relaybench/relay/sink"
 )
@@ -42,7 +43,7 @@ func (c *relayServeCmd) checkFlags() error { return checkLoopback(c.Addr, c.IOpe
 func (c *relayServeCmd) Run(g *Globals) error {
 	servingRelay.Store(true)
 	if err := checkLoopback(c.Addr, c.IOperate); err != nil {
-		return withCode(2, err)
+		return withCode(judge.Usage, err)
 	}
 	handler, closeRelay, cleanup, err := c.relay(g.Verbose)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/judge"
 )
 
 type relaysCmd struct {
@@ -126,7 +127,7 @@ func (c *relaysStartCmd) checkFlags() error {
 func (c *relaysStartCmd) Run(g *Globals) error {
 	ref, err := c.relayRef()
 	if err != nil {
-		return withCode(2, err)
+		return withCode(judge.Usage, err)
 	}
 	name := ref.Spec.Name
 	if err := os.MkdirAll(c.Out, 0o755); err != nil {

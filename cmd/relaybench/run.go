@@ -96,7 +96,7 @@ func resolveTarget(ctx context.Context, f targetFlags, outDir string, verbose bo
 func resolveTargetRef(ctx context.Context, f targetFlags, outDir string, verbose bool) (runner.Target, relayRef, func(), error) {
 	ref, err := f.relayRef()
 	if err != nil {
-		return runner.Target{}, ref, nil, withCode(2, err)
+		return runner.Target{}, ref, nil, withCode(judge.Usage, err)
 	}
 	if ref.URL != "" {
 		if err := runner.CheckTarget(ref.URL, f.IOperate); err != nil {
