@@ -2,8 +2,6 @@ package workload
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -95,9 +93,7 @@ func TestFindMaxCancelledMidSearch(t *testing.T) {
 		Load:      LoadOptions{Pool: 64, Connections: 2, Size: 100, MaxLateness: 20 * time.Second},
 		StartRate: 50, StepDuration: time.Second, P99: 5 * time.Second,
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
+	checkCanceled(t, err)
 	if len(res.Steps) != 1 || !res.Steps[0].Pass || res.Cut == nil || res.Cut.Rate != 100 || res.Aborted != "" {
 		t.Fatalf("steps %+v, cut %+v, aborted %q", res.Steps, res.Cut, res.Aborted)
 	}

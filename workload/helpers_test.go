@@ -132,11 +132,18 @@ func cancelAfterEvents(t *testing.T, r *testrelay.Relay, n int) (context.Context
 func checkInterrupted(t *testing.T, err error, stamp <-chan time.Time) {
 	t.Helper()
 	returned := time.Now()
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v", err)
-	}
+	checkCanceled(t, err)
 	if d := returned.Sub(<-stamp); d > 5*time.Second {
 		t.Errorf("returned %v after the interrupt", d)
+	}
+}
+
+// checkCanceled: a workload the user cancelled returned the context's
+// error.
+func checkCanceled(t *testing.T, err error) {
+	t.Helper()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want %v", err, context.Canceled)
 	}
 }
 

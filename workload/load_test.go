@@ -2,8 +2,6 @@ package workload
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -137,15 +135,10 @@ func atoi64(s string) int64 {
 // the intended time grows far beyond the send→OK time, and ops that cannot
 // start within MaxLateness are dropped and counted.
 func TestLoadOverCapacityCorrectsLatencyAndCountsDrops(t *testing.T) {
-	r := startRelay(t, testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
 	p := constant(t, 1000, 3*time.Second)
-	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{
+	ph, r := runLoad(t, testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2}, LoadOptions{
 		Pattern: p, Pool: 4, Connections: 2, MaxLateness: time.Second, Size: 100,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	c := ph.Counts
 	if c["intended"] != 3000 {
 		t.Errorf("intended %d, want 3000", c["intended"])
@@ -186,14 +179,8 @@ func TestLoadOverCapacityCorrectsLatencyAndCountsDrops(t *testing.T) {
 
 func TestLoadMixedAndQuery(t *testing.T) {
 	c := smallCorpus(t)
-	r := startRelay(t, testrelay.Config{})
-	r.Add(c.Events...)
-	ph, err := Load(testCtx(t), r.URL(), c, LoadOptions{Kind: LoadMixed, PublishParts: 1, QueryParts: 1,
+	ph, r := runLoad(t, testrelay.Config{}, LoadOptions{Kind: LoadMixed, PublishParts: 1, QueryParts: 1,
 		Pattern: constant(t, 200, time.Second), Pool: 200, MaxLateness: 20 * time.Second, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	// A mixed load's counters are each side's (accepted: events, queries:
 	// REQs ended with EOSE); the ops' totals are ops_ counters.
 	if ph.Counts["ops_accepted"] != 200 || ph.Counts["accepted"] != 100 || ph.Counts["queries"] != 100 {
@@ -236,13 +223,8 @@ func TestLoadRefusesTooManyEvents(t *testing.T) {
 }
 
 func TestLoadHonestRelayPasses(t *testing.T) {
-	r := startRelay(t, testrelay.Config{Verify: true})
-	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 200, time.Second), Pool: 200,
+	ph, _ := runLoad(t, testrelay.Config{Verify: true}, LoadOptions{Pattern: constant(t, 200, time.Second), Pool: 200,
 		MaxLateness: 20 * time.Second, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	a := account(t, ph, results.OpEvent)
 	if a.Requested != 200 || a.Accepted != 200 || ph.Aborted != "" {
 		t.Errorf("account %+v, aborted %q", a, ph.Aborted)
@@ -259,13 +241,8 @@ func TestLoadHonestRelayPasses(t *testing.T) {
 // of served ops and out of the accepted rate; the judge calls the phase
 // incomplete.
 func TestLoadRefusalsByClassNotInLatency(t *testing.T) {
-	r := startRelay(t, testrelay.Config{RefuseEvery: 3, RefuseReason: "rate-limited: slow down"})
-	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 300, time.Second), Pool: 200,
+	ph, _ := runLoad(t, testrelay.Config{RefuseEvery: 3, RefuseReason: "rate-limited: slow down"}, LoadOptions{Pattern: constant(t, 300, time.Second), Pool: 200,
 		MaxLateness: 20 * time.Second, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	a := account(t, ph, results.OpEvent)
 	if a.Accepted != 200 || a.Refused != 100 || a.RefusedBy["rate-limited"] != 100 {
 		t.Errorf("account %+v", a)
@@ -289,14 +266,9 @@ func TestLoadRefusalsByClassNotInLatency(t *testing.T) {
 // A relay that never answers stops the phase long before the pattern's
 // end, with one Aborted line; every slot still has one outcome.
 func TestLoadNeverOKAborts(t *testing.T) {
-	r := startRelay(t, testrelay.Config{NeverOK: true})
 	p := constant(t, 100, 30*time.Second)
-	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pattern: p, Pool: 10, Size: 100,
+	ph, _ := runLoad(t, testrelay.Config{NeverOK: true}, LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pattern: p, Pool: 10, Size: 100,
 		MaxLateness: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	a := account(t, ph, results.OpEvent)
 	if ph.Aborted == "" || !strings.Contains(ph.Aborted, "no reply") {
 		t.Fatalf("not aborted: %q (account %+v, notes %v)", ph.Aborted, a, ph.Notes)
@@ -318,15 +290,8 @@ func TestLoadNeverOKAborts(t *testing.T) {
 // A relay that stalls mid-run (query load: one REQ per op) is caught the
 // same way.
 func TestLoadStallAborts(t *testing.T) {
-	c := smallCorpus(t)
-	r := startRelay(t, testrelay.Config{StallAfter: 40})
-	r.Add(c.Events...)
-	ph, err := Load(testCtx(t), r.URL(), c, LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
+	ph, _ := runLoad(t, testrelay.Config{StallAfter: 40}, LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
 		Connections: 2, MaxLateness: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	a := account(t, ph, results.OpQuery)
 	if ph.Aborted == "" || a.Accepted == 0 || a.Accepted > 40 || a.NotRunBy[outcome.WhyAborted] == 0 {
 		t.Errorf("aborted %q, account %+v", ph.Aborted, a)
@@ -336,13 +301,8 @@ func TestLoadStallAborts(t *testing.T) {
 // A relay that closes every connection at its 60th message: the ops on
 // them are connection lost, the pool redials and the load goes on.
 func TestLoadConnLost(t *testing.T) {
-	r := startRelay(t, testrelay.Config{CloseAfter: 60})
-	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 200, 2*time.Second), Pool: 2,
+	ph, r := runLoad(t, testrelay.Config{CloseAfter: 60}, LoadOptions{Pattern: constant(t, 200, 2*time.Second), Pool: 2,
 		Connections: 2, MaxLateness: 20 * time.Second, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	a := account(t, ph, results.OpEvent)
 	if a.ConnLost < 2 || a.Accepted <= 2*59 || a.TimedOut != 0 || a.Cancelled != 0 || ph.Aborted != "" {
 		t.Errorf("account %+v, aborted %q", a, ph.Aborted)
@@ -367,9 +327,7 @@ func TestLoadCancelledMidPhase(t *testing.T) {
 	start := time.Now()
 	ph, err := Load(ctx, r.URL(), smallCorpus(t), LoadOptions{Base: Base{Timeout: time.Minute}, Pattern: constant(t, 100, 30*time.Second), Pool: 10, Size: 100,
 		MaxLateness: time.Minute})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
+	checkCanceled(t, err)
 	if el := time.Since(start); el >= time.Minute {
 		t.Fatalf("returned after %v: waited for the timeout", el)
 	}
@@ -395,9 +353,7 @@ func TestLoadQueryCancelledMidPhase(t *testing.T) {
 	ctx := cancelWhen(t, func() bool { return r.Stats().REQs >= 10 })
 	ph, err := Load(ctx, r.URL(), c, LoadOptions{Base: Base{Timeout: time.Minute}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
 		MaxLateness: time.Minute})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
+	checkCanceled(t, err)
 	checkBalance(t, ph)
 	if a := account(t, ph, results.OpQuery); a.Cancelled != a.Requested || a.Requested != 3000 {
 		t.Errorf("account %+v", a)
@@ -410,15 +366,8 @@ func TestLoadQueryCancelledMidPhase(t *testing.T) {
 // A mixed load books its queries in a query account, its publishes in an
 // event account, by the pattern's mix.
 func TestLoadMixedAccounts(t *testing.T) {
-	c := smallCorpus(t)
-	r := startRelay(t, testrelay.Config{})
-	r.Add(c.Events...)
-	ph, err := Load(testCtx(t), r.URL(), c, LoadOptions{Kind: LoadMixed, PublishParts: 3, QueryParts: 1,
+	ph, _ := runLoad(t, testrelay.Config{}, LoadOptions{Kind: LoadMixed, PublishParts: 3, QueryParts: 1,
 		Pattern: constant(t, 200, time.Second), Pool: 200, MaxLateness: 20 * time.Second, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	ev, q := account(t, ph, results.OpEvent), account(t, ph, results.OpQuery)
 	if ev.Requested != 150 || ev.Accepted != 150 || q.Requested != 50 || q.Accepted != 50 {
 		t.Errorf("event %+v, query %+v", ev, q)
@@ -431,16 +380,28 @@ func TestLoadMixedAccounts(t *testing.T) {
 // Slots the client could not start within MaxLateness are not run, with
 // the client's why, and counted as dropped.
 func TestLoadClientDropsAreNotRun(t *testing.T) {
-	r := startRelay(t, testrelay.Config{OKDelay: 50 * time.Millisecond})
-	ph, err := Load(testCtx(t), r.URL(), smallCorpus(t), LoadOptions{Pattern: constant(t, 400, time.Second), Pool: 2,
+	ph, _ := runLoad(t, testrelay.Config{OKDelay: 50 * time.Millisecond}, LoadOptions{Pattern: constant(t, 400, time.Second), Pool: 2,
 		Connections: 1, MaxLateness: 10 * time.Millisecond, Size: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBalance(t, ph)
 	a := account(t, ph, results.OpEvent)
 	if a.NotRunBy[WhyClientDrop] == 0 || a.NotRunBy[WhyClientDrop] != ph.Counts["dropped"] || a.NotRun != ph.Counts["dropped"] ||
 		a.Accepted+a.NotRun != 400 {
 		t.Errorf("account %+v, counts %v", a, ph.Counts)
 	}
+}
+
+// runLoad runs Load, with o, against a test relay with cfg (holding the
+// small corpus when the load queries it), and checks that every slot ended
+// in one outcome (checkBalance).
+func runLoad(t *testing.T, cfg testrelay.Config, o LoadOptions) (results.Phase, *testrelay.Relay) {
+	t.Helper()
+	r, c := startRelay(t, cfg), smallCorpus(t)
+	if o.Kind == LoadQuery || o.Kind == LoadMixed {
+		r.Add(c.Events...)
+	}
+	ph, err := Load(testCtx(t), r.URL(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBalance(t, ph)
+	return ph, r
 }
