@@ -58,10 +58,17 @@ func TestBurstQueueingRelay(t *testing.T) {
 // 80 + 12 = 92 events.
 var smallBurst = BurstOptions{Base: Base{Timeout: 400 * time.Millisecond}, Bursts: 2, BurstSize: 40, Every: 300 * time.Millisecond, Connections: 2, BetweenRate: 20, Size: 100}
 
-func runBurst(t *testing.T, cfg testrelay.Config, o BurstOptions) (results.Phase, error) {
+// runBurst runs Burst against a test relay with cfg that checks every
+// EVENT's signature.
+func runBurst(t *testing.T, cfg testrelay.Config, o BurstOptions) results.Phase {
 	t.Helper()
+	cfg.Verify = true
 	r := startRelay(t, cfg)
-	return Burst(testCtx(t), r.URL(), testKeys(t), o)
+	ph, err := Burst(testCtx(t), r.URL(), testKeys(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ph
 }
 
 // checkBurstAccounts asserts the event account is balanced and that the
@@ -93,10 +100,7 @@ func checkBurstAccounts(t *testing.T, ph results.Phase) results.Account {
 }
 
 func TestBurstHonestRelayBalanced(t *testing.T) {
-	ph, err := runBurst(t, testrelay.Config{Verify: true}, smallBurst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ph := runBurst(t, testrelay.Config{}, smallBurst)
 	a := checkBurstAccounts(t, ph)
 	if a.Requested != 92 || a.Accepted != 92 || ph.Aborted != "" {
 		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
@@ -104,10 +108,7 @@ func TestBurstHonestRelayBalanced(t *testing.T) {
 }
 
 func TestBurstRefusalsApartByClass(t *testing.T) {
-	ph, err := runBurst(t, testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, smallBurst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ph := runBurst(t, testrelay.Config{RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, smallBurst)
 	a := checkBurstAccounts(t, ph)
 	if a.Accepted != 69 || a.Refused != 23 || a.RefusedBy["rate-limited"] != 23 || ph.Refused["rate-limited"] != 23 {
 		t.Fatalf("account %+v refused %v", a, ph.Refused)
@@ -129,10 +130,7 @@ func TestBurstRefusalsApartByClass(t *testing.T) {
 
 func TestBurstPerConnectionRateLimit(t *testing.T) {
 	// Each connection: 10 events through, every later one refused.
-	ph, err := runBurst(t, testrelay.Config{Verify: true, RateLimitAfter: 10}, smallBurst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ph := runBurst(t, testrelay.Config{RateLimitAfter: 10}, smallBurst)
 	a := checkBurstAccounts(t, ph)
 	if a.Accepted != 30 || a.Refused != 62 || a.RefusedBy["rate-limited"] != 62 {
 		t.Fatalf("account %+v", a)
@@ -142,10 +140,7 @@ func TestBurstPerConnectionRateLimit(t *testing.T) {
 func TestBurstNeverOKAborts(t *testing.T) {
 	o := smallBurst
 	o.Bursts, o.Every, o.Timeout = 20, 300*time.Millisecond, 200*time.Millisecond
-	ph, err := runBurst(t, testrelay.Config{Verify: true, NeverOK: true}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ph := runBurst(t, testrelay.Config{NeverOK: true}, o)
 	a := checkBurstAccounts(t, ph)
 	if ph.Aborted == "" || a.Accepted != 0 || a.TimedOut == 0 || a.NotRun == 0 {
 		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
@@ -156,10 +151,7 @@ func TestBurstNeverOKAborts(t *testing.T) {
 }
 
 func TestBurstConnectionsClosed(t *testing.T) {
-	ph, err := runBurst(t, testrelay.Config{Verify: true, CloseAfter: 15}, smallBurst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ph := runBurst(t, testrelay.Config{CloseAfter: 15}, smallBurst)
 	a := checkBurstAccounts(t, ph)
 	if a.ConnLost == 0 || a.ConnLost+a.NotRun+a.TimedOut != a.Requested-a.Accepted || a.Accepted > 3*14 {
 		t.Fatalf("account %+v", a)
