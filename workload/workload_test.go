@@ -127,46 +127,33 @@ func TestNoEOSEIsAFailureNotAHang(t *testing.T) {
 
 func TestDelayedOKsShowInLatency(t *testing.T) {
 	r := startRelay(t, testrelay.Config{OKDelay: 40 * time.Millisecond})
-	c := smallCorpus(t)
-	pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:40], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p50 := pr.Phase.Latency["ok"].Percentiles["50"]; p50 < int64(40*time.Millisecond) {
+	p := publishFirst(t, r.URL(), 40, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
+	if p50 := p.Latency["ok"].Percentiles["50"]; p50 < int64(40*time.Millisecond) {
 		t.Fatalf("OK p50 %v below the relay's 40ms delay", time.Duration(p50))
 	}
 }
 
 func TestNeverOKTimesOut(t *testing.T) {
 	r := startRelay(t, testrelay.Config{NeverOK: true})
-	c := smallCorpus(t)
 	for _, mode := range []string{ModeWait, ModePipeline} {
-		pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:20], PublishOptions{Base: Base{Timeout: 300 * time.Millisecond}, Connections: 2, Mode: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := publishFirst(t, r.URL(), 20, PublishOptions{Base: Base{Timeout: 300 * time.Millisecond}, Connections: 2, Mode: mode})
 		// The phase stops early (a few timeouts in a row, nothing answered)
 		// instead of waiting timeout × events; the rest is not run, and the
 		// account says so.
-		a := pr.Phase.Account(results.OpEvent)
+		a := p.Account(results.OpEvent)
 		if a == nil || !a.Balanced() || a.Requested != 20 || a.Accepted != 0 || a.TimedOut == 0 ||
 			a.TimedOut+a.NotRun != 20 || a.NotRunBy[outcome.WhyAborted] != a.NotRun {
 			t.Fatalf("%s: account %+v", mode, a)
 		}
-		if pr.Phase.Aborted == "" || a.TimedOut > 20 {
-			t.Fatalf("%s: not stopped early: %q %+v", mode, pr.Phase.Aborted, a)
+		if p.Aborted == "" || a.TimedOut > 20 {
+			t.Fatalf("%s: not stopped early: %q %+v", mode, p.Aborted, a)
 		}
 	}
 }
 
 func TestGarbageFramesCounted(t *testing.T) {
 	r := startRelay(t, testrelay.Config{GarbageEvery: 3})
-	c := smallCorpus(t)
-	pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:60], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: ModePipeline})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pr.Phase
+	p := publishFirst(t, r.URL(), 60, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: ModePipeline})
 	if p.Counts["malformed_frames"] == 0 || len(p.Errors) == 0 {
 		t.Fatalf("garbage not reported: counts %v errors %v", p.Counts, p.Errors)
 	}
@@ -177,13 +164,8 @@ func TestGarbageFramesCounted(t *testing.T) {
 
 func TestConnectionDropsReported(t *testing.T) {
 	r := startRelay(t, testrelay.Config{CloseAfter: 25})
-	c := smallCorpus(t)
 	for _, mode := range []string{ModeWait, ModePipeline} {
-		pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:200], PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 2, Mode: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := pr.Phase
+		p := publishFirst(t, r.URL(), 200, PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 2, Mode: mode})
 		lost := p.Counts["failed"] + p.Counts["not_sent"] + p.Counts["timed_out"]
 		if p.Counts["accepted"] >= 200 || lost == 0 || len(p.Errors) == 0 {
 			t.Fatalf("%s: dropped connections not reported: counts %v errors %v", mode, p.Counts, p.Errors)
@@ -260,15 +242,10 @@ func TestShapesMatchSomething(t *testing.T) {
 // OKs for ids never sent are a NIP-01 violation (exit 3), never credited
 // and never taken for late OKs.
 func TestForeignOKsAreAViolation(t *testing.T) {
-	c := smallCorpus(t)
 	for _, mode := range []string{ModeWait, ModePipeline} {
 		t.Run(mode, func(t *testing.T) {
 			r := startRelay(t, testrelay.Config{ForeignOKEvery: 3})
-			pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:60], PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: mode})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := pr.Phase
+			p := publishFirst(t, r.URL(), 60, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: mode})
 			// Each connection reads every foreign OK sent before its last real one.
 			if p.Counts["foreign_oks"] == 0 || p.Counts["late_oks"] != 0 || p.Counts["accepted"] != 60 {
 				t.Fatalf("counts %v (relay sent %d foreign OKs)", p.Counts, r.Stats().ForeignOKs)
@@ -284,12 +261,7 @@ func TestForeignOKsAreAViolation(t *testing.T) {
 // however the timing falls (they may also beat the expiry and be accepted).
 func TestLateOKsAreNotAViolation(t *testing.T) {
 	r := startRelay(t, testrelay.Config{OKDelay: 60 * time.Millisecond})
-	c := smallCorpus(t)
-	pr, err := Publish(testCtx(t), r.URL(), c, all(c)[:8], PublishOptions{Base: Base{Timeout: 40 * time.Millisecond}, Connections: 1, Mode: ModeWait})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pr.Phase
+	p := publishFirst(t, r.URL(), 8, PublishOptions{Base: Base{Timeout: 40 * time.Millisecond}, Connections: 1, Mode: ModeWait})
 	if p.Counts["foreign_oks"] != 0 || p.Counts["late_oks"] > p.Counts["timed_out"] {
 		t.Fatalf("counts %v: a late OK is never foreign, and each belongs to a timed-out event", p.Counts)
 	}
@@ -341,4 +313,16 @@ func TestEndlessAnswersAreCutAtTheCap(t *testing.T) {
 	if v.Status != judge.Incomplete || !reasonsMention(v, outcome.OverCap) {
 		t.Errorf("verdict %+v, want incomplete naming %q", v, outcome.OverCap)
 	}
+}
+
+// publishFirst publishes the small corpus' first n events to url with o
+// and returns the phase.
+func publishFirst(t *testing.T, url string, n int, o PublishOptions) results.Phase {
+	t.Helper()
+	c := smallCorpus(t)
+	pr, err := Publish(testCtx(t), url, c, all(c)[:n], o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr.Phase
 }
