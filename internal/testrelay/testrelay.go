@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,6 +200,40 @@ type Config struct {
 	// ignoring its filters' limit and MaxLimit (NIP-01: limit is a SHOULD;
 	// "returning (much) more should be avoided"), then EOSE as usual.
 	IgnoreLimit bool
+
+	// Misbehaviours with the REQs and EVENTs real clients send (see package
+	// conformance). The zero value answers them as NIP-01 says: a REQ
+	// under an open subscription id replaces it; an event matching several
+	// filters of one REQ is sent once; a filter with "limit":0 returns no
+	// stored event (live ones only); ephemeral events (kinds 20000–29999)
+	// are answered OK and delivered live, never stored; a duplicate EVENT
+	// is answered OK true "duplicate: …"; a REQ whose filter does not
+	// parse is answered CLOSED "error: …".
+
+	// SameIDNoReplace: a REQ under an open subscription id opens a second
+	// subscription beside the first; both deliver under that id.
+	SameIDNoReplace bool
+	// UnionDuplicates: an event matching several filters of one REQ is
+	// sent once per filter it matches.
+	UnionDuplicates bool
+	// IgnoreIDsConditions: a filter with ids matches by ids alone (the
+	// other conditions are ignored) in answers to REQs.
+	IgnoreIDsConditions bool
+	// TagPrefixMatch: in answers to REQs, a tag condition matches an event
+	// with a tag of any letter whose value begins with one of its values.
+	TagPrefixMatch bool
+	// StoreEphemeral: ephemeral events are stored and returned like
+	// regular ones.
+	StoreEphemeral bool
+	// NoOKForEphemeral: ephemeral events are delivered (and stored with
+	// StoreEphemeral) but never answered OK.
+	NoOKForEphemeral bool
+	// DuplicateOKFalse: a duplicate EVENT is answered OK false
+	// "duplicate: already have this event".
+	DuplicateOKFalse bool
+	// NoClosedForMalformed: a REQ whose filter does not parse gets no
+	// answer at all.
+	NoClosedForMalformed bool
 }
 
 // Stats counts what the relay saw and did.
@@ -536,6 +571,7 @@ type sub struct {
 	filters []nostr.Filter
 	live    bool
 	pending []*nostr.Event
+	alias   string // SameIDNoReplace: the id a displaced subscription delivers under
 }
 
 type okItem struct {
@@ -794,13 +830,66 @@ func (r *Relay) process(j job) {
 		j.answer(true, "")
 		return
 	}
+	if ephemeral(ev) && !r.cfg.StoreEphemeral {
+		r.broadcast(ev)
+		j.answerEphemeral()
+		return
+	}
 	if !r.store(ev) {
 		r.count(func(s *Stats) { s.Duplicates++ })
-		j.answer(true, "duplicate: already have this event")
+		j.answer(!r.cfg.DuplicateOKFalse, "duplicate: already have this event")
 		return
 	}
 	r.broadcast(ev)
+	if ephemeral(ev) {
+		j.answerEphemeral()
+		return
+	}
 	j.answer(true, "")
+}
+
+func ephemeral(ev *nostr.Event) bool { return ev.Kind >= 20000 && ev.Kind < 30000 }
+
+// answerEphemeral answers an ephemeral event OK true, unless
+// NoOKForEphemeral.
+func (j *job) answerEphemeral() {
+	if j.c.r.cfg.NoOKForEphemeral {
+		j.c.r.count(func(s *Stats) { s.Unanswered++ })
+		return
+	}
+	j.answer(true, "")
+}
+
+// limitZero reports whether a filter's JSON has "limit":0 (nostr.Filter
+// cannot tell it from no limit).
+func limitZero(raw json.RawMessage) bool {
+	var f struct {
+		Limit *int `json:"limit"`
+	}
+	return json.Unmarshal(raw, &f) == nil && f.Limit != nil && *f.Limit == 0
+}
+
+// match is Filter.Matches, bent by IgnoreIDsConditions and TagPrefixMatch.
+func (r *Relay) match(f *nostr.Filter, ev *nostr.Event) bool {
+	if r.cfg.IgnoreIDsConditions && len(f.IDs) > 0 {
+		return slices.Contains(f.IDs, ev.ID)
+	}
+	if !r.cfg.TagPrefixMatch || len(f.Tags) == 0 {
+		return f.Matches(ev)
+	}
+	g := *f
+	g.Tags = nil
+	if !g.Matches(ev) {
+		return false
+	}
+	for _, values := range f.Tags {
+		if !slices.ContainsFunc(ev.Tags, func(t nostr.Tag) bool {
+			return len(t) >= 2 && slices.ContainsFunc(values, func(v string) bool { return strings.HasPrefix(t[1], v) })
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 func verify(ev *nostr.Event) string {
@@ -876,19 +965,30 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		return
 	}
 	filters := make([]nostr.Filter, 0, len(msg)-2)
+	var stored []nostr.Filter // the filters answered from the store: not "limit":0
 	for _, raw := range msg[2:] {
 		var f nostr.Filter
 		if err := json.Unmarshal(raw, &f); err != nil {
+			if c.r.cfg.NoClosedForMalformed {
+				return
+			}
 			b, _ := json.Marshal([]string{"CLOSED", subID, "error: bad filter: " + err.Error()})
 			c.send(b)
 			return
 		}
 		filters = append(filters, f)
+		if !limitZero(raw) {
+			stored = append(stored, f)
+		}
 	}
 	// Register before the snapshot so that nothing stored meanwhile is
 	// missed; such events wait in pending until the results are out.
 	sb := &sub{filters: filters}
 	c.mu.Lock()
+	if old := c.subs[subID]; old != nil && c.r.cfg.SameIDNoReplace {
+		old.alias = subID
+		c.subs[fmt.Sprintf("%s\x00%p", subID, old)] = old
+	}
 	c.subs[subID] = sb
 	c.mu.Unlock()
 
@@ -896,7 +996,7 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		go c.endless(subID, sb, filters)
 		return
 	}
-	results := c.r.query(filters)
+	results := c.r.query(stored)
 	sent := make(map[string]bool, len(results))
 	for _, ev := range results {
 		sent[ev.ID] = true
@@ -976,9 +1076,9 @@ func (r *Relay) query(filters []nostr.Filter) []*nostr.Event {
 			if n == limit {
 				break
 			}
-			if f.Matches(ev) {
+			if r.match(f, ev) {
 				n++
-				if !seen[ev.ID] {
+				if !seen[ev.ID] || r.cfg.UnionDuplicates {
 					seen[ev.ID] = true
 					out = append(out, ev)
 				}
@@ -1092,6 +1192,9 @@ func (r *Relay) broadcast(ev *nostr.Event) {
 	for c := range r.conns {
 		c.mu.Lock()
 		for id, sb := range c.subs {
+			if sb.alias != "" {
+				id = sb.alias
+			}
 			switch {
 			case sb.matches(ev):
 				if sb.live {

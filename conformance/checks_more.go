@@ -1,0 +1,257 @@
+package conformance
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/nostr"
+)
+
+// ephemeralOK: an ephemeral EVENT gets an OK (true or false). A relay
+// that answers a regular EVENT sent after it, and Timeout later still has
+// not answered the ephemeral one, fails; without that sync point the
+// result is unknown.
+func ephemeralOK(t *T) outcome {
+	k := t.key()
+	eph := note(kindEphemeral, now(), "ephemeral "+t.nonce, tTag(t.tag("eph")))
+	reg := note(kindNote, now(), "marker "+t.nonce, tTag(t.tag("mark")))
+	if err := t.sign([]*corpus.Author{k}, eph, reg); err != nil {
+		return undecided(err)
+	}
+	p, err := t.publisher()
+	if err != nil {
+		return undecided(err)
+	}
+	if err := p.event(t.ctx, eph); err != nil {
+		return undecided(err)
+	}
+	if err := p.event(t.ctx, reg); err != nil {
+		return undecided(err)
+	}
+	return answeredAfter(t, p, eph.ID, reg.ID, "OK", "an ephemeral EVENT")
+}
+
+// answeredAfter waits for an answer (label) to first (by its id in the
+// frame's first element) and for the OK of marker, sent after it. It
+// fails when the marker is answered and then Timeout passes without an
+// answer to first.
+func answeredAfter(t *T, p *probe, first, marker, label, what string) outcome {
+	ctx, cancel := t.wait()
+	defer cancel()
+	markerOK := false
+	for {
+		f, err := p.next(ctx)
+		if err != nil {
+			if markerOK {
+				return fail("%s was never answered with %s: the relay answered the EVENT sent after it, then nothing more for %s", what, label, t.opts.Timeout)
+			}
+			return unknown("neither %s nor the EVENT after it was answered (%v)", what, err)
+		}
+		id := f.str(0)
+		switch {
+		case f.label == label && id == first || label == "CLOSED" && f.label == "EOSE" && id == first:
+			return pass()
+		case f.label == "OK" && id == marker && !markerOK:
+			markerOK = true
+			cancel()
+			ctx, cancel = t.wait() // Timeout more after the marker's answer
+		}
+	}
+}
+
+// ephemeralLive: a subscription to a fresh key's ephemeral kind and a
+// marker tag; the ephemeral event, then a regular marker, are published:
+// the ephemeral one comes before the marker.
+func ephemeralLive(t *T) outcome {
+	k := t.key()
+	mark := t.tag("mark")
+	eph := note(kindEphemeral, now(), "ephemeral "+t.nonce)
+	reg := note(kindNote, now(), "marker "+t.nonce, tTag(mark))
+	if err := t.sign([]*corpus.Author{k}, eph, reg); err != nil {
+		return undecided(err)
+	}
+	p, err := t.conn()
+	if err != nil {
+		return undecided(err)
+	}
+	sub := "e" + t.nonce
+	if err := p.req(t.ctx, sub, nostr.Filter{Authors: []string{eph.PubKey}, Kinds: []int{kindEphemeral}}, nostr.Filter{Tags: map[string][]string{"t": {mark}}}); err != nil {
+		return undecided(err)
+	}
+	if a, err := t.collect(p, sub); err != nil || a.closed {
+		return undecided(fmt.Errorf("no EOSE for the subscription (%v, closed %q)", err, a.reason))
+	}
+	o, err := t.send(eph)
+	if err != nil {
+		return undecided(err)
+	}
+	if !o.accepted {
+		return notRun("the relay refused the ephemeral event: %q", o.reason)
+	}
+	if err := t.store(reg); err != nil {
+		return undecided(err)
+	}
+	got, err := t.until(p, sub, reg.ID)
+	if err != nil {
+		if containsID(got, eph.ID) {
+			return pass()
+		}
+		return unknown("the marker event was not delivered (%v)", err)
+	}
+	if !containsID(got, eph.ID) {
+		return named("an accepted ephemeral event was not delivered to a matching subscription before a regular event published after it")
+	}
+	return pass()
+}
+
+func containsID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ephemeralNotStored: an accepted ephemeral event does not come back to a
+// later REQ.
+func ephemeralNotStored(t *T) outcome {
+	eph := note(kindEphemeral, now(), "ephemeral "+t.nonce)
+	if err := t.sign([]*corpus.Author{t.key()}, eph); err != nil {
+		return undecided(err)
+	}
+	o, err := t.send(eph)
+	if err != nil {
+		return undecided(err)
+	}
+	if !o.accepted {
+		return pass() // refused ("mute: …"): not stored either
+	}
+	a, err := t.query("n"+t.nonce, nostr.Filter{Authors: []string{eph.PubKey}, Kinds: []int{kindEphemeral}})
+	if err != nil {
+		return undecided(err)
+	}
+	if len(a.events) > 0 {
+		return named("an ephemeral event (kind %d) came back to a REQ after it was published: the relay stored it", kindEphemeral)
+	}
+	return pass()
+}
+
+// duplicateOK: the same EVENT twice: the second OK is true (NIP-01's
+// example, "duplicate: …").
+func duplicateOK(t *T) outcome {
+	evs, err := t.fresh(now()-60, func(int) []nostr.Tag { return []nostr.Tag{tTag(t.tag("dup"))} }, 1)
+	if err != nil {
+		return undecided(err)
+	}
+	if err := t.store(evs...); err != nil {
+		return undecided(err)
+	}
+	o, err := t.send(evs[0])
+	if err != nil {
+		return undecided(err)
+	}
+	if !o.accepted {
+		return named("a duplicate EVENT was answered OK false %q; NIP-01's example answers true \"duplicate: …\" (clients such as nostr-tools' publish() reject on false)", o.reason)
+	}
+	return pass()
+}
+
+// malformedClosed: a REQ whose filter has a string for kinds; a valid REQ
+// after it on the same connection is the sync point. CLOSED for the
+// malformed one passes; EOSE (the relay fulfilled it somehow) is named;
+// the valid REQ answered and Timeout later nothing for the malformed one
+// fails.
+func malformedClosed(t *T) outcome {
+	p, err := t.conn()
+	if err != nil {
+		return undecided(err)
+	}
+	bad, good := "m"+t.nonce, "g"+t.nonce
+	if err := p.sendRaw(t.ctx, []byte(`["REQ",`+strconv.Quote(bad)+`,{"kinds":"one","#t":["`+t.tag("bad")+`"]}]`)); err != nil {
+		return undecided(err)
+	}
+	if err := p.req(t.ctx, good, nostr.Filter{Tags: map[string][]string{"t": {t.tag("good")}}}); err != nil {
+		return undecided(err)
+	}
+	ctx, cancel := t.wait()
+	defer cancel()
+	goodDone := false
+	for {
+		f, err := p.next(ctx)
+		if err != nil {
+			if goodDone {
+				return fail("a REQ with a malformed filter ({\"kinds\":\"one\"}) got neither CLOSED nor EOSE: the relay answered the valid REQ sent after it, then nothing more for %s", t.opts.Timeout)
+			}
+			return unknown("neither the malformed REQ nor the valid one after it was answered (%v)", err)
+		}
+		id := f.str(0)
+		switch {
+		case f.label == "CLOSED" && id == bad:
+			if r := f.str(1); !hasPrefix(r) {
+				return named("CLOSED came without the machine-readable prefix (\"prefix: message\"): %q", r)
+			}
+			return pass()
+		case f.label == "EOSE" && id == bad:
+			return named("a REQ with a malformed filter ({\"kinds\":\"one\"}) was answered EOSE, not refused with CLOSED")
+		case (f.label == "EOSE" || f.label == "CLOSED") && id == good && !goodDone:
+			goodDone = true
+			cancel()
+			ctx, cancel = t.wait()
+		}
+	}
+}
+
+// hasPrefix reports whether a CLOSED or OK reason starts "word:".
+func hasPrefix(r string) bool {
+	i := strings.IndexByte(r, ':')
+	return i > 0 && !strings.ContainsAny(r[:i], " \t")
+}
+
+// deletion (NIP-09): an event, then a kind-5 deletion request by the same
+// key: the event no longer comes back.
+func deletion(t *T) outcome {
+	k := t.key()
+	ev := note(kindNote, now()-60, "to delete "+t.nonce, tTag(t.tag("del")))
+	if err := t.sign([]*corpus.Author{k}, ev); err != nil {
+		return undecided(err)
+	}
+	del := note(5, now(), "", nostr.Tag{"e", ev.ID}, nostr.Tag{"k", "1"})
+	if err := t.sign([]*corpus.Author{k}, del); err != nil {
+		return undecided(err)
+	}
+	if err := t.store(ev, del); err != nil {
+		return undecided(err)
+	}
+	a, err := t.query("d"+t.nonce, nostr.Filter{IDs: []string{ev.ID}})
+	if err != nil {
+		return undecided(err)
+	}
+	if len(a.events) > 0 {
+		return named("the event %s still came back after its author's deletion request %s was accepted", short(ev.ID), short(del.ID))
+	}
+	return pass()
+}
+
+// expired (NIP-40): an event whose expiration is a minute past: refused,
+// or accepted and never returned.
+func expired(t *T) outcome {
+	ev := note(kindNote, now()-120, "expired "+t.nonce, tTag(t.tag("exp")), nostr.Tag{"expiration", strconv.FormatInt(now()-60, 10)})
+	if err := t.sign([]*corpus.Author{t.key()}, ev); err != nil {
+		return undecided(err)
+	}
+	o, err := t.send(ev)
+	if err != nil {
+		return undecided(err)
+	}
+	a, err := t.query("x"+t.nonce, nostr.Filter{IDs: []string{ev.ID}})
+	if err != nil {
+		return undecided(err)
+	}
+	if len(a.events) > 0 {
+		return named("an event expired a minute before it was published was answered OK %v %q and came back to a REQ", o.accepted, o.reason)
+	}
+	return pass()
+}

@@ -1,0 +1,191 @@
+package conformance
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/relay/embedded"
+	"github.com/relaybench/relaybench/results"
+)
+
+// testOpts: generous waits, hang guards only (a check that needs a wait to
+// run out to decide, as ephemeral.ok or req.malformed-closed against a
+// silent relay, waits this long once).
+var testOpts = Options{Timeout: 10 * time.Second}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func runAll(t *testing.T, url string, info *nip11.Info, only ...string) map[string]results.Check {
+	t.Helper()
+	o := testOpts
+	o.Only = only
+	got, err := Run(testCtx(t), url, info, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]results.Check{}
+	for _, c := range got {
+		m[c.ID] = c
+		if c.Status != results.CheckPass {
+			t.Logf("%s: %s: %s", c.ID, c.Status, c.Detail)
+		}
+	}
+	return m
+}
+
+// describe is a check's outcome with its evidence, for failure messages.
+func describe(c results.Check) string {
+	return string(c.Status) + ": " + c.Detail + "\n  " + strings.Join(c.Evidence, "\n  ")
+}
+
+// The honest test relay passes every check; NIP-09 and NIP-40 are not
+// announced by it.
+func TestHonestTestRelayPasses(t *testing.T) {
+	r := testrelay.New(testrelay.Config{Verify: true})
+	defer r.Close()
+	got := runAll(t, r.URL(), &nip11.Info{SupportedNIPs: []any{1.0, 11.0}})
+	if len(got) != len(all) {
+		t.Fatalf("%d checks ran, want %d", len(got), len(all))
+	}
+	for id, c := range got {
+		want := results.CheckPass
+		if id == "nip09.deletion" || id == "nip40.expired-dropped" {
+			want = results.CheckNotAnnounced
+		}
+		if c.Status != want {
+			t.Errorf("%s: %s", id, describe(c))
+		}
+		if c.Level == "" || c.Sentence == "" || c.NIP == 0 {
+			t.Errorf("%s: no level, sentence or NIP: %+v", id, c)
+		}
+	}
+}
+
+// Each knob breaks one rule: its check ends as want, every other check of
+// the NIP-01 set passes.
+func TestEachMisbehaviourCaught(t *testing.T) {
+	cases := []struct {
+		name  string
+		cfg   testrelay.Config
+		check string
+		want  results.CheckStatus
+	}{
+		{"same id does not replace", testrelay.Config{SameIDNoReplace: true}, "req.same-id-replaces", results.CheckFail},
+		{"union duplicates", testrelay.Config{UnionDuplicates: true}, "req.multi-filter-once", results.CheckFail},
+		{"ids ignore other conditions", testrelay.Config{IgnoreIDsConditions: true}, "req.ids-and-conditions", results.CheckFail},
+		{"tag values as prefixes", testrelay.Config{TagPrefixMatch: true}, "req.tag-value-exact", results.CheckFail},
+		{"ephemeral stored", testrelay.Config{StoreEphemeral: true}, "ephemeral.not-stored", results.CheckNamed},
+		{"no OK for ephemeral", testrelay.Config{NoOKForEphemeral: true}, "ephemeral.ok", results.CheckFail},
+		{"duplicate OK false", testrelay.Config{DuplicateOKFalse: true}, "event.duplicate-ok-true", results.CheckNamed},
+		{"no CLOSED for a malformed REQ", testrelay.Config{NoClosedForMalformed: true}, "req.malformed-closed", results.CheckFail},
+		{"superseded versions kept", testrelay.Config{KeepSuperseded: true}, "replaceable.tie-lowest-id", results.CheckNamed},
+		{"no EOSE", testrelay.Config{NoEOSEAfter: 1}, "req.close-then-reuse", results.CheckUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // the knobs that leave answers out cost a Timeout each, idle
+			r := testrelay.New(tc.cfg)
+			defer r.Close()
+			got := runAll(t, r.URL(), nil)
+			if c := got[tc.check]; c.Status != tc.want {
+				t.Errorf("%s: %s, want %s", tc.check, describe(c), tc.want)
+			}
+			for id, c := range got {
+				if id == tc.check || c.Status == results.CheckNotAnnounced {
+					continue
+				}
+				if c.Status == results.CheckFail {
+					t.Errorf("%s failed too: %s", id, describe(c))
+				}
+			}
+		})
+	}
+}
+
+// A relay that refuses every EVENT: the checks that need stored events are
+// not run, never failed.
+func TestRefusedEventsNotRun(t *testing.T) {
+	r := testrelay.New(testrelay.Config{RefuseEvery: 1})
+	defer r.Close()
+	got := runAll(t, r.URL(), nil, "req.multi-filter-union", "req.tag-value-exact", "req.limit-zero")
+	for id, c := range got {
+		if c.Status != results.CheckNotRun || !strings.Contains(c.Detail, "blocked") {
+			t.Errorf("%s: %s, want not-run naming the refusal", id, describe(c))
+		}
+	}
+}
+
+// Evidence is bounded and holds what was sent and received.
+func TestEvidenceBounded(t *testing.T) {
+	r := testrelay.New(testrelay.Config{})
+	defer r.Close()
+	got := runAll(t, r.URL(), nil, "req.close-then-reuse")
+	c := got["req.close-then-reuse"]
+	size := 0
+	for _, l := range c.Evidence {
+		size += len(l)
+	}
+	if size > evidenceBytes+2*evidenceFrame || !c.EvidenceCut {
+		t.Errorf("evidence %d bytes, cut %v", size, c.EvidenceCut)
+	}
+	if !strings.HasPrefix(c.Evidence[0], "> [\"EVENT\"") {
+		t.Errorf("evidence starts %q", c.Evidence[0])
+	}
+}
+
+// An unreachable relay: not run or unknown, never fail; an unknown check
+// id is an error.
+func TestUnreachableAndBadOptions(t *testing.T) {
+	srv := httptest.NewServer(nil)
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	srv.Close()
+	got, err := Run(testCtx(t), url, nil, Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got {
+		if c.Status == results.CheckFail || c.Status == results.CheckPass {
+			t.Errorf("%s: %s against a closed port", c.ID, describe(c))
+		}
+	}
+	if _, err := Run(testCtx(t), url, nil, Options{Only: []string{"no.such"}}); err == nil {
+		t.Error("unknown check id accepted")
+	}
+}
+
+func integration(t *testing.T) {
+	if os.Getenv("RELAYBENCH_INTEGRATION") != "1" || testing.Short() {
+		t.Skip("integration test: set RELAYBENCH_INTEGRATION=1")
+	}
+}
+
+// The embedded relay (native store) passes every MUST.
+func TestEmbeddedNativeMUSTs(t *testing.T) {
+	integration(t)
+	r, err := embedded.New(embedded.Options{Store: "native", DataDir: t.TempDir(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r.Handler())
+	t.Cleanup(func() { srv.Close(); r.Close() })
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	info, _, err := nip11.Fetch(testCtx(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, c := range runAll(t, url, info) {
+		if c.Status == results.CheckFail {
+			t.Errorf("%s: %s", id, describe(c))
+		}
+	}
+}
