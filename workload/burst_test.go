@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -159,12 +160,11 @@ func TestBurstConnectionsClosed(t *testing.T) {
 }
 
 func TestBurstCancelledMidPhase(t *testing.T) {
-	r := startRelay(t, testrelay.Config{Verify: true, OKDelay: 5 * time.Millisecond})
-	ctx, stamp := cancelAfterEvents(t, r, 50)
 	o := smallBurst
 	o.Bursts, o.Every, o.Timeout = 30, 500*time.Millisecond, 10*time.Second
-	ph, err := Burst(ctx, r.URL(), testKeys(t), o)
-	checkInterrupted(t, err, stamp)
+	ph := runCancelled(t, testrelay.Config{OKDelay: 5 * time.Millisecond}, 50, func(ctx context.Context, url string) (results.Phase, error) {
+		return Burst(ctx, url, testKeys(t), o)
+	})
 	a := checkBurstAccounts(t, ph)
 	if a.Cancelled == 0 || a.TimedOut+a.ConnLost+a.NotRun > 0 || ph.Aborted != "" {
 		t.Fatalf("account %+v aborted %q", a, ph.Aborted)

@@ -117,25 +117,24 @@ func cancelWhen(t *testing.T, cond func() bool) context.Context {
 	return cancelOnce(testCtx(t), cond)
 }
 
-// cancelAfterEvents returns a context that the user cancels once the relay
-// has received n EVENTs, and a channel that receives the time of that
-// cancel, for checkInterrupted.
-func cancelAfterEvents(t *testing.T, r *testrelay.Relay, n int) (context.Context, <-chan time.Time) {
+// runCancelled runs a workload (run) against a test relay with cfg that
+// checks every EVENT's signature, and the user cancels it (a Ctrl-C) once
+// the relay has received n EVENTs; it checks that the workload returned
+// the cancel, promptly (a hang guard: not after its timeouts).
+func runCancelled(t *testing.T, cfg testrelay.Config, n int, run func(ctx context.Context, url string) (results.Phase, error)) results.Phase {
+	t.Helper()
+	cfg.Verify = true
+	r := startRelay(t, cfg)
 	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= n })
 	stamp := make(chan time.Time, 1)
 	go func() { <-ctx.Done(); stamp <- time.Now() }()
-	return ctx, stamp
-}
-
-// checkInterrupted: a workload cancelled at stamp returned the context's
-// error, promptly (a hang guard: not after its timeouts).
-func checkInterrupted(t *testing.T, err error, stamp <-chan time.Time) {
-	t.Helper()
+	ph, err := run(ctx, r.URL())
 	returned := time.Now()
 	checkCanceled(t, err)
 	if d := returned.Sub(<-stamp); d > 5*time.Second {
 		t.Errorf("returned %v after the interrupt", d)
 	}
+	return ph
 }
 
 // checkCanceled: a workload the user cancelled returned the context's

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -214,10 +215,10 @@ func TestLifecycleConnectionsClosed(t *testing.T) {
 }
 
 func TestLifecycleCancelledMidPhase(t *testing.T) {
-	r := startRelay(t, testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
-	ctx, stamp := cancelAfterEvents(t, r, 5)
-	ph, err := Lifecycle(ctx, r.URL(), testKeys(t), LifecycleOptions{Base: Base{Timeout: 10 * time.Second}, Events: 200, Size: 100, ReadTimeout: 2 * time.Second})
-	checkInterrupted(t, err, stamp)
+	o := LifecycleOptions{Base: Base{Timeout: 10 * time.Second}, Events: 200, Size: 100, ReadTimeout: 2 * time.Second}
+	ph := runCancelled(t, testrelay.Config{OKDelay: 20 * time.Millisecond}, 5, func(ctx context.Context, url string) (results.Phase, error) {
+		return Lifecycle(ctx, url, testKeys(t), o)
+	})
 	allBalanced(t, ph)
 	for _, a := range ph.Accounts {
 		if a.TimedOut+a.ConnLost+a.NotRun > 0 {

@@ -156,8 +156,8 @@ func BenchmarkFanout(b *testing.B) {
 	}
 	defer inst.Stop(context.Background())
 	c := testKeys(b)
-	var deliveries, expected int64
-	var secs, clientCPU, relayCPU float64
+	var tot fanTotals
+	var relayCPU float64
 	for b.Loop() {
 		end := inst.Begin()
 		ph, err := Subscribe(ctx, inst.URL, c, fanoutOptions(2000, 64))
@@ -165,20 +165,15 @@ func BenchmarkFanout(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		deliveries += ph.Counts["deliveries"]
-		expected += ph.Verification.Expected
-		secs += float64(ph.Duration) / 1e9
-		clientCPU += ph.Resources.ClientCPUSecs
+		tot.add(ph)
 		relayCPU += res.RelayCPUSecs
 	}
-	if deliveries != expected {
-		b.Errorf("delivered %d of %d expected", deliveries, expected)
-	}
-	client, relay := clientCPU/secs, relayCPU/secs
-	b.ReportMetric(float64(deliveries)/secs, "deliveries/s")
+	tot.check(b)
+	client, relay := tot.cpu/tot.secs, relayCPU/tot.secs
+	b.ReportMetric(float64(tot.deliveries)/tot.secs, "deliveries/s")
 	b.ReportMetric(client, "client-cores")
 	b.ReportMetric(relay, "relay-cores")
-	b.ReportMetric(clientCPU/float64(deliveries)*1e9, "client-cpu-ns/delivery")
+	b.ReportMetric(tot.cpu/float64(tot.deliveries)*1e9, "client-cpu-ns/delivery")
 	switch cores := float64(runtime.GOMAXPROCS(0)); {
 	case client >= 0.9*cores:
 		b.Logf("client-limited: the client kept %.2f of %.0f cores busy", client, cores)
@@ -195,24 +190,47 @@ func BenchmarkFanout(b *testing.B) {
 // this process: its CPU figure is relay and client together.
 func BenchmarkFanoutInProcess(b *testing.B) {
 	url := embeddedURL(b, "memory")
+	benchFanout(b, url, fanoutOptions(2000, 64))
+}
+
+// fanTotals adds up a fan-out benchmark's phases: the deliveries, those
+// expected, the phases' seconds and the client's CPU seconds.
+type fanTotals struct {
+	deliveries, expected int64
+	secs, cpu            float64
+}
+
+func (f *fanTotals) add(ph results.Phase) {
+	f.deliveries += ph.Counts["deliveries"]
+	f.expected += ph.Verification.Expected
+	f.secs += float64(ph.Duration) / 1e9
+	f.cpu += ph.Resources.ClientCPUSecs
+}
+
+// check: every expected delivery came.
+func (f *fanTotals) check(b *testing.B) {
+	if f.deliveries != f.expected {
+		b.Errorf("delivered %d of %d expected", f.deliveries, f.expected)
+	}
+}
+
+// benchFanout runs the fan-out o against url each iteration and reports
+// the deliveries per second and the process's CPU (per delivery, and
+// cores busy).
+func benchFanout(b *testing.B, url string, o SubscribeOptions) {
 	c := testKeys(b)
-	var deliveries int64
-	var secs, cpu float64
+	var tot fanTotals
 	for b.Loop() {
-		ph, err := Subscribe(context.Background(), url, c, fanoutOptions(2000, 64))
+		ph, err := Subscribe(context.Background(), url, c, o)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if ph.Counts["deliveries"] != ph.Verification.Expected {
-			b.Errorf("delivered %d of %d", ph.Counts["deliveries"], ph.Verification.Expected)
-		}
-		deliveries += ph.Counts["deliveries"]
-		secs += float64(ph.Duration) / 1e9
-		cpu += ph.Resources.ClientCPUSecs
+		tot.add(ph)
 	}
-	b.ReportMetric(float64(deliveries)/secs, "deliveries/s")
-	b.ReportMetric(cpu/float64(deliveries)*1e9, "cpu-ns/delivery")
-	b.ReportMetric(cpu/secs, "cores-busy")
+	tot.check(b)
+	b.ReportMetric(float64(tot.deliveries)/tot.secs, "deliveries/s")
+	b.ReportMetric(tot.cpu/float64(tot.deliveries)*1e9, "cpu-ns/delivery")
+	b.ReportMetric(tot.cpu/tot.secs, "cores-busy")
 }
 
 // fanRelay is a minimal, fast NIP-01 relay for measuring the client's own
@@ -379,26 +397,7 @@ func (c *fanConn) writer() {
 // fanRelay, whose work per delivery is one memory copy. cpu-ns/delivery
 // covers the whole process, so it bounds the client's cost from above.
 func BenchmarkFanoutClient(b *testing.B) {
-	r := newFanRelay(b)
-	c := testKeys(b)
-	var deliveries, expected int64
-	var secs, cpu float64
-	for b.Loop() {
-		ph, err := Subscribe(context.Background(), r.url(), c, fanoutOptions(4000, 256))
-		if err != nil {
-			b.Fatal(err)
-		}
-		deliveries += ph.Counts["deliveries"]
-		expected += ph.Verification.Expected
-		secs += float64(ph.Duration) / 1e9
-		cpu += ph.Resources.ClientCPUSecs
-	}
-	if deliveries != expected {
-		b.Errorf("delivered %d of %d expected", deliveries, expected)
-	}
-	b.ReportMetric(float64(deliveries)/secs, "deliveries/s")
-	b.ReportMetric(cpu/float64(deliveries)*1e9, "cpu-ns/delivery")
-	b.ReportMetric(cpu/secs, "cores-busy")
+	benchFanout(b, newFanRelay(b).url(), fanoutOptions(4000, 256))
 }
 
 // subHonest is the fan-out of the honesty tests: 4 subscribers on 2
@@ -652,12 +651,11 @@ func TestSubscribeSomeSubscriptionsRefused(t *testing.T) {
 }
 
 func TestSubscribeCancelledMidPublish(t *testing.T) {
-	r := startRelay(t, testrelay.Config{Verify: true, OKDelay: 20 * time.Millisecond})
-	ctx, stamp := cancelAfterEvents(t, r, 5)
 	o := subHonest
 	o.Events, o.Grace, o.Timeout = 200, 30*time.Second, 30*time.Second
-	ph, err := Subscribe(ctx, r.URL(), testKeys(t), o)
-	checkInterrupted(t, err, stamp)
+	ph := runCancelled(t, testrelay.Config{OKDelay: 20 * time.Millisecond}, 5, func(ctx context.Context, url string) (results.Phase, error) {
+		return Subscribe(ctx, url, testKeys(t), o)
+	})
 	for _, op := range []string{results.OpSub, results.OpEvent, results.OpDelivery} {
 		if a := account(t, ph, op); a.TimedOut+a.ConnLost+a.NotRun > 0 {
 			t.Errorf("interrupt blamed on the relay: %+v", a)
