@@ -132,6 +132,19 @@ func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte
 	return e, Valid
 }
 
+// Events checks each raw event of an answer: the valid ones, parsed, and
+// how many were invalid.
+func (c *Checker) Events(raws [][]byte) (evs []*nostr.Event, invalid int64) {
+	for _, raw := range raws {
+		if e, ok := c.Check(raw); ok {
+			evs = append(evs, e)
+		} else {
+			invalid++
+		}
+	}
+	return evs, invalid
+}
+
 // NewStream starts checking an answer to f.
 func (c *Checker) NewStream(f *nostr.Filter) *Stream {
 	return &Stream{Filter: f, seen: map[string]struct{}{}, c: c}

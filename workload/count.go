@@ -230,12 +230,7 @@ func bookCount(user context.Context, led *outcome.Ledger, series *metrics.Series
 		series.Add(now, "failed", 1)
 		return outcome.Refused
 	}
-	if err == nil {
-		err = cr.Err
-	}
-	if err == nil {
-		err = wire.ErrClosed
-	}
+	err = noAnswer(err, cr.Err)
 	kind := led.BookErr(user, err)
 	switch kind {
 	case outcome.TimedOut:

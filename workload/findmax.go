@@ -527,25 +527,7 @@ func addToAccount(t *results.Account, a *results.Account) {
 		return
 	}
 	t.Op = a.Op
-	t.Requested += a.Requested
-	t.Accepted += a.Accepted
-	t.Refused += a.Refused
-	t.TimedOut += a.TimedOut
-	t.ConnLost += a.ConnLost
-	t.NotRun += a.NotRun
-	t.Cancelled += a.Cancelled
-	t.RefusedBy = addCountsTo(t.RefusedBy, a.RefusedBy)
-	t.NotRunBy = addCountsTo(t.NotRunBy, a.NotRunBy)
-}
-
-func addCountsTo(t, a map[string]int64) map[string]int64 {
-	for k, v := range a {
-		if t == nil {
-			t = map[string]int64{}
-		}
-		t[k] += v
-	}
-	return t
+	t.Add(*a)
 }
 
 // stepGroup is one step's Group: its outcomes (from its account), latency

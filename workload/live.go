@@ -195,8 +195,6 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		if ctx.Err() != nil || cn.Err() != nil {
 			return false
 		}
-		raw := p.fresh.Raw[n]
-		inflight.Add(1)
 		now := mono.Now()
 		out.sentAt[n].Store(now)
 		if intended != nil {
@@ -204,19 +202,7 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 			out.late.Record(max(1, now-intended[k]))
 			lateMu.Unlock()
 		}
-		err := cn.SendEvent(p.fresh.Events[n].ID, raw, func(ok wire.OK) {
-			book(n, ok, ok.Err)
-			<-slots
-			inflight.Done()
-		})
-		mu.Lock()
-		pw.sent++
-		pw.bytes += int64(len(raw))
-		mu.Unlock()
-		if err != nil {
-			book(n, wire.OK{ID: p.fresh.Events[n].ID, Err: err}, err)
-			<-slots
-			inflight.Done()
+		if err := sendWindowed(cn, p.fresh.Events[n].ID, p.fresh.Raw[n], slots, &inflight, mu, pw, func(ok wire.OK, err error) { book(n, ok, err) }); err != nil {
 			return cn.Err() == nil
 		}
 		return true
@@ -231,6 +217,25 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		pw.errs = append(pw.errs, s)
 		mu.Unlock()
 	})
+}
+
+// sendWindowed sends event id (raw) on cn, its window slot already taken
+// (slots): book gets its OK, or the send's error, once; the slot is then
+// released. The send counts in pw (mu guards it). It returns the send's
+// error.
+func sendWindowed(cn *wire.Conn, id string, raw []byte, slots chan struct{}, inflight *sync.WaitGroup, mu *sync.Mutex, pw *pubWorker, book func(wire.OK, error)) error {
+	inflight.Add(1)
+	release := func() { <-slots; inflight.Done() }
+	err := cn.SendEvent(id, raw, func(ok wire.OK) { book(ok, ok.Err); release() })
+	mu.Lock()
+	pw.sent++
+	pw.bytes += int64(len(raw))
+	mu.Unlock()
+	if err != nil {
+		book(wire.OK{ID: id, Err: err}, err)
+		release()
+	}
+	return err
 }
 
 // pace is the open-loop sender every live workload sends through: it

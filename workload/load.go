@@ -791,21 +791,8 @@ func splitMixedLoad(ph *results.Phase, kinds map[string]*kindStats) {
 // planned is every slot of the pattern, intended those reached.
 func loadCounts(ph *results.Phase) {
 	var t results.Account
-	t.RefusedBy, t.NotRunBy = map[string]int64{}, map[string]int64{}
 	for _, a := range ph.Accounts {
-		t.Requested += a.Requested
-		t.Accepted += a.Accepted
-		t.Refused += a.Refused
-		t.TimedOut += a.TimedOut
-		t.ConnLost += a.ConnLost
-		t.NotRun += a.NotRun
-		t.Cancelled += a.Cancelled
-		for k, v := range a.RefusedBy {
-			t.RefusedBy[k] += v
-		}
-		for k, v := range a.NotRunBy {
-			t.NotRunBy[k] += v
-		}
+		t.Add(a)
 	}
 	c := ph.Counts
 	c["planned"] = t.Requested

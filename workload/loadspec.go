@@ -16,7 +16,8 @@ func init() {
 		Summary: "Open-loop load: ops at the intended times of a pattern whatever the relay answers; corrected latency, drops counted, per-second series."})
 }
 
-// LoadTuning are the open-loop settings of load and find-max.
+// LoadTuning are the open-loop settings of load (find-max has the same
+// flags with its own defaults; the CLI checks both the same way).
 type LoadTuning struct {
 	Pool        int           `name:"load-pool" default:"10" help:"Most operations in flight at once (reference: -load-pool). An op due while all are busy waits up to --load-max-lateness, then is dropped and counted."`
 	Connections int           `name:"load-connections" default:"0" help:"Connections the ops are spread over (default min(--load-pool, 8))."`

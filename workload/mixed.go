@@ -428,15 +428,7 @@ func (e *mixedEnv) readBackOne(user, pctx context.Context, batch []*nostr.Event,
 		}
 		return
 	}
-	var evs []*nostr.Event
-	var invalid int64
-	for _, raw := range r.raws {
-		if ev, ok := sigs.Check(raw); ok {
-			evs = append(evs, ev)
-		} else {
-			invalid++
-		}
-	}
+	evs, invalid := sigs.Events(r.raws)
 	rb.replies = append(rb.replies, verify.Reply{Filter: &f, Events: evs, Invalid: invalid})
 }
 

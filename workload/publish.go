@@ -386,28 +386,16 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, src *pubSource, next, 
 			next.Add(-1) // not taken: it stays open for the ledger to settle
 			break
 		}
-		raw := src.c.RawAt(idx)
-		inflight.Add(1)
-		err := cn.SendEvent(src.c.IDAt(idx), raw, func(ok wire.OK) {
+		err := sendWindowed(cn, src.c.IDAt(idx), src.c.RawAt(idx), slots, &inflight, &mu, pw, func(ok wire.OK, err error) {
 			mu.Lock()
-			bk.record(ok, ok.Err, idx, pw)
+			bk.record(ok, err, idx, pw)
 			mu.Unlock()
 			done.Add(1)
-			<-slots
-			inflight.Done()
 		})
-		mu.Lock()
-		pw.sent++
-		pw.bytes += int64(len(raw))
-		mu.Unlock()
 		if err != nil {
 			mu.Lock()
-			bk.record(wire.OK{}, err, idx, pw)
 			pw.errs = append(pw.errs, "send: "+err.Error())
 			mu.Unlock()
-			done.Add(1)
-			<-slots
-			inflight.Done()
 			if cn.Err() != nil {
 				break
 			}

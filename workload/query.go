@@ -262,12 +262,7 @@ func bookQueryEnd(user context.Context, led *outcome.Ledger, r *queryRecord, qr 
 		r.ended, r.err = "closed", "CLOSED: "+qr.Reason
 		return outcome.Refused
 	}
-	if err == nil {
-		err = qr.Err
-	}
-	if err == nil {
-		err = wire.ErrClosed
-	}
+	err = noAnswer(err, qr.Err)
 	k := led.BookErr(user, err)
 	switch k {
 	case outcome.TimedOut:
@@ -280,6 +275,18 @@ func bookQueryEnd(user context.Context, led *outcome.Ledger, r *queryRecord, qr 
 		r.ended, r.err, r.raws = "", "", nil
 	}
 	return k
+}
+
+// noAnswer is why a request ended without its answer: the call's error,
+// else the result's, else the connection closed.
+func noAnswer(err, resultErr error) error {
+	if err != nil {
+		return err
+	}
+	if resultErr != nil {
+		return resultErr
+	}
+	return wire.ErrClosed
 }
 
 // phase is the query phase's frame: parameters, window, account, protocol
@@ -350,15 +357,7 @@ func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) query
 		if r.ended != "eose" {
 			continue
 		}
-		var evs []*nostr.Event
-		var bad int64
-		for _, raw := range r.raws {
-			if e, ok := sigs.Check(raw); ok {
-				evs = append(evs, e)
-			} else {
-				bad++
-			}
-		}
+		evs, bad := sigs.Events(r.raws)
 		done = append(done, r)
 		replies = append(replies, verify.Reply{Filter: &r.filter, Events: evs, Invalid: bad})
 	}
