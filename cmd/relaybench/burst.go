@@ -60,16 +60,6 @@ func (c *burstCmd) Run(g *Globals) error {
 	})
 }
 
-// backgroundRate is --between-rate as the workload reads it: there 0 means
-// the default and a negative rate none; on the command line 0 means none
-// and a negative rate is refused.
-func backgroundRate(v float64) float64 {
-	if v == 0 {
-		return -1
-	}
-	return v
-}
-
 // workload is the burst workload with this command's options.
 func (c *burstCmd) workload() runner.Workload {
 	o := c.BurstOptions

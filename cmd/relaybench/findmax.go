@@ -62,7 +62,7 @@ func (c *findMaxCmd) checkFlags() error {
 	}
 	r.between("load-max-events", c.MaxEvents, 0, maxRunEvents)
 	r.positive("timeout", c.Timeout)
-	loadRunFlags{Pool: c.Pool, Connections: c.Connections}.checkCosts(&r)
+	loadRunFlags{LoadTuning: workload.LoadTuning{Pool: c.Pool, Connections: c.Connections}}.checkCosts(&r)
 	if r.err == nil && c.Constraints != "" {
 		_, err := harness.ParseLimits(c.Constraints)
 		r.add(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,15 +18,12 @@ import (
 	"github.com/relaybench/relaybench/workload"
 )
 
-// loadRunFlags are the open-loop flags shared by load and find-max.
+// loadRunFlags are the open-loop settings load and find-max check the same
+// way (each declares its own flags: their defaults differ).
 type loadRunFlags struct {
-	Pool        int           `name:"load-pool" default:"10" help:"Most operations in flight at once (reference: -load-pool). An op due while all are busy waits up to --load-max-lateness, then is dropped and counted."`
-	Connections int           `name:"load-connections" default:"0" help:"Connections the ops are spread over (default min(--load-pool, 8))."`
-	MaxLateness time.Duration `name:"load-max-lateness" default:"1s" help:"An op that cannot start within this of its intended time is dropped (counted, never silently lost)."`
-	Warmup      time.Duration `name:"load-warmup" default:"0s" help:"Ops intended in this first part are counted but left out of latency and lateness."`
-	MaxEvents   int           `name:"load-max-events" default:"0" help:"Refuse a pattern needing more distinct pre-signed events than this (events are never reused); 0: no cap. They are signed into a temporary file (about 1.7 KB per 1 KB event in $TMPDIR), not held in memory: the limits are disk space and the signing time, said before it starts."`
-	Constraints string        `name:"load-constraints" placeholder:"CPU,MEM" help:"Run the relay relaybench starts under these limits (cgroups), e.g. cpu=0.5,mem=256M (reference: -load-constraints)."`
-	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+	workload.LoadTuning
+	Constraints string
+	Timeout     time.Duration
 }
 
 // validate checks the open-loop flags; total is the length of the pattern
@@ -119,64 +115,14 @@ type loadCmd struct {
 	targetFlags
 	corpusFlags
 	outputFlags
-	loadRunFlags
 	segmentFlags
-	Pattern  string        `name:"load-pattern" default:"constant" help:"Arrival pattern: constant, ramp, step, spike, burst, sine, poisson (reference: -load-pattern)."`
-	Duration time.Duration `name:"load-duration" default:"60s" help:"Length of the pattern, or of the whole suite (reference: -load-duration)."`
-	Base     float64       `name:"load-base" default:"50" help:"Base rate in ops/s (reference: -load-base)."`
-	Peak     float64       `name:"load-peak" default:"200" help:"Peak rate in ops/s (reference: -load-peak)."`
-	Kind     string        `name:"load-kind" default:"publish" enum:"publish,query,mixed" help:"publish (distinct pre-signed events, done at OK), query (REQs drawn from the published corpus, done at EOSE) or mixed (--load-mix)."`
-	Mix      string        `name:"load-mix" default:"4:1" placeholder:"P:Q" help:"Mixed load: publishes to queries."`
-	Seed     int64         `name:"load-seed" default:"1" help:"Poisson arrivals' seed."`
-	Period   time.Duration `name:"load-period" default:"0s" help:"Sine period (default: the duration)."`
-	Every    time.Duration `name:"load-every" default:"0s" help:"Burst: a burst every this long (default duration/6)."`
-	Width    time.Duration `name:"load-width" default:"0s" help:"Spike or burst width (default duration/10, every/10)."`
-	At       time.Duration `name:"load-at" default:"0s" help:"Spike start (default: centred)."`
-	Steps    int           `name:"load-steps" default:"0" help:"Step pattern: levels from base to peak (default 5)."`
-	Suite    string        `name:"load-suite" placeholder:"NAME" help:"Run a named sequence of patterns, one phase each, fresh events each: standard or staircase (reference: -load-suite)."`
-	Limit    int           `name:"query-limit" default:"100" help:"Limit of each query filter (query and mixed loads)."`
+	workload.LoadSpec
+	Constraints string        `name:"load-constraints" placeholder:"CPU,MEM" help:"Run the relay relaybench starts under these limits (cgroups), e.g. cpu=0.5,mem=256M (reference: -load-constraints)."`
+	Timeout     time.Duration `default:"10s" help:"How long an EVENT may wait for its OK, and a REQ for its EOSE."`
 }
 
 func init() {
-	register("load", "Open-loop load: ops at the intended times of a pattern whatever the relay answers; corrected latency, drops counted, per-second series.", &loadCmd{})
-}
-
-// patterns returns the phases to run, by name.
-func (c *loadCmd) patterns() ([]string, []schedule.Pattern, error) {
-	if c.Suite != "" {
-		ps, err := schedule.Suite(c.Suite, c.Base, c.Peak, c.Duration)
-		if err != nil {
-			return nil, nil, err
-		}
-		var names []string
-		seen := map[string]int{}
-		for _, p := range ps {
-			n := strings.Fields(p.String())[0]
-			seen[n]++
-			if seen[n] > 1 {
-				n += "-" + strconv.Itoa(seen[n])
-			}
-			names = append(names, "load/"+n)
-		}
-		return names, ps, nil
-	}
-	sp := schedule.Spec{Pattern: c.Pattern, Duration: c.Duration, Base: c.Base, Peak: c.Peak, Period: c.Period,
-		Every: c.Every, Width: c.Width, At: c.At, Steps: c.Steps, Seed: c.Seed}
-	p, err := sp.Build()
-	if err != nil {
-		return nil, nil, err
-	}
-	return []string{"load"}, []schedule.Pattern{p}, nil
-}
-
-func parseMix(s string) (int, int, error) {
-	a, b, ok := strings.Cut(s, ":")
-	p, err1 := strconv.Atoi(strings.TrimSpace(a))
-	q, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || p < 0 || q < 0 || p+q == 0 {
-		return 0, 0, fmt.Errorf("--load-mix %q: want PUBLISHES:QUERIES, e.g. 4:1", s)
-	}
-	return p, q, nil
+	registerWorkload("load", &loadCmd{})
 }
 
 // checkFlags checks every flag, the pattern and the events it needs before
@@ -186,7 +132,7 @@ func (c *loadCmd) checkFlags() error {
 	r.add(c.targetFlags.validate())
 	r.add(c.corpusFlags.validate())
 	r.positive("load-duration", c.Duration)
-	r.add(c.loadRunFlags.validate(c.Duration))
+	r.add(c.runFlags().validate(c.Duration))
 	r.notNegative("load-period", c.Period)
 	r.notNegative("load-every", c.Every)
 	r.notNegative("load-width", c.Width)
@@ -194,7 +140,7 @@ func (c *loadCmd) checkFlags() error {
 	r.min("load-steps", c.Steps, 0)
 	r.memory("load-steps", c.Steps, float64(c.Steps), 64, "step")
 	r.queryLimit("query-limit", c.Limit)
-	r.rateMax("load-base", c.Base, true, "load-duration", c.Duration)
+	r.rateMax("load-base", c.BaseRate, true, "load-duration", c.Duration)
 	r.rateMax("load-peak", c.Peak, true, "load-duration", c.Duration)
 	r.add(c.outputFlags.validate())
 	r.add(c.segmentFlags.validate())
@@ -224,7 +170,7 @@ func (c *loadCmd) checkEvents(lp loadPlan) error {
 		if c.MaxEvents > 0 && n > int64(c.MaxEvents) {
 			return fmt.Errorf("--load-max-events %d: %s (%s) needs %d distinct events, above the cap; raise --load-max-events or lower the rate or duration", c.MaxEvents, lp.names[i], p, n)
 		}
-		if need, free := workload.FreshDiskNeed(int(n), c.Size), corpus.TempFree(); free > 0 && need > free {
+		if need, free := workload.FreshDiskNeed(int(n), c.corpusFlags.Size), corpus.TempFree(); free > 0 && need > free {
 			return fmt.Errorf("%s: %s (%s) needs %d distinct events, about %.1f GB in %s, and %.1f GB is free: set TMPDIR to a bigger disk or lower the rate or duration",
 				c.rateFlag(), lp.names[i], p, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
 		}
@@ -237,7 +183,7 @@ func (c *loadCmd) checkEvents(lp loadPlan) error {
 // else --load-peak.
 func (c *loadCmd) rateFlag() string {
 	if c.Suite == "" && (c.Pattern == "constant" || c.Pattern == "poisson") {
-		return fmt.Sprintf("--load-base %g", c.Base)
+		return fmt.Sprintf("--load-base %g", c.BaseRate)
 	}
 	return fmt.Sprintf("--load-peak %g", c.Peak)
 }
@@ -252,25 +198,25 @@ type loadPlan struct {
 
 // plan is the load these flags ask for (checkFlags has checked them).
 func (c *loadCmd) plan() (loadPlan, error) {
-	names, pats, err := c.patterns()
+	spec := c.spec()
+	names, pats, err := spec.Patterns()
 	if err != nil {
 		return loadPlan{}, err
 	}
-	base, err := c.options()
+	base, err := spec.Options()
 	return loadPlan{names, pats, base}, err
 }
 
-// options are the load options every phase shares.
-func (c *loadCmd) options() (workload.LoadOptions, error) {
-	pp, qp, err := parseMix(c.Mix)
-	if err != nil {
-		return workload.LoadOptions{}, err
-	}
-	return workload.LoadOptions{Base: workload.Base{Timeout: c.Timeout, Seed: c.corpusFlags.Seed},
-		Kind: c.Kind, Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness, Warmup: c.Warmup,
-		PublishParts: pp, QueryParts: qp, Size: c.Size,
-		MaxEvents: c.MaxEvents, Limit: c.Limit,
-	}, nil
+// spec is the load workload's options as these flags set them.
+func (c *loadCmd) spec() workload.LoadSpec {
+	o := c.LoadSpec
+	o.Timeout, o.Seed, o.Size = c.Timeout, c.corpusFlags.Seed, c.corpusFlags.Size
+	return o
+}
+
+// runFlags are the open-loop settings, to check.
+func (c *loadCmd) runFlags() loadRunFlags {
+	return loadRunFlags{LoadTuning: c.LoadTuning, Constraints: c.Constraints, Timeout: c.Timeout}
 }
 
 func (c *loadCmd) Run(g *Globals) error {
@@ -284,11 +230,11 @@ func (c *loadCmd) Run(g *Globals) error {
 		return err
 	}
 	params := map[string]any{
-		"pattern": c.Pattern, "duration": c.Duration.String(), "base": c.Base, "peak": c.Peak, "pool": c.Pool,
+		"pattern": c.Pattern, "duration": c.Duration.String(), "base": c.BaseRate, "peak": c.Peak, "pool": c.Pool,
 		"connections": c.Connections, "kind": c.Kind, "mix": c.Mix, "suite": c.Suite, "constraints": c.Constraints,
-		"max_lateness": c.MaxLateness.String(), "warmup": c.Warmup.String(), "size": c.Size, "store": c.Store,
+		"max_lateness": c.MaxLateness.String(), "warmup": c.Warmup.String(), "size": c.corpusFlags.Size, "store": c.Store,
 	}
-	inst, cleanup, err := c.limitRelay(s)
+	inst, cleanup, err := c.runFlags().limitRelay(s)
 	if err != nil {
 		s.stop()
 		return err
@@ -333,7 +279,7 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		}
 		o.Begin, o.Segment = c.segRun.Sampler(o.Begin), c.seg
 		if n, _ := o.EventsNeeded(); n > 0 && !c.Quiet {
-			fmt.Fprintf(os.Stderr, "%s: signing %d fresh events before the clock starts%s...\n", o.Name, n, signEstimate(ctx, keys, n, c.Size))
+			fmt.Fprintf(os.Stderr, "%s: signing %d fresh events before the clock starts%s...\n", o.Name, n, signEstimate(ctx, keys, n, c.corpusFlags.Size))
 			o.Signed = func(n int, took time.Duration) {
 				fmt.Fprintf(os.Stderr, "%s: signed %d events in %v; %s\n", o.Name, n, took.Round(time.Millisecond), p)
 			}
@@ -432,36 +378,6 @@ func startCPUProfile(phase string) (stop func()) {
 // own clock; query and mixed loads draw their REQs from what the relay holds
 // after the publish phase.
 func (c *loadCmd) workload() runner.Workload {
-	return runner.Workload{Name: "load", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
-		names, pats, err := c.patterns()
-		if err != nil {
-			return nil, err
-		}
-		base, err := c.options()
-		if err != nil {
-			return nil, err
-		}
-		if c.Kind != workload.LoadPublish && len(env.Live) == 0 {
-			return nil, fmt.Errorf("load %s: nothing was published to query (run without --skip-publish)", c.Kind)
-		}
-		var phases []results.Phase
-		for i, p := range pats {
-			o := base
-			o.Name, o.Pattern, o.Source, o.Begin = names[i], p, env.Live, env.Sample
-			o.Segment = env.Segment // --segment: this instance's share of the pattern
-			if n, err := o.EventsNeeded(); err != nil {
-				return phases, err
-			} else if c.MaxEvents > 0 && n > int64(c.MaxEvents) {
-				return phases, fmt.Errorf("load %s (%s) needs %d distinct events, above --load-max-events %d", names[i], p, n, c.MaxEvents)
-			}
-			ph, err := workload.Load(ctx, env.URL, env.Corpus, o)
-			if ph.Counts != nil {
-				phases = append(phases, ph)
-			}
-			if err != nil {
-				return phases, err
-			}
-		}
-		return phases, nil
-	}}
+	o := c.spec()
+	return declared("load", &o)
 }

@@ -15,8 +15,8 @@ import (
 // TestLoadAsWorkload: --workloads load runs the open-loop pattern after the
 // publish phase, every planned op booked, publish and query kinds alike.
 func TestLoadAsWorkload(t *testing.T) {
-	if _, ok := extraWorkloads["load"]; !ok {
-		t.Fatal("load is not among the --workloads")
+	if _, err := (workloadFlags{Workloads: []string{"load"}}).build(); err != nil {
+		t.Fatalf("load is not among the --workloads: %v", err)
 	}
 	r := testrelay.New(testrelay.Config{Verify: true})
 	defer r.Close()
@@ -29,7 +29,7 @@ func TestLoadAsWorkload(t *testing.T) {
 		if err := kong.ApplyDefaults(c); err != nil {
 			t.Fatal(err)
 		}
-		c.Duration, c.Base, c.Peak, c.Kind = 2*time.Second, 40, 40, kind
+		c.Duration, c.BaseRate, c.Peak, c.Kind = 2*time.Second, 40, 40, kind
 		cfg := runner.Config{Workloads: []runner.Workload{c.workload()}}
 		cfg.Query.Queries = 6
 		run, err := runner.Run(context.Background(), crp, cfg, runner.Target{URL: r.URL()})

@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"strings"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
@@ -17,14 +14,8 @@ type workloadFlags struct {
 	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep, load (constant 50 ops/s for 60 s), clients (the queries clients send, 20 of each shape), count (NIP-45 COUNT, 100), search (NIP-50, 100), negentropy (NIP-77 sync, 5 rounds of 3 scenarios; each skipped on a relay that does not announce its NIP)."`
 }
 
-// extraWorkloads maps a workload name to its subcommand, whose defaults and
-// workload() method make the runner.Workload.
-var extraWorkloads = map[string]func() interface{ workload() runner.Workload }{
-	"load": func() interface{ workload() runner.Workload } { return &loadCmd{} },
-}
-
-// build returns the selected workloads, each configured with its
-// subcommand's defaults.
+// build returns the selected workloads, each with its declaration's
+// defaults (those of its subcommand's flags: declared once, in workload/).
 func (f workloadFlags) build() ([]runner.Workload, error) {
 	var out []runner.Workload
 	for _, name := range f.Workloads {
@@ -32,27 +23,15 @@ func (f workloadFlags) build() ([]runner.Workload, error) {
 		if name == "" || name == "publish" || name == "query" {
 			continue // always run unless skipped with -skip-publish / -skip-query
 		}
-		if d, ok := workload.Lookup(name); ok && extraWorkloads[name] == nil {
-			out = append(out, d.Workload(d.New()))
-			continue
-		}
-		mk, ok := extraWorkloads[name]
+		d, ok := workload.Lookup(name)
 		if !ok {
-			known := make([]string, 0, len(extraWorkloads))
-			for k := range extraWorkloads {
-				known = append(known, k)
-			}
+			var known []string
 			for _, d := range workload.Registered() {
 				known = append(known, d.Name)
 			}
-			sort.Strings(known)
 			return nil, fmt.Errorf("--workloads: unknown workload %q (known: %s)", name, strings.Join(known, ", "))
 		}
-		cmd := mk()
-		if err := kong.ApplyDefaults(cmd); err != nil {
-			return nil, fmt.Errorf("--workloads %s: %w", name, err)
-		}
-		out = append(out, cmd.workload())
+		out = append(out, d.Workload(d.New()))
 	}
 	return out, nil
 }
