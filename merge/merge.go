@@ -415,7 +415,8 @@ func appendOnce(dst []string, s string) []string {
 func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 	a := phs[0]
 	n := len(phs)
-	out := results.Phase{Name: a.Name, Workload: a.Workload, Params: copyParams(a.Params), Skipped: a.Skipped, Size: a.Size}
+	out := results.NewPhase(a.Name, a.Workload)
+	out.Params, out.Skipped, out.Size = copyParams(a.Params), a.Skipped, a.Size
 	var end time.Time
 	started := false
 	for i, p := range phs {
