@@ -35,7 +35,8 @@ var all = []Check{
 	{ID: "req.multi-filter-once", NIP: 1, Level: MUST, Sentence: sentUnion, run: multiFilterOnce},
 	{ID: "req.same-id-replaces", NIP: 1, Level: MUST, Sentence: sentReplace, run: sameIDReplaces},
 	{ID: "req.close-then-reuse", NIP: 1, Level: MUST, Sentence: sentReturn, run: closeThenReuse},
-	{ID: "req.limit-zero", NIP: 1, Level: MUST, Sentence: sentLimit0, run: limitZero},
+	{ID: "req.limit-zero", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *T) outcome { return limitLive(t, 0) }},
+	{ID: "req.limit-filled-live", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *T) outcome { return limitLive(t, 1) }},
 	{ID: "req.order-no-limit", NIP: 1, Level: SHOULD, Sentence: sentOrder, run: orderNoLimit},
 	{ID: "req.ids-and-conditions", NIP: 1, Level: MUST, Sentence: sentAnd, run: idsAndConditions},
 	{ID: "req.tag-value-exact", NIP: 1, Level: MUST, Sentence: sentTag, run: tagValueExact},
@@ -283,9 +284,12 @@ func closeThenReuse(t *T) outcome {
 	return pass()
 }
 
-// limitZero: a stored event; REQ {#t, limit 0}: EOSE with nothing stored,
-// then a new matching event comes live.
-func limitZero(t *T) outcome {
+// limitLive: a stored event; REQ {#t, limit n} (n 0 or 1): EOSE with the
+// newest n stored, then a new matching event comes live (limit is "only
+// valid for the initial query"). A second subscription on the same
+// connection, same filter without limit, is the sync point: once the new
+// event came there, the limited one has Timeout more to get it.
+func limitLive(t *T, n int) outcome {
 	tag := t.tag("l0")
 	evs, err := t.fresh(now()-60, func(int) []nostr.Tag { return []nostr.Tag{tTag(tag)} }, 2)
 	if err != nil {
@@ -298,10 +302,10 @@ func limitZero(t *T) outcome {
 	if err != nil {
 		return undecided(err)
 	}
-	sub := "z" + t.nonce
+	sub, control := "z"+t.nonce, "k"+t.nonce
 	var notes []string
 	// nostr.Filter leaves a zero limit out: the REQ is written here.
-	req := fmt.Sprintf(`["REQ",%q,{"#t":[%q],"limit":0}]`, sub, tag)
+	req := fmt.Sprintf(`["REQ",%q,{"#t":[%q],"limit":%d}]`, sub, tag, n)
 	if err := p.sendRaw(t.ctx, []byte(req)); err != nil {
 		return undecided(err)
 	}
@@ -311,19 +315,63 @@ func limitZero(t *T) outcome {
 		return notRun("the relay closed the REQ: %q", a.reason)
 	case err != nil:
 		notes = append(notes, "no EOSE within the timeout (NIP-01 names no keyword for EOSE)")
-	case len(a.events) > 0:
-		notes = append(notes, fmt.Sprintf("%d stored events returned for limit 0 (limit is a SHOULD)", len(a.events)))
+	case len(a.events) > n:
+		notes = append(notes, fmt.Sprintf("%d stored events returned for limit %d (limit is a SHOULD)", len(a.events), n))
+	}
+	if err := p.req(t.ctx, control, nostr.Filter{Tags: map[string][]string{"t": {tag}}}); err != nil {
+		return undecided(err)
+	}
+	if a, err := t.collect(p, control); err != nil || a.closed {
+		return unknown("the control subscription (same filter, no limit) got no EOSE (%v, CLOSED %q)", err, a.reason)
 	}
 	if err := t.store(evs[1]); err != nil {
 		return undecided(err)
 	}
-	if _, err := t.until(p, sub, evs[1].ID); err != nil {
-		return fail("a new event matching a `limit: 0` filter was not delivered live (%v)", err)
+	switch t.liveBoth(p, sub, control, evs[1].ID) {
+	case 0:
+		return unknown("the new event came to neither subscription")
+	case 1:
+		return fail("a new event matching a `limit: %d` filter (whose initial query returned %d stored events) was not delivered live, while the same filter without limit on the same connection got it", n, len(a.events))
 	}
 	if len(notes) > 0 {
 		return named("%s", notes[0])
 	}
 	return pass()
+}
+
+// liveBoth waits for the EVENT id under sub and under control: 2 when sub
+// got it, 1 when only control did (and sub not Timeout after), 0 when
+// neither did.
+func (t *T) liveBoth(p *probe, sub, control, id string) int {
+	ctx, cancel := t.wait()
+	defer func() { cancel() }()
+	seenControl := false
+	for {
+		f, err := p.next(ctx)
+		if err != nil {
+			if seenControl {
+				return 1
+			}
+			return 0
+		}
+		if f.label != "EVENT" {
+			continue
+		}
+		ev := t.event(f)
+		if ev == nil || ev.ID != id {
+			continue
+		}
+		switch f.str(0) {
+		case sub:
+			return 2
+		case control:
+			if !seenControl {
+				seenControl = true
+				cancel()
+				ctx, cancel = t.wait()
+			}
+		}
+	}
 }
 
 // orderNoLimit: three events at three created_at, published oldest first;

@@ -62,8 +62,9 @@ func answeredAfter(t *T, p *probe, first, marker, label, what string) outcome {
 }
 
 // ephemeralLive: a subscription to a fresh key's ephemeral kind and a
-// marker tag; the ephemeral event, then a regular marker, are published:
-// the ephemeral one comes before the marker.
+// marker tag; the ephemeral event, then a regular marker, are published
+// (the ephemeral one's OK is not waited for: ephemeral.ok checks it): the
+// ephemeral one comes before the marker.
 func ephemeralLive(t *T) outcome {
 	k := t.key()
 	mark := t.tag("mark")
@@ -83,27 +84,40 @@ func ephemeralLive(t *T) outcome {
 	if a, err := t.collect(p, sub); err != nil || a.closed {
 		return undecided(fmt.Errorf("no EOSE for the subscription (%v, closed %q)", err, a.reason))
 	}
-	o, err := t.send(eph)
-	if err != nil {
-		return undecided(err)
-	}
-	if !o.accepted {
-		return notRun("the relay refused the ephemeral event: %q", o.reason)
-	}
-	if err := t.store(reg); err != nil {
+	if err := t.sendThenMarker(eph, reg); err != nil {
 		return undecided(err)
 	}
 	got, err := t.until(p, sub, reg.ID)
-	if err != nil {
-		if containsID(got, eph.ID) {
-			return pass()
-		}
+	switch {
+	case containsID(got, eph.ID):
+		return pass()
+	case t.refused(eph.ID) != "":
+		return notRun("the relay refused the ephemeral event: %q", t.refused(eph.ID))
+	case err != nil:
 		return unknown("the marker event was not delivered (%v)", err)
 	}
-	if !containsID(got, eph.ID) {
-		return named("an accepted ephemeral event was not delivered to a matching subscription before a regular event published after it")
+	return named("an ephemeral event was not delivered to a matching subscription before a regular event published after it")
+}
+
+// sendThenMarker sends ev without waiting for its OK, then stores marker
+// (waiting for its OK): the OK of ev, if it came meanwhile, is in t.oks.
+func (t *T) sendThenMarker(ev, marker *nostr.Event) error {
+	p, err := t.publisher()
+	if err != nil {
+		return err
 	}
-	return pass()
+	if err := p.event(t.ctx, ev); err != nil {
+		return err
+	}
+	return t.store(marker)
+}
+
+// refused is the reason of an OK false read for id ("" if none was).
+func (t *T) refused(id string) string {
+	if o, ok := t.oks[id]; ok && !o.accepted {
+		return "refused: " + o.reason
+	}
+	return ""
 }
 
 func containsID(ids []string, id string) bool {
@@ -115,19 +129,18 @@ func containsID(ids []string, id string) bool {
 	return false
 }
 
-// ephemeralNotStored: an accepted ephemeral event does not come back to a
+// ephemeralNotStored: an ephemeral event (then a regular marker, as a
+// sync point) is published; the ephemeral one does not come back to a
 // later REQ.
 func ephemeralNotStored(t *T) outcome {
+	k := t.key()
 	eph := note(kindEphemeral, now(), "ephemeral "+t.nonce)
-	if err := t.sign([]*corpus.Author{t.key()}, eph); err != nil {
+	reg := note(kindNote, now(), "marker "+t.nonce, tTag(t.tag("mark")))
+	if err := t.sign([]*corpus.Author{k}, eph, reg); err != nil {
 		return undecided(err)
 	}
-	o, err := t.send(eph)
-	if err != nil {
+	if err := t.sendThenMarker(eph, reg); err != nil {
 		return undecided(err)
-	}
-	if !o.accepted {
-		return pass() // refused ("mute: …"): not stored either
 	}
 	a, err := t.query("n"+t.nonce, nostr.Filter{Authors: []string{eph.PubKey}, Kinds: []int{kindEphemeral}})
 	if err != nil {

@@ -179,6 +179,7 @@ type T struct {
 	probes  []*probe
 	pub     *probe
 	checker *verify.Checker
+	oks     map[string]ok // every OK read on the publishing connection, by event id
 }
 
 func nonce() string {
@@ -272,7 +273,8 @@ func (t *T) send(ev *nostr.Event) (ok, error) {
 	return t.okFor(p, ev.ID)
 }
 
-// okFor waits for the OK for id on p (other frames are skipped).
+// okFor waits for the OK for id on p (other frames are skipped; the OKs
+// among them are kept in t.oks).
 func (t *T) okFor(p *probe, id string) (ok, error) {
 	ctx, cancel := t.wait()
 	defer cancel()
@@ -281,12 +283,21 @@ func (t *T) okFor(p *probe, id string) (ok, error) {
 		if err != nil {
 			return ok{}, fmt.Errorf("waiting for the OK of %.16s…: %w", id, err)
 		}
-		if f.label == "OK" && f.str(0) == id {
-			var b bool
-			if len(f.parts) > 1 {
-				b = string(f.parts[1]) == "true"
-			}
-			return ok{b, f.str(2)}, nil
+		if f.label != "OK" {
+			continue
+		}
+		var o ok
+		if len(f.parts) > 1 {
+			o = ok{string(f.parts[1]) == "true", f.str(2)}
+		}
+		if t.oks == nil {
+			t.oks = map[string]ok{}
+		}
+		if len(t.oks) < framesQueued {
+			t.oks[f.str(0)] = o
+		}
+		if f.str(0) == id {
+			return o, nil
 		}
 	}
 }

@@ -74,22 +74,27 @@ func TestHonestTestRelayPasses(t *testing.T) {
 // Each knob breaks one rule: its check ends as want, every other check of
 // the NIP-01 set passes.
 func TestEachMisbehaviourCaught(t *testing.T) {
+	type want = map[string]results.CheckStatus
 	cases := []struct {
-		name  string
-		cfg   testrelay.Config
-		check string
-		want  results.CheckStatus
+		name string
+		cfg  testrelay.Config
+		want want // these checks end so; no other check fails
 	}{
-		{"same id does not replace", testrelay.Config{SameIDNoReplace: true}, "req.same-id-replaces", results.CheckFail},
-		{"union duplicates", testrelay.Config{UnionDuplicates: true}, "req.multi-filter-once", results.CheckFail},
-		{"ids ignore other conditions", testrelay.Config{IgnoreIDsConditions: true}, "req.ids-and-conditions", results.CheckFail},
-		{"tag values as prefixes", testrelay.Config{TagPrefixMatch: true}, "req.tag-value-exact", results.CheckFail},
-		{"ephemeral stored", testrelay.Config{StoreEphemeral: true}, "ephemeral.not-stored", results.CheckNamed},
-		{"no OK for ephemeral", testrelay.Config{NoOKForEphemeral: true}, "ephemeral.ok", results.CheckFail},
-		{"duplicate OK false", testrelay.Config{DuplicateOKFalse: true}, "event.duplicate-ok-true", results.CheckNamed},
-		{"no CLOSED for a malformed REQ", testrelay.Config{NoClosedForMalformed: true}, "req.malformed-closed", results.CheckFail},
-		{"superseded versions kept", testrelay.Config{KeepSuperseded: true}, "replaceable.tie-lowest-id", results.CheckNamed},
-		{"no EOSE", testrelay.Config{NoEOSEAfter: 1}, "req.close-then-reuse", results.CheckUnknown},
+		{"same id does not replace", testrelay.Config{SameIDNoReplace: true}, want{"req.same-id-replaces": results.CheckFail}},
+		{"union duplicates", testrelay.Config{UnionDuplicates: true}, want{"req.multi-filter-once": results.CheckFail}},
+		{"ids ignore other conditions", testrelay.Config{IgnoreIDsConditions: true}, want{"req.ids-and-conditions": results.CheckFail}},
+		{"tag values as prefixes", testrelay.Config{TagPrefixMatch: true}, want{"req.tag-value-exact": results.CheckFail}},
+		{"since and until exclusive", testrelay.Config{BoundsExclusive: true}, want{"req.since-until-inclusive": results.CheckFail}},
+		{"limit ends the subscription", testrelay.Config{LimitEndsSubscription: true},
+			want{"req.limit-zero": results.CheckFail, "req.limit-filled-live": results.CheckFail}},
+		{"ephemeral stored", testrelay.Config{StoreEphemeral: true}, want{"ephemeral.not-stored": results.CheckNamed}},
+		{"no OK for ephemeral", testrelay.Config{NoOKForEphemeral: true},
+			want{"ephemeral.ok": results.CheckFail, "ephemeral.live": results.CheckPass, "ephemeral.not-stored": results.CheckPass}},
+		{"duplicate OK false", testrelay.Config{DuplicateOKFalse: true}, want{"event.duplicate-ok-true": results.CheckNamed}},
+		{"no CLOSED for a malformed REQ", testrelay.Config{NoClosedForMalformed: true}, want{"req.malformed-closed": results.CheckFail}},
+		{"superseded versions kept", testrelay.Config{KeepSuperseded: true},
+			want{"replaceable.latest-stored": results.CheckNamed, "replaceable.tie-lowest-id": results.CheckNamed, "addressable.tie-lowest-id": results.CheckNamed}},
+		{"no EOSE", testrelay.Config{NoEOSEAfter: 1}, want{"req.close-then-reuse": results.CheckUnknown, "req.same-id-replaces": results.CheckUnknown}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,14 +102,13 @@ func TestEachMisbehaviourCaught(t *testing.T) {
 			r := testrelay.New(tc.cfg)
 			defer r.Close()
 			got := runAll(t, r.URL(), nil)
-			if c := got[tc.check]; c.Status != tc.want {
-				t.Errorf("%s: %s, want %s", tc.check, describe(c), tc.want)
+			for id, w := range tc.want {
+				if c := got[id]; c.Status != w {
+					t.Errorf("%s: %s, want %s", id, describe(c), w)
+				}
 			}
 			for id, c := range got {
-				if id == tc.check || c.Status == results.CheckNotAnnounced {
-					continue
-				}
-				if c.Status == results.CheckFail {
+				if _, ok := tc.want[id]; !ok && c.Status == results.CheckFail {
 					t.Errorf("%s failed too: %s", id, describe(c))
 				}
 			}
@@ -172,13 +176,7 @@ func integration(t *testing.T) {
 // The embedded relay (native store) passes every MUST.
 func TestEmbeddedNativeMUSTs(t *testing.T) {
 	integration(t)
-	r, err := embedded.New(embedded.Options{Store: "native", DataDir: t.TempDir(), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(r.Handler())
-	t.Cleanup(func() { srv.Close(); r.Close() })
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	url := embeddedURL(t, "native")
 	info, _, err := nip11.Fetch(testCtx(t), url)
 	if err != nil {
 		t.Fatal(err)
@@ -187,5 +185,38 @@ func TestEmbeddedNativeMUSTs(t *testing.T) {
 		if c.Status == results.CheckFail {
 			t.Errorf("%s: %s", id, describe(c))
 		}
+	}
+}
+
+// embeddedURL starts the embedded relay with store on 127.0.0.1, closed
+// when the test ends.
+func embeddedURL(t *testing.T, store string) string {
+	t.Helper()
+	r, err := embedded.New(embedded.Options{Store: store, DataDir: t.TempDir(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r.Handler())
+	t.Cleanup(func() { srv.Close(); r.Close() })
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// TestEmbeddedStoresReport runs every check against each embedded store
+// and logs what is not a pass (RELAYBENCH_CONFORMANCE_STORES=badger,lmdb…).
+func TestEmbeddedStoresReport(t *testing.T) {
+	integration(t)
+	stores := os.Getenv("RELAYBENCH_CONFORMANCE_STORES")
+	if stores == "" {
+		t.Skip("set RELAYBENCH_CONFORMANCE_STORES to the stores to report on")
+	}
+	for _, store := range strings.Split(stores, ",") {
+		t.Run(store, func(t *testing.T) {
+			url := embeddedURL(t, store)
+			info, _, err := nip11.Fetch(testCtx(t), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runAll(t, url, info)
+		})
 	}
 }

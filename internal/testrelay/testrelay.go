@@ -234,6 +234,13 @@ type Config struct {
 	// NoClosedForMalformed: a REQ whose filter does not parse gets no
 	// answer at all.
 	NoClosedForMalformed bool
+	// LimitEndsSubscription: a filter whose initial answer filled its limit
+	// ("limit":0 included) gets no live events (NIP-01: limit "MUST be
+	// ignored afterwards").
+	LimitEndsSubscription bool
+	// BoundsExclusive: in answers to REQs, since and until exclude events
+	// whose created_at equals them.
+	BoundsExclusive bool
 }
 
 // Stats counts what the relay saw and did.
@@ -869,8 +876,30 @@ func limitZero(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &f) == nil && f.Limit != nil && *f.Limit == 0
 }
 
-// match is Filter.Matches, bent by IgnoreIDsConditions and TagPrefixMatch.
+// unfilled keeps the filters without a limit or whose limit results did
+// not fill (LimitEndsSubscription).
+func unfilled(filters []nostr.Filter, results []*nostr.Event) []nostr.Filter {
+	var out []nostr.Filter
+	for i := range filters {
+		n := 0
+		for _, ev := range results {
+			if filters[i].Matches(ev) {
+				n++
+			}
+		}
+		if filters[i].Limit == 0 || n < filters[i].Limit {
+			out = append(out, filters[i])
+		}
+	}
+	return out
+}
+
+// match is Filter.Matches, bent by IgnoreIDsConditions, TagPrefixMatch and
+// BoundsExclusive.
 func (r *Relay) match(f *nostr.Filter, ev *nostr.Event) bool {
+	if r.cfg.BoundsExclusive && (f.Since != nil && *f.Since == ev.CreatedAt || f.Until != nil && *f.Until == ev.CreatedAt) {
+		return false
+	}
 	if r.cfg.IgnoreIDsConditions && len(f.IDs) > 0 {
 		return slices.Contains(f.IDs, ev.ID)
 	}
@@ -979,6 +1008,8 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		filters = append(filters, f)
 		if !limitZero(raw) {
 			stored = append(stored, f)
+		} else if c.r.cfg.LimitEndsSubscription {
+			filters = filters[:len(filters)-1]
 		}
 	}
 	// Register before the snapshot so that nothing stored meanwhile is
@@ -997,6 +1028,11 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		return
 	}
 	results := c.r.query(stored)
+	if c.r.cfg.LimitEndsSubscription {
+		c.mu.Lock()
+		sb.filters = unfilled(sb.filters, results)
+		c.mu.Unlock()
+	}
 	sent := make(map[string]bool, len(results))
 	for _, ev := range results {
 		sent[ev.ID] = true
