@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -74,173 +75,240 @@ type Config struct {
 // Run benchmarks target with c. It returns the measured run even when a
 // phase fails or ctx is cancelled (Ctrl-C): the error says why it stopped.
 func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.Run, error) {
-	run := results.Run{
+	r := &relayRun{ctx: ctx, c: c, cfg: cfg, t: t}
+	r.header()
+	r.skipPublishForNothing()
+	r.gate = r.cfg.segmentSetup(ctx, &r.run, t.URL)
+	defer r.gate.finish(&r.run)
+	check := relayDied(t)
+	r.died = func(run *results.Run) error {
+		if ctx.Err() != nil {
+			return nil // stopped by the user: no waiting to see whether the relay died
+		}
+		return check(run)
+	}
+	// Stopped by the user before the query phase: what was asked for and
+	// not started is booked cancelled. The workloads book their own stop.
+	for _, step := range []func() error{r.publish, r.materialize, r.query} {
+		if ctx.Err() != nil {
+			return cancelRest(ctx, r.run, r.cfg)
+		}
+		if err := step(); err != nil {
+			if errors.Is(err, errCancelled) {
+				return cancelRest(ctx, r.run, r.cfg)
+			}
+			return r.run, err
+		}
+	}
+	if err := r.workloads(); err != nil {
+		return r.run, err
+	}
+	return r.run, ctx.Err()
+}
+
+// errCancelled says a step stopped because the user did: what was asked
+// for and not started is booked as cancelled (cancelRest).
+var errCancelled = errors.New("cancelled")
+
+// relayRun is one Run in progress: the phases in order, over one relay.
+type relayRun struct {
+	ctx   context.Context
+	c     *corpus.Corpus
+	cfg   Config
+	t     Target
+	run   results.Run
+	info  *nip11.Info
+	gate  *startGate
+	died  func(*results.Run) error
+	model *verify.Model
+}
+
+// header describes the relay and the corpus, and reads the relay's NIP-11
+// document.
+func (r *relayRun) header() {
+	c, t := r.c, r.t
+	r.run = results.Run{
 		Relay: results.Relay{Name: t.Name, URL: t.URL, Managed: t.Managed, LogFile: t.LogFile},
 		Corpus: results.Corpus{
 			Seed: c.Params.Seed, Events: c.Len(), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
 			Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(), Anchor: c.Params.Anchor,
 		},
 	}
-	describeDump(&run, c)
-	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	describeDump(&r.run, c)
+	ictx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 	info, raw, err := nip11.Fetch(ictx, t.URL)
 	cancel()
 	if err != nil {
-		info = nil
-		run.Notes = append(run.Notes, "no NIP-11 document: "+err.Error())
-	} else {
-		run.Relay.NIP11 = raw
-		run.Relay.Software = info.Software
-		run.Relay.Version = info.Version
-		run.Relay.MaxLimit = info.Limitation.MaxLimit
-		limitNotes(&run, c, info)
+		r.run.Notes = append(r.run.Notes, "no NIP-11 document: "+err.Error())
+		return
 	}
-	if !cfg.SkipPublish && cfg.SkipQuery && len(cfg.Workloads) > 0 {
-		// Nothing after publishing can run on this relay (each workload
-		// needs a NIP it does not announce): do not publish for nothing.
-		var why []string
-		for _, w := range cfg.Workloads {
-			if w.Unsupported == nil {
-				why = nil
-				break
-			}
-			r := w.Unsupported(info)
-			if r == "" {
-				why = nil
-				break
-			}
-			why = append(why, w.Name+": "+strings.TrimPrefix(r, "skipped: "))
-		}
-		if len(why) > 0 {
-			cfg.SkipPublish = true
-			run.Notes = append(run.Notes, "corpus not published: no workload of this run can run on this relay ("+strings.Join(why, "; ")+")")
-		}
-	}
-	gate := cfg.segmentSetup(ctx, &run, t.URL)
-	defer gate.finish(&run)
+	r.info = info
+	r.run.Relay.NIP11 = raw
+	r.run.Relay.Software = info.Software
+	r.run.Relay.Version = info.Version
+	r.run.Relay.MaxLimit = info.Limitation.MaxLimit
+	limitNotes(&r.run, c, info)
+}
 
-	check := relayDied(t)
-	died := func(run *results.Run) error {
-		if ctx.Err() != nil {
-			return nil // stopped by the user: no waiting to see whether the relay died
-		}
-		return check(run)
+// skipPublishForNothing leaves the publish phase out when nothing after it
+// can run on this relay (each workload needs a NIP it does not announce).
+func (r *relayRun) skipPublishForNothing() {
+	cfg := &r.cfg
+	if cfg.SkipPublish || !cfg.SkipQuery || len(cfg.Workloads) == 0 {
+		return
 	}
-	var model *verify.Model
-	if !cfg.SkipPublish {
-		var all []int // nil: every event in order (no index list of 8 B per event)
-		nPub := c.Len()
-		if !cfg.Segment.Whole() {
-			all = cfg.Segment.Indexes(c.Len())
-			nPub = len(all)
+	var why []string
+	for _, w := range cfg.Workloads {
+		if w.Unsupported == nil {
+			return
 		}
-		po := cfg.Publish
-		cfg.segmentPublish(&po)
-		if cfg.Progress != nil {
-			po.Progress = cfg.Progress(fmt.Sprintf("Publishing %d events to %s", nPub, t.URL), int64(nPub))
+		reason := w.Unsupported(r.info)
+		if reason == "" {
+			return
 		}
-		po.Begin = gate.sampler(sampler(t.Probe))
-		pr, err := workload.Publish(ctx, t.URL, c, all, po)
-		if pr != nil {
-			cfg.segmentStored(pr, c.Len())
-			gate.settle(&pr.Phase)
-			finish(&pr.Phase, cfg.ClientCores)
-			run.Phases = append(run.Phases, pr.Phase)
-			if ctx.Err() == nil && (!cfg.SkipQuery || len(cfg.Workloads) > 0) {
-				// Only what follows needs the model: a publish-only run of a
-				// streamed corpus never parses its events, nor a cancelled
-				// run, where nothing follows.
-				var merr error
-				if c.Streamed() && (len(cfg.Workloads) > 0 || (!cfg.SkipQuery && !cfg.Segment.Whole())) {
-					// Events will be needed below: parse them once, the model
-					// shares them.
-					if merr = c.Materialize(); merr != nil {
-						return run, merr
-					}
-				}
-				if model, merr = buildModel(c, pr); merr != nil {
-					return run, merr
-				}
+		why = append(why, w.Name+": "+strings.TrimPrefix(reason, "skipped: "))
+	}
+	cfg.SkipPublish = true
+	r.run.Notes = append(r.run.Notes, "corpus not published: no workload of this run can run on this relay ("+strings.Join(why, "; ")+")")
+}
+
+// publish runs the publish phase (unless skipped) and builds the model of
+// what the relay accepted, when something after it needs one.
+func (r *relayRun) publish() error {
+	ctx, c, cfg, t := r.ctx, r.c, &r.cfg, r.t
+	if cfg.SkipPublish {
+		return nil
+	}
+	var all []int // nil: every event in order (no index list of 8 B per event)
+	nPub := c.Len()
+	if !cfg.Segment.Whole() {
+		all = cfg.Segment.Indexes(c.Len())
+		nPub = len(all)
+	}
+	po := cfg.Publish
+	cfg.segmentPublish(&po)
+	if cfg.Progress != nil {
+		po.Progress = cfg.Progress(fmt.Sprintf("Publishing %d events to %s", nPub, t.URL), int64(nPub))
+	}
+	po.Begin = r.gate.sampler(sampler(t.Probe))
+	pr, err := workload.Publish(ctx, t.URL, c, all, po)
+	if pr != nil {
+		cfg.segmentStored(pr, c.Len())
+		r.gate.settle(&pr.Phase)
+		finish(&pr.Phase, cfg.ClientCores)
+		r.run.Phases = append(r.run.Phases, pr.Phase)
+		if ctx.Err() == nil && (!cfg.SkipQuery || len(cfg.Workloads) > 0) {
+			if merr := r.buildModel(pr); merr != nil {
+				return merr
 			}
 		}
-		if ctx.Err() != nil {
-			return cancelRest(ctx, run, cfg)
-		}
-		if err != nil {
-			return run, fmt.Errorf("publish: %w", err)
-		}
-		if err := died(&run); err != nil {
-			return run, err
-		}
 	}
-	if ctx.Err() != nil {
-		return cancelRest(ctx, run, cfg)
+	switch {
+	case ctx.Err() != nil:
+		return errCancelled
+	case err != nil:
+		return fmt.Errorf("publish: %w", err)
 	}
-	if c.Streamed() && ((!cfg.SkipQuery && (model == nil || !cfg.Segment.Whole())) || len(cfg.Workloads) > 0) {
-		// Queries drawn from the corpus and the workloads read Events.
+	return r.died(&r.run)
+}
+
+// buildModel builds the model of what the relay accepted. Only what
+// follows needs it: a publish-only run of a streamed corpus never parses
+// its events, nor a cancelled run, where nothing follows.
+func (r *relayRun) buildModel(pr *workload.PublishResult) error {
+	c, cfg := r.c, &r.cfg
+	if c.Streamed() && (len(cfg.Workloads) > 0 || (!cfg.SkipQuery && !cfg.Segment.Whole())) {
+		// Events will be needed below: parse them once, the model shares
+		// them.
 		if err := c.Materialize(); err != nil {
-			return run, err
+			return err
 		}
 	}
-	if !cfg.SkipQuery && model != nil && len(model.Live) == 0 && cfg.Segment.Whole() {
+	var err error
+	r.model, err = buildModel(c, pr)
+	return err
+}
+
+// materialize parses a streamed corpus when the queries drawn from it or
+// the workloads read its events.
+func (r *relayRun) materialize() error {
+	cfg := &r.cfg
+	if r.c.Streamed() && ((!cfg.SkipQuery && (r.model == nil || !cfg.Segment.Whole())) || len(cfg.Workloads) > 0) {
+		return r.c.Materialize()
+	}
+	return nil
+}
+
+// query runs the query phase (unless skipped), drawn from what the relay
+// accepted.
+func (r *relayRun) query() error {
+	ctx, c, cfg, t, model := r.ctx, r.c, &r.cfg, r.t, r.model
+	if cfg.SkipQuery {
+		return nil
+	}
+	if model != nil && len(model.Live) == 0 && cfg.Segment.Whole() {
 		// Nothing to query: every query is not run, and the account says why.
-		run.Phases = append(run.Phases, notRunPhase("query", "query", cfg.Query.Queries, "the relay accepted none of the published events"))
-	} else if !cfg.SkipQuery {
-		qo := cfg.Query
-		if qo.RelayCap == 0 {
-			qo.RelayCap = run.Relay.MaxLimit
-		}
-		if cfg.Progress != nil {
-			qo.Progress = cfg.Progress(fmt.Sprintf("Querying events from %s", t.URL), int64(qo.Queries))
-		}
-		source := c.Events
-		if model != nil {
-			source = model.Live
-		}
-		qmodel := model
-		if !cfg.Segment.Whole() {
-			source, qmodel = cfg.segmentQuery(&qo, c, model != nil), nil
-		}
-		qgate := cfg.queryGate(ctx, &run)
-		qo.Begin = gate.sampler(qgate.sampler(sampler(t.Probe)))
-		ph, err := workload.Query(ctx, t.URL, qmodel, source, qo)
-		qgate.finish(&run)
-		cfg.segmentQueryNote(&ph)
-		gate.settle(&ph)
-		qgate.settle(&ph)
-		finish(&ph, cfg.ClientCores)
-		if ph.Name != "" {
-			run.Phases = append(run.Phases, ph)
-		}
-		if err != nil {
-			return run, fmt.Errorf("query: %w", err)
-		}
-		if err := died(&run); err != nil {
-			return run, err
-		}
+		r.run.Phases = append(r.run.Phases, notRunPhase("query", "query", cfg.Query.Queries, "the relay accepted none of the published events"))
+		return nil
 	}
-	env := Env{URL: t.URL, Corpus: c, Info: info, Progress: cfg.Progress, Segment: cfg.Segment, Log: cfg.Log}
+	qo := cfg.Query
+	if qo.RelayCap == 0 {
+		qo.RelayCap = r.run.Relay.MaxLimit
+	}
+	if cfg.Progress != nil {
+		qo.Progress = cfg.Progress(fmt.Sprintf("Querying events from %s", t.URL), int64(qo.Queries))
+	}
+	source := c.Events
+	if model != nil {
+		source = model.Live
+	}
+	qmodel := model
+	if !cfg.Segment.Whole() {
+		source, qmodel = cfg.segmentQuery(&qo, c, model != nil), nil
+	}
+	qgate := cfg.queryGate(ctx, &r.run)
+	qo.Begin = r.gate.sampler(qgate.sampler(sampler(t.Probe)))
+	ph, err := workload.Query(ctx, t.URL, qmodel, source, qo)
+	qgate.finish(&r.run)
+	cfg.segmentQueryNote(&ph)
+	r.gate.settle(&ph)
+	qgate.settle(&ph)
+	finish(&ph, cfg.ClientCores)
+	if ph.Name != "" {
+		r.run.Phases = append(r.run.Phases, ph)
+	}
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	return r.died(&r.run)
+}
+
+// workloads runs the workloads asked for, in order, until the user stops
+// the run.
+func (r *relayRun) workloads() error {
+	ctx, cfg, t := r.ctx, &r.cfg, r.t
+	env := Env{URL: t.URL, Corpus: r.c, Info: r.info, Progress: cfg.Progress, Segment: cfg.Segment, Log: cfg.Log}
 	if env.Progress == nil {
 		env.Progress = func(string, int64) func(int64) { return func(int64) {} }
 	}
-	if model != nil {
-		env.Live, env.Model = model.Live, model
-		cfg.segmentEnv(&env, c)
+	if r.model != nil {
+		env.Live, env.Model = r.model.Live, r.model
+		cfg.segmentEnv(&env, r.c)
 	}
 	for _, w := range cfg.Workloads {
 		if ctx.Err() != nil {
 			break
 		}
-		phases, err := RunWorkload(ctx, w, env, gate.probe(t.Probe), cfg.ClientCores)
-		run.Phases = append(run.Phases, phases...)
-		if derr := died(&run); derr != nil {
-			return run, derr
+		phases, err := RunWorkload(ctx, w, env, r.gate.probe(t.Probe), cfg.ClientCores)
+		r.run.Phases = append(r.run.Phases, phases...)
+		if derr := r.died(&r.run); derr != nil {
+			return derr
 		}
 		if err != nil {
-			return run, fmt.Errorf("%s: %w", w.Name, err)
+			return fmt.Errorf("%s: %w", w.Name, err)
 		}
 	}
-	return run, ctx.Err()
+	return nil
 }
 
 // buildModel builds the model of what the relay stored after publishing
