@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -35,6 +36,7 @@ var all = []Check{
 	{ID: "req.multi-filter-once", NIP: 1, Level: MUST, Sentence: sentUnion, run: multiFilterOnce},
 	{ID: "req.same-id-replaces", NIP: 1, Level: MUST, Sentence: sentReplace, run: sameIDReplaces},
 	{ID: "req.close-then-reuse", NIP: 1, Level: MUST, Sentence: sentReturn, run: closeThenReuse},
+	{ID: "req.two-subscriptions-live", NIP: 1, Level: SHOULD, Sentence: sentReplace, run: twoSubscriptionsLive},
 	{ID: "req.limit-zero", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *T) outcome { return limitLive(t, 0) }},
 	{ID: "req.limit-filled-live", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *T) outcome { return limitLive(t, 1) }},
 	{ID: "req.order-no-limit", NIP: 1, Level: SHOULD, Sentence: sentOrder, run: orderNoLimit},
@@ -218,6 +220,11 @@ func sameIDReplaces(t *T) outcome {
 func (t *T) until(p *probe, sub, id string) ([]string, error) {
 	ctx, cancel := t.wait()
 	defer cancel()
+	return t.untilCtx(ctx, p, sub, id)
+}
+
+// untilCtx is until with its own deadline.
+func (t *T) untilCtx(ctx context.Context, p *probe, sub, id string) ([]string, error) {
 	var got []string
 	for {
 		f, err := p.next(ctx)
@@ -288,7 +295,9 @@ func closeThenReuse(t *T) outcome {
 // newest n stored, then a new matching event comes live (limit is "only
 // valid for the initial query"). A second subscription on the same
 // connection, same filter without limit, is the sync point: once the new
-// event came there, the limited one has Timeout more to get it.
+// event came there, the limited one has Timeout more to get it. (The
+// control is on a connection of its own: a relay that delivers an event to
+// one subscription per connection is req.two-subscriptions-live's finding.)
 func limitLive(t *T, n int) outcome {
 	tag := t.tag("l0")
 	evs, err := t.fresh(now()-60, func(int) []nostr.Tag { return []nostr.Tag{tTag(tag)} }, 2)
@@ -318,20 +327,24 @@ func limitLive(t *T, n int) outcome {
 	case len(a.events) > n:
 		notes = append(notes, fmt.Sprintf("%d stored events returned for limit %d (limit is a SHOULD)", len(a.events), n))
 	}
-	if err := p.req(t.ctx, control, nostr.Filter{Tags: map[string][]string{"t": {tag}}}); err != nil {
+	q, err := t.conn()
+	if err != nil {
 		return undecided(err)
 	}
-	if a, err := t.collect(p, control); err != nil || a.closed {
+	if err := q.req(t.ctx, control, nostr.Filter{Tags: map[string][]string{"t": {tag}}}); err != nil {
+		return undecided(err)
+	}
+	if a, err := t.collect(q, control); err != nil || a.closed {
 		return unknown("the control subscription (same filter, no limit) got no EOSE (%v, CLOSED %q)", err, a.reason)
 	}
 	if err := t.store(evs[1]); err != nil {
 		return undecided(err)
 	}
-	switch t.liveBoth(p, sub, control, evs[1].ID) {
+	switch t.liveBoth(p, q, sub, control, evs[1].ID) {
 	case 0:
 		return unknown("the new event came to neither subscription")
 	case 1:
-		return fail("a new event matching a `limit: %d` filter (whose initial query returned %d stored events) was not delivered live, while the same filter without limit on the same connection got it", n, len(a.events))
+		return fail("a new event matching a `limit: %d` filter (whose initial query returned %d stored events) was not delivered live, while the same filter without limit on another connection got it", n, len(a.events))
 	}
 	if len(notes) > 0 {
 		return named("%s", notes[0])
@@ -339,39 +352,19 @@ func limitLive(t *T, n int) outcome {
 	return pass()
 }
 
-// liveBoth waits for the EVENT id under sub and under control: 2 when sub
-// got it, 1 when only control did (and sub not Timeout after), 0 when
-// neither did.
-func (t *T) liveBoth(p *probe, sub, control, id string) int {
-	ctx, cancel := t.wait()
-	defer func() { cancel() }()
-	seenControl := false
-	for {
-		f, err := p.next(ctx)
-		if err != nil {
-			if seenControl {
-				return 1
-			}
-			return 0
-		}
-		if f.label != "EVENT" {
-			continue
-		}
-		ev := t.event(f)
-		if ev == nil || ev.ID != id {
-			continue
-		}
-		switch f.str(0) {
-		case sub:
-			return 2
-		case control:
-			if !seenControl {
-				seenControl = true
-				cancel()
-				ctx, cancel = t.wait()
-			}
-		}
+// liveBoth waits for the EVENT id under control on q, then under sub on p
+// (p's frames wait in its queue meanwhile): 2 when sub got it, 1 when only
+// control did, 0 when neither did.
+func (t *T) liveBoth(p, q *probe, sub, control, id string) int {
+	_, errControl := t.until(q, control, id)
+	_, errSub := t.until(p, sub, id)
+	switch {
+	case errSub == nil:
+		return 2
+	case errControl == nil:
+		return 1
 	}
+	return 0
 }
 
 // orderNoLimit: three events at three created_at, published oldest first;

@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,9 +64,9 @@ func answeredAfter(t *T, p *probe, first, marker, label, what string) outcome {
 }
 
 // ephemeralLive: a subscription to a fresh key's ephemeral kind and a
-// marker tag; the ephemeral event, then a regular marker, are published
-// (the ephemeral one's OK is not waited for: ephemeral.ok checks it): the
-// ephemeral one comes before the marker.
+// marker tag; the ephemeral event, then (once it is answered, or Timeout
+// later) a regular marker, are published: the ephemeral one comes before
+// the marker.
 func ephemeralLive(t *T) outcome {
 	k := t.key()
 	mark := t.tag("mark")
@@ -99,14 +101,12 @@ func ephemeralLive(t *T) outcome {
 	return named("an ephemeral event was not delivered to a matching subscription before a regular event published after it")
 }
 
-// sendThenMarker sends ev without waiting for its OK, then stores marker
-// (waiting for its OK): the OK of ev, if it came meanwhile, is in t.oks.
+// sendThenMarker sends ev and waits for its OK (at most Timeout: a relay
+// may never answer it, which ephemeral.ok checks), then stores marker: the
+// relay has handled ev before the marker when it answered ev. The OK of
+// ev, if it came, is in t.oks.
 func (t *T) sendThenMarker(ev, marker *nostr.Event) error {
-	p, err := t.publisher()
-	if err != nil {
-		return err
-	}
-	if err := p.event(t.ctx, ev); err != nil {
+	if _, err := t.send(ev); err != nil && !errors.Is(err, errWait) {
 		return err
 	}
 	return t.store(marker)
@@ -267,4 +267,65 @@ func expired(t *T) outcome {
 		return named("an event expired a minute before it was published was answered OK %v %q and came back to a REQ", o.accepted, o.reason)
 	}
 	return pass()
+}
+
+// twoSubscriptionsLive: two subscriptions with one filter on one
+// connection; a new matching event comes under both.
+func twoSubscriptionsLive(t *T) outcome {
+	tag := t.tag("two")
+	evs, err := t.fresh(now(), func(int) []nostr.Tag { return []nostr.Tag{tTag(tag)} }, 1)
+	if err != nil {
+		return undecided(err)
+	}
+	p, err := t.conn()
+	if err != nil {
+		return undecided(err)
+	}
+	subs := []string{"a" + t.nonce, "b" + t.nonce}
+	for _, sub := range subs {
+		if err := p.req(t.ctx, sub, nostr.Filter{Tags: map[string][]string{"t": {tag}}}); err != nil {
+			return undecided(err)
+		}
+		if a, err := t.collect(p, sub); err != nil || a.closed {
+			return unknown("no EOSE for subscription %q (%v, CLOSED %q)", sub, err, a.reason)
+		}
+	}
+	if err := t.store(evs...); err != nil {
+		return undecided(err)
+	}
+	var missing []string
+	got := t.untilAll(p, evs[0].ID, subs...)
+	for _, sub := range subs {
+		if !got[sub] {
+			missing = append(missing, sub)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return pass()
+	case 1:
+		return named("of two subscriptions with the same filter on one connection, only one got the new event (not %q)", missing[0])
+	}
+	return unknown("neither subscription got the new event")
+}
+
+// untilAll reads p's frames until the EVENT id came under every one of
+// subs, or Timeout; it returns the subscriptions that got it.
+func (t *T) untilAll(p *probe, id string, subs ...string) map[string]bool {
+	ctx, cancel := t.wait()
+	defer cancel()
+	got := map[string]bool{}
+	for len(got) < len(subs) {
+		f, err := p.next(ctx)
+		if err != nil {
+			break
+		}
+		if f.label != "EVENT" || !slices.Contains(subs, f.str(0)) {
+			continue
+		}
+		if ev := t.event(f); ev != nil && ev.ID == id {
+			got[f.str(0)] = true
+		}
+	}
+	return got
 }
