@@ -10,13 +10,15 @@
 //	3    wrong answers: verification failed (invalid, missing, extra,
 //	     non-matching or duplicated events) or the relay broke NIP-01
 //	     (malformed frames, OKs for events never sent, EVENTs under
-//	     subscription ids never opened)
+//	     subscription ids never opened, a conformance check of a MUST
+//	     failed)
 //	4    incomplete: the relay prevented requested work (timeouts, lost
 //	     connections, work not run because of it, refusals other than
 //	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress),
 //	     or a phase's verification checked no answer ("not verified"),
 //	     or a requested workload was skipped (the relay does not announce
-//	     its NIP: "skipped: …")
+//	     its NIP: "skipped: …"), or a conformance check ended unknown (no
+//	     decisive answer) or not run (the relay refused what it needs)
 //	1    error: relaybench could not run the benchmark, or a relay asked
 //	     for (set-up failure, a relay skipped for want of its binary)
 //	2    usage: a threshold names a figure or relay the results do not
@@ -37,6 +39,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/threshold"
@@ -101,13 +104,24 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 				cancelled = append(cancelled, who+ph.Name+": "+s)
 			}
 		}
+		w, inc := Conformance(r.Conformance)
+		for _, s := range w {
+			wrong = append(wrong, who+s)
+		}
+		for _, s := range inc {
+			if interrupted {
+				cancelled = append(cancelled, who+s)
+			} else {
+				incomplete = append(incomplete, who+s)
+			}
+		}
 		for _, e := range r.Errors {
 			if interrupted {
 				continue // the error is the interrupt's doing
 			}
 			incomplete = append(incomplete, strings.TrimSpace(who+e))
 		}
-		if len(r.Phases) == 0 && len(r.Errors) == 0 && !interrupted && len(errs) == 0 {
+		if len(r.Phases) == 0 && len(r.Conformance) == 0 && len(r.Errors) == 0 && !interrupted && len(errs) == 0 {
 			incomplete = append(incomplete, strings.TrimSpace(who+"no phase ran"))
 		}
 	}
@@ -208,6 +222,29 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 		incomplete = append(incomplete, "stopped early: "+ph.Aborted)
 	}
 	return wrong, incomplete, cancelled
+}
+
+// Conformance judges a relay's conformance checks (results.Check): a
+// failed check broke a MUST (wrong answers, like a failed verification);
+// a check that is unknown (no decisive answer: a wait ran out) or not run
+// (the relay refused what it needs, the connection failed) is work the
+// relay prevented (incomplete, never wrong); a named difference from a
+// SHOULD or MAY, a pass and a NIP the relay does not announce are not
+// held against it.
+func Conformance(checks []results.Check) (wrong, incomplete []string) {
+	for _, c := range checks {
+		what := fmt.Sprintf("conformance %s (NIP-%02d %s)", c.ID, c.NIP, c.Level)
+		if c.Detail != "" {
+			what += ": " + safe.Line(c.Detail) // the relay's words: untrusted
+		}
+		switch c.Status {
+		case results.CheckFail:
+			wrong = append(wrong, what)
+		case results.CheckUnknown, results.CheckNotRun:
+			incomplete = append(incomplete, string(c.Status)+": "+what)
+		}
+	}
+	return wrong, incomplete
 }
 
 // NotVerifiedReason is the reason given for a phase whose verification

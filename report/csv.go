@@ -38,6 +38,16 @@ import (
 //	other_counts, other_rates   counters and rates not in a column, "name=value;…"
 //	other_latency        other latencies, "name:p50=ns,p99=ns;…"
 //	status               "ok" or what a reader must know ("verification FAILED; client-limited")
+//
+// A conformance check is a row of its own: phase and workload
+// "conformance", group the check's ID, duration_s its time, status its
+// status (pass, FAIL, named, not announced, not run, unknown), and the
+// columns below (empty on the other rows):
+//
+//	nip, level           the NIP and keyword (MUST, SHOULD, MAY) the check rests on
+//	sentence             the NIP sentence, quoted
+//	detail               what was seen (the relay's words escaped)
+//	evidence             the frames sent (>) and received (<), one per line
 var CSVHeader = []string{
 	"file", "command", "started_at", "relay", "url", "software", "version", "repeat",
 	"phase", "workload", "group", "duration_s",
@@ -47,6 +57,7 @@ var CSVHeader = []string{
 	"verified", "verification_passed", "verification_state", "checked", "expected", "returned", "missing", "extra", "not_matching", "invalid", "duplicated", "truncated",
 	"client_limited", "relay_cpu_s", "relay_peak_rss", "relay_data_bytes", "client_cpu_s",
 	"other_counts", "other_rates", "other_latency", "status",
+	"nip", "level", "sentence", "detail", "evidence",
 }
 
 var csvCounts = []string{results.CountSent, results.CountAccepted, results.CountRefused, results.CountTimedOut, results.CountFailed,
@@ -72,7 +83,7 @@ func CSV(w io.Writer, files []*results.File) error {
 				row = append(row, strconv.FormatBool(p.ClientLimited))
 				row = append(row, csvResources(p.Resources)...)
 				row = append(row, csvOther(p.Counts, p.Rates, p.Latency)...)
-				row = append(row, csvStatus(phaseStatus(p)))
+				row = append(row, csvStatus(phaseStatus(p)), "", "", "", "", "")
 				if err := cw.Write(csvRow(row)); err != nil {
 					return err
 				}
@@ -90,16 +101,37 @@ func CSV(w io.Writer, files []*results.File) error {
 					if p.ClientLimited {
 						st = append(st, "client-limited")
 					}
-					row = append(row, csvStatus(st))
+					row = append(row, csvStatus(st), "", "", "", "", "")
 					if err := cw.Write(csvRow(row)); err != nil {
 						return err
 					}
+				}
+			}
+			for ci := range r.Conformance {
+				if err := cw.Write(csvRow(csvCheck(fi, f, r, &r.Conformance[ci]))); err != nil {
+					return err
 				}
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvCheck is the row of one conformance check (see CSVHeader).
+func csvCheck(fi int, f *results.File, r *results.Run, c *results.Check) []string {
+	row := make([]string, len(CSVHeader))
+	col := map[string]string{
+		"file": strconv.Itoa(fi + 1), "command": f.Command, "started_at": csvTime(f), "relay": relayKey(&r.Relay), "url": r.Relay.URL,
+		"software": r.Relay.Software, "version": r.Relay.Version, "repeat": csvRepeat(r.Repeat),
+		"phase": "conformance", "workload": "conformance", "group": c.ID, "duration_s": csvNum(float64(c.Millis)/1e3, true),
+		"status": checkLabel(c.Status), "nip": strconv.Itoa(c.NIP), "level": c.Level, "sentence": c.Sentence, "detail": c.Detail,
+		"evidence": strings.Join(c.Evidence, "\n"),
+	}
+	for i, h := range CSVHeader {
+		row[i] = col[h]
+	}
+	return row
 }
 
 // csvRow makes every cell of row safe (csvCell): names and reasons a relay

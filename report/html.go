@@ -66,6 +66,7 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 		tb.html(bw)
 		fmt.Fprintln(bw, "</div>")
 	}
+	conformanceHTML(bw, files)
 	if len(cs) > 0 {
 		fmt.Fprintln(bw, "<h2>Charts</h2>")
 		fmt.Fprintln(bw, `<div class="charts">`)

@@ -51,6 +51,10 @@ type JSONRun struct {
 	Phases   []JSONPhase    `json:"phases"`
 	Errors   []string       `json:"errors,omitempty"`
 	Notes    []string       `json:"notes,omitempty"`
+	// Conformance are the run's conformance checks as the results file
+	// holds them (the relay's words in Detail and Evidence unescaped, as
+	// JSON encodes them).
+	Conformance []results.Check `json:"conformance,omitempty"`
 }
 
 // JSONPhase is a phase's figures. Status is empty when nothing limits trust
@@ -145,7 +149,7 @@ func JSON(w io.Writer, files []*results.File, o Options) error {
 		for i := range f.Runs {
 			r := &f.Runs[i]
 			jr := JSONRun{Relay: relayKey(&r.Relay), URL: r.Relay.URL, Software: r.Relay.Software, Version: r.Relay.Version,
-				Repeat: r.Repeat, Corpus: r.Corpus, Params: r.Params, Errors: r.Errors, Notes: r.Notes}
+				Repeat: r.Repeat, Corpus: r.Corpus, Params: r.Params, Errors: r.Errors, Notes: r.Notes, Conformance: r.Conformance}
 			for j := range r.Phases {
 				p := &r.Phases[j]
 				jp := JSONPhase{Name: p.Name, Workload: p.Workload, DurationSecs: float64(p.Duration) / 1e9, Counts: p.Counts, Refused: p.Refused,

@@ -161,7 +161,8 @@ func clean(s string) string { return safe.Line(s) }
 
 // JUnitCases are the checks of a results file as JUnit test cases: one per
 // threshold and relay (suite "thresholds"), one per verified phase and
-// group (suite "verification"), and the verdict (suite "verdict").
+// group (suite "verification"), one per conformance check and relay (suite
+// "conformance", see junitCheck), and the verdict (suite "verdict").
 func JUnitCases(f *results.File) []JUnitCase {
 	var cases []JUnitCase
 	for _, t := range f.Thresholds {
@@ -215,6 +216,9 @@ func JUnitCases(f *results.File) []JUnitCase {
 				check(p.Name+"/"+g.Name, g.Verification)
 			}
 		}
+		for j := range r.Conformance {
+			cases = append(cases, junitCheck(who, &r.Conformance[j]))
+		}
 	}
 	if v := f.Verdict; v != nil {
 		c := JUnitCase{Suite: "verdict", Name: "verdict", Classname: "relaybench.verdict"}
@@ -224,6 +228,35 @@ func JUnitCases(f *results.File) []JUnitCase {
 		cases = append(cases, c)
 	}
 	return cases
+}
+
+// junitCheck is a conformance check as a JUnit case (suite
+// "conformance"): a failure when it failed (a MUST), an error when it is
+// unknown or not run (incomplete work), skipped when the relay does not
+// announce its NIP; a pass or a named difference from a SHOULD or MAY
+// passes, the difference in the case's output. The message is what was
+// seen; the text adds the NIP sentence and the evidence.
+func junitCheck(who string, c *results.Check) JUnitCase {
+	jc := JUnitCase{Suite: "conformance", Name: c.ID, Classname: "relaybench.conformance." + who}
+	msg := fmt.Sprintf("%s (NIP-%02d %s)", checkLabel(c.Status), c.NIP, c.Level)
+	if c.Detail != "" {
+		msg += ": " + c.Detail
+	}
+	text := inert(msg) + "\nNIP-" + fmt.Sprintf("%02d", c.NIP) + ": " + inert(c.Sentence)
+	for _, l := range c.Evidence {
+		text += "\n" + inert(l)
+	}
+	switch c.Status {
+	case results.CheckFail:
+		jc.Failure = &junitMessage{Message: inert(msg), Type: "failure", Text: text}
+	case results.CheckUnknown, results.CheckNotRun:
+		jc.Error = &junitMessage{Message: inert(msg), Type: "error", Text: text}
+	case results.CheckNotAnnounced:
+		jc.Skip(msg)
+	default:
+		jc.Output = text
+	}
+	return jc
 }
 
 // JUnit writes the checks of f (see JUnitCases) as a JUnit XML report.

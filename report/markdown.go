@@ -71,6 +71,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 	for _, t := range thresholdTables(files) {
 		t.markdown(bw)
 	}
+	conformanceMarkdown(bw, files)
 	if notes := notes(files); len(notes) > 0 {
 		fmt.Fprintln(bw, "## Notes and errors")
 		fmt.Fprintln(bw)

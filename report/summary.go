@@ -245,6 +245,7 @@ func summaryRun(w io.Writer, r *results.Run) {
 		}
 		fmt.Fprintln(w)
 	}
+	writeCheckText(w, r) // conformance.go
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "ERROR: %s\n", e)
 	}

@@ -154,6 +154,9 @@ func (t *table) align(i int) string {
 
 // warnCell reports whether a cell carries a warning a reader must see.
 func warnCell(c string) bool {
+	if c == "FAIL" || strings.HasPrefix(c, "FAIL (") { // a conformance check
+		return true
+	}
 	for _, w := range []string{"FAILED", "client-limited", "NOT VERIFIED", "not verified", "error"} {
 		if strings.Contains(c, w) {
 			return true

@@ -651,7 +651,8 @@ func tables(files []*results.File) []*table {
 		}
 	}
 	addT(sweepTable(groups))
-	addT(authTable(groups)) // NIP-42 (auth.go)
+	addT(authTable(groups))        // NIP-42 (auth.go)
+	addT(conformanceTable(groups)) // conformance.go
 	addT(verificationTable(groups))
 	addT(resourceTable(groups))
 	addT(segmentResourceTable(files))

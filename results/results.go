@@ -109,6 +109,10 @@ type Run struct {
 	// Segment is set when this run was one execution segment (--segment
 	// I/N) of a test split across instances; nil otherwise.
 	Segment *Segment `json:"segment,omitempty"`
+	// Conformance holds the conformance checks run against this relay
+	// (relaybench conformance, compare --conformance), in the order they
+	// ran; nil when none were asked for. See Check.
+	Conformance []Check `json:"conformance,omitempty"`
 }
 
 // Segment says which share of a test a run did: instance Index (0-based)

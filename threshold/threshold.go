@@ -17,12 +17,22 @@
 //	           | RATE | "rates." RATE         a key of Rates: publish.mb_per_sec
 //	           | COUNT | "counts." COUNT      a key of Counts: publish.refused
 //	           | "verification"               the phase's (or group's) verification
+//	           | "conformance." CHECK         a conformance check's status:
+//	                                          conformance.req.limit-zero==pass
+//	           | "conformance." TALLY         how many checks ended so:
+//	                                          conformance.failed==0 (TALLY: checks,
+//	                                          passed, failed, named, not_announced,
+//	                                          not_run, unknown)
 //	stat      := p50 | p90 | p95 | p99 | p99.9 | p99.99 | min | max | mean | stddev | count
 //	limit     := DURATION (20ms, 1.5s, 800us) for latencies (not count)
 //	           | NUMBER [k|M] for rates and counts (5000, 5k)
 //	           | passed | failed | not_verified for verification (with == or
 //	             != only); a verification that checked no answer is
 //	             not_verified, so verification==passed fails on it
+//	           | pass | fail | named | not-announced | not-run | unknown for
+//	             a conformance check (with == or != only); repeated runs
+//	             give the worst status, in this order from worst: fail,
+//	             unknown, not-run, named, not-announced, pass
 //
 // A threshold without a relay applies to every relay of the results, each
 // judged on its own; with repeated runs the value is the median of the
@@ -78,7 +88,46 @@ const (
 	UnitRate    = "1/s"
 	UnitCount   = "count"
 	UnitVerdict = "verdict"
+	// UnitCheck is a conformance check's status (see checkValues).
+	UnitCheck = "check"
 )
+
+// ConformanceScope is the scope of the conformance figures.
+const ConformanceScope = "conformance"
+
+// checkOrder lists the statuses of a conformance check from worst to best:
+// a status's figure value is its index, so that the minimum over repeated
+// runs is the worst status.
+var checkOrder = []results.CheckStatus{results.CheckFail, results.CheckUnknown, results.CheckNotRun,
+	results.CheckNamed, results.CheckNotAnnounced, results.CheckPass}
+
+// checkValue is the figure value of a check's status (-1: not a status).
+func checkValue(s results.CheckStatus) float64 {
+	for i, c := range checkOrder {
+		if c == s {
+			return float64(i)
+		}
+	}
+	return -1
+}
+
+// conformanceTallies name the counts of conformance.TALLY, by status
+// ("checks" counts them all).
+var conformanceTallies = map[string]results.CheckStatus{
+	"passed": results.CheckPass, "failed": results.CheckFail, "named": results.CheckNamed,
+	"not_announced": results.CheckNotAnnounced, "not_run": results.CheckNotRun, "unknown": results.CheckUnknown,
+}
+
+// isCheckFigure reports whether figure names one conformance check (not
+// a tally).
+func isCheckFigure(figure string) bool {
+	rest, ok := strings.CutPrefix(figure, ConformanceScope+".")
+	if !ok {
+		return false
+	}
+	_, tally := conformanceTallies[rest]
+	return !tally && rest != "checks"
+}
 
 // Threshold is one parsed threshold.
 type Threshold struct {
@@ -99,6 +148,9 @@ var (
 // Kind of figure a name denotes, from its last part: a latency statistic
 // (duration), a verification (verdict) or a number (rate, count).
 func unitOf(figure string) string {
+	if isCheckFigure(figure) {
+		return UnitCheck
+	}
 	if figure == "verification" || strings.HasSuffix(figure, ".verification") {
 		return UnitVerdict
 	}
@@ -143,6 +195,15 @@ func Parse(s string) (Threshold, error) {
 			return Threshold{}, fmt.Errorf("threshold %q: verification is passed, failed or not_verified, not %q", s, lim)
 		}
 		t.Unit = UnitVerdict
+	case UnitCheck:
+		if t.Op != "==" && t.Op != "!=" {
+			return Threshold{}, fmt.Errorf("threshold %q: a conformance check takes == or != (%s==pass)", s, t.Figure)
+		}
+		v := checkValue(results.CheckStatus(strings.ReplaceAll(lim, "_", "-")))
+		if v < 0 {
+			return Threshold{}, fmt.Errorf("threshold %q: a conformance check is pass, fail, named, not-announced, not-run or unknown, not %q", s, lim)
+		}
+		t.Limit, t.Unit = v, UnitCheck
 	case UnitNs:
 		d, err := time.ParseDuration(lim)
 		if err != nil || d < 0 {
@@ -331,7 +392,25 @@ func Figures(r *results.Run) map[string]Figure {
 	if any {
 		put("verification", all, UnitVerdict, false)
 	}
+	conformanceFigures(r.Conformance, put)
 	return out
+}
+
+// conformanceFigures puts the figures of a run's conformance checks: each
+// check's status, and the tallies (when any check ran).
+func conformanceFigures(checks []results.Check, put func(name string, v float64, unit string, alias bool)) {
+	if len(checks) == 0 {
+		return
+	}
+	n := map[results.CheckStatus]int{}
+	for _, c := range checks {
+		n[c.Status]++
+		put(ConformanceScope+"."+c.ID, checkValue(c.Status), UnitCheck, false)
+	}
+	put(ConformanceScope+".checks", float64(len(checks)), UnitCount, false)
+	for name, st := range conformanceTallies {
+		put(ConformanceScope+"."+name, float64(n[st]), UnitCount, false)
+	}
 }
 
 // judged reports whether v has a verification figure: a full verification
@@ -494,10 +573,10 @@ func Evaluate(f *results.File, ts []Threshold) []results.ThresholdResult {
 			}
 			r.Runs = len(vs)
 			r.Value = Median(vs)
-			if t.Unit == UnitVerdict {
-				// Repeated: the verification passed only if it passed
-				// every time; the worst state wins.
-				r.Value = VerdictPassed
+			if t.Unit == UnitVerdict || t.Unit == UnitCheck {
+				// Repeated: the verification (the check) passed only if
+				// it passed every time; the worst state wins.
+				r.Value = math.Inf(1)
 				for _, v := range vs {
 					r.Value = math.Min(r.Value, v)
 				}
@@ -530,6 +609,11 @@ func Format(v float64, unit string) string {
 	switch unit {
 	case UnitNs:
 		return time.Duration(math.Round(v)).Round(roundTo(v)).String()
+	case UnitCheck:
+		if i := int(v); float64(i) == v && i >= 0 && i < len(checkOrder) {
+			return string(checkOrder[i])
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
 	case UnitVerdict:
 		switch v {
 		case VerdictPassed:
@@ -579,8 +663,8 @@ func ParseFailOn(s string) (FailOn, error) {
 	if m[3] == "-" {
 		p = -p
 	}
-	if unitOf(m[1]) == UnitVerdict {
-		return FailOn{}, fmt.Errorf("--fail-on %q: verification is not a measure that changes by a percentage; use --threshold verification==passed", s)
+	if u := unitOf(m[1]); u == UnitVerdict || u == UnitCheck {
+		return FailOn{}, fmt.Errorf("--fail-on %q: %s is a verdict, not a measure that changes by a percentage; use a --threshold (verification==passed, conformance.failed==0)", s, m[1])
 	}
 	return FailOn{Expr: strings.TrimSpace(s), Figure: m[1], Relay: m[2], Percent: p}, nil
 }
