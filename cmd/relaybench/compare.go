@@ -22,6 +22,10 @@ type compareCmd struct {
 	ClientCPUs string   `name:"client-cpus" placeholder:"LIST" help:"Pin relaybench itself to these CPUs (e.g. 0)."`
 	IOperate   bool     `name:"i-operate-this-relay" help:"Allow ws:// URLs outside 127.0.0.0/8: you state that you operate them."`
 	Install    bool     `help:"Build relays that install from package registries (relayer, nostr-rs-relay) first when they are not installed yet."`
+	// Conformance runs the conformance checks on each relay after its
+	// benchmark (see conformance.go).
+	Conformance bool `help:"Also run the conformance checks (relaybench conformance) against each relay after its benchmark: the report shows a table of check × relay."`
+	conformanceFlags
 	relaySourceFlags
 	templateFlags
 	authFlags
@@ -47,6 +51,7 @@ func (c *compareCmd) checkFlags() error {
 		r.add(err)
 	}
 	r.add(c.benchFlags.validate())
+	r.add(c.conformanceFlags.validate())
 	r.add(c.outputFlags.validate())
 	return r.err
 }
@@ -127,6 +132,10 @@ func (c *compareCmd) runParams(refs []relayRef) map[string]any {
 		given = append(given, r.Given)
 	}
 	params["repeat"], params["relays"] = c.Repeat, given
+	if c.Conformance {
+		params["conformance"] = true
+		c.conformanceFlags.record(params)
+	}
 	return params
 }
 
@@ -200,7 +209,8 @@ func writeComparison(path string, file *results.File) {
 // runOne starts the relay (or uses a URL), runs the workload, and stops it.
 func (c *compareCmd) runOne(ctx context.Context, ref relayRef, crp *corpus.Corpus, cfg runner.Config) (results.Run, error) {
 	if ref.URL != "" {
-		return runner.Run(ctx, crp, cfg, runner.Target{URL: ref.URL})
+		r, err := runner.Run(ctx, crp, cfg, runner.Target{URL: ref.URL})
+		return c.checks(ctx, r, ref.URL, err)
 	}
 	target, stop, err := startTarget(ctx, ref.Spec, harness.StartOptions{BaseDir: c.Out, CPUs: c.RelayCPUs, Bins: c.Bin, BinDir: c.BinDir})
 	if err != nil {
@@ -209,6 +219,28 @@ func (c *compareCmd) runOne(ctx context.Context, ref relayRef, crp *corpus.Corpu
 	defer stop()
 	r, err := runner.Run(ctx, crp, cfg, target)
 	r.Notes = append(r.Notes, ref.notes()...)
+	return c.checks(ctx, r, target.URL, err)
+}
+
+// checks runs the conformance checks (--conformance) against the relay at
+// url once its benchmark r ended without error, into r.
+func (c *compareCmd) checks(ctx context.Context, r results.Run, url string, err error) (results.Run, error) {
+	if !c.Conformance || ctx.Err() != nil {
+		return r, err
+	}
+	if err != nil {
+		r.Notes = append(r.Notes, "conformance checks not run: the benchmark of this relay ended in error")
+		return r, err
+	}
+	info, note := fetchChecksInfo(ctx, url)
+	if note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+	cr := checkRun{url: url, info: info, flags: c.conformanceFlags}
+	if !c.NoProgress && !c.Quiet {
+		cr.each = progressLine
+	}
+	r.Conformance, err = cr.run(ctx)
 	return r, err
 }
 

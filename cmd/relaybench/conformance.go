@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relaybench/relaybench/conformance"
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/schedule"
+	"github.com/relaybench/relaybench/workload"
+)
+
+// conformanceFlags select the conformance checks and bound their waits
+// (relaybench conformance, compare --conformance).
+type conformanceFlags struct {
+	Checks       []string      `name:"check" sep:"," placeholder:"ID" help:"Run only these conformance checks (IDs as in the conformance table, e.g. req.limit-zero; default: every check)."`
+	CheckTimeout time.Duration `name:"check-timeout" default:"5s" help:"How long a conformance check waits for any one answer (an OK, an EOSE, a live event): a relay slower than this gets unknown, never fail."`
+}
+
+func (f conformanceFlags) validate() error {
+	var r ranges
+	r.positive("check-timeout", f.CheckTimeout)
+	_, err := f.selected()
+	r.add(err)
+	return r.err
+}
+
+// selected is the checks to run, in the order conformance.Checks gives.
+func (f conformanceFlags) selected() ([]conformance.Check, error) {
+	all := conformance.Checks()
+	if len(f.Checks) == 0 {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, id := range f.Checks {
+		want[strings.TrimSpace(id)] = true
+	}
+	var out []conformance.Check
+	for _, c := range all {
+		if want[c.ID] {
+			out = append(out, c)
+			delete(want, c.ID)
+		}
+	}
+	for id := range want {
+		var known []string
+		for _, c := range all {
+			known = append(known, c.ID)
+		}
+		return nil, fmt.Errorf("--check %s: no such check (there are: %s)", id, strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+// params records the flags in the results file.
+func (f conformanceFlags) record(p map[string]any) {
+	p["check_timeout"] = f.CheckTimeout.String()
+	if len(f.Checks) > 0 {
+		p["checks"] = f.Checks
+	}
+}
+
+// checkRun is one run of the conformance checks against one relay.
+type checkRun struct {
+	url   string
+	info  *nip11.Info // nil: no NIP-11 document (checks that need a NIP are not announced)
+	flags conformanceFlags
+	// each is called after every check with its result and when it began
+	// (nil: nothing).
+	each func(i, n int, began time.Time, c results.Check)
+}
+
+// run runs the checks one after the other. Interrupted, the checks not
+// reached are unknown (cancelled), so that every check asked for has one
+// status; the error is then the context's.
+func (cr checkRun) run(ctx context.Context) ([]results.Check, error) {
+	sel, err := cr.flags.selected()
+	if err != nil {
+		return nil, err
+	}
+	opts := conformance.Options{Timeout: cr.flags.CheckTimeout}
+	out := make([]results.Check, 0, len(sel))
+	for i, c := range sel {
+		if ctx.Err() != nil {
+			out = append(out, results.Check{ID: c.ID, NIP: c.NIP, Level: c.Level, Sentence: c.Sentence,
+				Status: results.CheckUnknown, Detail: "cancelled: the run was interrupted before this check"})
+			continue
+		}
+		began := time.Now()
+		r := conformance.RunCheck(ctx, c, cr.url, cr.info, opts)
+		out = append(out, r)
+		if cr.each != nil {
+			cr.each(i, len(sel), began, r)
+		}
+	}
+	return out, ctx.Err()
+}
+
+// progressLine prints one line per check on standard error.
+func progressLine(i, n int, _ time.Time, c results.Check) {
+	fmt.Fprintf(os.Stderr, "conformance %2d/%d %-28s %s (%d ms)\n", i+1, n, c.ID, c.Status, c.Millis)
+}
+
+// fetchChecksInfo reads a relay's NIP-11 document for the checks (nil and
+// a note when it has none).
+func fetchChecksInfo(ctx context.Context, url string) (*nip11.Info, string) {
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, _, err := nip11.Fetch(ictx, url)
+	if err != nil {
+		return nil, "conformance: no NIP-11 document (" + oneLine(err) + "): the checks that need a NIP are not announced"
+	}
+	return info, ""
+}
+
+type conformanceCmd struct {
+	targetFlags
+	liveKeyFlags
+	outputFlags
+	conformanceFlags
+	UnderLoad    float64       `name:"under-load" placeholder:"RATE" help:"Run the checks while a background open-loop publisher sends fresh events at RATE events/s to the same relay (constant; 0: idle). Its phase (under-load) is in the results."`
+	LoadDuration time.Duration `name:"load-duration" default:"30s" help:"With --under-load: how long the background publisher runs (its events are signed before its clock starts; the checks start with it, and a check begun after it ended is named in a note)."`
+	Size         int           `default:"256" help:"With --under-load: content bytes of each background event."`
+	LoadTimeout  time.Duration `name:"load-timeout" default:"10s" help:"With --under-load: how long a background EVENT may wait for its OK."`
+}
+
+func init() {
+	register("conformance", "Check how a relay answers what real clients send (NIP-01 and the NIPs it announces): a table of checks with pass / FAIL (a MUST) / named (a SHOULD or MAY) / not announced / not run / unknown, each with its NIP sentence and evidence; optionally under a background load.", &conformanceCmd{})
+}
+
+// checkFlags checks every flag before anything starts (see flags.go).
+func (c *conformanceCmd) checkFlags() error {
+	var r ranges
+	r.add(c.targetFlags.validate())
+	r.add(c.liveKeyFlags.validate())
+	r.add(c.conformanceFlags.validate())
+	r.positive("load-duration", c.LoadDuration)
+	r.rateMax("under-load", c.UnderLoad, true, "load-duration", c.LoadDuration)
+	r.size("size", c.Size)
+	r.positive("load-timeout", c.LoadTimeout)
+	if r.err == nil && c.UnderLoad > 0 {
+		n := int(c.UnderLoad * c.LoadDuration.Seconds())
+		if need, free := workload.FreshDiskNeed(n, c.Size), corpus.TempFree(); free > 0 && need > free {
+			r.bad("under-load", c.UnderLoad, "× --load-duration %v needs %d events, about %.1f GB in %s, and %.1f GB is free", c.LoadDuration, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
+		}
+	}
+	r.add(c.outputFlags.validate())
+	return r.err
+}
+
+func (c *conformanceCmd) Run(g *Globals) error {
+	s, err := startLive(g, "conformance", c.targetFlags, c.outputFlags)
+	if err != nil {
+		return err
+	}
+	p := map[string]any{}
+	c.conformanceFlags.record(p)
+	if c.Relay == "" {
+		p["store"] = c.Store
+	}
+	cr := checkRun{url: s.target.URL, info: s.info, flags: c.conformanceFlags}
+	if !c.NoProgress && !c.Quiet {
+		cr.each = progressLine
+	}
+	if c.UnderLoad == 0 {
+		s.run.Conformance, err = cr.run(g.Ctx)
+		if err == nil {
+			err = runner.RelayDied(s.target)(s.run)
+		}
+		return s.finish(p, err)
+	}
+	p["under_load"], p["load_duration"], p["size"] = c.UnderLoad, c.LoadDuration.String(), c.Size
+	err = c.underLoad(s, cr)
+	return s.finish(p, err)
+}
+
+// underLoad runs the checks while the background load publishes: the
+// load's events are signed first, the checks start when its clock does,
+// and the load runs its whole pattern (no operation of it is cut short).
+func (c *conformanceCmd) underLoad(s *liveSession, cr checkRun) error {
+	keys, err := c.liveKeyFlags.keys(s.ctx)
+	if err != nil {
+		return err
+	}
+	pat, err := schedule.Constant(c.UnderLoad, c.LoadDuration)
+	if err != nil {
+		return err
+	}
+	o := workload.LoadOptions{Base: workload.Base{Timeout: c.LoadTimeout, Seed: c.liveKeyFlags.Seed}, Name: "under-load",
+		Kind: workload.LoadPublish, Pattern: pat, Size: c.Size}
+	started := make(chan struct{})
+	var once sync.Once
+	var inner workload.Sampler
+	if s.target.Probe != nil {
+		inner = s.target.Probe.Begin
+	}
+	o.Begin = func() func() *results.Resources {
+		once.Do(func() { close(started) })
+		if inner != nil {
+			return inner()
+		}
+		return nil
+	}
+	if n, _ := o.EventsNeeded(); !c.Quiet {
+		fmt.Fprintf(os.Stderr, "under-load: signing %d background events before the clock starts...\n", n)
+	}
+	type loaded struct {
+		ph  results.Phase
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		ph, err := workload.Load(s.ctx, s.target.URL, keys, o)
+		done <- loaded{ph, err}
+	}()
+	var l loaded
+	select {
+	case <-started:
+	case l = <-done: // the load ended before its clock started: set-up failed
+		return c.keepLoad(s, l.ph, fmt.Errorf("under-load: the background load did not start: %w", l.err))
+	}
+	loadStart := time.Now()
+	end := loadStart.Add(c.LoadDuration)
+	var after []string
+	each := cr.each
+	cr.each = func(i, n int, began time.Time, r results.Check) {
+		if began.After(end) {
+			after = append(after, r.ID)
+		}
+		if each != nil {
+			each(i, n, began, r)
+		}
+	}
+	checks, cerr := cr.run(s.ctx)
+	s.run.Conformance = checks
+	took := time.Since(loadStart)
+	if rest := time.Until(end); rest > 0 && !c.Quiet && s.ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "under-load: checks done in %v; the background load runs its last %v\n", took.Round(time.Millisecond), rest.Round(time.Second))
+	}
+	l = <-done
+	note := fmt.Sprintf("conformance checks run under a background load (phase under-load: %s, %d-byte events); they took %v from the load's start", pat, c.Size, took.Round(time.Millisecond))
+	if len(after) > 0 {
+		note += fmt.Sprintf("; %d began after the load ended, so ran without it: %s (raise --load-duration)", len(after), strings.Join(after, ", "))
+	}
+	s.run.Notes = append(s.run.Notes, note)
+	err = c.keepLoad(s, l.ph, l.err)
+	s.setFresh(keys)
+	if cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// keepLoad records the background load's phase and checks whether the
+// relay relaybench started died under it.
+func (c *conformanceCmd) keepLoad(s *liveSession, ph results.Phase, err error) error {
+	if ph.Counts != nil {
+		s.run.Phases = append(s.run.Phases, ph)
+	}
+	if s.ctx.Err() != nil {
+		return err
+	}
+	if derr := runner.RelayDied(s.target)(s.run); derr != nil {
+		return derr
+	}
+	return err
+}
