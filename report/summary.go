@@ -126,7 +126,7 @@ func headerLines(f *results.File) [][2]string {
 			seen["relay "+k] = true
 			ls = append(ls, [2]string{"Relay", relayLine(&r.Relay)})
 		}
-		if c := corpusLine(&r.Corpus); !seen["corpus "+c] {
+		if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) {
 			seen["corpus "+c] = true
 			ls = append(ls, [2]string{"Corpus", c})
 		}
@@ -140,6 +140,12 @@ func headerLines(f *results.File) [][2]string {
 		}
 	}
 	return ls
+}
+
+// checksOnly reports whether r ran conformance checks alone: they sign
+// fresh events of their own, so r has no corpus to describe.
+func checksOnly(r *results.Run) bool {
+	return len(r.Phases) == 0 && len(r.Conformance) > 0 && r.Corpus.Events == 0
 }
 
 func machineLine(m *results.Machine) string {
