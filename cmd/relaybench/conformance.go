@@ -14,6 +14,7 @@ import (
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/schedule"
+	"github.com/relaybench/relaybench/wire"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -103,6 +104,17 @@ func (cr checkRun) run(ctx context.Context) ([]results.Check, error) {
 	return out, ctx.Err()
 }
 
+// reach dials the relay once: a relay that cannot be reached is said as
+// such (a *wire.DialError) before any check.
+func reach(ctx context.Context, url string) error {
+	conn, err := wire.Dial(ctx, url, wire.Options{})
+	if err != nil {
+		return err
+	}
+	conn.Close()
+	return nil
+}
+
 // progressLine prints one line per check on standard error.
 func progressLine(i, n int, _ time.Time, c results.Check) {
 	fmt.Fprintf(os.Stderr, "conformance %2d/%d %-28s %s (%d ms)\n", i+1, n, c.ID, c.Status, c.Millis)
@@ -168,6 +180,11 @@ func (c *conformanceCmd) Run(g *Globals) error {
 	cr := checkRun{url: s.target.URL, info: s.info, flags: c.conformanceFlags}
 	if !c.NoProgress && !c.Quiet {
 		cr.each = progressLine
+	}
+	if err := reach(g.Ctx, s.target.URL); err != nil {
+		// nothing to check: an error of the run (exit 1), not checks the
+		// relay left undecided
+		return s.finish(p, err)
 	}
 	if c.UnderLoad == 0 {
 		s.run.Conformance, err = cr.run(g.Ctx)

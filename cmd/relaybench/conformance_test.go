@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -301,5 +302,28 @@ func TestConformanceCompare(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "| req.same-id-replaces | 01 | MUST | pass | FAIL |") || !strings.Contains(string(md), "## Conformance findings") {
 		t.Errorf("the Markdown comparison lacks the table or the findings:\n%s", md)
+	}
+}
+
+// TestConformanceUnreachable: a relay that cannot be reached is an error
+// of the run (exit 1), said once, not checks left unknown.
+func TestConformanceUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "ws://" + ln.Addr().String()
+	ln.Close()
+	out := t.TempDir()
+	code, _, stderr := runHere(t, "conformance", "--relay", url, "--out", out, "--json", filepath.Join(out, "c.json"), "--no-progress", "--quiet")
+	if code != judge.Error || !strings.Contains(stderr, "ERROR: dial "+url+": unreachable") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	f, err := results.Read(filepath.Join(out, "c.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 1 || len(f.Runs[0].Conformance) != 0 || f.Verdict == nil || f.Verdict.Status != judge.Error {
+		t.Errorf("results %+v, verdict %+v", f.Runs, f.Verdict)
 	}
 }
