@@ -37,16 +37,16 @@ var all = []Check{
 	{ID: "req.same-id-replaces", NIP: 1, Level: MUST, Sentence: sentReplace, run: sameIDReplaces},
 	{ID: "req.close-then-reuse", NIP: 1, Level: MUST, Sentence: sentReturn, run: closeThenReuse},
 	{ID: "req.two-subscriptions-live", NIP: 1, Level: SHOULD, Sentence: sentReplace, run: twoSubscriptionsLive},
-	{ID: "req.limit-zero", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *T) outcome { return limitLive(t, 0) }},
-	{ID: "req.limit-filled-live", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *T) outcome { return limitLive(t, 1) }},
+	{ID: "req.limit-zero", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *checkRun) outcome { return limitLive(t, 0) }},
+	{ID: "req.limit-filled-live", NIP: 1, Level: MUST, Sentence: sentLimit0, run: func(t *checkRun) outcome { return limitLive(t, 1) }},
 	{ID: "req.order-no-limit", NIP: 1, Level: SHOULD, Sentence: sentOrder, run: orderNoLimit},
 	{ID: "req.ids-and-conditions", NIP: 1, Level: MUST, Sentence: sentAnd, run: idsAndConditions},
 	{ID: "req.tag-value-exact", NIP: 1, Level: MUST, Sentence: sentTag, run: tagValueExact},
 	{ID: "req.since-until-inclusive", NIP: 1, Level: MUST, Sentence: sentSince, run: sinceUntilInclusive},
 	{ID: "req.limit-tie-lowest-id", NIP: 1, Level: SHOULD, Sentence: sentOrder, run: limitTie},
 	{ID: "replaceable.latest-stored", NIP: 1, Level: MUST, Sentence: sentLatest, run: replaceableLatest},
-	{ID: "replaceable.tie-lowest-id", NIP: 1, Level: SHOULD, Sentence: sentTie, run: func(t *T) outcome { return replaceTie(t, false) }},
-	{ID: "addressable.tie-lowest-id", NIP: 1, Level: SHOULD, Sentence: sentTie, run: func(t *T) outcome { return replaceTie(t, true) }},
+	{ID: "replaceable.tie-lowest-id", NIP: 1, Level: SHOULD, Sentence: sentTie, run: func(t *checkRun) outcome { return replaceTie(t, false) }},
+	{ID: "addressable.tie-lowest-id", NIP: 1, Level: SHOULD, Sentence: sentTie, run: func(t *checkRun) outcome { return replaceTie(t, true) }},
 	{ID: "ephemeral.ok", NIP: 1, Level: MUST, Sentence: sentOK, run: ephemeralOK},
 	{ID: "ephemeral.live", NIP: 1, Level: SHOULD, Sentence: sentReplace, run: ephemeralLive},
 	{ID: "ephemeral.not-stored", NIP: 1, Level: SHOULD, Sentence: sentEphem, run: ephemeralNotStored},
@@ -69,7 +69,7 @@ func tTag(v string) nostr.Tag { return nostr.Tag{"t", v} }
 
 // fresh signs n kind-1 events by one fresh key, created_at at, each with
 // tags (copied).
-func (t *T) fresh(at int64, tagsOf func(i int) []nostr.Tag, n int) ([]*nostr.Event, error) {
+func (t *checkRun) fresh(at int64, tagsOf func(i int) []nostr.Tag, n int) ([]*nostr.Event, error) {
 	evs := make([]*nostr.Event, n)
 	for i := range evs {
 		evs[i] = note(kindNote, at, fmt.Sprintf("relaybench conformance %s %d", t.nonce, i), tagsOf(i)...)
@@ -123,7 +123,7 @@ func exactly(a answer, err error, want []*nostr.Event, what string) outcome {
 
 // multiFilterUnion: two filters; events matching the first, the second or
 // both come back, an event matching neither does not.
-func multiFilterUnion(t *T) outcome {
+func multiFilterUnion(t *checkRun) outcome {
 	evs, a, err := t.twoFilters()
 	if err != nil {
 		return undecided(err)
@@ -133,7 +133,7 @@ func multiFilterUnion(t *T) outcome {
 }
 
 // multiFilterOnce: an event matching both filters of one REQ comes once.
-func multiFilterOnce(t *T) outcome {
+func multiFilterOnce(t *checkRun) outcome {
 	evs, a, err := t.twoFilters()
 	if err != nil {
 		return undecided(err)
@@ -150,7 +150,7 @@ func multiFilterOnce(t *T) outcome {
 
 // twoFilters stores A (#t x), B (#t y), C (both), D (#t z) and asks
 // [{#t:[x]},{#t:[y]}]: A, B and C are the union.
-func (t *T) twoFilters() ([]*nostr.Event, answer, error) {
+func (t *checkRun) twoFilters() ([]*nostr.Event, answer, error) {
 	x, y, z := t.tag("x"), t.tag("y"), t.tag("z")
 	tags := [][]nostr.Tag{{tTag(x)}, {tTag(y)}, {tTag(x), tTag(y)}, {tTag(z)}}
 	evs, err := t.fresh(now()-60, func(i int) []nostr.Tag { return tags[i] }, 4)
@@ -179,7 +179,7 @@ func dedupe(evs []*nostr.Event) []*nostr.Event {
 // sameIDReplaces: REQ X {#t:[a]}, then REQ X {#t:[b]} while X is open;
 // an event tagged a, then a marker tagged b, are published: the marker
 // comes under X, the first must not (the first subscription is replaced).
-func sameIDReplaces(t *T) outcome {
+func sameIDReplaces(t *checkRun) outcome {
 	ta, tb := t.tag("old"), t.tag("new")
 	p, err := t.conn()
 	if err != nil {
@@ -217,14 +217,14 @@ func sameIDReplaces(t *T) outcome {
 
 // until reads p's frames until the EVENT with id comes under sub; it
 // returns the ids of the events that came under sub meanwhile (id last).
-func (t *T) until(p *probe, sub, id string) ([]string, error) {
+func (t *checkRun) until(p *probe, sub, id string) ([]string, error) {
 	ctx, cancel := t.wait()
 	defer cancel()
 	return t.untilCtx(ctx, p, sub, id)
 }
 
 // untilCtx is until with its own deadline.
-func (t *T) untilCtx(ctx context.Context, p *probe, sub, id string) ([]string, error) {
+func (t *checkRun) untilCtx(ctx context.Context, p *probe, sub, id string) ([]string, error) {
 	var got []string
 	for {
 		f, err := p.next(ctx)
@@ -248,7 +248,7 @@ func (t *T) untilCtx(ctx context.Context, p *probe, sub, id string) ([]string, e
 
 // closeThenReuse: a stored event; REQ X, EOSE, CLOSE X and at once REQ X
 // again, several times: every answer holds the stored event.
-func closeThenReuse(t *T) outcome {
+func closeThenReuse(t *checkRun) outcome {
 	const rounds = 20
 	tag := t.tag("reuse")
 	evs, err := t.fresh(now()-60, func(int) []nostr.Tag { return []nostr.Tag{tTag(tag)} }, 1)
@@ -298,7 +298,7 @@ func closeThenReuse(t *T) outcome {
 // event came there, the limited one has Timeout more to get it. (The
 // control is on a connection of its own: a relay that delivers an event to
 // one subscription per connection is req.two-subscriptions-live's finding.)
-func limitLive(t *T, n int) outcome {
+func limitLive(t *checkRun, n int) outcome {
 	tag := t.tag("l0")
 	evs, err := t.fresh(now()-60, func(int) []nostr.Tag { return []nostr.Tag{tTag(tag)} }, 2)
 	if err != nil {
@@ -355,7 +355,7 @@ func limitLive(t *T, n int) outcome {
 // liveBoth waits for the EVENT id under control on q, then under sub on p
 // (p's frames wait in its queue meanwhile): 2 when sub got it, 1 when only
 // control did, 0 when neither did.
-func (t *T) liveBoth(p, q *probe, sub, control, id string) int {
+func (t *checkRun) liveBoth(p, q *probe, sub, control, id string) int {
 	_, errControl := t.until(q, control, id)
 	_, errSub := t.until(p, sub, id)
 	switch {
@@ -369,7 +369,7 @@ func (t *T) liveBoth(p, q *probe, sub, control, id string) int {
 
 // orderNoLimit: three events at three created_at, published oldest first;
 // a REQ without limit: newest first is named if not followed.
-func orderNoLimit(t *T) outcome {
+func orderNoLimit(t *checkRun) outcome {
 	tag := t.tag("ord")
 	base := now() - 300
 	evs := make([]*nostr.Event, 3)
@@ -402,7 +402,7 @@ func createdAts(evs []*nostr.Event) []int64 {
 
 // idsAndConditions: {ids:[A,B,C], authors:[k1], kinds:[1]} where B is by
 // another author and C another kind: only A.
-func idsAndConditions(t *T) outcome {
+func idsAndConditions(t *checkRun) outcome {
 	k1, k2 := t.key(), t.key()
 	tag := t.tag("ids")
 	a := note(kindNote, now()-60, "ids "+t.nonce, tTag(tag))
@@ -420,7 +420,7 @@ func idsAndConditions(t *T) outcome {
 
 // tagValueExact: #t:[v] must not match an event tagged v+"athon", nor one
 // with v under another tag letter.
-func tagValueExact(t *T) outcome {
+func tagValueExact(t *checkRun) outcome {
 	v := t.tag("zap")
 	tags := [][]nostr.Tag{{tTag(v)}, {tTag(v + "athon")}, {{"r", v}}, {{"T", v}}}
 	evs, err := t.fresh(now()-60, func(i int) []nostr.Tag { return tags[i] }, len(tags))
@@ -435,7 +435,7 @@ func tagValueExact(t *T) outcome {
 }
 
 // sinceUntilInclusive: events at T-1, T, T+1; {since:T, until:T}: only T.
-func sinceUntilInclusive(t *T) outcome {
+func sinceUntilInclusive(t *checkRun) outcome {
 	tag := t.tag("su")
 	at := now() - 120
 	evs := make([]*nostr.Event, 3)
@@ -454,7 +454,7 @@ func sinceUntilInclusive(t *T) outcome {
 
 // limitTie: four events with one created_at, published highest id first
 // for one tag and lowest first for another; {limit:2}: the two lowest ids.
-func limitTie(t *T) outcome {
+func limitTie(t *checkRun) outcome {
 	at := now() - 60
 	for round, asc := range []bool{false, true} {
 		tag := t.tag(fmt.Sprintf("tie%d", round))
@@ -486,7 +486,7 @@ func limitTie(t *T) outcome {
 
 // replaceableLatest: an older then a newer version of a replaceable event:
 // the newer comes back (the older alone is a failure; both named).
-func replaceableLatest(t *T) outcome {
+func replaceableLatest(t *checkRun) outcome {
 	k := t.key()
 	old := note(kindReplaceable, now()-120, "old "+t.nonce)
 	newer := note(kindReplaceable, now()-60, "new "+t.nonce)
@@ -512,7 +512,7 @@ func replaceableLatest(t *T) outcome {
 
 // replaceTie: two versions with one created_at, published in both orders
 // (each pair by its own fresh key): the lowest id stays.
-func replaceTie(t *T, addressable bool) outcome {
+func replaceTie(t *checkRun, addressable bool) outcome {
 	kind := kindReplaceable
 	var tags []nostr.Tag
 	if addressable {

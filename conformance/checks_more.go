@@ -15,7 +15,7 @@ import (
 // that answers a regular EVENT sent after it, and Timeout later still has
 // not answered the ephemeral one, fails; without that sync point the
 // result is unknown.
-func ephemeralOK(t *T) outcome {
+func ephemeralOK(t *checkRun) outcome {
 	k := t.key()
 	eph := note(kindEphemeral, now(), "ephemeral "+t.nonce, tTag(t.tag("eph")))
 	reg := note(kindNote, now(), "marker "+t.nonce, tTag(t.tag("mark")))
@@ -39,7 +39,7 @@ func ephemeralOK(t *T) outcome {
 // frame's first element) and for the OK of marker, sent after it. It
 // fails when the marker is answered and then Timeout passes without an
 // answer to first.
-func answeredAfter(t *T, p *probe, first, marker, label, what string) outcome {
+func answeredAfter(t *checkRun, p *probe, first, marker, label, what string) outcome {
 	ctx, cancel := t.wait()
 	defer cancel()
 	markerOK := false
@@ -67,7 +67,7 @@ func answeredAfter(t *T, p *probe, first, marker, label, what string) outcome {
 // marker tag; the ephemeral event, then (once it is answered, or Timeout
 // later) a regular marker, are published: the ephemeral one comes before
 // the marker.
-func ephemeralLive(t *T) outcome {
+func ephemeralLive(t *checkRun) outcome {
 	k := t.key()
 	mark := t.tag("mark")
 	eph := note(kindEphemeral, now(), "ephemeral "+t.nonce)
@@ -105,7 +105,7 @@ func ephemeralLive(t *T) outcome {
 // may never answer it, which ephemeral.ok checks), then stores marker: the
 // relay has handled ev before the marker when it answered ev. The OK of
 // ev, if it came, is in t.oks.
-func (t *T) sendThenMarker(ev, marker *nostr.Event) error {
+func (t *checkRun) sendThenMarker(ev, marker *nostr.Event) error {
 	if _, err := t.send(ev); err != nil && !errors.Is(err, errWait) {
 		return err
 	}
@@ -113,7 +113,7 @@ func (t *T) sendThenMarker(ev, marker *nostr.Event) error {
 }
 
 // refused is the reason of an OK false read for id ("" if none was).
-func (t *T) refused(id string) string {
+func (t *checkRun) refused(id string) string {
 	if o, ok := t.oks[id]; ok && !o.accepted {
 		return "refused: " + o.reason
 	}
@@ -132,7 +132,7 @@ func containsID(ids []string, id string) bool {
 // ephemeralNotStored: an ephemeral event (then a regular marker, as a
 // sync point) is published; the ephemeral one does not come back to a
 // later REQ.
-func ephemeralNotStored(t *T) outcome {
+func ephemeralNotStored(t *checkRun) outcome {
 	k := t.key()
 	eph := note(kindEphemeral, now(), "ephemeral "+t.nonce)
 	reg := note(kindNote, now(), "marker "+t.nonce, tTag(t.tag("mark")))
@@ -154,7 +154,7 @@ func ephemeralNotStored(t *T) outcome {
 
 // duplicateOK: the same EVENT twice: the second OK is true (NIP-01's
 // example, "duplicate: …").
-func duplicateOK(t *T) outcome {
+func duplicateOK(t *checkRun) outcome {
 	evs, err := t.fresh(now()-60, func(int) []nostr.Tag { return []nostr.Tag{tTag(t.tag("dup"))} }, 1)
 	if err != nil {
 		return undecided(err)
@@ -177,7 +177,7 @@ func duplicateOK(t *T) outcome {
 // malformed one passes; EOSE (the relay fulfilled it somehow) is named;
 // the valid REQ answered and Timeout later nothing for the malformed one
 // fails.
-func malformedClosed(t *T) outcome {
+func malformedClosed(t *checkRun) outcome {
 	p, err := t.conn()
 	if err != nil {
 		return undecided(err)
@@ -225,7 +225,7 @@ func hasPrefix(r string) bool {
 
 // deletion (NIP-09): an event, then a kind-5 deletion request by the same
 // key: the event no longer comes back.
-func deletion(t *T) outcome {
+func deletion(t *checkRun) outcome {
 	k := t.key()
 	ev := note(kindNote, now()-60, "to delete "+t.nonce, tTag(t.tag("del")))
 	if err := t.sign([]*corpus.Author{k}, ev); err != nil {
@@ -250,7 +250,7 @@ func deletion(t *T) outcome {
 
 // expired (NIP-40): an event whose expiration is a minute past: refused,
 // or accepted and never returned.
-func expired(t *T) outcome {
+func expired(t *checkRun) outcome {
 	ev := note(kindNote, now()-120, "expired "+t.nonce, tTag(t.tag("exp")), nostr.Tag{"expiration", strconv.FormatInt(now()-60, 10)})
 	if err := t.sign([]*corpus.Author{t.key()}, ev); err != nil {
 		return undecided(err)
@@ -271,7 +271,7 @@ func expired(t *T) outcome {
 
 // twoSubscriptionsLive: two subscriptions with one filter on one
 // connection; a new matching event comes under both.
-func twoSubscriptionsLive(t *T) outcome {
+func twoSubscriptionsLive(t *checkRun) outcome {
 	tag := t.tag("two")
 	evs, err := t.fresh(now(), func(int) []nostr.Tag { return []nostr.Tag{tTag(tag)} }, 1)
 	if err != nil {
@@ -311,7 +311,7 @@ func twoSubscriptionsLive(t *T) outcome {
 
 // untilAll reads p's frames until the EVENT id came under every one of
 // subs, or Timeout; it returns the subscriptions that got it.
-func (t *T) untilAll(p *probe, id string, subs ...string) map[string]bool {
+func (t *checkRun) untilAll(p *probe, id string, subs ...string) map[string]bool {
 	ctx, cancel := t.wait()
 	defer cancel()
 	got := map[string]bool{}

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +72,7 @@ type Check struct {
 	// Needs is the NIP the relay must announce in NIP-11 supported_nips
 	// for the check to run (0: none, NIP-01 is assumed).
 	Needs int
-	run   func(t *T) outcome
+	run   func(t *checkRun) outcome
 }
 
 // Checks returns every check, in the order Run runs them.
@@ -84,23 +85,22 @@ func Checks() []Check { return append([]Check(nil), all...) }
 // wrong; a relay that cannot be reached gives checks that were not run.
 func Run(ctx context.Context, url string, info *nip11.Info, opts Options) ([]results.Check, error) {
 	opts = opts.withDefaults()
-	want, unseen := map[string]bool{}, map[string]bool{}
+	want := map[string]bool{}
 	for _, id := range opts.Only {
-		want[id], unseen[id] = true, true
+		if !slices.ContainsFunc(all, func(c Check) bool { return c.ID == id }) {
+			return nil, fmt.Errorf("conformance: no check %q", id)
+		}
+		want[id] = true
 	}
 	var out []results.Check
 	for _, c := range all {
 		if len(want) > 0 && !want[c.ID] {
 			continue
 		}
-		delete(unseen, c.ID)
 		out = append(out, RunCheck(ctx, c, url, info, opts))
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-	}
-	for id := range unseen {
-		return nil, fmt.Errorf("conformance: no check %q", id)
 	}
 	return out, nil
 }
@@ -114,7 +114,7 @@ func RunCheck(ctx context.Context, c Check, url string, info *nip11.Info, opts O
 		r.Detail = fmt.Sprintf("the relay does not announce NIP-%02d in its NIP-11 supported_nips", c.Needs)
 		return r
 	}
-	t := &T{ctx: ctx, url: url, opts: opts, log: &evidence{}, nonce: nonce(), checker: verify.NewChecker()}
+	t := &checkRun{ctx: ctx, url: url, opts: opts, log: &evidence{}, nonce: nonce(), checker: verify.NewChecker()}
 	start := time.Now()
 	o := func() (o outcome) {
 		defer t.closeAll()
@@ -168,9 +168,9 @@ func undecided(err error) outcome {
 	return unknown("%v", err)
 }
 
-// T is what a check's run works with: its connections, fresh keys and
+// checkRun is what a check's run works with: its connections, fresh keys and
 // events, and its evidence log.
-type T struct {
+type checkRun struct {
 	ctx     context.Context
 	url     string
 	opts    Options
@@ -189,10 +189,10 @@ func nonce() string {
 }
 
 // tag returns a tag value unique to this run of the check.
-func (t *T) tag(name string) string { return "rbc-" + t.nonce + "-" + name }
+func (t *checkRun) tag(name string) string { return "rbc-" + t.nonce + "-" + name }
 
 // conn opens a new connection for the check.
-func (t *T) conn() (*probe, error) {
+func (t *checkRun) conn() (*probe, error) {
 	p, err := dial(t.ctx, t.url, t.log, t.opts)
 	if err != nil {
 		return nil, err
@@ -201,26 +201,26 @@ func (t *T) conn() (*probe, error) {
 	return p, nil
 }
 
-func (t *T) closeAll() {
+func (t *checkRun) closeAll() {
 	for _, p := range t.probes {
 		p.close()
 	}
 }
 
 // wait is a context for one wait: Timeout from now.
-func (t *T) wait() (context.Context, context.CancelFunc) {
+func (t *checkRun) wait() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.ctx, t.opts.Timeout)
 }
 
 // key is a fresh signing key.
-func (t *T) key() *corpus.Author {
+func (t *checkRun) key() *corpus.Author {
 	a := &corpus.Author{}
 	_, _ = rand.Read(a.Secret[:])
 	return a
 }
 
 // sign signs evs, evs[i] with keys[i] (one key for all if len(keys) == 1).
-func (t *T) sign(keys []*corpus.Author, evs ...*nostr.Event) error {
+func (t *checkRun) sign(keys []*corpus.Author, evs ...*nostr.Event) error {
 	ks := make([]*corpus.Author, len(evs))
 	for i := range ks {
 		ks[i] = keys[min(i, len(keys)-1)]
@@ -250,7 +250,7 @@ type ok struct {
 }
 
 // publisher is the check's connection for EVENTs (opened on first use).
-func (t *T) publisher() (*probe, error) {
+func (t *checkRun) publisher() (*probe, error) {
 	if t.pub == nil {
 		p, err := t.conn()
 		if err != nil {
@@ -262,7 +262,7 @@ func (t *T) publisher() (*probe, error) {
 }
 
 // send sends ev on the publishing connection and waits for its OK.
-func (t *T) send(ev *nostr.Event) (ok, error) {
+func (t *checkRun) send(ev *nostr.Event) (ok, error) {
 	p, err := t.publisher()
 	if err != nil {
 		return ok{}, err
@@ -275,7 +275,7 @@ func (t *T) send(ev *nostr.Event) (ok, error) {
 
 // okFor waits for the OK for id on p (other frames are skipped; the OKs
 // among them are kept in t.oks).
-func (t *T) okFor(p *probe, id string) (ok, error) {
+func (t *checkRun) okFor(p *probe, id string) (ok, error) {
 	ctx, cancel := t.wait()
 	defer cancel()
 	for {
@@ -303,7 +303,7 @@ func (t *T) okFor(p *probe, id string) (ok, error) {
 }
 
 // store publishes evs one after the other and wants each accepted.
-func (t *T) store(evs ...*nostr.Event) error {
+func (t *checkRun) store(evs ...*nostr.Event) error {
 	for _, ev := range evs {
 		o, err := t.send(ev)
 		if err != nil {
@@ -336,7 +336,7 @@ func (a answer) ids() []string {
 
 // collect reads p's frames until EOSE or CLOSED for sub; events for sub
 // are kept (an invalid one is an error of the check's reading, noted).
-func (t *T) collect(p *probe, sub string) (answer, error) {
+func (t *checkRun) collect(p *probe, sub string) (answer, error) {
 	ctx, cancel := t.wait()
 	defer cancel()
 	var a answer
@@ -366,7 +366,7 @@ func (t *T) collect(p *probe, sub string) (answer, error) {
 }
 
 // query opens a REQ on a new connection and collects its answer.
-func (t *T) query(sub string, filters ...nostr.Filter) (answer, error) {
+func (t *checkRun) query(sub string, filters ...nostr.Filter) (answer, error) {
 	p, err := t.conn()
 	if err != nil {
 		return answer{}, err
@@ -379,7 +379,7 @@ func (t *T) query(sub string, filters ...nostr.Filter) (answer, error) {
 
 // event parses the event of an EVENT frame and checks its id and
 // signature (verify.Checker); nil if it is not a valid event.
-func (t *T) event(f frame) *nostr.Event {
+func (t *checkRun) event(f frame) *nostr.Event {
 	if len(f.parts) < 2 {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -159,7 +160,7 @@ func (e *evidence) add(dir string, b []byte) {
 	}
 	s := string(b)
 	if len(s) > evidenceFrame {
-		s = s[:evidenceFrame] + "…"
+		s = strings.ToValidUTF8(s[:evidenceFrame], "") + "…"
 	}
 	e.lines = append(e.lines, dir+s)
 	e.size += len(s)
