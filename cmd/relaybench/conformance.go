@@ -199,31 +199,18 @@ func (c *conformanceCmd) Run(g *Globals) error {
 }
 
 // underLoad runs the checks while the background load publishes: the
-// load's events are signed first, the checks start when its clock does,
-// and the load runs its whole pattern (no operation of it is cut short).
+// load's events are signed first, the checks start when its clock does
+// and run again, round after round, until the load's pattern ends (the
+// load runs its whole pattern: no operation of it is cut short). Each
+// check keeps its worst round (see worstRounds).
 func (c *conformanceCmd) underLoad(s *liveSession, cr checkRun) error {
 	keys, err := c.liveKeyFlags.keys(s.ctx)
 	if err != nil {
 		return err
 	}
-	pat, err := schedule.Constant(c.UnderLoad, c.LoadDuration)
+	o, started, err := c.loadOptions(s)
 	if err != nil {
 		return err
-	}
-	o := workload.LoadOptions{Base: workload.Base{Timeout: c.LoadTimeout, Seed: c.liveKeyFlags.Seed}, Name: "under-load",
-		Kind: workload.LoadPublish, Pattern: pat, Size: c.Size}
-	started := make(chan struct{})
-	var once sync.Once
-	var inner workload.Sampler
-	if s.target.Probe != nil {
-		inner = s.target.Probe.Begin
-	}
-	o.Begin = func() func() *results.Resources {
-		once.Do(func() { close(started) })
-		if inner != nil {
-			return inner()
-		}
-		return nil
 	}
 	if n, _ := o.EventsNeeded(); !c.Quiet {
 		fmt.Fprintf(os.Stderr, "under-load: signing %d background events before the clock starts...\n", n)
@@ -243,36 +230,156 @@ func (c *conformanceCmd) underLoad(s *liveSession, cr checkRun) error {
 	case l = <-done: // the load ended before its clock started: set-up failed
 		return c.keepLoad(s, l.ph, fmt.Errorf("under-load: the background load did not start: %w", l.err))
 	}
-	loadStart := time.Now()
-	end := loadStart.Add(c.LoadDuration)
-	var after []string
-	each := cr.each
-	cr.each = func(i, n int, began time.Time, r results.Check) {
-		if began.After(end) {
-			after = append(after, r.ID)
-		}
-		if each != nil {
-			each(i, n, began, r)
-		}
-	}
-	checks, cerr := cr.run(s.ctx)
-	s.run.Conformance = checks
-	took := time.Since(loadStart)
-	if rest := time.Until(end); rest > 0 && !c.Quiet && s.ctx.Err() == nil {
-		fmt.Fprintf(os.Stderr, "under-load: checks done in %v; the background load runs its last %v\n", took.Round(time.Millisecond), rest.Round(time.Second))
-	}
+	rounds, cerr := c.rounds(s.ctx, cr, time.Now().Add(c.LoadDuration))
+	s.run.Conformance = rounds.checks
 	l = <-done
-	note := fmt.Sprintf("conformance checks run under a background load (phase under-load: %s, %d-byte events); they took %v from the load's start", pat, c.Size, took.Round(time.Millisecond))
-	if len(after) > 0 {
-		note += fmt.Sprintf("; %d began after the load ended, so ran without it: %s (raise --load-duration)", len(after), strings.Join(after, ", "))
+	if l.ph.Counts != nil && l.ph.Size == 0 {
+		l.ph.Size = c.Size // the content size of the events it published
 	}
-	s.run.Notes = append(s.run.Notes, note)
+	s.run.Notes = append(s.run.Notes, rounds.note(o.Pattern, c.Size))
 	err = c.keepLoad(s, l.ph, l.err)
 	s.setFresh(keys)
 	if cerr != nil {
 		return cerr
 	}
 	return err
+}
+
+// loadOptions are the background load's options; started is closed when
+// its clock starts.
+func (c *conformanceCmd) loadOptions(s *liveSession) (workload.LoadOptions, <-chan struct{}, error) {
+	pat, err := schedule.Constant(c.UnderLoad, c.LoadDuration)
+	if err != nil {
+		return workload.LoadOptions{}, nil, err
+	}
+	o := workload.LoadOptions{Base: workload.Base{Timeout: c.LoadTimeout, Seed: c.liveKeyFlags.Seed}, Name: "under-load",
+		Kind: workload.LoadPublish, Pattern: pat, Size: c.Size}
+	started := make(chan struct{})
+	var once sync.Once
+	var inner workload.Sampler
+	if s.target.Probe != nil {
+		inner = s.target.Probe.Begin
+	}
+	o.Begin = func() func() *results.Resources {
+		once.Do(func() { close(started) })
+		if inner != nil {
+			return inner()
+		}
+		return nil
+	}
+	return o, started, nil
+}
+
+// checkRounds are the rounds of checks run under the load.
+type checkRounds struct {
+	checks []results.Check // each check's worst round
+	n      int             // rounds run
+	took   time.Duration   // the first round's time
+	after  []string        // checks of the first round begun after the load ended
+}
+
+// rounds runs the checks from now, round after round while the load runs
+// (until end), at least once; the first round's lines go to cr.each, then
+// one line per round.
+func (c *conformanceCmd) rounds(ctx context.Context, cr checkRun, end time.Time) (checkRounds, error) {
+	var r checkRounds
+	each := cr.each
+	cr.each = func(i, n int, began time.Time, ch results.Check) {
+		if began.After(end) {
+			r.after = append(r.after, ch.ID)
+		}
+		if each != nil {
+			each(i, n, began, ch)
+		}
+	}
+	var worst []worstCheck
+	for r.n == 0 || (time.Now().Before(end) && ctx.Err() == nil) {
+		start := time.Now()
+		checks, err := cr.run(ctx)
+		r.n++
+		if r.n == 1 {
+			r.took, cr.each = time.Since(start), nil
+		} else if each != nil {
+			fmt.Fprintf(os.Stderr, "under-load: round %d: %s\n", r.n, tallyLine(checks))
+		}
+		worst = worstRounds(worst, checks, r.n)
+		if err != nil {
+			r.checks = settleRounds(worst, r.n)
+			return r, err
+		}
+	}
+	r.checks = settleRounds(worst, r.n)
+	return r, nil
+}
+
+// note says how the checks ran under the load.
+func (r checkRounds) note(p schedule.Pattern, size int) string {
+	note := fmt.Sprintf("conformance checks run under a background load (phase under-load: %s, %d-byte events): %d rounds while it ran, the first in %v; each check's status is its worst round",
+		p, size, r.n, r.took.Round(time.Millisecond))
+	if len(r.after) > 0 {
+		note += fmt.Sprintf("; %d checks of the first round began after the load ended, so ran without it: %s (raise --load-duration)", len(r.after), strings.Join(r.after, ", "))
+	}
+	return note
+}
+
+// worstCheck is a check's worst round so far and how many rounds ended so.
+type worstCheck struct {
+	check results.Check
+	round int // the round it is from (1-based)
+	same  int // rounds that ended in its status
+}
+
+// statusRank orders statuses from worst (0) to best.
+var statusRank = map[results.CheckStatus]int{results.CheckFail: 0, results.CheckUnknown: 1, results.CheckNotRun: 2,
+	results.CheckNamed: 3, results.CheckNotAnnounced: 4, results.CheckPass: 5}
+
+// worstRounds folds round's checks into w: a check keeps its worst round
+// (the first of equals).
+func worstRounds(w []worstCheck, round []results.Check, n int) []worstCheck {
+	if w == nil {
+		w = make([]worstCheck, len(round))
+		for i, c := range round {
+			w[i] = worstCheck{c, n, 1}
+		}
+		return w
+	}
+	for i, c := range round {
+		switch rc, rw := statusRank[c.Status], statusRank[w[i].check.Status]; {
+		case rc < rw:
+			w[i] = worstCheck{c, n, 1}
+		case rc == rw:
+			w[i].same++
+		}
+	}
+	return w
+}
+
+// settleRounds is each check's worst round, its detail saying which round
+// of how many and how many ended so.
+func settleRounds(w []worstCheck, n int) []results.Check {
+	out := make([]results.Check, len(w))
+	for i, wc := range w {
+		out[i] = wc.check
+		if n > 1 && wc.check.Status != results.CheckPass {
+			out[i].Detail = fmt.Sprintf("round %d of %d (%d of %d rounds %s): %s", wc.round, n, wc.same, n, wc.check.Status, wc.check.Detail)
+		}
+	}
+	return out
+}
+
+// tallyLine counts a round's checks by status.
+func tallyLine(checks []results.Check) string {
+	n := map[results.CheckStatus]int{}
+	for _, c := range checks {
+		n[c.Status]++
+	}
+	var parts []string
+	for _, st := range []results.CheckStatus{results.CheckPass, results.CheckFail, results.CheckNamed, results.CheckNotAnnounced, results.CheckNotRun, results.CheckUnknown} {
+		if n[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // keepLoad records the background load's phase and checks whether the
