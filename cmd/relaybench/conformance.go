@@ -137,8 +137,8 @@ type conformanceCmd struct {
 	liveKeyFlags
 	outputFlags
 	conformanceFlags
-	UnderLoad    float64       `name:"under-load" placeholder:"RATE" help:"Run the checks while a background open-loop publisher sends fresh events at RATE events/s to the same relay (constant; 0: idle). Its phase (under-load) is in the results."`
-	LoadDuration time.Duration `name:"load-duration" default:"30s" help:"With --under-load: how long the background publisher runs (its events are signed before its clock starts; the checks start with it, and a check begun after it ended is named in a note)."`
+	UnderLoad    float64       `name:"under-load" placeholder:"RATE" help:"Run the checks while a background open-loop publisher sends fresh events at RATE events/s to the same relay (constant; 0: idle), round after round until it ends; each check keeps its worst round. Its phase (under-load) is in the results."`
+	LoadDuration time.Duration `name:"load-duration" default:"30s" help:"With --under-load: how long the background publisher runs (its events are signed before its clock starts; the checks start with it; a check of the first round begun after it ended is named in a note)."`
 	Size         int           `default:"256" help:"With --under-load: content bytes of each background event."`
 	LoadTimeout  time.Duration `name:"load-timeout" default:"10s" help:"With --under-load: how long a background EVENT may wait for its OK."`
 }
