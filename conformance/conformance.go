@@ -159,10 +159,12 @@ func notRun(format string, a ...any) outcome {
 }
 
 // undecided turns an error of the check's machinery into its outcome: a
-// refusal of what the check needs is not run, anything else unknown.
+// refusal of what the check needs, or no connection, is not run; anything
+// else (a wait that ran out, a connection lost) unknown.
 func undecided(err error) outcome {
 	var r *refusedError
-	if errors.As(err, &r) {
+	var d *dialError
+	if errors.As(err, &r) || errors.As(err, &d) {
 		return notRun("%v", err)
 	}
 	return unknown("%v", err)

@@ -58,7 +58,7 @@ func dial(ctx context.Context, url string, log *evidence, o Options) (*probe, er
 	defer cancel()
 	ws, _, err := websocket.Dial(dctx, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("dial: %w", err)
+		return nil, &dialError{err}
 	}
 	ws.SetReadLimit(readLimit)
 	p := &probe{ws: ws, log: log, frames: make(chan frame, framesQueued), done: make(chan struct{})}
@@ -139,6 +139,11 @@ func (p *probe) next(ctx context.Context) (frame, error) {
 		return frame{}, errWait
 	}
 }
+
+// dialError: no connection to the relay could be made.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return "cannot connect to the relay: " + e.err.Error() }
 
 // errWait: a wait ran out (no decisive answer).
 var errWait = errors.New("no answer before the deadline")
