@@ -248,7 +248,7 @@ func conformanceHTML(w io.Writer, files []*results.File) {
 			if s := evidenceCut(c); s != "" {
 				lines = append(lines, s)
 			}
-			fmt.Fprintf(w, "<pre class=\"evidence\">%s</pre>\n", strings.Join(lines, "\n"))
+			fmt.Fprintf(w, "<pre class=\"evidence\" style=\"white-space:pre-wrap;word-break:break-all;font-size:12px\">%s</pre>\n", strings.Join(lines, "\n"))
 		}
 	}
 }
