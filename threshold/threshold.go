@@ -499,6 +499,9 @@ func Missing(runs []*results.Run, figure string) string {
 	}
 	sort.Strings(same)
 	sort.Strings(scopes)
+	if len(same) > 0 && scope == ConformanceScope {
+		return fmt.Sprintf("no figure %s in the results (no such check was run); %s has: %s", figure, scope, strings.Join(same, ", "))
+	}
 	if len(same) > 0 {
 		return fmt.Sprintf("no figure %s in the results; %s has: %s (aliases: %s.rate, %s.p99 …)", figure, scope, strings.Join(same, ", "), scope, scope)
 	}
