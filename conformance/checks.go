@@ -237,6 +237,9 @@ func (t *checkRun) untilCtx(ctx context.Context, p *probe, sub, id string) ([]st
 		if f.label != "EVENT" || f.str(0) != sub {
 			continue
 		}
+		if len(got) >= answerCap {
+			return got, errOverCap
+		}
 		if ev := t.event(f); ev != nil {
 			got = append(got, ev.ID)
 			if ev.ID == id {

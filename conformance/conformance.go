@@ -318,6 +318,13 @@ func (t *checkRun) store(evs ...*nostr.Event) error {
 	return nil
 }
 
+// answerCap is the most events a check reads of one answer: every check
+// asks for a handful of its own events.
+const answerCap = 1000
+
+// errOverCap: an answer grew past answerCap.
+var errOverCap = fmt.Errorf("the relay sent more than %d events for a REQ that matches a handful", answerCap)
+
 // answer is what came back for one subscription until EOSE or CLOSED.
 type answer struct {
 	events  []*nostr.Event // in arrival order, duplicates kept
@@ -352,6 +359,9 @@ func (t *checkRun) collect(p *probe, sub string) (answer, error) {
 		}
 		switch f.label {
 		case "EVENT":
+			if len(a.events)+a.invalid >= answerCap {
+				return a, errOverCap
+			}
 			if ev := t.event(f); ev != nil {
 				a.events = append(a.events, ev)
 			} else {

@@ -129,6 +129,19 @@ func TestRefusedEventsNotRun(t *testing.T) {
 	}
 }
 
+// A relay that answers every REQ endlessly, without EOSE: every check
+// ends, none fails, and what the client holds stays bounded (the probe
+// closes a connection whose unread frames pass their cap).
+func TestEndlessAnswersBounded(t *testing.T) {
+	r := testrelay.New(testrelay.Config{EndlessAnswers: true})
+	defer r.Close()
+	for id, c := range runAll(t, r.URL(), nil, "req.multi-filter-union", "req.close-then-reuse", "req.limit-filled-live") {
+		if c.Status != results.CheckUnknown {
+			t.Errorf("%s: %s, want unknown", id, describe(c))
+		}
+	}
+}
+
 // Evidence is bounded and holds what was sent and received.
 func TestEvidenceBounded(t *testing.T) {
 	r := testrelay.New(testrelay.Config{})

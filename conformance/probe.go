@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coder/websocket"
 
@@ -15,10 +16,11 @@ import (
 
 // Bounds on what a relay can make a check hold.
 const (
-	readLimit     = 1 << 20 // the largest frame accepted
-	framesQueued  = 4096    // frames read but not yet looked at
-	evidenceFrame = 400     // bytes of one frame kept as evidence
-	evidenceBytes = 6 << 10 // bytes of evidence kept per check
+	readLimit     = 1 << 20  // the largest frame accepted
+	framesQueued  = 4096     // frames read but not yet looked at
+	bytesQueued   = 16 << 20 // bytes of those frames
+	evidenceFrame = 400      // bytes of one frame kept as evidence
+	evidenceBytes = 6 << 10  // bytes of evidence kept per check
 )
 
 // errSwamped: the relay sent more frames than a check looks at.
@@ -28,6 +30,7 @@ var errSwamped = errors.New("the relay sent more frames than the check reads")
 type frame struct {
 	label string
 	parts []json.RawMessage // the array's elements after the label
+	size  int64             // bytes of the frame
 }
 
 // str is element i of the frame decoded as a string ("" if not one).
@@ -49,6 +52,7 @@ type probe struct {
 	ws     *websocket.Conn
 	log    *evidence
 	frames chan frame
+	queued atomic.Int64 // bytes in frames
 	done   chan struct{}
 	err    error // why reading stopped (set before done closes)
 }
@@ -80,8 +84,14 @@ func (p *probe) read() {
 		if json.Unmarshal(b, &arr) != nil || len(arr) == 0 || json.Unmarshal(arr[0], &label) != nil {
 			continue // not NIP-01: kept as evidence only
 		}
+		n := int64(len(b))
+		if p.queued.Add(n) > bytesQueued {
+			p.err = errSwamped
+			p.ws.CloseNow()
+			return
+		}
 		select {
-		case p.frames <- frame{label: label, parts: arr[1:]}:
+		case p.frames <- frame{label: label, parts: arr[1:], size: n}:
 		default:
 			p.err = errSwamped
 			p.ws.CloseNow()
@@ -120,6 +130,12 @@ func (p *probe) event(ctx context.Context, ev *nostr.Event) error {
 // next returns the next frame, or errWait when ctx ends first, or the
 // reason the connection stopped.
 func (p *probe) next(ctx context.Context) (frame, error) {
+	f, err := p.take(ctx)
+	p.queued.Add(-f.size)
+	return f, err
+}
+
+func (p *probe) take(ctx context.Context) (frame, error) {
 	select {
 	case f := <-p.frames:
 		return f, nil
