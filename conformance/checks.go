@@ -25,7 +25,9 @@ const (
 	sentJust    = "When answering to `REQ` messages for replaceable events such as `{\"kinds\":[0],\"authors\":[<hex-key>]}`, even if the relay has more than one version stored, it SHOULD return just the latest one."
 	sentOK      = "`OK` messages MUST be sent in response to `EVENT` messages received from clients, they must have the 3rd parameter set to `true` when an event has been accepted by the relay, `false` otherwise."
 	sentEphem   = "for kind `n` such that `20000 <= n < 30000`, events are **ephemeral**, which means they are not expected to be stored by relays."
-	sentDup     = "`OK` messages MUST be sent in response to `EVENT` messages received from clients, they must have the 3rd parameter set to `true` when an event has been accepted by the relay, `false` otherwise. [example:] `[\"OK\", \"b1a649ebe8...\", true, \"duplicate: already have this event\"]`"
+	// NIP-01's own example of an OK for a duplicate (no sentence says a
+	// duplicate is "accepted"): a false is named, not failed.
+	sentDup     = "`[\"OK\", \"b1a649ebe8...\", true, \"duplicate: already have this event\"]`"
 	sentClosed  = "`CLOSED` messages MUST be sent in response to a `REQ` when the relay refuses to fulfill it."
 	sentDelete  = "Relays SHOULD delete or stop publishing any referenced events that have an identical `pubkey` as the deletion request."
 	sentExpired = "Relays SHOULD drop any events that are published to them if they are expired."
