@@ -5,8 +5,13 @@ package embedded
 import (
 	"context"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"sync"
+	"time"
+	"unsafe"
 
+	lmdbgo "github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/fiatjaf/eventstore"
 	"github.com/fiatjaf/eventstore/lmdb"
 	"github.com/fiatjaf/eventstore/sqlite3"
@@ -62,4 +67,52 @@ func (s *lmdbStore) SaveEvent(ctx context.Context, ev *nostr.Event) error {
 		return eventstore.ErrDupEvent
 	}
 	return s.LMDBBackend.SaveEvent(ctx, ev)
+}
+
+// Close closes the store once no read transaction is open. eventstore's
+// lmdb QueryEvents reads in a goroutine of its own that closes the events'
+// channel before its transaction ends: a reader that drained the channel
+// (the relay's in-flight count) can still be inside LMDB, and closing the
+// environment under it crashes the process (seen under load). Close waits
+// for the reader table to show no open transaction, at most readersWait.
+func (s *lmdbStore) Close() {
+	if env := lmdbEnvOf(s.LMDBBackend); env != nil {
+		deadline := time.Now().Add(readersWait)
+		for openReaders(env) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	s.LMDBBackend.Close()
+}
+
+const readersWait = 5 * time.Second
+
+// lmdbEnvOf is the LMDB environment of b (an unexported field of
+// eventstore v0.16.2's LMDBBackend); nil when it is not there.
+func lmdbEnvOf(b *lmdb.LMDBBackend) *lmdbgo.Env {
+	f := reflect.ValueOf(b).Elem().FieldByName("lmdbEnv")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() || f.Type() != reflect.TypeOf((*lmdbgo.Env)(nil)) {
+		return nil
+	}
+	return (*lmdbgo.Env)(unsafe.Pointer(f.Pointer()))
+}
+
+// openReaders reports whether env's reader table holds an open read
+// transaction (a txnid other than "-").
+func openReaders(env *lmdbgo.Env) bool {
+	open := false
+	env.ReaderList(func(text string) error {
+		for _, line := range strings.Split(text, "\n") {
+			// "pid thread txnid": the header, and "-" for a free slot.
+			if f := strings.Fields(line); len(f) >= 3 && isDigits(f[0]) && f[2] != "-" {
+				open = true
+			}
+		}
+		return nil
+	})
+	return open
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
