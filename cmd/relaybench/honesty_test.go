@@ -43,8 +43,9 @@ type misbehaviour struct {
 	cfg    testrelay.Config
 	status map[string][]int // workload → allowed statuses; "*" for the others
 	seed   string           // corpus and fresh-event seed ("": 1)
-	// withholds: the relay keeps answers back (OKs, EOSEs, replies), so the
-	// workloads wait out their deadlines: these stay short (workloadArgs).
+	// withholds: the relay keeps answers back or spoils them (OKs, EOSEs,
+	// events, deliveries), so the workloads wait out their deadlines: these
+	// stay short (workloadArgs).
 	// Against every other relay the deadlines are hang guards, long enough
 	// for a relay on CPUs kept busy: an answer late by a second is no fault.
 	withholds bool
@@ -96,21 +97,21 @@ var misbehaviours = []misbehaviour{
 	{name: "honest", cfg: testrelay.Config{Verify: true}, status: statuses(ok, nil)},
 	{name: "honest, seed 2", cfg: testrelay.Config{Verify: true}, status: statuses(ok, nil), seed: "2"},
 	{name: "honest, seed 3", cfg: testrelay.Config{Verify: true}, status: statuses(ok, nil), seed: "3"},
-	{name: "loses events", cfg: testrelay.Config{Verify: true, DropEvery: 7}, status: readersAre(wrong, ok)},
+	{name: "loses events", cfg: testrelay.Config{Verify: true, DropEvery: 7}, status: readersAre(wrong, ok), withholds: true},
 	// find-max searches for the rate a relay sustains: under refusals or
 	// lost connections it may honestly find one (exit 0) or none (exit 4).
 	{name: "rate-limits", cfg: testrelay.Config{Verify: true, RefuseEvery: 4, RefuseReason: "rate-limited: slow down"}, status: statuses(incomplete, map[string][]int{"find-max": searchable})},
-	{name: "corrupts signatures", cfg: testrelay.Config{Verify: true, InvalidEvery: 5}, status: readersAre(wrong, ok)},
+	{name: "corrupts signatures", cfg: testrelay.Config{Verify: true, InvalidEvery: 5}, status: readersAre(wrong, ok), withholds: true},
 	{name: "never sends EOSE", cfg: testrelay.Config{Verify: true, NoEOSE: true}, status: readersAre(incomplete, ok), withholds: true},
 	{name: "never OKs", cfg: testrelay.Config{Verify: true, NeverOK: true}, status: statuses(incomplete, nil), withholds: true},
 	{name: "sends garbage", cfg: testrelay.Config{Verify: true, GarbageEvery: 5}, status: statuses(wrong, nil)},
 	{name: "closes connections", cfg: testrelay.Config{Verify: true, CloseAfter: 40}, status: statuses(incomplete, map[string][]int{"run": {judge.Incomplete, judge.WrongAnswers}, "find-max": searchable}), withholds: true},
-	{name: "delivers twice", cfg: testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
-	{name: "drops deliveries", cfg: testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
-	{name: "corrupts live deliveries", cfg: testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong})},
+	{name: "delivers twice", cfg: testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong}), withholds: true},
+	{name: "drops deliveries", cfg: testrelay.Config{Verify: true, DropDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong}), withholds: true},
+	{name: "corrupts live deliveries", cfg: testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3}, status: statuses(ok, map[string][]int{"subscribe": wrong, "lifecycle": wrong, "sweep": wrong}), withholds: true},
 	// lifecycle's one subscription, and sweep's single channel, match every
 	// event they publish: they cannot see this fault.
-	{name: "delivers outside the filter", cfg: testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, status: statuses(ok, map[string][]int{"subscribe": wrong})},
+	{name: "delivers outside the filter", cfg: testrelay.Config{Verify: true, WrongFilterDeliveriesEvery: 2}, status: statuses(ok, map[string][]int{"subscribe": wrong}), withholds: true},
 	{name: "rate-limits per connection", cfg: testrelay.Config{Verify: true, RateLimitAfter: 10}, status: statuses(incomplete, map[string][]int{"find-max": searchable})},
 	// subscribe and sweep send one REQ per connection: the fault never triggers.
 	{name: "stops sending EOSE", cfg: testrelay.Config{Verify: true, NoEOSEAfter: 3}, status: statuses(ok, map[string][]int{"run": incomplete, "lifecycle": incomplete, "mixed": incomplete}), withholds: true},
