@@ -40,11 +40,14 @@
 // verification reports them:
 //   - badger: a query over several authors and kinds with since/until and a
 //     limit sometimes returns older events instead of the newest (and, in
-//     v0.16.2, a filter with ids ignores its other conditions); under
-//     concurrent writes of replaceable events it may answer
-//     "error: Transaction Conflict".
+//     v0.16.2, a filter with ids ignores its other conditions); tag values
+//     are matched as prefixes, without the tag's letter (#t ["zap"] returns
+//     events tagged only "zapathon", or "r":"zap…"); under concurrent writes
+//     of replaceable events it may answer "error: Transaction Conflict".
 //   - lmdb: a #p query with a limit returns older events instead of the
-//     newest. It commits (and syncs) one transaction per event, so it is much
+//     newest; a filter with ids ignores its other conditions; tag values are
+//     matched as prefixes, as badger does (relaybench conformance finds
+//     both). It commits (and syncs) one transaction per event, so it is much
 //     slower per event than the others on most disks.
 //   - sqlite3: tag values are matched with LIKE over the tags' JSON, so a #t
 //     query can return events whose tags merely contain the value as a
