@@ -103,6 +103,19 @@ func compare(a answer, want []*nostr.Event) (missing, extra, dup []string) {
 	return
 }
 
+// opened judges the answer to a REQ a check keeps open: open when it
+// ended in EOSE; else not run when the relay refused it (CLOSED, e.g.
+// "auth-required: …"), unknown when no EOSE came.
+func opened(a answer, err error) (outcome, bool) {
+	switch {
+	case a.closed:
+		return notRun("the relay closed the REQ: %q", a.reason), false
+	case err != nil:
+		return unknown("no EOSE for the subscription: %v", err), false
+	}
+	return outcome{}, true
+}
+
 // exactly judges an answer that must hold want, each once, and nothing else.
 func exactly(a answer, err error, want []*nostr.Event, what string) outcome {
 	if err != nil {
@@ -269,7 +282,7 @@ func closeThenReuse(t *checkRun) outcome {
 	}
 	sub := "c" + t.nonce
 	f := nostr.Filter{Tags: map[string][]string{"t": {tag}}}
-	empty := 0
+	empty, firstEmpty := 0, false // empty: answers after a CLOSE
 	for i := 0; i < rounds; i++ {
 		if i > 0 {
 			if err := p.closeSub(t.ctx, sub); err != nil {
@@ -286,12 +299,30 @@ func closeThenReuse(t *checkRun) outcome {
 		if a.closed {
 			return notRun("round %d: the relay refused the REQ with CLOSED %q", i+1, a.reason)
 		}
-		if len(a.events) == 0 {
+		switch {
+		case len(a.events) > 0:
+		case i == 0:
+			firstEmpty = true
+		default:
 			empty++
 		}
 	}
-	if empty > 0 {
-		return fail("%d of %d REQs sent right after a CLOSE of the same id were answered EOSE without the stored matching event %s", empty, rounds-1, short(evs[0].ID))
+	return reuseOutcome(empty, rounds-1, firstEmpty, evs[0].ID)
+}
+
+// reuseOutcome judges closeThenReuse: empty of n answers to a REQ sent
+// right after a CLOSE of its id lacked the stored event; firstEmpty: so
+// did the answer to the first REQ, before any CLOSE.
+func reuseOutcome(empty, n int, firstEmpty bool, id string) outcome {
+	first := ""
+	if firstEmpty {
+		first = "; the first REQ, before any CLOSE, was answered without it too"
+	}
+	switch {
+	case empty > 0:
+		return fail("%d of %d REQs sent right after a CLOSE of the same id were answered EOSE without the stored matching event %s%s", empty, n, short(id), first)
+	case firstEmpty:
+		return fail("the first REQ (before any CLOSE) was answered EOSE without the stored matching event %s; the %d after a CLOSE got it", short(id), n)
 	}
 	return pass()
 }
@@ -339,8 +370,8 @@ func limitLive(t *checkRun, n int) outcome {
 	if err := q.req(t.ctx, control, nostr.Filter{Tags: map[string][]string{"t": {tag}}}); err != nil {
 		return undecided(err)
 	}
-	if a, err := t.collect(q, control); err != nil || a.closed {
-		return unknown("the control subscription (same filter, no limit) got no EOSE (%v, CLOSED %q)", err, a.reason)
+	if o, open := opened(t.collect(q, control)); !open {
+		return outcome{o.status, "the control subscription (same filter, no limit): " + o.detail}
 	}
 	if err := t.store(evs[1]); err != nil {
 		return undecided(err)

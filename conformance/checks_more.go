@@ -83,8 +83,8 @@ func ephemeralLive(t *checkRun) outcome {
 	if err := p.req(t.ctx, sub, nostr.Filter{Authors: []string{eph.PubKey}, Kinds: []int{kindEphemeral}}, nostr.Filter{Tags: map[string][]string{"t": {mark}}}); err != nil {
 		return undecided(err)
 	}
-	if a, err := t.collect(p, sub); err != nil || a.closed {
-		return undecided(fmt.Errorf("no EOSE for the subscription (%v, closed %q)", err, a.reason))
+	if o, open := opened(t.collect(p, sub)); !open {
+		return o
 	}
 	if err := t.sendThenMarker(eph, reg); err != nil {
 		return undecided(err)
@@ -286,8 +286,8 @@ func twoSubscriptionsLive(t *checkRun) outcome {
 		if err := p.req(t.ctx, sub, nostr.Filter{Tags: map[string][]string{"t": {tag}}}); err != nil {
 			return undecided(err)
 		}
-		if a, err := t.collect(p, sub); err != nil || a.closed {
-			return unknown("no EOSE for subscription %q (%v, CLOSED %q)", sub, err, a.reason)
+		if o, open := opened(t.collect(p, sub)); !open {
+			return outcome{o.status, fmt.Sprintf("subscription %q: %s", sub, o.detail)}
 		}
 	}
 	if err := t.store(evs...); err != nil {

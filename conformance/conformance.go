@@ -54,6 +54,14 @@ type Options struct {
 	// Signing overrides how fresh events are signed (zero: the default
 	// signer).
 	Signing corpus.Options
+	// Auth, when set, answers the relay's NIP-42 challenges on every
+	// connection of a check: when the relay refuses an EVENT or REQ with
+	// "auth-required:" (AuthAlways: at once), a probe sends AUTH with the
+	// event Auth signs, waits for its OK and sends the refused message
+	// again, once (see auth.go). Nil: an auth-required refusal is a
+	// refusal, and the check is not run.
+	Auth       AuthFunc
+	AuthAlways bool
 }
 
 func (o Options) withDefaults() Options {

@@ -50,6 +50,8 @@ func (f frame) str(i int) string {
 // frame in order and keeps each one sent and received in the check's log.
 type probe struct {
 	ws     *websocket.Conn
+	auth   *authState // NIP-42 (nil: challenges are not answered)
+	back   []frame    // frames to give the check before the queue's
 	log    *evidence
 	frames chan frame
 	queued atomic.Int64 // bytes in frames
@@ -66,6 +68,9 @@ func dial(ctx context.Context, url string, log *evidence, o Options) (*probe, er
 	}
 	ws.SetReadLimit(readLimit)
 	p := &probe{ws: ws, log: log, frames: make(chan frame, framesQueued), done: make(chan struct{})}
+	if o.Auth != nil {
+		p.auth = &authState{sign: o.Auth, eager: o.AuthAlways, url: url, ops: map[string]*authOp{}}
+	}
 	go p.read()
 	return p, nil
 }
@@ -102,8 +107,16 @@ func (p *probe) read() {
 
 func (p *probe) close() { p.ws.CloseNow(); <-p.done }
 
-// sendRaw writes msg as it is.
+// sendRaw writes msg as it is (kept for a second send after AUTH).
 func (p *probe) sendRaw(ctx context.Context, msg []byte) error {
+	if p.auth != nil {
+		p.auth.sent(msg)
+	}
+	return p.write(ctx, msg)
+}
+
+// write writes msg and keeps it as evidence.
+func (p *probe) write(ctx context.Context, msg []byte) error {
 	p.log.add("> ", msg)
 	return p.ws.Write(ctx, websocket.MessageText, msg)
 }
@@ -128,14 +141,25 @@ func (p *probe) event(ctx context.Context, ev *nostr.Event) error {
 }
 
 // next returns the next frame, or errWait when ctx ends first, or the
-// reason the connection stopped.
+// reason the connection stopped. With Options.Auth the probe's own frames
+// (NIP-42: a challenge, the AUTH's OK, a refusal it answers) are not
+// returned (auth.go).
 func (p *probe) next(ctx context.Context) (frame, error) {
-	f, err := p.take(ctx)
-	p.queued.Add(-f.size)
-	return f, err
+	for {
+		f, err := p.take(ctx)
+		p.queued.Add(-f.size)
+		if err != nil || p.auth == nil || !p.handleAuth(ctx, f) {
+			return f, err
+		}
+	}
 }
 
 func (p *probe) take(ctx context.Context) (frame, error) {
+	if len(p.back) > 0 {
+		f := p.back[0]
+		p.back = p.back[1:]
+		return f, nil
+	}
 	select {
 	case f := <-p.frames:
 		return f, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -87,6 +88,7 @@ func (cr checkRun) run(ctx context.Context) ([]results.Check, error) {
 		return nil, err
 	}
 	opts := conformance.Options{Timeout: cr.flags.CheckTimeout}
+	opts.Auth, opts.AuthAlways = checksAuth()
 	out := make([]results.Check, 0, len(sel))
 	for i, c := range sel {
 		if ctx.Err() != nil {
@@ -102,6 +104,25 @@ func (cr checkRun) run(ctx context.Context) ([]results.Check, error) {
 		}
 	}
 	return out, ctx.Err()
+}
+
+// checksAuth is how the checks' connections answer NIP-42: as every
+// connection of the command (--auth, --auth-key; auth.go). Nil with --auth
+// off. Without a key the AUTH cannot be signed: the refusal stands and the
+// check is not run, the evidence says why.
+func checksAuth() (conformance.AuthFunc, bool) {
+	a := wire.DefaultAuth()
+	if a == nil || a.Mode == wire.AuthOff || a.Keys == nil {
+		return nil, false
+	}
+	sign := func(challenge, relay string) ([]byte, string, error) {
+		pub := a.Keys.KeyFor("")
+		if pub == "" {
+			return nil, "", errors.New("no key to sign it (--auth-key)")
+		}
+		return a.Keys.Sign(pub, challenge, relay)
+	}
+	return sign, a.Mode == wire.AuthEager
 }
 
 // reach dials the relay once: a relay that cannot be reached is said as

@@ -13,6 +13,7 @@ import (
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/wire"
 )
 
 // checkTimeout is the conformance checks' wait in these tests: a hang
@@ -325,5 +326,52 @@ func TestConformanceUnreachable(t *testing.T) {
 	}
 	if len(f.Runs) != 1 || len(f.Runs[0].Conformance) != 0 || f.Verdict == nil || f.Verdict.Status != judge.Error {
 		t.Errorf("results %+v, verdict %+v", f.Runs, f.Verdict)
+	}
+}
+
+// TestConformanceAuth: behind a relay that requires NIP-42 AUTH (a gate
+// that refuses every EVENT and REQ until the connection authenticates),
+// --auth-key makes the checks answer the challenge: every NIP-01 check
+// passes, exit 0, and every AUTH is by that key. Without a key the
+// refusals stand: the checks that need a stored event or an open
+// subscription are not run, naming auth-required, and none is unknown.
+func TestConformanceAuth(t *testing.T) {
+	integration(t)
+	const skHex = "67dea2ed018072d675f5415ecfaed7d2597555e202d85b3d65ea4e58d2d92ffa"
+	r := testrelay.New(testrelay.Config{Verify: true})
+	defer r.Close()
+	g := newAuthGate(t, r.URL(), false)
+	res, f := runConformance(t, "--relay", g.url, "--auth-key", skHex)
+	for _, c := range f.Runs[0].Conformance {
+		if c.Status != results.CheckPass && c.Status != results.CheckNotAnnounced {
+			t.Errorf("with --auth-key: %s: %s: %s\n  %s", c.ID, c.Status, c.Detail, strings.Join(c.Evidence, "\n  "))
+		}
+	}
+	if res.code != judge.Passed {
+		t.Errorf("with --auth-key: exit %d\n%s", res.code, lastLines(res.stdout+res.stderr, 30))
+	}
+	sk, _ := parseAuthKey(skHex)
+	k, err := wire.NewAuthKeys(nil).Add(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, bad, _ := g.authKeys(); len(got) != 1 || got[k] == 0 || len(bad) > 0 {
+		t.Errorf("authenticated with %v (invalid %q), want only %s", got, bad, k)
+	}
+
+	g = newAuthGate(t, r.URL(), false)
+	_, f = runConformance(t, "--relay", g.url)
+	for _, c := range f.Runs[0].Conformance {
+		switch c.ID {
+		case "ephemeral.ok", "req.malformed-closed", "nip09.deletion", "nip40.expired-dropped":
+			// an OK false and a CLOSED are what the first two check for
+		default:
+			if c.Status != results.CheckNotRun || !strings.Contains(c.Detail, "auth-required:") {
+				t.Errorf("without a key: %s: %s: %s", c.ID, c.Status, c.Detail)
+			}
+		}
+	}
+	if got, _, _ := g.authKeys(); len(got) != 0 {
+		t.Errorf("without a key, authenticated with %v", got)
 	}
 }
