@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,12 +21,10 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 type command struct {
 	name, help, group string
@@ -88,7 +87,7 @@ func run(args []string) int {
 		kong.Description("A benchmark suite for Nostr relays that tells the truth: every figure measured, checked against what the relay accepted, and explained."),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": version},
+		kong.Vars{"version": sysinfo.VersionLine()},
 		kong.Bind(globals),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
 	}
@@ -274,6 +273,12 @@ func runExitHooks() {
 // (--events -5 → --events=-5), so that it reaches the flag's range check
 // instead of being taken for a short flag.
 func normalizeArgs(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"} // no command: the usage
+	case args[0] == "help":
+		return append(slices.Clone(args[1:]), "--help") // relaybench help [COMMAND]
+	}
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/owntemp"
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/relay/embedded"
 	"github.com/relaybench/relaybench/relay/sink"
@@ -77,7 +78,7 @@ func (c *relayServeCmd) relay(verbose bool) (handler http.Handler, closeRelay fu
 		}
 		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 	}
-	r, err := embedded.New(embedded.Options{Store: c.Store, DataDir: dir, Version: version, Logger: logger})
+	r, err := embedded.New(embedded.Options{Store: c.Store, DataDir: dir, Version: sysinfo.Tool("").Version, Logger: logger})
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -154,5 +155,25 @@ func TestNormalizeArgs(t *testing.T) {
 	want := "run --relay ws://x -v --events=5 --queries 3 -1.5 -- -keep"
 	if got != want {
 		t.Fatalf("got %q want %q", got, want)
+	}
+}
+
+// TestUsageAndVersion: no arguments and `help [COMMAND]` print the usage
+// (exit 0); --version says what the build says about itself, never a
+// placeholder beside a real module version.
+func TestUsageAndVersion(t *testing.T) {
+	for _, args := range [][]string{nil, {"help"}, {"help", "burst"}} {
+		res := runCLI(t, args...)
+		want := "Usage: relaybench"
+		if len(args) == 2 {
+			want = "Usage: relaybench burst"
+		}
+		if res.code != 0 || !strings.Contains(res.stdout, want) {
+			t.Errorf("relaybench %v: exit %d, stdout %q", args, res.code, lastLines(res.stdout, 3))
+		}
+	}
+	res := runCLI(t, "--version")
+	if res.code != 0 || strings.TrimSpace(res.stdout) != sysinfo.VersionLine() || !strings.HasPrefix(res.stdout, "relaybench ") {
+		t.Errorf("--version: exit %d, %q; want %q", res.code, res.stdout, sysinfo.VersionLine())
 	}
 }

@@ -85,6 +85,21 @@ func Tool(signer string) results.Tool {
 	return t
 }
 
+// VersionLine is what --version prints: the module version, the VCS
+// revision (with -dirty for a modified tree) and the Go version of this
+// build, from the build's own information ("relaybench v0.3.0 (commit
+// 0123abc…, go1.26.8)"; "dev" when built without a module version).
+func VersionLine() string {
+	t := Tool("")
+	line := "relaybench " + t.Version
+	var parts []string
+	if t.Commit != "" {
+		parts = append(parts, "commit "+t.Commit)
+	}
+	parts = append(parts, t.GoVersion)
+	return line + " (" + strings.Join(parts, ", ") + ")"
+}
+
 // MemoryLimit is the memory this process may use, in bytes: the machine's
 // memory (MemTotal), or the container's cgroup limit when lower; 0 when
 // unknown.
