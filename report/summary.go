@@ -382,14 +382,13 @@ func writeDuration(w io.Writer, p *results.Phase) {
 // writeOther prints the counters and rates not already printed.
 func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 	for _, k := range sortedKeys(p.Counts) {
-		if used[k] {
+		// The headline figures come first, always; after them only what
+		// happened: a zero counter is in the results file, not here.
+		if used[k] || p.Counts[k] == 0 {
 			continue
 		}
-		v := fmtInt(p.Counts[k])
-		if strings.HasPrefix(k, "bytes_") {
-			v = fmtBytes(float64(p.Counts[k]))
-		}
-		kv(w, title(humanName(k)), v)
+		label, v := countLine(k, p.Counts[k])
+		kv(w, label, v)
 	}
 	if used == nil && len(p.Refused) > 0 {
 		var parts []string
@@ -405,6 +404,23 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		label, unit := rateLabel(k)
 		kv(w, label, strings.TrimSpace(fmtFloat(p.Rates[k], 2)+" "+unit))
 	}
+}
+
+// countLine is a counter as the summary prints it: bytes, and times kept
+// in ns or µs (keys ending _ns, _us), in human units under a label
+// without the unit.
+func countLine(k string, n int64) (label, value string) {
+	switch {
+	case strings.HasPrefix(k, "bytes_"):
+		return title(humanName(k)), fmtBytes(float64(n))
+	case strings.HasSuffix(k, "_ns"):
+		return title(humanName(strings.TrimSuffix(k, "_ns"))), fmtDur(float64(n))
+	case strings.HasSuffix(k, "_us"):
+		return title(humanName(strings.TrimSuffix(k, "_us"))), fmtDur(float64(n) * 1e3)
+	case strings.Contains(k, "_us_"): // client_cpu_us_p50
+		return title(humanName(strings.Replace(k, "_us_", "_", 1))), fmtDur(float64(n) * 1e3)
+	}
+	return title(humanName(k)), fmtInt(n)
 }
 
 // writeLatencies prints p50/p90/p99/p99.9/max of every latency, the
