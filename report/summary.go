@@ -411,6 +411,8 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 // without the unit.
 func countLine(k string, n int64) (label, value string) {
 	switch {
+	case k == "canceled", k == "ops_canceled": // load's spelling, kept in its results files
+		return title(humanName(strings.Replace(k, "canceled", "cancelled", 1))), fmtInt(n)
 	case strings.HasPrefix(k, "bytes_"):
 		return title(humanName(k)), fmtBytes(float64(n))
 	case strings.HasSuffix(k, "_ns"):
