@@ -142,22 +142,30 @@ func cutOf(expected []*nostr.Event, all int) int64 {
 // created_at at the cut-off may fill the last places in any order. expected
 // and all are b.min's expectation (reused when the bounds are one).
 func owedMissing(f *nostr.Filter, b bounds, relayCap int, r Reading, got map[string]int64, expected []*nostr.Event, all int) int {
+	ids, short := owedMissingIDs(f, b, relayCap, r, got, expected, all)
+	return len(ids) + short
+}
+
+// owedMissingIDs is owedMissing as the ids of the certainly owed events not
+// returned, off the cut-off, and how many places tied at the cut-off are
+// certainly unfilled.
+func owedMissingIDs(f *nostr.Filter, b bounds, relayCap int, r Reading, got map[string]int64, expected []*nostr.Event, all int) (missing []string, short int) {
 	if b.hi != b.lo {
 		expected, all = b.hi.expectedCount(f, relayCap, r)
 	}
 	cut := cutOf(expected, all)
-	missing, places, gotAtCut := 0, 0, 0
+	places, gotAtCut := 0, 0
 	for _, e := range expected {
 		if e.CreatedAt == cut {
 			places++
 			continue
 		}
 		if _, ok := got[e.ID]; !ok && !b.unseen(e.ID) && !(r == LatestOnly && b.hi.threatID[e.ID]) {
-			missing++
+			missing = append(missing, e.ID)
 		}
 	}
 	if places == 0 {
-		return missing
+		return missing, 0
 	}
 	for _, at := range got {
 		if at == cut {
@@ -168,7 +176,7 @@ func owedMissing(f *nostr.Filter, b bounds, relayCap int, r Reading, got map[str
 		places -= tiedUnseen(b.lo, b.hi, f, cut, r)
 		places -= freeable(b.hi.threat, got, f, cut, r)
 	}
-	return missing + max(0, places-gotAtCut)
+	return missing, max(0, places-gotAtCut)
 }
 
 // freeable counts the threats (under LatestOnly) tied at the cut-off,

@@ -7,10 +7,13 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// Reply is one complete answer to a REQ: the filter it answers, its valid
-// events in the order they came, and how many events were invalid.
+// Reply is one complete answer to a REQ: the filter it answers (Filter, or
+// Filters for a REQ with several: the answer owes their union, each event
+// once; see answerUnion), its valid events in the order they came, and how
+// many events were invalid.
 type Reply struct {
 	Filter  *nostr.Filter
+	Filters []*nostr.Filter // a REQ's filters; when set, Filter is ignored
 	Events  []*nostr.Event
 	Invalid int64
 }
@@ -49,7 +52,7 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 	j := &Judgement{Answers: make([]results.Verification, len(replies)), Consistent: true}
 	if model == nil {
 		for i, r := range replies {
-			j.Answers[i] = Answer(r.Filter, r.Events, r.Invalid, nil, relayCap)
+			j.Answers[i] = r.judge(bounds{}, relayCap, LatestOnly)
 		}
 		return j
 	}
@@ -74,10 +77,12 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 	for _, rd := range []Reading{LatestOnly, KeepsSuperseded} {
 		c := relayCap
 		if c == 0 && inferCap {
-			filters := make([]*nostr.Filter, len(replies))
-			parsed := make([][]*nostr.Event, len(replies))
-			for i, r := range replies {
-				filters[i], parsed[i] = r.Filter, r.Events
+			var filters []*nostr.Filter
+			var parsed [][]*nostr.Event
+			for _, r := range replies {
+				if fs := r.filters(); len(fs) == 1 { // a cap shows on one filter's answer
+					filters, parsed = append(filters, fs[0]), append(parsed, r.Events)
+				}
 			}
 			caps[rd] = inferCapOf(filters, parsed, none.lo, rd)
 			c = caps[rd]
@@ -86,7 +91,7 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 		j.fits[rd] = make([]bool, len(replies))
 		fitAll[rd] = true
 		for i, r := range replies {
-			v := answer(r.Filter, r.Events, r.Invalid, bs[i], c, rd)
+			v := r.judge(bs[i], c, rd)
 			answers[rd][i] = v
 			j.fits[rd][i] = v.Missing == 0 && v.Extra == 0
 			fitAll[rd] = fitAll[rd] && j.fits[rd][i]
@@ -119,7 +124,7 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 // event that a newer version had replaced.
 func holdsSuperseded(r Reply, lo *view) bool {
 	for _, e := range r.Events {
-		if acc, replaced := lo.accepted(e.ID); acc && replaced && r.Filter.Matches(e) {
+		if acc, replaced := lo.accepted(e.ID); acc && replaced && matchesAny(r.filters(), e) {
 			return true
 		}
 	}

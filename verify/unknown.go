@@ -305,7 +305,7 @@ func seenUnknown(replies []Reply, model *Model) []*nostr.Event {
 	seen := map[string]bool{}
 	for _, r := range replies {
 		for _, e := range r.Events {
-			if u, ok := model.unknown[e.ID]; ok && !seen[e.ID] && r.Filter.Matches(e) {
+			if u, ok := model.unknown[e.ID]; ok && !seen[e.ID] && matchesAny(r.filters(), e) {
 				seen[e.ID] = true
 				out = append(out, u)
 			}
