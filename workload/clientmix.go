@@ -14,9 +14,14 @@ import (
 //
 //   - global: the global feed, recent kind-1 notes
 //   - home: the home feed, kinds 1 and 6 by the authors of a kind-3 follow
-//     list (one of the 8 lists closest to 150 authors, cut at 150)
+//     list (one of the 8 lists closest to 150 authors, cut at 150), and in
+//     the same REQ the notes of the hashtags the user follows (#t, kind 1:
+//     the 3 t values those authors' notes carry most), as Damus's home
+//     feed sends them; a note by a followed author with a followed tag
+//     matches both filters
 //   - profiles: profile hydration, kind 0 of 50 authors that have one
-//   - thread: the replies to a popular root (#e, kind 1)
+//   - thread: a popular root the corpus holds and its replies in one REQ,
+//     as clients open a thread: {"ids":[root]} and {"#e":[root],"kinds":[1]}
 //   - notifications: what mentions one of the most-mentioned keys (#p,
 //     kinds 1, 6, 7 and 9735)
 //   - hashtag: a hashtag feed (#t, kind 1), tags drawn by how often notes
@@ -77,16 +82,18 @@ func ParseMix(s string) ([]string, error) {
 // clientData is what the client shapes are drawn from, gathered once from
 // the source events.
 type clientData struct {
-	notes       int               // kind-1 events
-	follows     [][]string        // follow lists (kind 3) whose authors posted, closest to homeAuthors first
-	profiled    []string          // authors with a kind-0 event
-	roots       []string          // thread roots, most replied first
-	mentioned   []string          // keys, most mentioned first
-	noteTags    []string          // t values of kind-1 notes, one per occurrence
-	ids         []string          // every event id
-	reacted     []string          // notes, most reacted (kinds 7, 9735) first
-	addressable []*nostr.Event    // kind 30000–39999 with a d tag
-	why         map[string]string // shape → why it cannot hit
+	notes       int                 // kind-1 events
+	follows     [][]string          // follow lists (kind 3) whose authors posted, closest to homeAuthors first
+	profiled    []string            // authors with a kind-0 event
+	roots       []string            // thread roots, most replied first
+	heldRoots   []string            // roots the events hold, most replied first
+	authorTags  map[string][]string // t values of each author's kind-1 notes, one per occurrence
+	mentioned   []string            // keys, most mentioned first
+	noteTags    []string            // t values of kind-1 notes, one per occurrence
+	ids         []string            // every event id
+	reacted     []string            // notes, most reacted (kinds 7, 9735) first
+	addressable []*nostr.Event      // kind 30000–39999 with a d tag
+	why         map[string]string   // shape → why it cannot hit
 }
 
 // clientSkipWhy says, per client shape, what a corpus lacks when the shape
@@ -135,13 +142,22 @@ func ranked(counts map[string]int) []string {
 }
 
 func newClientData(evs []*nostr.Event) *clientData {
-	d := &clientData{why: map[string]string{}}
+	d := &clientData{why: map[string]string{}, authorTags: map[string][]string{}}
 	sc := &clientScan{posted: map[string]bool{}, seenProfile: map[string]bool{},
 		roots: map[string]int{}, mentions: map[string]int{}, reactions: map[string]int{}}
 	for _, e := range evs {
 		sc.event(d, e)
 	}
 	d.roots, d.mentioned, d.reacted = ranked(sc.roots), ranked(sc.mentions), ranked(sc.reactions)
+	held := make(map[string]bool, len(d.ids))
+	for _, id := range d.ids {
+		held[id] = true
+	}
+	for _, r := range d.roots {
+		if held[r] {
+			d.heldRoots = append(d.heldRoots, r)
+		}
+	}
 	d.homeLists(sc.contacts, sc.posted)
 	for shape, missing := range map[string]bool{
 		"global": d.notes == 0, "home": len(d.follows) == 0, "profiles": len(d.profiled) == 0,
@@ -204,6 +220,7 @@ func (sc *clientScan) event(d *clientData, e *nostr.Event) {
 		case "t":
 			if e.Kind == 1 && t[1] != "" {
 				d.noteTags = append(d.noteTags, t[1])
+				d.authorTags[e.PubKey] = append(d.authorTags[e.PubKey], t[1])
 			}
 		case "e":
 			if isHex64(t[1]) {
@@ -312,8 +329,12 @@ func (b *shapeBuilder) buildClient(shape string) (nostr.Filter, bool) {
 		f.Authors = b.sample(d.profiled, profileAuthors)
 		f.Limit = len(f.Authors)
 	case "thread":
+		roots := d.heldRoots
+		if len(roots) == 0 {
+			roots = d.roots // no root held: its replies alone
+		}
 		f.Kinds = []int{1}
-		f.Tags = map[string][]string{"e": {b.popular(d.roots)}}
+		f.Tags = map[string][]string{"e": {b.popular(roots)}}
 	case "notifications":
 		f.Kinds = []int{1, 6, 7, 9735}
 		f.Tags = map[string][]string{"p": {b.popular(d.mentioned)}}
@@ -356,4 +377,43 @@ func (b *shapeBuilder) sample(list []string, n int) []string {
 		}
 	}
 	return out
+}
+
+// followedTags is how many hashtags the home shape's user follows.
+const followedTags = 3
+
+// buildReq returns the filters of one REQ of shape: build's filter and,
+// for the client shapes clients send as several filters (thread, home),
+// the others, each drawn so that it hits; false when build's is false.
+func (b *shapeBuilder) buildReq(shape string) ([]nostr.Filter, bool) {
+	f, ok := b.build(shape)
+	if !ok {
+		return nil, false
+	}
+	fs := []nostr.Filter{f}
+	switch shape {
+	case "thread":
+		if root := f.Tags["e"][0]; slices.Contains(b.clients().heldRoots, root) {
+			fs = []nostr.Filter{{IDs: []string{root}, Limit: 1}, f}
+		}
+	case "home":
+		if tags := b.clients().followedTags(f.Authors); len(tags) > 0 {
+			fs = append(fs, nostr.Filter{Kinds: []int{1}, Tags: map[string][]string{"t": tags}, Limit: b.limit})
+		}
+	}
+	return fs, true
+}
+
+// followedTags are the t values the kind-1 notes of authors carry most
+// (at most followedTags of them, ties by value): hashtags the user follows
+// that some followed author's note carries.
+func (d *clientData) followedTags(authors []string) []string {
+	counts := map[string]int{}
+	for _, a := range authors {
+		for _, t := range d.authorTags[a] {
+			counts[t]++
+		}
+	}
+	r := ranked(counts)
+	return r[:min(len(r), followedTags)]
 }

@@ -172,3 +172,82 @@ func TestClientMixSkipsWhatTheCorpusLacks(t *testing.T) {
 		}
 	}
 }
+
+// The thread and home shapes send several filters in one REQ, as clients
+// do, each drawn so that it hits: thread the root by id beside its replies,
+// home the followed hashtags beside the followed authors, where a note by
+// a followed author with a followed tag matches both (some such note is
+// in the corpus). The other shapes send one filter.
+func TestClientShapesSendSeveralFilters(t *testing.T) {
+	c := smallCorpus(t).Events
+	m := verify.NewModel(c)
+	recs, skipped, err := buildMix(c, QueryOptions{Queries: 90, Limit: 100, Shapes: ClientShapes})
+	if err != nil || len(skipped) > 0 || len(recs) != 90 {
+		t.Fatalf("%d queries, skipped %v, %v", len(recs), skipped, err)
+	}
+	both := 0
+	for _, r := range recs {
+		fs := r.req()
+		want := 1
+		if r.shape == "thread" || r.shape == "home" {
+			want = 2
+		}
+		if len(fs) != want {
+			t.Fatalf("%s: %d filters, want %d", r.shape, len(fs), want)
+		}
+		for i := range fs {
+			if _, all := m.Expected(&fs[i], 0); len(all) == 0 {
+				t.Fatalf("%s: filter %s matches nothing", r.shape, fs[i].AppendJSON(nil))
+			}
+		}
+		if r.shape == "thread" && (len(fs[0].IDs) != 1 || fs[0].IDs[0] != fs[1].Tags["e"][0]) {
+			t.Fatalf("thread: %s %s", fs[0].AppendJSON(nil), fs[1].AppendJSON(nil))
+		}
+		if r.shape == "home" {
+			_, a := m.Expected(&fs[0], 0)
+			for _, e := range a {
+				if fs[1].Matches(e) {
+					both++
+				}
+			}
+		}
+	}
+	if both == 0 {
+		t.Fatal("no home REQ has an event matching both its filters")
+	}
+	// Segments for relaybench merge send each shape's own filter alone, the
+	// same draws.
+	one, _, _ := buildMix(c, QueryOptions{Queries: 90, Limit: 100, Shapes: ClientShapes, RecordAnswers: true})
+	for i, r := range one {
+		own := recs[i].filter // home: the authors
+		if r.shape == "thread" {
+			own = recs[i].more[0] // the replies
+		}
+		if len(r.req()) != 1 || r.shape != recs[i].shape || string(r.filter.AppendJSON(nil)) != string(own.AppendJSON(nil)) {
+			t.Fatalf("recording answers: %s sends %d filters: %s", r.shape, len(r.req()), r.filter.AppendJSON(nil))
+		}
+	}
+}
+
+// The clients mix against an honest relay passes with its multi-filter
+// REQs; against one that sends an event matching two filters of a REQ once
+// per filter (UnionDuplicates), verification fails with duplicated events,
+// in the home shape (whose filters overlap), and only there: nothing is
+// missing or extra.
+func TestClientMixUnionOnce(t *testing.T) {
+	r := startRelay(t, testrelay.Config{})
+	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 45, Shapes: ClientShapes, Name: "clients"})
+	wantClientPhase(t, q, 45)
+
+	r = startRelay(t, testrelay.Config{UnionDuplicates: true})
+	_, q = publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 45, Shapes: ClientShapes, Name: "clients"})
+	v := q.Verification
+	if v.Passed || v.Duplicated == 0 || v.Missing != 0 || v.Extra != 0 || v.NotMatching != 0 {
+		t.Fatalf("duplicates across filters not detected: %+v", v)
+	}
+	for _, g := range q.Groups {
+		if dup := g.Verification.Duplicated > 0; dup != (g.Name == "home") || g.Verification.Passed == dup {
+			t.Errorf("shape %s: %+v", g.Name, g.Verification)
+		}
+	}
+}

@@ -29,7 +29,10 @@ type QueryOptions struct {
 	RelayCap int
 	// RecordAnswers keeps every answer in the phase (results.Phase.Answers)
 	// for relaybench merge: an execution segment's answers are checked
-	// against all segments' events there (see answers.go).
+	// against all segments' events there (see answers.go). Its REQs hold
+	// one filter each (of a client shape that clients send as several, its
+	// own: the replies of a thread, the authors of a home feed): merge
+	// judges one-filter answers.
 	RecordAnswers bool
 	// Shapes are the query shapes the queries rotate through, one Group
 	// each (nil: the reference suite's Shapes; ParseMix makes the others).
@@ -67,7 +70,8 @@ func (o *QueryOptions) defaults() {
 // window (parsing and signature checks are never timed).
 type queryRecord struct {
 	shape    string
-	filter   nostr.Filter
+	filter   nostr.Filter         // the REQ's (first) filter
+	more     []nostr.Filter       // the REQ's other filters, for shapes clients send as several
 	raws     [][]byte             // the answer's events kept for verification (see hold)
 	returned int64                // events the answer held before EOSE or its end
 	excess   results.Verification // events not kept, checked when the answer came (see hold)
@@ -98,7 +102,21 @@ func (r *queryRecord) hold(sigs *verify.Checker, relayCap int, whole bool) {
 	if sigs == nil {
 		sigs = verify.NewChecker()
 	}
-	r.raws, r.excess = sigs.Trim(&r.filter, r.raws, relayCap)
+	r.raws, r.excess = sigs.TrimFilters(r.filterPtrs(), r.raws, relayCap)
+}
+
+// req is the REQ's filters.
+func (r *queryRecord) req() []nostr.Filter {
+	return append([]nostr.Filter{r.filter}, r.more...)
+}
+
+// filterPtrs is the REQ's filters as the verifier takes them.
+func (r *queryRecord) filterPtrs() []*nostr.Filter {
+	out := []*nostr.Filter{&r.filter}
+	for i := range r.more {
+		out = append(out, &r.more[i])
+	}
+	return out
 }
 
 // Query runs the query phase. model is what the relay should hold (nil when
@@ -174,8 +192,12 @@ func buildMix(source []*nostr.Event, o QueryOptions) ([]*queryRecord, []string, 
 	recs := make([]*queryRecord, 0, o.Queries)
 	for i := 0; len(shapes) > 0 && len(recs) < o.Queries && i < o.Queries*4; i++ {
 		shape := shapes[i%len(shapes)]
-		if f, ok := b.build(shape); ok {
-			recs = append(recs, &queryRecord{shape: shape, filter: f})
+		if o.RecordAnswers { // relaybench merge judges one-filter answers
+			if f, ok := b.build(shape); ok {
+				recs = append(recs, &queryRecord{shape: shape, filter: f})
+			}
+		} else if fs, ok := b.buildReq(shape); ok {
+			recs = append(recs, &queryRecord{shape: shape, filter: fs[0], more: fs[1:]})
 		}
 	}
 	return recs, skipped, nil
@@ -212,7 +234,7 @@ func (q *queryRun) worker(ctx context.Context, w int) {
 		}
 		r := q.recs[k]
 		qctx, cancel := context.WithTimeout(ctx, q.o.Timeout)
-		qr, err := cn.Query(qctx, "q"+strconv.Itoa(w)+"-"+strconv.Itoa(n), []nostr.Filter{r.filter})
+		qr, err := cn.Query(qctx, "q"+strconv.Itoa(w)+"-"+strconv.Itoa(n), r.req())
 		cancel()
 		q.wd.Book(q.book(r, qr, err))
 		if d := q.done.Add(1); d%10 == 0 {
@@ -359,7 +381,7 @@ func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) query
 		}
 		evs, bad := sigs.Events(r.raws)
 		done = append(done, r)
-		replies = append(replies, verify.Reply{Filter: &r.filter, Events: evs, Invalid: bad})
+		replies = append(replies, verify.Reply{Filters: r.filterPtrs(), Events: evs, Invalid: bad})
 	}
 	j := verify.Judge(replies, model, relayCap, true)
 	out := queryVerification{total: &results.Verification{Verified: model != nil}, byShape: map[string]*results.Verification{}}
