@@ -31,6 +31,7 @@ import (
 type authGate struct {
 	url, upstream string
 	refuse        bool // answer every AUTH OK false
+	readsOnly     bool // let EVENTs through unauthenticated: only REQs need AUTH
 
 	mu    sync.Mutex
 	valid int      // valid AUTHs (accepted unless refuse)
@@ -114,7 +115,7 @@ func (g *authGate) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			authed = true
 			send(`["OK","` + ev.ID + `",true,""]`)
-		case !authed && label == "EVENT":
+		case !authed && label == "EVENT" && !g.readsOnly:
 			ev, _ := nostr.ParseEvent(arr[1])
 			if ev == nil {
 				return
@@ -199,27 +200,29 @@ func TestAuthAnsweredChecksPass(t *testing.T) {
 }
 
 // Without Options.Auth, or when the relay refuses the AUTH, the refusals
-// stand: every check that needs a stored event or an open subscription is
-// not run (none unknown, none failed, none passed on a refusal), naming
-// auth-required; ephemeral.ok and req.malformed-closed pass (an OK false
-// and a CLOSED are the answers they check for).
+// stand: every check that needs a stored event or an answered REQ is not
+// run (none unknown, none failed, none passed or named on an empty
+// answer), naming auth-required; ephemeral.ok and req.malformed-closed
+// pass (an OK false and a CLOSED are the answers they check for), and so
+// does event.duplicate-ok-true when only REQs need AUTH.
 func TestAuthRefusedChecksNotRun(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true})
 	defer r.Close()
 	for _, tc := range []struct {
-		name   string
-		refuse bool
-		auth   bool
-	}{{"no key", false, false}, {"AUTH refused", true, true}} {
+		name          string
+		refuse, reads bool
+		auth          bool
+	}{{"no key", false, false, false}, {"AUTH refused", true, false, true}, {"reads only, no key", false, true, false}} {
 		g := newAuthGate(t, r.URL(), tc.refuse)
+		g.readsOnly = tc.reads
 		o := testOpts
 		if tc.auth {
 			o.Auth = authKey(t)
 		}
-		for id, c := range runWith(t, g.url, nil, o) {
+		announced := &nip11.Info{SupportedNIPs: []any{1.0, 9.0, 40.0}}
+		for id, c := range runWith(t, g.url, announced, o) {
 			switch id {
-			case "nip09.deletion", "nip40.expired-dropped":
-			case "ephemeral.ok", "req.malformed-closed":
+			case "ephemeral.ok", "req.malformed-closed", map[bool]string{true: "event.duplicate-ok-true"}[tc.reads]:
 				if c.Status != results.CheckPass {
 					t.Errorf("%s: %s: %s, want pass", tc.name, id, describe(c))
 				}

@@ -259,6 +259,9 @@ func expired(t *checkRun) outcome {
 	if err != nil {
 		return undecided(err)
 	}
+	if !o.accepted && authRequired(o.reason) { // refused before its expiry was looked at
+		return undecided(&refusedError{ev.ID, o.reason})
+	}
 	a, err := t.query("x"+t.nonce, nostr.Filter{IDs: []string{ev.ID}})
 	if err != nil {
 		return undecided(err)

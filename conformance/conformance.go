@@ -171,8 +171,9 @@ func notRun(format string, a ...any) outcome {
 // else (a wait that ran out, a connection lost) unknown.
 func undecided(err error) outcome {
 	var r *refusedError
+	var c *closedError
 	var d *dialError
-	if errors.As(err, &r) || errors.As(err, &d) {
+	if errors.As(err, &r) || errors.As(err, &c) || errors.As(err, &d) {
 		return notRun("%v", err)
 	}
 	return unknown("%v", err)
@@ -394,8 +395,17 @@ func (t *checkRun) query(sub string, filters ...nostr.Filter) (answer, error) {
 	if err := p.req(t.ctx, sub, filters...); err != nil {
 		return answer{}, err
 	}
-	return t.collect(p, sub)
+	a, err := t.collect(p, sub)
+	if err == nil && a.closed { // an empty answer that says nothing
+		err = &closedError{a.reason}
+	}
+	return a, err
 }
+
+// closedError: the relay refused a REQ the check needs (CLOSED).
+type closedError struct{ reason string }
+
+func (e *closedError) Error() string { return fmt.Sprintf("the relay closed the REQ: %q", e.reason) }
 
 // event parses the event of an EVENT frame and checks its id and
 // signature (verify.Checker); nil if it is not a valid event.
