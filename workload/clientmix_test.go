@@ -9,6 +9,7 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
+	"github.com/relaybench/relaybench/wire"
 )
 
 func TestParseMix(t *testing.T) {
@@ -248,6 +249,44 @@ func TestClientMixUnionOnce(t *testing.T) {
 	for _, g := range q.Groups {
 		if dup := g.Verification.Duplicated > 0; dup != (g.Name == "home") || g.Verification.Passed == dup {
 			t.Errorf("shape %s: %+v", g.Name, g.Verification)
+		}
+	}
+}
+
+// A connection reuses a shape's subscription id, as clients do, only when
+// its previous REQ was another shape's and ended with EOSE or CLOSED: then
+// whatever the relay sent under the closed id came first.
+func TestSubIDsReusedWhenSettled(t *testing.T) {
+	s := subIDs{prefix: "q0-"}
+	var got []string
+	for _, step := range []struct {
+		shape string
+		how   wire.QueryEnd
+	}{
+		{"home", wire.EndEOSE}, {"thread", wire.EndEOSE}, {"home", wire.EndClosed}, {"thread", wire.EndEOSE},
+		{"thread", wire.EndTimeout}, {"home", wire.EndEOSE}, {"home", wire.EndEOSE}, {"thread", wire.EndEOSE}, {"home", wire.EndEOSE},
+	} {
+		got = append(got, s.next(step.shape))
+		s.ended(step.shape, step.how)
+	}
+	want := "q0-home q0-thread q0-home q0-thread q0-thread-2 q0-home-2 q0-home-3 q0-thread-3 q0-home-3"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("ids %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
+// Against a relay that sends an event under each id just closed, the
+// clients mix reusing ids keeps those strays out of every answer, even
+// with one shape whose REQs follow each other.
+func TestClientMixReusedIDsKeepStraysOut(t *testing.T) {
+	for _, shapes := range [][]string{ClientShapes, {"home"}} {
+		r := startRelay(t, testrelay.Config{UnsolicitedEvents: true})
+		_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 27, Shapes: shapes, Name: "clients"})
+		if v := q.Verification; v == nil || !v.Passed || v.Checked != 27 {
+			t.Fatalf("%v: verification %+v", shapes, v)
+		}
+		if q.Counts["events_after_close"] == 0 {
+			t.Fatalf("%v: counts %v", shapes, q.Counts)
 		}
 	}
 }

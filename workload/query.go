@@ -223,7 +223,8 @@ type queryRun struct {
 // worker runs queries one at a time on connection w until none is left or
 // the phase stops.
 func (q *queryRun) worker(ctx context.Context, w int) {
-	for n := 0; ctx.Err() == nil; n++ {
+	ids := subIDs{prefix: "q" + strconv.Itoa(w) + "-"}
+	for ctx.Err() == nil {
 		cn := q.set.get(ctx, w)
 		if cn == nil {
 			return
@@ -234,13 +235,53 @@ func (q *queryRun) worker(ctx context.Context, w int) {
 		}
 		r := q.recs[k]
 		qctx, cancel := context.WithTimeout(ctx, q.o.Timeout)
-		qr, err := cn.Query(qctx, "q"+strconv.Itoa(w)+"-"+strconv.Itoa(n), r.req())
+		qr, err := cn.Query(qctx, ids.next(r.shape), r.req())
 		cancel()
+		ids.ended(r.shape, qr.Ended)
 		q.wd.Book(q.book(r, qr, err))
 		if d := q.done.Add(1); d%10 == 0 {
 			q.o.progress(d)
 		}
 	}
+}
+
+// subIDs names a connection's REQs as clients do: one subscription id per
+// shape, reused by each of its queries (the wire client CLOSEs a REQ once
+// answered; NIP-01: a later REQ under the id is a new subscription). An id
+// is reused only when whatever the relay sent under it after its CLOSE has
+// come first: the connection's previous REQ was another shape's and its
+// answer ended (EOSE or CLOSED) after that CLOSE, on the same ordered
+// stream, and the id's own last answer ended so too; else the shape takes
+// a fresh id, so that no stray event of a closed subscription, nor a late
+// one of an answer still under way (timed out, over the cap), is taken for
+// the next answer's.
+type subIDs struct {
+	prefix  string
+	gen     map[string]int  // shape → its id's generation (0: unused)
+	stale   map[string]bool // shapes whose last REQ did not end with EOSE or CLOSED
+	last    string          // the shape of the connection's previous REQ
+	settled bool            // the previous REQ ended with EOSE or CLOSED
+}
+
+// next is the id of shape's next REQ.
+func (s *subIDs) next(shape string) string {
+	if s.gen == nil {
+		s.gen, s.stale = map[string]int{}, map[string]bool{}
+	}
+	if g := s.gen[shape]; g == 0 || !s.settled || s.last == shape || s.stale[shape] {
+		s.gen[shape]++
+		s.stale[shape] = false
+	}
+	if g := s.gen[shape]; g > 1 {
+		return s.prefix + shape + "-" + strconv.Itoa(g)
+	}
+	return s.prefix + shape
+}
+
+// ended notes how shape's REQ ended.
+func (s *subIDs) ended(shape string, how wire.QueryEnd) {
+	s.last, s.settled = shape, how == wire.EndEOSE || how == wire.EndClosed
+	s.stale[shape] = !s.settled // an answer perhaps still under way: never again
 }
 
 // book books how one REQ ended and keeps what verification needs.
