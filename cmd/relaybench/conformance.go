@@ -406,14 +406,5 @@ func tallyLine(checks []results.Check) string {
 // keepLoad records the background load's phase and checks whether the
 // relay relaybench started died under it.
 func (c *conformanceCmd) keepLoad(s *liveSession, ph results.Phase, err error) error {
-	if ph.Counts != nil {
-		s.run.Phases = append(s.run.Phases, ph)
-	}
-	if s.ctx.Err() != nil {
-		return err
-	}
-	if derr := runner.RelayDied(s.target)(s.run); derr != nil {
-		return derr
-	}
-	return err
+	return s.keep([]results.Phase{ph}, err)
 }

@@ -139,6 +139,13 @@ func (s *liveSession) setFresh(keys *corpus.Corpus) {
 func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr.Event) error {
 	env := runner.Env{URL: s.target.URL, Corpus: c, Info: s.info, Live: live, Progress: progressFunc(s.prog), Log: os.Stderr}
 	phases, err := runner.RunWorkload(s.ctx, w, env, s.target.Probe, s.cores())
+	return s.keep(phases, err)
+}
+
+// keep adds the phases that measured something to the run and returns the
+// phase's error, or that the relay relaybench started died: that, not its
+// lost connections, is then the cause.
+func (s *liveSession) keep(phases []results.Phase, err error) error {
 	for _, ph := range phases {
 		if ph.Counts != nil {
 			s.run.Phases = append(s.run.Phases, ph)
@@ -149,7 +156,6 @@ func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr
 		return err
 	}
 	if derr := runner.RelayDied(s.target)(s.run); derr != nil {
-		// a relay relaybench started died: that, not its lost connections, is the cause
 		return derr
 	}
 	return err
