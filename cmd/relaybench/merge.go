@@ -42,6 +42,19 @@ func (c *mergeCmd) checkFlags() error {
 	if c.ClockTolerance < 0 {
 		return fmt.Errorf("--clock-tolerance %v: must not be negative", c.ClockTolerance)
 	}
+	// A results file is never overwritten: say so before the merge, not
+	// after a summary that calls the merge passed.
+	if c.Output != "" && c.Output != "-" {
+		switch st, err := os.Stat(c.Output); {
+		case err == nil && st.IsDir():
+			return fmt.Errorf("-o %s: a folder, not a file", c.Output)
+		case err == nil:
+			return fmt.Errorf("-o %s: exists (a results file is never overwritten: give a new name)", c.Output)
+		}
+		if err := checkWritableDir("o", c.Output, filepath.Dir(c.Output)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,5 +74,11 @@ func TestMergeCommand(t *testing.T) {
 	}
 	if code := run([]string{"merge", "--quiet", "-o", filepath.Join(dir, "y.json"), a, a}); code != 2 {
 		t.Fatalf("a segment twice: exit %d, want 2", code)
+	}
+	// -o onto an existing file: refused before the merge, the file intact.
+	before, _ := os.ReadFile(out)
+	code, stdout, stderr := runHere(t, "merge", "-o", out, a, b)
+	if after, _ := os.ReadFile(out); code != 2 || stdout != "" || strings.Contains(stderr, "Verdict") || !strings.Contains(stderr, "exists") || !bytes.Equal(before, after) {
+		t.Fatalf("merge -o onto an existing file: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
