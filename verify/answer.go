@@ -97,15 +97,8 @@ func answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, b bounds, relayC
 	cut := cutOf(expected, all)
 	got := make(map[string]int64, len(kept)) // id → created_at of the events judged right
 	for _, e := range kept {
-		acc, replaced := b.lo.accepted(e.ID)
 		switch {
-		case !acc:
-			v.Extra++
-			v.Notes = AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused (a relay with old data, or one that stores refused events)")
-			continue
-		case replaced && r == LatestOnly:
-			v.Extra++
-			v.Notes = AppendUnique(v.Notes, "returned replaceable events that a newer accepted event had replaced")
+		case unowned(&v, e, b, r):
 			continue
 		case e.CreatedAt < cut:
 			v.Extra++
@@ -124,6 +117,24 @@ func answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, b bounds, relayC
 		v.Notes = AppendUnique(v.Notes, "accepted events matching the filter were not returned")
 	}
 	return v
+}
+
+// unowned says whether no store could owe e because the relay never
+// accepted it, or, read as LatestOnly, a newer accepted version replaced it;
+// such an event is counted extra with the reason.
+func unowned(v *results.Verification, e *nostr.Event, b bounds, r Reading) bool {
+	acc, replaced := b.lo.accepted(e.ID)
+	switch {
+	case !acc:
+		v.Extra++
+		v.Notes = AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused (a relay with old data, or one that stores refused events)")
+		return true
+	case replaced && r == LatestOnly:
+		v.Extra++
+		v.Notes = AppendUnique(v.Notes, "returned replaceable events that a newer accepted event had replaced")
+		return true
+	}
+	return false
 }
 
 // cutOf is the created_at at which an expectation of expected out of all

@@ -137,15 +137,7 @@ func unionSplit(v *results.Verification, fs []*nostr.Filter, evs []*nostr.Event)
 // gots of every filter that owes it) when some filter it matches owes it,
 // else extra with the reason.
 func unionJudge(v *results.Verification, fs []*nostr.Filter, cuts []int64, gots []map[string]int64, e *nostr.Event, b bounds, r Reading) {
-	acc, replaced := b.lo.accepted(e.ID)
-	switch {
-	case !acc:
-		v.Extra++
-		v.Notes = AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused (a relay with old data, or one that stores refused events)")
-		return
-	case replaced && r == LatestOnly:
-		v.Extra++
-		v.Notes = AppendUnique(v.Notes, "returned replaceable events that a newer accepted event had replaced")
+	if unowned(v, e, b, r) {
 		return
 	}
 	right := false
