@@ -22,7 +22,8 @@ small.spread{color:#777;font-size:11px}.note{color:#666;font-size:12px;margin:2p
 .warnings{border-left:4px solid #b00020;background:#fff4f4;padding:8px 14px;margin:12px 0}.warnings li{margin:2px 0}
 figure{margin:14px 0 22px}figure svg{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:12px;color:#555}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:8px 20px}
-footer{margin-top:36px;color:#777;font-size:12px}`
+footer{margin-top:36px;color:#777;font-size:12px}
+` + verdictCSS
 
 // HTML writes one self-contained page: the header, warnings and tables of
 // the Markdown report, and every chart as inline SVG. It loads nothing: no
@@ -38,6 +39,7 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 	bw := bufio.NewWriter(w)
 	t := html.EscapeString(o.title(files))
 	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<main>\n<h1>%s</h1>\n", t, css, t)
+	verdictHTML(bw, files)
 	fmt.Fprintln(bw, "<h2>What was run</h2>")
 	for i, f := range files {
 		if len(files) > 1 {

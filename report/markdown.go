@@ -38,6 +38,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# %s\n\n", mdText(o.title(files)))
+	verdictMarkdown(bw, files)
 	fmt.Fprintln(bw, "## What was run")
 	fmt.Fprintln(bw)
 	for i, f := range files {
