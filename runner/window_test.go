@@ -5,46 +5,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/workload"
 )
-
-// sampleInterval is the harness's sample interval, the tolerance of a window.
-const sampleInterval = 200 * time.Millisecond
-
-// busyProbe stands in for a relay relaybench started that keeps one core
-// busy all the time: the CPU seconds it reports are the length of the
-// sampled window, and it records when each window began.
-type busyProbe struct {
-	mu     sync.Mutex
-	begins []time.Time
-}
-
-func (p *busyProbe) Begin() func() *results.Resources {
-	t0 := time.Now()
-	p.mu.Lock()
-	p.begins = append(p.begins, t0)
-	p.mu.Unlock()
-	var once sync.Once
-	var res *results.Resources
-	return func() *results.Resources {
-		once.Do(func() {
-			w := time.Since(t0)
-			res = &results.Resources{RelayCPUSecs: w.Seconds(), RelayPeakRSS: 1 << 20}
-			for t := sampleInterval; t < w; t += sampleInterval {
-				res.Series = append(res.Series, results.ResourceSample{T: t.Seconds(), RelayCPU: 1, RelayRSS: 1 << 20})
-			}
-			res.Series = append(res.Series, results.ResourceSample{T: w.Seconds(), RelayCPU: 1, RelayRSS: 1 << 20})
-		})
-		return res
-	}
-}
 
 var busyNote = regexp.MustCompile(`relay kept ([0-9.]+) cores busy|relay ([0-9.]+) cores`)
 
@@ -62,7 +31,7 @@ func TestPhaseResourcesCoverTheirTimedWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := &busyProbe{}
+	probe := &testkit.BusySampler{}
 	burst := Workload{Name: "burst", Run: func(ctx context.Context, env Env) ([]results.Phase, error) {
 		ph, err := workload.Burst(ctx, env.URL, env.Corpus, workload.BurstOptions{Base: workload.Base{Begin: env.Sample}, Bursts: 2, BurstSize: 30, Every: 300 * time.Millisecond,
 			Connections: 2, Size: 100})
@@ -73,26 +42,12 @@ func TestPhaseResourcesCoverTheirTimedWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Phases) != 3 || len(probe.begins) != 3 {
-		t.Fatalf("%d phases, %d windows sampled", len(run.Phases), len(probe.begins))
+	if len(run.Phases) != 3 || len(probe.Begins()) != 3 {
+		t.Fatalf("%d phases, %d windows sampled", len(run.Phases), len(probe.Begins()))
 	}
 	for i, ph := range run.Phases {
-		dur := float64(ph.Duration) / 1e9
-		res := ph.Resources
-		if d := probe.begins[i].Sub(ph.Start); d < -sampleInterval || d > sampleInterval {
-			t.Errorf("%s: sampling began %v from the clock's start", ph.Name, d)
-		}
-		for _, s := range res.Series {
-			if s.T < 0 || s.T > dur+sampleInterval.Seconds() {
-				t.Errorf("%s: sample at %.3f s outside [0, %.3f s + one interval]", ph.Name, s.T, dur)
-			}
-		}
-		if res.RelayCPUSecs > dur+sampleInterval.Seconds() || res.RelayCPUSecs < dur/2 {
-			t.Errorf("%s: relay CPU %.3f s (one core busy) over a %.3f s phase", ph.Name, res.RelayCPUSecs, dur)
-		}
-		if ph.SetupSecs < delay.Seconds()*0.9 {
-			t.Errorf("%s: setup %.3f s, want at least the %v connect delay", ph.Name, ph.SetupSecs, delay)
-		}
+		testkit.CheckWindow(t, ph, probe.Begins()[i], delay)
+		dur, res := float64(ph.Duration)/1e9, ph.Resources
 		// The judgement divides the window's CPU by the phase's duration.
 		notes := strings.Join(ph.Notes, "\n")
 		m := busyNote.FindStringSubmatch(notes)
@@ -118,13 +73,13 @@ func TestUnsampledWorkloadIsNoted(t *testing.T) {
 		}
 		return []results.Phase{{Name: "idle", Duration: int64(time.Second), Resources: &results.Resources{ClientCPUSecs: 0.1}}}, nil
 	}}
-	probe := &busyProbe{}
+	probe := &testkit.BusySampler{}
 	phases, err := RunWorkload(context.Background(), w, Env{}, probe, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(probe.begins) != 0 || phases[0].Resources.RelayCPUSecs != 0 {
-		t.Errorf("sampled around the workload: %d windows, %+v", len(probe.begins), phases[0].Resources)
+	if len(probe.Begins()) != 0 || phases[0].Resources.RelayCPUSecs != 0 {
+		t.Errorf("sampled around the workload: %d windows, %+v", len(probe.Begins()), phases[0].Resources)
 	}
 	if !strings.Contains(strings.Join(phases[0].Notes, "\n"), "resources were not sampled") {
 		t.Errorf("notes %q", phases[0].Notes)

@@ -3,17 +3,16 @@ package workload
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/nostr"
-	"github.com/relaybench/relaybench/relay/embedded"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 )
@@ -67,16 +66,7 @@ func all(c *corpus.Corpus) []int {
 
 // embeddedURL starts the embedded relay with store on 127.0.0.1, closed
 // when the test ends.
-func embeddedURL(t testing.TB, store string) string {
-	t.Helper()
-	r, err := embedded.New(embedded.Options{Store: store, DataDir: t.TempDir(), Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(r.Handler())
-	t.Cleanup(func() { srv.Close(); r.Close() })
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
-}
+var embeddedURL = testkit.EmbeddedURL
 
 // startRelay starts a test relay with cfg, closed when the test ends.
 func startRelay(t testing.TB, cfg testrelay.Config) *testrelay.Relay {
