@@ -37,3 +37,23 @@ bench_need_strfry() {
     exit 0
   fi
 }
+
+# bench_strfry_start PORT starts $BIN_DIR/strfry on 127.0.0.1:PORT with a
+# fresh database in $work/strfry-db as $relaypid, and waits until it listens.
+bench_strfry_start() {
+  rm -rf "$work/strfry-db" && mkdir -p "$work/strfry-db"
+  cat >"$work/strfry.conf" <<CONF
+db = "$work/strfry-db/"
+relay {
+    bind = "127.0.0.1"
+    port = $1
+    nofiles = 0
+    maxWebsocketPayloadSize = 1048576
+}
+CONF
+  "$BIN_DIR/strfry" --config="$work/strfry.conf" --verbosity=WARNING relay >"$work/strfry.log" 2>&1 &
+  relaypid=$!
+  for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done
+  echo "strfry did not start: $(tail -3 "$work/strfry.log")" >&2
+  exit 1
+}

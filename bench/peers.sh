@@ -1,22 +1,42 @@
 #!/usr/bin/env bash
 # Measures relaybench against the fastest peer tool, ../shared/peers/bin/nostr-bench
-# (see ../shared/peers/README.md), and appends both to bench/RESULTS.md with
-# the machine, date and commit:
-#   - one sink relay (OKs at once, stores nothing), run as a separate process;
-#   - PAIRS alternating pairs: nostr-bench (-w CONNS --rate 0 --only-peak),
-#     then relaybench run --mode wait --skip-query --concurrency CONNS: one
-#     connection per worker, one EVENT in flight each, every OK awaited;
-#   - both rates, the ratio, and each client's CPU and system calls per event
-#     over its publish phase.
-# Events are the same size on the wire: nostr-bench's are ~650 bytes, which
-# relaybench's corpus reaches with --size 128 (SIZE=1024 for relaybench's
-# default). Both sign before the clock; nostr-bench inside its own process,
-# so its CPU and system calls are taken from perf stat's 100 ms intervals,
-# counting only those of its publish phase (intervals with at least a fifth
-# of the busiest interval's system calls); relaybench's the same way, its CPU
-# from its own results file. Without perf the CPU columns of nostr-bench and
-# the system calls say "–".
-# Run it on a quiet machine: other load shows up in every figure.
+# (see ../shared/peers/README.md), on three grounds in one run, and appends
+# every figure to bench/RESULTS.md with the machine, load, date and commit:
+#   khatru  bench/khatrusink: khatru v0.19.1 as it comes (fasthttp/websocket,
+#           JSON parsing, id and signature checks, an OK per event) over a
+#           store that keeps nothing, a separate process: ground neither tool
+#           wrote;
+#   strfry  $BIN_DIR/strfry (default ../shared/relays/bin) with a fresh
+#           database for every run (so no event is a duplicate);
+#   sink    relaybench's own sink (relay serve --store sink), for reference.
+# On each ground PAIRS alternating pairs: nostr-bench (-w CONNS --rate 0
+# --only-peak), then relaybench run --mode wait --skip-query --concurrency
+# CONNS: one connection per worker, one EVENT in flight each, every OK
+# awaited and matched by id.
+#
+# The same events for both: nostr-bench sends kind-1 events with no tags,
+# ~645-byte EVENT messages, and cannot read a dump; relaybench gets a kind-1
+# corpus of the same average size: `corpus --export` (content --size SIZE),
+# only its kind-1 lines, read back with --corpus (signed, verified and cached
+# before any timed phase).
+#
+# Client CPU, system calls and context switches: perf stat's 100 ms intervals
+# around each tool's process, counting only its publish phase (the run of
+# consecutive intervals as long as the tool's own publish time that holds the
+# most socket writes: both write each EVENT with one system call), the same
+# way for both tools (both sign before their clock starts). Relay CPU and context
+# switches: /proc/PID (every thread) before and after each tool's process.
+# Every parsed number is checked (present, numeric, the run's count, the rate
+# against count / duration); a figure that does not check out stops the
+# script with the tool's raw output.
+#
+# Environment: GROUNDS ("khatru strfry sink"), PAIRS (3), CONNS (4),
+# EVENTS (100000, per run on khatru and the sink), STRFRY_EVENTS (20000),
+# SIZE (204), OUT (bench/RESULTS.md), PEER, BIN_DIR, RELAY_ENV (environment
+# for the Go relays, e.g. GOMAXPROCS=1), RB_ENV (the same for relaybench);
+# TOOLS ("nb rb": each pair runs these in this order, ratios are to the
+# first), where rbB is a second relaybench for A/B runs: binary RB_B,
+# environment RB_B_ENV.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -25,82 +45,139 @@ if [ ! -x "$PEER" ]; then
   echo "bench/peers.sh: no peer binary at $PEER (see ../shared/peers/README.md); nothing measured." >&2
   exit 0
 fi
+GROUNDS=${GROUNDS:-khatru strfry sink}
 CONNS=${CONNS:-4}
-EVENTS=${EVENTS:-200000}
+EVENTS=${EVENTS:-100000}
+STRFRY_EVENTS=${STRFRY_EVENTS:-20000}
 PAIRS=${PAIRS:-3}
-SIZE=${SIZE:-128}
-bench_work
+SIZE=${SIZE:-204}
+OUT=${OUT:-bench/RESULTS.md}
+RELAY_ENV=${RELAY_ENV:-}
+RB_ENV=${RB_ENV:-}
+TOOLS=${TOOLS:-nb rb}
+RB_B=${RB_B:-}
+RB_B_ENV=${RB_B_ENV:-}
+RB_B_DESC=${RB_B_DESC:-$RB_B}
+case " $TOOLS " in *" rbB "*) [ -x "$RB_B" ] || { echo "bench/peers.sh: TOOLS has rbB: set RB_B to a relaybench binary" >&2; exit 1; } ;; esac
+BIN_DIR=${BIN_DIR:-../shared/relays/bin}
+case " $GROUNDS " in *" strfry "*) [ -x "$BIN_DIR/strfry" ] || { echo "bench/peers.sh: no strfry at $BIN_DIR/strfry; set GROUNDS without it" >&2; exit 1; } ;; esac
+command -v python3 >/dev/null || { echo "bench/peers.sh: needs python3 to check the figures" >&2; exit 1; }
 haveperf=""
 if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -o /dev/null true 2>/dev/null; then
   haveperf=1
+else
+  echo "bench/peers.sh: no usable perf: client CPU, system calls and context switches print as –" >&2
 fi
+bench_work
+go build -o "$work/khatrusink" ./bench/khatrusink
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
-echo "== sink relay" >&2
-bench_sink
-
-# Sign relaybench's corpus once (cached), outside any timed phase.
-"$rb" corpus --events "$EVENTS" --size "$SIZE" --cache-dir "$work/cache" --no-progress >&2
-
-# phase FILE: "cpu_ms syscalls" summed over the publish-phase intervals of a
-# perf stat -I -x, file.
-phase() {
-  awk -F, '
-    /^#/ || NF < 4 { next }
-    { t = $1; v = ($2 ~ /^[0-9.]+$/) ? $2 : 0
-      if ($4 ~ /task-clock/) cpu[t] = v; else if ($4 ~ /raw_syscalls/) { sc[t] = v; if (v > max) max = v } }
-    END { for (t in sc) if (sc[t] >= max / 5) { c += cpu[t]; s += sc[t] }; printf "%.1f %d\n", c, s }' "$1"
+fail() { # fail WHAT FILE: stop with the raw output that did not check out
+  echo "bench/peers.sh: $1; raw output ($2):" >&2
+  cat "$2" >&2 || true
+  exit 1
 }
-measure() { # measure OUT CMD...: run CMD, perf stat intervals into OUT if perf is there
-  local out=$1; shift
+
+# kind1 N: a kind-1 dump of N events in $work/k1-N.ndjson, verified and cached.
+kind1() {
+  local n=$1 all=$work/all-$1.ndjson
+  "$rb" corpus --events $((n * 3 / 2 + 1000)) --size "$SIZE" --cache-dir "$work/cache" --no-progress \
+    --export "$all" >"$work/corpus-$n.out" 2>&1 || fail "corpus --export failed" "$work/corpus-$n.out"
+  grep -F '"kind":1,' "$all" | head -n "$n" >"$work/k1-$n.ndjson" || true
+  rm -f "$all"
+  [ "$(wc -l <"$work/k1-$n.ndjson")" -eq "$n" ] || fail "fewer than $n kind-1 events in the export" "$work/corpus-$n.out"
+  "$rb" corpus --corpus "$work/k1-$n.ndjson" --cache-dir "$work/cache" --no-progress >"$work/k1-$n.out" 2>&1 ||
+    fail "the kind-1 dump did not load" "$work/k1-$n.out"
+}
+
+start_relay() { # start_relay GROUND: the relay as $relaypid, its URL as $url
+  case $1 in
+    khatru) env $RELAY_ENV "$work/khatrusink" >"$work/relay.out" 2>"$work/relay.err" & relaypid=$! ;;
+    sink) env $RELAY_ENV "$rb" relay serve --store sink >"$work/relay.out" 2>"$work/relay.err" & relaypid=$! ;;
+    strfry) bench_strfry_start 7792; url="ws://127.0.0.1:7792"; return ;;
+  esac
+  for _ in $(seq 100); do grep -q '^listening ' "$work/relay.out" && break; sleep 0.1; done
+  url=$(sed -n 's/^listening //p' "$work/relay.out")
+  [ -n "$url" ] || fail "the $1 relay did not start" "$work/relay.err"
+}
+stop_relay() { kill "$relaypid" 2>/dev/null || true; wait "$relaypid" 2>/dev/null || true; relaypid=""; }
+
+# relay_stat: "cpu_ticks ctxsw" of $relaypid, every thread.
+relay_stat() {
+  local t=0 c=0 f
+  read -r t < <(awk '{ print $14 + $15 }' "/proc/$relaypid/stat")
+  for f in /proc/"$relaypid"/task/*/status; do
+    c=$((c + $(awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "$f" 2>/dev/null || echo 0)))
+  done
+  echo "$t $c"
+}
+
+measure() { # measure TAG CMD...: CMD under perf stat intervals into $work/TAG.perf
+  local tag=$1; shift
   if [ -n "$haveperf" ]; then
-    perf stat -I 100 -x, -o "$out" -e task-clock,raw_syscalls:sys_enter -- "$@"
+    perf stat -I 100 -x, -o "$work/$tag.perf" -e task-clock,raw_syscalls:sys_enter,context-switches \
+      -e syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_sendto,syscalls:sys_enter_sendmsg -- "$@"
   else
-    : >"$out"
+    : >"$work/$tag.perf"
     "$@"
   fi
 }
 
-rows=()
-for i in $(seq "$PAIRS"); do
-  echo "== pair $i: nostr-bench" >&2
-  measure "$work/nb$i.perf" "$PEER" -r "$url" -w "$CONNS" --rate 0 --only-peak -e "$EVENTS" -d 30 >"$work/nb$i.out" 2>&1
-  nbrate=$(sed -n 's/^ *Events\/sec: *\([0-9.]*\).*/\1/p' "$work/nb$i.out" | head -1)
-  read -r nbcpu nbsc < <(phase "$work/nb$i.perf")
-  echo "== pair $i: relaybench" >&2
-  measure "$work/rb$i.perf" "$rb" run --relay "$url" --mode wait --skip-query --concurrency "$CONNS" \
-    --events "$EVENTS" --size "$SIZE" --cache-dir "$work/cache" --no-progress --quiet --json "$work/rb$i.json" >&2
-  rbrate=$(grep -o '"events_per_sec": *[0-9.e+]*' "$work/rb$i.json" | head -1 | sed 's/.*: *//')
-  rbcpu=$(grep -o '"client_cpu_secs": *[0-9.e+]*' "$work/rb$i.json" | head -1 | sed 's/.*: *//')
-  rbcpu=$(awk -v c="$rbcpu" -v e="$EVENTS" 'BEGIN { printf "%.2f", c * 1e6 / e }')
-  read -r _ rbsc < <(phase "$work/rb$i.perf")
-  rows+=("$nbrate $nbcpu $nbsc $rbrate $rbcpu $rbsc")
-done
+# one GROUND PAIR TOOL N DUMP: one run of TOOL (nb or rb), a row into $work/rows
+one() {
+  local g=$1 i=$2 tool=$3 n=$4 dump=$5 tag=$1-$2-$3 r0 r1 rate ph
+  if [ "$g" = strfry ]; then start_relay strfry; fi
+  r0=$(relay_stat)
+  local bin=$rb envs=$RB_ENV
+  if [ "$tool" = rbB ]; then bin=$RB_B envs=$RB_B_ENV; fi
+  if [ "$tool" = nb ]; then
+    measure "$tag" "$PEER" -r "$url" -w "$CONNS" --rate 0 --only-peak -e "$n" -d 3600 >"$work/$tag.out" 2>&1 ||
+      fail "nostr-bench exited $?" "$work/$tag.out"
+    rate=$(python3 bench/peers.py nb "$work/$tag.out" "$n" 2>"$work/$tag.why") ||
+      fail "nostr-bench's figures did not check out ($(cat "$work/$tag.why"))" "$work/$tag.out"
+  else
+    measure "$tag" env $envs "$bin" run --relay "$url" --mode wait --skip-query --concurrency "$CONNS" \
+      --corpus "$dump" --cache-dir "$work/cache" --no-progress --quiet --json "$work/$tag.json" >"$work/$tag.out" 2>&1 ||
+      fail "relaybench exited $?" "$work/$tag.out"
+    rate=$(python3 bench/peers.py rb "$work/$tag.json" "$n" 2>"$work/$tag.why") ||
+      fail "relaybench's figures did not check out ($(cat "$work/$tag.why"))" "$work/$tag.json"
+  fi
+  r1=$(relay_stat)
+  ph=$(python3 bench/peers.py phase "$work/$tag.perf" "$n" "$rate" 2>"$work/$tag.why") ||
+    fail "perf's intervals did not check out ($(cat "$work/$tag.why"))" "$work/$tag.perf"
+  if [ "$g" = strfry ]; then stop_relay; fi
+  echo "$g $i $tool $rate $ph $(echo "$r0 $r1" | awk '{ print $3 - $1, $4 - $2 }') $(getconf CLK_TCK) $n $(cut -d' ' -f1 /proc/loadavg)" |
+    tee -a "$work/rows" >&2
+}
 
+for g in $GROUNDS; do
+  n=$EVENTS
+  if [ "$g" = strfry ]; then n=$STRFRY_EVENTS; fi
+  if [ ! -f "$work/k1-$n.ndjson" ]; then kind1 "$n"; fi
+  if [ "$g" != strfry ]; then start_relay "$g"; fi
+  for i in $(seq "$PAIRS"); do
+    echo "== $g, pair $i" >&2
+    for t in $TOOLS; do one "$g" "$i" "$t" "$n" "$work/k1-$n.ndjson"; done
+  done
+  if [ "$g" != strfry ]; then stop_relay; fi
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 bench/peers.py table "$work/rows" >"$work/table" || fail "the table did not check out" "$work/rows"
+
+dirty=""
+git diff --quiet HEAD -- . 2>/dev/null || dirty=" (+uncommitted changes)"
 {
   echo
-  echo "## $(date -u +%Y-%m-%dT%H:%MZ) · commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (+uncommitted changes)') · relaybench vs nostr-bench (bench/peers.sh)"
+  echo "## $(date -u +%Y-%m-%dT%H:%MZ) · commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$dirty · relaybench vs nostr-bench on three grounds (bench/peers.sh)"
   echo
-  echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -sr), $(go version | cut -d' ' -f3), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -sr), $(go env GOVERSION); load average before: $load0, after: $load1 (the runs keep both cores busy: above ~2 others were running too)"
   echo
-  echo "One sink relay (separate process), $EVENTS events per run, $CONNS connections each, one EVENT in flight per"
-  echo "connection, OK awaited; alternating pairs, nostr-bench first. relaybench --size $SIZE. CPU and system calls"
-  echo "per event are the client's own over its publish phase (kernel time included)."
+  echo "Grounds: khatru = bench/khatrusink (khatru v0.19.1, store keeps nothing; $EVENTS events a run), strfry ($STRFRY_EVENTS"
+  echo "events a run, fresh database each run), sink = relaybench's own sink ($EVENTS events a run). $CONNS connections,"
+  echo "one EVENT in flight each, every OK awaited; $PAIRS alternating pairs per ground, nostr-bench first. Both send kind-1"
+  echo "events of ~645 bytes: nostr-bench its own, relaybench a kind-1 export (--size $SIZE).${RELAY_ENV:+ Relay environment: $RELAY_ENV.}${RB_ENV:+ relaybench environment: $RB_ENV.}"
+  echo "Tools in each pair, in order: $TOOLS.${RB_B:+ relaybench B: $RB_B_DESC${RB_B_ENV:+ with $RB_B_ENV}.}"
+  echo "Client figures from perf stat's 100 ms intervals over each tool's publish phase; relay figures from /proc over each run."
   echo
-  echo "| pair | nostr-bench events/s | relaybench events/s | ratio | nostr-bench CPU µs/event | relaybench CPU µs/event | nostr-bench syscalls/event | relaybench syscalls/event |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
-  n=0
-  for r in "${rows[@]}"; do
-    n=$((n + 1))
-    echo "$n $r $EVENTS $haveperf" | awk '{
-      nb = $2; rb = $5; ev = $8; p = ($9 == "1")
-      ratio = (nb > 0) ? sprintf("%.2f×", rb / nb) : "–"
-      nbc = p ? sprintf("%.2f", $3 * 1000 / ev) : "–"
-      nbs = p ? sprintf("%.2f", $4 / ev) : "–"
-      rbs = p ? sprintf("%.2f", $7 / ev) : "–"
-      printf "| %d | %.0f | %.0f | %s | %s | %.2f | %s | %s |\n", $1, nb, rb, ratio, nbc, $6, nbs, rbs }'
-  done
-  nbmed=$(printf '%s\n' "${rows[@]}" | awk '{ print $1 }' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-  rbmed=$(printf '%s\n' "${rows[@]}" | awk '{ print $4 }' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-  awk -v nb="$nbmed" -v rb="$rbmed" 'BEGIN {
-      printf "\nMedians: nostr-bench %.0f events/s, relaybench %.0f events/s, ratio %.2f×.\n", nb, rb, (nb > 0 ? rb / nb : 0) }'
-} | tee -a bench/RESULTS.md
+  cat "$work/table"
+} | tee -a "$OUT"
