@@ -126,7 +126,9 @@ type Series struct {
 
 // NewSeries starts a series at start (a mono.Now() value).
 func NewSeries(start int64) *Series {
-	return &Series{start: start, sec: buckets{width: 1e9}, fine: buckets{width: FineStep, limit: int(FineSpan / FineStep)}}
+	s := &Series{start: start, sec: buckets{width: 1e9}, fine: buckets{width: FineStep, limit: int(FineSpan / FineStep)}}
+	announce(s)
+	return s
 }
 
 // Start returns the mono time the series starts at.

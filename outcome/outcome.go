@@ -80,6 +80,7 @@ type Ledger struct {
 func New(op string, requested int64) *Ledger {
 	l := &Ledger{op: op, refused: map[string]int64{}, notRun: map[string]int64{}}
 	l.requested.Store(requested)
+	announce(l)
 	return l
 }
 

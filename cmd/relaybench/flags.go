@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
@@ -58,11 +58,11 @@ func (f corpusFlags) anchor() (int64, error) {
 // is refused, never replaced by a default.
 func (f corpusFlags) validate() error {
 	var r ranges
-	r.between("events", f.Events, 1, corpus.MaxEvents)
-	r.between("size", f.Size, 1, corpus.MaxAvgSize)
-	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
-	if r.err != nil {
-		return r.err
+	r.Between("events", f.Events, 1, corpus.MaxEvents)
+	r.Between("size", f.Size, 1, corpus.MaxAvgSize)
+	r.Between("authors", f.Authors, 1, corpus.MaxAuthors)
+	if r.Err() != nil {
+		return r.Err()
 	}
 	if f.Corpus != "" {
 		// A dump that cannot be read is a bad flag: said before anything starts.
@@ -79,7 +79,7 @@ func (f corpusFlags) validate() error {
 	_, err := f.anchor()
 	if err == nil && f.Corpus == "" {
 		f.checkCosts(&r)
-		err = r.err
+		err = r.Err()
 	}
 	return err
 }
@@ -89,7 +89,7 @@ func (f corpusFlags) validate() error {
 // it is cached already).
 func (f corpusFlags) checkCosts(r *ranges) {
 	if f.CacheDir == "off" {
-		r.memory("events", fmt.Sprintf("%d (× --size %d)", f.Events, f.Size), float64(f.Events), storedEventBytes(f.Size), "event of the corpus, held in memory with --cache-dir off")
+		r.Memory("events", fmt.Sprintf("%d (× --size %d)", f.Events, f.Size), float64(f.Events), flagcheck.StoredEventBytes(f.Size), "event of the corpus, held in memory with --cache-dir off")
 		return
 	}
 	dir := f.CacheDir
@@ -102,7 +102,7 @@ func (f corpusFlags) checkCosts(r *ranges) {
 	if _, err := os.Stat(corpus.CachePath(dir, f.params().Key())); err == nil {
 		return // cached: nothing to write
 	}
-	r.disk("events", fmt.Sprintf("%d (× --size %d)", f.Events, f.Size), float64(f.Events)*storedEventBytes(f.Size), dir, "the corpus cache")
+	r.Disk("events", fmt.Sprintf("%d (× --size %d)", f.Events, f.Size), float64(f.Events)*flagcheck.StoredEventBytes(f.Size), dir, "the corpus cache")
 }
 
 func (f corpusFlags) params() corpus.Params {
@@ -135,8 +135,8 @@ func (f liveKeyFlags) keys(ctx context.Context) (*corpus.Corpus, error) {
 
 func (f liveKeyFlags) validate() error {
 	var r ranges
-	r.between("authors", f.Authors, 1, corpus.MaxAuthors)
-	return r.err
+	r.Between("authors", f.Authors, 1, corpus.MaxAuthors)
+	return r.Err()
 }
 
 type publishFlags struct {
@@ -149,31 +149,46 @@ type publishFlags struct {
 
 func (f publishFlags) validate() error {
 	var r ranges
-	r.min("concurrency", f.Concurrency, 1)
-	r.min("window", f.Window, 1)
-	r.window("window", f.Window, 64, 0)
-	r.positive("timeout", f.Timeout)
+	r.Min("concurrency", f.Concurrency, 1)
+	r.Min("window", f.Window, 1)
+	r.Window("window", f.Window, 64, 0)
+	r.Positive("timeout", f.Timeout)
 	if !f.SkipPublish {
-		r.conns("concurrency", f.Concurrency, f.Concurrency)
+		r.Conns("concurrency", f.Concurrency, f.Concurrency)
 	}
-	return r.err
+	return r.Err()
 }
 
 // checkWindow refuses a pipelined window above the events of the corpus
 // cf signs (a corpus file's count is not known here).
 func (f publishFlags) checkWindow(r *ranges, cf corpusFlags) {
 	if f.Mode == workload.ModePipeline && cf.Corpus == "" && !f.SkipPublish {
-		r.window("window", f.Window, 64, float64(cf.Events))
+		r.Window("window", f.Window, 64, float64(cf.Events))
 	}
 }
 
-// publishRun checks the flag groups of a command that publishes the corpus
-// to its target before its workload (clients, count, search, sync).
-func (r *ranges) publishRun(tf targetFlags, cf corpusFlags, pf publishFlags) {
-	r.add(tf.validate())
-	r.add(cf.validate())
-	r.add(pf.validate())
-	pf.checkWindow(r, cf)
+// checkPublishRun checks the flag groups of a command that publishes the
+// corpus to its target before its workload (clients, count, search, sync).
+func checkPublishRun(tf targetFlags, cf corpusFlags, pf publishFlags) error {
+	var r ranges
+	r.Add(tf.validate())
+	r.Add(cf.validate())
+	r.Add(pf.validate())
+	pf.checkWindow(&r, cf)
+	return r.Err()
+}
+
+// checkWorkload is the checkFlags of a workload's command: the first error
+// of its shared flag groups (groups, in order), else of its options' own
+// checks (workload.Checked) with in, else of its output flags.
+func checkWorkload(cfg workload.Config, in workload.CheckInput, of outputFlags, groups ...error) error {
+	var r ranges
+	for _, err := range groups {
+		r.Add(err)
+	}
+	workload.Check(cfg, &r, in)
+	r.Add(of.validate())
+	return r.Err()
 }
 
 func (f publishFlags) options() workload.PublishOptions {
@@ -216,16 +231,16 @@ type queryFlags struct {
 func (f queryFlags) validate() error {
 	var r ranges
 	if f.SkipQuery {
-		r.min("queries", f.Queries, 0)
+		r.Min("queries", f.Queries, 0)
 	} else if f.Queries < 1 {
-		r.bad("queries", f.Queries, "must be at least 1 (or pass --skip-query)")
+		r.Bad("queries", f.Queries, "must be at least 1 (or pass --skip-query)")
 	}
-	r.queryLimit("query-limit", f.QueryLimit)
-	r.min("query-concurrency", f.QueryConcurrency, 1)
+	r.QueryLimit("query-limit", f.QueryLimit)
+	r.Min("query-concurrency", f.QueryConcurrency, 1)
 	if _, err := workload.ParseMix(f.QueryMix); err != nil {
-		r.bad("query-mix", f.QueryMix, "%v", err)
+		r.Bad("query-mix", f.QueryMix, "%v", err)
 	}
-	return r.err
+	return r.Err()
 }
 
 func (f queryFlags) options(seed int64, timeout time.Duration) workload.QueryOptions {
@@ -239,6 +254,7 @@ type outputFlags struct {
 	NoProgress bool   `name:"no-progress" help:"No progress display."`
 	Quiet      bool   `help:"Print no summary (the results file is still written)."`
 	gateFlags
+	webFlags // web.go
 }
 
 // gateFlags turn a run into a CI gate: thresholds judged at the end (exit
@@ -281,6 +297,9 @@ var activeGate *gateFlags
 // overwritten) and its folder, or --out for the default name, must be a
 // folder this process can write in (or be creatable under one).
 func (f outputFlags) validate() error {
+	if err := f.webFlags.validate(); err != nil {
+		return err
+	}
 	if f.JSON == "-" {
 		return checkNotFile("out", f.Out)
 	}
@@ -439,15 +458,15 @@ type targetFlags struct {
 
 func (f targetFlags) validate() error {
 	var r ranges
-	r.add(f.authFlags.validate())
-	r.cpus("relay-cpus", f.RelayCPUs)
-	r.cpus("client-cpus", f.ClientCPUs)
-	r.add(f.relaySourceFlags.validate())
-	if r.err == nil {
+	r.Add(f.authFlags.validate())
+	checkCPUs(&r, "relay-cpus", f.RelayCPUs)
+	checkCPUs(&r, "client-cpus", f.ClientCPUs)
+	r.Add(f.relaySourceFlags.validate())
+	if r.Err() == nil {
 		_, err := f.relayRef()
-		r.add(err)
+		r.Add(err)
 	}
-	return r.err
+	return r.Err()
 }
 
 // benchFlags are the corpus and workload flags run and compare share.
@@ -460,16 +479,16 @@ type benchFlags struct {
 
 func (f *benchFlags) validate() error {
 	var r ranges
-	r.add(f.corpusFlags.validate())
-	r.add(f.publishFlags.validate())
-	r.add(f.queryFlags.validate())
+	r.Add(f.corpusFlags.validate())
+	r.Add(f.publishFlags.validate())
+	r.Add(f.queryFlags.validate())
 	f.publishFlags.checkWindow(&r, f.corpusFlags)
-	if r.err == nil {
+	if r.Err() == nil {
 		_, err := f.workloadFlags.build()
-		r.add(err)
+		r.Add(err)
 	}
 	f.checkCosts(&r)
-	return r.err
+	return r.Err()
 }
 
 // checkCosts refuses counts the machine cannot pay for (budget.go): the
@@ -480,14 +499,14 @@ func (f *benchFlags) checkCosts(r *ranges) {
 		// What the relay accepted is kept to verify what follows: id,
 		// pubkey, kind, created_at and tags on the heap (about 0.64 KB an
 		// event), content and signature in the mapped corpus file.
-		r.memory("events", f.Events, float64(f.Events), modelEventBytes, "event kept to verify the queries")
+		r.Memory("events", f.Events, float64(f.Events), flagcheck.ModelEventBytes, "event kept to verify the queries")
 	}
 	if f.SkipQuery {
 		return
 	}
-	r.conns("query-concurrency", f.QueryConcurrency, f.QueryConcurrency)
-	r.queryMemory("query-limit", f.QueryLimit, 1, f.QueryLimit, f.Events, f.Size)
-	r.queryMemory("queries", f.Queries, f.Queries, f.QueryLimit, f.Events, f.Size)
+	r.Conns("query-concurrency", f.QueryConcurrency, f.QueryConcurrency)
+	r.QueryMemory("query-limit", f.QueryLimit, 1, f.QueryLimit, f.Events, f.Size)
+	r.QueryMemory("queries", f.Queries, f.Queries, f.QueryLimit, f.Events, f.Size)
 }
 
 // config is the runner configuration these flags ask for (the session
@@ -531,7 +550,10 @@ func (f *benchFlags) params() map[string]any {
 // the flag and the value (relaybench: --events -5: must be at least 1), and
 // relaybench exits with status 2. Each command says what it checks in its
 // checkFlags method, beside its Run in the command's file, made of the
-// validate methods of its flag groups (this file) and its own ranges.
+// validate methods of its flag groups (this file) and its own ranges; a
+// workload's options check their own flags (workload.Checked, in the
+// workload's file), for its declared command (declared.go) and for a
+// hand-written one alike.
 
 // flagChecker is implemented by every command: checkFlags returns the first
 // bad flag value.
@@ -575,6 +597,7 @@ func (g *Globals) AfterApply(kctx *kong.Context) error {
 // AfterRun is kong's hook after the command's Run, whatever it returned:
 // it removes reserved results files the command never wrote.
 func (g *Globals) AfterRun() error {
+	closeWebs() // web.go
 	releaseReserved()
 	return nil
 }
@@ -590,84 +613,16 @@ func joinLines(s string) string {
 	return strings.Join(parts, "; ")
 }
 
-// ranges keeps the first bad flag value found.
-type ranges struct{ err error }
-
-func (r *ranges) add(err error) {
-	if r.err == nil && err != nil {
-		r.err = err
-	}
-}
-
-func (r *ranges) bad(flag string, v any, format string, args ...any) {
-	r.add(fmt.Errorf("--%s %v: %s", flag, v, fmt.Sprintf(format, args...)))
-}
-
-func (r *ranges) min(flag string, v, lo int) {
-	if v < lo {
-		r.bad(flag, v, "must be at least %d", lo)
-	}
-}
-
-func (r *ranges) min64(flag string, v, lo int64) {
-	if v < lo {
-		r.bad(flag, v, "must be at least %d", lo)
-	}
-}
-
-func (r *ranges) between(flag string, v, lo, hi int) {
-	switch {
-	case v < lo:
-		r.bad(flag, v, "must be at least %d", lo)
-	case v > hi:
-		r.bad(flag, v, "must be at most %d", hi)
-	}
-}
-
-// positive: a duration above 0.
-func (r *ranges) positive(flag string, d time.Duration) {
-	if d <= 0 {
-		r.bad(flag, d, "must be a positive duration")
-	}
-}
-
-// notNegative: a duration of 0 or more (0 meaning what the help says).
-func (r *ranges) notNegative(flag string, d time.Duration) {
-	if d < 0 {
-		r.bad(flag, d, "must not be negative")
-	}
-}
-
-// rate: a finite number above 0, or at least 0 with zeroOK.
-func (r *ranges) rate(flag string, v float64, zeroOK bool) {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		r.bad(flag, v, "must be a finite number")
-	case zeroOK && v < 0:
-		r.bad(flag, v, "must not be negative")
-	case !zeroOK && v <= 0:
-		r.bad(flag, v, "must be above 0")
-	}
-}
-
-// fraction: a number strictly between 0 and 1.
-func (r *ranges) fraction(flag string, v float64) {
-	if !(v > 0 && v < 1) {
-		r.bad(flag, v, "must be a fraction between 0 and 1 (exclusive)")
-	}
-}
-
-// size: content bytes, 1 to the corpus's cap.
-func (r *ranges) size(flag string, v int) {
-	r.between(flag, v, 1, corpus.MaxAvgSize)
-}
+// ranges keeps the first bad flag value found (package flagcheck: the
+// workloads' options check their own flags with it too).
+type ranges = flagcheck.Ranges
 
 // cpus: a CPU list (taskset -c syntax) of CPUs this process may use.
-func (r *ranges) cpus(flag, list string) {
+func checkCPUs(r *ranges, flag, list string) {
 	if list == "" {
 		return
 	}
 	if _, err := harness.ParseCPUs(list); err != nil {
-		r.add(fmt.Errorf("--%s %s: %v", flag, list, err))
+		r.Add(fmt.Errorf("--%s %s: %v", flag, list, err))
 	}
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/nip11"
@@ -39,6 +37,7 @@ func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liv
 		return nil, err
 	}
 	s := &liveSession{session: ss, target: target, stop: stop}
+	s.web.setTarget(target)
 	s.file.Runs = append(s.file.Runs, results.Run{Relay: results.Relay{Name: target.Name, URL: target.URL, Managed: target.Managed, LogFile: target.LogFile}})
 	s.run = &s.file.Runs[0]
 	s.fetchInfo()
@@ -48,18 +47,7 @@ func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liv
 // fetchInfo reads the relay's NIP-11 document into the run; a relay without
 // one gets a note.
 func (s *liveSession) fetchInfo() {
-	ictx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-	info, raw, err := nip11.Fetch(ictx, s.target.URL)
-	cancel()
-	if err != nil {
-		s.run.Notes = append(s.run.Notes, "no NIP-11 document: "+err.Error())
-		return
-	}
-	s.info = info
-	s.run.Relay.NIP11 = raw
-	s.run.Relay.Software = info.Software
-	s.run.Relay.Version = info.Version
-	s.run.Relay.MaxLimit = info.Limitation.MaxLimit
+	s.info = runner.FetchInfo(s.ctx, s.target.URL, s.run)
 }
 
 // setCorpus records the corpus in the run.
@@ -149,6 +137,7 @@ func (s *liveSession) keep(phases []results.Phase, err error) error {
 	for _, ph := range phases {
 		if ph.Counts != nil {
 			s.run.Phases = append(s.run.Phases, ph)
+			s.web.phaseDone(ph)
 		}
 	}
 	if s.ctx.Err() != nil {

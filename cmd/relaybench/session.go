@@ -20,6 +20,7 @@ type session struct {
 	cpus    string // --client-cpus
 	prog    *progress.Reporter
 	file    *results.File
+	web     *webRun // --web (web.go); nil without
 }
 
 // openSession does what every measuring command does first: reserve the
@@ -36,6 +37,9 @@ func openSession(g *Globals, command string, of outputFlags, clientCPUs string) 
 	}
 	s.prog = progress.New(os.Stderr, !of.NoProgress)
 	s.file = newResultsFile(command, s.started)
+	if s.web, err = startWeb(of.webFlags, command, s.path, s.started, s.prog); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -56,7 +60,9 @@ func (s *session) config(cfg runner.Config) runner.Config {
 // finish judges the runs, writes the results file and prints the summary
 // (finishRun).
 func (s *session) finish(runErr error) error {
-	return finishRun(s.ctx, s.file, s.path, s.quiet, runErr)
+	err := finishRun(s.ctx, s.file, s.path, s.quiet, runErr)
+	s.web.end(s.ctx, s.file)
+	return err
 }
 
 // corpusCommand is a corpus-driven command (run, clients, count, search,
@@ -87,6 +93,7 @@ func runCorpusCommand(g *Globals, c corpusCommand) error {
 		return err
 	}
 	defer stop()
+	s.web.setTarget(target)
 	r, runErr := runner.Run(g.Ctx, crp, s.config(c.cfg), target)
 	r.Notes = append(r.Notes, ref.notes()...)
 	r.Params = c.params

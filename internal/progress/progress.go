@@ -19,7 +19,12 @@ type Reporter struct {
 	w       io.Writer
 	tty     bool
 	enabled bool
+	tap     func(label string, total int64) func(done int64)
 }
+
+// Tap makes every phase also report to tap (a live view of the run), with
+// or without a display. Call it before the first phase.
+func (r *Reporter) Tap(tap func(label string, total int64) func(done int64)) { r.tap = tap }
 
 // New returns a reporter writing to w (normally os.Stderr).
 func New(w io.Writer, enabled bool) *Reporter {
@@ -37,6 +42,13 @@ func New(w io.Writer, enabled bool) *Reporter {
 // function (called with the running count; safe from any goroutine) and a
 // stop function that must be called when the phase ends.
 func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done int64), stop func()) {
+	if r != nil && r.tap != nil {
+		seen := r.tap(label, total)
+		r2 := *r
+		r2.tap = nil
+		show, stop := r2.Phase(label, doneFmt, total)
+		return func(done int64) { seen(done); show(done) }, stop
+	}
 	if r == nil || !r.enabled {
 		return func(int64) {}, func() {}
 	}

@@ -1,0 +1,106 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/results"
+)
+
+// bucketBounds are the classic histogram buckets /metrics exposes, in
+// seconds (le), +Inf implied: from 100 µs, where a loopback relay answers,
+// to a minute, past every default timeout.
+var bucketBounds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// classic is a latency distribution in bucketBounds: Counts[i] values at
+// or below bucketBounds[i] (cumulative), Count in all, Sum in seconds.
+type classic struct {
+	Counts []int64
+	Count  int64
+	Sum    float64
+}
+
+// toClassic re-buckets an HDR histogram: each HDR bar (values equivalent
+// at the histogram's precision) falls in the first bucket whose bound is
+// at or above the bar's lowest value.
+func toClassic(h *metrics.Histogram) classic {
+	c := classic{Counts: make([]int64, len(bucketBounds)), Count: h.Count()}
+	c.Sum = h.Mean() * float64(c.Count) / 1e9
+	for _, b := range h.Buckets() {
+		v := float64(b.From) / 1e9
+		for i, le := range bucketBounds {
+			if v <= le {
+				c.Counts[i] += b.Count
+			}
+		}
+	}
+	return c
+}
+
+// phaseFigures is a finished phase's exact figures, from the results file.
+type phaseFigures struct {
+	relay    string // "" for the State's relay
+	name     string
+	accounts []results.Account
+	latency  map[string]classic
+	ver      *results.Verification
+}
+
+// figuresOf reads ph's figures: its accounts, its latency histograms
+// decoded from the HDR encoding the report reads, its verification.
+func figuresOf(ph *results.Phase) phaseFigures {
+	f := phaseFigures{name: ph.Name, accounts: ph.Accounts, latency: map[string]classic{}, ver: ph.Verification}
+	for name, lh := range ph.Latency {
+		h, err := metrics.FromResult(lh)
+		if err != nil || h.Count() == 0 {
+			continue
+		}
+		f.latency[name] = toClassic(h)
+	}
+	return f
+}
+
+// totals is the phase's operations by outcome and requested.
+func (f phaseFigures) totals() (map[string]int64, int64) {
+	m := make(map[string]int64, len(outcomeNames))
+	var req int64
+	for _, a := range f.accounts {
+		for i, n := range accountCounts(a) {
+			m[outcomeNames[i]] += n
+		}
+		req += a.Requested
+	}
+	return m, req
+}
+
+// accountCounts is a's counts in the order of outcomeNames.
+func accountCounts(a results.Account) []int64 {
+	return []int64{a.Accepted, a.Refused, a.TimedOut, a.ConnLost, a.NotRun, a.Cancelled}
+}
+
+func (f phaseFigures) summary() PhaseSummary {
+	m, req := f.totals()
+	p := PhaseSummary{Name: f.name, Outcomes: m, Requested: req}
+	if f.ver != nil {
+		p.Verification = f.ver.Status()
+	}
+	return p
+}
+
+// failureLine says what a failed verification found.
+func failureLine(phase string, v *results.Verification) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "failed")
+	}
+	return fmt.Sprintf("%s: %s (of %d answers checked)", phase, strings.Join(parts, ", "), v.Checked)
+}

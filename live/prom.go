@@ -1,0 +1,198 @@
+package live
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// Exposition is the State's figures in the Prometheus text exposition
+// format (version 0.0.4). Finished phases give their exact figures (the
+// results file's), labelled with their name; the phase in flight gives
+// the live ones under phase="current", which are replaced by the
+// finished phase's when it ends.
+//
+// Latencies are classic histograms (_bucket{le}, _sum, _count): native
+// histograms cannot be written in the text format and need Prometheus's
+// experimental feature flag, while classic buckets are read by every
+// Prometheus, remote-write receiver and Grafana panel. The buckets are cut
+// from the same HDR histograms the report reads, at their precision (1%
+// for the phase in flight, 0.1% for a finished phase).
+func (s *State) Exposition() []byte {
+	ledgers, _ := s.snapshotWatched()
+	cur, curReq := inFlight(ledgers)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := &expo{}
+	base := labels{{"run", s.opt.Run}, {"relay", s.relay}}
+	e.family("relaybench_operations_total", "counter", "Operations that ended, by outcome (each operation ends in exactly one).")
+	for _, f := range s.phases {
+		l := f.labels(base)
+		for _, a := range f.accounts {
+			for i, n := range accountCounts(a) {
+				e.sample("relaybench_operations_total", l.with("op", a.Op).with("outcome", outcomeNames[i]), float64(n))
+			}
+		}
+	}
+	cl := base.with("phase", "current").with("op", "all")
+	if s.final == nil {
+		for _, k := range outcomeNames {
+			e.sample("relaybench_operations_total", cl.with("outcome", k), float64(cur[k]))
+		}
+	}
+	e.family("relaybench_operations_requested_total", "counter", "Operations requested.")
+	for _, f := range s.phases {
+		for _, a := range f.accounts {
+			e.sample("relaybench_operations_requested_total", f.labels(base).with("op", a.Op), float64(a.Requested))
+		}
+	}
+	if s.final == nil {
+		e.sample("relaybench_operations_requested_total", cl, float64(curReq))
+	}
+	s.latencyFamily(e, base)
+	s.verificationFamily(e)
+	s.gauges(e, base)
+	return e.buf.Bytes()
+}
+
+// latencyFamily writes the latency histograms (s.mu held).
+func (s *State) latencyFamily(e *expo, base labels) {
+	e.family("relaybench_latency_seconds", "histogram", "Latency of the operations (ok: EVENT to OK, eose: REQ to EOSE, …; live: the phase in flight).")
+	for _, f := range s.phases {
+		l := f.labels(base)
+		for _, name := range sortedKeys(f.latency) {
+			e.histogram("relaybench_latency_seconds", l.with("latency", name), f.latency[name])
+		}
+	}
+	if s.final == nil && s.curLat.Count() > 0 {
+		e.histogram("relaybench_latency_seconds", base.with("phase", "current").with("latency", "live"), toClassic(s.curLat))
+	}
+}
+
+// verificationFamily writes what the finished phases' verifications found
+// (s.mu held).
+func (s *State) verificationFamily(e *expo) {
+	e.family("relaybench_verification_checked_total", "counter", "Answers checked against what the relay accepted.")
+	s.eachVerified(func(l labels, v *results.Verification) {
+		e.sample("relaybench_verification_checked_total", l, float64(v.Checked))
+	})
+	e.family("relaybench_verification_faults_total", "counter", "Events wrong in the answers checked, by fault.")
+	s.eachVerified(func(l labels, v *results.Verification) {
+		for _, c := range []struct {
+			k string
+			n int64
+		}{{"missing", v.Missing}, {"extra", v.Extra}, {"not_matching", v.NotMatching}, {"invalid", v.Invalid}, {"duplicated", v.Duplicated}} {
+			e.sample("relaybench_verification_faults_total", l.with("fault", c.k), float64(c.n))
+		}
+	})
+	e.family("relaybench_verification_failed", "gauge", "1 when the phase's verification failed.")
+	s.eachVerified(func(l labels, v *results.Verification) {
+		failed := 0.0
+		if v.Status() == results.VerificationFailed {
+			failed = 1
+		}
+		e.sample("relaybench_verification_failed", l, failed)
+	})
+}
+
+// eachVerified calls fn with each finished phase that has a verification
+// (s.mu held).
+func (s *State) eachVerified(fn func(l labels, v *results.Verification)) {
+	base := labels{{"run", s.opt.Run}, {"relay", s.relay}}
+	for _, f := range s.phases {
+		if f.ver != nil {
+			fn(f.labels(base), f.ver)
+		}
+	}
+}
+
+// gauges writes progress and resources (s.mu held).
+func (s *State) gauges(e *expo, base labels) {
+	e.family("relaybench_run_finished", "gauge", "1 once the run ended and its results file was written.")
+	fin := 0.0
+	if s.final != nil {
+		fin = 1
+	}
+	e.sample("relaybench_run_finished", base, fin)
+	if pr := s.prog.Load(); pr != nil && s.final == nil {
+		l := base.with("phase", "current").with("step", pr.label)
+		e.family("relaybench_phase_done", "gauge", "Operations of the phase in flight done so far (its progress).")
+		e.sample("relaybench_phase_done", l, float64(pr.done.Load()))
+		e.family("relaybench_phase_planned", "gauge", "Operations the phase in flight plans.")
+		e.sample("relaybench_phase_planned", l, float64(pr.total))
+	}
+	e.family("relaybench_client_cpu_seconds_total", "counter", "User and system CPU used by relaybench.")
+	e.sample("relaybench_client_cpu_seconds_total", base, s.res.clientCPU)
+	e.family("relaybench_client_resident_memory_bytes", "gauge", "Resident memory of relaybench.")
+	e.sample("relaybench_client_resident_memory_bytes", base, float64(s.res.clientRSS))
+	if s.res.relayOK {
+		e.family("relaybench_relay_cpu_seconds_total", "counter", "User and system CPU of the relay's process since the run started.")
+		e.sample("relaybench_relay_cpu_seconds_total", base, s.res.relayCPU)
+		e.family("relaybench_relay_resident_memory_bytes", "gauge", "Resident memory of the relay's process.")
+		e.sample("relaybench_relay_resident_memory_bytes", base, float64(s.res.relayRSS))
+	}
+}
+
+// labels of a phase: the run's, with the phase's relay when it has one.
+func (f phaseFigures) labels(base labels) labels {
+	l := append(labels(nil), base...)
+	if f.relay != "" {
+		l[1].v = f.relay
+	}
+	return l.with("phase", f.name)
+}
+
+type label struct{ k, v string }
+
+type labels []label
+
+// with is l and k="v" (a new slice).
+func (l labels) with(k, v string) labels {
+	return append(append(labels(nil), l...), label{k, v})
+}
+
+// String writes {k="v",…} with each value escaped as the exposition
+// format requires: backslash, double quote and line feed; invalid UTF-8
+// replaced, since a value is whatever a relay or a user named.
+func (l labels) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, x := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(x.k)
+		b.WriteString(`="`)
+		b.WriteString(escapeLabel(x.v))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func escapeLabel(v string) string { return labelEscaper.Replace(strings.ToValidUTF8(v, "\uFFFD")) }
+
+// expo builds an exposition.
+type expo struct{ buf bytes.Buffer }
+
+func (e *expo) family(name, typ, help string) {
+	fmt.Fprintf(&e.buf, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+}
+
+func (e *expo) sample(name string, l labels, v float64) {
+	fmt.Fprintf(&e.buf, "%s%s %s\n", name, l, strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+func (e *expo) histogram(name string, l labels, c classic) {
+	for i, le := range bucketBounds {
+		e.sample(name+"_bucket", l.with("le", strconv.FormatFloat(le, 'g', -1, 64)), float64(c.Counts[i]))
+	}
+	e.sample(name+"_bucket", l.with("le", "+Inf"), float64(c.Count))
+	e.sample(name+"_sum", l, c.Sum)
+	e.sample(name+"_count", l, float64(c.Count))
+}

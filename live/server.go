@@ -1,0 +1,257 @@
+package live
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed page.html
+var page []byte
+
+// subBuffer is how many events a page may fall behind before it is
+// dropped (it reconnects and gets the history again).
+const subBuffer = 16
+
+// ParseAddr reads --web: a bare port or ":PORT" binds 127.0.0.1; a host
+// must be a loopback address or "localhost" unless anyAddress is set.
+func ParseAddr(addr string, anyAddress bool) (string, error) {
+	if addr == "" {
+		return "", errors.New("--web: give a port or HOST:PORT, e.g. --web 8080")
+	}
+	if _, err := strconv.Atoi(addr); err == nil {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("--web %q: want a port or HOST:PORT, e.g. 8080 or 127.0.0.1:8080", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("--web %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !anyAddress && !loopback(host) {
+		return "", fmt.Errorf("--web %s: %s is not a loopback address; the page and /metrics would be open to the network: add --web-any-address to serve there", addr, host)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Server serves a State: the page at /, its events at /events, the
+// Prometheus exposition at /metrics, the final report at /report.
+type Server struct {
+	st    *State
+	srv   *http.Server
+	ln    net.Listener
+	quit  chan struct{}
+	wg    sync.WaitGroup
+	close sync.Once
+}
+
+// Serve listens on addr (ParseAddr's) and serves st, ticking it once a
+// second, until Close.
+func Serve(st *State, addr string) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--web %s: %w", addr, err)
+	}
+	s := &Server{st: st, ln: ln, quit: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET /events", s.handleEvents)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("GET /report", s.handleReport)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); _ = s.srv.Serve(ln) }()
+	go func() { defer s.wg.Done(); s.tick() }()
+	return s, nil
+}
+
+// Addr is the address served (with the port chosen for port 0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is the page's address.
+func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
+
+func (s *Server) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	s.st.Tick()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+			s.st.Tick()
+		}
+	}
+}
+
+// Close stops the server: the ticker, every page's stream, the listener;
+// it waits for them up to ctx's deadline.
+func (s *Server) Close(ctx context.Context) error {
+	var err error
+	s.close.Do(func() {
+		close(s.quit)
+		s.st.closeSubs()
+		err = s.srv.Shutdown(ctx)
+		if err != nil {
+			_ = s.srv.Close()
+		}
+		done := make(chan struct{})
+		go func() { s.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		s.st.stopWatching()
+	})
+	return err
+}
+
+func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(page)
+}
+
+func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
+	rep := s.st.Report()
+	if rep == nil {
+		http.Error(w, "the run is still going: the report comes at its end", http.StatusNotFound)
+		return
+	}
+	securityHeaders(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(rep)
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, _ = w.Write(s.st.Exposition())
+}
+
+// securityHeaders keep the page from loading anything else or running
+// anything it did not ship with.
+func securityHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-src 'self'; img-src data:")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+}
+
+// handleEvents streams server-sent events: first the history so far, then
+// one event a second, then the end.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	first, ch := s.st.subscribe()
+	if ch != nil {
+		defer s.st.unsubscribe(ch)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	writeEvent(w, first)
+	fl.Flush()
+	if ch == nil {
+		return // finished or closed: the first event said everything
+	}
+	rc := http.NewResponseController(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.quit:
+			return
+		case msg, open := <-ch:
+			if !open {
+				return
+			}
+			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second)) // a page that stops reading is dropped
+			writeEvent(w, msg)
+			fl.Flush()
+		}
+	}
+}
+
+func writeEvent(w http.ResponseWriter, data []byte) {
+	_, _ = w.Write([]byte("data: "))
+	_, _ = w.Write(data) // JSON on one line: no newline inside
+	_, _ = w.Write([]byte("\n\n"))
+}
+
+// subscribe returns the event a new page starts with (the history so far)
+// and the channel of the next ones (nil when the run is over).
+func (s *State) subscribe() ([]byte, chan []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last *Point
+	if n := len(s.history); n > 0 {
+		last = &s.history[n-1]
+	}
+	first := s.messageLocked(last, s.history)
+	if s.closed || s.final != nil {
+		return first, nil
+	}
+	ch := make(chan []byte, subBuffer)
+	s.subs[ch] = struct{}{}
+	return first, ch
+}
+
+func (s *State) unsubscribe(ch chan []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.subs[ch]; ok {
+		delete(s.subs, ch)
+		close(ch)
+	}
+}
+
+// broadcast sends msg to every page without waiting: a page whose buffer
+// is full is dropped.
+func (s *State) broadcast(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.subs {
+		select {
+		case ch <- msg:
+		default:
+			delete(s.subs, ch)
+			close(ch)
+		}
+	}
+}
+
+// closeSubs ends every page's stream (the run is over).
+func (s *State) closeSubs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for ch := range s.subs {
+		delete(s.subs, ch)
+		close(ch)
+	}
+}
+
+func htmlEscape(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uFFFD")) }

@@ -1,0 +1,262 @@
+// Package live is a live view of a run while it goes: a State fed by the
+// running workload (the outcome ledgers' counters, the latency histograms
+// of the per-second series, the progress of each phase, the relay's and
+// the client's CPU and memory, the phases as they finish), served over HTTP
+// as a self-contained page updated by server-sent events and as a
+// Prometheus /metrics endpoint, and ended with the run's HTML report.
+//
+// It never slows the measurement: the workload's own structures are read
+// by copy (atomic loads of the ledgers, the series' completed seconds
+// under the series' lock), once a second on the State's own goroutine;
+// nothing on the measuring path waits for a reader, a page or a scrape.
+package live
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/results"
+)
+
+// Bounds: what a run of any length may make the State hold.
+const (
+	maxWatched  = 4096 // ledgers and series followed per phase in flight
+	maxPhases   = 4096 // finished phases kept
+	maxFailures = 200  // verification failures listed
+	historyCap  = 3600 // points kept; past it, every other one is dropped
+)
+
+// Options name the run in every output.
+type Options struct {
+	Run   string // the run's name (the results file's base name)
+	Relay string // the relay under test (catalog name or URL); SetRelay changes it
+	// HistoryCap bounds the points kept (0: historyCap).
+	HistoryCap int
+}
+
+// Outcome names, as the page and /metrics give them.
+var outcomeNames = []string{"accepted", "refused", "timed_out", "conn_lost", "not_run", "cancelled"}
+
+var outcomeKinds = []outcome.Kind{outcome.Accepted, outcome.Refused, outcome.TimedOut, outcome.ConnLost, outcome.NotRun, outcome.Cancelled}
+
+// Point is one second of the run, as the page draws it.
+type Point struct {
+	T         float64          `json:"t"` // seconds since the State started
+	Phase     string           `json:"phase"`
+	Done      int64            `json:"done"`
+	Total     int64            `json:"total"`
+	Requested int64            `json:"requested"`
+	Outcomes  map[string]int64 `json:"outcomes"` // the run's operations so far, by outcome
+	Rate      float64          `json:"rate"`     // accepted operations per second since the last point
+	// Latency of the operations completed in the last complete second(s),
+	// in ms, from the series' HDR histograms (0 values when none).
+	Count     int64   `json:"lat_count"`
+	P50       float64 `json:"p50_ms"`
+	P90       float64 `json:"p90_ms"`
+	P99       float64 `json:"p99_ms"`
+	Max       float64 `json:"max_ms"`
+	RelayCPU  float64 `json:"relay_cpu"` // cores busy
+	RelayRSS  int64   `json:"relay_rss"`
+	ClientCPU float64 `json:"client_cpu"`
+	ClientRSS int64   `json:"client_rss"`
+}
+
+// PhaseSummary is a finished phase, as the page lists it.
+type PhaseSummary struct {
+	Name         string           `json:"name"`
+	Outcomes     map[string]int64 `json:"outcomes"`
+	Requested    int64            `json:"requested"`
+	Verification string           `json:"verification,omitempty"`
+}
+
+// watchedSeries is a series followed, with the next second to read.
+type watchedSeries struct {
+	s    *metrics.Series
+	next int
+}
+
+// phaseProgress is the phase announced last by the progress display.
+type phaseProgress struct {
+	label string
+	total int64
+	done  atomic.Int64
+}
+
+// State is the live view of one run. Its feeds (Progress, the watched
+// ledgers and series, PhaseDone, Finish) may be called from any goroutine.
+type State struct {
+	opt      Options
+	started  int64 // mono
+	prog     atomic.Pointer[phaseProgress]
+	relayPID atomic.Int64
+	unwatch  []func()
+
+	mu        sync.Mutex
+	relay     string
+	ledgers   []*outcome.Ledger
+	series    []watchedSeries
+	untracked int64
+	curLat    *metrics.Histogram // the phase in flight's latencies so far
+	phases    []phaseFigures
+	failures  []string
+	history   []Point
+	stride    int // ticks per point kept (doubles when the history is thinned)
+	ticks     int
+	last      tickBase
+	res       resources
+	final     []byte // the HTML report, once the run ended
+	subs      map[chan []byte]struct{}
+	closed    bool
+}
+
+// New starts a live view: from now on, every ledger and series made in
+// this process feeds it, until Finish or Close.
+func New(o Options) *State {
+	if o.HistoryCap <= 0 {
+		o.HistoryCap = historyCap
+	}
+	s := &State{opt: o, started: mono.Now(), relay: o.Relay, curLat: metrics.NewCoarse(), stride: 1,
+		subs: map[chan []byte]struct{}{}}
+	s.last = tickBase{t: s.started, cpu: cpuSecs()}
+	s.unwatch = []func(){outcome.Watch(s.watchLedger), metrics.WatchSeries(s.watchSeries)}
+	return s
+}
+
+func (s *State) watchLedger(l *outcome.Ledger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ledgers) >= maxWatched {
+		s.untracked++
+		return
+	}
+	s.ledgers = append(s.ledgers, l)
+}
+
+func (s *State) watchSeries(se *metrics.Series) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.series) >= maxWatched {
+		s.untracked++
+		return
+	}
+	s.series = append(s.series, watchedSeries{s: se})
+}
+
+// SetRelay names the relay under test once it is known, and the process
+// to sample for its CPU and memory (0: none, the relay is not ours).
+func (s *State) SetRelay(name string, pid int) {
+	s.mu.Lock()
+	s.relay = name
+	s.mu.Unlock()
+	s.relayPID.Store(int64(pid))
+}
+
+// Close stops following ledgers and series (Finish does too).
+func (s *State) Close() { s.stopWatching() }
+
+// Progress is a progress tap (progress.Reporter.Tap): the phase label and
+// total, then the running count, stored by one atomic write.
+func (s *State) Progress(label string, total int64) func(done int64) {
+	p := &phaseProgress{label: label, total: total}
+	s.prog.Store(p)
+	return func(done int64) { p.done.Store(done) }
+}
+
+// PhaseDone records finished phases with their exact figures (the results
+// file's): the ledgers and series followed so far were theirs and are let
+// go.
+func (s *State) PhaseDone(phs ...results.Phase) {
+	figs := make([]phaseFigures, 0, len(phs))
+	for i := range phs {
+		figs = append(figs, figuresOf(&phs[i]))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ledgers, s.series, s.curLat = nil, nil, metrics.NewCoarse()
+	for i, f := range figs {
+		s.addPhase(f, &phs[i])
+	}
+}
+
+// addPhase keeps f and lists its verification failure (s.mu held).
+func (s *State) addPhase(f phaseFigures, ph *results.Phase) {
+	if len(s.phases) >= maxPhases {
+		return
+	}
+	base, n := f.name, 1
+	for s.hasPhase(f.relay, f.name) { // a name twice would be one series twice
+		n++
+		f.name = fmt.Sprintf("%s#%d", base, n)
+	}
+	s.phases = append(s.phases, f)
+	if ph.Verification != nil && ph.Verification.Status() == results.VerificationFailed && len(s.failures) < maxFailures {
+		s.failures = append(s.failures, failureLine(ph.Name, ph.Verification))
+	}
+}
+
+// hasPhase says whether a finished phase of relay is called name (s.mu held).
+func (s *State) hasPhase(relay, name string) bool {
+	for _, f := range s.phases {
+		if f.relay == relay && f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshotWatched copies the lists of what is followed (s.mu not held).
+func (s *State) snapshotWatched() ([]*outcome.Ledger, []watchedSeries) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*outcome.Ledger(nil), s.ledgers...), append([]watchedSeries(nil), s.series...)
+}
+
+// inFlight sums the followed ledgers: operations by outcome, and requested.
+func inFlight(ls []*outcome.Ledger) (map[string]int64, int64) {
+	m := make(map[string]int64, len(outcomeNames))
+	var req int64
+	for _, l := range ls {
+		for i, k := range outcomeKinds {
+			m[outcomeNames[i]] += l.Count(k)
+		}
+		req += l.Requested()
+	}
+	return m, req
+}
+
+// History is the points so far (a copy).
+func (s *State) History() []Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Point(nil), s.history...)
+}
+
+// Phases is the finished phases so far.
+func (s *State) Phases() []PhaseSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PhaseSummary, 0, len(s.phases))
+	for _, f := range s.phases {
+		out = append(out, f.summary())
+	}
+	return out
+}
+
+// sortedKeys is m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// elapsed is the seconds since the State started at mono time t.
+func (s *State) elapsed(t int64) float64 { return float64(t-s.started) / float64(time.Second) }

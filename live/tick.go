@@ -1,0 +1,278 @@
+package live
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/report"
+	"github.com/relaybench/relaybench/results"
+)
+
+// tickBase is what the previous point measured, for rates.
+type tickBase struct {
+	t        int64 // mono
+	accepted int64
+	cpu      float64 // client CPU seconds
+	relayCPU float64 // relay CPU seconds (-1: not read)
+}
+
+// resources are the last CPU and memory readings, totals for /metrics.
+type resources struct {
+	clientCPU, relayCPU float64 // seconds so far (relay: since the State started)
+	clientRSS, relayRSS int64
+	relayBase           float64
+	relayOK             bool
+}
+
+// message is what one server-sent event carries.
+type message struct {
+	Point    *Point         `json:"point,omitempty"`
+	History  []Point        `json:"history,omitempty"`
+	Phases   []PhaseSummary `json:"phases"`
+	Failures []string       `json:"failures"`
+	Finished bool           `json:"finished"`
+	Run      string         `json:"run"`
+	Relay    string         `json:"relay"`
+}
+
+// Tick takes one point: the ledgers' counts, the latencies of the series'
+// newly completed seconds, the CPU and memory; keeps it in the history and
+// sends it to every page. The server calls it once a second.
+func (s *State) Tick() {
+	now := mono.Now()
+	ledgers, series := s.snapshotWatched()
+	counts, req := inFlight(ledgers)
+	sec := metrics.NewCoarse()
+	next := make([]int, len(series))
+	for i, w := range series {
+		next[i] = w.s.LatencySeconds(sec, w.next, now)
+	}
+	cpu, rss := cpuSecs(), selfRSS()
+	relayCPU, relayRSS, relayOK := procSample(int(s.relayPID.Load()))
+
+	s.mu.Lock()
+	if s.closed || s.final != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.advance(series, next)
+	s.curLat.Merge(sec)
+	p := s.point(now, counts, req, sec)
+	s.sampleResources(&p, now, cpu, rss, relayCPU, relayRSS, relayOK)
+	s.last.t, s.last.accepted, s.last.cpu = now, p.Outcomes["accepted"], cpu
+	s.keepPoint(p)
+	msg := s.messageLocked(&p, nil)
+	s.mu.Unlock()
+	s.broadcast(msg)
+}
+
+// advance stores where each series' next read starts (s.mu held); the
+// list may have been let go (PhaseDone) meanwhile.
+func (s *State) advance(series []watchedSeries, next []int) {
+	for i := range s.series {
+		if i < len(series) && s.series[i].s == series[i].s {
+			s.series[i].next = next[i]
+		}
+	}
+}
+
+// point builds the point of now (s.mu held): finished phases plus the
+// phase in flight.
+func (s *State) point(now int64, counts map[string]int64, req int64, sec *metrics.Histogram) Point {
+	p := Point{T: s.elapsed(now), Outcomes: counts, Requested: req}
+	for _, f := range s.phases {
+		m, r := f.totals()
+		for k, v := range m {
+			p.Outcomes[k] += v
+		}
+		p.Requested += r
+	}
+	if pr := s.prog.Load(); pr != nil {
+		p.Phase, p.Total, p.Done = pr.label, pr.total, pr.done.Load()
+	}
+	if dt := float64(now-s.last.t) / 1e9; dt > 0 {
+		p.Rate = float64(max(0, p.Outcomes["accepted"]-s.last.accepted)) / dt
+	}
+	if p.Count = sec.Count(); p.Count > 0 {
+		p.P50, p.P90, p.P99, p.Max = ms(sec.Quantile(50)), ms(sec.Quantile(90)), ms(sec.Quantile(99)), ms(sec.Max())
+	}
+	return p
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// sampleResources puts the CPU and memory into p and the totals (s.mu held).
+func (s *State) sampleResources(p *Point, now int64, cpu float64, rss int64, relayCPU float64, relayRSS int64, relayOK bool) {
+	dt := float64(now-s.last.t) / 1e9
+	s.res.clientCPU, s.res.clientRSS = cpu, rss
+	p.ClientRSS = rss
+	if dt > 0 {
+		p.ClientCPU = (cpu - s.last.cpu) / dt
+	}
+	if !relayOK {
+		return
+	}
+	if !s.res.relayOK {
+		s.res.relayOK, s.res.relayBase, s.last.relayCPU = true, relayCPU, relayCPU
+	}
+	if dt > 0 {
+		p.RelayCPU = max(0, relayCPU-s.last.relayCPU) / dt
+	}
+	s.last.relayCPU = relayCPU
+	s.res.relayCPU, s.res.relayRSS = max(0, relayCPU-s.res.relayBase), relayRSS
+	p.RelayRSS = relayRSS
+}
+
+// keepPoint adds p to the history (s.mu held), one point every stride
+// ticks; a full history drops every other point and doubles the stride,
+// so a run of any length is kept whole at a coarser step.
+func (s *State) keepPoint(p Point) {
+	s.ticks++
+	if s.ticks%s.stride != 0 {
+		return
+	}
+	if len(s.history) >= s.opt.HistoryCap {
+		kept := s.history[:0]
+		for i := 0; i < len(s.history); i += 2 {
+			kept = append(kept, s.history[i])
+		}
+		clear(s.history[len(kept):])
+		s.history = kept
+		s.stride *= 2
+	}
+	s.history = append(s.history, p)
+}
+
+// messageLocked encodes one event (s.mu held).
+func (s *State) messageLocked(p *Point, history []Point) []byte {
+	m := message{Point: p, History: history, Failures: append([]string{}, s.failures...), Finished: s.final != nil,
+		Run: s.opt.Run, Relay: s.relay}
+	m.Phases = make([]PhaseSummary, 0, len(s.phases))
+	for _, f := range s.phases {
+		m.Phases = append(m.Phases, f.summary())
+	}
+	b, _ := json.Marshal(m) // encoding/json escapes <, > and & : safe inside the page
+	return b
+}
+
+// Finish ends the live view with the run's results file: the exact
+// figures of every phase replace the live ones, and the page gets the
+// HTML report (the one `relaybench report --html` writes). It stops
+// following ledgers and series.
+func (s *State) Finish(f *results.File) {
+	s.stopWatching()
+	var buf bytes.Buffer
+	if err := report.HTML(&buf, []*results.File{f}, report.Options{}); err != nil {
+		buf.Reset()
+		buf.WriteString("<!DOCTYPE html><p>No report: " + htmlEscape(err.Error()) + "</p>")
+	}
+	var figs []phaseFigures
+	var phs []*results.Phase
+	for ri := range f.Runs {
+		r := &f.Runs[ri]
+		for pi := range r.Phases {
+			fg := figuresOf(&r.Phases[pi])
+			fg.relay = relayName(r.Relay)
+			figs, phs = append(figs, fg), append(phs, &r.Phases[pi])
+		}
+	}
+	s.mu.Lock()
+	s.ledgers, s.series, s.curLat, s.phases, s.failures = nil, nil, metrics.NewCoarse(), nil, nil
+	for i, fg := range figs {
+		s.addPhase(fg, phs[i])
+	}
+	if len(f.Runs) == 1 {
+		s.relay = relayName(f.Runs[0].Relay)
+	}
+	s.final = buf.Bytes()
+	msg := s.messageLocked(nil, nil)
+	s.mu.Unlock()
+	s.broadcast(msg)
+}
+
+// relayName is how a run's relay is labelled: its catalog name, else its URL.
+func relayName(r results.Relay) string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.URL
+}
+
+// Report is the final HTML report (nil while the run goes).
+func (s *State) Report() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.final
+}
+
+// Finished says whether Finish was called.
+func (s *State) Finished() bool { return s.Report() != nil }
+
+func (s *State) stopWatching() {
+	s.mu.Lock()
+	un := s.unwatch
+	s.unwatch = nil
+	s.mu.Unlock()
+	for _, f := range un {
+		f()
+	}
+}
+
+// cpuSecs is this process's user+system CPU in seconds.
+func cpuSecs() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// selfRSS is this process's resident memory in bytes (0 if unknown).
+func selfRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[1], 10, 64)
+	return n * pageSize
+}
+
+// procSample reads process pid's CPU seconds (its own and its reaped
+// children's) and resident memory from /proc; ok is false when there is
+// no such process to read.
+func procSample(pid int) (cpu float64, rss int64, ok bool) {
+	if pid <= 0 {
+		return 0, 0, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22 { // fields from 3 (state) on: utime is 14, rss 24
+		return 0, 0, false
+	}
+	var ticks int64
+	for _, k := range []int{11, 12, 13, 14} {
+		v, _ := strconv.ParseInt(f[k], 10, 64)
+		ticks += v
+	}
+	pages, _ := strconv.ParseInt(f[21], 10, 64)
+	return float64(ticks) / 100, pages * pageSize, true // USER_HZ is 100 on Linux
+}

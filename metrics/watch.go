@@ -1,0 +1,76 @@
+package metrics
+
+import (
+	"sync"
+)
+
+// A watcher sees every series made while it is registered: a live view of
+// a run (package live) reads the latency histograms of its completed
+// seconds as the run goes, under the series' own lock, by copy.
+var (
+	watchMu  sync.Mutex
+	watchers = map[int]func(*Series){}
+	watchID  int
+)
+
+// WatchSeries calls fn with every series NewSeries makes from now on,
+// until stop is called. fn runs on the goroutine calling NewSeries: it
+// must only keep the pointer and return.
+func WatchSeries(fn func(*Series)) (stop func()) {
+	watchMu.Lock()
+	watchID++
+	id := watchID
+	watchers[id] = fn
+	watchMu.Unlock()
+	return func() {
+		watchMu.Lock()
+		delete(watchers, id)
+		watchMu.Unlock()
+	}
+}
+
+func announce(s *Series) {
+	watchMu.Lock()
+	defer watchMu.Unlock()
+	for _, fn := range watchers {
+		fn(s)
+	}
+}
+
+// NewCoarse returns an empty histogram of the series' precision (1 µs to
+// 60 s, 2 significant digits), to merge LatencySeconds into.
+func NewCoarse() *Histogram { return newCoarse() }
+
+// LatencySeconds merges into into the latency histograms of the series'
+// one-second buckets from index from up to, not including, the bucket
+// holding mono time now (the one still filling), and returns the index to
+// start from next time. The series is locked for the merge only.
+func (s *Series) LatencySeconds(into *Histogram, from int, now int64) (next int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	upto := min(int(s.offset(now)/s.sec.width), len(s.sec.lat))
+	for i := from; i < upto; i++ {
+		if h := s.sec.lat[i]; h != nil {
+			into.Merge(h)
+		}
+	}
+	return max(from, upto)
+}
+
+// Bucket is one bar of a histogram's distribution: Count values at or
+// above From and at or below To (ns), at the histogram's precision.
+type Bucket struct {
+	From, To, Count int64
+}
+
+// Buckets is the histogram's distribution, bar by bar (empty bars left
+// out), for exporting it in another bucket layout.
+func (h *Histogram) Buckets() []Bucket {
+	var out []Bucket
+	for _, b := range h.h.Distribution() {
+		if b.Count > 0 {
+			out = append(out, Bucket{From: b.From, To: b.To, Count: b.Count})
+		}
+	}
+	return out
+}
