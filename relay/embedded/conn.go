@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/fasthttp/websocket"
+	"github.com/fiatjaf/eventstore"
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip42"
 	"github.com/nbd-wtf/go-nostr/nip70"
@@ -175,7 +178,7 @@ func (c *conn) handle(parser nostr.MessageParser, msg string) {
 	case *nostr.ReqEnvelope:
 		c.onReq(e)
 	case *nostr.CountEnvelope:
-		go c.onCount(e)
+		go c.onCount(e, msg)
 	case *nip77.OpenEnvelope:
 		c.onNegOpen(e)
 	case *nostr.AuthEnvelope:
@@ -252,6 +255,9 @@ func (r *Relay) addEvent(c *conn, ev *nostr.Event) (bool, string) {
 		return false, "error: failed to verify signature"
 	} else if !ok {
 		return false, "invalid: signature is invalid"
+	}
+	if ev.Kind == 22242 { // NIP-42: "Relays MUST exclude `kind: 22242` events from being broadcasted to any client."
+		return false, "invalid: kind-22242 events are sent with AUTH, not published (NIP-42)"
 	}
 	if nip70.IsProtected(*ev) {
 		switch authed := c.authed.Load(); {
@@ -390,17 +396,61 @@ func baseURL(service string, r *http.Request) string {
 	return proto + "://" + host
 }
 
-func (c *conn) onCount(e *nostr.CountEnvelope) {
+func (c *conn) onCount(e *nostr.CountEnvelope, msg string) {
 	if c.r.count == nil {
 		c.send(nostr.ClosedEnvelope{SubscriptionID: e.SubscriptionID, Reason: "unsupported: this relay does not support NIP-45"})
 		return
 	}
-	n, err := c.r.count(c.ctx, e.Filter)
+	filters, err := countFilters(msg)
+	var n int64
+	if err == nil {
+		n, err = c.r.countUnion(c.ctx, filters)
+	}
 	if err != nil {
 		c.send(nostr.ClosedEnvelope{SubscriptionID: e.SubscriptionID, Reason: nostr.NormalizeOKMessage(err.Error(), "error")})
 		return
 	}
 	c.send(nostr.CountEnvelope{SubscriptionID: e.SubscriptionID, Count: &n})
+}
+
+// countFilters reads every filter of ["COUNT",id,filter...]: go-nostr's
+// CountEnvelope decodes them all into one Filter, the last one's fields
+// overwriting the others' (NIP-45: "Multiple filters are OR'd together").
+func countFilters(msg string) ([]nostr.Filter, error) {
+	var arr []json.RawMessage
+	if err := json.Unmarshal([]byte(msg), &arr); err != nil || len(arr) < 3 {
+		return nil, errors.New("invalid: COUNT without a filter")
+	}
+	out := make([]nostr.Filter, len(arr)-2)
+	for i := range out {
+		if err := json.Unmarshal(arr[i+2], &out[i]); err != nil {
+			return nil, fmt.Errorf("invalid: filter %d: %v", i, err)
+		}
+	}
+	return out, nil
+}
+
+// countUnion counts the stored events matching any of filters, each once:
+// one filter by the store's count, several by the union of their ids (up
+// to MaxNegentropy events per filter).
+func (r *Relay) countUnion(ctx context.Context, filters []nostr.Filter) (int64, error) {
+	if len(filters) == 1 {
+		return r.count(ctx, filters[0])
+	}
+	seen := map[string]struct{}{}
+	for _, f := range filters {
+		if f.LimitZero {
+			continue
+		}
+		ch, err := r.query(eventstore.SetNegentropy(ctx), f)
+		if err != nil {
+			return 0, err
+		}
+		for ev := range chOrClosed(ch) {
+			seen[ev.ID] = struct{}{}
+		}
+	}
+	return int64(len(seen)), nil
 }
 
 // onNegOpen starts a NIP-77 session (replacing one with the same id); the
