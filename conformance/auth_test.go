@@ -185,7 +185,7 @@ func TestAuthAnsweredChecksPass(t *testing.T) {
 		got := runWith(t, g.url, nil, o)
 		for id, c := range got {
 			want := results.CheckPass
-			if id == "nip09.deletion" || id == "nip40.expired-dropped" {
+			if needs(id) != 0 {
 				want = results.CheckNotAnnounced
 			}
 			if c.Status != want {
@@ -222,6 +222,13 @@ func TestAuthRefusedChecksNotRun(t *testing.T) {
 		announced := &nip11.Info{SupportedNIPs: []any{1.0, 9.0, 40.0}}
 		for id, c := range runWith(t, g.url, announced, o) {
 			switch id {
+			case "nip11.document", "nip11.cors", "nip42.auth-ok", "nip42.auth-accepted", "nip42.wrong-challenge-refused",
+				"nip42.not-broadcast", "nip42.auth-required-prefix", "nip45.count-form", "nip45.count-union",
+				"nip45.refused-closed", "nip50.search-content", "nip50.extension-ignored", "nip50.search-and-conditions",
+				"nip77.neg-open-answered", "nip77.reconcile":
+				if c.Status != results.CheckNotAnnounced {
+					t.Errorf("%s: %s: %s, want not announced", tc.name, id, describe(c))
+				}
 			case "ephemeral.ok", "req.malformed-closed", map[bool]string{true: "event.duplicate-ok-true"}[tc.reads]:
 				if c.Status != results.CheckPass {
 					t.Errorf("%s: %s: %s, want pass", tc.name, id, describe(c))

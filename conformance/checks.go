@@ -56,6 +56,21 @@ var all = []Check{
 	{ID: "req.malformed-closed", NIP: 1, Level: MUST, Sentence: sentClosed, run: malformedClosed},
 	{ID: "nip09.deletion", NIP: 9, Level: SHOULD, Sentence: sentDelete, Needs: 9, run: deletion},
 	{ID: "nip40.expired-dropped", NIP: 40, Level: SHOULD, Sentence: sentExpired, Needs: 40, run: expired},
+	{ID: "nip11.document", NIP: 11, Level: SHOULD, Sentence: sent11Doc, Needs: 11, run: nip11Document},
+	{ID: "nip11.cors", NIP: 11, Level: MUST, Sentence: sent11CORS, Needs: 11, run: nip11CORS},
+	{ID: "nip42.auth-ok", NIP: 42, Level: MUST, Sentence: sent42OK, Needs: 42, run: authOK},
+	{ID: "nip42.auth-accepted", NIP: 42, Level: MAY, Sentence: sent42Session, Needs: 42, run: authAcceptedCheck},
+	{ID: "nip42.wrong-challenge-refused", NIP: 42, Level: MUST, Sentence: sent42Verify, Needs: 42, run: authWrongChallenge},
+	{ID: "nip42.not-broadcast", NIP: 42, Level: MUST, Sentence: sent42Broadcast, Needs: 42, run: authNotBroadcast},
+	{ID: "nip42.auth-required-prefix", NIP: 42, Level: MAY, Sentence: sent42Prefix, Needs: 42, run: authRequiredPrefix},
+	{ID: "nip45.count-form", NIP: 45, Level: MUST, Sentence: sent45Form, Needs: 45, run: countForm},
+	{ID: "nip45.count-union", NIP: 45, Level: MUST, Sentence: sent45Union, Needs: 45, run: countUnion},
+	{ID: "nip45.refused-closed", NIP: 45, Level: MUST, Sentence: sent45Closed, Needs: 45, run: countClosed},
+	{ID: "nip50.search-content", NIP: 50, Level: SHOULD, Sentence: sent50Match, Needs: 50, run: searchContent},
+	{ID: "nip50.extension-ignored", NIP: 50, Level: SHOULD, Sentence: sent50Ext, Needs: 50, run: searchExtension},
+	{ID: "nip50.search-and-conditions", NIP: 1, Level: MUST, Sentence: sentAnd, Needs: 50, run: searchAnd},
+	{ID: "nip77.neg-open-answered", NIP: 77, Level: MUST, Sentence: sent77Answer, Needs: 77, run: negOpenAnswered},
+	{ID: "nip77.reconcile", NIP: 77, Level: MUST, Sentence: sent77Goal, Needs: 77, run: negReconcile},
 }
 
 // Kinds of the checks' events: regular kind 1, and one kind of each

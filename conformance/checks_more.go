@@ -177,16 +177,20 @@ func duplicateOK(t *checkRun) outcome {
 // malformed one passes; EOSE (the relay fulfilled it somehow) is named;
 // the valid REQ answered and Timeout later nothing for the malformed one
 // fails.
-func malformedClosed(t *checkRun) outcome {
+func malformedClosed(t *checkRun) outcome { return malformedRefused(t, "REQ", "EOSE") }
+
+// malformedRefused is malformedClosed for verb (REQ or COUNT, NIP-45),
+// whose answer when fulfilled is done (EOSE or COUNT).
+func malformedRefused(t *checkRun, verb, done string) outcome {
 	p, err := t.conn()
 	if err != nil {
 		return undecided(err)
 	}
 	bad, good := "m"+t.nonce, "g"+t.nonce
-	if err := p.sendRaw(t.ctx, []byte(`["REQ",`+strconv.Quote(bad)+`,{"kinds":"one","#t":["`+t.tag("bad")+`"]}]`)); err != nil {
+	if err := p.sendRaw(t.ctx, []byte(`["`+verb+`",`+strconv.Quote(bad)+`,{"kinds":"one","#t":["`+t.tag("bad")+`"]}]`)); err != nil {
 		return undecided(err)
 	}
-	if err := p.req(t.ctx, good, nostr.Filter{Tags: map[string][]string{"t": {t.tag("good")}}}); err != nil {
+	if err := p.sendRaw(t.ctx, []byte(`["`+verb+`",`+strconv.Quote(good)+`,{"#t":["`+t.tag("good")+`"]}]`)); err != nil {
 		return undecided(err)
 	}
 	ctx, cancel := t.wait()
@@ -196,9 +200,9 @@ func malformedClosed(t *checkRun) outcome {
 		f, err := p.next(ctx)
 		if err != nil {
 			if goodDone {
-				return fail("a REQ with a malformed filter ({\"kinds\":\"one\"}) got neither CLOSED nor EOSE: the relay answered the valid REQ sent after it, then nothing more for %s", t.opts.Timeout)
+				return fail("a %s with a malformed filter ({\"kinds\":\"one\"}) got neither CLOSED nor %s: the relay answered the valid %s sent after it, then nothing more for %s", verb, done, verb, t.opts.Timeout)
 			}
-			return unknown("neither the malformed REQ nor the valid one after it was answered (%v)", err)
+			return unknown("neither the malformed %s nor the valid one after it was answered (%v)", verb, err)
 		}
 		id := f.str(0)
 		switch {
@@ -207,9 +211,9 @@ func malformedClosed(t *checkRun) outcome {
 				return named("CLOSED came without the machine-readable prefix (\"prefix: message\"): %q", r)
 			}
 			return pass()
-		case f.label == "EOSE" && id == bad:
-			return named("a REQ with a malformed filter ({\"kinds\":\"one\"}) was answered EOSE, not refused with CLOSED")
-		case (f.label == "EOSE" || f.label == "CLOSED") && id == good && !goodDone:
+		case f.label == done && id == bad:
+			return named("a %s with a malformed filter ({\"kinds\":\"one\"}) was answered %s, not refused with CLOSED", verb, done)
+		case (f.label == done || f.label == "CLOSED") && id == good && !goodDone:
 			goodDone = true
 			cancel()
 			ctx, cancel = t.wait()

@@ -122,7 +122,7 @@ func RunCheck(ctx context.Context, c Check, url string, info *nip11.Info, opts O
 		r.Detail = fmt.Sprintf("the relay does not announce NIP-%02d in its NIP-11 supported_nips", c.Needs)
 		return r
 	}
-	t := &checkRun{ctx: ctx, url: url, opts: opts, log: &evidence{}, nonce: nonce(), checker: verify.NewChecker()}
+	t := &checkRun{ctx: ctx, url: url, info: info, opts: opts, log: &evidence{}, nonce: nonce(), checker: verify.NewChecker()}
 	start := time.Now()
 	o := func() (o outcome) {
 		defer t.closeAll()
@@ -184,6 +184,7 @@ func undecided(err error) outcome {
 type checkRun struct {
 	ctx     context.Context
 	url     string
+	info    *nip11.Info // the relay's NIP-11 document (nil: none)
 	opts    Options
 	log     *evidence
 	nonce   string
@@ -205,6 +206,20 @@ func (t *checkRun) tag(name string) string { return "rbc-" + t.nonce + "-" + nam
 // conn opens a new connection for the check.
 func (t *checkRun) conn() (*probe, error) {
 	p, err := dial(t.ctx, t.url, t.log, t.opts)
+	if err != nil {
+		return nil, err
+	}
+	t.probes = append(t.probes, p)
+	return p, nil
+}
+
+// rawConn opens a new connection that leaves NIP-42 to the check (the
+// challenge, the AUTH's OK and auth-required refusals are the check's to
+// read, whatever Options.Auth says).
+func (t *checkRun) rawConn() (*probe, error) {
+	o := t.opts
+	o.Auth, o.AuthAlways = nil, false
+	p, err := dial(t.ctx, t.url, t.log, o)
 	if err != nil {
 		return nil, err
 	}

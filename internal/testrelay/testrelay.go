@@ -481,6 +481,8 @@ func (r *Relay) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/nostr+json")
 		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Allow-Headers", "*")
+		w.Header().Set("Access-Control-Allow-Methods", "GET")
 		doc := map[string]any{
 			"name":           "relaybench testrelay",
 			"description":    "in-memory misbehaving relay for relaybench tests",
