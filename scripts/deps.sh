@@ -3,11 +3,12 @@
 #   gcc, pkg-config     cgo (khatru's lmdb and sqlite3 stores, libsecp256k1)
 #   libsecp256k1-dev    fast BIP-340 signing (pure Go is the fallback)
 #   postgresql          the relayer relay's database (a private cluster per run)
-#   chromium            renders the HTML report in the browser test
+#   chromium            renders the HTML report and the live page (--web) in the browser tests
+#   prometheus          scrapes --web's /metrics in the live view's Prometheus test
 #   procps              ps/pgrep for the no-orphans tests
 # Needs root (or sudo). Safe to run again: it does nothing when all are there.
 set -euo pipefail
-pkgs=(gcc pkg-config libsecp256k1-dev postgresql chromium procps ca-certificates git)
+pkgs=(gcc pkg-config libsecp256k1-dev postgresql chromium prometheus procps ca-certificates git)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
