@@ -94,6 +94,9 @@ func TestEachMisbehaviourCaught(t *testing.T) {
 		{"no CLOSED for a malformed REQ", testrelay.Config{NoClosedForMalformed: true}, want{"req.malformed-closed": results.CheckFail}},
 		{"superseded versions kept", testrelay.Config{KeepSuperseded: true},
 			want{"replaceable.latest-stored": results.CheckNamed, "replaceable.tie-lowest-id": results.CheckNamed, "addressable.tie-lowest-id": results.CheckNamed}},
+		{"ties by arrival", testrelay.Config{TiesByArrival: true},
+			want{"req.limit-tie-lowest-id": results.CheckNamed, "replaceable.tie-lowest-id": results.CheckNamed, "addressable.tie-lowest-id": results.CheckNamed,
+				"replaceable.latest-stored": results.CheckPass, "req.order-no-limit": results.CheckPass}},
 		{"no EOSE", testrelay.Config{NoEOSEAfter: 1}, want{"req.close-then-reuse": results.CheckUnknown, "req.same-id-replaces": results.CheckUnknown}},
 	}
 	for _, tc := range cases {

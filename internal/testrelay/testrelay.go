@@ -20,6 +20,7 @@
 package testrelay
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -241,6 +242,11 @@ type Config struct {
 	// BoundsExclusive: in answers to REQs, since and until exclude events
 	// whose created_at equals them.
 	BoundsExclusive bool
+	// TiesByArrival: on equal created_at, the event that came first wins:
+	// it is returned first, and of two versions of a replaceable or
+	// addressable event it is kept (NIP-01: the lowest id "should be first",
+	// "should be retained").
+	TiesByArrival bool
 }
 
 // Stats counts what the relay saw and did.
@@ -403,10 +409,12 @@ func (r *Relay) Stored() []*nostr.Event { return r.snapshot() }
 // snapshot returns a copy of the stored events, newest first.
 func (r *Relay) snapshot() []*nostr.Event {
 	r.mu.Lock()
-	if !r.sorted {
+	if !r.sorted && r.cfg.TiesByArrival {
+		slices.SortStableFunc(r.events, func(a, b *nostr.Event) int { return cmp.Compare(b.CreatedAt, a.CreatedAt) })
+	} else if !r.sorted {
 		nostr.SortNewestFirst(r.events)
-		r.sorted = true
 	}
+	r.sorted = true
 	out := make([]*nostr.Event, len(r.events))
 	copy(out, r.events)
 	r.mu.Unlock()
@@ -458,7 +466,7 @@ func (r *Relay) store(ev *nostr.Event) bool {
 			if k, _ := rbverify.ReplaceKey(old); k != key {
 				continue
 			}
-			if old.CreatedAt > ev.CreatedAt || (old.CreatedAt == ev.CreatedAt && old.ID < ev.ID) {
+			if old.CreatedAt > ev.CreatedAt || (old.CreatedAt == ev.CreatedAt && (old.ID < ev.ID || r.cfg.TiesByArrival)) {
 				return true // accepted, but the newer version stays
 			}
 			r.events = append(r.events[:i], r.events[i+1:]...)
