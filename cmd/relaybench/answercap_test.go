@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +18,6 @@ import (
 // below what the answers would take uncapped (about 100 MB per second of
 // streaming). The cap does not depend on how fast the relay streams.
 func TestEndlessAnswersKeepMemoryBounded(t *testing.T) {
-	bin := relaybenchBin(t)
 	r := testrelay.New(testrelay.Config{Verify: true, EndlessAnswers: true})
 	defer r.Close()
 	for _, tc := range []struct {
@@ -38,22 +33,14 @@ func TestEndlessAnswersKeepMemoryBounded(t *testing.T) {
 			path := filepath.Join(out, "r.json")
 			args := append([]string{"run", "--relay", r.URL(), "--events", "400", "--size", "1024", "--queries", "12",
 				"--query-limit", "100", "--timeout", "10s", "--cache-dir", t.TempDir(), "--out", out, "--json", path, "--no-progress"}, tc.extra...)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, args...)
-			var so, se bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &so, &se
-			err := cmd.Run()
-			if ctx.Err() != nil {
-				t.Fatalf("run did not end: %s", se.String())
+			p := startCLI(t, args...)
+			if code := p.exit(t, 3*time.Minute); code != judge.Incomplete {
+				t.Fatalf("run: exit %d, want exit %d\n%s", code, judge.Incomplete, lastLines(p.stdout()+p.stderr(), 10))
 			}
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != judge.Incomplete {
-				t.Fatalf("run: %v, want exit %d\n%s", err, judge.Incomplete, lastLines(so.String()+se.String(), 10))
-			}
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				t.Logf("peak RSS %d MB", ru.Maxrss>>10)
-				if ru.Maxrss > 256<<10 { // KiB
-					t.Errorf("peak RSS %d MB, want under 256 MB", ru.Maxrss>>10)
+			if rss, ok := p.peakRSS(); ok {
+				t.Logf("peak RSS %d MB", rss>>20)
+				if rss > 256<<20 {
+					t.Errorf("peak RSS %d MB, want under 256 MB", rss>>20)
 				}
 			}
 			f, err := results.Read(path)

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -103,12 +101,12 @@ func TestCompareCtrlCLeavesNothing(t *testing.T) {
 	if os.Getenv("RELAYBENCH_INTEGRATION") == "1" {
 		relays = "relayer-postgres,khatru-lmdb"
 	}
-	cmd := exec.Command(relaybenchBin(t), "compare", "-relays", relays, "-events", "4000", "-concurrency", "1",
+	p := startCLI(t, "compare", "-relays", relays, "-events", "4000", "-concurrency", "1",
 		"--out", out, "--cache-dir", t.TempDir(), "--json", filepath.Join(out, "c.json"))
-	startUntil(t, cmd, func(l string) bool { return strings.HasPrefix(l, "Publishing") }, 3*time.Minute, "compare publishing")
+	p.until(t, func(l string) bool { return strings.HasPrefix(l, "Publishing") }, 3*time.Minute, "compare publishing")
 	time.Sleep(500 * time.Millisecond)
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	if code := waitExit(t, cmd, 90*time.Second); code != 130 {
+	p.interrupt()
+	if code := p.exit(t, 90*time.Second); code != 130 {
 		t.Fatalf("exit %d, want 130", code)
 	}
 	f, err := results.Read(filepath.Join(out, "c.json"))

@@ -4,10 +4,9 @@ package main
 // this process), reading what it wrote, and finding the processes it left.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,62 +119,159 @@ func runHere(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, string(o), string(e)
 }
 
-// startUntil starts cmd (its stderr read line by line, its stdout
-// discarded unless set) and returns once a line of stderr satisfies seen;
-// what names that moment in the failure of a run that ends first or takes
-// longer than guard. The whole stderr is in errText once done is closed.
-func startUntil(t *testing.T, cmd *exec.Cmd, seen func(line string) bool, guard time.Duration, what string) (done <-chan struct{}, errText *strings.Builder) {
-	t.Helper()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cmd.Stdout == nil {
-		cmd.Stdout = io.Discard
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reached := make(chan struct{})
-	finished := make(chan struct{})
-	errText = &strings.Builder{}
-	go func() {
-		defer close(finished)
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			errText.WriteString(sc.Text() + "\n")
-			if !once && seen(sc.Text()) {
-				once = true
-				close(reached)
-			}
-		}
-	}()
-	select {
-	case <-reached:
-	case <-finished:
-		cmd.Wait()
-		t.Fatalf("the run ended before %s:\n%s", what, errText.String())
-	case <-time.After(guard): // hang guard
-		cmd.Process.Kill()
-		t.Fatalf("%s never came", what)
-	}
-	return finished, errText
+// cliProc is the built binary running as a child process, what it writes
+// to stdout and stderr kept, its end reaped.
+type cliProc struct {
+	cmd     *exec.Cmd
+	mu      sync.Mutex
+	out     bytes.Buffer    // stdout, unless the test set cmd.Stdout
+	errText strings.Builder // stderr
+	more    chan struct{}   // closed (and replaced) at each write to stderr
+	ended   chan struct{}   // closed once the process is reaped
 }
 
-// waitExit waits for cmd to end, with a hang guard, and returns its status.
-func waitExit(t *testing.T, cmd *exec.Cmd, guard time.Duration) int {
+// newCLI prepares the built binary with args, to be started with start
+// (after the test sets cmd's environment or stdout, if it must).
+func newCLI(t *testing.T, args ...string) *cliProc {
 	t.Helper()
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	select {
-	case <-exited:
-	case <-time.After(guard):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("relaybench did not exit within %v of the signal", guard)
+	return newProc(exec.Command(relaybenchBin(t), args...))
+}
+
+func newProc(cmd *exec.Cmd) *cliProc {
+	return &cliProc{cmd: cmd, more: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// startCLI starts the built binary with args.
+func startCLI(t *testing.T, args ...string) *cliProc {
+	t.Helper()
+	return newCLI(t, args...).start(t)
+}
+
+// start starts p; it is killed if the test ends first. A child of p that
+// holds p's output open past p's end does not hold up the reaping (10 s).
+func (p *cliProc) start(t *testing.T) *cliProc {
+	t.Helper()
+	if p.cmd.Stdout == nil {
+		p.cmd.Stdout = lockedWriter{p, &p.out}
 	}
-	return cmd.ProcessState.ExitCode()
+	p.cmd.Stderr = lockedWriter{p, &p.errText}
+	p.cmd.WaitDelay = 10 * time.Second
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.ended) }()
+	t.Cleanup(func() { p.kill(); <-p.ended })
+	return p
+}
+
+// lockedWriter writes to w under p's lock and tells p's waiters.
+type lockedWriter struct {
+	p *cliProc
+	w io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	close(l.p.more)
+	l.p.more = make(chan struct{})
+	return l.w.Write(b)
+}
+
+// until returns once a whole line of p's stderr satisfies seen; what names
+// that moment in the failure of a run that ends first or takes longer
+// than guard.
+func (p *cliProc) until(t *testing.T, seen func(line string) bool, guard time.Duration, what string) {
+	t.Helper()
+	checked := 0
+	p.await(t, func(_, stderr string) bool {
+		for nl := strings.IndexByte(stderr[checked:], '\n'); nl >= 0; nl = strings.IndexByte(stderr[checked:], '\n') {
+			line := stderr[checked : checked+nl]
+			checked += nl + 1
+			if seen(line) {
+				return true
+			}
+		}
+		return false
+	}, guard, what)
+}
+
+// await returns once cond holds of what p wrote to stdout and stderr so
+// far, asked again at each write; what names that moment in the failure
+// of a run that ends first or takes longer than guard.
+func (p *cliProc) await(t *testing.T, cond func(stdout, stderr string) bool, guard time.Duration, what string) {
+	t.Helper()
+	timeout := time.After(guard) // hang guard
+	for {
+		p.mu.Lock()
+		stdout, stderr, more := p.out.String(), p.errText.String(), p.more
+		p.mu.Unlock()
+		if cond(stdout, stderr) {
+			return
+		}
+		select {
+		case <-more:
+		case <-p.ended:
+			if p.stdout() != stdout || p.stderr() != stderr {
+				continue // its last words came with its end
+			}
+			t.Fatalf("the run ended before %s:\n%s", what, stderr)
+		case <-timeout:
+			p.kill()
+			t.Fatalf("%s never came; stderr: %s", what, stderr)
+		}
+	}
+}
+
+// poll returns once cond holds, asked every 20 ms; what names that moment
+// in the failure of a run that ends first or takes longer than guard.
+func (p *cliProc) poll(t *testing.T, cond func() bool, guard time.Duration, what string) {
+	t.Helper()
+	deadline := time.Now().Add(guard) // hang guard
+	for !cond() {
+		select {
+		case <-p.ended:
+			t.Fatalf("the run ended before %s:\n%s", what, p.stderr())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.kill()
+			t.Fatalf("%s never came: %s", what, p.stderr())
+		}
+	}
+}
+
+// interrupt sends p SIGINT (Ctrl-C), terminate SIGTERM, kill SIGKILL.
+func (p *cliProc) interrupt() { p.cmd.Process.Signal(syscall.SIGINT) }
+func (p *cliProc) terminate() { p.cmd.Process.Signal(syscall.SIGTERM) }
+func (p *cliProc) kill()      { p.cmd.Process.Kill() }
+
+// exit waits for p to end, with a hang guard, and returns its exit status
+// (-1: killed by a signal); its output is then complete.
+func (p *cliProc) exit(t *testing.T, guard time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.ended:
+	case <-time.After(guard):
+		p.kill()
+		<-p.ended
+		t.Fatalf("relaybench did not exit within %v", guard)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// stdout and stderr are what p wrote there so far.
+func (p *cliProc) stdout() string { p.mu.Lock(); defer p.mu.Unlock(); return p.out.String() }
+func (p *cliProc) stderr() string { p.mu.Lock(); defer p.mu.Unlock(); return p.errText.String() }
+
+// peakRSS is the ended process's peak resident memory in bytes (false
+// where the system does not say).
+func (p *cliProc) peakRSS() (int64, bool) {
+	ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, false
+	}
+	return ru.Maxrss << 10, true // KiB
 }
 
 // wantOneLine fails unless stderr is exactly one "relaybench: …" line
@@ -274,56 +371,99 @@ func processesRunning(dir string) []string {
 // child process and returns its URL.
 func embeddedRelay(t *testing.T, tmp string) string {
 	t.Helper()
-	p, out := startServe(t, tmp, "relay", "serve", "--store", "native")
-	return listeningURL(t, p, out)
+	return listeningURL(t, startChild(t, tmp, "relay", "serve", "--store", "native"))
 }
 
-// runChild runs the CLI as a child process (this test binary re-executed,
-// see TestRelayServeHelper) and returns its exit status and stderr.
+// startChild starts the CLI with args as a child process: this test binary
+// re-executed into TestRelayServeHelper (no build), TMPDIR set to tmp.
+func startChild(t *testing.T, tmp string, args ...string) *cliProc {
+	t.Helper()
+	p := newProc(exec.Command(os.Args[0], "-test.run=^TestRelayServeHelper$"))
+	argv, _ := json.Marshal(args)
+	p.cmd.Env = append(os.Environ(), serveArgsEnv+"="+string(argv), "TMPDIR="+tmp)
+	return p.start(t)
+}
+
+// listeningURL is the URL of the child's one "listening ws://…" line on
+// stdout, which must come within 30 s.
+func listeningURL(t *testing.T, p *cliProc) string {
+	t.Helper()
+	p.await(t, func(stdout, _ string) bool { return strings.Contains(stdout, "\n") }, 30*time.Second, "the listening line")
+	s, _, _ := strings.Cut(p.stdout(), "\n")
+	url, ok := strings.CutPrefix(strings.TrimSpace(s), "listening ")
+	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
+		t.Fatalf("first stdout line %q, want 'listening ws://127.0.0.1:PORT'; stderr: %s", s, p.stderr())
+	}
+	return url
+}
+
+// runChild runs the CLI as a child process (startChild) and returns its
+// exit status and stderr.
 func runChild(t *testing.T, tmp string, args ...string) (int, string) {
 	t.Helper()
-	p, _ := startServe(t, tmp, args...)
-	return waitChild(t, p, args[0]), p.stderr.String()
+	p := startChild(t, tmp, args...)
+	return p.exit(t, 3*time.Minute), p.stderr()
 }
 
-// runSegments runs n children at once, child i with args(i), and fails
-// unless every one exits 0.
-func runSegments(t *testing.T, tmp string, n int, args func(i int) []string) {
+// segmentSim is a test split into segments on one machine, as the
+// Kubernetes Indexed Job of deploy/ runs it: a folder, the corpus cache its
+// processes share, and two embedded relays, single for the test run alone
+// and shared for its segments together.
+type segmentSim struct {
+	tmp, cache     string
+	single, shared string
+}
+
+// newSegmentSim starts the two relays; in -short mode the test is skipped
+// (it starts two relays and several relaybench processes).
+func newSegmentSim(t *testing.T) segmentSim {
 	t.Helper()
-	var kids []*serveProc
-	for i := range n {
-		p, _ := startServe(t, tmp, args(i)...)
-		kids = append(kids, p)
+	if testing.Short() {
+		t.Skip("starts two relays and several relaybench processes")
+	}
+	tmp := t.TempDir()
+	return segmentSim{tmp: tmp, cache: filepath.Join(tmp, "cache"), single: embeddedRelay(t, tmp), shared: embeddedRelay(t, tmp)}
+}
+
+// runSingle runs args, then extra, alone against the single relay; it
+// must exit 0, and its results file is returned.
+func (s segmentSim) runSingle(t *testing.T, args []string, extra ...string) *results.File {
+	t.Helper()
+	path := filepath.Join(s.tmp, "single.json")
+	args = append(append(append([]string{}, args...), "--relay", s.single, "--json", path), extra...)
+	if code, stderr := runChild(t, s.tmp, args...); code != 0 {
+		t.Fatalf("single run: exit %d: %s", code, stderr)
+	}
+	return readResults(t, path)
+}
+
+// runSegments runs n segments of args at once against the shared relay,
+// segment i with --segment i/n, its results file NAMEi.json and extra; each
+// must exit 0. It returns the results files' paths.
+func (s segmentSim) runSegments(t *testing.T, name string, n int, args []string, extra ...string) []string {
+	t.Helper()
+	paths := make([]string, n)
+	var kids []*cliProc
+	for i := range paths {
+		paths[i] = filepath.Join(s.tmp, fmt.Sprintf("%s%d.json", name, i))
+		a := append(append([]string{}, args...), "--relay", s.shared, "--json", paths[i], "--segment", fmt.Sprintf("%d/%d", i, n))
+		kids = append(kids, startChild(t, s.tmp, append(a, extra...)...))
 	}
 	for i, p := range kids {
-		if code := waitChild(t, p, fmt.Sprintf("segment %d", i)); code != 0 {
-			t.Fatalf("segment %d: exit %d: %s", i, code, p.stderr)
+		if code := p.exit(t, 3*time.Minute); code != 0 {
+			t.Fatalf("segment %d: exit %d: %s", i, code, p.stderr())
 		}
 	}
+	return paths
 }
 
-// waitChild waits for the child p to end (a 3-minute hang guard; what
-// names it) and returns its exit status.
-func waitChild(t *testing.T, p *serveProc, what string) int {
+// merge runs relaybench merge of paths (then extra) into merged.json and
+// returns that file's path, the exit status and stderr.
+func (s segmentSim) merge(t *testing.T, paths []string, extra ...string) (merged string, code int, stderr string) {
 	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("%s still running after 3 minutes; stderr: %s", what, p.stderr)
-	}
-	return exitCode(p.err)
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.ExitCode()
-	default:
-		return -1
-	}
+	merged = filepath.Join(s.tmp, "merged.json")
+	code, stderr = runChild(t, s.tmp, append(append([]string{"merge", "-o", merged}, extra...), paths...)...)
+	return merged, code, stderr
 }
 
 // usageCase is a command line refused as a usage error naming want.

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -198,7 +194,6 @@ func checkAccounts(t *testing.T, f *results.File) {
 // saved with the interrupt, work not done counted as cancelled, and nothing
 // in the summary blaming the relay.
 func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
-	bin := relaybenchBin(t)
 	cache := t.TempDir()
 	long := map[string][]string{
 		"run":       {"run", "--events", "3000", "--queries", "30", "--concurrency", "2", "--timeout", "5s"},
@@ -217,30 +212,11 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 			out := t.TempDir()
 			path := filepath.Join(out, "r.json")
 			args := append(append([]string{}, long[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, args...)
-			var so, se bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &so, &se
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			deadline := time.Now().Add(90 * time.Second)
-			for r.Stats().Events < 10 {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("the workload never published: %s", se.String())
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			cmd.Process.Signal(syscall.SIGINT)
-			err := cmd.Wait()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
-			if code != judge.Interrupted {
-				t.Fatalf("exit %d, want 130\nstderr: %s", code, lastLines(se.String(), 8))
+			p := startCLI(t, args...)
+			p.poll(t, func() bool { return r.Stats().Events >= 10 }, 90*time.Second, "the workload's first events")
+			p.interrupt()
+			if code := p.exit(t, 2*time.Minute); code != judge.Interrupted {
+				t.Fatalf("exit %d, want 130\nstderr: %s", code, lastLines(p.stderr(), 8))
 			}
 			f, err := results.Read(path)
 			if err != nil {
@@ -274,8 +250,8 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 				t.Errorf("nothing counted as cancelled")
 			}
 			for _, bad := range []string{"FAILED", "did not match", "not in flight"} {
-				if strings.Contains(so.String(), bad) {
-					t.Errorf("summary blames the relay (%q):\n%s", bad, so.String())
+				if strings.Contains(p.stdout(), bad) {
+					t.Errorf("summary blames the relay (%q):\n%s", bad, p.stdout())
 				}
 			}
 		})
@@ -286,36 +262,22 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 // exits at once, yet the relay relaybench started is stopped and its temp
 // data dir removed.
 func TestDoubleInterruptLeavesNothing(t *testing.T) {
-	bin := relaybenchBin(t)
 	tmp := t.TempDir()
 	out := t.TempDir()
 	for _, gap := range []time.Duration{0, 50 * time.Millisecond, 500 * time.Millisecond} {
-		cmd := exec.Command(bin, "run", "--store", "memory", "--events", "20000", "--cache-dir", filepath.Join(tmp, "cache"), "--out", out, "--no-progress", "--quiet")
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-		var se bytes.Buffer
-		cmd.Stderr = &se
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		p := newCLI(t, "run", "--store", "memory", "--events", "20000", "--cache-dir", filepath.Join(tmp, "cache"), "--out", out, "--no-progress", "--quiet")
+		p.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		p.start(t)
 		// Wait for the relay's run directory: the relay is up.
-		deadline := time.Now().Add(90 * time.Second)
-		for {
+		p.poll(t, func() bool {
 			m, _ := filepath.Glob(filepath.Join(tmp, "relaybench-run-*"))
-			if len(m) > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatalf("no relay started: %s", se.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		cmd.Process.Signal(syscall.SIGINT)
+			return len(m) > 0
+		}, 90*time.Second, "the relay's start")
+		p.interrupt()
 		time.Sleep(gap)
-		cmd.Process.Signal(syscall.SIGINT)
-		err := cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != judge.Interrupted {
-			t.Fatalf("gap %v: %v, want exit 130\n%s", gap, err, se.String())
+		p.interrupt()
+		if code := p.exit(t, 2*time.Minute); code != judge.Interrupted {
+			t.Fatalf("gap %v: exit %d, want exit 130\n%s", gap, code, p.stderr())
 		}
 		if m, _ := filepath.Glob(filepath.Join(tmp, "relaybench-run-*")); len(m) > 0 {
 			t.Fatalf("gap %v: left behind %v", gap, m)

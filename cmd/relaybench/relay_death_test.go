@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,21 +31,14 @@ func TestLiveCommandReportsRelayDeath(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(tmp, "out.json")
-	cmd := exec.Command(bin, "subscribe", "--relay", "dying="+script+" {host}:{port}", "--subscribers", "4",
-		"--rate", "500", "--duration", "60s", "--timeout", "5s", "--grace", "1s",
-		"--cache-dir", filepath.Join(tmp, "cache"), "--out", tmp, "--json", out, "--no-progress", "--quiet")
 	// Kill the relay once it holds 100 of the phase's fresh events: the phase
 	// is publishing then, however slow the machine is.
 	go killWhenStored(t, pidFile, addrFile, 100)
-	msg, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if code != 4 {
-		t.Fatalf("exit %d, want 4:\n%s", code, msg)
+	p := startCLI(t, "subscribe", "--relay", "dying="+script+" {host}:{port}", "--subscribers", "4",
+		"--rate", "500", "--duration", "60s", "--timeout", "5s", "--grace", "1s",
+		"--cache-dir", filepath.Join(tmp, "cache"), "--out", tmp, "--json", out, "--no-progress", "--quiet")
+	if code := p.exit(t, 5*time.Minute); code != 4 {
+		t.Fatalf("exit %d, want 4:\n%s%s", code, p.stdout(), p.stderr())
 	}
 	var f struct {
 		Verdict struct {

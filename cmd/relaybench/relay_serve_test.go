@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,66 +32,12 @@ func TestRelayServeHelper(t *testing.T) {
 	os.Exit(run(argv))
 }
 
-type serveProc struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	done   chan struct{} // closed when the process has exited
-	err    error         // cmd.Wait's result, once done is closed
-}
-
-func startServe(t *testing.T, tmp string, args ...string) (*serveProc, *bufio.Reader) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRelayServeHelper$")
-	argv, _ := json.Marshal(args)
-	cmd.Env = append(os.Environ(), serveArgsEnv+"="+string(argv), "TMPDIR="+tmp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p, bufio.NewReader(stdout)
-}
-
-// listeningURL reads the one "listening ws://…" line, with a deadline.
-func listeningURL(t *testing.T, p *serveProc, out *bufio.Reader) string {
-	t.Helper()
-	line := make(chan string, 1)
-	go func() {
-		s, _ := out.ReadString('\n')
-		line <- s
-	}()
-	select {
-	case s := <-line:
-		url, ok := strings.CutPrefix(strings.TrimSpace(s), "listening ")
-		if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
-			t.Fatalf("first stdout line %q, want 'listening ws://127.0.0.1:PORT'; stderr: %s", s, p.stderr)
-		}
-		return url
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no listening line within 30 s; stderr: %s", p.stderr)
-	}
-	return ""
-}
-
 func TestRelayServe(t *testing.T) {
 	for _, store := range []string{"badger", "memory", "sink"} {
 		t.Run(store, func(t *testing.T) {
 			tmp := t.TempDir()
-			p, out := startServe(t, tmp, "relay", "serve", "-store", store)
-			url := listeningURL(t, p, out)
+			p := startChild(t, tmp, "relay", "serve", "-store", store)
+			url := listeningURL(t, p)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -135,24 +76,15 @@ func TestRelayServe(t *testing.T) {
 			if _, b, err := open.Read(ctx); err != nil || !strings.HasPrefix(string(b), `["EOSE"`) {
 				t.Fatalf("REQ round trip: %q %v", b, err)
 			}
-			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
+			p.terminate()
 			_, _, err = open.Read(ctx)
 			if err == nil {
 				t.Error("connection still open after SIGTERM")
 			} else if st := websocket.CloseStatus(err); store != "sink" && st != websocket.StatusGoingAway {
 				t.Errorf("close status %v (%v), want 1001 going away", st, err)
 			}
-			select {
-			case <-p.done:
-				err := p.err
-				var ee *exec.ExitError
-				if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 130) {
-					t.Errorf("exit: %v; stderr: %s", err, p.stderr)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatalf("still running 20 s after SIGTERM; stderr: %s", p.stderr)
+			if code := p.exit(t, 20*time.Second); code != 0 && code != 130 {
+				t.Errorf("exit %d; stderr: %s", code, p.stderr())
 			}
 			if dirs, _ := filepath.Glob(filepath.Join(tmp, "relaybench-relay-*")); len(dirs) != 0 {
 				t.Errorf("temporary data dir left behind: %v", dirs)
@@ -212,19 +144,12 @@ func publishAndQuery(t *testing.T, ctx context.Context, url string, stores bool)
 }
 
 func TestRelayServeRefusesNonLoopback(t *testing.T) {
-	p, _ := startServe(t, t.TempDir(), "relay", "serve", "--addr", "0.0.0.0:0", "--store", "memory")
-	select {
-	case <-p.done:
-		err := p.err
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-			t.Errorf("exit %v, want code 2", err)
-		}
-		if !strings.Contains(p.stderr.String(), "--i-operate-this-relay") {
-			t.Errorf("stderr %q does not name --i-operate-this-relay", p.stderr)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("did not exit")
+	p := startChild(t, t.TempDir(), "relay", "serve", "--addr", "0.0.0.0:0", "--store", "memory")
+	if code := p.exit(t, 20*time.Second); code != 2 {
+		t.Errorf("exit %d, want code 2", code)
+	}
+	if !strings.Contains(p.stderr(), "--i-operate-this-relay") {
+		t.Errorf("stderr %q does not name --i-operate-this-relay", p.stderr())
 	}
 }
 

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -119,16 +116,13 @@ func TestRunBadInputOneLineErrors(t *testing.T) {
 func TestRunCtrlCSavesAndStopsRelay(t *testing.T) {
 	out := t.TempDir()
 	// Slow OKs keep the publish phase running long enough to interrupt it.
-	cmd := exec.Command(relaybenchBin(t), "run", "--events", "3000", "--concurrency", "1", "--store", "sqlite3",
+	p := startCLI(t, "run", "--events", "3000", "--concurrency", "1", "--store", "sqlite3",
 		"--out", out, "--cache-dir", t.TempDir(), "--json", filepath.Join(out, "r.json"))
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	finished, errText := startUntil(t, cmd, func(l string) bool { return strings.HasPrefix(l, "Publishing") }, 2*time.Minute, "publishing")
+	p.until(t, func(l string) bool { return strings.HasPrefix(l, "Publishing") }, 2*time.Minute, "publishing")
 	time.Sleep(300 * time.Millisecond)
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	if code := waitExit(t, cmd, 60*time.Second); code != 130 {
-		<-finished
-		t.Fatalf("exit %d, want 130\n%s", code, errText.String())
+	p.interrupt()
+	if code := p.exit(t, 60*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, p.stderr())
 	}
 	f, err := results.Read(filepath.Join(out, "r.json"))
 	if err != nil {
@@ -137,8 +131,8 @@ func TestRunCtrlCSavesAndStopsRelay(t *testing.T) {
 	if !f.Interrupted || f.Runs[0].Phase("publish") == nil || f.Runs[0].Phase("publish").Counts["sent"] == 0 {
 		t.Fatalf("want an interrupted file with what was measured: %+v", f.Runs[0].Phases)
 	}
-	if !strings.Contains(stdout.String(), "Publish Performance:") {
-		t.Fatalf("summary not printed on Ctrl-C:\n%s", stdout.String())
+	if !strings.Contains(p.stdout(), "Publish Performance:") {
+		t.Fatalf("summary not printed on Ctrl-C:\n%s", p.stdout())
 	}
 	if left := relaysUnder(out); len(left) > 0 {
 		t.Fatalf("relay left running after Ctrl-C: %v", left)

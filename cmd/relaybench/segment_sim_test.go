@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,46 +18,24 @@ import (
 // merge` of the three files must equal the single run on the same figures,
 // with its verification passed.
 func TestSegmentSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two relays and four relaybench processes")
-	}
-	tmp := t.TempDir()
-	cache := filepath.Join(tmp, "cache")
+	sim := newSegmentSim(t)
 	const segments, events, queries = 3, 900, 30
 	common := []string{"run", "--events", fmt.Sprint(events), "--size", "300", "--authors", "40", "--seed", "7",
-		"--anchor", "2026-01-01T00:00:00Z", "--cache-dir", cache, "--concurrency", "5", "--queries", fmt.Sprint(queries),
+		"--anchor", "2026-01-01T00:00:00Z", "--cache-dir", sim.cache, "--concurrency", "5", "--queries", fmt.Sprint(queries),
 		"--no-progress", "--quiet"}
 
-	single, shared := embeddedRelay(t, tmp), embeddedRelay(t, tmp)
-
 	// The single run first: it signs the corpus into the cache the segments load.
-	singlePath := filepath.Join(tmp, "single.json")
-	if code, stderr := runChild(t, tmp, append(common, "--relay", single, "--json", singlePath)...); code != 0 {
-		t.Fatalf("single run: exit %d: %s", code, stderr)
-	}
+	one := sim.runSingle(t, common)
 
 	// The segments: a common start far enough ahead for every process to
 	// load the corpus and dial (a late one is recorded, not a failure here),
 	// and a common start of the queries after every segment published (if
 	// one were still publishing, the merge would allow its events).
 	startAt := time.Now().Add(8 * time.Second).UTC().Format(time.RFC3339Nano)
-	paths := make([]string, segments)
-	runSegments(t, tmp, segments, func(i int) []string {
-		paths[i] = filepath.Join(tmp, fmt.Sprintf("seg%d.json", i))
-		return append(append([]string{}, common...), "--relay", shared, "--json", paths[i],
-			"--segment", fmt.Sprintf("%d/%d", i, segments), "--start-at", startAt, "--query-at", "+10s")
-	})
+	paths := sim.runSegments(t, "seg", segments, common, "--start-at", startAt, "--query-at", "+10s")
 	var files []*results.File
 	for _, path := range paths {
-		f, err := results.Read(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	one, err := results.Read(singlePath)
-	if err != nil {
-		t.Fatal(err)
+		files = append(files, readResults(t, path))
 	}
 
 	// Each segment knows which it was and when they all began.
@@ -142,9 +119,7 @@ func TestSegmentSimulation(t *testing.T) {
 	}
 
 	// The merge of the three files is the single run.
-	merged := filepath.Join(tmp, "merged.json")
-	args := append([]string{"merge", "-o", merged, "--cache-dir", cache}, paths...)
-	code, stderr := runChild(t, tmp, args...)
+	merged, code, stderr := sim.merge(t, paths, "--cache-dir", sim.cache)
 	if code == 2 && strings.Contains(stderr, "merge") && (strings.Contains(stderr, "unexpected argument") || strings.Contains(stderr, "unknown")) {
 		t.Skip("waits for `relaybench merge` (the merge helper's command): the segments added up exactly")
 	}

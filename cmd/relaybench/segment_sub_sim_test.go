@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,42 +14,21 @@ import (
 // deliveries, missing (0), and the deliver histogram's count. Every
 // segment's subscribers receive the other segments' events.
 func TestSubscribeSegmentSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two relays and five relaybench processes")
-	}
-	tmp := t.TempDir()
-	cache := filepath.Join(tmp, "cache")
+	sim := newSegmentSim(t)
 	const segments = 3
 	common := []string{"subscribe", "--sub-count", "8", "--publishers", "3", "--channels", "4", "--overlap", "2", "--filter", "mix",
 		"--rate", "200", "--events", "300", "--size", "200", "--authors", "20", "--seed", "7", "--grace", "3s",
-		"--cache-dir", cache, "--no-progress", "--quiet"}
-	single, shared := embeddedRelay(t, tmp), embeddedRelay(t, tmp)
+		"--cache-dir", sim.cache, "--no-progress", "--quiet"}
 
 	// The single run first (it also fills the key cache the segments load).
-	singlePath := filepath.Join(tmp, "single.json")
-	at := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
-	if code, stderr := runChild(t, tmp, append(common, "--relay", single, "--json", singlePath, "--start-at", at)...); code != 0 {
-		t.Fatalf("single run: exit %d: %s", code, stderr)
-	}
+	one := sim.runSingle(t, common, "--start-at", time.Now().Add(4*time.Second).UTC().Format(time.RFC3339Nano))
 	startAt := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339Nano)
-	paths := make([]string, segments)
-	runSegments(t, tmp, segments, func(i int) []string {
-		paths[i] = filepath.Join(tmp, fmt.Sprintf("sub%d.json", i))
-		return append(append([]string{}, common...), "--relay", shared, "--json", paths[i],
-			"--segment", fmt.Sprintf("%d/%d", i, segments), "--start-at", startAt)
-	})
-	merged := filepath.Join(tmp, "merged.json")
-	if code, stderr := runChild(t, tmp, append([]string{"merge", "-o", merged}, paths...)...); code != 0 {
+	paths := sim.runSegments(t, "sub", segments, common, "--start-at", startAt)
+	merged, code, stderr := sim.merge(t, paths)
+	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
 	}
-	one, err := results.Read(singlePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := results.Read(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readResults(t, merged)
 	sp, mp := one.Runs[0].Phase("subscribe"), m.Runs[0].Phase("subscribe")
 	if sp == nil || mp == nil {
 		t.Fatalf("no subscribe phase: single %v, merged %v", sp != nil, mp != nil)
@@ -84,11 +61,7 @@ func TestSubscribeSegmentSimulation(t *testing.T) {
 	}
 	// Every segment's subscribers got events the other segments published.
 	for i, path := range paths {
-		f, err := results.Read(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ph := f.Runs[0].Phase("subscribe")
+		ph := readResults(t, path).Runs[0].Phase("subscribe")
 		if ph.Deliveries == nil || len(ph.Deliveries.Subs) != (8+segments-1-i)/segments {
 			t.Fatalf("segment %d: delivery record %+v", i, ph.Deliveries)
 		}

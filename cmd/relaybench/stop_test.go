@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -22,15 +19,12 @@ import (
 // the first tenth of the events published. With the relay's OKs 20 ms late
 // on 2 connections in wait mode, the other nine tenths take at least 27 s:
 // a signal sent now lands in the publish phase however loaded the machine.
-// The process's stderr, read to the end, is returned through errText once
-// done is closed.
-func startPublishing(t *testing.T, url, out string, extra ...string) (cmd *exec.Cmd, done <-chan struct{}, errText *strings.Builder) {
+func startPublishing(t *testing.T, url, out string, extra ...string) *cliProc {
 	t.Helper()
-	args := append([]string{"run", "--relay", url, "--events", "3000", "--size", "200", "--concurrency", "2",
-		"--queries", "20", "--out", out, "--cache-dir", t.TempDir()}, extra...)
-	cmd = exec.Command(relaybenchBin(t), args...)
-	done, errText = startUntil(t, cmd, func(l string) bool { return strings.Contains(l, "Published ") }, 2*time.Minute, "publishing")
-	return cmd, done, errText
+	p := startCLI(t, append([]string{"run", "--relay", url, "--events", "3000", "--size", "200", "--concurrency", "2",
+		"--queries", "20", "--out", out, "--cache-dir", t.TempDir()}, extra...)...)
+	p.until(t, func(l string) bool { return strings.Contains(l, "Published ") }, 2*time.Minute, "publishing")
+	return p
 }
 
 // hidden lists the hidden files in dir.
@@ -56,14 +50,13 @@ func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
 	defer r.Close()
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")
-	cmd, finished, errText := startPublishing(t, r.URL(), out, "--json", path)
+	p := startPublishing(t, r.URL(), out, "--json", path)
 	signalled := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
-	code := waitExit(t, cmd, time.Minute)
+	p.terminate()
+	code := p.exit(t, time.Minute)
 	t.Logf("signal → exit: %v", time.Since(signalled).Round(time.Millisecond))
-	<-finished
 	if code != judge.Interrupted {
-		t.Fatalf("exit %d, want 130\n%s", code, errText.String())
+		t.Fatalf("exit %d, want 130\n%s", code, p.stderr())
 	}
 	f, err := results.Read(path)
 	if err != nil {
@@ -95,10 +88,9 @@ func TestSIGKILLLeavesNoResultsFile(t *testing.T) {
 	r := testrelay.New(testrelay.Config{OKDelay: 20 * time.Millisecond})
 	defer r.Close()
 	out := t.TempDir()
-	cmd, finished, _ := startPublishing(t, r.URL(), out)
-	cmd.Process.Kill()
-	waitExit(t, cmd, time.Minute)
-	<-finished
+	p := startPublishing(t, r.URL(), out)
+	p.kill()
+	p.exit(t, time.Minute)
 	if m, _ := filepath.Glob(filepath.Join(out, "*.json")); len(m) != 0 {
 		t.Fatalf("a killed run left %v", m)
 	}
@@ -132,27 +124,23 @@ func TestSIGKILLLeavesNoResultsFile(t *testing.T) {
 func TestClosedStdoutSavesResultsAndStopsRelay(t *testing.T) {
 	out, tmp := t.TempDir(), t.TempDir()
 	path := filepath.Join(out, "r.json")
-	cmd := exec.Command(relaybenchBin(t), "run", "--events", "100", "--queries", "5", "--out", out,
+	p := newCLI(t, "run", "--events", "100", "--queries", "5", "--out", out,
 		"--cache-dir", t.TempDir(), "--json", path, "--no-progress")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	p.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout = pw
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p.cmd.Stdout = pw
+	p.start(t)
 	pw.Close()
 	pr.Close() // the reader is gone before the summary is printed
-	code := waitExit(t, cmd, 3*time.Minute)
+	code := p.exit(t, 3*time.Minute)
 	if code != judge.Interrupted {
-		t.Fatalf("exit %d, want 130 (as SIGTERM)\n%s", code, stderr.String())
+		t.Fatalf("exit %d, want 130 (as SIGTERM)\n%s", code, p.stderr())
 	}
 	if _, err := results.Read(path); err != nil {
-		t.Fatalf("results not saved: %v\n%s", err, stderr.String())
+		t.Fatalf("results not saved: %v\n%s", err, p.stderr())
 	}
 	if left := relaysUnder(out); len(left) > 0 {
 		t.Fatalf("relay left running: %v", left)
@@ -202,38 +190,11 @@ func TestResultsWriteFailureIsTheVerdict(t *testing.T) {
 func TestInterruptWhileSigningSavesResults(t *testing.T) {
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")
-	cmd := exec.Command(relaybenchBin(t), "run", "--relay", "ws://127.0.0.1:1", "--events", "300000", "--size", "100",
+	p := startCLI(t, "run", "--relay", "ws://127.0.0.1:1", "--events", "300000", "--size", "100",
 		"--out", out, "--cache-dir", t.TempDir(), "--json", path)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	signing := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		sc := bufio.NewScanner(stderr)
-		seen := false
-		for sc.Scan() {
-			if !seen && strings.Contains(sc.Text(), "Signed ") {
-				seen = true
-				close(signing)
-			}
-		}
-	}()
-	select {
-	case <-signing:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("never started signing")
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	code := waitExit(t, cmd, time.Minute)
-	<-finished
+	p.until(t, func(l string) bool { return strings.Contains(l, "Signed ") }, 2*time.Minute, "signing")
+	p.interrupt()
+	code := p.exit(t, time.Minute)
 	if code != judge.Interrupted {
 		t.Fatalf("exit %d, want 130", code)
 	}
@@ -275,39 +236,27 @@ func TestSIGKILLLeavesNoShellGrandchild(t *testing.T) {
 	data := t.TempDir()
 	marker := fmt.Sprint(900000 + os.Getpid()%90000) // the grandchild: sleep MARKER
 	tmpl := fmt.Sprintf("shx=sh -c 'sleep %s & exec %s relay serve --addr {addr} --data-dir {dir}'", marker, bin)
-	cmd := exec.Command(bin, "load", "--events", "200", "--load-base", "20", "--load-duration", "120s", "--load-connections", "1",
+	p := newCLI(t, "load", "--events", "200", "--load-base", "20", "--load-duration", "120s", "--load-connections", "1",
 		"--relay", tmpl, "--cache-dir", t.TempDir(), "--out", t.TempDir(), "--no-progress")
-	cmd.Env = append(os.Environ(), "RELAYBENCH_DATA="+data)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	env := append(os.Environ(), "RELAYBENCH_DATA="+data)
+	p.cmd.Env = env
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.start(t)
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		for _, p := range procsWith("sleep " + marker) {
-			syscall.Kill(p, syscall.SIGKILL)
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		for _, pid := range procsWith("sleep " + marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	// Hang guards only: wait for the grandchild, kill relaybench, wait for
 	// the grandchild to go.
-	for deadline := time.Now().Add(2 * time.Minute); len(procsWith("sleep "+marker)) == 0; {
-		select {
-		case err := <-exited:
-			t.Fatalf("relaybench ended before its relay's grandchild ran: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the relay's grandchild never ran")
-		}
-	}
+	p.poll(t, func() bool { return len(procsWith("sleep "+marker)) > 0 }, 2*time.Minute, "the relay's grandchild running")
 	runDirs, _ := filepath.Glob(filepath.Join(data, "relaybench-run-shx-*"))
 	if len(runDirs) != 1 {
 		t.Fatalf("run dirs %v, want one", runDirs)
 	}
-	cmd.Process.Kill() // SIGKILL relaybench alone, not its process group
-	<-exited
+	p.kill() // SIGKILL relaybench alone, not its process group
+	p.exit(t, time.Minute)
 	for deadline := time.Now().Add(time.Minute); len(procsWith("sleep "+marker)) > 0 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -315,11 +264,11 @@ func TestSIGKILLLeavesNoShellGrandchild(t *testing.T) {
 		t.Fatalf("the relay's grandchild %v outlived relaybench's SIGKILL", p)
 	}
 	// The next start sweeps the run dir its killed owner left.
-	next := exec.Command(bin, "run", "--events", "20", "--queries", "2", "--relay", "shx=sh -c 'exec "+bin+" relay serve --addr {addr} --data-dir {dir}'",
+	next := newCLI(t, "run", "--events", "20", "--queries", "2", "--relay", "shx=sh -c 'exec "+bin+" relay serve --addr {addr} --data-dir {dir}'",
 		"--cache-dir", t.TempDir(), "--out", t.TempDir(), "--no-progress")
-	next.Env = cmd.Env
-	out, err := next.CombinedOutput() // its status is not the point: the sweep at its relay's start is
+	next.cmd.Env = env
+	code := next.start(t).exit(t, 3*time.Minute) // its status is not the point: the sweep at its relay's start is
 	if _, serr := os.Stat(runDirs[0]); !os.IsNotExist(serr) {
-		t.Errorf("the next start left %s: %v\nnext run: %v\n%s", runDirs[0], serr, err, lastLines(string(out), 5))
+		t.Errorf("the next start left %s: %v\nnext run: exit %d\n%s", runDirs[0], serr, code, lastLines(next.stdout()+next.stderr(), 5))
 	}
 }
