@@ -35,19 +35,6 @@ var (
 	chartH = vg.Points(270)
 )
 
-// headroom raises the top of p's y axis above the data so that the legend
-// (top corner) does not cover the lines: by 15%, or by as much as the
-// legend's height needs when it has many entries.
-func headroom(p *plot.Plot) {
-	if p.Y.Max <= p.Y.Min {
-		return
-	}
-	r := p.Legend.Rectangle(draw.Canvas{})
-	area := chartH - vg.Points(70) // less the title and the x axis
-	f := math.Min(float64(r.Max.Y-r.Min.Y+vg.Points(8))/float64(area), 0.75)
-	p.Y.Max += (p.Y.Max - p.Y.Min) * math.Max(0.15, f/(1-f))
-}
-
 // shape is the marker of colour i: filled, so that a lone point shows.
 func shape(i int) draw.GlyphDrawer {
 	switch i % 3 {
@@ -63,7 +50,7 @@ func shape(i int) draw.GlyphDrawer {
 type chart struct {
 	name  string // file name without extension, unique in a report
 	title string
-	plot  *plot.Plot
+	plot  *fig
 	notes []string // caption lines: what the chart could not draw as usual, and why
 }
 
@@ -102,8 +89,8 @@ func Charts(dir string, files []*results.File, o Options) ([]string, error) {
 }
 
 func (c *chart) svg() ([]byte, error) {
-	cv := vgsvg.New(chartW, chartH)
-	c.plot.Draw(draw.New(cv))
+	cv := vgsvg.New(chartW, c.plot.height())
+	c.plot.draw(draw.New(cv))
 	var b bytes.Buffer
 	if _, err := cv.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("chart %s: %w", c.name, err)
@@ -112,8 +99,8 @@ func (c *chart) svg() ([]byte, error) {
 }
 
 func (c *chart) png() ([]byte, error) {
-	cv := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(chartW, chartH), vgimg.UseDPI(144))}
-	c.plot.Draw(draw.New(cv))
+	cv := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(chartW, c.plot.height()), vgimg.UseDPI(144))}
+	c.plot.draw(draw.New(cv))
 	var b bytes.Buffer
 	if _, err := cv.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("chart %s: %w", c.name, err)
@@ -142,13 +129,11 @@ func (c *chart) inlineSVG() (string, error) {
 }
 
 // newPlot returns a plot with the report's common style.
-func newPlot(titleText, x, y string) *plot.Plot {
-	p := plot.New()
+func newPlot(titleText, x, y string) *fig {
+	p := &fig{Plot: plot.New()}
 	p.Title.Text = titleText
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
-	p.Legend.Top = true
-	p.Legend.Left = false
 	sans := func(size float64) font.Font {
 		return font.Font{Typeface: "Liberation", Variant: "Sans", Size: vg.Points(size)}
 	}
@@ -168,7 +153,7 @@ func newPlot(titleText, x, y string) *plot.Plot {
 }
 
 // addLine adds a coloured line with a legend entry.
-func addLine(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bool) error {
+func addLine(p *fig, i int, label string, xys plotter.XYs, dashed bool) error {
 	if len(xys) == 0 {
 		return nil
 	}
@@ -183,13 +168,13 @@ func addLine(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bool) er
 	}
 	p.Add(l)
 	if label != "" {
-		p.Legend.Add(label, l)
+		p.addLegend(label, l)
 	}
 	return nil
 }
 
 // addLinePoints adds a line with a marker at each point (for few points).
-func addLinePoints(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bool) error {
+func addLinePoints(p *fig, i int, label string, xys plotter.XYs, dashed bool) error {
 	if len(xys) == 0 {
 		return nil
 	}
@@ -205,7 +190,7 @@ func addLinePoints(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bo
 	}
 	p.Add(l, s)
 	if label != "" {
-		p.Legend.Add(label, l, s)
+		p.addLegend(label, l, s)
 	}
 	return nil
 }
@@ -323,17 +308,17 @@ func phaseSetOf(groups []*relayRuns, name string) phaseSet {
 // notDrawn adds a text-only legend entry for a relay or run the chart does
 // not draw (so that its name is still in the chart), and the caption line
 // saying why.
-func notDrawn(p *plot.Plot, notes *[]string, label, who, why string) {
+func notDrawn(p *fig, notes *[]string, label, who, why string) {
 	if label != "" {
-		p.Legend.Add(label + ": not drawn")
+		p.addLegend(label + ": not drawn")
 	}
 	*notes = append(*notes, who+": not drawn: "+why+".")
 }
 
 // addMissing lists the relays without the phase in the legend and caption.
-func (ps phaseSet) addMissing(p *plot.Plot, notes *[]string) {
+func (ps phaseSet) addMissing(p *fig, notes *[]string) {
 	for _, m := range ps.missing {
-		p.Legend.Add(m + ": no " + ps.name + " phase")
+		p.addLegend(m + ": no " + ps.name + " phase")
 		*notes = append(*notes, m+": not drawn: its run has no "+ps.name+" phase.")
 	}
 }
@@ -553,7 +538,7 @@ func intervalNote(rl []runLine) string {
 
 // addSeries adds a run's line, with a marker at each point when there are
 // few of them (a short phase's handful of points stays visible).
-func addSeries(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bool) error {
+func addSeries(p *fig, i int, label string, xys plotter.XYs, dashed bool) error {
 	if len(xys) <= 12 {
 		return addLinePoints(p, i, label, xys, dashed)
 	}
@@ -562,7 +547,7 @@ func addSeries(p *plot.Plot, i int, label string, xys plotter.XYs, dashed bool) 
 
 // addPoint adds one marked point with a legend entry: a run whose phase
 // was too short for a line.
-func addPoint(p *plot.Plot, i int, label string, xy plotter.XY) error {
+func addPoint(p *fig, i int, label string, xy plotter.XY) error {
 	s, err := plotter.NewScatter(plotter.XYs{xy})
 	if err != nil {
 		return fmt.Errorf("chart point %s: %w", label, err)
@@ -572,7 +557,7 @@ func addPoint(p *plot.Plot, i int, label string, xy plotter.XY) error {
 	s.Radius = vg.Points(4)
 	p.Add(s)
 	if label != "" {
-		p.Legend.Add(label, s)
+		p.addLegend(label, s)
 	}
 	return nil
 }
@@ -600,7 +585,7 @@ func throughputChart(ps phaseSet) (*chart, error) {
 				names[k] = true
 			}
 		}
-		n := 0
+		var drawn []string
 		for i, k := range sortedKeys(names) {
 			xys := rateXY(r.p, k)
 			if len(xys) < 2 {
@@ -609,17 +594,19 @@ func throughputChart(ps phaseSet) (*chart, error) {
 			if err := addSeries(p, i, humanName(k), xys, false); err != nil {
 				return nil, err
 			}
-			n++
+			drawn = append(drawn, k)
 		}
-		if n == 0 {
+		if len(drawn) == 0 {
 			return nil, nil
 		}
+		p.Y.Label.Text = rateAxis(drawn...)
 	} else {
 		k := mainCounter(ps.runs)
 		if k == "" || !hasSeries(ps.runs, func(s results.Second) bool { _, ok := s.Counts[k]; return ok }) {
 			return nil, nil
 		}
 		p.Title.Text = title(ps.name) + ": " + humanName(k) + " per second over time"
+		p.Y.Label.Text = rateAxis(k)
 		if n := intervalNote(ps.runs); n != "" {
 			notes = append(notes, n)
 		}
@@ -646,16 +633,19 @@ func throughputChart(ps phaseSet) (*chart, error) {
 		}
 		ps.addMissing(p, &notes)
 	}
-	return timeChart("throughput-"+slug(ps.name), p, notes), nil
+	return timeChart("throughput-"+slug(ps.name), ps, p, notes), nil
 }
 
 // timeChart is a chart over the time of its phase: both axes from zero,
 // time ticks, headroom above the highest line.
-func timeChart(name string, p *plot.Plot, notes []string) *chart {
+func timeChart(name string, ps phaseSet, p *fig, notes []string) *chart {
 	p.X.Min = 0
+	for _, r := range ps.runs {
+		p.X.Max = math.Max(p.X.Max, secs(r.p.Duration)) // the whole phase, not up to its last point
+	}
 	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min = 0
-	headroom(p)
+	niceY(p)
 	return &chart{name: name, title: p.Title.Text, plot: p, notes: notes}
 }
 
@@ -680,18 +670,8 @@ func latencyTimeChart(ps phaseSet) (*chart, error) {
 		if len(latXY(r.p, p50)) < 2 && len(latXY(r.p, p99)) < 2 {
 			return nil, nil
 		}
-		for i, l := range []struct {
-			label string
-			get   func(results.Second) int64
-		}{{"p50", p50}, {"p99", p99}, {"max", pmax}} {
-			xys := latXY(r.p, l.get)
-			if len(xys) <= 12 {
-				if err := addLinePoints(p, i, l.label, xys, false); err != nil {
-					return nil, err
-				}
-			} else if err := addLine(p, i, l.label, downsample(xys, l.label == "max"), false); err != nil {
-				return nil, err
-			}
+		if err := latencyLines(p, r.p, p50, p99, pmax); err != nil {
+			return nil, err
 		}
 	} else {
 		if n := intervalNote(ps.runs); n != "" {
@@ -727,7 +707,7 @@ func latencyTimeChart(ps phaseSet) (*chart, error) {
 		}
 		ps.addMissing(p, &notes)
 	}
-	return timeChart("latency-time-"+slug(ps.name), p, notes), nil
+	return timeChart("latency-time-"+slug(ps.name), ps, p, notes), nil
 }
 
 // spectrumQuantiles are the percentiles a spectrum line is drawn through,
@@ -834,7 +814,6 @@ func spectrumChart(ps phaseSet) (*chart, error) {
 	p := newPlot(title(ps.name)+": "+latencyLabel(lname)+" latency by percentile", "percentile", "milliseconds")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks{}
-	p.Legend.Left = true
 	var notes []string
 	n := 0
 	for _, r := range ps.runs {
@@ -863,7 +842,7 @@ func spectrumChart(ps phaseSet) (*chart, error) {
 	}
 	p.X.Min = 1
 	p.Y.Min = 0
-	headroom(p)
+	niceY(p)
 	return &chart{name: "spectrum-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
 }
 
@@ -888,7 +867,7 @@ func samples(r runLine) int {
 // than the sampling interval), the whole phase's figure (whole) as one
 // point. With one run alone it draws extra lines (single) instead.
 func resourceChart(ps phaseSet, file, titleText, y string, get func(results.ResourceSample) float64,
-	whole func(*results.Phase) (float64, string, bool), single func(*plot.Plot, runLine) error, lineSuffix string) (*chart, error) {
+	whole func(*results.Phase) (float64, string, bool), single func(*fig, runLine) error, lineSuffix string) (*chart, error) {
 	sampled := false
 	for _, r := range ps.runs {
 		if samples(r) > 0 {
@@ -937,7 +916,7 @@ func resourceChart(ps phaseSet, file, titleText, y string, get func(results.Reso
 	p.X.Min = 0
 	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min = 0
-	headroom(p)
+	niceY(p)
 	return &chart{name: file + "-" + slug(ps.name), title: p.Title.Text, plot: p, notes: notes}, nil
 }
 
@@ -951,7 +930,7 @@ func cpuChart(ps phaseSet) (*chart, error) {
 			}
 			return p.Resources.RelayCPUSecs / secs(p.Duration), "the relay's CPU time over the phase's duration", true
 		},
-		func(p *plot.Plot, r runLine) error {
+		func(p *fig, r runLine) error {
 			if err := addLine(p, 0, "relay", resLine(r, relay), false); err != nil {
 				return err
 			}
@@ -968,7 +947,7 @@ func rssChart(ps phaseSet) (*chart, error) {
 			}
 			return float64(p.Resources.RelayPeakRSS) / 1e6, "the relay's peak RSS in the phase", true
 		},
-		func(p *plot.Plot, r runLine) error {
+		func(p *fig, r runLine) error {
 			return addLine(p, 0, r.label, resLine(r, rss), false)
 		}, "")
 }
@@ -1078,7 +1057,7 @@ func bars(file, titleText, y, metric string, groups []*relayRuns, name string, s
 		b.Offset = w * vg.Length(float64(s)-float64(len(series)-1)/2)
 		p.Add(b)
 		if label != "" {
-			p.Legend.Add(label, b)
+			p.addLegend(label, b)
 		}
 	}
 	if !any {
@@ -1086,8 +1065,8 @@ func bars(file, titleText, y, metric string, groups []*relayRuns, name string, s
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	p.Y.Min, p.Y.Max = 0, top*1.18 // room for the legend
-	p.Legend.Left = true
+	p.Y.Min, p.Y.Max = 0, top
+	niceY(p)
 	return &chart{name: "bars-" + slug(file), title: titleText, plot: p, notes: notes}, nil
 }
 
@@ -1150,7 +1129,7 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		ticks = append(ticks, s)
 	}
 	sort.Float64s(ticks)
-	mk := func(file, titleText, y string) *plot.Plot {
+	mk := func(file, titleText, y string) *fig {
 		p := newPlot(titleText, "payload size", y)
 		if len(ticks) > 1 {
 			p.X.Scale = plot.LogScale{}
@@ -1198,15 +1177,15 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 	var cs []*chart
 	for _, c := range []struct {
 		name string
-		p    *plot.Plot
+		p    *fig
 	}{{"sweep-throughput", msgs}, {"sweep-data", mbs}, {"sweep-latency", lat}} {
 		var notes []string
 		for _, k := range noSweep {
-			c.p.Legend.Add(k + ": no sweep")
+			c.p.addLegend(k + ": no sweep")
 			notes = append(notes, k+": not drawn: its run has no payload sweep.")
 		}
 		c.p.Y.Min = 0
-		headroom(c.p)
+		niceY(c.p)
 		cs = append(cs, &chart{name: c.name, title: c.p.Title.Text, plot: c.p, notes: notes})
 	}
 	return cs, nil
