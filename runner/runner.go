@@ -135,19 +135,27 @@ func (r *relayRun) header() {
 		},
 	}
 	describeDump(&r.run, c)
-	ictx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
-	info, raw, err := nip11.Fetch(ictx, t.URL)
+	if r.info = FetchInfo(r.ctx, t.URL, &r.run); r.info != nil {
+		limitNotes(&r.run, c, r.info)
+	}
+}
+
+// FetchInfo reads the NIP-11 document of the relay at url (a 5-second
+// limit) into run's relay and returns it; a relay without one gets a note
+// in run and nil.
+func FetchInfo(ctx context.Context, url string, run *results.Run) *nip11.Info {
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	info, raw, err := nip11.Fetch(ictx, url)
 	cancel()
 	if err != nil {
-		r.run.Notes = append(r.run.Notes, "no NIP-11 document: "+err.Error())
-		return
+		run.Notes = append(run.Notes, "no NIP-11 document: "+err.Error())
+		return nil
 	}
-	r.info = info
-	r.run.Relay.NIP11 = raw
-	r.run.Relay.Software = info.Software
-	r.run.Relay.Version = info.Version
-	r.run.Relay.MaxLimit = info.Limitation.MaxLimit
-	limitNotes(&r.run, c, info)
+	run.Relay.NIP11 = raw
+	run.Relay.Software = info.Software
+	run.Relay.Version = info.Version
+	run.Relay.MaxLimit = info.Limitation.MaxLimit
+	return info
 }
 
 // skipPublishForNothing leaves the publish phase out when nothing after it
