@@ -120,7 +120,11 @@ func nip11CORS(t *checkRun) outcome {
 		}
 	}
 	if len(missing) > 0 {
-		return fail("neither the GET with Origin (HTTP %d) nor the CORS preflight OPTIONS (HTTP %d) carried %s", get.status, pre.status, strings.Join(missing, ", "))
+		why := ""
+		if missing[0] != "Access-Control-Allow-Origin" {
+			why = " (Access-Control-Allow-Origin alone lets a browser's GET read the document; the sentence names all three)"
+		}
+		return fail("neither the GET with Origin (HTTP %d) nor the CORS preflight OPTIONS (HTTP %d) carried %s%s", get.status, pre.status, strings.Join(missing, ", "), why)
 	}
 	if o := get.header.Get("Access-Control-Allow-Origin"); o != "" && o != "*" && o != corsOrigin {
 		return fail("the GET with Origin %s was answered Access-Control-Allow-Origin %q: the request is not accepted", corsOrigin, o)

@@ -158,24 +158,29 @@ func (t *checkRun) searchEvents() (word string, evs []*nostr.Event, err error) {
 	return word, evs, t.store(evs...)
 }
 
-// searchContent (NIP-50): {search: word} returns the two events whose
+// The search checks' filters name kinds:[1] beside search, as clients'
+// do (NIP-50: "Clients may include `kinds`, `ids` and other filter field
+// to restrict the search results"; Wisp refuses a search without kinds).
+
+// searchContent (NIP-50): {search: word, kinds:[1]} returns the two events whose
 // content holds the word, not the third.
 func searchContent(t *checkRun) outcome {
 	word, evs, err := t.searchEvents()
 	if err != nil {
 		return undecided(err)
 	}
-	return t.searchJudge(nostr.Filter{Search: word}, evs[:2], evs[2:], "search "+word)
+	return t.searchJudge(nostr.Filter{Search: word, Kinds: []int{kindNote}}, evs[:2], evs[2:], "search "+word)
 }
 
-// searchExtension (NIP-50): {search: word + " an unsupported key:value"}
+// searchExtension (NIP-50): {search: word + " an unsupported key:value",
+// kinds:[1]}
 // still returns the two events.
 func searchExtension(t *checkRun) outcome {
 	word, evs, err := t.searchEvents()
 	if err != nil {
 		return undecided(err)
 	}
-	return t.searchJudge(nostr.Filter{Search: word + " relaybench-unknown:extension"}, evs[:2], evs[2:], "search with an unsupported extension")
+	return t.searchJudge(nostr.Filter{Search: word + " relaybench-unknown:extension", Kinds: []int{kindNote}}, evs[:2], evs[2:], "search with an unsupported extension")
 }
 
 // searchJudge queries f: every event of want back and none of not passes;
@@ -202,13 +207,13 @@ func (t *checkRun) searchJudge(f nostr.Filter, want, not []*nostr.Event, what st
 }
 
 // searchAnd (NIP-50 with NIP-01's && of conditions): {search: word,
-// authors:[B's key]} returns B, never A (the word, another author).
+// kinds:[1], authors:[B's key]} returns B, never A (the word, another author).
 func searchAnd(t *checkRun) outcome {
 	word, evs, err := t.searchEvents()
 	if err != nil {
 		return undecided(err)
 	}
-	a, err := t.query("w"+t.nonce, nostr.Filter{Search: word, Authors: []string{evs[1].PubKey}})
+	a, err := t.query("w"+t.nonce, nostr.Filter{Search: word, Kinds: []int{kindNote}, Authors: []string{evs[1].PubKey}})
 	if err != nil {
 		return undecided(err)
 	}
