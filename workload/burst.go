@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
@@ -25,7 +26,7 @@ func init() {
 // events every Every, spread over Connections connections, over a low
 // background rate sent on a connection of its own.
 type BurstOptions struct {
-	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK."`
+	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK." param:"-"`
 	Bursts      int           `default:"5" help:"Number of bursts."`
 	BurstSize   int           `name:"burst-size" default:"1000" help:"Events per burst."`
 	Every       time.Duration `default:"2s" help:"Burst period; burst k starts at (k+½)×every."`
@@ -35,8 +36,8 @@ type BurstOptions struct {
 	// Recovery: the background traffic has recovered from a burst when
 	// RecoveryRun consecutive background events have OK latency within
 	// (1+RecoveryWithin) × the median of the background before the burst.
-	RecoveryWithin float64 `name:"recovery-within" default:"0.5" help:"Recovered when background OK latency is within this fraction above its pre-burst median."`
-	RecoveryRun    int     `name:"recovery-run" default:"3" help:"…for this many consecutive background events."`
+	RecoveryWithin float64 `name:"recovery-within" default:"0.5" param:"-" help:"Recovered when background OK latency is within this fraction above its pre-burst median."`
+	RecoveryRun    int     `name:"recovery-run" default:"3" param:"-" help:"…for this many consecutive background events."`
 	Size           int     `default:"1024" help:"Content bytes of each fresh event."`
 }
 
@@ -409,4 +410,37 @@ func joinComma(s []string) string {
 		out += x
 	}
 	return out
+}
+
+// maxRecoveryWithin: burst recovery as latency within this fraction above
+// the pre-burst median (100: 101 times the median).
+const maxRecoveryWithin = 100
+
+// Check checks the options as the CLI's flags set them (Checked).
+func (o BurstOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
+	r.Min("bursts", o.Bursts, 1)
+	r.Min("burst-size", o.BurstSize, 1)
+	r.Positive("every", o.Every)
+	r.Min("connections", o.Connections, 1)
+	r.Min("window", o.Window, 1)
+	r.Window("window", o.Window, 1024, float64(o.Bursts)*float64(o.BurstSize))
+	r.Span("bursts", fmt.Sprintf("%d (× --every %v)", o.Bursts, o.Every), float64(o.Bursts), o.Every)
+	r.RateMax("between-rate", o.BetweenRate, true, "every", time.Duration(o.Bursts)*o.Every)
+	r.Rate("recovery-within", o.RecoveryWithin, false)
+	if o.RecoveryWithin > maxRecoveryWithin {
+		r.Bad("recovery-within", o.RecoveryWithin, "must be at most %d (latency within %d× its median is no recovery)", maxRecoveryWithin, maxRecoveryWithin+1)
+	}
+	r.Between("recovery-run", o.RecoveryRun, 1, flagcheck.MaxRunEvents)
+	if bg := o.BetweenRate * (time.Duration(o.Bursts) * o.Every).Seconds(); o.BetweenRate > 0 && float64(o.RecoveryRun) > bg {
+		r.Bad("recovery-run", o.RecoveryRun, "is more than the %.0f background events of the run (--between-rate %g × --bursts %d × --every %v)", bg, o.BetweenRate, o.Bursts, o.Every)
+	}
+	r.Size("size", o.Size)
+	r.Positive("timeout", o.Timeout)
+	// Costs: every event is signed and scheduled before the clock starts.
+	perEvent := flagcheck.FreshEventBytes(o.Size) + 40 // + its schedule
+	r.Memory("burst-size", o.BurstSize, float64(o.Bursts)*float64(o.BurstSize), perEvent, "event")
+	if o.BetweenRate > 0 {
+		r.Memory("between-rate", o.BetweenRate, o.BetweenRate*float64(o.Bursts)*o.Every.Seconds(), perEvent, "event")
+	}
+	r.Conns("connections", o.Connections, o.Connections+1)
 }

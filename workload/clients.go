@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -56,4 +57,18 @@ func (o ClientsOptions) Run(ctx context.Context, env Env) ([]results.Phase, erro
 	q := QueryOptions{Base: o.Base, Queries: o.Queries, Limit: o.QueryLimit, Connections: o.QueryConcurrency,
 		Shapes: shapes, Name: "clients", RelayCap: env.relayCap()}
 	return onePhase(Query(ctx, env.URL, model, source, q))
+}
+
+// Check checks the options as the CLI's flags set them (Checked): the
+// queries, their connections and what their answers from in's corpus cost.
+func (o ClientsOptions) Check(r *flagcheck.Ranges, in CheckInput) {
+	r.Min("queries", o.Queries, 1)
+	r.QueryLimit("query-limit", o.QueryLimit)
+	r.Min("query-concurrency", o.QueryConcurrency, 1)
+	if _, err := ParseMix(o.QueryMix); err != nil {
+		r.Bad("query-mix", o.QueryMix, "%v", err)
+	}
+	r.Conns("query-concurrency", o.QueryConcurrency, o.QueryConcurrency)
+	r.QueryMemory("query-limit", o.QueryLimit, 1, o.QueryLimit, in.Events, in.Size)
+	r.QueryMemory("queries", o.Queries, o.Queries, o.QueryLimit, in.Events, in.Size)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
@@ -132,6 +133,30 @@ func (b *Base) base() *Base { return b }
 // workload's own flags do not (the seed and, for a corpus workload, the
 // timeout of the shared flags).
 func BaseOf(cfg Config) *Base { return cfg.base() }
+
+// Checked is implemented by options that check their own values, as the
+// CLI's flags set them, before anything starts (a corpus signed, a relay
+// started, a file written): each range, and what the counts cost in memory
+// and connections (package flagcheck). A bad value is a usage error naming
+// the flag. The CLI runs the shared flag groups' checks first.
+type Checked interface {
+	Check(r *flagcheck.Ranges, in CheckInput)
+}
+
+// CheckInput is what a workload's checks may need besides its options: the
+// corpus a NeedsCorpus workload runs on, as its flags set it (--events,
+// --size; a live workload's are 0).
+type CheckInput struct {
+	Events int // corpus events to publish
+	Size   int // their average content bytes
+}
+
+// Check runs cfg's checks, when its options have some (Checked).
+func Check(cfg Config, r *flagcheck.Ranges, in CheckInput) {
+	if c, ok := cfg.(Checked); ok {
+		c.Check(r, in)
+	}
+}
 
 // Input is what a workload needs before it runs.
 type Input int

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
@@ -530,4 +531,10 @@ func p50Ratio(count, req *metrics.Histogram) float64 {
 		return 0
 	}
 	return float64(c) / float64(r)
+}
+
+// Check checks the options as the CLI's flags set them (Checked): the
+// COUNTs, and the comparison REQs' answers from in's corpus.
+func (o CountOptions) Check(r *flagcheck.Ranges, in CheckInput) {
+	r.Queries(o.Queries, o.Limit, in.Events, in.Size)
 }

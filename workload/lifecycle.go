@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
@@ -37,7 +38,7 @@ func init() {
 // wait for an OK, for an EOSE and for a delivery.
 type LifecycleOptions struct {
 	Base   `set:"timeout=5s" set:"timeout_help=How long to wait for an OK and for the live delivery."`
-	Events int `name:"timing-events" aliases:"events" default:"100" help:"Events sampled, sent one at a time (reference: -timing-events)."`
+	Events int `name:"timing-events" aliases:"events" param:"events" default:"100" help:"Events sampled, sent one at a time (reference: -timing-events)."`
 	Size   int `default:"1024" help:"Content bytes of each event."`
 	// ReadTimeout bounds the read-your-write retries after the OK: an
 	// event not found by then is "never within" it.
@@ -740,4 +741,13 @@ func (lr *lifeRun) phaseNotes(t lifeTally) []string {
 		notes = append(notes, "not accepted: "+r)
 	}
 	return notes
+}
+
+// Check checks the options as the CLI's flags set them (Checked).
+func (o LifecycleOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
+	r.Min("timing-events", o.Events, 1)
+	r.Size("size", o.Size)
+	r.Positive("timeout", o.Timeout)
+	r.Positive("read-timeout", o.ReadTimeout)
+	r.Memory("timing-events", o.Events, float64(o.Events), flagcheck.FreshEventBytes(o.Size)+flagcheck.RecordBytes, "event")
 }

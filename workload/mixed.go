@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
@@ -696,4 +697,26 @@ func fmtNum(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// Check checks the options as the CLI's flags set them (Checked), with the
+// fresh events' size and the queries' answers from in's corpus: each
+// range, then the costs: two parts' fresh events signed before the clock,
+// the queries of three parts and their answers, the connections.
+func (o MixedOptions) Check(r *flagcheck.Ranges, in CheckInput) {
+	r.Positive("duration", o.Duration)
+	r.RateMax("publish-rate", o.PublishRate, false, "duration", o.Duration)
+	r.RateMax("query-rate", o.QueryRate, false, "duration", o.Duration)
+	r.Min("publishers", o.Publishers, 1)
+	r.Min("queriers", o.Queriers, 1)
+	r.Min("window", o.Window, 1)
+	r.Window("window", o.Window, 1024, 0)
+	r.QueryLimit("query-limit", o.Limit)
+	r.Positive("timeout", o.Timeout)
+	r.ConnPair("publishers", o.Publishers, "queriers", o.Queriers)
+	perQuery := flagcheck.RecordBytes + float64(min(o.Limit, in.Events))*flagcheck.StoredEventBytes(in.Size)
+	r.Memory("query-limit", o.Limit, 1, perQuery, "query and its answer")
+	withDur := func(v float64) string { return fmt.Sprintf("%g (× --duration %v)", v, o.Duration) }
+	r.Memory("publish-rate", withDur(o.PublishRate), 2*o.PublishRate*o.Duration.Seconds(), flagcheck.FreshEventBytes(in.Size), "event")
+	r.Memory("query-rate", withDur(o.QueryRate), 2*o.QueryRate*o.Duration.Seconds(), perQuery, "query and its answer")
 }

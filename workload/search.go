@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
@@ -482,4 +484,13 @@ func outside(f *nostr.Filter, e *nostr.Event) string {
 		return "since/until"
 	}
 	return "conditions"
+}
+
+// Check checks the options as the CLI's flags set them (Checked): the
+// searches, what their answers from in's corpus cost, and the terms.
+func (o SearchOptions) Check(r *flagcheck.Ranges, in CheckInput) {
+	r.Queries(o.Queries, o.Limit, in.Events, in.Size)
+	if slices.Contains(o.Terms, "") {
+		r.Bad("terms", `""`, "a term must not be empty")
+	}
 }

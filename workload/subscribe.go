@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/rlimit"
 	"github.com/relaybench/relaybench/metrics"
@@ -936,4 +937,41 @@ func (r *subRun) explainMissing(ph *results.Phase, cpu time.Duration) {
 	}
 	ph.Counts["client_unread_bytes_at_end"] = r.unread
 	ph.Notes = append(ph.Notes, m.conclusion())
+}
+
+// Check checks the options as the CLI's flags set them (Checked): each
+// range, then the costs: the channel names, the fresh events (each with a
+// delivery time per subscriber), the connections.
+func (o SubscribeOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
+	r.Min("sub-count", o.Subscribers, 1)
+	r.Min("publishers", o.Publishers, 1)
+	r.Min("channels", o.Channels, 1)
+	if o.Overlap < 1 || o.Overlap > o.Channels {
+		r.Bad("overlap", o.Overlap, "must be between 1 and --channels (%d)", o.Channels)
+	}
+	r.Min("events", o.Events, 0)
+	r.Size("size", o.Size)
+	r.NotNegative("sub-duration", o.Duration)
+	r.RateMax("rate", o.Rate, true, "sub-duration", o.Duration)
+	r.Min("window", o.Window, 0)
+	r.Window("window", o.Window, 1024, o.freshEvents())
+	r.Positive("grace", o.Grace)
+	r.Positive("timeout", o.Timeout)
+	r.Memory("channels", o.Channels, float64(o.Channels), 64, "channel name")
+	flag, v := "events", any(o.Events)
+	if o.Events == 0 {
+		flag, v = "rate", o.Rate // --rate × --sub-duration
+	}
+	r.ConnPair("sub-count", o.Subscribers, "publishers", o.Publishers)
+	r.Memory(flag, v, o.freshEvents(), flagcheck.FreshEventBytes(o.Size)+8*float64(o.Subscribers), "event, with its delivery time at each subscriber")
+	r.Memory("sub-count", o.Subscribers, float64(o.Subscribers), 8*o.freshEvents(), "subscriber (a delivery time per event)")
+}
+
+// freshEvents is EventCount computed without overflow, for the cost check
+// of an absurd --rate × --sub-duration.
+func (o SubscribeOptions) freshEvents() float64 {
+	if o.Events == 0 && o.Rate > 0 && o.Duration > 0 {
+		return max(1, o.Rate*o.Duration.Seconds())
+	}
+	return float64(o.EventCount())
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
 )
@@ -30,7 +31,7 @@ func init() {
 // SweepOptions configure Sweep. Base's Timeout bounds the wait for an OK
 // and for an EOSE.
 type SweepOptions struct {
-	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK, and a REQ for its EOSE."`
+	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK, and a REQ for its EOSE." param:"-"`
 	Sizes       []int         `default:"256,1024,4096,16384,65536,131072" help:"Content sizes in bytes (capped by the relay's announced max_message_length / max_content_length)."`
 	Events      int           `default:"2000" help:"Events per size."`
 	Publishers  int           `default:"1" help:"Publisher connections."`                          // narwhal's table: 1 producer
@@ -38,8 +39,8 @@ type SweepOptions struct {
 	Mode        string        `default:"pipeline" enum:"wait,pipeline" help:"wait: one EVENT in flight per publisher; pipeline: up to --window."`
 	Window      int           `default:"64" help:"Pipelined: unacknowledged EVENTs per publisher."`
 	Rate        float64       `default:"0" help:"Total events/s, open loop; 0: closed loop."`
-	Duration    time.Duration `default:"0s" help:"Per size: stop publishing after this (0: all events)."`
-	Grace       time.Duration `default:"2s" zero:"keep" help:"Wait for late deliveries this long after the last OK."`
+	Duration    time.Duration `default:"0s" param:"-" help:"Per size: stop publishing after this (0: all events)."`
+	Grace       time.Duration `default:"2s" zero:"keep" param:"-" help:"Wait for late deliveries this long after the last OK."`
 	// Limits are the relay's announced limits; nil: fetched from NIP-11.
 	Limits *nip11.Limitation `kong:"-"`
 	// OnSkip is told about each size that was not run, and why.
@@ -198,4 +199,31 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%d events instead of %d at this size: the pre-signed events are kept in memory (budget %d MB)", count, o.Events, sweepBudget>>20))
 	}
 	return &ph, "", err
+}
+
+// Check checks the options as the CLI's flags set them (Checked).
+func (o SweepOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
+	if len(o.Sizes) == 0 {
+		r.Bad("sizes", `""`, "give at least one size")
+	}
+	for _, s := range o.Sizes {
+		r.Size("sizes", s)
+	}
+	r.Min("events", o.Events, 1)
+	r.Min("publishers", o.Publishers, 1)
+	r.Min("subscribers", o.Subscribers, 1)
+	r.Min("window", o.Window, 1)
+	r.Window("window", o.Window, 64, float64(o.Events))
+	r.NotNegative("duration", o.Duration)
+	r.RateMax("rate", o.Rate, true, "duration", o.Duration)
+	r.Positive("grace", o.Grace)
+	r.Positive("timeout", o.Timeout)
+	// Costs: one size at a time, its events signed before its clock.
+	biggest := 0
+	for _, s := range o.Sizes {
+		biggest = max(biggest, s)
+	}
+	r.ConnPair("subscribers", o.Subscribers, "publishers", o.Publishers)
+	r.Memory("events", o.Events, float64(o.Events), flagcheck.FreshEventBytes(biggest)+8*float64(o.Subscribers), "event of "+fmt.Sprint(biggest)+" bytes, with its delivery time at each subscriber")
+	r.Memory("subscribers", o.Subscribers, float64(o.Subscribers), 8*float64(o.Events), "subscriber (a delivery time per event)")
 }

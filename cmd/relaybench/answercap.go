@@ -17,12 +17,12 @@ const maxAnswerEvents = 100_000_000
 
 func (f answerCapFlags) validate() error {
 	var r ranges
-	r.min("max-answer-events", f.MaxAnswerEvents, 0)
+	r.Min("max-answer-events", f.MaxAnswerEvents, 0)
 	if f.MaxAnswerEvents > maxAnswerEvents {
-		r.bad("max-answer-events", f.MaxAnswerEvents, "must be at most %d", maxAnswerEvents)
+		r.Bad("max-answer-events", f.MaxAnswerEvents, "must be at most %d", maxAnswerEvents)
 	}
-	r.min64("max-answer-bytes", f.MaxAnswerBytes, 0)
-	return r.err
+	r.Min64("max-answer-bytes", f.MaxAnswerBytes, 0)
+	return r.Err()
 }
 
 // activate makes the cap the process default of every connection.

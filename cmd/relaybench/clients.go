@@ -21,19 +21,8 @@ func init() {
 }
 
 func (c *clientsCmd) checkFlags() error {
-	var r ranges
-	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
-	r.min("queries", c.Queries, 1)
-	r.queryLimit("query-limit", c.QueryLimit)
-	r.min("query-concurrency", c.QueryConcurrency, 1)
-	if _, err := workload.ParseMix(c.QueryMix); err != nil {
-		r.bad("query-mix", c.QueryMix, "%v", err)
-	}
-	r.conns("query-concurrency", c.QueryConcurrency, c.QueryConcurrency)
-	r.queryMemory("query-limit", c.QueryLimit, 1, c.QueryLimit, c.Events, c.Size)
-	r.queryMemory("queries", c.Queries, c.Queries, c.QueryLimit, c.Events, c.Size)
-	r.add(c.outputFlags.validate())
-	return r.err
+	return checkWorkload(&c.ClientsOptions, workload.CheckInput{Events: c.Events, Size: c.Size}, c.outputFlags,
+		checkPublishRun(c.targetFlags, c.corpusFlags, c.publishFlags))
 }
 
 func (c *clientsCmd) Run(g *Globals) error {

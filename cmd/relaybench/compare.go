@@ -40,20 +40,20 @@ func init() {
 // checkFlags checks every flag before anything starts (see flags.go).
 func (c *compareCmd) checkFlags() error {
 	var r ranges
-	r.min("repeat", c.Repeat, 1)
-	r.memory("repeat", c.Repeat, float64(c.Repeat), 64<<10, "run of each relay (its results, kept for the comparison)")
-	r.add(c.authFlags.validate())
-	r.cpus("relay-cpus", c.RelayCPUs)
-	r.cpus("client-cpus", c.ClientCPUs)
-	r.add(c.relaySourceFlags.validate())
-	if r.err == nil {
+	r.Min("repeat", c.Repeat, 1)
+	r.Memory("repeat", c.Repeat, float64(c.Repeat), 64<<10, "run of each relay (its results, kept for the comparison)")
+	r.Add(c.authFlags.validate())
+	checkCPUs(&r, "relay-cpus", c.RelayCPUs)
+	checkCPUs(&r, "client-cpus", c.ClientCPUs)
+	r.Add(c.relaySourceFlags.validate())
+	if r.Err() == nil {
 		_, err := c.relayRefs()
-		r.add(err)
+		r.Add(err)
 	}
-	r.add(c.benchFlags.validate())
-	r.add(c.conformanceFlags.validate())
-	r.add(c.outputFlags.validate())
-	return r.err
+	r.Add(c.benchFlags.validate())
+	r.Add(c.conformanceFlags.validate())
+	r.Add(c.outputFlags.validate())
+	return r.Err()
 }
 
 func (c *compareCmd) Run(g *Globals) error {

@@ -28,10 +28,10 @@ type conformanceFlags struct {
 
 func (f conformanceFlags) validate() error {
 	var r ranges
-	r.positive("check-timeout", f.CheckTimeout)
+	r.Positive("check-timeout", f.CheckTimeout)
 	_, err := f.selected()
-	r.add(err)
-	return r.err
+	r.Add(err)
+	return r.Err()
 }
 
 // selected is the checks to run, in the order conformance.Checks gives.
@@ -171,21 +171,21 @@ func init() {
 // checkFlags checks every flag before anything starts (see flags.go).
 func (c *conformanceCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	r.add(c.conformanceFlags.validate())
-	r.positive("load-duration", c.LoadDuration)
-	r.rateMax("under-load", c.UnderLoad, true, "load-duration", c.LoadDuration)
-	r.size("size", c.Size)
-	r.positive("load-timeout", c.LoadTimeout)
-	if r.err == nil && c.UnderLoad > 0 {
+	r.Add(c.targetFlags.validate())
+	r.Add(c.liveKeyFlags.validate())
+	r.Add(c.conformanceFlags.validate())
+	r.Positive("load-duration", c.LoadDuration)
+	r.RateMax("under-load", c.UnderLoad, true, "load-duration", c.LoadDuration)
+	r.Size("size", c.Size)
+	r.Positive("load-timeout", c.LoadTimeout)
+	if r.Err() == nil && c.UnderLoad > 0 {
 		n := int(c.UnderLoad * c.LoadDuration.Seconds())
 		if need, free := workload.FreshDiskNeed(n, c.Size), corpus.TempFree(); free > 0 && need > free {
-			r.bad("under-load", c.UnderLoad, "× --load-duration %v needs %d events, about %.1f GB in %s, and %.1f GB is free", c.LoadDuration, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
+			r.Bad("under-load", c.UnderLoad, "× --load-duration %v needs %d events, about %.1f GB in %s, and %.1f GB is free", c.LoadDuration, n, float64(need)/1e9, os.TempDir(), float64(free)/1e9)
 		}
 	}
-	r.add(c.outputFlags.validate())
-	return r.err
+	r.Add(c.outputFlags.validate())
+	return r.Err()
 }
 
 func (c *conformanceCmd) Run(g *Globals) error {

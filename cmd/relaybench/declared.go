@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"reflect"
 	"strings"
 	"sync"
@@ -11,8 +12,10 @@ import (
 
 // A registered workload with no command of its own gets one here: the
 // shared flags its input needs and the flags of its options (kong reads
-// them through the Opts field), run through the same sessions as the
-// hand-written commands. Adding a workload is then one file in workload/
+// them through the Opts field), checked by the shared flag groups and then
+// by the options themselves (workload.Checked), run through the same
+// sessions as the hand-written commands, with the options' flags recorded
+// as the run's params. Adding a workload is then one file in workload/
 // (docs/adding-a-workload.md).
 
 // commanded holds the workloads a hand-written command runs.
@@ -29,19 +32,13 @@ type keysWorkloadCmd struct {
 }
 
 func (c *keysWorkloadCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	r.add(c.outputFlags.validate())
-	return r.err
+	return checkWorkload(c.Opts, workload.CheckInput{}, c.outputFlags, c.targetFlags.validate(), c.liveKeyFlags.validate())
 }
 
 func (c *keysWorkloadCmd) Run(g *Globals) error {
 	workload.BaseOf(c.Opts).Seed = c.liveKeyFlags.Seed
 	p := optionParams(c.Opts)
-	if c.Relay == "" {
-		p["store"] = c.Store
-	}
+	p["store"] = c.Store // as every live command records it
 	return runLiveCommand(g, c.name, c.targetFlags, c.liveKeyFlags, c.outputFlags, declared(c.name, c.Opts), p)
 }
 
@@ -58,10 +55,8 @@ type corpusWorkloadCmd struct {
 }
 
 func (c *corpusWorkloadCmd) checkFlags() error {
-	var r ranges
-	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
-	r.add(c.outputFlags.validate())
-	return r.err
+	return checkWorkload(c.Opts, workload.CheckInput{Events: c.Events, Size: c.Size}, c.outputFlags,
+		checkPublishRun(c.targetFlags, c.corpusFlags, c.publishFlags))
 }
 
 func (c *corpusWorkloadCmd) Run(g *Globals) error {
@@ -95,7 +90,10 @@ func registerDeclared() {
 }
 
 // optionParams are the flags of a workload's options as the results file
-// records them: each flag's name in snake case, durations as text.
+// records them: each flag's name in snake case (or its `param:"…"` tag),
+// durations as text. A field (or embedded struct) tagged `param:"-"` is
+// not recorded: the params are what a baseline comparison matches on, so a
+// workload keeps the keys its results files have always had.
 func optionParams(cfg workload.Config) map[string]any {
 	p := map[string]any{}
 	addOptionParams(p, reflect.ValueOf(cfg).Elem())
@@ -106,14 +104,14 @@ func addOptionParams(p map[string]any, v reflect.Value) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f, fv := t.Field(i), v.Field(i)
-		if !f.IsExported() || f.Tag.Get("kong") == "-" {
+		if !f.IsExported() || f.Tag.Get("kong") == "-" || f.Tag.Get("param") == "-" {
 			continue
 		}
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			addOptionParams(p, fv)
 			continue
 		}
-		name := f.Tag.Get("name")
+		name := cmp.Or(f.Tag.Get("param"), f.Tag.Get("name"))
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -39,36 +40,36 @@ func init() {
 // checkFlags checks every flag before anything starts (see flags.go).
 func (c *findMaxCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	r.size("size", c.Size)
-	r.positive("p99", c.P99)
-	r.min64("max-drops", c.MaxDrops, 0)
-	r.min64("max-refusals", c.MaxRefusals, 0)
-	r.rateMax("start-rate", c.StartRate, false, "step-duration", c.StepDuration)
-	r.rateMax("max-rate", c.MaxRate, false, "step-duration", c.StepDuration)
-	if r.err == nil && c.MaxRate < c.StartRate {
-		r.bad("start-rate", c.StartRate, "must not exceed --max-rate %g", c.MaxRate)
+	r.Add(c.targetFlags.validate())
+	r.Add(c.liveKeyFlags.validate())
+	r.Size("size", c.Size)
+	r.Positive("p99", c.P99)
+	r.Min64("max-drops", c.MaxDrops, 0)
+	r.Min64("max-refusals", c.MaxRefusals, 0)
+	r.RateMax("start-rate", c.StartRate, false, "step-duration", c.StepDuration)
+	r.RateMax("max-rate", c.MaxRate, false, "step-duration", c.StepDuration)
+	if r.Err() == nil && c.MaxRate < c.StartRate {
+		r.Bad("start-rate", c.StartRate, "must not exceed --max-rate %g", c.MaxRate)
 	}
-	r.positive("step-duration", c.StepDuration)
-	r.fraction("precision", c.Precision)
-	r.min("max-steps", c.MaxSteps, 1)
-	r.min("load-pool", c.Pool, 1)
-	r.min("load-connections", c.Connections, 0)
-	r.positive("load-max-lateness", c.MaxLateness)
-	r.notNegative("load-warmup", c.Warmup)
+	r.Positive("step-duration", c.StepDuration)
+	r.Fraction("precision", c.Precision)
+	r.Min("max-steps", c.MaxSteps, 1)
+	r.Min("load-pool", c.Pool, 1)
+	r.Min("load-connections", c.Connections, 0)
+	r.Positive("load-max-lateness", c.MaxLateness)
+	r.NotNegative("load-warmup", c.Warmup)
 	if c.Warmup > 0 && c.StepDuration > 0 && c.Warmup >= c.StepDuration {
-		r.bad("load-warmup", c.Warmup, "must be shorter than --step-duration %v", c.StepDuration)
+		r.Bad("load-warmup", c.Warmup, "must be shorter than --step-duration %v", c.StepDuration)
 	}
-	r.between("load-max-events", c.MaxEvents, 0, maxRunEvents)
-	r.positive("timeout", c.Timeout)
+	r.Between("load-max-events", c.MaxEvents, 0, flagcheck.MaxRunEvents)
+	r.Positive("timeout", c.Timeout)
 	loadRunFlags{LoadTuning: workload.LoadTuning{Pool: c.Pool, Connections: c.Connections}}.checkCosts(&r)
-	if r.err == nil && c.Constraints != "" {
+	if r.Err() == nil && c.Constraints != "" {
 		_, err := harness.ParseLimits(c.Constraints)
-		r.add(err)
+		r.Add(err)
 	}
-	r.add(c.outputFlags.validate())
-	return r.err
+	r.Add(c.outputFlags.validate())
+	return r.Err()
 }
 
 func (c *findMaxCmd) Run(g *Globals) error {

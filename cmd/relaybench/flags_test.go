@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -303,6 +304,10 @@ func TestEveryCommandChecksItsFlags(t *testing.T) {
 			return // arguments without defaults; nothing numeric
 		}
 		fresh := reflect.New(v.Type())
+		if opts := fresh.Elem().FieldByName("Opts"); opts.IsValid() {
+			// A declared workload's command: its options and their checks.
+			opts.Set(reflect.ValueOf(mustDecl(name).New()))
+		}
 		parser, err := kong.New(fresh.Interface())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -564,6 +569,28 @@ func TestParamsOnlyWhatTookEffect(t *testing.T) {
 	}
 	if p["skip_query"] != true || p["mode"] != "wait" {
 		t.Errorf("%v", p)
+	}
+}
+
+// TestDeclaredParamsKeepTheirKeys: a declared workload's command records
+// the params its hand-written command did (a baseline comparison refuses
+// files whose params differ), from its options' flags and param tags.
+func TestDeclaredParamsKeepTheirKeys(t *testing.T) {
+	for name, want := range map[string]string{
+		"burst":     "between_rate burst_size bursts connections every size window",
+		"lifecycle": "events read_timeout size timeout",
+		"sweep":     "events mode publishers rate sizes subscribers window",
+		"count":     "force no_req queries query_limit",
+		"search":    "force queries query_limit terms",
+	} {
+		var got []string
+		for k := range optionParams(mustDecl(name).New()) {
+			got = append(got, k)
+		}
+		sort.Strings(got)
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s params %v, want %s", name, got, want)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
@@ -30,29 +31,29 @@ type loadRunFlags struct {
 // (or suite) the warm-up must be shorter than.
 func (f loadRunFlags) validate(total time.Duration) error {
 	var r ranges
-	r.min("load-pool", f.Pool, 1)
-	r.min("load-connections", f.Connections, 0)
-	r.positive("load-max-lateness", f.MaxLateness)
-	r.notNegative("load-warmup", f.Warmup)
+	r.Min("load-pool", f.Pool, 1)
+	r.Min("load-connections", f.Connections, 0)
+	r.Positive("load-max-lateness", f.MaxLateness)
+	r.NotNegative("load-warmup", f.Warmup)
 	if f.Warmup > 0 && total > 0 && f.Warmup >= total {
-		r.bad("load-warmup", f.Warmup, "must be shorter than --load-duration %v", total)
+		r.Bad("load-warmup", f.Warmup, "must be shorter than --load-duration %v", total)
 	}
-	r.between("load-max-events", f.MaxEvents, 0, maxRunEvents)
-	r.positive("timeout", f.Timeout)
-	if r.err == nil && f.Constraints != "" {
+	r.Between("load-max-events", f.MaxEvents, 0, flagcheck.MaxRunEvents)
+	r.Positive("timeout", f.Timeout)
+	if r.Err() == nil && f.Constraints != "" {
 		_, err := harness.ParseLimits(f.Constraints)
-		r.add(err)
+		r.Add(err)
 	}
 	f.checkCosts(&r)
-	return r.err
+	return r.Err()
 }
 
 // checkCosts refuses a pool or connections the machine cannot pay for
 // (budget.go): a worker per op in flight, min(pool, connections) conns.
 func (f loadRunFlags) checkCosts(r *ranges) {
-	r.memory("load-pool", f.Pool, float64(f.Pool), 8<<10, "worker")
+	r.Memory("load-pool", f.Pool, float64(f.Pool), 8<<10, "worker")
 	if f.Connections > 0 {
-		r.conns("load-connections", f.Connections, f.Connections)
+		r.Conns("load-connections", f.Connections, f.Connections)
 	}
 }
 
@@ -129,26 +130,26 @@ func init() {
 // anything starts (see flags.go).
 func (c *loadCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.corpusFlags.validate())
-	r.positive("load-duration", c.Duration)
-	r.add(c.runFlags().validate(c.Duration))
-	r.notNegative("load-period", c.Period)
-	r.notNegative("load-every", c.Every)
-	r.notNegative("load-width", c.Width)
-	r.notNegative("load-at", c.At)
-	r.min("load-steps", c.Steps, 0)
-	r.memory("load-steps", c.Steps, float64(c.Steps), 64, "step")
-	r.queryLimit("query-limit", c.Limit)
-	r.rateMax("load-base", c.BaseRate, true, "load-duration", c.Duration)
-	r.rateMax("load-peak", c.Peak, true, "load-duration", c.Duration)
-	r.add(c.outputFlags.validate())
-	r.add(c.segmentFlags.validate())
-	if r.err == nil {
-		r.add(c.segmentFlags.loadSegmented(c.targetFlags, c.Kind))
+	r.Add(c.targetFlags.validate())
+	r.Add(c.corpusFlags.validate())
+	r.Positive("load-duration", c.Duration)
+	r.Add(c.runFlags().validate(c.Duration))
+	r.NotNegative("load-period", c.Period)
+	r.NotNegative("load-every", c.Every)
+	r.NotNegative("load-width", c.Width)
+	r.NotNegative("load-at", c.At)
+	r.Min("load-steps", c.Steps, 0)
+	r.Memory("load-steps", c.Steps, float64(c.Steps), 64, "step")
+	r.QueryLimit("query-limit", c.Limit)
+	r.RateMax("load-base", c.BaseRate, true, "load-duration", c.Duration)
+	r.RateMax("load-peak", c.Peak, true, "load-duration", c.Duration)
+	r.Add(c.outputFlags.validate())
+	r.Add(c.segmentFlags.validate())
+	if r.Err() == nil {
+		r.Add(c.segmentFlags.loadSegmented(c.targetFlags, c.Kind))
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return r.Err()
 	}
 	p, err := c.plan()
 	if err != nil {

@@ -23,30 +23,11 @@ func init() {
 	registerWorkload("mixed", &mixedCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go).
+// checkFlags checks every flag before anything starts (see flags.go): the
+// options check their own (workload.MixedOptions.Check).
 func (c *mixedCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.corpusFlags.validate())
-	r.positive("duration", c.Duration)
-	r.rateMax("publish-rate", c.PublishRate, false, "duration", c.Duration)
-	r.rateMax("query-rate", c.QueryRate, false, "duration", c.Duration)
-	r.min("publishers", c.Publishers, 1)
-	r.min("queriers", c.Queriers, 1)
-	r.min("window", c.Window, 1)
-	r.window("window", c.Window, 1024, 0)
-	r.queryLimit("query-limit", c.Limit)
-	r.positive("timeout", c.Timeout)
-	// Costs: two parts' fresh events signed before the clock, the
-	// queries of three parts and their answers, the connections.
-	r.connPair("publishers", c.Publishers, "queriers", c.Queriers)
-	perQuery := recordBytes + float64(min(c.Limit, c.Events))*storedEventBytes(c.corpusFlags.Size)
-	r.memory("query-limit", c.Limit, 1, perQuery, "query and its answer")
-	withDur := func(v float64) string { return fmt.Sprintf("%g (× --duration %v)", v, c.Duration) }
-	r.memory("publish-rate", withDur(c.PublishRate), 2*c.PublishRate*c.Duration.Seconds(), freshEventBytes(c.corpusFlags.Size), "event")
-	r.memory("query-rate", withDur(c.QueryRate), 2*c.QueryRate*c.Duration.Seconds(), perQuery, "query and its answer")
-	r.add(c.outputFlags.validate())
-	return r.err
+	return checkWorkload(&c.MixedOptions, workload.CheckInput{Events: c.Events, Size: c.corpusFlags.Size}, c.outputFlags,
+		c.targetFlags.validate(), c.corpusFlags.validate())
 }
 
 func (c *mixedCmd) Run(g *Globals) error {

@@ -113,15 +113,15 @@ type relaysStartCmd struct {
 // checkFlags checks every flag before anything starts (see flags.go).
 func (c *relaysStartCmd) checkFlags() error {
 	var r ranges
-	r.between("port", c.Port, 0, 65535)
-	r.cpus("cpus", c.CPUs)
-	r.add(checkNotFile("out", c.Out))
-	r.add(c.relaySourceFlags.validate())
-	if r.err == nil {
+	r.Between("port", c.Port, 0, 65535)
+	checkCPUs(&r, "cpus", c.CPUs)
+	r.Add(checkNotFile("out", c.Out))
+	r.Add(c.relaySourceFlags.validate())
+	if r.Err() == nil {
 		_, err := c.relayRef()
-		r.add(err)
+		r.Add(err)
 	}
-	return r.err
+	return r.Err()
 }
 
 func (c *relaysStartCmd) Run(g *Globals) error {

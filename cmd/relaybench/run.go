@@ -39,14 +39,14 @@ func init() {
 // checkFlags checks every flag before anything starts (see flags.go).
 func (c *runCmd) checkFlags() error {
 	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.benchFlags.validate())
-	r.add(c.segmentFlags.validate())
-	if r.err == nil {
-		r.add(c.segmentFlags.segmented(c.targetFlags, c.corpusFlags, c.Workloads))
+	r.Add(c.targetFlags.validate())
+	r.Add(c.benchFlags.validate())
+	r.Add(c.segmentFlags.validate())
+	if r.Err() == nil {
+		r.Add(c.segmentFlags.segmented(c.targetFlags, c.corpusFlags, c.Workloads))
 	}
-	r.add(c.outputFlags.validate())
-	return r.err
+	r.Add(c.outputFlags.validate())
+	return r.Err()
 }
 
 func (c *runCmd) Run(g *Globals) error {

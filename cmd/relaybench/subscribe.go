@@ -24,37 +24,10 @@ func init() {
 	registerWorkload("subscribe", &subscribeCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go).
+// checkFlags checks every flag before anything starts (see flags.go): the
+// options check their own (workload.SubscribeOptions.Check).
 func (c *subscribeCmd) checkFlags() error {
-	var r ranges
-	r.add(c.targetFlags.validate())
-	r.add(c.liveKeyFlags.validate())
-	r.min("sub-count", c.Subscribers, 1)
-	r.min("publishers", c.Publishers, 1)
-	r.min("channels", c.Channels, 1)
-	if c.Overlap < 1 || c.Overlap > c.Channels {
-		r.bad("overlap", c.Overlap, "must be between 1 and --channels (%d)", c.Channels)
-	}
-	r.min("events", c.Events, 0)
-	r.size("size", c.Size)
-	r.notNegative("sub-duration", c.Duration)
-	r.rateMax("rate", c.Rate, true, "sub-duration", c.Duration)
-	r.min("window", c.Window, 0)
-	r.window("window", c.Window, 1024, c.freshEvents())
-	r.positive("grace", c.Grace)
-	r.positive("timeout", c.Timeout)
-	// Costs: the channel names, the fresh events (each with a delivery
-	// time per subscriber), the connections.
-	r.memory("channels", c.Channels, float64(c.Channels), 64, "channel name")
-	flag, v := "events", any(c.Events)
-	if c.Events == 0 {
-		flag, v = "rate", c.Rate // --rate × --sub-duration
-	}
-	r.connPair("sub-count", c.Subscribers, "publishers", c.Publishers)
-	r.memory(flag, v, c.freshEvents(), freshEventBytes(c.Size)+8*float64(c.Subscribers), "event, with its delivery time at each subscriber")
-	r.memory("sub-count", c.Subscribers, float64(c.Subscribers), 8*c.freshEvents(), "subscriber (a delivery time per event)")
-	r.add(c.outputFlags.validate())
-	return r.err
+	return checkWorkload(&c.SubscribeOptions, workload.CheckInput{}, c.outputFlags, c.targetFlags.validate(), c.liveKeyFlags.validate())
 }
 
 func (c *subscribeCmd) Run(g *Globals) error {
@@ -72,22 +45,9 @@ func (c *subscribeCmd) Run(g *Globals) error {
 	}
 	return c.runSubscribe(g, map[string]any{
 		"subscribers": c.Subscribers, "publishers": c.Publishers, "channels": c.Channels, "overlap": c.Overlap,
-		"filter": c.Filter, "events": c.events(), "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
+		"filter": c.Filter, "events": c.EventCount(), "size": c.Size, "rate": c.Rate, "mode": c.Mode, "window": c.Window,
 		"duration": c.Duration.String(), "grace": c.Grace.String(), "store": c.Store,
 	})
-}
-
-// events is the number of fresh events to publish: --events, else
-// rate×duration, else 10000 (as workload.Subscribe defaults it).
-func (c *subscribeCmd) events() int { return c.EventCount() }
-
-// freshEvents is events() computed without overflow, for the cost check
-// of an absurd --rate × --sub-duration.
-func (c *subscribeCmd) freshEvents() float64 {
-	if c.Events == 0 && c.Rate > 0 && c.Duration > 0 {
-		return max(1, c.Rate*c.Duration.Seconds())
-	}
-	return float64(c.events())
 }
 
 // workload is the fan-out workload with this command's options: under

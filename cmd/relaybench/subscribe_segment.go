@@ -75,7 +75,7 @@ func (c *subscribeCmd) runSubscribe(g *Globals, params map[string]any) error {
 // segment signs the same list and publishes its share, so the corpus is the
 // same in every segment's file.
 func (c *subscribeCmd) segmentCorpus(run *results.Run, keys *corpus.Corpus) {
-	run.Corpus.Events = c.events()
+	run.Corpus.Events = c.EventCount()
 	for _, ph := range run.Phases {
 		if ph.Deliveries != nil {
 			run.Corpus.Events, run.Corpus.Bytes = ph.Deliveries.Events, ph.Deliveries.Bytes

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -18,21 +19,21 @@ type syncCmd struct {
 // checkNeg checks the negentropy options (--neg-…).
 func checkNeg(f workload.NegentropyOptions) error {
 	var r ranges
-	r.min("neg-rounds", f.Rounds, 1)
+	r.Min("neg-rounds", f.Rounds, 1)
 	if !(f.Overlap > 0 && f.Overlap <= 1) {
-		r.bad("neg-overlap", f.Overlap, "must be above 0 and at most 1")
+		r.Bad("neg-overlap", f.Overlap, "must be above 0 and at most 1")
 	}
 	if !(f.LocalOnly >= 0 && f.LocalOnly <= 1) {
-		r.bad("neg-local-only", f.LocalOnly, "must be between 0 and 1")
+		r.Bad("neg-local-only", f.LocalOnly, "must be between 0 and 1")
 	}
-	r.min("neg-delta", f.Delta, 1)
-	r.positive("neg-timeout", f.Timeout)
+	r.Min("neg-delta", f.Delta, 1)
+	r.Positive("neg-timeout", f.Timeout)
 	if f.FrameSize != -1 && f.FrameSize != 0 && f.FrameSize < 4096 {
-		r.bad("neg-frame-size", f.FrameSize, "must be 0 (from NIP-11), -1 (unlimited) or at least 4096")
+		r.Bad("neg-frame-size", f.FrameSize, "must be 0 (from NIP-11), -1 (unlimited) or at least 4096")
 	}
-	r.memory("neg-rounds", f.Rounds, 3*float64(f.Rounds), recordBytes, "reconciliation (3 scenarios a round)")
-	r.memory("neg-delta", f.Delta, float64(f.Delta), freshEventBytes(256), "fresh event")
-	return r.err
+	r.Memory("neg-rounds", f.Rounds, 3*float64(f.Rounds), flagcheck.RecordBytes, "reconciliation (3 scenarios a round)")
+	r.Memory("neg-delta", f.Delta, float64(f.Delta), flagcheck.FreshEventBytes(256), "fresh event")
+	return r.Err()
 }
 
 // negParams are the negentropy options as the results file names them.
@@ -47,10 +48,10 @@ func init() {
 
 func (c *syncCmd) checkFlags() error {
 	var r ranges
-	r.publishRun(c.targetFlags, c.corpusFlags, c.publishFlags)
-	r.add(checkNeg(c.NegentropyOptions))
-	r.add(c.outputFlags.validate())
-	return r.err
+	r.Add(checkPublishRun(c.targetFlags, c.corpusFlags, c.publishFlags))
+	r.Add(checkNeg(c.NegentropyOptions))
+	r.Add(c.outputFlags.validate())
+	return r.Err()
 }
 
 func (c *syncCmd) Run(g *Globals) error {
