@@ -52,6 +52,17 @@ func (c *client) send(v ...any) {
 	}
 }
 
+// sendEvents sends an EVENT of each of evs without waiting for the OKs and
+// returns when the sending began.
+func (c *client) sendEvents(evs []*nostr.Event) time.Time {
+	c.t.Helper()
+	start := time.Now()
+	for _, ev := range evs {
+		c.send("EVENT", ev)
+	}
+	return start
+}
+
 func (c *client) readRaw() ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
@@ -277,10 +288,7 @@ func TestOKDelayPipelines(t *testing.T) {
 	defer r.Close()
 	c := dial(t, r)
 	evs := events(t, n)
-	start := time.Now()
-	for _, ev := range evs {
-		c.send("EVENT", ev)
-	}
+	start := c.sendEvents(evs)
 	for i, ev := range evs {
 		c.expectOK(ev.ID, true, "")
 		if i == 0 && time.Since(start) < delay {
@@ -446,10 +454,7 @@ func TestCapacityQueues(t *testing.T) {
 	defer r.Close()
 	c := dial(t, r)
 	evs := events(t, n)
-	start := time.Now()
-	for _, ev := range evs {
-		c.send("EVENT", ev)
-	}
+	start := c.sendEvents(evs)
 	seen := map[string]bool{}
 	for len(seen) < n {
 		m := c.read()
@@ -510,9 +515,7 @@ func sentEvents(t *testing.T, cfg Config, n int) (*Relay, *client, []*nostr.Even
 	t.Cleanup(r.Close)
 	c := dial(t, r)
 	evs := events(t, n)
-	for _, ev := range evs {
-		c.send("EVENT", ev)
-	}
+	c.sendEvents(evs)
 	return r, c, evs
 }
 
