@@ -474,6 +474,9 @@ func TestSelfStoresStart(t *testing.T) {
 	}
 	for _, name := range []string{"embedded", "khatru-native", "khatru-badger", "khatru-lmdb", "khatru-sqlite3"} {
 		t.Run(name, func(t *testing.T) {
+			if !testCgoStores && (name == "khatru-lmdb" || name == "khatru-sqlite3") {
+				t.Skip("skipping: needs the lmdb and sqlite3 stores (go test -tags cgostores)")
+			}
 			inst := startTest(t, name, StartOptions{})
 			end := inst.Begin()
 			c := dial(t, inst.URL)

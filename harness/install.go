@@ -90,6 +90,11 @@ func sanitize(s string) string {
 	}, s)
 }
 
+// SelfLacks names the embedded relay's stores this relaybench binary was
+// built without, each with how to build them in (set by the CLI): a "self"
+// relay over one of them is skipped. Not consulted for Options.SelfBin.
+var SelfLacks map[string]string
+
 // SkipError says a relay cannot run here (no binary, not installed); callers
 // print it as one line and carry on with the other relays.
 type SkipError struct {
@@ -184,6 +189,9 @@ func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 	case KindSelf:
 		if o.SelfBin != "" {
 			return o.SelfBin, "relaybench itself", nil
+		}
+		if why, ok := SelfLacks[spec.Store]; ok {
+			return "", "", &SkipError{spec.Name, "this relaybench has no " + spec.Store + " store: " + why}
 		}
 		exe, err := os.Executable()
 		if err != nil {

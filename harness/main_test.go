@@ -152,6 +152,9 @@ func selfBin(t *testing.T) string {
 		if err == nil {
 			bin := filepath.Join(dir, "relaybench")
 			build := exec.Command("go", "build", "-o", bin, "./cmd/relaybench")
+			if testCgoStores {
+				build.Args = []string{"go", "build", "-tags=cgostores", "-o", bin, "./cmd/relaybench"}
+			}
 			build.Dir = ".."
 			out, err := build.CombinedOutput()
 			if err == nil {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages relaybench's tests use, if any is missing:
-#   gcc, pkg-config     cgo (khatru's lmdb and sqlite3 stores, libsecp256k1)
+#   gcc, pkg-config     cgo (libsecp256k1; the lmdb and sqlite3 stores of -tags cgostores)
 #   libsecp256k1-dev    fast BIP-340 signing (pure Go is the fallback)
 #   postgresql          the relayer relay's database (a private cluster per run)
 #   chromium            renders the HTML report and the live page (--web) in the browser tests

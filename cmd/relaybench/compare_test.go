@@ -96,6 +96,7 @@ func TestCompareUnknownRelay(t *testing.T) {
 // Ctrl-C in the middle of a compare stops the relay under test and any
 // PostgreSQL it started; nothing survives.
 func TestCompareCtrlCLeavesNothing(t *testing.T) {
+	needCgoStores(t)
 	out := t.TempDir()
 	relays := "khatru-sqlite3,khatru-lmdb"
 	if os.Getenv("RELAYBENCH_INTEGRATION") == "1" {

@@ -48,7 +48,7 @@ func relaybenchBin(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "relaybench")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command("go", append(append([]string{"build"}, buildTags()...), "-o", binPath, ".")...).CombinedOutput()
 		if err != nil {
 			binErr = err
 			t.Logf("%s", out)

@@ -114,6 +114,7 @@ func TestRunBadInputOneLineErrors(t *testing.T) {
 }
 
 func TestRunCtrlCSavesAndStopsRelay(t *testing.T) {
+	needCgoStores(t)
 	out := t.TempDir()
 	// Slow OKs keep the publish phase running long enough to interrupt it.
 	p := startCLI(t, "run", "--events", "3000", "--concurrency", "1", "--store", "sqlite3",

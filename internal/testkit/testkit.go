@@ -20,6 +20,9 @@ import (
 // when the test ends.
 func EmbeddedURL(t testing.TB, store string) string {
 	t.Helper()
+	if _, left := embedded.NotBuilt[store]; left {
+		t.Skipf("skipping: store %s is not in this build (go test -tags cgostores)", store)
+	}
 	r, err := embedded.New(embedded.Options{Store: store, DataDir: t.TempDir(), Version: "test"})
 	if err != nil {
 		t.Fatal(err)

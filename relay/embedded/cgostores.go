@@ -1,4 +1,9 @@
-//go:build cgo
+//go:build cgo && cgostores
+
+// The lmdb and sqlite3 stores are C libraries (LMDB, SQLite) compiled by cgo,
+// which takes minutes on a small machine; they exist to reproduce the wrong
+// answers of eventstore v0.16.2 listed in the package doc, so the default
+// build leaves them out: build with -tags cgostores to have them.
 
 package embedded
 
@@ -18,8 +23,12 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 )
 
-// cgoStores are the stores that need cgo (LMDB and SQLite are C libraries).
+// cgoStores are the stores that need cgo and the cgostores build tag
+// (LMDB and SQLite are C libraries).
 var cgoStores = []string{"lmdb", "sqlite3"}
+
+// NotBuilt names the stores this build leaves out: none.
+var NotBuilt map[string]string
 
 // sqliteParams make the sqlite3 store usable under concurrent load: khatru
 // handles every message on its own goroutine and the database/sql pool opens

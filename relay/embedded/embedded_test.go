@@ -433,7 +433,7 @@ func TestUnknownStore(t *testing.T) {
 // one pipelined connection (events signed before the timer starts). Run
 // with a fixed count, e.g. -bench Publish -benchtime 5000x.
 func BenchmarkPublish(b *testing.B) {
-	for _, store := range []string{"native", "memory", "badger", "lmdb", "sqlite3"} {
+	for _, store := range Stores {
 		b.Run(store, func(b *testing.B) {
 			r, err := New(Options{Store: store, DataDir: b.TempDir()})
 			if err != nil {
