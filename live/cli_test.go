@@ -1,0 +1,455 @@
+package live
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// The tests here run the real CLI (built once) with --web against the
+// embedded relay; RELAYBENCH_INTEGRATION=1 runs them (scripts/test does).
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+func cliBin(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("RELAYBENCH_INTEGRATION") != "1" {
+		t.Skip("set RELAYBENCH_INTEGRATION=1 (scripts/test does) to run the CLI with --web")
+	}
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "relaybench-live-bin-")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliPath = filepath.Join(dir, "relaybench")
+		out, err := exec.Command("go", "build", "-o", cliPath, "../cmd/relaybench").CombinedOutput()
+		if err != nil {
+			cliErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatalf("build relaybench: %v", cliErr)
+	}
+	return cliPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cliPath != "" {
+		os.RemoveAll(filepath.Dir(cliPath))
+	}
+	os.Exit(code)
+}
+
+// cliRun is relaybench running with --web.
+type cliRun struct {
+	cmd    *exec.Cmd
+	base   string // http://127.0.0.1:PORT/
+	out    string // --out folder
+	ended  chan struct{}
+	stderr strings.Builder
+	mu     sync.Mutex
+}
+
+// startWebRun starts relaybench with args plus --web on a free loopback
+// port, kept 5 minutes after the run (the test ends it with Ctrl-C), and
+// returns once it said where the page is.
+func startWebRun(t *testing.T, args ...string) *cliRun {
+	t.Helper()
+	r := &cliRun{out: t.TempDir(), ended: make(chan struct{})}
+	args = append(args, "--out", r.out, "--no-progress", "--quiet", "--cache-dir", "off", "--web", "0", "--web-keep", "5m")
+	r.cmd = exec.Command(cliBin(t), args...)
+	r.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	pipe, err := r.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	base := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			r.mu.Lock()
+			r.stderr.WriteString(line + "\n")
+			r.mu.Unlock()
+			if u, ok := strings.CutPrefix(line, "Live view: "); ok {
+				base <- strings.Fields(u)[0]
+			}
+		}
+		r.cmd.Wait()
+		close(r.ended)
+	}()
+	t.Cleanup(func() { r.cmd.Process.Kill(); <-r.ended })
+	select {
+	case r.base = <-base:
+	case <-r.ended:
+		t.Fatalf("relaybench ended before serving: %s", r.errText())
+	case <-time.After(2 * time.Minute): // hang guard
+		t.Fatal("relaybench never said where the live view is")
+	}
+	return r
+}
+
+func (r *cliRun) errText() string { r.mu.Lock(); defer r.mu.Unlock(); return r.stderr.String() }
+
+// scrape reads /metrics, parsed strictly.
+func (r *cliRun) scrape(t *testing.T) []sample {
+	t.Helper()
+	c := http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get(r.base + "metrics")
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseExposition(t, string(b))
+}
+
+// sumOps adds up relaybench_operations_total samples with outcome oc.
+func sumOps(ss []sample, oc string) float64 {
+	var n float64
+	for _, s := range ss {
+		if s.name == "relaybench_operations_total" && s.labels["outcome"] == oc {
+			n += s.value
+		}
+	}
+	return n
+}
+
+// finished says whether the scrape says the run ended.
+func finished(t *testing.T, ss []sample) bool {
+	v, _ := find(t, ss, "relaybench_run_finished", nil)
+	return v == 1
+}
+
+// results reads the one results file the run wrote.
+func (r *cliRun) results(t *testing.T) *results.File {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(r.out, "*.json"))
+	if len(m) != 1 {
+		t.Fatalf("results files: %v", m)
+	}
+	b, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f results.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
+// stop sends Ctrl-C, which ends --web-keep: exit status 130, as for
+// every interrupt (the results file was written before).
+func (r *cliRun) stop(t *testing.T) {
+	t.Helper()
+	r.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-r.ended:
+	case <-time.After(time.Minute): // hang guard
+		t.Fatal("relaybench did not end after Ctrl-C")
+	}
+	if c := r.cmd.ProcessState.ExitCode(); c != 130 {
+		t.Fatalf("exit status %d: %s", c, r.errText())
+	}
+}
+
+// wantCounts checks that every account of every phase in f has its
+// outcomes in ss as relaybench_operations_total, and nothing else is
+// there.
+func wantCounts(t *testing.T, ss []sample, f *results.File) {
+	t.Helper()
+	var total float64
+	for _, run := range f.Runs {
+		for _, ph := range run.Phases {
+			for _, a := range ph.Accounts {
+				for i, n := range accountCounts(a) {
+					l := map[string]string{"phase": ph.Name, "op": a.Op, "outcome": outcomeNames[i]}
+					if v, ok := find(t, ss, "relaybench_operations_total", l); !ok || v != float64(n) {
+						t.Errorf("%v = %v (found %v), results file says %d", l, v, ok, n)
+					}
+					total += float64(n)
+				}
+			}
+		}
+	}
+	if got := sumOps(ss, "accepted") + sumOps(ss, "refused") + sumOps(ss, "timed_out") + sumOps(ss, "conn_lost") + sumOps(ss, "not_run") + sumOps(ss, "cancelled"); got != total || total == 0 {
+		t.Errorf("/metrics has %v operations, the results file %v", got, total)
+	}
+}
+
+// mixedArgs is a small run of several phases that lasts a few seconds
+// whatever the machine's speed (the mixed workload's parts are timed).
+var mixedArgs = []string{"mixed", "--duration", "2s", "--publish-rate", "200", "--query-rate", "20"}
+
+// TestWebDuringARealRun runs relaybench mixed with --web and watches it
+// from every side at once: /metrics scraped during and after the run, the
+// page in headless Chromium, a real Prometheus scraping /metrics. During
+// the run the figures must change; after it they must be the results
+// file's.
+func TestWebDuringARealRun(t *testing.T) {
+	r := startWebRun(t, mixedArgs...)
+	var prom *promServer
+	if bin, err := exec.LookPath("prometheus"); err != nil {
+		t.Log("prometheus not installed (apt-get install -y prometheus): skipping its part")
+	} else {
+		prom = startPrometheus(t, bin, r.base)
+	}
+	var br *browser
+	if bin := chromiumBin(); bin == "" {
+		t.Log("chromium not installed (apt-get install -y chromium): skipping the browser part")
+	} else {
+		br = openBrowser(t, bin, r.base)
+	}
+	scraped, shown := map[float64]bool{}, map[string]bool{}
+	deadline := time.Now().Add(5 * time.Minute) // hang guard
+	for {
+		ss := r.scrape(t)
+		if finished(t, ss) {
+			break
+		}
+		scraped[sumOps(ss, "accepted")] = true
+		if br != nil {
+			if f := br.figures(t); f.Status == "running" {
+				shown[f.Accepted] = true
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never finished: %s", r.errText())
+		}
+		time.Sleep(200 * time.Millisecond) // polling pace, not a synchronisation
+	}
+	if len(scraped) < 2 {
+		t.Errorf("/metrics during the run showed %d distinct accepted counts, want them to change", len(scraped))
+	}
+	f := r.results(t)
+	wantCounts(t, r.scrape(t), f)
+	if br != nil {
+		if len(shown) < 2 {
+			t.Errorf("the page during the run showed %d distinct accepted counts (%v), want them to change", len(shown), shown)
+		}
+		checkPageAfter(t, br, f)
+	}
+	if prom != nil {
+		prom.check(t, f)
+	}
+	r.stop(t)
+}
+
+// checkPageAfter waits for the page to say the run finished, then wants
+// its table of phases to be the results file's, and the report shown.
+func checkPageAfter(t *testing.T, br *browser, f *results.File) {
+	t.Helper()
+	var pf pageFigures
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for pf = br.figures(t); pf.Status != "finished" || !pf.Report; pf = br.figures(t) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the end: %+v", pf)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var want [][]string
+	var accepted int64
+	for _, ph := range f.Runs[0].Phases {
+		var req, n [6]int64
+		var r int64
+		for _, a := range ph.Accounts {
+			for i, c := range accountCounts(a) {
+				n[i] += c
+			}
+			r += a.Requested
+		}
+		_ = req
+		accepted += n[0]
+		row := []string{ph.Name, fmtN(r)}
+		for _, c := range n {
+			row = append(row, fmtN(c))
+		}
+		want = append(want, row)
+	}
+	if len(pf.Rows) != len(want) {
+		t.Fatalf("page lists %d phases, results file %d: %v", len(pf.Rows), len(want), pf.Rows)
+	}
+	for i := range want {
+		if got := strings.Join(pf.Rows[i][:8], "|"); got != strings.Join(want[i], "|") {
+			t.Errorf("page row %d = %s, results file %s", i, got, strings.Join(want[i], "|"))
+		}
+	}
+	if pf.Accepted != fmtN(accepted) {
+		t.Errorf("page shows %s accepted, results file %d", pf.Accepted, accepted)
+	}
+	if pf.Canvas != 4 {
+		t.Errorf("%d charts drawn, want 4", pf.Canvas)
+	}
+}
+
+// fmtN formats n as the page does (en-US grouping).
+func fmtN(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// promServer is Debian's prometheus scraping the live view every second.
+type promServer struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func startPrometheus(t *testing.T, bin, target string) *promServer {
+	t.Helper()
+	dir := t.TempDir()
+	u, _ := url.Parse(target)
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: relaybench\n    static_configs:\n      - targets: ['%s']\n", u.Host)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	p := &promServer{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	p.cmd = exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--web.enable-remote-write-receiver")
+	var log strings.Builder
+	p.cmd.Stdout, p.cmd.Stderr = io.Discard, &lockedBuilder{b: &log}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	t.Cleanup(func() { p.cmd.Process.Kill(); <-done })
+	return p
+}
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// query runs an instant PromQL query; nil while Prometheus is not up.
+func (p *promServer) query(t *testing.T, q string) map[string]float64 {
+	t.Helper()
+	c := http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get(p.base + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		Status string
+		Data   struct {
+			Result []struct {
+				Metric map[string]string
+				Value  [2]any
+			}
+		}
+	}
+	if json.NewDecoder(resp.Body).Decode(&ans) != nil || ans.Status != "success" {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, r := range ans.Data.Result {
+		v, _ := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64)
+		out[r.Metric["phase"]+"|"+r.Metric["op"]+"|"+r.Metric["outcome"]] = v
+	}
+	return out
+}
+
+// check waits until Prometheus scraped the finished run, then wants its
+// series to be the results file's counts.
+func (p *promServer) check(t *testing.T, f *results.File) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // hang guard
+	for {
+		if got := p.query(t, "relaybench_run_finished"); len(got) == 1 && got["||"] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Prometheus never scraped the finished run")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	got := p.query(t, "relaybench_operations_total")
+	n := 0
+	for _, ph := range f.Runs[0].Phases {
+		for _, a := range ph.Accounts {
+			for i, c := range accountCounts(a) {
+				k := ph.Name + "|" + a.Op + "|" + outcomeNames[i]
+				if got[k] != float64(c) {
+					t.Errorf("Prometheus %s = %v, results file %d", k, got[k], c)
+				}
+				n++
+			}
+		}
+	}
+	if len(got) != n {
+		t.Errorf("Prometheus has %d relaybench_operations_total series, the results file's accounts give %d: %v", len(got), n, got)
+	}
+}
+
+// TestWebCtrlCStillSaves interrupts a run watched with --web: the results
+// file is still written, and the server is gone when relaybench exits
+// (--web-keep does not hold an interrupted run).
+func TestWebCtrlCStillSaves(t *testing.T) {
+	r := startWebRun(t, mixedArgs...)
+	deadline := time.Now().Add(5 * time.Minute) // hang guard
+	for sumOps(r.scrape(t), "accepted") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing accepted: %s", r.errText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.stop(t)
+	f := r.results(t)
+	if len(f.Runs) != 1 || len(f.Runs[0].Phases) == 0 {
+		t.Fatalf("results file without the phases measured: %+v", f.Runs)
+	}
+	c := http.Client{Timeout: 10 * time.Second}
+	if resp, err := c.Get(r.base + "metrics"); err == nil {
+		resp.Body.Close()
+		t.Fatal("the live view still answers after relaybench exited")
+	}
+}
