@@ -177,4 +177,3 @@ func (b *browser) figures(t *testing.T) pageFigures {
 	b.eval(t, readPage, &f)
 	return f
 }
-
