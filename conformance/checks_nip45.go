@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -29,6 +30,7 @@ type countAnswer struct {
 	n           int64
 	approximate bool
 	bad         string // why the object is not {"count": n} ("" if it is)
+	bare        bool   // the answer was a bare integer, n (a form NIP-45 does not give)
 	closed      bool
 	reason      string
 }
@@ -68,6 +70,8 @@ func (t *checkRun) count(sub string, filters ...nostr.Filter) (countAnswer, erro
 			}
 			n, approx, _, err := wire.ParseCountObject(f.parts[1])
 			a.n, a.approximate = n, approx
+			var bare *wire.BareCountError
+			a.bare = errors.As(err, &bare)
 			if err != nil {
 				a.bad = err.Error()
 			}
@@ -126,7 +130,7 @@ func countUnion(t *checkRun) outcome {
 			return undecided(err)
 		case a.closed:
 			return notRun("the relay refused the COUNT with CLOSED %q", a.reason)
-		case a.bad != "":
+		case a.bad != "" && !a.bare: // a bare number is judged here, its form in nip45.count-form
 			return unknown("the COUNT answer could not be read (%s; see nip45.count-form)", a.bad)
 		case a.n != q.want && a.approximate:
 			return named("COUNT of %s answered %d, marked approximate; %d matching events are stored (NIP-45: \"Relays may use probabilistic counts to reduce compute requirements.\")", q.what, a.n, q.want)
