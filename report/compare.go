@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/relaybench/relaybench/results"
@@ -89,11 +90,13 @@ const alpha = 0.05
 
 // Compare writes, for every relay present in both base and cand, every
 // figure (rates, latency p50/p99 of each phase and group): the baseline and
-// candidate medians, the change in percent and whether it is beyond
-// run-to-run noise. With at least two runs on each side it uses a two-sided
-// Mann-Whitney U test at α = 0.05 (as benchstat does) and prints "~" when
-// the change is not significant; with one run on a side the noise is
-// unknown and it says so. format is "text" (or "" or "summary") or "md".
+// candidate medians, their ratio, the change in percent and whether it is
+// beyond run-to-run noise. With at least two runs on each side it uses a
+// two-sided Mann-Whitney U test at α = 0.05 (as benchstat does) and prints
+// "~" when the change is not significant; with one run on a side the noise
+// is unknown and it says so. Each side's verdict is stated under what it
+// ran. format is "text" (or "" or "summary") or "md"; CompareHTML writes
+// the HTML page.
 func Compare(w io.Writer, base, cand []*results.File, format string) error {
 	if len(base) == 0 || len(cand) == 0 {
 		return fmt.Errorf("compare needs baseline and candidate results files")
@@ -104,7 +107,11 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 	case "md", "markdown":
 		md = true
 	default:
-		return fmt.Errorf("unknown compare format %q (want text or md)", format)
+		return fmt.Errorf("unknown compare format %q (want text, md or html)", format)
+	}
+	ab, err := abTables(base, cand)
+	if err != nil {
+		return err
 	}
 	esc := inert
 	if md {
@@ -120,12 +127,10 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 		fmt.Fprintln(bw, "=== Baseline vs Candidate ===")
 		fmt.Fprintln(bw)
 	}
-	for _, side := range []struct {
-		name  string
-		files []*results.File
-	}{{"Baseline", base}, {"Candidate", cand}} {
+	for _, side := range abSides(base, cand) {
 		if md {
 			fmt.Fprintf(bw, "## %s\n\n", side.name)
+			verdictMarkdown(bw, side.files)
 		} else {
 			fmt.Fprintf(bw, "%s:\n", side.name)
 		}
@@ -137,22 +142,13 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 					fmt.Fprintf(bw, "  %-9s %s\n", l[0]+":", l[1])
 				}
 			}
+			if !md {
+				fmt.Fprintf(bw, "  %s\n", verdictHead(f))
+			}
 		}
 		fmt.Fprintln(bw)
 	}
-	bg, cg := groupRuns(base), groupRuns(cand)
-	cidx := map[string]*relayRuns{}
-	for _, g := range cg {
-		cidx[g.key] = g
-	}
-	matched := 0
-	for _, b := range bg {
-		c := cidx[b.key]
-		if c == nil {
-			continue
-		}
-		matched++
-		t := compareTable(b, c)
+	for _, t := range ab.tables {
 		if md {
 			t.markdown(bw)
 		} else {
@@ -161,36 +157,68 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 			fmt.Fprintln(bw)
 		}
 	}
-	if matched == 0 {
-		return fmt.Errorf("no relay is in both baseline and candidate")
+	fmt.Fprintln(bw, abLegend)
+	for _, k := range ab.onlyBase {
+		fmt.Fprintf(bw, "Only in baseline: %s\n", esc(k))
 	}
-	legend := fmt.Sprintf("Cells are medians over runs (n = runs per side). \"~\": the difference is not significant (Mann-Whitney U, α=%.2f). Latencies: lower is better.", alpha)
-	if md {
-		fmt.Fprintln(bw, legend)
-	} else {
-		fmt.Fprintln(bw, legend)
-	}
-	for _, b := range bg {
-		if cidx[b.key] == nil {
-			fmt.Fprintf(bw, "Only in baseline: %s\n", esc(b.key))
-		}
-	}
-	bidx := map[string]bool{}
-	for _, b := range bg {
-		bidx[b.key] = true
-	}
-	for _, c := range cg {
-		if !bidx[c.key] {
-			fmt.Fprintf(bw, "Only in candidate: %s\n", esc(c.key))
-		}
+	for _, k := range ab.onlyCand {
+		fmt.Fprintf(bw, "Only in candidate: %s\n", esc(k))
 	}
 	return bw.Flush()
 }
 
+// abLegend explains the cells of a comparison's tables.
+var abLegend = fmt.Sprintf("Cells are medians over runs (n = runs per side); ratio = candidate / baseline. \"~\": the difference is not significant (Mann-Whitney U, α=%.2f). Latencies: lower is better.", alpha)
+
+// abSide is one side of a comparison.
+type abSide struct {
+	name  string
+	files []*results.File
+}
+
+func abSides(base, cand []*results.File) []abSide {
+	return []abSide{{"Baseline", base}, {"Candidate", cand}}
+}
+
+// abResult is a comparison's tables (one per relay on both sides) and the
+// relays of one side only.
+type abResult struct {
+	tables             []*table
+	onlyBase, onlyCand []string
+}
+
+// abTables compares every relay of both base and cand; none in both is an
+// error.
+func abTables(base, cand []*results.File) (abResult, error) {
+	var ab abResult
+	bg, cg := groupRuns(base), groupRuns(cand)
+	cidx, bidx := map[string]*relayRuns{}, map[string]bool{}
+	for _, g := range cg {
+		cidx[g.key] = g
+	}
+	for _, b := range bg {
+		bidx[b.key] = true
+		if c := cidx[b.key]; c != nil {
+			ab.tables = append(ab.tables, compareTable(b, c))
+		} else {
+			ab.onlyBase = append(ab.onlyBase, b.key)
+		}
+	}
+	for _, c := range cg {
+		if !bidx[c.key] {
+			ab.onlyCand = append(ab.onlyCand, c.key)
+		}
+	}
+	if len(ab.tables) == 0 {
+		return ab, fmt.Errorf("no relay is in both baseline and candidate")
+	}
+	return ab, nil
+}
+
 // compareTable compares the figures of one relay's baseline and candidate runs.
 func compareTable(b, c *relayRuns) *table {
-	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Delta", "Significance", "Status"},
-		left: map[int]bool{1: true, 5: true, 6: true}}
+	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Ratio", "Delta", "Significance", "Status"},
+		left: map[int]bool{1: true, 6: true, 7: true}}
 	cf := map[string]*figure{}
 	for _, f := range figures(c.runs) {
 		cf[f.phase+"\x00"+f.name] = f
@@ -215,7 +243,7 @@ func compareTable(b, c *relayRuns) *table {
 		if bf.status != "ok" || c.status != "ok" {
 			status = "baseline: " + bf.status + "; candidate: " + c.status
 		}
-		t.add(bf.phase, bf.name, bf.fmt(bm), c.fmt(cm), delta, sig, status)
+		t.add(bf.phase, bf.name, bf.fmt(bm), c.fmt(cm), fmtRatio(bm, cm), delta, sig, status)
 	}
 	return t
 }
@@ -482,6 +510,18 @@ func CheckFailOn(base, cand []*results.File, fos []threshold.FailOn) []FailOnRes
 
 // WriteFailOn writes the --fail-on results as a table (Markdown with md).
 func WriteFailOn(w io.Writer, rs []FailOnResult, md bool) {
+	t := failOnTable(rs)
+	fmt.Fprintln(w)
+	if md {
+		t.markdown(w)
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", t.title)
+	t.text(w, "  ")
+}
+
+// failOnTable is the table of --fail-on results.
+func failOnTable(rs []FailOnResult) *table {
 	t := &table{title: "Fail-on limits", head: []string{"Limit", "Relay", "Baseline", "Candidate", "Delta", "Significance", "Result"}, left: map[int]bool{1: true, 5: true, 6: true}}
 	for _, r := range rs {
 		if r.Error != "" {
@@ -501,13 +541,7 @@ func WriteFailOn(w io.Writer, rs []FailOnResult, md bool) {
 		}
 		t.add(r.FailOn, r.Relay, threshold.Format(r.Base, r.Unit), threshold.Format(r.Cand, r.Unit), fmtDelta(r.Base, r.Cand), sig, res)
 	}
-	fmt.Fprintln(w)
-	if md {
-		t.markdown(w)
-		return
-	}
-	fmt.Fprintf(w, "%s:\n", t.title)
-	t.text(w, "  ")
+	return t
 }
 
 // FailOnJUnit are the --fail-on results as JUnit test cases (suite "fail-on").
@@ -527,4 +561,13 @@ func FailOnJUnit(rs []FailOnResult) []JUnitCase {
 		cases = append(cases, c)
 	}
 	return cases
+}
+
+// fmtRatio formats candidate / baseline: "1.23×"; a dash when the baseline
+// is zero.
+func fmtRatio(base, cand float64) string {
+	if base == 0 || math.IsNaN(base) || math.IsNaN(cand) {
+		return dash
+	}
+	return strconv.FormatFloat(cand/base, 'f', 2, 64) + "×"
 }

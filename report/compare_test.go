@@ -3,10 +3,12 @@ package report
 import (
 	"bytes"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/threshold"
 )
 
 func TestMannWhitneyP(t *testing.T) {
@@ -111,7 +113,7 @@ func TestCompare(t *testing.T) {
 	if strings.Contains(b.String(), "| p=") {
 		t.Errorf("identical files gave a significant difference:\n%s", b.String())
 	}
-	if !strings.Contains(b.String(), "| Phase | Figure | Baseline | Candidate | Delta | Significance | Status |") {
+	if !strings.Contains(b.String(), "| Phase | Figure | Baseline | Candidate | Ratio | Delta | Significance | Status |") {
 		t.Error("no Markdown table")
 	}
 
@@ -157,4 +159,56 @@ func TestSweepNames(t *testing.T) {
 	if len(pts) != 2 || pts[0].size != 256 || pts[1].size != 4096 {
 		t.Errorf("group sweep: %+v", pts)
 	}
+}
+
+// TestCompareHTML checks the A/B page: self-contained HTML (not the
+// terminal text), each side's verdict, a table with both sides' medians
+// and their ratio, the fail-on limits, and charts drawing both sides under
+// names that keep them apart. The input files are not changed.
+func TestCompareHTML(t *testing.T) {
+	base := []*results.File{compareFile(5, 1)}
+	cand := []*results.File{compareFile(5, 1.5)}
+	base[0].Verdict = &results.Verdict{Status: 0, Outcome: "passed"}
+	cand[0].Verdict = &results.Verdict{Status: 3, Outcome: "wrong answers", Reasons: []string{"strfry, query: 12 events <missing>"}}
+	rs := CheckFailOn(base, cand, []threshold.FailOn{mustFailOn(t, "publish.rate:-10%")})
+	var b bytes.Buffer
+	if err := CompareHTML(&b, base, cand, Options{}, rs); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.HasSuffix(page, "</html>\n") || strings.Contains(page, "===") {
+		t.Fatalf("not an HTML page:\n%.500s", page)
+	}
+	checkSelfContained(t, page)
+	for _, want := range []string{
+		`<section id="baseline">`, `<section id="candidate">`,
+		"Verdict: PASSED (exit 0)", "Verdict: WRONG ANSWERS (exit 3)", "12 events &lt;missing&gt;",
+		`<th class="num">Ratio</th>`, "Fail-on limits",
+		"khatru-badger (baseline)", "khatru-badger (candidate)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("A/B page lacks %q", want)
+		}
+	}
+	// The publish rate row holds both medians and their ratio, 1.50×.
+	bm := median(append([]float64(nil), base[0].Runs[0].Phases[0].Rates["events_per_sec"], base[0].Runs[1].Phases[0].Rates["events_per_sec"], base[0].Runs[2].Phases[0].Rates["events_per_sec"], base[0].Runs[3].Phases[0].Rates["events_per_sec"], base[0].Runs[4].Phases[0].Rates["events_per_sec"]))
+	row := regexp.MustCompile(`<tr><td>publish</td><td[^>]*>events/s</td>.*?</tr>`).FindString(page)
+	if !strings.Contains(row, ">"+fmtRate(bm)+"<") || !strings.Contains(row, ">"+fmtRate(bm*1.5)+"<") || !strings.Contains(row, ">1.50×<") {
+		t.Errorf("publish events/s row lacks baseline %s, candidate %s and ratio 1.50×: %s", fmtRate(bm), fmtRate(bm*1.5), row)
+	}
+	if n := len(svgTag.FindAllString(page, -1)); n < 5 {
+		t.Errorf("%d charts, want both sides' charts", n)
+	}
+	if base[0].Runs[0].Relay.Name != "khatru-badger" {
+		t.Error("relabelling the charts changed the input file")
+	}
+}
+
+func mustFailOn(t *testing.T, s string) threshold.FailOn {
+	t.Helper()
+	f, err := threshold.ParseFailOn(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -69,6 +69,24 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 		fmt.Fprintln(bw, "</div>")
 	}
 	conformanceHTML(bw, files)
+	if err := chartsHTML(bw, cs); err != nil {
+		return err
+	}
+	if ns := notes(files); len(ns) > 0 {
+		fmt.Fprintln(bw, "<h2>Notes and errors</h2>\n<ul>")
+		for _, n := range ns {
+			fmt.Fprintf(bw, "<li>%s</li>\n", html.EscapeString(n))
+		}
+		fmt.Fprintln(bw, "</ul>")
+	}
+	fmt.Fprintln(bw, "<footer>Made by relaybench report from the results file alone; every figure above is in that file. “–” marks a figure the file does not hold.</footer>")
+	fmt.Fprintln(bw, "</main>\n</body>\n</html>")
+	return bw.Flush()
+}
+
+// chartsHTML writes the charts section: every chart as inline SVG with its
+// caption lines; nothing without charts.
+func chartsHTML(bw io.Writer, cs []*chart) error {
 	if len(cs) > 0 {
 		fmt.Fprintln(bw, "<h2>Charts</h2>")
 		fmt.Fprintln(bw, `<div class="charts">`)
@@ -92,14 +110,5 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 		}
 		fmt.Fprintln(bw, "</div>")
 	}
-	if ns := notes(files); len(ns) > 0 {
-		fmt.Fprintln(bw, "<h2>Notes and errors</h2>\n<ul>")
-		for _, n := range ns {
-			fmt.Fprintf(bw, "<li>%s</li>\n", html.EscapeString(n))
-		}
-		fmt.Fprintln(bw, "</ul>")
-	}
-	fmt.Fprintln(bw, "<footer>Made by relaybench report from the results file alone; every figure above is in that file. “–” marks a figure the file does not hold.</footer>")
-	fmt.Fprintln(bw, "</main>\n</body>\n</html>")
-	return bw.Flush()
+	return nil
 }
