@@ -48,9 +48,10 @@ type Result struct {
 	// fast "rate-limited:" never flatters the latency of served ops.
 	RefusedLatency *metrics.Histogram
 	Lateness       *metrics.Histogram // Sent − intended, every op started (failed ones too)
-	// DispatchLateness is when the dispatcher queued each op − intended
-	// (after the warm-up): the part of Lateness due to waking the dispatcher,
-	// the rest is waiting for a worker to pick it up.
+	// DispatchLateness is when the dispatcher queued each op (or began
+	// waiting for room in the queue) − intended, over the ops of Lateness:
+	// the part of Lateness due to waking the dispatcher, the rest is
+	// waiting for a worker to pick it up.
 	DispatchLateness *metrics.Histogram
 	// Series per second: counts "intended" and "dropped" (by intended
 	// second), "sent" (by send), "accepted", "refused", "failed" (by reply),

@@ -25,6 +25,10 @@ type Op func(ctx context.Context, intended int64, worker int) Outcome
 type Slot struct {
 	Seq      int64
 	Intended int64
+	// Queued is the mono time (ns) the dispatcher handed the op to the
+	// queue, or began waiting for room in a full one: Queued − Intended is
+	// the dispatcher's share of the op's lateness.
+	Queued int64
 }
 
 // SlotOp is Op for callers that need the operation's position in the
@@ -168,7 +172,8 @@ type shard struct {
 	mu                     sync.Mutex
 	closed                 bool // the result was taken: record nothing more
 	lat, unc, late, refLat *metrics.Histogram
-	tot                    secCounts // the whole run's (inFlight: the most at once)
+	disp                   *metrics.Histogram // Queued − intended of the ops in late
+	tot                    secCounts          // the whole run's (inFlight: the most at once)
 	canceled               int64
 	refusedBy, errs        map[string]int64
 	secs                   []secCounts
@@ -206,7 +211,6 @@ type runner struct {
 // dispatched is what the dispatcher counted.
 type dispatched struct {
 	intended, warmup int64
-	late             *metrics.Histogram // handed to the queue − intended
 	droppedFull      int64
 	canceled         int64
 	interrupted      bool
@@ -271,6 +275,7 @@ func run(ctx context.Context, c Config, r *runner, noOp bool) (*Result, error) {
 	for range min(c.Pool, maxShards) {
 		r.shards = append(r.shards, &shard{
 			lat: metrics.NewHistogram(), unc: metrics.NewHistogram(), late: metrics.NewHistogram(), refLat: metrics.NewHistogram(),
+			disp:      metrics.NewHistogram(),
 			refusedBy: map[string]int64{}, errs: map[string]int64{},
 		})
 	}
@@ -312,7 +317,6 @@ func run(ctx context.Context, c Config, r *runner, noOp bool) (*Result, error) {
 func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 	defer close(r.queue)
 	pc := NewPacer(r.c.Pattern)
-	d.late = metrics.NewHistogram()
 	done := ctx.Done()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -340,7 +344,7 @@ func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 			}
 		}
 		sec := int(off / time.Second)
-		slot := Slot{Seq: seq, Intended: it}
+		slot := Slot{Seq: seq, Intended: it, Queued: mono.Now()}
 		d.intended++
 		bump(&d.intendedSec, sec)
 		if it < r.warmEnd {
@@ -348,9 +352,6 @@ func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 		}
 		select {
 		case r.queue <- slot:
-			if it >= r.warmEnd {
-				d.late.Record(mono.Now() - it)
-			}
 			continue
 		default:
 		}
@@ -365,9 +366,6 @@ func (r *runner) dispatch(ctx context.Context) (d dispatched) {
 		select {
 		case r.queue <- slot:
 			timer.Stop()
-			if it >= r.warmEnd {
-				d.late.Record(mono.Now() - it)
-			}
 		case <-timer.C:
 			r.dropInDispatcher(&d, slot, sec)
 		case <-done:
@@ -508,6 +506,9 @@ func (s *shard) record(r *runner, slot Slot, started, inFlight int64, out Outcom
 	s.tot.inFlight = max(s.tot.inFlight, inFlight)
 	if it >= r.warmEnd {
 		s.late.Record(out.Sent - it)
+		// The same ops as late: the dispatcher's share never exceeds an
+		// op's lateness (ops dropped before sending are in neither).
+		s.disp.Record(min(slot.Queued, out.Sent) - it)
 	}
 	done := s.sec(r.start, out.Done)
 	switch {
@@ -556,7 +557,7 @@ func (r *runner) result(d dispatched, end int64) *Result {
 		Canceled: d.canceled, Interrupted: d.interrupted,
 		RefusedBy: map[string]int64{}, Errors: map[string]int64{},
 		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram(),
-		RefusedLatency: metrics.NewHistogram(), DispatchLateness: d.late,
+		RefusedLatency: metrics.NewHistogram(), DispatchLateness: metrics.NewHistogram(),
 		Series: r.series, Start: r.start, End: end,
 	}
 	inFlight := r.inFlight.Load()
@@ -575,6 +576,7 @@ func (r *runner) result(d dispatched, end int64) *Result {
 		res.RefusedLatency.Merge(sh.refLat)
 		res.Uncorrected.Merge(sh.unc)
 		res.Lateness.Merge(sh.late)
+		res.DispatchLateness.Merge(sh.disp)
 		for i, c := range sh.secs {
 			for len(secs) <= i {
 				secs = append(secs, secCounts{})

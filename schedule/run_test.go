@@ -123,6 +123,12 @@ func TestRunCoordinatedOmission(t *testing.T) {
 		if lat.Max() > int64(time.Second+50*time.Millisecond)+2_000_000 {
 			t.Fatalf("corrected max %v beyond MaxLateness + op time", time.Duration(lat.Max()))
 		}
+		// The dispatcher's share is over the ops of the lateness (the
+		// dropped ones are in neither), so it cannot exceed it.
+		if d, l := r.DispatchLateness, r.Lateness; d.Count() != l.Count() || d.Quantile(99) > l.Quantile(99) || d.Max() > l.Max() {
+			t.Fatalf("dispatch lateness n %d p99 %v max %v, lateness n %d p99 %v max %v", d.Count(), time.Duration(d.Quantile(99)),
+				time.Duration(d.Max()), l.Count(), time.Duration(l.Quantile(99)), time.Duration(l.Max()))
+		}
 		if !r.ClientLimited || !strings.Contains(r.ClientLimitedWhy, "pool of 2 was full") || r.MaxInFlight != 2 {
 			t.Fatalf("limited %v %q max in flight %d", r.ClientLimited, r.ClientLimitedWhy, r.MaxInFlight)
 		}
