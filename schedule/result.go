@@ -182,9 +182,12 @@ func (r *Result) notes() []string {
 	}
 	if r.Lateness.Count() > 0 {
 		p99, mx := r.Lateness.Quantile(99), r.Lateness.Max()
+		// Only the fact: whose doing the lateness was (the client's, or
+		// the relay's when every worker waited on it) is the load
+		// workload's one judgement, in a note of its own.
 		verdict := "sent on schedule"
 		if p99 > int64(OnTime) {
-			verdict = "sent late: the client limited this run"
+			verdict = fmt.Sprintf("sent late (p99 over %v)", OnTime)
 		}
 		var disp time.Duration
 		if r.DispatchLateness != nil {

@@ -144,6 +144,18 @@ func TestRunCoordinatedOmission(t *testing.T) {
 		if !found {
 			t.Fatalf("no drop note in %q", ph.Notes)
 		}
+		// The lateness note states the fact; whose doing it was is the load
+		// workload's one judgement (here the relay's: the pool was full).
+		late := false
+		for _, n := range ph.Notes {
+			late = late || strings.Contains(n, "sent late (p99 over")
+			if strings.Contains(n, "client limited") {
+				t.Errorf("a note judges the client before the workload does: %q", n)
+			}
+		}
+		if !late {
+			t.Errorf("no lateness note in %q", ph.Notes)
+		}
 	})
 }
 
