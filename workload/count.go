@@ -107,47 +107,36 @@ func Count(ctx context.Context, url string, model *verify.Model, source []*nostr
 	if err != nil {
 		return results.Phase{}, err
 	}
-	setup := mono.Now()
-	set, err := dialSet(ctx, url, 1, o.Dial)
+	q, pctx, err := dialQueries(ctx, url, 1, o.Base, "COUNTs or REQs ended without an answer (timed out or connection lost)")
 	if err != nil {
 		return results.Phase{}, err
 	}
-	defer set.close()
+	defer q.close()
 	const noFilter = "no filter could be drawn from the events"
 	led := outcome.New(results.OpCount, int64(o.Queries))
 	led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
-	pctx, wd := outcome.NewWatchdog(ctx, 3, "COUNTs or REQs ended without an answer (timed out or connection lost)")
-	defer wd.Stop()
-	q := &queryRun{user: ctx, url: url, o: QueryOptions{Base: Base{Timeout: o.Timeout}}, wd: wd}
 	if !o.NoReq {
 		q.led = outcome.New(results.OpQuery, int64(o.Queries))
 		q.led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
 	}
 
-	w := o.open(setup)
+	w := o.open(q.setup)
 	series := metrics.NewSeries(w.Start)
 	q.series = metrics.NewSeries(w.Start) // the REQs' own series, not reported
-	countLoop(pctx, set, recs, led, q, series, o)
+	countLoop(pctx, q.set, recs, led, q, series, o)
 	w.Close(0)
 	o.progress(int64(len(recs)))
-	wd.Settle(led, outcome.WhyConnGone)
+	q.wd.Settle(led, outcome.WhyConnGone)
 	if q.led != nil {
-		wd.Settle(q.led, outcome.WhyConnGone)
+		q.wd.Settle(q.led, outcome.WhyConnGone)
 	}
 
-	ph := w.Phase("count", "count")
+	ph := q.frame(w, "count", "count", series, led,
+		results.CountCounts, results.CountFailed, results.CountTimedOut, "events_counted", "count_exact", "count_approximate")
 	ph.Params = map[string]any{
 		"queries": len(recs), "req_limit": o.Limit, "timeout": o.Timeout.String(), "shapes": CountShapes,
 		"nip": 45, "compare_req": !o.NoReq,
 	}
-	for _, k := range []string{results.CountCounts, results.CountFailed, results.CountTimedOut, "events_counted", "count_exact", "count_approximate"} {
-		ph.Counts[k] = 0
-	}
-	ph.Aborted, ph.Series = wd.Aborted(), series.Result(w.End)
-	set.report(ctx, &ph)
-	acc := led.Result()
-	ph.Accounts = append(ph.Accounts, acc)
-	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = acc.Refused, acc.NotRun, acc.Cancelled
 	if q.led != nil {
 		ph.Accounts = append(ph.Accounts, q.led.Result())
 	}

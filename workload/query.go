@@ -129,21 +129,16 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 		return results.Phase{}, err
 	}
 	requested, recs := segmentShare(o.Segment, o.Queries, recs)
-	setup := mono.Now()
-	set, err := dialSet(ctx, url, o.Connections, o.Dial)
+	q, pctx, err := dialQueries(ctx, url, o.Connections, o.Base, "queries ended without EOSE (timed out or connection lost)")
 	if err != nil {
 		return results.Phase{}, err
 	}
-	defer set.close()
-	q := &queryRun{user: ctx, url: url, o: o, recs: recs, set: set, sigs: verify.NewChecker(),
-		led: outcome.New(results.OpQuery, int64(requested))}
+	defer q.close()
+	q.o, q.recs, q.sigs, q.led = o, recs, verify.NewChecker(), outcome.New(results.OpQuery, int64(requested))
 	q.led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(requested-len(recs)))
-	var pctx context.Context
-	pctx, q.wd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
-	defer q.wd.Stop()
 
 	var wg sync.WaitGroup
-	w := o.open(setup)
+	w := o.open(q.setup)
 	q.series = metrics.NewSeries(w.Start)
 	for c := range o.Connections {
 		wg.Add(1)
@@ -210,7 +205,8 @@ type queryRun struct {
 	url    string
 	o      QueryOptions
 	recs   []*queryRecord
-	set    *connSet // the query phase's connections (nil: the caller's own)
+	set    *connSet // the phase's connections
+	setup  int64    // when the dialling of set began (mono)
 	led    *outcome.Ledger
 	wd     *outcome.Watchdog
 	series *metrics.Series
@@ -218,6 +214,27 @@ type queryRun struct {
 	whole  bool            // keep complete answers whole (search)
 	next   atomic.Int64
 	done   atomic.Int64
+}
+
+// dialQueries dials n connections to url (b's Dial settings) for requests
+// answered one by one, and starts the watchdog that stops the phase once 3
+// of them in a row end without an answer (silent says so): the run, its
+// options b's timeout (the caller sets the rest), and the phase's context.
+// close ends both.
+func dialQueries(ctx context.Context, url string, n int, b Base, silent string) (*queryRun, context.Context, error) {
+	setup := mono.Now()
+	set, err := dialSet(ctx, url, n, b.Dial)
+	if err != nil {
+		return nil, nil, err
+	}
+	pctx, wd := outcome.NewWatchdog(ctx, 3, silent)
+	return &queryRun{user: ctx, url: url, o: QueryOptions{Base: Base{Timeout: b.Timeout}}, set: set, setup: setup, wd: wd}, pctx, nil
+}
+
+// close stops the watchdog and closes the connections.
+func (q *queryRun) close() {
+	q.wd.Stop()
+	q.set.close()
 }
 
 // worker runs queries one at a time on connection w until none is left or
@@ -355,17 +372,28 @@ func noAnswer(err, resultErr error) error {
 // phase is the query phase's frame: parameters, window, account, protocol
 // counters.
 func (q *queryRun) phase(w *Window) results.Phase {
-	ph := w.Phase(q.o.Name, "query")
+	ph := q.frame(w, q.o.Name, "query", q.series, q.led,
+		results.CountQueries, results.CountFailed, results.CountTimedOut, results.CountEventsReturned)
 	ph.Params = map[string]any{
 		"queries": len(q.recs), "limit": q.o.Limit, "connections": q.o.Connections,
 		"timeout": q.o.Timeout.String(), "shapes": q.o.Shapes,
 	}
-	for _, k := range []string{results.CountQueries, results.CountFailed, results.CountTimedOut, results.CountEventsReturned} {
+	return ph
+}
+
+// frame is the frame of a phase of requests answered one by one (REQs,
+// COUNTs, searches): w's phase name (op) with counters zeroed, why it
+// stopped, series, the statistics of q's connections, and led's account,
+// the phase's first, mirrored in its cancelled, not_run and refused
+// counters.
+func (q *queryRun) frame(w *Window, name, op string, series *metrics.Series, led *outcome.Ledger, counters ...string) results.Phase {
+	ph := w.Phase(name, op)
+	for _, k := range counters {
 		ph.Counts[k] = 0
 	}
-	ph.Aborted, ph.Series = q.wd.Aborted(), q.series.Result(w.End)
+	ph.Aborted, ph.Series = q.wd.Aborted(), series.Result(w.End)
 	q.set.report(q.user, &ph)
-	a := q.led.Result()
+	a := led.Result()
 	ph.Accounts = append(ph.Accounts, a)
 	ph.Counts["cancelled"] = a.Cancelled
 	ph.Counts["not_run"] = a.NotRun

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/flagcheck"
-	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -182,53 +181,42 @@ func Search(ctx context.Context, url string, model *verify.Model, source []*nost
 	if err != nil {
 		return results.Phase{}, err
 	}
-	setup := mono.Now()
-	set, err := dialSet(ctx, url, 1, o.Dial)
+	q, pctx, err := dialQueries(ctx, url, 1, o.Base, "searches ended without EOSE (timed out or connection lost)")
 	if err != nil {
 		return results.Phase{}, err
 	}
-	defer set.close()
-	pctx, wd := outcome.NewWatchdog(ctx, 3, "searches ended without EOSE (timed out or connection lost)")
-	defer wd.Stop()
-	q := &queryRun{user: ctx, url: url, o: QueryOptions{Base: Base{Timeout: o.Timeout}}, wd: wd, whole: true,
-		led: outcome.New(results.OpQuery, int64(o.Queries))}
+	defer q.close()
+	q.whole, q.led = true, outcome.New(results.OpQuery, int64(o.Queries))
 
-	w := o.open(setup)
+	w := o.open(q.setup)
 	q.series = metrics.NewSeries(w.Start)
 	for i, r := range recs {
-		cn := set.get(pctx, 0)
+		cn := q.set.get(pctx, 0)
 		if pctx.Err() != nil || cn == nil {
 			break
 		}
 		qctx, cancel := context.WithTimeout(pctx, o.Timeout)
 		qr, err := cn.Query(qctx, "s"+strconv.Itoa(i), []nostr.Filter{r.filter})
 		cancel()
-		wd.Book(q.book(&r.queryRecord, qr, err))
+		q.wd.Book(q.book(&r.queryRecord, qr, err))
 		if (i+1)%10 == 0 {
 			o.progress(int64(i + 1))
 		}
 	}
 	w.Close(0)
 	o.progress(int64(len(recs)))
-	wd.Settle(q.led, outcome.WhyConnGone)
+	q.wd.Settle(q.led, outcome.WhyConnGone)
 
 	terms := map[string]bool{}
 	for _, r := range recs {
 		terms[r.term] = true
 	}
-	ph := w.Phase("search", "search")
+	ph := q.frame(w, "search", "search", q.series, q.led,
+		results.CountSearches, results.CountFailed, results.CountTimedOut, results.CountEventsReturned)
 	ph.Params = map[string]any{
 		"queries": len(recs), "limit": o.Limit, "timeout": o.Timeout.String(), "shapes": SearchShapes,
 		"nip": 50, "terms": len(terms),
 	}
-	for _, k := range []string{results.CountSearches, results.CountFailed, results.CountTimedOut, results.CountEventsReturned} {
-		ph.Counts[k] = 0
-	}
-	ph.Aborted, ph.Series = wd.Aborted(), q.series.Result(w.End)
-	set.report(ctx, &ph)
-	acc := q.led.Result()
-	ph.Accounts = append(ph.Accounts, acc)
-	ph.Counts[results.CountRefused], ph.Counts["not_run"], ph.Counts["cancelled"] = acc.Refused, acc.NotRun, acc.Cancelled
 	w.Finish(&ph)
 	searchGroups(&ph, recs, x, model, o)
 	return ph, ctx.Err()
