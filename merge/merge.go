@@ -370,7 +370,9 @@ func copyParams(p map[string]any) map[string]any {
 }
 
 // prefixed concatenates the segments' lines: a line every segment has is
-// kept once as it is; any other is prefixed with its segment.
+// kept once, said of each segment (its figures are a segment's: "closed
+// loop: 3 connections" of each of 2 segments is 6 in all); any other is
+// prefixed with its segment.
 func prefixed(n int, lines func(i int) []string) []string {
 	count := map[string]int{}
 	for i := 0; i < n; i++ {
@@ -390,7 +392,7 @@ func prefixed(n int, lines func(i int) []string) []string {
 			case count[l] == n && n > 1:
 				if !done[l] {
 					done[l] = true
-					out = append(out, l)
+					out = append(out, fmt.Sprintf("each of the %d segments: %s", n, l))
 				}
 			case n == 1:
 				out = append(out, l)

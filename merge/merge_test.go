@@ -110,7 +110,7 @@ func TestMergeCountsAndHistogramsExact(t *testing.T) {
 		t.Fatal("segment_share kept in the merged params")
 	}
 	notes := strings.Join(ph.Notes, "\n")
-	if strings.Count(notes, "closed loop") != 1 || !strings.Contains(notes, "segment 2: segment-specific c") {
+	if strings.Count(notes, "closed loop") != 1 || !strings.Contains(notes, "each of the 3 segments: closed loop") || !strings.Contains(notes, "segment 2: segment-specific c") {
 		t.Fatalf("notes %q", ph.Notes)
 	}
 	if len(ph.Series) != 2 || ph.Series[0].Counts["accepted"] != 50+75+100 || ph.Series[1].LatMaxNs != 22 {
