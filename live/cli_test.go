@@ -215,12 +215,18 @@ var mixedArgs = []string{"mixed", "--duration", "2s", "--publish-rate", "200", "
 // the run the figures must change; after it they must be the results
 // file's.
 func TestWebDuringARealRun(t *testing.T) {
-	r := startWebRun(t, mixedArgs...)
+	cliBin(t)
 	var prom *promServer
+	args := mixedArgs
 	if bin, err := exec.LookPath("prometheus"); err != nil {
 		t.Log("prometheus not installed (apt-get install -y prometheus): skipping its part")
 	} else {
-		prom = startPrometheus(t, bin, r.base)
+		prom = startPrometheus(t, bin)
+		args = append(append([]string(nil), mixedArgs...), "--prometheus-rw", prom.base+"/api/v1/write")
+	}
+	r := startWebRun(t, args...)
+	if prom != nil {
+		prom.scrape(t, r.base)
 	}
 	var br *browser
 	if bin := chromiumBin(); bin == "" {
@@ -258,9 +264,13 @@ func TestWebDuringARealRun(t *testing.T) {
 		checkPageAfter(t, br, f)
 	}
 	if prom != nil {
-		prom.check(t, f)
+		prom.check(t, f, `job="relaybench"`) // scraped
+		prom.check(t, f, `job=""`)           // pushed by remote write
 	}
 	r.stop(t)
+	if strings.Contains(r.errText(), "remote write") {
+		t.Errorf("a push failed: %s", r.errText())
+	}
 }
 
 // checkPageAfter waits for the page to say the run finished, then wants
@@ -321,8 +331,9 @@ func fmtN(n int64) string {
 
 // promServer is Debian's prometheus scraping the live view every second.
 type promServer struct {
-	cmd  *exec.Cmd
-	base string
+	cmd     *exec.Cmd
+	base    string
+	targets string // file_sd file of the scrape job
 }
 
 func freePort(t *testing.T) int {
@@ -335,16 +346,21 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func startPrometheus(t *testing.T, bin, target string) *promServer {
+// startPrometheus starts Prometheus with the remote-write receiver and a
+// scrape job whose target comes later (scrape), and waits until it is ready.
+func startPrometheus(t *testing.T, bin string) *promServer {
 	t.Helper()
 	dir := t.TempDir()
-	u, _ := url.Parse(target)
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: relaybench\n    static_configs:\n      - targets: ['%s']\n", u.Host)
+	p := &promServer{targets: filepath.Join(dir, "targets.json")}
+	if err := os.WriteFile(p.targets, []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: relaybench\n    file_sd_configs:\n      - files: ['%s']\n        refresh_interval: 1s\n", p.targets)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	p := &promServer{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	p.base = fmt.Sprintf("http://127.0.0.1:%d", port)
 	p.cmd = exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--web.enable-remote-write-receiver")
 	var log strings.Builder
@@ -355,7 +371,37 @@ func startPrometheus(t *testing.T, bin, target string) *promServer {
 	done := make(chan struct{})
 	go func() { p.cmd.Wait(); close(done) }()
 	t.Cleanup(func() { p.cmd.Process.Kill(); <-done })
-	return p
+	c := http.Client{Timeout: 10 * time.Second}
+	deadline := time.Now().Add(2 * time.Minute) // hang guard
+	for {
+		if resp, err := c.Get(p.base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case <-done:
+			t.Fatalf("prometheus ended: %s", log.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("prometheus never got ready")
+		}
+	}
+}
+
+// scrape points Prometheus's job at the live view at base.
+func (p *promServer) scrape(t *testing.T, base string) {
+	t.Helper()
+	u, _ := url.Parse(base)
+	tmp := p.targets + ".new"
+	if err := os.WriteFile(tmp, []byte(`[{"targets":["`+u.Host+`"]}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p.targets); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type lockedBuilder struct {
@@ -398,58 +444,35 @@ func (p *promServer) query(t *testing.T, q string) map[string]float64 {
 	return out
 }
 
-// check waits until Prometheus scraped the finished run, then wants its
-// series to be the results file's counts.
-func (p *promServer) check(t *testing.T, f *results.File) {
+// check waits until Prometheus has the finished run in the series that
+// match sel (scraped, or pushed), then wants them to be the results
+// file's counts.
+func (p *promServer) check(t *testing.T, f *results.File, sel string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute) // hang guard
 	for {
-		if got := p.query(t, "relaybench_run_finished"); len(got) == 1 && got["||"] == 1 {
+		if got := p.query(t, "relaybench_run_finished{"+sel+"}"); len(got) == 1 && got["||"] == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("Prometheus never scraped the finished run")
+			t.Fatalf("Prometheus never got the finished run {%s}", sel)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	got := p.query(t, "relaybench_operations_total")
+	got := p.query(t, "relaybench_operations_total{"+sel+"}")
 	n := 0
 	for _, ph := range f.Runs[0].Phases {
 		for _, a := range ph.Accounts {
 			for i, c := range accountCounts(a) {
 				k := ph.Name + "|" + a.Op + "|" + outcomeNames[i]
 				if got[k] != float64(c) {
-					t.Errorf("Prometheus %s = %v, results file %d", k, got[k], c)
+					t.Errorf("Prometheus {%s} %s = %v, results file %d", sel, k, got[k], c)
 				}
 				n++
 			}
 		}
 	}
 	if len(got) != n {
-		t.Errorf("Prometheus has %d relaybench_operations_total series, the results file's accounts give %d: %v", len(got), n, got)
-	}
-}
-
-// TestWebCtrlCStillSaves interrupts a run watched with --web: the results
-// file is still written, and the server is gone when relaybench exits
-// (--web-keep does not hold an interrupted run).
-func TestWebCtrlCStillSaves(t *testing.T) {
-	r := startWebRun(t, mixedArgs...)
-	deadline := time.Now().Add(5 * time.Minute) // hang guard
-	for sumOps(r.scrape(t), "accepted") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing accepted: %s", r.errText())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	r.stop(t)
-	f := r.results(t)
-	if len(f.Runs) != 1 || len(f.Runs[0].Phases) == 0 {
-		t.Fatalf("results file without the phases measured: %+v", f.Runs)
-	}
-	c := http.Client{Timeout: 10 * time.Second}
-	if resp, err := c.Get(r.base + "metrics"); err == nil {
-		resp.Body.Close()
-		t.Fatal("the live view still answers after relaybench exited")
+		t.Errorf("Prometheus has %d relaybench_operations_total{%s} series, the results file's accounts give %d: %v", len(got), sel, n, got)
 	}
 }

@@ -290,6 +290,8 @@ func TestEventStreamHistoryUpdatesReportAndShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
+	st.Start()
+	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL()+"events", nil)

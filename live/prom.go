@@ -21,7 +21,10 @@ import (
 // Prometheus, remote-write receiver and Grafana panel. The buckets are cut
 // from the same HDR histograms the report reads, at their precision (1%
 // for the phase in flight, 0.1% for a finished phase).
-func (s *State) Exposition() []byte {
+func (s *State) Exposition() []byte { return s.collect().text() }
+
+// collect gathers every family of the exposition.
+func (s *State) collect() *expo {
 	ledgers, _ := s.snapshotWatched()
 	cur, curReq := inFlight(ledgers)
 	s.mu.Lock()
@@ -55,7 +58,7 @@ func (s *State) Exposition() []byte {
 	s.latencyFamily(e, base)
 	s.verificationFamily(e)
 	s.gauges(e, base)
-	return e.buf.Bytes()
+	return e
 }
 
 // latencyFamily writes the latency histograms (s.mu held).
@@ -175,17 +178,33 @@ func (l labels) String() string {
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
-func escapeLabel(v string) string { return labelEscaper.Replace(strings.ToValidUTF8(v, "\uFFFD")) }
+func escapeLabel(v string) string { return labelEscaper.Replace(sanitize(v)) }
 
-// expo builds an exposition.
-type expo struct{ buf bytes.Buffer }
+// sanitize makes a label value valid UTF-8, as Prometheus requires.
+func sanitize(v string) string { return strings.ToValidUTF8(v, "\uFFFD") }
 
-func (e *expo) family(name, typ, help string) {
-	fmt.Fprintf(&e.buf, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+// expo collects an exposition: families in order, each with its samples.
+type expo struct{ fams []family }
+
+type family struct {
+	name, typ, help string
+	samples         []expoSample
 }
 
+type expoSample struct {
+	name string
+	l    labels
+	v    float64
+}
+
+func (e *expo) family(name, typ, help string) {
+	e.fams = append(e.fams, family{name: name, typ: typ, help: help})
+}
+
+// sample adds a sample to the last family.
 func (e *expo) sample(name string, l labels, v float64) {
-	fmt.Fprintf(&e.buf, "%s%s %s\n", name, l, strconv.FormatFloat(v, 'g', -1, 64))
+	f := &e.fams[len(e.fams)-1]
+	f.samples = append(f.samples, expoSample{name, l, v})
 }
 
 func (e *expo) histogram(name string, l labels, c classic) {
@@ -195,4 +214,16 @@ func (e *expo) histogram(name string, l labels, c classic) {
 	e.sample(name+"_bucket", l.with("le", "+Inf"), float64(c.Count))
 	e.sample(name+"_sum", l, c.Sum)
 	e.sample(name+"_count", l, float64(c.Count))
+}
+
+// text is the exposition in the text format.
+func (e *expo) text() []byte {
+	var b bytes.Buffer
+	for _, f := range e.fams {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
+		for _, s := range f.samples {
+			fmt.Fprintf(&b, "%s%s %s\n", s.name, s.l, strconv.FormatFloat(s.v, 'g', -1, 64))
+		}
+	}
+	return b.Bytes()
 }

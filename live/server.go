@@ -65,8 +65,8 @@ type Server struct {
 	close sync.Once
 }
 
-// Serve listens on addr (ParseAddr's) and serves st, ticking it once a
-// second, until Close.
+// Serve listens on addr (ParseAddr's) and serves st until Close (st.Start
+// makes its points).
 func Serve(st *State, addr string) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -79,9 +79,8 @@ func Serve(st *State, addr string) (*Server, error) {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("GET /report", s.handleReport)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s.wg.Add(2)
+	s.wg.Add(1)
 	go func() { defer s.wg.Done(); _ = s.srv.Serve(ln) }()
-	go func() { defer s.wg.Done(); s.tick() }()
 	return s, nil
 }
 
@@ -91,22 +90,8 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // URL is the page's address.
 func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
 
-func (s *Server) tick() {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	s.st.Tick()
-	for {
-		select {
-		case <-s.quit:
-			return
-		case <-t.C:
-			s.st.Tick()
-		}
-	}
-}
-
-// Close stops the server: the ticker, every page's stream, the listener;
-// it waits for them up to ctx's deadline.
+// Close stops the server: every page's stream, the listener; it waits
+// for them up to ctx's deadline.
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.close.Do(func() {
@@ -123,7 +108,6 @@ func (s *Server) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
-		s.st.stopWatching()
 	})
 	return err
 }

@@ -91,11 +91,15 @@ type phaseProgress struct {
 // State is the live view of one run. Its feeds (Progress, the watched
 // ledgers and series, PhaseDone, Finish) may be called from any goroutine.
 type State struct {
-	opt      Options
-	started  int64 // mono
-	prog     atomic.Pointer[phaseProgress]
-	relayPID atomic.Int64
-	unwatch  []func()
+	opt       Options
+	started   int64 // mono
+	prog      atomic.Pointer[phaseProgress]
+	relayPID  atomic.Int64
+	unwatch   []func()
+	ticking   atomic.Bool
+	tickQuit  chan struct{}
+	tickDone  chan struct{}
+	closeOnce sync.Once
 
 	mu        sync.Mutex
 	relay     string
@@ -122,7 +126,7 @@ func New(o Options) *State {
 		o.HistoryCap = historyCap
 	}
 	s := &State{opt: o, started: mono.Now(), relay: o.Relay, curLat: metrics.NewCoarse(), stride: 1,
-		subs: map[chan []byte]struct{}{}}
+		subs: map[chan []byte]struct{}{}, tickQuit: make(chan struct{}), tickDone: make(chan struct{})}
 	s.last = tickBase{t: s.started, cpu: cpuSecs()}
 	s.unwatch = []func(){outcome.Watch(s.watchLedger), metrics.WatchSeries(s.watchSeries)}
 	return s
@@ -157,8 +161,38 @@ func (s *State) SetRelay(name string, pid int) {
 	s.relayPID.Store(int64(pid))
 }
 
-// Close stops following ledgers and series (Finish does too).
-func (s *State) Close() { s.stopWatching() }
+// Start ticks the State once a second (Tick) on its own goroutine, until
+// Close.
+func (s *State) Start() {
+	if s.ticking.CompareAndSwap(false, true) {
+		go func() {
+			defer close(s.tickDone)
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			s.Tick()
+			for {
+				select {
+				case <-s.tickQuit:
+					return
+				case <-t.C:
+					s.Tick()
+				}
+			}
+		}()
+	}
+}
+
+// Close stops the ticks (waiting for the one under way) and stops
+// following ledgers and series (Finish does that too).
+func (s *State) Close() {
+	s.closeOnce.Do(func() {
+		close(s.tickQuit)
+		if s.ticking.Load() {
+			<-s.tickDone
+		}
+	})
+	s.stopWatching()
+}
 
 // Progress is a progress tap (progress.Reporter.Tap): the phase label and
 // total, then the running count, stored by one atomic write.
