@@ -266,6 +266,11 @@ func TestWebDuringARealRun(t *testing.T) {
 	if prom != nil {
 		prom.check(t, f, `job="relaybench"`) // scraped
 		prom.check(t, f, `job=""`)           // pushed by remote write
+		for _, e := range grafanaExprs(t) {
+			if prom.query(t, e) == nil {
+				t.Errorf("Prometheus refuses the dashboard's query %s", e)
+			}
+		}
 	}
 	r.stop(t)
 	if strings.Contains(r.errText(), "remote write") {
