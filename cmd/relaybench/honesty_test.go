@@ -45,6 +45,8 @@ type misbehaviour struct {
 	// Against every other relay the deadlines are hang guards, long enough
 	// for a relay on CPUs kept busy: an answer late by a second is no fault.
 	withholds bool
+	// check, if set, asserts what else the run against this relay owes.
+	check func(t *testing.T, res cliResult, f *results.File, r *testrelay.Relay)
 }
 
 // argsFor is w's invocation against m: workloadArgs, with generous
@@ -118,13 +120,16 @@ var misbehaviours = []misbehaviour{
 	{name: "sends events under unopened ids", cfg: testrelay.Config{Verify: true, UnsolicitedEvents: true}, status: statuses(wrong, nil)},
 	// Answers past the client's cap are refused "answer over cap": incomplete, never wrong.
 	{name: "streams answers without end", cfg: testrelay.Config{Verify: true, EndlessAnswers: true}, status: statuses(ok, map[string][]int{"run": incomplete, "subscribe": incomplete, "mixed": incomplete, "lifecycle": incomplete, "sweep": incomplete})},
+	// No answer to check: "not verified", never passed (the writers send no REQ).
+	{name: "refuses every REQ", cfg: testrelay.Config{Verify: true, RefuseAllREQs: true}, status: readersAre(incomplete, ok), check: nothingCheckedNotPassed},
 	{name: "answers outside the filter", cfg: testrelay.Config{Verify: true, ExtraEvents: 2}, status: statuses(ok, map[string][]int{"run": wrong, "mixed": wrong, "lifecycle": {judge.Passed, judge.WrongAnswers}, "subscribe": {judge.Passed, judge.WrongAnswers}, "sweep": {judge.Passed, judge.WrongAnswers}})},
 }
 
 // TestEveryWorkloadAgainstEveryMisbehaviour runs each workload against each
 // misbehaving relay through the real binary and checks the exit status, the
-// verdict in the results file, that every account adds up, and that only
-// accepted operations are credited in the latency histograms.
+// verdict in the results file, that every account adds up, that only
+// accepted operations are credited in the latency histograms, and what the
+// misbehaviour's own check asks.
 func TestEveryWorkloadAgainstEveryMisbehaviour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the misbehaviour matrix runs the binary about 90 times")
@@ -139,7 +144,7 @@ func TestEveryWorkloadAgainstEveryMisbehaviour(t *testing.T) {
 				if m.seed != "" {
 					seed = []string{"--seed", m.seed}
 				}
-				res, f, _ := runOnTestRelay(t, bin, cache, m.cfg, argsFor(w, m), seed...)
+				res, f, r := runOnTestRelay(t, bin, cache, m.cfg, argsFor(w, m), seed...)
 				want := m.status[w]
 				if want == nil {
 					want = m.status["*"]
@@ -154,8 +159,26 @@ func TestEveryWorkloadAgainstEveryMisbehaviour(t *testing.T) {
 				if len(strings.Split(strings.TrimSpace(res.stderr), "\n")) > 40 {
 					t.Errorf("stderr is not short:\n%s", res.stderr)
 				}
+				if m.check != nil {
+					m.check(t, res, f, r)
+				}
 			})
 		}
+	}
+}
+
+// nothingCheckedNotPassed asserts that no phase that checked no answer
+// says its verification passed, and that a run whose REQs were all
+// refused does not exit 0.
+func nothingCheckedNotPassed(t *testing.T, res cliResult, f *results.File, r *testrelay.Relay) {
+	t.Helper()
+	for _, ph := range f.Runs[0].Phases {
+		if v := ph.Verification; v != nil && v.Checked == 0 && (v.Passed || v.State == results.VerificationPassed) {
+			t.Errorf("%s: nothing checked, yet passed: %+v", ph.Name, v)
+		}
+	}
+	if r.Stats().REQs > 0 && res.code == judge.Passed {
+		t.Errorf("%d REQs all refused, yet exit 0\nstdout: %s", r.Stats().REQs, lastLines(res.stdout, 15))
 	}
 }
 
