@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,28 +39,12 @@ func TestLiveCommandReportsRelayDeath(t *testing.T) {
 	if code := p.exit(t, 5*time.Minute); code != 4 {
 		t.Fatalf("exit %d, want 4:\n%s%s", code, p.stdout(), p.stderr())
 	}
-	var f struct {
-		Verdict struct {
-			Reasons []string `json:"reasons"`
-		} `json:"verdict"`
-		Runs []struct {
-			Phases []struct {
-				Aborted string `json:"aborted"`
-			} `json:"phases"`
-		} `json:"runs"`
-	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := readResults(t, out)
 	if len(f.Runs) != 1 || len(f.Runs[0].Phases) == 0 || !strings.Contains(f.Runs[0].Phases[0].Aborted, "exit status 134") {
-		t.Fatalf("phase not marked with the relay's death: %s", raw)
+		t.Fatalf("phase not marked with the relay's death: %+v", f.Runs)
 	}
-	if !strings.Contains(strings.Join(f.Verdict.Reasons, "; "), "relay died") {
-		t.Fatalf("verdict does not name the relay's death: %v", f.Verdict.Reasons)
+	if f.Verdict == nil || !strings.Contains(strings.Join(f.Verdict.Reasons, "; "), "relay died") {
+		t.Fatalf("verdict does not name the relay's death: %+v", f.Verdict)
 	}
 }
 
