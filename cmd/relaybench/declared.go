@@ -21,14 +21,19 @@ import (
 // commanded holds the workloads a hand-written command runs.
 var commanded = map[string]bool{}
 
+// declaredOpts are a declared workload's name and options: its flags.
+type declaredOpts struct {
+	Opts workload.Config `embed:""`
+	name string
+}
+
 // keysWorkloadCmd is the command of a workload that signs fresh events with
 // the corpus keys (workload.NeedsKeys).
 type keysWorkloadCmd struct {
 	targetFlags
 	liveKeyFlags
 	outputFlags
-	Opts workload.Config `embed:""`
-	name string
+	declaredOpts
 }
 
 func (c *keysWorkloadCmd) checkFlags() error {
@@ -50,8 +55,7 @@ type corpusWorkloadCmd struct {
 	corpusFlags
 	publishFlags
 	outputFlags
-	Opts workload.Config `embed:""`
-	name string
+	declaredOpts
 }
 
 func (c *corpusWorkloadCmd) checkFlags() error {
@@ -80,9 +84,9 @@ func registerDeclared() {
 			if commanded[d.Name] {
 				continue
 			}
-			var cmd any = &keysWorkloadCmd{Opts: d.New(), name: d.Name}
+			var cmd any = &keysWorkloadCmd{declaredOpts: declaredOpts{d.New(), d.Name}}
 			if d.Input == workload.NeedsCorpus {
-				cmd = &corpusWorkloadCmd{Opts: d.New(), name: d.Name}
+				cmd = &corpusWorkloadCmd{declaredOpts: declaredOpts{d.New(), d.Name}}
 			}
 			register(d.Name, d.Summary, cmd)
 		}
