@@ -19,6 +19,7 @@ import (
 	neg "github.com/nbd-wtf/go-nostr/nip77/negentropy"
 	"github.com/nbd-wtf/go-nostr/nip77/negentropy/storage/vector"
 
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -47,67 +48,65 @@ func (f *fakeRelay) serve(t *testing.T) string {
 		c.SetReadLimit(16 << 20)
 		ctx := r.Context()
 		sessions := map[string]*neg.Negentropy{}
-		for {
-			_, data, err := c.Read(ctx)
-			if err != nil {
-				return
-			}
-			var msg []json.RawMessage
-			if json.Unmarshal(data, &msg) != nil || len(msg) < 2 {
-				continue
-			}
-			var label, id string
-			json.Unmarshal(msg[0], &label)
-			json.Unmarshal(msg[1], &id)
-			reply := func(l, s string) {
-				b, _ := json.Marshal([]string{l, id, s})
-				c.Write(ctx, websocket.MessageText, b)
-			}
-			var in string
-			switch label {
-			case "NEG-OPEN":
-				f.opens <- string(msg[2])
-				json.Unmarshal(msg[3], &in)
-				v := vector.New()
-				for _, it := range f.items {
-					v.Insert(gonostr.Timestamp(it.CreatedAt), it.ID)
-				}
-				v.Seal()
-				sessions[id] = neg.New(v, f.frameSize)
-			case "NEG-MSG":
-				json.Unmarshal(msg[2], &in)
-			case "NEG-CLOSE":
-				delete(sessions, id)
-				f.closes <- id
-				continue
-			default:
-				continue
-			}
-			switch f.mode {
-			case "err":
-				reply("NEG-ERR", "blocked: too many records")
-				continue
-			case "silent":
-				continue
-			case "garbage":
-				reply("NEG-MSG", "zz-not-hex")
-				continue
-			}
-			s := sessions[id]
-			if s == nil {
-				reply("NEG-ERR", "closed: no such session")
-				continue
-			}
-			out, err := s.Reconcile(in)
-			if err != nil {
-				reply("NEG-ERR", "error: "+err.Error())
-				continue
-			}
-			reply("NEG-MSG", out)
-		}
+		testkit.Frames(ctx, c, nil, func(fr testkit.Frame) bool {
+			f.answer(ctx, c, sessions, fr)
+			return true
+		})
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// answer answers one NEG- message as f's mode says.
+func (f *fakeRelay) answer(ctx context.Context, c *websocket.Conn, sessions map[string]*neg.Negentropy, fr testkit.Frame) {
+	msg := fr.Msg
+	var id string
+	json.Unmarshal(msg[1], &id)
+	reply := func(l, s string) {
+		b, _ := json.Marshal([]string{l, id, s})
+		c.Write(ctx, websocket.MessageText, b)
+	}
+	var in string
+	switch fr.Label {
+	case "NEG-OPEN":
+		f.opens <- string(msg[2])
+		json.Unmarshal(msg[3], &in)
+		v := vector.New()
+		for _, it := range f.items {
+			v.Insert(gonostr.Timestamp(it.CreatedAt), it.ID)
+		}
+		v.Seal()
+		sessions[id] = neg.New(v, f.frameSize)
+	case "NEG-MSG":
+		json.Unmarshal(msg[2], &in)
+	case "NEG-CLOSE":
+		delete(sessions, id)
+		f.closes <- id
+		return
+	default:
+		return
+	}
+	switch f.mode {
+	case "err":
+		reply("NEG-ERR", "blocked: too many records")
+		return
+	case "silent":
+		return
+	case "garbage":
+		reply("NEG-MSG", "zz-not-hex")
+		return
+	}
+	s := sessions[id]
+	if s == nil {
+		reply("NEG-ERR", "closed: no such session")
+		return
+	}
+	out, err := s.Reconcile(in)
+	if err != nil {
+		reply("NEG-ERR", "error: "+err.Error())
+		return
+	}
+	reply("NEG-MSG", out)
 }
 
 func items(prefix string, n int, t0 int64) []Item {

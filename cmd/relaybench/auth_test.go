@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/relaybench/relaybench/internal/secp"
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/nostr"
@@ -89,50 +89,38 @@ func (g *authGate) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	authed := false
-	for {
-		_, msg, err := cl.Read(ctx)
-		if err != nil {
-			return
-		}
-		var arr []json.RawMessage
-		if json.Unmarshal(msg, &arr) != nil || len(arr) < 2 {
-			up.Write(ctx, websocket.MessageText, msg)
-			continue
-		}
-		var label, first string
-		json.Unmarshal(arr[0], &label)
-		json.Unmarshal(arr[1], &first)
+	forward := func(raw []byte) { up.Write(ctx, websocket.MessageText, raw) }
+	testkit.Frames(ctx, cl, forward, func(f testkit.Frame) bool {
 		switch {
-		case label == "AUTH":
-			ev, err := nostr.ParseEvent(arr[1])
+		case f.Label == "AUTH":
+			ev, err := nostr.ParseEvent(f.Msg[1])
 			valid := err == nil && ev.Kind == wire.KindAuth && ev.TagValue("challenge") == chal &&
 				ev.TagValue("relay") == g.url && ev.CheckID() && sigOK(ev)
 			g.mu.Lock()
 			if !valid {
-				g.bad = append(g.bad, string(arr[1]))
+				g.bad = append(g.bad, string(f.Msg[1]))
 			} else {
 				g.keys[ev.PubKey]++
 			}
 			g.mu.Unlock()
 			if !valid || g.refuseAuth {
 				send([]byte(`["OK","` + ev.ID + `",false,"restricted: not on the list"]`))
-				continue
+				return true
 			}
 			authed = true
 			send([]byte(`["OK","` + ev.ID + `",true,""]`))
-		case !authed && label == "EVENT":
-			ev, _ := nostr.ParseEvent(arr[1])
+		case !authed && f.Label == "EVENT":
+			ev, _ := nostr.ParseEvent(f.Msg[1])
 			g.count()
 			send([]byte(`["OK","` + ev.ID + `",false,"auth-required: members only"]`))
-		case !authed && (label == "REQ" || label == "COUNT"):
+		case !authed && (f.Label == "REQ" || f.Label == "COUNT"):
 			g.count()
-			send([]byte(`["CLOSED",` + string(arr[1]) + `,"auth-required: members only"]`))
+			send([]byte(`["CLOSED",` + string(f.Msg[1]) + `,"auth-required: members only"]`))
 		default:
-			if up.Write(ctx, websocket.MessageText, msg) != nil {
-				return
-			}
+			return up.Write(ctx, websocket.MessageText, f.Raw) == nil
 		}
-	}
+		return true
+	})
 }
 
 func (g *authGate) count() {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/nostr"
 )
 
@@ -82,72 +83,66 @@ func (r *Relay) serve(w http.ResponseWriter, req *http.Request) {
 		defer cancel()
 		return ws.Write(wctx, websocket.MessageText, b)
 	}
-	for {
-		_, msg, err := ws.Read(ctx)
+	testkit.Frames(ctx, ws, nil, func(f testkit.Frame) bool { return r.handle(f, send) })
+}
+
+// handle answers one message; false: the connection is gone.
+func (r *Relay) handle(f testkit.Frame, send func(parts ...any) error) bool {
+	arr := f.Msg
+	var id string
+	switch f.Label {
+	case "EVENT":
+		e, err := nostr.ParseEvent(arr[1])
 		if err != nil {
-			return
+			return true
 		}
-		var arr []json.RawMessage
-		if json.Unmarshal(msg, &arr) != nil || len(arr) < 2 {
-			continue
+		r.mu.Lock()
+		if _, dup := r.raw[e.ID]; !dup {
+			r.raw[e.ID] = append([]byte(nil), arr[1]...)
+			r.evs = append(r.evs, e)
 		}
-		var label, id string
-		json.Unmarshal(arr[0], &label)
-		switch label {
-		case "EVENT":
-			e, err := nostr.ParseEvent(arr[1])
-			if err != nil {
-				continue
-			}
-			r.mu.Lock()
-			if _, dup := r.raw[e.ID]; !dup {
-				r.raw[e.ID] = append([]byte(nil), arr[1]...)
-				r.evs = append(r.evs, e)
-			}
-			r.mu.Unlock()
-			if send("OK", e.ID, true, "") != nil {
-				return
-			}
-		case "REQ", "COUNT":
-			json.Unmarshal(arr[1], &id)
-			var filters []nostr.Filter
-			for _, fr := range arr[2:] {
-				var f nostr.Filter
-				if json.Unmarshal(fr, &f) == nil {
-					filters = append(filters, f)
-				}
-			}
-			if label == "REQ" {
-				for _, raw := range r.match(filters) {
-					if send("EVENT", id, raw) != nil {
-						return
-					}
-				}
-				if send("EOSE", id) != nil {
-					return
-				}
-				continue
-			}
-			if r.cfg.SilentCount {
-				continue
-			}
-			if r.cfg.NoCount {
-				send("CLOSED", id, "unsupported: no NIP-45 here")
-				continue
-			}
-			n := int64(len(r.match(stripLimits(filters)))) + r.cfg.CountDelta
-			var ans any = map[string]any{"count": n}
-			switch {
-			case r.cfg.BareCount:
-				ans = n
-			case r.cfg.Approximate:
-				ans = map[string]any{"count": n, "approximate": true}
-			}
-			if send("COUNT", id, ans) != nil {
-				return
+		r.mu.Unlock()
+		return send("OK", e.ID, true, "") == nil
+	case "REQ", "COUNT":
+		json.Unmarshal(arr[1], &id)
+		var filters []nostr.Filter
+		for _, fr := range arr[2:] {
+			var flt nostr.Filter
+			if json.Unmarshal(fr, &flt) == nil {
+				filters = append(filters, flt)
 			}
 		}
+		if f.Label == "REQ" {
+			for _, raw := range r.match(filters) {
+				if send("EVENT", id, raw) != nil {
+					return false
+				}
+			}
+			return send("EOSE", id) == nil
+		}
+		return r.count(id, filters, send)
 	}
+	return true
+}
+
+// count answers a COUNT as the knobs say; false: the connection is gone.
+func (r *Relay) count(id string, filters []nostr.Filter, send func(parts ...any) error) bool {
+	if r.cfg.SilentCount {
+		return true
+	}
+	if r.cfg.NoCount {
+		send("CLOSED", id, "unsupported: no NIP-45 here")
+		return true
+	}
+	n := int64(len(r.match(stripLimits(filters)))) + r.cfg.CountDelta
+	var ans any = map[string]any{"count": n}
+	switch {
+	case r.cfg.BareCount:
+		ans = n
+	case r.cfg.Approximate:
+		ans = map[string]any{"count": n, "approximate": true}
+	}
+	return send("COUNT", id, ans) == nil
 }
 
 func stripLimits(fs []nostr.Filter) []nostr.Filter {

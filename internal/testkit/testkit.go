@@ -1,6 +1,7 @@
 // Package testkit holds fixtures that the tests of several packages share:
-// the embedded relay on 127.0.0.1, and a sampler of a busy relay with the
-// check that a phase's resources cover its timed window. Only tests import
+// the embedded relay on 127.0.0.1, a sampler of a busy relay with the
+// check that a phase's resources cover its timed window, and the message
+// loop of a fake relay. Only tests (and the fake relays they start) import
 // it.
 package testkit
 
