@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -386,4 +387,46 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %s", url, resp.Status)
 	}
 	return b.String()
+}
+
+// TestConcurrentFeedsAndReaders books operations and latencies from
+// several goroutines while the State ticks, exposes and finishes phases
+// (run it with -race): the readers copy, the writers never wait on them.
+func TestConcurrentFeedsAndReaders(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := outcome.New(results.OpEvent, 0)
+			se := metrics.NewSeries(mono.Now() - 3e9)
+			up := st.Progress(fmt.Sprintf("worker %d", w), 1000)
+			for i := int64(1); ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				l.Request(1)
+				l.Add(outcome.Accepted, "")
+				se.Latency(mono.Now()-int64(i%3)*1e9, i)
+				up(i)
+			}
+		}()
+	}
+	for i := range 50 {
+		st.Tick()
+		parseExposition(t, string(st.Exposition()))
+		if i%10 == 0 {
+			st.PhaseDone(latencyPhase(fmt.Sprintf("p%d", i), 1e6))
+		}
+	}
+	close(done)
+	wg.Wait()
+	if len(st.Phases()) != 5 {
+		t.Fatalf("%d phases", len(st.Phases()))
+	}
 }
