@@ -19,7 +19,9 @@ func thresholdsTable(ts []results.ThresholdResult) *table {
 		res := "pass"
 		switch {
 		case r.Error != "":
-			res = "ERROR: " + r.Error
+			// Its first clause: what exists is listed once, in the verdict's reasons.
+			e, _, _ := strings.Cut(r.Error, "; ")
+			res = "ERROR: " + e
 		case !r.Passed:
 			res = "FAIL"
 		}

@@ -65,7 +65,7 @@ func TestJUnitParsesBack(t *testing.T) {
 	f := &results.File{Runs: []results.Run{gateRun("a\x1b[31m<&>", 1000, true), gateRun("b", 10, false)}}
 	f.Runs = append(f.Runs, results.Run{Relay: results.Relay{Name: "c"}, Skipped: "no binary"})
 	var ts []threshold.Threshold
-	for _, s := range []string{"publish.rate>100", "publish.ok.p97<1s"} {
+	for _, s := range []string{"publish.rate>100", "publish.okk.p99<1s"} {
 		th, err := threshold.Parse(s)
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +86,7 @@ func TestJUnitParsesBack(t *testing.T) {
 		t.Fatalf("suites: %+v", got.Suites)
 	}
 	th := got.Suites[0]
-	// 2 thresholds × 2 relays measured: rate passes for a, fails for b; p97 is an error for both.
+	// 2 thresholds × 2 relays measured: rate passes for a, fails for b; okk.p99 is an error for both.
 	if th.Tests != 4 || th.Failures != 1 || th.Errors != 2 {
 		t.Errorf("thresholds suite: %d tests, %d failures, %d errors", th.Tests, th.Failures, th.Errors)
 	}

@@ -60,6 +60,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -178,6 +179,9 @@ func Parse(s string) (Threshold, error) {
 	if t.Figure != "verification" && !strings.Contains(t.Figure, ".") {
 		return Threshold{}, fmt.Errorf("threshold %q: a figure is PHASE.NAME (e.g. publish.rate, query.eose.p99) or verification", s)
 	}
+	if err := checkName(t.Figure); err != nil {
+		return Threshold{}, fmt.Errorf("threshold %q: no figure %s: %v", s, t.Figure, err)
+	}
 	lim := m[4]
 	switch unitOf(t.Figure) {
 	case UnitVerdict:
@@ -218,6 +222,70 @@ func Parse(s string) (Threshold, error) {
 		t.Limit, t.Unit = v, UnitCount
 	}
 	return t, nil
+}
+
+// keyRE is a key of a phase's Counts, Rates or Latency.
+var keyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// figureForms lists the forms of a figure name, once, for error messages.
+const figureForms = "a figure is PHASE.LATENCY.STAT (publish.ok.p99), PHASE.STAT (the main latency's), PHASE.rate, " +
+	"PHASE.KEY of a rate or count (publish.mb_per_sec, publish.refused), PHASE.verification, verification or conformance.CHECK; " +
+	"STAT is " + statNames + " (README: In a relay's CI)"
+
+// statNames are the statistics every latency of a results file has.
+const statNames = "p50, p90, p95, p99, p99.9, p99.99, min, max, mean, stddev or count"
+
+// storedPercentile reports whether a results file holds percentile stat
+// ("p99.9"): the ones metrics.Percentiles lists.
+func storedPercentile(stat string) bool {
+	for _, q := range metrics.Percentiles {
+		if stat == "p"+metrics.PercentileKey(q) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkName refuses, before any work, a figure name no results file can
+// hold: a percentile that is not stored (p99.5, p75), a statistic with a
+// unit or typo (p99ms), a name of the wrong shape. Which phases, latencies
+// and keys exist depends on what runs: those are checked against the
+// results (Missing).
+func checkName(figure string) error {
+	scope, name, _ := strings.Cut(figure, ".")
+	if figure == "verification" || scope == ConformanceScope || name == "rate" || name == "verification" {
+		return nil
+	}
+	if k, ok := strings.CutPrefix(name, "rates."); ok && keyRE.MatchString(k) {
+		return nil
+	}
+	if k, ok := strings.CutPrefix(name, "counts."); ok && keyRE.MatchString(k) {
+		return nil
+	}
+	lat, stat := "", ""
+	switch {
+	case statRE.MatchString(name):
+		stat = name
+	default:
+		if i := strings.Index(name, "."); i > 0 && statRE.MatchString(name[i+1:]) {
+			lat, stat = name[:i], name[i+1:]
+		} else if l, ok := strings.CutPrefix(name, "latency."); ok {
+			if i := strings.Index(l, "."); i > 0 && statRE.MatchString(l[i+1:]) {
+				lat, stat = l[:i], l[i+1:]
+			}
+		}
+	}
+	switch {
+	case stat == "" && keyRE.MatchString(name):
+		return nil // a rate or count key
+	case stat == "":
+		return fmt.Errorf("%s", figureForms)
+	case strings.HasPrefix(stat, "p") && !storedPercentile(stat):
+		return fmt.Errorf("%s is not a stored statistic: a latency has %s", stat, statNames)
+	case lat != "" && (!keyRE.MatchString(lat) || lat == "latency"):
+		return fmt.Errorf("%s", figureForms)
+	}
+	return nil
 }
 
 func parseNumber(s string) (float64, error) {
@@ -503,12 +571,40 @@ func Missing(runs []*results.Run, figure string) string {
 		return fmt.Sprintf("no figure %s in the results (no such check was run); %s has: %s", figure, scope, strings.Join(same, ", "))
 	}
 	if len(same) > 0 {
-		return fmt.Sprintf("no figure %s in the results; %s has: %s (aliases: %s.rate, %s.p99 …)", figure, scope, strings.Join(same, ", "), scope, scope)
+		return fmt.Sprintf("no figure %s in the results; %s has %s", figure, scope, compactNames(scope, same))
 	}
 	if len(scopes) == 0 {
 		return fmt.Sprintf("no figure %s in the results: they hold no figures", figure)
 	}
 	return fmt.Sprintf("no figure %s in the results: no phase or group %q; there are: %s", figure, scope, strings.Join(scopes, ", "))
+}
+
+// compactNames lists the figures of one scope once and briefly: each
+// latency by name (its statistics are always the same), then the rate and
+// count keys, without the scope repeated: "latencies ok, eose (each with
+// p50 … count); keys accepted, events_per_sec, …".
+func compactNames(scope string, names []string) string {
+	var lats, keys []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		rest := strings.TrimPrefix(n, scope+".")
+		if i := strings.Index(rest, "."); i > 0 && statRE.MatchString(rest[i+1:]) {
+			if l := rest[:i]; !seen[l] {
+				seen[l] = true
+				lats = append(lats, l)
+			}
+			continue
+		}
+		keys = append(keys, rest)
+	}
+	var parts []string
+	if len(lats) > 0 {
+		parts = append(parts, "latencies "+strings.Join(lats, ", ")+" (each "+scope+"."+lats[0]+".STAT, STAT "+statNames+")")
+	}
+	if len(keys) > 0 {
+		parts = append(parts, "keys "+strings.Join(keys, ", "))
+	}
+	return strings.Join(parts, "; ") + "; and " + scope + ".rate, " + scope + ".p99 …"
 }
 
 // Compare applies op.

@@ -217,12 +217,13 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("Failed = %d, %d", failed, errs)
 	}
 	// A relay selector, an unknown figure, an unknown relay.
-	rs = Evaluate(f, parse("publish.rate{relay=slow}>1000", "publish.ok.p98<1s", "nosuch.rate>1", "publish.rate{relay=other}>1"))
+	rs = Evaluate(f, parse("publish.rate{relay=slow}>1000", "publish.okk.p99<1s", "nosuch.rate>1", "publish.rate{relay=other}>1"))
 	if len(rs) != 1+2+2+1 || rs[0].Relay != "slow" || !rs[0].Passed {
 		t.Fatalf("selector: %+v", rs)
 	}
-	if e := rs[1].Error; !strings.Contains(e, "no figure publish.ok.p98") || !strings.Contains(e, "publish.ok.p99") {
-		t.Errorf("unknown figure: %q", e)
+	if e := rs[1].Error; !strings.Contains(e, "no figure publish.okk.p99") || !strings.Contains(e, "latencies ok (each publish.ok.STAT") ||
+		strings.Count(e, "p99.99") != 1 || !strings.Contains(e, "sent") {
+		t.Errorf("unknown figure: want the latencies named once and the keys: %q", e)
 	}
 	if e := rs[3].Error; !strings.Contains(e, `no phase or group "nosuch"`) || !strings.Contains(e, "publish, query, query/author") {
 		t.Errorf("unknown scope: %q", e)
@@ -243,6 +244,48 @@ func TestFormat(t *testing.T) {
 	}{{20e6, UnitNs, "20ms"}, {1234567, UnitNs, "1.235ms"}, {5446.3, UnitRate, "5446/s"}, {1.5, UnitRate, "1.50/s"}, {1, UnitVerdict, "passed"}, {0, UnitVerdict, "failed"}, {42, UnitCount, "42"}} {
 		if got := Format(c.v, c.unit); got != c.want {
 			t.Errorf("Format(%g, %s) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+}
+
+// TestParseRefusesImpossibleFigures checks that a figure no results file
+// can hold is refused when parsed (before any work), in one line naming
+// it, and that every form of the grammar is still accepted.
+func TestParseRefusesImpossibleFigures(t *testing.T) {
+	for s, want := range map[string]string{
+		"publish.ok.p99.5<5ms":        "p99.5 is not a stored statistic",
+		"publish.p75<5ms":             "p75 is not a stored statistic",
+		"query/author.eose.p98<5ms":   "p98 is not a stored statistic",
+		"publish.latency.ok.p999<5ms": "p999 is not a stored statistic",
+		"publish.ok.p99ms<5":          "a figure is PHASE.LATENCY.STAT",
+		"publish.latency.p99<5ms":     "a figure is PHASE.LATENCY.STAT",
+		"publish.ok.p99.latency<5":    "a figure is PHASE.LATENCY.STAT",
+		"publish.rates.a.b>5":         "a figure is PHASE.LATENCY.STAT",
+	} {
+		_, err := Parse(s)
+		if err == nil {
+			t.Errorf("%s: accepted", s)
+			continue
+		}
+		e := err.Error()
+		fig, _, _ := strings.Cut(strings.SplitN(s, "<", 2)[0], ">")
+		if !strings.Contains(e, want) || !strings.Contains(e, "no figure "+fig+":") || strings.Contains(e, "\n") {
+			t.Errorf("%s: %q, want one line naming %s and %q", s, e, fig, want)
+		}
+		if strings.Count(e, "p99.99") > 1 {
+			t.Errorf("%s: the statistics are listed more than once: %q", s, e)
+		}
+	}
+	for _, s := range []string{
+		"publish.ok.p99<20ms", "publish.ok.p99.99<20ms", "publish.ok.p99.9<20ms", "publish.p99<20ms", "publish.ok.max<1s",
+		"publish.latency.ok.p50<1s", "publish.latency.first_event.mean<1s", "publish.rate>5000", "publish.mb_per_sec>1",
+		"publish.rates.events_per_sec>1", "publish.counts.refused==0", "publish.refused==0", "publish.count>10",
+		"publish.ok.count>10", "query/author.eose.p99<10ms", "sweep/1024.rate>1", "query.verification==passed",
+		"verification==passed", "conformance.req.limit-zero==pass", "conformance.failed==0", "count.counts>1",
+		"publish.ok.stddev<1s", "query/author.eose.p99{relay=strfry}<10ms",
+	} {
+		if _, err := Parse(s); err != nil {
+			t.Errorf("%s: refused: %v", s, err)
 		}
 	}
 }

@@ -144,7 +144,7 @@ func TestRunThresholds(t *testing.T) {
 	}
 	// A figure the results do not hold: usage, after the run, naming what exists.
 	res = runCLI(t, append([]string{"run", "--json", "-", "--threshold", "query.ok.p99<1s"}, common...)...)
-	if res.code != 2 || !strings.Contains(res.stderr, "query has: ") {
+	if res.code != 2 || !strings.Contains(res.stderr, "query has latencies eose") {
 		t.Errorf("unknown figure: exit %d\n%s", res.code, res.stderr)
 	}
 	var pure results.File
