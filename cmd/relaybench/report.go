@@ -21,7 +21,7 @@ import (
 // made again from the files (vegeta's model: attack | tee results | report).
 type reportCmd struct {
 	Files  []string `arg:"" optional:"" name:"results" help:"Results files (JSON) to report on."`
-	Format string   `short:"f" aliases:"report-format" placeholder:"FORMAT" help:"summary, md (markdown), json, csv or html; default: from the -o extension, else summary. For --base/--cand: summary (text) or md."`
+	Format string   `short:"f" aliases:"report-format" placeholder:"FORMAT" help:"summary, md (markdown), json, csv or html; default: from the -o extension, else summary. For --base/--cand: summary (text), md or html."`
 	Output string   `name:"o" short:"o" aliases:"output,report-file" placeholder:"FILE" help:"Write the report to FILE instead of standard output."`
 	Title  string   `aliases:"report-title" help:"Report title (default: the results file's title, else \"Relay Benchmark\")."`
 	Charts string   `placeholder:"DIR" help:"Also write every chart as PNG and SVG into DIR."`
@@ -121,6 +121,24 @@ func formatFor(flag, output string) (string, error) {
 	return "", fmt.Errorf("unknown report format %q (want summary, md, json, csv or html)", flag)
 }
 
+// abFormat picks the format of a --base/--cand comparison: the flag, else
+// the output file's extension (.md, .html), else the terminal text; JSON
+// and CSV have no comparison form.
+func abFormat(flag, output string) (string, error) {
+	f, err := formatFor(flag, output)
+	if err != nil {
+		return "", fmt.Errorf("--format %s: %v", flag, err)
+	}
+	switch f {
+	case "summary", "md", "html":
+		return f, nil
+	}
+	if flag == "" {
+		return "", fmt.Errorf("-o %s: a comparison is written as text, Markdown (.md) or HTML (.html), not %s (or give --format)", output, f)
+	}
+	return "", fmt.Errorf("--format %s: unknown format for --base/--cand (want summary, md or html)", flag)
+}
+
 // readAll reads the results files; a file that is not a results file, or
 // holds no runs, is an error (exit status 1): there would be nothing to
 // report, and an empty report would pass for one.
@@ -178,11 +196,8 @@ func (c *reportCmd) checkFlags() error {
 		if len(c.Threshold) > 0 {
 			return fmt.Errorf("--threshold is for reports of results files, not for --base/--cand (use --fail-on)")
 		}
-		switch strings.ToLower(c.Format) {
-		case "", "summary", "text", "txt", "md", "markdown":
-			return nil
-		}
-		return fmt.Errorf("--format %s: unknown format for --base/--cand (want summary or md)", c.Format)
+		_, err := abFormat(c.Format, c.Output)
+		return err
 	}
 	if _, err := formatFor(c.Format, c.Output); err != nil {
 		return fmt.Errorf("--format %s: %v", c.Format, err)
@@ -224,9 +239,9 @@ func (c *reportCmd) compare(files, base, cand []string) error {
 	if err := c.checkSides(files, base, cand); err != nil {
 		return err
 	}
-	format := strings.ToLower(c.Format)
-	if format == "" && strings.HasSuffix(strings.ToLower(c.Output), ".md") {
-		format = "md"
+	format, err := abFormat(c.Format, c.Output)
+	if err != nil {
+		return err
 	}
 	bf, err := readAll(base)
 	if err != nil {
@@ -239,20 +254,24 @@ func (c *reportCmd) compare(files, base, cand []string) error {
 	if err := report.Comparable(bf, cf); err != nil && !c.Force {
 		return withCode(judge.Usage, err)
 	}
-	var buf bytes.Buffer
-	if err := report.Compare(&buf, bf, cf, format); err != nil {
-		return err
-	}
 	fos, err := threshold.ParseFailOns(c.FailOn, c.Thresholds)
 	if err != nil {
 		return withCode(judge.Usage, err)
 	}
-	if len(fos) == 0 {
-		return c.emit(buf.Bytes())
+	var rs []report.FailOnResult
+	if len(fos) > 0 {
+		rs = report.CheckFailOn(bf, cf, fos)
 	}
-	rs := report.CheckFailOn(bf, cf, fos)
-	report.WriteFailOn(&buf, rs, format == "md" || format == "markdown")
-	if err := c.emit(buf.Bytes()); err != nil {
+	var buf bytes.Buffer
+	if format == "html" {
+		err = report.CompareHTML(&buf, bf, cf, report.Options{Title: c.Title}, rs)
+	} else if err = report.Compare(&buf, bf, cf, format); err == nil && len(fos) > 0 {
+		report.WriteFailOn(&buf, rs, format == "md")
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.emit(buf.Bytes()); err != nil || len(fos) == 0 {
 		return err
 	}
 	if c.JUnit != "" {
