@@ -22,6 +22,7 @@ import (
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
 
@@ -95,7 +96,7 @@ func (g *authGate) serve(w http.ResponseWriter, r *http.Request) {
 		case f.Label == "AUTH":
 			ev, err := nostr.ParseEvent(f.Msg[1])
 			valid := err == nil && ev.Kind == wire.KindAuth && ev.TagValue("challenge") == chal &&
-				ev.TagValue("relay") == g.url && ev.CheckID() && sigOK(ev)
+				ev.TagValue("relay") == g.url && ev.CheckID() && verify.ValidSignature(ev)
 			g.mu.Lock()
 			if !valid {
 				g.bad = append(g.bad, string(f.Msg[1]))
@@ -137,21 +138,6 @@ func (g *authGate) authKeys() (map[string]int, []string, int) {
 		k[p] = n
 	}
 	return k, append([]string(nil), g.bad...), g.gated
-}
-
-func sigOK(ev *nostr.Event) bool {
-	var pub, id [32]byte
-	var sig [64]byte
-	if _, err := hex.Decode(pub[:], []byte(ev.PubKey)); err != nil {
-		return false
-	}
-	if _, err := hex.Decode(id[:], []byte(ev.ID)); err != nil {
-		return false
-	}
-	if _, err := hex.Decode(sig[:], []byte(ev.Sig)); err != nil {
-		return false
-	}
-	return secp.Verify(&pub, &id, &sig)
 }
 
 // authCounts sums the auth_* counts of a results file.
