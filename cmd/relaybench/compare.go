@@ -42,13 +42,11 @@ func (c *compareCmd) checkFlags() error {
 	var r ranges
 	r.Min("repeat", c.Repeat, 1)
 	r.Memory("repeat", c.Repeat, float64(c.Repeat), 64<<10, "run of each relay (its results, kept for the comparison)")
-	r.Add(c.authFlags.validate())
-	checkCPUs(&r, "relay-cpus", c.RelayCPUs)
-	checkCPUs(&r, "client-cpus", c.ClientCPUs)
-	r.Add(c.relaySourceFlags.validate())
 	if r.Err() == nil {
-		_, err := c.relayRefs()
-		r.Add(err)
+		r.Add(checkTarget(c.authFlags, c.RelayCPUs, c.ClientCPUs, c.relaySourceFlags, func() error {
+			_, err := c.relayRefs()
+			return err
+		}))
 	}
 	r.Add(c.benchFlags.validate())
 	r.Add(c.conformanceFlags.validate())

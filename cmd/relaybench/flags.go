@@ -457,14 +457,23 @@ type targetFlags struct {
 }
 
 func (f targetFlags) validate() error {
-	var r ranges
-	r.Add(f.authFlags.validate())
-	checkCPUs(&r, "relay-cpus", f.RelayCPUs)
-	checkCPUs(&r, "client-cpus", f.ClientCPUs)
-	r.Add(f.relaySourceFlags.validate())
-	if r.Err() == nil {
+	return checkTarget(f.authFlags, f.RelayCPUs, f.ClientCPUs, f.relaySourceFlags, func() error {
 		_, err := f.relayRef()
-		r.Add(err)
+		return err
+	})
+}
+
+// checkTarget checks the flags that say how to reach the relays and where
+// they and the client run (run's --relay, compare's --relays), then, when
+// they are good, resolves the relays they name (resolve).
+func checkTarget(a authFlags, relayCPUs, clientCPUs string, src relaySourceFlags, resolve func() error) error {
+	var r ranges
+	r.Add(a.validate())
+	checkCPUs(&r, "relay-cpus", relayCPUs)
+	checkCPUs(&r, "client-cpus", clientCPUs)
+	r.Add(src.validate())
+	if r.Err() == nil {
+		r.Add(resolve())
 	}
 	return r.Err()
 }
