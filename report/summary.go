@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,15 +15,47 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// Summary writes the terminal summary of f: what was run, on what and when,
-// then for each run the reference suite's "Publish Performance:" and "Query
-// Performance:" blocks, extended with acceptance, refusals, timeouts, latency
-// percentiles, query shapes, verification and client CPU, and a generic block
-// for every other phase. A file with several runs ends with the comparison
-// tables.
+// Summary writes the full terminal summary of f: what was run, on what and
+// when, then for each run the reference suite's "Publish Performance:" and
+// "Query Performance:" blocks, extended with acceptance, refusals, timeouts,
+// latency percentiles, query shapes, verification and client CPU, and a
+// generic block for every other phase. A file with several runs ends with
+// the comparison tables.
 func Summary(w io.Writer, f *results.File) error {
-	bw := bufio.NewWriter(&inertWriter{w: w}) // no string in it acts on the terminal
-	fmt.Fprintln(bw, "=== Benchmark Results ===")
+	return WriteSummary(w, f, SummaryOptions{})
+}
+
+// SummaryOptions choose how much the terminal summary shows.
+type SummaryOptions struct {
+	// Brief leads with the verdict and shows what a reader needs at a
+	// glance: what was run on which relay, each phase's headline figures
+	// (counts, rate, primary latency, verification), counters that
+	// happened, warnings, errors and notes. The tool, machine, parameters,
+	// other latencies and rates, byte counts and resources are left to the
+	// full summary (-v) and the results file.
+	Brief bool
+}
+
+// summaryOut is the summary's writer; brief says which summary it writes.
+type summaryOut struct {
+	*bufio.Writer
+	brief bool
+}
+
+// isBrief reports whether w writes the brief summary.
+func isBrief(w io.Writer) bool {
+	s, ok := w.(*summaryOut)
+	return ok && s.brief
+}
+
+// WriteSummary writes the summary of f as o says (Summary: the full one).
+func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
+	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief} // no string in it acts on the terminal
+	if v := f.Verdict; o.Brief && v != nil {
+		fmt.Fprintf(bw, "=== Benchmark Results: %s (exit %d) ===\n", strings.ToUpper(v.Outcome), v.Status)
+	} else {
+		fmt.Fprintln(bw, "=== Benchmark Results ===")
+	}
 	fmt.Fprintln(bw)
 	writeHeader(bw, []*results.File{f}, "  ")
 	for i := range f.Runs {
@@ -47,6 +80,9 @@ func Summary(w io.Writer, f *results.File) error {
 		}
 	}
 	writeThresholds(bw, f)
+	if o.Brief {
+		fmt.Fprintln(bw, "(-v shows every counter, rate, latency, resource and parameter; all are in the results file)")
+	}
 	writeVerdict(bw, f)
 	return bw.Flush()
 }
@@ -79,9 +115,25 @@ func writeHeader(w io.Writer, files []*results.File, indent string) {
 			fmt.Fprintf(w, "File %d:\n", i+1)
 		}
 		for _, l := range headerLines(f) {
+			if isBrief(w) && briefHides(l[0], f) {
+				continue
+			}
 			fmt.Fprintf(w, "%s%-9s %s\n", indent, l[0]+":", l[1])
 		}
 	}
+}
+
+// briefHides reports whether the brief summary leaves out the header line
+// labelled label: the tool, machine and parameters, and the time unless the
+// run was interrupted.
+func briefHides(label string, f *results.File) bool {
+	switch label {
+	case "Tool", "Machine", "Params":
+		return true
+	case "When":
+		return !f.Interrupted
+	}
+	return false
 }
 
 // headerLines are the (label, text) lines describing a results file.
@@ -126,7 +178,12 @@ func headerLines(f *results.File) [][2]string {
 			seen["relay "+k] = true
 			ls = append(ls, [2]string{"Relay", relayLine(&r.Relay)})
 		}
-		if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) {
+		if e := freshLine(r); e != "" {
+			if !seen["events "+e] {
+				seen["events "+e] = true
+				ls = append(ls, [2]string{"Events", e})
+			}
+		} else if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) {
 			seen["corpus "+c] = true
 			ls = append(ls, [2]string{"Corpus", c})
 		}
@@ -140,6 +197,39 @@ func headerLines(f *results.File) [][2]string {
 		}
 	}
 	return ls
+}
+
+// freshLine describes what r published when every phase of it published
+// fresh events of its own (load and find-max publishing: signed before the
+// clock with the corpus's keys, at the phase's size), not the corpus: the
+// corpus line would name events that were never sent. "" otherwise.
+func freshLine(r *results.Run) string {
+	size := ""
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		if p.Workload != "load" && p.Workload != "find-max" {
+			return ""
+		}
+		if k, ok := p.Params["kind"]; ok && fmt.Sprint(k) != "publish" {
+			return ""
+		}
+		s, ok := p.Params["size"]
+		if !ok || (size != "" && fmt.Sprint(s) != size) {
+			return ""
+		}
+		size = fmt.Sprint(s)
+	}
+	if size == "" {
+		return ""
+	}
+	if n, err := strconv.ParseInt(size, 10, 64); err == nil {
+		size = fmtInt(n)
+	}
+	s := "fresh events signed before the clock, average content " + size + " B"
+	if r.Corpus.Source == "" && r.Corpus.Authors > 0 {
+		s += fmt.Sprintf(", keys of seed %d (%s authors)", r.Corpus.Seed, fmtInt(int64(r.Corpus.Authors)))
+	}
+	return s
 }
 
 // checksOnly reports whether r ran conformance checks alone: they sign
@@ -209,10 +299,29 @@ func corpusLine(c *results.Corpus) string {
 	return s
 }
 
+// unsetAtZero are the parameters whose zero means "not set" (the default
+// applies, or there is none): load's connections, warm-up and pattern
+// shapes.
+var unsetAtZero = map[string]bool{"connections": true, "warmup": true, "period": true, "every": true,
+	"width": true, "at": true, "steps": true, "max_events": true}
+
+// paramsLine lists the parameters that apply: an empty one, or one left
+// unset (connections=0 constraints= suite=), is in the results file only,
+// and so are load's peak under a constant pattern and its mix when it does
+// not mix.
 func paramsLine(p map[string]any) string {
 	var parts []string
 	for _, k := range sortedKeys(p) {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, p[k]))
+		v := fmt.Sprint(p[k])
+		switch {
+		case v == "", unsetAtZero[k] && (v == "0" || v == "0s"):
+			continue
+		case k == "peak" && fmt.Sprint(p["pattern"]) == "constant":
+			continue
+		case k == "mix" && p["kind"] != nil && fmt.Sprint(p["kind"]) != "mix":
+			continue
+		}
+		parts = append(parts, k+"="+v)
 	}
 	return strings.Join(parts, " ")
 }
@@ -241,27 +350,80 @@ func summaryRun(w io.Writer, r *results.Run) {
 		t := sweepTable([]*relayRuns{{key: relayKey(&r.Relay), runs: []*results.Run{r}}})
 		fmt.Fprintln(w, "Payload Sweep:")
 		t.text(w, "  ")
+		var phases []*results.Phase // "sweep/<bytes>" phases; a "sweep" phase's are in its own block
 		for _, pt := range pts {
-			for _, e := range pt.p.Errors {
-				fmt.Fprintf(w, "  ERROR (%s): %s\n", pt.p.Name, e)
-			}
-			for _, n := range pt.p.Notes {
-				fmt.Fprintf(w, "  Note (%s): %s\n", pt.p.Name, n)
+			if pt.phase != nil {
+				phases = append(phases, pt.phase)
 			}
 		}
+		for _, p := range phases {
+			for _, e := range p.Errors {
+				fmt.Fprintf(w, "  ERROR (%s): %s\n", p.Name, e)
+			}
+		}
+		writeSweepNotes(w, phases)
 		fmt.Fprintln(w)
 	}
 	writeCheckText(w, r) // conformance.go
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "ERROR: %s\n", e)
 	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "Note: %s\n", n)
+	writeNotes(w, "", "Note", r.Notes)
+}
+
+// writeSweepNotes prints the notes of a sweep's points, one line per kind
+// of note: the points' notes often say the same with other figures ("closed
+// loop: 4 connections …" at every size), so notes that differ only in their
+// numbers are one line, naming how many points had it and showing the
+// first ("Note (4 of 6 sizes, e.g. sweep/256): …").
+func writeSweepNotes(w io.Writer, phases []*results.Phase) {
+	type kindOf struct {
+		first, at string
+		n         int
+	}
+	var order []string
+	kinds := map[string]*kindOf{}
+	for _, p := range phases {
+		seen := map[string]bool{}
+		for _, n := range p.Notes {
+			k := strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return '#'
+				}
+				return r
+			}, n)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if kinds[k] == nil {
+				kinds[k] = &kindOf{first: n, at: p.Name}
+				order = append(order, k)
+			}
+			kinds[k].n++
+		}
+	}
+	for _, k := range order {
+		c := kinds[k]
+		if c.n == 1 {
+			fmt.Fprintf(w, "  Note (%s): %s\n", c.at, c.first)
+			continue
+		}
+		fmt.Fprintf(w, "  Note (%d of %d sizes, e.g. %s): %s\n", c.n, len(phases), c.at, c.first)
 	}
 }
 
 // kv prints "  Label: value".
 func kv(w io.Writer, label, value string) { fmt.Fprintf(w, "  %s: %s\n", label, value) }
+
+// kvHeadline prints a headline counter: always in the full summary, in the
+// brief one only when it happened (not zero).
+func kvHeadline(w io.Writer, p *results.Phase, label, value, key string) {
+	if isBrief(w) && p.Counts[key] == 0 {
+		return
+	}
+	kv(w, label, value)
+}
 
 func cnt(m map[string]int64, k string) string {
 	if v, ok := m[k]; ok {
@@ -301,23 +463,26 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 		}
 		ref += " (" + strings.Join(parts, ", ") + ")"
 	}
-	kv(w, "Refused", ref)
-	kv(w, "Timed Out", cnt(p.Counts, results.CountTimedOut))
-	kv(w, "Failed", cnt(p.Counts, results.CountFailed))
-	if b, ok := p.Counts[results.CountBytesSent]; ok {
+	kvHeadline(w, p, "Refused", ref, results.CountRefused)
+	kvHeadline(w, p, "Timed Out", cnt(p.Counts, results.CountTimedOut), results.CountTimedOut)
+	kvHeadline(w, p, "Failed", cnt(p.Counts, results.CountFailed), results.CountFailed)
+	brief := isBrief(w)
+	if b, ok := p.Counts[results.CountBytesSent]; ok && !brief {
 		kv(w, "Total Data", fmtBytes(float64(b)))
-	} else {
+	} else if !brief {
 		kv(w, "Total Data", dash)
 	}
 	writeDuration(w, p)
 	if v, ok := p.Rates[results.RateEvents]; ok {
 		kv(w, "Rate", fmtFloat(v, 2)+" events/second")
+		// Sent Rate only when it says something Rate does not (refusals).
+		used[results.RateSent] = fmtFloat(p.Rates[results.RateSent], 2) == fmtFloat(v, 2)
 	} else {
 		kv(w, "Rate", dash)
 	}
-	if v, ok := bandwidth(p); ok {
+	if v, ok := bandwidth(p); ok && !brief {
 		kv(w, "Bandwidth", fmtFloat(v, 2)+" MB/second")
-	} else {
+	} else if !brief {
 		kv(w, "Bandwidth", dash)
 	}
 	used[results.RateEvents], used[results.RateMB] = true, true
@@ -332,8 +497,8 @@ func summaryQuery(w io.Writer, p *results.Phase) {
 		results.CountFailed: true, results.CountTimedOut: true}
 	kv(w, "Queries Executed", cnt(p.Counts, results.CountQueries))
 	kv(w, "Events Returned", cnt(p.Counts, results.CountEventsReturned))
-	kv(w, "Failed", cnt(p.Counts, results.CountFailed))
-	kv(w, "Timed Out", cnt(p.Counts, results.CountTimedOut))
+	kvHeadline(w, p, "Failed", cnt(p.Counts, results.CountFailed), results.CountFailed)
+	kvHeadline(w, p, "Timed Out", cnt(p.Counts, results.CountTimedOut), results.CountTimedOut)
 	writeDuration(w, p)
 	if v, ok := p.Rates[results.RateQueries]; ok {
 		kv(w, "Rate", fmtFloat(v, 2)+" queries/second")
@@ -381,10 +546,11 @@ func writeDuration(w io.Writer, p *results.Phase) {
 
 // writeOther prints the counters and rates not already printed.
 func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
+	brief := isBrief(w)
 	for _, k := range sortedKeys(p.Counts) {
 		// The headline figures come first, always; after them only what
 		// happened: a zero counter is in the results file, not here.
-		if used[k] || p.Counts[k] == 0 {
+		if used[k] || p.Counts[k] == 0 || brief && detailCount(k) {
 			continue
 		}
 		label, v := countLine(k, p.Counts[k])
@@ -397,13 +563,23 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		}
 		kv(w, "Refused by reason", strings.Join(parts, ", "))
 	}
+	shown := map[string]bool{}
 	for _, k := range sortedKeys(p.Rates) {
-		if used[k] {
-			continue
+		v := fmtFloat(p.Rates[k], 2)
+		if used[k] || brief && shown[v] {
+			continue // brief: one of several rates that are the same (accepted = sent = intended)
 		}
+		shown[v] = true
 		label, unit := rateLabel(k)
-		kv(w, label, strings.TrimSpace(fmtFloat(p.Rates[k], 2)+" "+unit))
+		kv(w, label, strings.TrimSpace(v+" "+unit))
 	}
+}
+
+// detailCount reports whether the brief summary leaves counter k to the
+// full one: byte counts and the client's own timings and CPU.
+func detailCount(k string) bool {
+	return strings.HasPrefix(k, "bytes_") || strings.HasPrefix(k, "client_") ||
+		strings.HasSuffix(k, "_ns") || strings.HasSuffix(k, "_us")
 }
 
 // countLine is a counter as the summary prints it: bytes, and times kept
@@ -431,6 +607,9 @@ func writeLatencies(w io.Writer, lat map[string]*results.Histogram) {
 	names := sortedKeys(lat)
 	prim := results.PrimaryLatency(lat)
 	sort.SliceStable(names, func(i, j int) bool { return names[i] == prim && names[j] != prim })
+	if isBrief(w) && len(names) > 1 && names[0] == prim {
+		names = names[:1] // the others: -v
+	}
 	for _, n := range names {
 		h := lat[n]
 		if h == nil || h.Count == 0 {
@@ -460,6 +639,9 @@ func writeGroups(w io.Writer, p *results.Phase) {
 	}
 	// Drop the relay column: the block is already about one relay.
 	t.head = t.head[1:]
+	for i, h := range t.head {
+		t.head[i] = strings.Replace(h, "canceled", "cancelled", 1) // load's key, the one spelling printed
+	}
 	left := map[int]bool{}
 	for i := range t.left {
 		if i > 0 {
@@ -481,6 +663,8 @@ func writeVerification(w io.Writer, v *results.Verification) {
 	switch {
 	case v.Status() == results.VerificationNotVerified:
 		kv(w, "Verification", "NOT VERIFIED: no answer was checked")
+	case isBrief(w):
+		kv(w, "Verification", verdict(v)+briefChecks(v))
 	case !v.Verified:
 		kv(w, "Verification", verdict(v)+": validity and filter match only")
 		fmt.Fprintf(w, "    checked %s, returned %s, not matching %s, invalid %s, duplicated %s, misordered %s\n",
@@ -496,9 +680,33 @@ func writeVerification(w io.Writer, v *results.Verification) {
 	}
 }
 
+// briefChecks is the verification's counts in one parenthesis, the faults
+// only when there are some: " (20 answers checked)", " (20 answers
+// checked: missing 3, duplicated 1)".
+func briefChecks(v *results.Verification) string {
+	var bad []string
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{"missing", v.Missing}, {"extra", v.Extra}, {"not matching", v.NotMatching}, {"invalid", v.Invalid},
+		{"duplicated", v.Duplicated}, {"misordered", v.Misordered}, {"truncated", v.Truncated}} {
+		if f.n > 0 {
+			bad = append(bad, f.name+" "+fmtInt(f.n))
+		}
+	}
+	s := " (" + fmtInt(v.Checked) + " answers checked"
+	if !v.Verified {
+		s += ", validity and filter match only"
+	}
+	if len(bad) > 0 {
+		s += ": " + strings.Join(bad, ", ")
+	}
+	return s + ")"
+}
+
 func writeResources(w io.Writer, p *results.Phase) {
 	r := p.Resources
-	if r == nil {
+	if r == nil || isBrief(w) {
 		return
 	}
 	var relay []string
@@ -527,7 +735,11 @@ func writeResources(w io.Writer, p *results.Phase) {
 
 func writeTail(w io.Writer, p *results.Phase) {
 	for _, a := range p.Accounts {
-		kv(w, "Outcomes", outcome.Split(a))
+		line := outcome.Split(a)
+		if isBrief(w) && !strings.Contains(line, ", ") {
+			continue // one outcome for all, already in the counts
+		}
+		kv(w, "Outcomes", line)
 	}
 	if p.Aborted != "" {
 		fmt.Fprintf(w, "  STOPPED EARLY: %s\n", p.Aborted)
@@ -548,9 +760,60 @@ func writeTail(w io.Writer, p *results.Phase) {
 	for _, e := range p.Errors {
 		fmt.Fprintf(w, "  ERROR: %s\n", e)
 	}
-	for _, n := range p.Notes {
-		fmt.Fprintf(w, "  Note: %s\n", n)
+	writeNotes(w, "  ", "Note", p.Notes)
+}
+
+// writeNotes prints notes, each "Note: …", except that a run of notes
+// that are the rows of a Markdown table (find-max's steps: "| offered/s |
+// … |" and its "|---:|" rule) is printed as an aligned text table.
+func writeNotes(w io.Writer, indent, label string, notes []string) {
+	for i := 0; i < len(notes); i++ {
+		if !isTableRow(notes[i]) {
+			fmt.Fprintf(w, "%s%s: %s\n", indent, label, notes[i])
+			continue
+		}
+		t := &table{left: map[int]bool{}}
+		for ; i < len(notes) && isTableRow(notes[i]); i++ {
+			cells := tableCells(notes[i])
+			switch {
+			case t.head == nil:
+				t.head = cells
+			case isRule(cells):
+				for c, s := range cells {
+					if !strings.HasSuffix(s, ":") {
+						t.left[c] = true // "---" or ":---": left-aligned
+					}
+				}
+			default:
+				t.rows = append(t.rows, cells)
+			}
+		}
+		i--
+		t.text(w, indent+"  ")
 	}
+}
+
+func isTableRow(s string) bool {
+	return strings.HasPrefix(s, "|") && strings.HasSuffix(s, "|") && len(s) > 1
+}
+
+// tableCells splits "| a | b |" into its trimmed cells.
+func tableCells(row string) []string {
+	cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(row, "|"), "|"), "|")
+	for i := range cells {
+		cells[i] = strings.TrimSpace(cells[i])
+	}
+	return cells
+}
+
+// isRule reports whether cells are a Markdown table's "|---:|---|" line.
+func isRule(cells []string) bool {
+	for _, c := range cells {
+		if strings.Trim(c, ":-") != "" || !strings.Contains(c, "-") {
+			return false
+		}
+	}
+	return true
 }
 
 // rateLabel names a rate for the summary: "deliveries_per_sec" →

@@ -1,0 +1,203 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// The terminal summary is for reading: these tests pin each thing a reader
+// met that said one thing twice, in the wrong units or in Markdown.
+
+func summaryText(t *testing.T, f *results.File, o SummaryOptions) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteSummary(&b, f, o); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// oneRun is a results file of one run with phases ps.
+func oneRun(cmd string, params map[string]any, ps ...results.Phase) *results.File {
+	f := baseFile(cmd)
+	f.Runs = []results.Run{{Relay: results.Relay{Name: "khatru-native", URL: "ws://127.0.0.1:7447", Software: "khatru", Version: "0.19.1"},
+		Corpus: corpusOf(200), Params: params, Phases: ps}}
+	f.Runs[0].Corpus.AvgSize = 64
+	f.Verdict = &results.Verdict{Status: 0, Outcome: "passed"}
+	return f
+}
+
+// loadPhase is a constant-rate load phase publishing fresh 1 KB events,
+// every op accepted (so accepted, sent and intended rates are equal).
+func loadPhase() results.Phase {
+	return results.Phase{Name: "load", Workload: "load", Duration: 3e9,
+		Params: map[string]any{"kind": "publish", "size": 1024, "events_signed": 600, "pattern": "constant 200/s for 3s"},
+		Counts: map[string]int64{"intended": 600, "sent": 600, "accepted": 600, "canceled": 2, "bytes_sent": 832930, "client_sched_p99_ns": 98304},
+		Rates:  map[string]float64{"intended_per_sec": 199.96, "sent_per_sec": 199.96, "accepted_per_sec": 199.96},
+		Latency: map[string]*results.Histogram{"ok": hist(1, 600, 569e3, 0.5), "lateness": hist(2, 600, 63e3, 0.5),
+			"ok_uncorrected": hist(3, 600, 496e3, 0.5)},
+		Resources: &results.Resources{RelayCPUSecs: 0.3, ClientCPUSecs: 0.21, ClientCPUUtil: 0.04},
+	}
+}
+
+// Sent Rate is not printed beside Rate when it is the same figure (every
+// EVENT accepted); it is when refusals make them differ.
+func TestSummaryNoSentRateTwice(t *testing.T) {
+	p := publishPhase(0, 1000, 500, 1e6) // seed 0: nothing refused
+	p.Rates["sent_per_sec"] = p.Rates["events_per_sec"]
+	for _, o := range []SummaryOptions{{}, {Brief: true}} {
+		s := summaryText(t, oneRun("run", nil, p), o)
+		if !strings.Contains(s, "Rate: 500.00 events/second") || strings.Contains(s, "Sent Rate") {
+			t.Errorf("brief %v: want Rate alone:\n%s", o.Brief, s)
+		}
+	}
+	s := summaryText(t, singleFile(), SummaryOptions{}) // 2 of 100,000 refused
+	if !strings.Contains(s, "Sent Rate: 7,731.00 sent/second") {
+		t.Errorf("a sent rate that differs from the rate is not shown:\n%s", s)
+	}
+}
+
+// find-max's step table, kept in its notes as Markdown rows, is an aligned
+// text table on the terminal: no "|" rows, no "|---:|" rule.
+func TestSummaryNoMarkdownTable(t *testing.T) {
+	p := results.Phase{Name: "find-max", Workload: "find-max", Duration: 2e9,
+		Counts: map[string]int64{"steps": 2},
+		Notes: []string{"find-max: ≥ 500 events/s",
+			"| offered/s | achieved/s | p99 | verdict |",
+			"|---:|---:|---:|---|",
+			"| 500 | 499 | 8.85ms | pass |",
+			"| 1,000 | 947 | 112.07ms | FAIL: p99 112.07ms > 50ms |",
+			"the event account sums every step's"}}
+	for _, o := range []SummaryOptions{{}, {Brief: true}} {
+		s := summaryText(t, oneRun("find-max", nil, p), o)
+		if strings.Contains(s, "|") {
+			t.Errorf("brief %v: Markdown in the terminal summary:\n%s", o.Brief, s)
+		}
+		for _, want := range []string{
+			"    offered/s  achieved/s       p99  verdict\n",
+			"    500               499    8.85ms  pass\n",
+			"    1,000             947  112.07ms  FAIL: p99 112.07ms > 50ms\n",
+			"  Note: find-max: ≥ 500 events/s\n", "  Note: the event account sums every step's\n",
+		} {
+			if !strings.Contains(s, want) {
+				t.Errorf("brief %v: lacks %q:\n%s", o.Brief, want, s)
+			}
+		}
+	}
+}
+
+// A sweep's points that note the same thing with other figures give one
+// line, not one per size.
+func TestSummarySweepNotesCollapsed(t *testing.T) {
+	var ps []results.Phase
+	for i := range 42 {
+		size := 256 * (i + 1)
+		ps = append(ps, results.Phase{Name: fmt.Sprintf("sweep/%d", size), Workload: "publish", Size: size, Duration: 1e9,
+			Counts: map[string]int64{"sent": 100, "accepted": 100},
+			Rates:  map[string]float64{"events_per_sec": 100},
+			Notes: []string{fmt.Sprintf("neither side saturated its CPU (client 0.%02d, relay 0.%02d cores)", i, 2*i),
+				"closed loop: 4 connections"}})
+	}
+	ps[7].Notes = append(ps[7].Notes, "the relay closed the connection once")
+	s := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{})
+	if n := strings.Count(s, "Note ("); n != 3 {
+		t.Errorf("%d sweep note lines, want 3:\n%s", n, s)
+	}
+	for _, want := range []string{
+		"  Note (42 of 42 sizes, e.g. sweep/256): neither side saturated its CPU (client 0.00, relay 0.00 cores)\n",
+		"  Note (42 of 42 sizes, e.g. sweep/256): closed loop: 4 connections\n",
+		"  Note (sweep/2048): the relay closed the connection once\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// A run that published fresh events (load, find-max) shows them, not the
+// corpus it took the keys from; its params leave out what does not apply.
+func TestSummaryLoadHeader(t *testing.T) {
+	params := map[string]any{"base": 200, "connections": 0, "constraints": "", "duration": "3s", "kind": "publish",
+		"mix": "4:1", "pattern": "constant", "peak": 200, "pool": 10, "size": 1024, "suite": "", "warmup": "0s"}
+	s := summaryText(t, oneRun("load", params, loadPhase()), SummaryOptions{})
+	if !strings.Contains(s, "Events:   fresh events signed before the clock, average content 1,024 B, keys of seed 42 (100 authors)") ||
+		strings.Contains(s, "Corpus:") || strings.Contains(s, "64 B") {
+		t.Errorf("the header does not show what was published:\n%s", s)
+	}
+	if !strings.Contains(s, "Params:   base=200 duration=3s kind=publish pattern=constant pool=10 size=1024\n") {
+		t.Errorf("params that do not apply are shown:\n%s", s)
+	}
+	// A run that publishes the corpus keeps its corpus line.
+	s = summaryText(t, singleFile(), SummaryOptions{})
+	if !strings.Contains(s, "Corpus:   100,000 events") || strings.Contains(s, "Events:   fresh") {
+		t.Errorf("the corpus line of a run publishing it is gone:\n%s", s)
+	}
+	// A zero that is a setting stays.
+	if got := paramsLine(map[string]any{"max_drops": 0, "connections": 0, "pattern": "spike", "peak": 800}); got != "max_drops=0 pattern=spike peak=800" {
+		t.Errorf("paramsLine = %q", got)
+	}
+}
+
+// One spelling printed: "cancelled", in counters and in group tables
+// (load's results key stays "canceled").
+func TestSummaryCancelledSpelling(t *testing.T) {
+	p := loadPhase()
+	p.Groups = []results.Group{{Name: "500/s", Counts: map[string]int64{"accepted": 500, "canceled": 1}}}
+	for _, o := range []SummaryOptions{{}, {Brief: true}} {
+		s := summaryText(t, oneRun("load", nil, p), o)
+		if strings.Contains(strings.ToLower(s), "canceled") || !strings.Contains(s, "Cancelled: 2") {
+			t.Errorf("brief %v: 'canceled' printed or Cancelled missing:\n%s", o.Brief, s)
+		}
+	}
+}
+
+// The brief summary (the CLI's without -v) leads with the verdict and
+// shows the headline figures; the tool, machine, params, byte counts,
+// client timings, other latencies, equal rates and resources are -v away.
+func TestSummaryBrief(t *testing.T) {
+	params := map[string]any{"base": 200, "pattern": "constant"}
+	f := oneRun("load", params, loadPhase())
+	s := summaryText(t, f, SummaryOptions{Brief: true})
+	if !strings.HasPrefix(s, "=== Benchmark Results: PASSED (exit 0) ===\n") {
+		t.Errorf("the brief summary does not lead with the verdict:\n%s", s)
+	}
+	if !strings.HasSuffix(s, "Verdict: PASSED (exit 0): all requested work ran and every check passed\n") {
+		t.Errorf("the brief summary does not end with the verdict:\n%s", s)
+	}
+	for _, want := range []string{"Command:", "Relay:", "Events:", "Accepted: 600", "Accepted Rate: 199.96 accepted/second",
+		"OK Latency: p50", "-v shows every counter"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("brief lacks %q:\n%s", want, s)
+		}
+	}
+	for _, not := range []string{"Tool:", "Machine:", "Params:", "When:", "Bytes sent", "Client sched", "Lateness Latency",
+		"Ok uncorrected", "Sent Rate", "Intended Rate", "Client CPU", "Relay Resources"} {
+		if strings.Contains(s, not) {
+			t.Errorf("brief shows %q:\n%s", not, s)
+		}
+	}
+	// The full summary has them all.
+	full := summaryText(t, f, SummaryOptions{})
+	for _, want := range []string{"=== Benchmark Results ===\n", "Tool:", "Machine:", "Params:", "Bytes sent: 832.93 KB",
+		"Client sched p99: 98.3µs", "Lateness Latency", "Sent Rate", "Client CPU"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("full summary lacks %q:\n%s", want, full)
+		}
+	}
+	// Headline counters that did not happen are left out of the brief
+	// one; verification says its counts in one line, faults only.
+	q := queryPhase(1, 600, 28, 30e6, 3)
+	s = summaryText(t, oneRun("run", nil, publishPhase(0, 1000, 500, 1e6), q), SummaryOptions{Brief: true})
+	for _, not := range []string{"Refused: 0", "Timed Out: 0", "Failed: 0", "Total Data", "Bandwidth", "Outcomes"} {
+		if strings.Contains(s, not) {
+			t.Errorf("brief shows %q:\n%s", not, s)
+		}
+	}
+	if !strings.Contains(s, "Verification: FAILED (600 answers checked: missing 3)\n") {
+		t.Errorf("brief verification line:\n%s", s)
+	}
+}
