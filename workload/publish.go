@@ -140,6 +140,14 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		// Timeout/4): no timer is armed and stopped per EVENT.
 		o.Dial.OKTimeout = o.Timeout
 	}
+	if o.Mode == ModeWait && maxEventSize(c, indexes) <= sharedWaitMax {
+		// The OKs are read on the shared reader threads (epoll, out of Go's
+		// scheduler), whose OK callbacks write the next EVENTs (publishWait):
+		// no goroutine wakes, no idle thread spins, between an OK and the
+		// next EVENT. Larger events keep a goroutine per connection: a write
+		// waiting for room would hold up the other connections' OKs.
+		o.Dial.SharedReader = true
+	}
 	setup := mono.Now()
 	conns, err := wire.DialPool(ctx, url, o.Connections, o.Dial)
 	if err != nil {
@@ -201,6 +209,26 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		return res, err
 	}
 	return res, nil
+}
+
+// sharedWaitMax is the largest event publishWait writes from a shared
+// reader thread: one EVENT always fits an idle socket's send buffer (16 KiB
+// by default on Linux), so the write never waits for room.
+const sharedWaitMax = 15 << 10
+
+// maxEventSize is the largest wire size among the events to publish.
+func maxEventSize(c *corpus.Corpus, indexes []int) int {
+	m := 0
+	if indexes == nil {
+		for i := range c.Len() {
+			m = max(m, c.SizeAt(i))
+		}
+		return m
+	}
+	for _, i := range indexes {
+		m = max(m, c.SizeAt(i))
+	}
+	return m
 }
 
 // publishPhase builds the publish phase from what the publishers measured:
@@ -330,32 +358,106 @@ func bookAccount(ph *results.Phase, a results.Account) {
 	}
 }
 
+// publishWait keeps one EVENT in flight on cn until the events are taken:
+// the callback of each OK books it and writes the next EVENT at once, on the
+// goroutine that read the OK (the connection's reader), so no goroutine
+// hand-off, and no wake-up of an idle thread for it, sits between reading an
+// OK and writing the next EVENT. Every OK is still matched by id (wire) and
+// booked (bk). It returns once the chain ends: events exhausted, connection
+// lost, or ctx done (the EVENT then in flight is ended at once).
 func publishWait(ctx context.Context, cn *wire.Conn, src *pubSource, next, done *atomic.Int64,
-	pw *pubWorker, bk *booker, o PublishOptions) {
-	for ctx.Err() == nil && cn.Err() == nil {
-		k := next.Add(1) - 1
-		if k >= src.n {
+	pw *pubWorker, bk *booker, _ PublishOptions) {
+	ch := &waitChain{ctx: ctx, cn: cn, src: src, next: next, done: done, pw: pw, bk: bk, end: make(chan struct{})}
+	ch.send()
+	select {
+	case <-ch.end:
+		return
+	case <-ctx.Done():
+	}
+	// Expire what is in flight (ErrTimeout, booked cancelled for a user's
+	// cancel), again while a send that raced the cancel may still register.
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		cn.ExpireBefore(mono.Now() + 1)
+		select {
+		case <-ch.end:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// waitChain is one connection's closed loop of publishWait.
+type waitChain struct {
+	ctx        context.Context
+	cn         *wire.Conn
+	src        *pubSource
+	next, done *atomic.Int64
+	pw         *pubWorker // touched by one goroutine at a time: the chain's order
+	bk         *booker
+	end        chan struct{}
+	once       sync.Once
+}
+
+func (ch *waitChain) finish() { ch.once.Do(func() { close(ch.end) }) }
+
+// send writes the next EVENT (its OK calls answered, which calls send), or
+// ends the chain. An EVENT that could not be sent is booked here.
+func (ch *waitChain) send() {
+	for {
+		if ch.ctx.Err() != nil || ch.cn.Err() != nil {
+			ch.finish()
 			return
 		}
-		src.take(k)
-		idx := src.at(k)
-		raw := src.c.RawAt(idx)
+		k := ch.next.Add(1) - 1
+		if k >= ch.src.n {
+			ch.finish()
+			return
+		}
+		ch.src.take(k)
+		idx := ch.src.at(k)
+		raw := ch.src.c.RawAt(idx)
+		id := ch.src.c.IDAt(idx)
+		size := int64(len(raw))
 		// The deadline is the connection's OKTimeout sweep (set by Publish):
 		// an overdue EVENT gets ErrTimeout from it, a late OK is unmatched.
-		ok, err := cn.Publish(ctx, src.c.IDAt(idx), raw)
-		if !errors.Is(err, wire.ErrClosed) || ok.Sent != 0 {
-			pw.sent++
-			pw.bytes += int64(len(raw))
+		err := ch.cn.SendEvent(id, raw, func(ok wire.OK) { ch.answered(ok, idx, size) })
+		if err == nil {
+			return
 		}
-		bk.record(ok, err, idx, pw)
-		done.Add(1)
-		if err != nil && cn.Err() != nil {
-			// The connection is gone: the remaining events go to the other
-			// connections, or are settled as not run.
-			pw.errs = append(pw.errs, "connection lost: "+cn.Err().Error())
+		if !errors.Is(err, wire.ErrClosed) {
+			ch.pw.sent++
+			ch.pw.bytes += size
+		}
+		ch.bk.record(wire.OK{ID: id, Recv: mono.Now(), Err: err}, err, idx, ch.pw)
+		ch.done.Add(1)
+		if ch.cn.Err() != nil {
+			ch.lost()
 			return
 		}
 	}
+}
+
+// answered books the answer to event idx (an OK, or ErrTimeout/ErrClosed)
+// and sends the next EVENT.
+func (ch *waitChain) answered(ok wire.OK, idx int, size int64) {
+	ch.pw.sent++
+	ch.pw.bytes += size
+	ch.bk.record(ok, ok.Err, idx, ch.pw)
+	ch.done.Add(1)
+	if ok.Err != nil && ch.cn.Err() != nil {
+		ch.lost()
+		return
+	}
+	ch.send()
+}
+
+// lost ends the chain on a lost connection: the remaining events go to the
+// other connections, or are settled as not run.
+func (ch *waitChain) lost() {
+	ch.pw.errs = append(ch.pw.errs, "connection lost: "+ch.cn.Err().Error())
+	ch.finish()
 }
 
 func publishPipelined(ctx context.Context, cn *wire.Conn, src *pubSource, next, done *atomic.Int64,
