@@ -68,6 +68,19 @@ def nb(path, n):
     print(f"{rate:.1f}")
 
 
+def floor(path, n):
+    text = open(path, errors="replace").read()
+    m = re.search(r"^floor: \d+ conns, (\d+) events in ([0-9.]+)s: ([0-9.]+) events/s, .*, (\d+) OKs wrong", text, re.M)
+    if not m:
+        die("bench/floor: no result line")
+    total, secs, rate, bad = (num(x, "floor") for x in m.groups())
+    if total != n or bad != 0:
+        die(f"bench/floor: {total:.0f} events of {n}, {bad:.0f} OKs wrong")
+    if abs(rate * secs - total) > 0.03 * total + rate * 0.006:
+        die(f"bench/floor: {rate:.0f} events/s is not {total:.0f} events / {secs} s")
+    print(f"{rate:.1f}")
+
+
 def rb(path, n):
     try:
         doc = json.load(open(path))
@@ -128,7 +141,7 @@ def fmt(v, spec):
     return "–" if v is None else format(v, spec)
 
 
-NAMES = {"nb": "nostr-bench", "rb": "relaybench", "rbB": "relaybench B"}
+NAMES = {"nb": "nostr-bench", "rb": "relaybench", "rbB": "relaybench B", "floor": "floor (bench/floor)"}
 
 
 def table(paths):
@@ -180,6 +193,8 @@ if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "nb":
         nb(args[0], int(args[1]))
+    elif cmd == "floor":
+        floor(args[0], int(args[1]))
     elif cmd == "rb":
         rb(args[0], int(args[1]))
     elif cmd == "phase":

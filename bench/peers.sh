@@ -36,7 +36,9 @@
 # for the Go relays, e.g. GOMAXPROCS=1), RB_ENV (the same for relaybench);
 # TOOLS ("nb rb": each pair runs these in this order, ratios are to the
 # first), where rbB is a second relaybench for A/B runs: binary RB_B,
-# environment RB_B_ENV.
+# environment RB_B_ENV, and floor is bench/floor -dump (the same signed
+# events, one blocked thread per connection; FLOOR_FLAGS=-epoll for one
+# epoll thread): the machine's wait-for-OK floor on that ground.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -58,6 +60,7 @@ TOOLS=${TOOLS:-nb rb}
 RB_B=${RB_B:-}
 RB_B_ENV=${RB_B_ENV:-}
 RB_B_DESC=${RB_B_DESC:-$RB_B}
+FLOOR_FLAGS=${FLOOR_FLAGS:-}
 case " $TOOLS " in *" rbB "*) [ -x "$RB_B" ] || { echo "bench/peers.sh: TOOLS has rbB: set RB_B to a relaybench binary" >&2; exit 1; } ;; esac
 BIN_DIR=${BIN_DIR:-../shared/relays/bin}
 case " $GROUNDS " in *" strfry "*) [ -x "$BIN_DIR/strfry" ] || { echo "bench/peers.sh: no strfry at $BIN_DIR/strfry; set GROUNDS without it" >&2; exit 1; } ;; esac
@@ -70,6 +73,7 @@ else
 fi
 bench_work
 go build -o "$work/khatrusink" ./bench/khatrusink
+go build -o "$work/floor" ./bench/floor
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 fail() { # fail WHAT FILE: stop with the raw output that did not check out
@@ -130,7 +134,12 @@ one() {
   r0=$(relay_stat)
   local bin=$rb envs=$RB_ENV
   if [ "$tool" = rbB ]; then bin=$RB_B envs=$RB_B_ENV; fi
-  if [ "$tool" = nb ]; then
+  if [ "$tool" = floor ]; then
+    measure "$tag" "$work/floor" -addr "${url#ws://}" -conns "$CONNS" -events "$n" -dump "$dump" $FLOOR_FLAGS >"$work/$tag.out" 2>&1 ||
+      fail "bench/floor exited $?" "$work/$tag.out"
+    rate=$(python3 bench/peers.py floor "$work/$tag.out" "$n" 2>"$work/$tag.why") ||
+      fail "bench/floor's figures did not check out ($(cat "$work/$tag.why"))" "$work/$tag.out"
+  elif [ "$tool" = nb ]; then
     measure "$tag" "$PEER" -r "$url" -w "$CONNS" --rate 0 --only-peak -e "$n" -d 3600 >"$work/$tag.out" 2>&1 ||
       fail "nostr-bench exited $?" "$work/$tag.out"
     rate=$(python3 bench/peers.py nb "$work/$tag.out" "$n" 2>"$work/$tag.why") ||
@@ -176,7 +185,7 @@ git diff --quiet HEAD -- . 2>/dev/null || dirty=" (+uncommitted changes)"
   echo "events a run, fresh database each run), sink = relaybench's own sink ($EVENTS events a run). $CONNS connections,"
   echo "one EVENT in flight each, every OK awaited; $PAIRS alternating pairs per ground, nostr-bench first. Both send kind-1"
   echo "events of ~645 bytes: nostr-bench its own, relaybench a kind-1 export (--size $SIZE).${RELAY_ENV:+ Relay environment: $RELAY_ENV.}${RB_ENV:+ relaybench environment: $RB_ENV.}"
-  echo "Tools in each pair, in order: $TOOLS.${RB_B:+ relaybench B: $RB_B_DESC${RB_B_ENV:+ with $RB_B_ENV}.}"
+  echo "Tools in each pair, in order: $TOOLS.${FLOOR_FLAGS:+ floor flags: $FLOOR_FLAGS.}${RB_B:+ relaybench B: $RB_B_DESC${RB_B_ENV:+ with $RB_B_ENV}.}"
   echo "Client figures from perf stat's 100 ms intervals over each tool's publish phase; relay figures from /proc over each run."
   echo
   cat "$work/table"

@@ -7,8 +7,11 @@
 //
 //	go run ./bench/floor -addr 127.0.0.1:PORT -conns 4 -events 200000
 //
-// The events are unsigned ~1 KB shells with unique ids: use it only against
-// the sink relay, which does not check signatures.
+// The events are unsigned ~1 KB shells with unique ids: use them only
+// against the sink relay, which does not check signatures. With -dump FILE
+// (NDJSON, one signed event a line, e.g. relaybench corpus --export) it
+// sends those events instead, so it can run against any relay; an OK that
+// is not true for its event's id then counts as wrong too.
 package main
 
 import (
@@ -32,7 +35,15 @@ func main() {
 	events := flag.Int("events", 200000, "events in all")
 	size := flag.Int("size", 1024, "content bytes per event")
 	useEpoll := flag.Bool("epoll", false, "one thread, non-blocking sockets and epoll instead of a blocked thread per connection")
+	dumpFile := flag.String("dump", "", "send the signed events of this NDJSON dump (one a line) instead of unsigned shells")
 	flag.Parse()
+	if *dumpFile != "" {
+		if err := loadDump(*dumpFile, *events); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		*events = len(dump)
+	}
 
 	fds := make([]int, *conns)
 	for i := range fds {
@@ -65,8 +76,8 @@ func main() {
 				if k >= int64(*events) {
 					return
 				}
-				id := fmt.Sprintf("%064x", k)
-				frame = appendFrame(frame[:0], eventMsg(id, content))
+				id, msg := msgAt(int(k), content)
+				frame = appendFrame(frame[:0], msg)
 				if _, err := syscall.Write(fd, frame); err != nil {
 					panic(err)
 				}
@@ -81,7 +92,7 @@ func main() {
 						break
 					}
 				}
-				if !strings.Contains(string(in[2:n]), id) {
+				if !okFor(in[2:n], id) {
 					bad.Add(1)
 				}
 			}
@@ -93,7 +104,7 @@ func main() {
 	cpu := time.Duration(syscall.TimevalToNsec(ru1.Utime) - syscall.TimevalToNsec(ru0.Utime) +
 		syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime))
 	sys := time.Duration(syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime))
-	fmt.Printf("floor: %d conns, %d events in %.2fs: %.0f events/s, client CPU %.2f µs/event (%.2f in the kernel), %d OKs with the wrong id\n",
+	fmt.Printf("floor: %d conns, %d events in %.2fs: %.0f events/s, client CPU %.2f µs/event (%.2f in the kernel), %d OKs wrong (another id, or not true for a dump's event)\n",
 		*conns, *events, el.Seconds(), float64(*events)/el.Seconds(),
 		float64(cpu.Microseconds())/float64(*events), float64(sys.Microseconds())/float64(*events), bad.Load())
 }
@@ -153,9 +164,10 @@ func epollLoop(fds []int, events int, content string) int64 {
 	next := 0
 	frame := make([]byte, 0, len(content)+512)
 	send := func(i int) {
-		ids[i] = fmt.Sprintf("%064x", next)
+		var msg string
+		ids[i], msg = msgAt(next, content)
 		next++
-		frame = appendFrame(frame[:0], eventMsg(ids[i], content))
+		frame = appendFrame(frame[:0], msg)
 		if _, err := syscall.Write(fds[i], frame); err != nil {
 			panic(err)
 		}
@@ -205,7 +217,7 @@ func epollLoop(fds []int, events int, content string) int64 {
 			if h < 2 || h < 2+int(b[1]&0x7f) {
 				continue
 			}
-			if !strings.Contains(string(b[2:h]), ids[i]) {
+			if !okFor(b[2:h], ids[i]) {
 				bad++
 			}
 			have[i] = 0
@@ -217,4 +229,49 @@ func epollLoop(fds []int, events int, content string) int64 {
 		}
 	}
 	return bad
+}
+
+// dump holds the -dump events: id and message.
+var dump []struct{ id, msg string }
+
+// loadDump reads up to max events of an NDJSON dump.
+func loadDump(path string, max int) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || len(dump) == max {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, `"id":"`)
+		if !ok || len(rest) < 64 {
+			return fmt.Errorf("%s: line %d has no id", path, len(dump)+1)
+		}
+		dump = append(dump, struct{ id, msg string }{rest[:64], `["EVENT",` + line + `]`})
+	}
+	if len(dump) == 0 {
+		return fmt.Errorf("%s: no events", path)
+	}
+	return nil
+}
+
+// msgAt is the k-th event's id and EVENT message.
+func msgAt(k int, content string) (string, string) {
+	if dump != nil {
+		return dump[k].id, dump[k].msg
+	}
+	id := fmt.Sprintf("%064x", k)
+	return id, eventMsg(id, content)
+}
+
+// okFor reports whether the OK frame payload answers id, and with true
+// when the events are a dump's (shells are answered by the sink only).
+func okFor(payload []byte, id string) bool {
+	s := string(payload)
+	if !strings.Contains(s, id) {
+		return false
+	}
+	return dump == nil || strings.Contains(s, `",true,`) || strings.Contains(s, `", true,`)
 }
