@@ -481,3 +481,84 @@ func (p *promServer) check(t *testing.T, f *results.File, sel string) {
 		t.Errorf("Prometheus has %d relaybench_operations_total{%s} series, the results file's accounts give %d: %v", len(got), sel, n, got)
 	}
 }
+
+// relayBinDir is the folder of relay binaries built from source
+// (RELAYBENCH_SHARED_BIN, else ../../shared/relays/bin of this checkout),
+// with name in it; the test is skipped in one line without it.
+func relayBinDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("RELAYBENCH_SHARED_BIN")
+	if dir == "" {
+		dir, _ = filepath.Abs(filepath.Join("..", "..", "shared", "relays", "bin"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		t.Skipf("no %s in %s: relays built from source are not on this machine", name, dir)
+	}
+	return dir
+}
+
+// TestRelayMetricsOfNostrRsRelay runs relaybench run against
+// nostr-rs-relay with --relay-metrics /metrics: each phase holds what the
+// relay's own metrics counted over its window, with notes beside
+// relaybench's figures; a count outside what relaybench bounds it by is
+// flagged.
+func TestRelayMetricsOfNostrRsRelay(t *testing.T) {
+	bin := cliBin(t)
+	dir := relayBinDir(t, "nostr-rs-relay-sqlite")
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "--relay", "nostr-rs-relay-sqlite", "--bin-dir", dir, "--events", "300", "--queries", "40",
+		"--relay-metrics", "/metrics", "--out", out, "--json", filepath.Join(out, "r.json"), "--no-progress", "--quiet", "--cache-dir", "off")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	done := make(chan error, 1)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("relaybench: %v: %s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Minute): // hang guard
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("relaybench run did not end")
+	}
+	b, err := os.ReadFile(filepath.Join(out, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f results.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	ph := map[string]results.Phase{}
+	for _, p := range f.Runs[0].Phases {
+		ph[p.Name] = p
+	}
+	pub, q := ph["publish"], ph["query"]
+	if pub.RelayMetrics["nostr_events_write_seconds_count"] != float64(pub.Accounts[0].Accepted) || pub.Accounts[0].Accepted == 0 {
+		t.Errorf("events written %v, accepted %d", pub.RelayMetrics["nostr_events_write_seconds_count"], pub.Accounts[0].Accepted)
+	}
+	if q.RelayMetrics["nostr_cmd_req_total"] != 40 || q.RelayMetrics["nostr_cmd_event_total"] != 0 {
+		t.Errorf("query phase: %v", q.RelayMetrics)
+	}
+	// What the relay counted of EVENTs, against what relaybench sent: the
+	// note says agree or disagree as the numbers do.
+	sent := pub.Accounts[0].Requested - pub.Accounts[0].NotRun
+	got := int64(pub.RelayMetrics["nostr_cmd_event_total"])
+	wantWord := "relay metrics: "
+	if got < pub.Accounts[0].Accepted || got > sent {
+		wantWord = "relay metrics disagree: "
+	}
+	found := false
+	for _, n := range pub.Notes {
+		found = found || strings.HasPrefix(n, wantWord) && strings.Contains(n, "EVENT messages received")
+	}
+	if !found {
+		t.Errorf("no %q note for %d EVENTs counted, %d sent: %q", wantWord, got, sent, pub.Notes)
+	}
+	t.Logf("nostr-rs-relay counted %d EVENT messages for %d sent; publish notes: %q", got, sent, pub.Notes)
+}

@@ -248,6 +248,12 @@ type Phase struct {
 	Verification *Verification `json:"verification,omitempty"`
 	// Resources used by the relay's process tree and by the client.
 	Resources *Resources `json:"resources,omitempty"`
+	// RelayMetrics is what the relay's own Prometheus metrics
+	// (--relay-metrics) say of the phase's timed window, read right before
+	// and right after it: each counter's increase (a histogram's _count and
+	// _sum too) and each gauge's value at the end, by series as the relay
+	// names it.
+	RelayMetrics map[string]float64 `json:"relay_metrics,omitempty"`
 	// ClientLimited is true when the client, not the relay, limited the figure.
 	ClientLimited bool `json:"client_limited,omitempty"`
 	// Accounts say what became of every requested operation of the phase,

@@ -164,13 +164,16 @@ type Window struct {
 	cpu   time.Duration
 	Start int64 // mono time the clock started
 	End   int64 // mono time the clock stopped (0 while open)
+
+	watch func(start, end int64) // the window watcher's (watch.go); nil: none
 }
 
 // open starts the clock of a phase that began dialling at setup (mono;
 // 0 when it did not dial), with the relay's sampling (b.Begin) and the
 // client's CPU.
 func (b Base) open(setup int64) *Window {
-	w := &Window{setup: setup, smp: startSampling(b.Begin)}
+	watch := windowOpening() // before the relay's sampling and the clock
+	w := &Window{setup: setup, smp: startSampling(b.Begin), watch: watch}
 	w.cpu0 = CPUTime()
 	w.Start = mono.Now()
 	return w
@@ -189,6 +192,9 @@ func (w *Window) Close(end int64) {
 	w.End = max(end, w.Start+1)
 	w.cpu = CPUTime() - w.cpu0
 	w.smp.stop()
+	if w.watch != nil {
+		w.watch(w.Start, w.End)
+	}
 }
 
 // Trim ends the timed window at end (mono, no earlier than its start): the

@@ -60,6 +60,7 @@ func (s *session) config(cfg runner.Config) runner.Config {
 // finish judges the runs, writes the results file and prints the summary
 // (finishRun).
 func (s *session) finish(runErr error) error {
+	s.web.annotate(s.file) // --relay-metrics (web.go)
 	err := finishRun(s.ctx, s.file, s.path, s.quiet, runErr)
 	s.web.end(s.ctx, s.file)
 	return err

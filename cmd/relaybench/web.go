@@ -13,6 +13,7 @@ import (
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/live"
+	"github.com/relaybench/relaybench/relaymetrics"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 )
@@ -23,6 +24,7 @@ type webFlags struct {
 	Web           string        `name:"web" placeholder:"ADDR" help:"Serve a live view of the run at ADDR (a port, :PORT or HOST:PORT; a port alone binds 127.0.0.1): a page updated every second that ends with the report, and /metrics in the Prometheus format. Off by default."`
 	WebAnyAddress bool          `name:"web-any-address" help:"Let --web listen on an address other than loopback (the page and /metrics are then open to the network)."`
 	WebKeep       time.Duration `name:"web-keep" default:"0s" placeholder:"DURATION" help:"With --web: once the results file is written, keep serving the final page and /metrics this long (Ctrl-C ends it sooner, exit status 130), e.g. 30s for a last Prometheus scrape."`
+	RelayMetrics  string        `name:"relay-metrics" placeholder:"URL" help:"The relay's own Prometheus metrics (nostr-rs-relay serves them at /metrics on its port): an http(s) URL, or a path on the relay's own address (/metrics). Read right before and after every timed window; what they counted goes into each phase of the results file, with notes comparing them with relaybench's figures and naming where the two disagree."`
 	PrometheusRW  string        `name:"prometheus-rw" placeholder:"URL" help:"Push the figures of /metrics to a Prometheus remote-write receiver (e.g. http://127.0.0.1:9090/api/v1/write, Prometheus started with --web.enable-remote-write-receiver) every 5 s and once at the end; for runs no Prometheus can scrape. Works with or without --web."`
 }
 
@@ -32,6 +34,11 @@ const rwInterval = 5 * time.Second
 func (f webFlags) validate() error {
 	if f.PrometheusRW != "" {
 		if err := live.CheckRemoteWriteURL(f.PrometheusRW); err != nil {
+			return err
+		}
+	}
+	if f.RelayMetrics != "" {
+		if err := relaymetrics.Check(f.RelayMetrics); err != nil {
 			return err
 		}
 	}
@@ -51,10 +58,13 @@ func (f webFlags) validate() error {
 // webRun is the live view of a session (nil without --web: every method
 // then does nothing).
 type webRun struct {
-	st   *live.State
+	st   *live.State  // nil without --web and --prometheus-rw
 	srv  *live.Server // nil without --web
 	push *live.Pusher // nil without --prometheus-rw
 	keep time.Duration
+
+	relayMetrics string                 // --relay-metrics
+	rm           *relaymetrics.Recorder // started with the target
 }
 
 var (
@@ -65,23 +75,37 @@ var (
 // startWeb serves the live view of the run writing its results to path
 // (command's), fed by prog's phases, when --web is set.
 func startWeb(f webFlags, command, path string, started time.Time, prog *progress.Reporter) (*webRun, error) {
-	if f.Web == "" && f.PrometheusRW == "" {
+	if f.Web == "" && f.PrometheusRW == "" && f.RelayMetrics == "" {
 		return nil, nil
 	}
+	w := &webRun{relayMetrics: f.RelayMetrics, keep: f.WebKeep}
+	if f.Web != "" || f.PrometheusRW != "" {
+		if err := w.startLive(f, command, path, started, prog); err != nil {
+			return nil, err
+		}
+	}
+	websMu.Lock()
+	webs[w] = struct{}{}
+	websMu.Unlock()
+	return w, nil
+}
+
+// startLive starts the live view (--web, --prometheus-rw).
+func (w *webRun) startLive(f webFlags, command, path string, started time.Time, prog *progress.Reporter) error {
 	name := strings.TrimSuffix(filepath.Base(path), ".json")
 	if path == "-" || path == "" {
 		name = command + "-" + started.UTC().Format("20060102T150405Z")
 	}
-	w := &webRun{st: live.New(live.Options{Run: name}), keep: f.WebKeep}
+	w.st = live.New(live.Options{Run: name})
 	if f.Web != "" {
 		addr, err := live.ParseAddr(f.Web, f.WebAnyAddress)
 		if err != nil {
 			w.st.Close()
-			return nil, withCode(judge.Usage, err)
+			return withCode(judge.Usage, err)
 		}
 		if w.srv, err = live.Serve(w.st, addr); err != nil {
 			w.st.Close()
-			return nil, err
+			return err
 		}
 		fmt.Fprintf(os.Stderr, "Live view: %s (Prometheus: %smetrics)\n", w.srv.URL(), w.srv.URL())
 	}
@@ -90,16 +114,21 @@ func startWeb(f webFlags, command, path string, started time.Time, prog *progres
 		w.push = live.Push(w.st, f.PrometheusRW, rwInterval)
 	}
 	prog.Tap(w.st.Progress)
-	websMu.Lock()
-	webs[w] = struct{}{}
-	websMu.Unlock()
-	return w, nil
+	return nil
 }
 
 // setTarget names the relay in the live view and samples its process when
-// relaybench started it.
+// relaybench started it; it starts reading the relay's own metrics.
 func (w *webRun) setTarget(t runner.Target) {
 	if w == nil {
+		return
+	}
+	if w.relayMetrics != "" && w.rm == nil {
+		if u, err := relaymetrics.Resolve(w.relayMetrics, t.URL); err == nil {
+			w.rm = relaymetrics.Start(u)
+		}
+	}
+	if w.st == nil {
 		return
 	}
 	name, pid := t.Name, 0
@@ -114,7 +143,7 @@ func (w *webRun) setTarget(t runner.Target) {
 
 // phaseDone shows finished phases with their exact figures.
 func (w *webRun) phaseDone(phs ...results.Phase) {
-	if w != nil {
+	if w != nil && w.st != nil {
 		w.st.PhaseDone(phs...)
 	}
 }
@@ -123,6 +152,10 @@ func (w *webRun) phaseDone(phs ...results.Phase) {
 // longer (until ctx ends), then stops the server.
 func (w *webRun) end(ctx context.Context, f *results.File) {
 	if w == nil {
+		return
+	}
+	if w.st == nil {
+		w.close()
 		return
 	}
 	w.st.Finish(f)
@@ -149,6 +182,12 @@ func (w *webRun) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if w.rm != nil {
+		w.rm.Stop()
+	}
+	if w.st == nil {
+		return
+	}
 	if w.srv != nil {
 		_ = w.srv.Close(ctx)
 	}
@@ -158,6 +197,21 @@ func (w *webRun) close() {
 		}
 	}
 	w.st.Close()
+}
+
+// annotate puts the relay's own metrics into f's phases (--relay-metrics),
+// before f is written.
+func (w *webRun) annotate(f *results.File) {
+	if w == nil || w.relayMetrics == "" {
+		return
+	}
+	for i := range f.Runs {
+		if w.rm == nil {
+			f.Runs[i].Notes = append(f.Runs[i].Notes, "relay metrics not read: --relay-metrics is for commands that measure one relay")
+			continue
+		}
+		w.rm.Annotate(&f.Runs[i])
+	}
 }
 
 // closeWebs stops every live view still served: a command that returned

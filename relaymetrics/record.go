@@ -1,0 +1,131 @@
+package relaymetrics
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relaybench/relaybench/workload"
+)
+
+const (
+	scrapeTimeout = 2 * time.Second // one reading, at a window's edge
+	maxWindows    = 4096
+)
+
+// Resolve reads --relay-metrics for the relay at relayURL: an http(s) URL
+// as it is, or a path ("/metrics") on the relay's own host and port.
+func Resolve(flag, relayURL string) (string, error) {
+	if strings.HasPrefix(flag, "/") {
+		u, err := url.Parse(relayURL)
+		if err != nil || u.Host == "" {
+			return "", fmt.Errorf("--relay-metrics %s: the relay's address %q has no host", flag, relayURL)
+		}
+		scheme := "http"
+		if u.Scheme == "wss" {
+			scheme = "https"
+		}
+		return scheme + "://" + u.Host + flag, nil
+	}
+	return flag, Check(flag)
+}
+
+// Check checks --relay-metrics: an http(s) URL or a path starting with /.
+func Check(flag string) error {
+	if strings.HasPrefix(flag, "/") {
+		return nil
+	}
+	u, err := url.Parse(flag)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--relay-metrics %q: want the relay's Prometheus metrics URL (http://HOST:PORT/metrics) or a path on the relay's own port (/metrics)", flag)
+	}
+	return nil
+}
+
+// window is one timed window with the relay's metrics read at its edges.
+type window struct {
+	start, end    int64 // mono
+	before, after Scrape
+	err           string
+}
+
+// Recorder reads the relay's metrics at the edges of every timed window
+// (workload.WatchWindows), until Stop.
+type Recorder struct {
+	url    string
+	client *http.Client
+	stop   func()
+
+	mu      sync.Mutex
+	windows []window
+	scrapes int
+	failed  int
+	lastErr string
+}
+
+// Start records the metrics at url around every window from now on.
+func Start(url string) *Recorder {
+	r := &Recorder{url: url, client: &http.Client{Timeout: scrapeTimeout}}
+	r.stop = workload.WatchWindows(r.opened)
+	return r
+}
+
+// Stop ends the recording.
+func (r *Recorder) Stop() { r.stop() }
+
+// opened reads the metrics before a window; the function it returns reads
+// them after it and keeps both.
+func (r *Recorder) opened() func(start, end int64) {
+	before, errBefore := r.scrape()
+	return func(start, end int64) {
+		after, errAfter := r.scrape()
+		w := window{start: start, end: end, before: before, after: after}
+		if errBefore != nil {
+			w.err = errBefore.Error()
+		} else if errAfter != nil {
+			w.err = errAfter.Error()
+		}
+		r.mu.Lock()
+		if len(r.windows) < maxWindows {
+			r.windows = append(r.windows, w)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// scrape reads the metrics once, counting failures.
+func (r *Recorder) scrape() (Scrape, error) {
+	s, err := r.read()
+	r.mu.Lock()
+	r.scrapes++
+	if err != nil {
+		r.failed++
+		r.lastErr = err.Error()
+	}
+	r.mu.Unlock()
+	return s, err
+}
+
+func (r *Recorder) read() (Scrape, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", r.url, nil)
+	if err != nil {
+		return Scrape{}, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return Scrape{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Scrape{}, fmt.Errorf("%s: %s", r.url, resp.Status)
+	}
+	s, _, err := Parse(resp.Body)
+	return s, err
+}

@@ -1,0 +1,148 @@
+package relaymetrics
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/results"
+)
+
+const page = `# HELP nostr_cmd_event_total EVENT commands
+# TYPE nostr_cmd_event_total counter
+nostr_cmd_event_total %d
+# TYPE nostr_db_connections gauge
+nostr_db_connections 3
+# TYPE nostr_query_seconds histogram
+nostr_query_seconds_bucket{le="0.005"} %d
+nostr_query_seconds_bucket{le="+Inf"} %d
+nostr_query_seconds_sum %g
+nostr_query_seconds_count %d
+# TYPE nostr_disconnects_total counter
+nostr_disconnects_total{reason="normal",b="x \"q\" \\ y"} 2 1700000000000
+this line is not a sample
+`
+
+func TestParseReadsSeriesTypesAndSkipsBadLines(t *testing.T) {
+	s, bad, err := Parse(strings.NewReader(fmt.Sprintf(page, 10, 1, 2, 0.5, 2)))
+	if err != nil || bad != 1 {
+		t.Fatalf("err %v, %d bad lines (want 1)", err, bad)
+	}
+	if s.Values["nostr_cmd_event_total"] != 10 || s.Values[`nostr_disconnects_total{b="x \"q\" \\ y",reason="normal"}`] != 2 {
+		t.Fatalf("values: %v", s.Values)
+	}
+	if _, typ := s.family("nostr_query_seconds_count"); typ != "histogram" {
+		t.Fatalf("histogram _count's family type %q", typ)
+	}
+}
+
+func TestParseBoundsWhatItReads(t *testing.T) {
+	var b strings.Builder
+	for i := range maxSeries + 1 {
+		fmt.Fprintf(&b, "m{i=\"%d\"} 1\n", i)
+	}
+	if _, _, err := Parse(strings.NewReader(b.String())); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("too many series: %v", err)
+	}
+	big := strings.Repeat("# "+strings.Repeat("x", 1000)+"\n", maxBody/1000+10)
+	if _, _, err := Parse(strings.NewReader(big)); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("too big a page: %v", err)
+	}
+}
+
+// phase is a publish-and-query phase starting at mono time start.
+func phase(start int64, sent, accepted, reqs int64) results.Phase {
+	ph := results.NewPhase("p", "p")
+	ph.Start = mono.Time(start)
+	ph.Accounts = []results.Account{
+		{Op: results.OpEvent, Requested: sent, Accepted: accepted, TimedOut: sent - accepted},
+		{Op: results.OpQuery, Requested: reqs, Accepted: reqs},
+	}
+	ph.Latency = map[string]*results.Histogram{results.LatencyEOSE: {Count: reqs, Mean: 2e6}}
+	return ph
+}
+
+func TestRecorderAnnotatesEachPhaseWithDeltasAndBounds(t *testing.T) {
+	var events atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := events.Load()
+		fmt.Fprintf(w, page, n, n, n, float64(n)*0.001, n)
+	}))
+	defer srv.Close()
+	r := &Recorder{url: srv.URL, client: srv.Client(), stop: func() {}}
+	// Window 1: the relay counts every EVENT twice (nostr-rs-relay 0.8.12).
+	closed := r.opened()
+	events.Add(20)
+	closed(1000, 2000)
+	// Window 2: as many as sent.
+	closed = r.opened()
+	events.Add(7)
+	closed(5000, 6000)
+	run := &results.Run{Phases: []results.Phase{phase(1000, 10, 10, 0), phase(5000+matchSlack/2, 8, 6, 7), phase(9e9, 1, 1, 1)}}
+	r.Annotate(run)
+	p1, p2, p3 := run.Phases[0], run.Phases[1], run.Phases[2]
+	if p1.RelayMetrics["nostr_cmd_event_total"] != 20 || p2.RelayMetrics["nostr_cmd_event_total"] != 7 {
+		t.Fatalf("deltas: %v / %v", p1.RelayMetrics, p2.RelayMetrics)
+	}
+	if p1.RelayMetrics["nostr_db_connections"] != 3 || p1.RelayMetrics[`nostr_query_seconds_bucket{le="+Inf"}`] != 0 {
+		t.Fatalf("a gauge is its value, a bucket left out: %v", p1.RelayMetrics)
+	}
+	if !hasNote(p1, "relay metrics disagree: the relay counted 20 EVENT messages received (nostr_cmd_event_total, 2 times what relaybench sent)") {
+		t.Errorf("no disagreement for twice the EVENTs: %q", p1.Notes)
+	}
+	if !hasNote(p2, "relay metrics: 7 EVENT messages received (nostr_cmd_event_total), within relaybench's 6 … 8") || hasNote(p2, "disagree") {
+		t.Errorf("7 of 8 sent, 6 accepted is within: %q", p2.Notes)
+	}
+	if !hasNote(p2, "relay metrics: mean subscription response time 1.000 ms over 7 (nostr_query_seconds), relaybench's mean REQ→EOSE 2.000 ms over 7") {
+		t.Errorf("no timing note: %q", p2.Notes)
+	}
+	if p3.RelayMetrics != nil || len(p3.Notes) != 0 {
+		t.Errorf("a phase without a window got %v %q", p3.RelayMetrics, p3.Notes)
+	}
+}
+
+func TestFailedReadingsAreSaidNotGuessed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", 500) }))
+	defer srv.Close()
+	r := &Recorder{url: srv.URL, client: srv.Client(), stop: func() {}}
+	r.opened()(1000, 2000)
+	run := &results.Run{Phases: []results.Phase{phase(1000, 1, 1, 1)}}
+	r.Annotate(run)
+	if run.Phases[0].RelayMetrics != nil || len(run.Notes) != 1 || !strings.Contains(run.Notes[0], "2 of 2 readings") {
+		t.Fatalf("metrics %v, notes %q", run.Phases[0].RelayMetrics, run.Notes)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	for _, tc := range []struct{ flag, relay, want, bad string }{
+		{"/metrics", "ws://127.0.0.1:7777", "http://127.0.0.1:7777/metrics", ""},
+		{"/metrics", "wss://relay.example:443/x", "https://relay.example:443/metrics", ""},
+		{"http://127.0.0.1:9100/metrics", "ws://127.0.0.1:1", "http://127.0.0.1:9100/metrics", ""},
+		{"ftp://x/metrics", "ws://127.0.0.1:1", "", "want the relay's Prometheus metrics URL"},
+		{"metrics", "ws://127.0.0.1:1", "", "want the relay's Prometheus metrics URL"},
+	} {
+		got, err := Resolve(tc.flag, tc.relay)
+		if tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("Resolve(%q) = %q, %v", tc.flag, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Resolve(%q, %q) = %q, %v; want %q", tc.flag, tc.relay, got, err, tc.want)
+		}
+	}
+}
+
+func hasNote(ph results.Phase, sub string) bool {
+	for _, n := range ph.Notes {
+		if strings.Contains(n, sub) {
+			return true
+		}
+	}
+	return false
+}
