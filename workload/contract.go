@@ -145,10 +145,12 @@ type Checked interface {
 
 // CheckInput is what a workload's checks may need besides its options: the
 // corpus a NeedsCorpus workload runs on, as its flags set it (--events,
-// --size; a live workload's are 0).
+// --size; a live workload's are 0), and the prefix of its options' flag
+// names on the command line, for the messages (sync's --neg-rounds: "neg-").
 type CheckInput struct {
-	Events int // corpus events to publish
-	Size   int // their average content bytes
+	Events int    // corpus events to publish
+	Size   int    // their average content bytes
+	Prefix string // of the options' flag names
 }
 
 // Check runs cfg's checks, when its options have some (Checked).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/negentropy"
@@ -702,4 +703,24 @@ func checkRead(rv *results.Verification, stream *verify.Stream, d *negDelta, evs
 		}
 		got[e.ID] = true
 	}
+}
+
+// Check checks the options as the CLI's flags set them (Checked), the
+// flags named with in's prefix.
+func (o NegentropyOptions) Check(r *flagcheck.Ranges, in CheckInput) {
+	p := in.Prefix
+	r.Min(p+"rounds", o.Rounds, 1)
+	if !(o.Overlap > 0 && o.Overlap <= 1) {
+		r.Bad(p+"overlap", o.Overlap, "must be above 0 and at most 1")
+	}
+	if !(o.LocalOnly >= 0 && o.LocalOnly <= 1) {
+		r.Bad(p+"local-only", o.LocalOnly, "must be between 0 and 1")
+	}
+	r.Min(p+"delta", o.Delta, 1)
+	r.Positive(p+"timeout", o.Timeout)
+	if o.FrameSize != -1 && o.FrameSize != 0 && o.FrameSize < 4096 {
+		r.Bad(p+"frame-size", o.FrameSize, "must be 0 (from NIP-11), -1 (unlimited) or at least 4096")
+	}
+	r.Memory(p+"rounds", o.Rounds, 3*float64(o.Rounds), flagcheck.RecordBytes, "reconciliation (3 scenarios a round)")
+	r.Memory(p+"delta", o.Delta, float64(o.Delta), flagcheck.FreshEventBytes(256), "fresh event")
 }

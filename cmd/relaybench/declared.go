@@ -42,7 +42,7 @@ func (c *keysWorkloadCmd) checkFlags() error {
 
 func (c *keysWorkloadCmd) Run(g *Globals) error {
 	workload.BaseOf(c.Opts).Seed = c.liveKeyFlags.Seed
-	p := optionParams(c.Opts)
+	p := optionParams(c.Opts, "")
 	p["store"] = c.Store // as every live command records it
 	return runLiveCommand(g, c.name, c.targetFlags, c.liveKeyFlags, c.outputFlags, declared(c.name, c.Opts), p)
 }
@@ -67,7 +67,7 @@ func (c *corpusWorkloadCmd) Run(g *Globals) error {
 	b := workload.BaseOf(c.Opts)
 	b.Timeout, b.Seed = c.publishFlags.Timeout, c.corpusFlags.Seed
 	p := publishParams(c.corpusFlags, c.publishFlags)
-	for k, v := range optionParams(c.Opts) {
+	for k, v := range optionParams(c.Opts, "") {
 		p[k] = v
 	}
 	return runCorpusCommand(g, corpusCommand{name: c.name, target: c.targetFlags, corpus: c.corpusFlags,
@@ -95,16 +95,16 @@ func registerDeclared() {
 
 // optionParams are the flags of a workload's options as the results file
 // records them: each flag's name in snake case (or its `param:"…"` tag),
-// durations as text. A field (or embedded struct) tagged `param:"-"` is
+// durations as text, each key after prefix. A field (or embedded struct) tagged `param:"-"` is
 // not recorded: the params are what a baseline comparison matches on, so a
 // workload keeps the keys its results files have always had.
-func optionParams(cfg workload.Config) map[string]any {
+func optionParams(cfg workload.Config, prefix string) map[string]any {
 	p := map[string]any{}
-	addOptionParams(p, reflect.ValueOf(cfg).Elem())
+	addOptionParams(p, reflect.ValueOf(cfg).Elem(), prefix)
 	return p
 }
 
-func addOptionParams(p map[string]any, v reflect.Value) {
+func addOptionParams(p map[string]any, v reflect.Value, prefix string) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f, fv := t.Field(i), v.Field(i)
@@ -112,14 +112,14 @@ func addOptionParams(p map[string]any, v reflect.Value) {
 			continue
 		}
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			addOptionParams(p, fv)
+			addOptionParams(p, fv, prefix)
 			continue
 		}
 		name := cmp.Or(f.Tag.Get("param"), f.Tag.Get("name"))
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		name = strings.ReplaceAll(name, "-", "_")
+		name = prefix + strings.ReplaceAll(name, "-", "_")
 		if d, ok := fv.Interface().(time.Duration); ok {
 			p[name] = d.String()
 		} else {

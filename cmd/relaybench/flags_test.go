@@ -584,7 +584,7 @@ func TestDeclaredParamsKeepTheirKeys(t *testing.T) {
 		"search":    "force queries query_limit terms",
 	} {
 		var got []string
-		for k := range optionParams(mustDecl(name).New()) {
+		for k := range optionParams(mustDecl(name).New(), "") {
 			got = append(got, k)
 		}
 		sort.Strings(got)
