@@ -430,6 +430,20 @@ func countFilters(msg string) ([]nostr.Filter, error) {
 	return out, nil
 }
 
+// countByQuery counts the events a query for f returns (up to
+// MaxNegentropy, or the store's cap for such a query).
+func (r *Relay) countByQuery(ctx context.Context, f nostr.Filter) (int64, error) {
+	ch, err := r.query(eventstore.SetNegentropy(ctx), f)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for range chOrClosed(ch) {
+		n++
+	}
+	return n, nil
+}
+
 // countUnion counts the stored events matching any of filters, each once:
 // one filter by the store's count, several by the union of their ids (up
 // to MaxNegentropy events per filter).

@@ -201,12 +201,20 @@ func New(o Options) (*Relay, error) {
 	if c, ok := store.(eventstore.Counter); ok {
 		// Every COUNT is exact, the HyperLogLog ones of NIP-45 included
 		// (no registers are sent). The hook makes NIP-11 announce NIP-45.
+		countEvents := c.CountEvents
+		if name == "lmdb" {
+			// eventstore v0.16.2's lmdb CountEvents never returns for a
+			// filter whose index holds every condition (e.g. {"#t":[v]}):
+			// its count++ branch does not advance the cursor
+			// (lmdb/count.go). Such a store counts what a query returns.
+			countEvents = r.countByQuery
+		}
 		r.count = func(ctx context.Context, f nostr.Filter) (int64, error) {
 			if !r.enter() {
 				return 0, errShuttingDown
 			}
 			defer r.inflight.Done()
-			return c.CountEvents(ctx, f)
+			return countEvents(ctx, f)
 		}
 		k.CountEvents = append(k.CountEvents, r.count)
 	}
