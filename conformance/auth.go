@@ -61,8 +61,8 @@ type heldRefusal struct {
 // opsKept bounds the messages kept for a second send.
 const opsKept = 4096
 
-// opKey names a message the relay answers: "REQ <sub>" or "EVENT <id>"
-// ("" for other messages).
+// opKey names a message the relay answers: "REQ <sub>" (a REQ or a COUNT,
+// NIP-45: one namespace of ids) or "EVENT <id>" ("" for other messages).
 func opKey(msg []byte) (key string, closes bool) {
 	var arr []json.RawMessage
 	var label, first string
@@ -70,7 +70,7 @@ func opKey(msg []byte) (key string, closes bool) {
 		return "", false
 	}
 	switch label {
-	case "REQ", "CLOSE":
+	case "REQ", "CLOSE", "COUNT":
 		if json.Unmarshal(arr[1], &first) != nil {
 			return "", false
 		}

@@ -184,7 +184,7 @@ func searchExtension(t *checkRun) outcome {
 	if err != nil {
 		return undecided(err)
 	}
-	return t.searchJudge(nostr.Filter{Search: word + " relaybench-unknown:extension", Kinds: []int{kindNote}}, evs[:2], evs[2:], "search with an unsupported extension")
+	return t.searchJudge(nostr.Filter{Search: word + " zzrbcext:on", Kinds: []int{kindNote}}, evs[:2], evs[2:], "search with an unsupported extension")
 }
 
 // searchJudge queries f: every event of want back and none of not passes;

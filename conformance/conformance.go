@@ -1,10 +1,12 @@
 // Package conformance checks how a relay answers the messages real clients
-// send (NIP-01 and, where the relay announces them, NIP-09 and NIP-40):
-// several filters in one REQ, a subscription id reused while open or after
-// CLOSE, limit 0, ids beside other conditions, tag values that are prefixes
-// of others, since/until at created_at, created_at ties, replaceable and
-// addressable ties, ephemeral events, duplicates, malformed REQs, deletion
-// and expiry.
+// send (NIP-01 and, where the relay announces them in NIP-11
+// supported_nips, NIP-09, 11, 40, 42, 45, 50 and 77): several filters in
+// one REQ, a subscription id reused while open or after CLOSE, limit 0,
+// ids beside other conditions, tag values that are prefixes of others,
+// since/until at created_at, created_at ties, replaceable and addressable
+// ties, ephemeral events, duplicates, malformed REQs, deletion and expiry;
+// the NIP-11 document and its CORS headers; NIP-42 AUTH; COUNT; search;
+// negentropy reconciliation.
 //
 // Each check rests on one NIP sentence, quoted exactly, and ends in exactly
 // one status (results.CheckStatus): pass; fail when a MUST is violated;

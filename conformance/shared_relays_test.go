@@ -29,12 +29,17 @@ func startShared(t *testing.T, name string) (string, *nip11.Info) {
 	t.Helper()
 	integration(t)
 	dir := sharedBinDir()
-	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-		t.Skipf("no %s binary in %s", name, dir)
+	file := name
+	if f, ok := sharedBinOf[name]; ok {
+		file = f
+	}
+	bin := filepath.Join(dir, file)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("no %s binary in %s", file, dir)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	inst, err := harness.Start(ctx, name, harness.StartOptions{BinDir: dir, BaseDir: t.TempDir(), DataRoot: t.TempDir()})
+	inst, err := harness.Start(ctx, name, harness.StartOptions{BinDir: dir, Bins: map[string]string{name: bin}, BaseDir: t.TempDir(), DataRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +55,10 @@ func startShared(t *testing.T, name string) (string, *nip11.Info) {
 	return inst.URL, info
 }
 
+// sharedBinOf names the binary of a catalog entry that runs another
+// entry's binary with another configuration.
+var sharedBinOf = map[string]string{"nostr-rs-relay-auth": "nostr-rs-relay-sqlite"}
+
 // The findings on real relays, each pinned: the check ends as stated (a
 // change of the relay's behaviour fails the test), and no check not
 // listed fails. Each was checked against the relay's source (see the
@@ -57,9 +66,13 @@ func startShared(t *testing.T, name string) (string, *nip11.Info) {
 var sharedFindings = map[string]map[string]results.CheckStatus{
 	// strfry keeps ephemeral events for events.ephemeralEventsLifetimeSeconds
 	// (default 300) and answers ties newest-stored first.
+	// Every HTTP answer carries Access-Control-Allow-Origin alone
+	// (src/apps/relay/RelayWebsocket.cpp preGenerateHttpResponse).
 	"strfry": {
 		"req.limit-tie-lowest-id": results.CheckNamed,
 		"ephemeral.not-stored":    results.CheckNamed,
+		"nip11.cors":              results.CheckFail,
+		"nip77.reconcile":         results.CheckPass,
 	},
 	// nostr-rs-relay 0.8.12: one SQL query per filter, not deduplicated
 	// (src/repo/sqlite.rs query_subscription); no OK for ephemeral events
@@ -73,6 +86,30 @@ var sharedFindings = map[string]map[string]results.CheckStatus{
 		"replaceable.tie-lowest-id": results.CheckNamed,
 		"addressable.tie-lowest-id": results.CheckNamed,
 		"req.malformed-closed":      results.CheckNamed,
+		// NIP-11 with Access-Control-Allow-Origin alone, no CORS on OPTIONS
+		// (src/server.rs); NIP-42 announced whatever nip42_auth says
+		// (src/info.rs), no challenge; a kind-22242 EVENT is ephemeral and
+		// broadcast (src/db.rs is_ephemeral branch).
+		"nip11.cors":          results.CheckFail,
+		"nip42.auth-accepted": results.CheckNamed,
+		"nip42.not-broadcast": results.CheckFail,
+	},
+	// nostr-rs-relay-sqlite with nip42_auth on: a challenge at connect; a
+	// valid AUTH is never answered (src/server.rs: the Ok(_) branch of
+	// conn.authenticate only logs), so it is neither accepted nor refused.
+	"nostr-rs-relay-auth": {
+		"req.multi-filter-once":     results.CheckFail,
+		"ephemeral.ok":              results.CheckFail,
+		"req.limit-zero":            results.CheckNamed,
+		"req.order-no-limit":        results.CheckNamed,
+		"req.limit-tie-lowest-id":   results.CheckNamed,
+		"replaceable.tie-lowest-id": results.CheckNamed,
+		"addressable.tie-lowest-id": results.CheckNamed,
+		"req.malformed-closed":      results.CheckNamed,
+		"nip11.cors":                results.CheckFail,
+		"nip42.auth-ok":             results.CheckFail,
+		"nip42.auth-accepted":       results.CheckUnknown,
+		"nip42.not-broadcast":       results.CheckFail,
 	},
 	// ORLY v0.66.0: ids override every other condition
 	// (pkg/database/query-events.go); a filter whose limit its answer filled
@@ -90,6 +127,17 @@ var sharedFindings = map[string]map[string]results.CheckStatus{
 		"replaceable.tie-lowest-id": results.CheckNamed,
 		"addressable.tie-lowest-id": results.CheckNamed,
 		"event.duplicate-ok-true":   results.CheckNamed,
+		// CORS headers on NIP-11 only with ORLY_CORS_ENABLED (default
+		// false, app/server.go); ephemeral kinds, 22242 included, delivered
+		// (pkg/event/routing/ephemeral.go); COUNT answered with a bare
+		// number (countenvelope Response.Marshal), the sum of each filter's
+		// count (app/handle-count.go); a malformed COUNT gets NOTICE "COUNT
+		// processing failed" (app/handle-message.go).
+		"nip11.cors":           results.CheckFail,
+		"nip42.not-broadcast":  results.CheckFail,
+		"nip45.count-form":     results.CheckFail,
+		"nip45.count-union":    results.CheckFail,
+		"nip45.refused-closed": results.CheckFail,
 	},
 	// Wisp v0.6.1: a live event goes to the first matching subscription of
 	// a connection only (src/subscriptions.zig snapshotMatch:
@@ -99,11 +147,18 @@ var sharedFindings = map[string]map[string]results.CheckStatus{
 		"req.limit-zero":             results.CheckNamed,
 		"req.limit-tie-lowest-id":    results.CheckNamed,
 		"req.malformed-closed":       results.CheckNamed,
+		// A challenge only when auth is needed (src/handler.zig); COUNT sums
+		// each filter's count (handleCount), a malformed COUNT is counted.
+		"nip42.auth-accepted":         results.CheckNamed,
+		"nip45.count-union":           results.CheckFail,
+		"nip45.refused-closed":        results.CheckNamed,
+		"nip50.search-and-conditions": results.CheckPass,
+		"nip77.reconcile":             results.CheckPass,
 	},
 }
 
 func TestSharedRelays(t *testing.T) {
-	for _, name := range []string{"strfry", "nostr-rs-relay-sqlite", "orly", "wisp"} {
+	for _, name := range []string{"strfry", "nostr-rs-relay-sqlite", "nostr-rs-relay-auth", "orly", "wisp"} {
 		t.Run(name, func(t *testing.T) {
 			url, info := startShared(t, name)
 			got := runAll(t, url, info)
