@@ -66,14 +66,23 @@ func TestBrowserRendersHTML(t *testing.T) {
 		name   string
 		files  []*results.File
 		charts int
+		ab     bool // files[0] is the baseline, files[1] the candidate
 	}{
-		{"single", []*results.File{singleFile()}, 10},
-		{"compare", []*results.File{compareFile(3, 1)}, 10},
-		{"spread", []*results.File{spreadFile()}, 14},
+		{"single", []*results.File{singleFile()}, 10, false},
+		{"compare", []*results.File{compareFile(3, 1)}, 10, false},
+		{"spread", []*results.File{spreadFile()}, 14, false},
+		// As compare, each chart with both sides' runs.
+		{"ab", []*results.File{compareFile(5, 1), compareFile(5, 1.5)}, 10, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := HTML(&b, tc.files, Options{}); err != nil {
+			var err error
+			if tc.ab {
+				err = CompareHTML(&b, tc.files[:1], tc.files[1:], Options{}, nil)
+			} else {
+				err = HTML(&b, tc.files, Options{})
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			page := filepath.Join(dir, "report-"+tc.name+".html")
@@ -124,8 +133,14 @@ func TestBrowserRendersHTML(t *testing.T) {
 			if n := strings.Count(dom, "<path"); n < 10*tc.charts {
 				t.Errorf("rendered DOM has only %d <path> elements for %d charts", n, tc.charts)
 			}
-			if !strings.Contains(dom, "Publishing") || !strings.Contains(dom, "What was run") {
-				t.Error("rendered DOM lacks the report's sections")
+			want := []string{"Publishing", "What was run", "Verdict: "}
+			if tc.ab {
+				want = []string{"Baseline vs candidate", "Ratio", "khatru-badger (candidate)"}
+			}
+			for _, w := range want {
+				if !strings.Contains(dom, w) {
+					t.Errorf("rendered DOM lacks %q", w)
+				}
 			}
 			t.Logf("screenshot: %s", shot)
 		})

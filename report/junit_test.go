@@ -145,7 +145,7 @@ func TestCheckFailOn(t *testing.T) {
 		t.Errorf("3+3 runs: %+v", rs)
 	}
 	rs = CheckFailOn(base, slower, fo("publish.nosuch:-10%"))
-	if rs[0].Error == "" || !strings.Contains(rs[0].Error, "publish.events_per_sec") {
+	if rs[0].Error == "" || !strings.Contains(rs[0].Error, "publish has latencies ok") || !strings.Contains(rs[0].Error, "keys events_per_sec") {
 		t.Errorf("unknown figure: %+v", rs)
 	}
 	rs = CheckFailOn(base, slower, fo("publish.rate{relay=x}:-10%"))
