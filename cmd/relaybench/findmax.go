@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -54,22 +53,15 @@ func (c *findMaxCmd) checkFlags() error {
 	r.Positive("step-duration", c.StepDuration)
 	r.Fraction("precision", c.Precision)
 	r.Min("max-steps", c.MaxSteps, 1)
-	r.Min("load-pool", c.Pool, 1)
-	r.Min("load-connections", c.Connections, 0)
-	r.Positive("load-max-lateness", c.MaxLateness)
-	r.NotNegative("load-warmup", c.Warmup)
-	if c.Warmup > 0 && c.StepDuration > 0 && c.Warmup >= c.StepDuration {
-		r.Bad("load-warmup", c.Warmup, "must be shorter than --step-duration %v", c.StepDuration)
-	}
-	r.Between("load-max-events", c.MaxEvents, 0, flagcheck.MaxRunEvents)
-	r.Positive("timeout", c.Timeout)
-	loadRunFlags{LoadTuning: workload.LoadTuning{Pool: c.Pool, Connections: c.Connections}}.checkCosts(&r)
-	if r.Err() == nil && c.Constraints != "" {
-		_, err := harness.ParseLimits(c.Constraints)
-		r.Add(err)
-	}
+	r.Add(c.runFlags().validate("step-duration", c.StepDuration))
 	r.Add(c.outputFlags.validate())
 	return r.Err()
+}
+
+// runFlags are the open-loop settings, to check as load checks its own.
+func (c *findMaxCmd) runFlags() loadRunFlags {
+	t := workload.LoadTuning{Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness, Warmup: c.Warmup, MaxEvents: c.MaxEvents}
+	return loadRunFlags{LoadTuning: t, Constraints: c.Constraints, Timeout: c.Timeout}
 }
 
 func (c *findMaxCmd) Run(g *Globals) error {

@@ -27,16 +27,16 @@ type loadRunFlags struct {
 	Timeout     time.Duration
 }
 
-// validate checks the open-loop flags; total is the length of the pattern
-// (or suite) the warm-up must be shorter than.
-func (f loadRunFlags) validate(total time.Duration) error {
+// validate checks the open-loop flags; total is the length of the pattern,
+// suite or step (the flag durFlag) the warm-up must be shorter than.
+func (f loadRunFlags) validate(durFlag string, total time.Duration) error {
 	var r ranges
 	r.Min("load-pool", f.Pool, 1)
 	r.Min("load-connections", f.Connections, 0)
 	r.Positive("load-max-lateness", f.MaxLateness)
 	r.NotNegative("load-warmup", f.Warmup)
 	if f.Warmup > 0 && total > 0 && f.Warmup >= total {
-		r.Bad("load-warmup", f.Warmup, "must be shorter than --load-duration %v", total)
+		r.Bad("load-warmup", f.Warmup, "must be shorter than --%s %v", durFlag, total)
 	}
 	r.Between("load-max-events", f.MaxEvents, 0, flagcheck.MaxRunEvents)
 	r.Positive("timeout", f.Timeout)
@@ -49,7 +49,7 @@ func (f loadRunFlags) validate(total time.Duration) error {
 }
 
 // checkCosts refuses a pool or connections the machine cannot pay for
-// (budget.go): a worker per op in flight, min(pool, connections) conns.
+// (flagcheck): a worker per op in flight, min(pool, connections) conns.
 func (f loadRunFlags) checkCosts(r *ranges) {
 	r.Memory("load-pool", f.Pool, float64(f.Pool), 8<<10, "worker")
 	if f.Connections > 0 {
@@ -133,7 +133,7 @@ func (c *loadCmd) checkFlags() error {
 	r.Add(c.targetFlags.validate())
 	r.Add(c.corpusFlags.validate())
 	r.Positive("load-duration", c.Duration)
-	r.Add(c.runFlags().validate(c.Duration))
+	r.Add(c.runFlags().validate("load-duration", c.Duration))
 	r.NotNegative("load-period", c.Period)
 	r.NotNegative("load-every", c.Every)
 	r.NotNegative("load-width", c.Width)
