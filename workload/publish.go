@@ -315,23 +315,29 @@ func progressTicker(progress func(int64), done *atomic.Int64) (stop func()) {
 	if progress == nil {
 		return func() {}
 	}
-	quit := make(chan struct{})
-	finished := make(chan struct{})
+	report := func() { progress(done.Load()) }
+	end := every(250*time.Millisecond, report)
+	return func() { end(); report() }
+}
+
+// every calls tick every d, from a goroutine of its own, until the
+// returned stop is called; stop returns once the goroutine has ended.
+func every(d time.Duration, tick func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(finished)
-		t := time.NewTicker(250 * time.Millisecond)
+		defer close(done)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				progress(done.Load())
+				tick()
 			case <-quit:
-				progress(done.Load())
 				return
 			}
 		}
 	}()
-	return func() { close(quit); <-finished }
+	return func() { close(quit); <-done }
 }
 
 func newPubWorker() *pubWorker {
@@ -513,21 +519,7 @@ func publishPipelined(ctx context.Context, cn *wire.Conn, src *pubSource, next, 
 // expireOverdue expires, every 100 ms, the EVENTs sent on cn whose OK is
 // overdue (sent more than timeout ago); the returned function stops it.
 func expireOverdue(cn *wire.Conn, timeout time.Duration) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				cn.ExpireBefore(mono.Now() - int64(timeout))
-			case <-quit:
-				return
-			}
-		}
-	}()
-	return func() { close(quit); <-done }
+	return every(100*time.Millisecond, func() { cn.ExpireBefore(mono.Now() - int64(timeout)) })
 }
 
 // awaitOKs waits for the OKs still in flight on cn (inflight): overdue

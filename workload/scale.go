@@ -180,9 +180,9 @@ func settledRSS() int64 {
 // relay sent to the subscribers that the client had not handled yet
 // (kernel receive queue plus the reader's unparsed buffer).
 type backlog struct {
-	conns   []*wire.Conn
-	stopped chan struct{}
-	done    chan struct{}
+	conns []*wire.Conn
+	stop  func() // ends the sampling
+	next  int    // the next connection to sample
 
 	mu       sync.Mutex
 	samples  int64 // connections sampled
@@ -196,47 +196,35 @@ const backlogBehind = 4 << 10
 // startBacklog samples up to 128 connections every 100 ms (rotating
 // through all of them) until stop.
 func startBacklog(conns []*wire.Conn) *backlog {
-	b := &backlog{conns: conns, stopped: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		next := 0
-		for {
-			select {
-			case <-b.stopped:
-				return
-			case <-t.C:
-			}
-			var total int64
-			n := min(128, len(conns))
-			for k := 0; k < n; k++ {
-				c := conns[next%len(conns)]
-				next++
-				u := c.Unread()
-				if u < 0 {
-					continue
-				}
-				b.mu.Lock()
-				b.samples++
-				if u >= backlogBehind {
-					b.behind++
-				}
-				b.maxConn = max(b.maxConn, u)
-				b.mu.Unlock()
-				total += int64(u)
-			}
-			b.mu.Lock()
-			b.maxTotal = max(b.maxTotal, total*int64(len(conns))/int64(max(1, n)))
-			b.mu.Unlock()
-		}
-	}()
+	b := &backlog{conns: conns}
+	b.stop = every(100*time.Millisecond, b.sample)
 	return b
 }
 
-func (b *backlog) stop() {
-	close(b.stopped)
-	<-b.done
+// sample reads the backlog of the next (up to) 128 connections.
+func (b *backlog) sample() {
+	conns := b.conns
+	var total int64
+	n := min(128, len(conns))
+	for k := 0; k < n; k++ {
+		c := conns[b.next%len(conns)]
+		b.next++
+		u := c.Unread()
+		if u < 0 {
+			continue
+		}
+		b.mu.Lock()
+		b.samples++
+		if u >= backlogBehind {
+			b.behind++
+		}
+		b.maxConn = max(b.maxConn, u)
+		b.mu.Unlock()
+		total += int64(u)
+	}
+	b.mu.Lock()
+	b.maxTotal = max(b.maxTotal, total*int64(len(conns))/int64(max(1, n)))
+	b.mu.Unlock()
 }
 
 // unreadNow sums the bytes not yet handled over every connection, and how
