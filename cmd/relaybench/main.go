@@ -120,6 +120,7 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 		return judge.Usage
 	}
 	globals.Verbose = parsed.Verbose
+	fullSummary = parsed.Verbose
 	if err := kctx.Run(globals); err != nil {
 		fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(err))
 		var ee *exitError

@@ -74,8 +74,20 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	update, stop := prog.Phase(fmt.Sprintf("Signing %d events", f.Events), "Signed %d events...", int64(f.Events))
-	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir, Progress: func(done, total int) { update(int64(done)) }})
+	// The display starts with the first batch signed: a corpus loaded from
+	// the cache (reported done at once) is not said to be signed.
+	var update func(int64)
+	stop := func() {}
+	onBatch := func(done, total int) {
+		if update == nil {
+			if done >= total {
+				return
+			}
+			update, stop = prog.Phase(fmt.Sprintf("Signing %d events", f.Events), countFmt("Signed", "event", "events", int64(f.Events)), int64(f.Events))
+		}
+		update(int64(done))
+	}
+	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir, Progress: onBatch})
 	stop()
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
@@ -158,9 +170,9 @@ func progressFunc(prog *progress.Reporter) func(label string, total int64) func(
 		doneFmt := "Done %d..."
 		switch {
 		case len(label) >= 10 && label[:10] == "Publishing":
-			doneFmt = "Published %d events..."
+			doneFmt = countFmt("Published", "event", "events", total)
 		case len(label) >= 8 && label[:8] == "Querying":
-			doneFmt = "Executed %d queries..."
+			doneFmt = countFmt("Executed", "query", "queries", total)
 		}
 		update, stop := prog.Phase(label, doneFmt, total)
 		return func(done int64) {
@@ -170,6 +182,19 @@ func progressFunc(prog *progress.Reporter) func(label string, total int64) func(
 			}
 		}
 	}
+}
+
+// countFmt is a progress line's format for done of total things: the
+// plain lines come every tenth of total, so below 20 a count can be 1
+// ("Executed 1 of 5 queries...", never "Executed 1 queries...").
+func countFmt(verb, one, many string, total int64) string {
+	switch {
+	case total == 1:
+		return verb + " %d " + one + "..."
+	case total < 20:
+		return fmt.Sprintf("%s %%d of %d %s...", verb, total, many)
+	}
+	return verb + " %d " + many + "..."
 }
 
 func newResultsFile(command string, started time.Time) *results.File {
@@ -250,6 +275,11 @@ func unsaved(file *results.File, interrupted bool, toolErrs []error, werr error)
 	return v
 }
 
+// fullSummary makes the commands print the full summary (-v) instead of the
+// brief one: the verdict first, each phase's headline figures and what
+// happened.
+var fullSummary bool
+
 // printSummary prints the summary of file, unless quiet: to stdout, or to
 // stderr when the results file itself goes to stdout. A summary that cannot
 // be printed (standard output closed) is said on stderr; the results file
@@ -262,7 +292,7 @@ func printSummary(path string, quiet bool, file *results.File) {
 	if path == "-" {
 		out = os.Stderr
 	}
-	if err := report.Summary(out, file); err != nil {
+	if err := report.WriteSummary(out, file, report.SummaryOptions{Brief: !fullSummary}); err != nil {
 		if errors.Is(err, syscall.EPIPE) {
 			outputLost() // as SIGPIPE: the run is stopped (exit 130)
 		}
