@@ -330,15 +330,8 @@ func TestAuthSharedRelays(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, map[string]string{"orly-auth": "orly", "nostr-rs-relay-auth": "nostr-rs-relay-sqlite"}[relay])); err != nil {
 			t.Skipf("no %s binary in %s", relay, dir)
 		}
-		out := t.TempDir()
-		path := filepath.Join(out, "r.json")
-		args := append([]string{"run", "--relay", relay, "--bin-dir", dir, "--events", "600", "--queries", "24",
-			"--anchor", testAnchor, "--cache-dir", cache, "--out", out, "--json", path, "--no-progress", "--quiet"}, flags...)
-		res := runBin(t, bin, 5*time.Minute, args...)
-		f, err := results.Read(path)
-		if err != nil {
-			t.Fatalf("exit %d, no results: %v\n%s", res.code, err, res.stderr)
-		}
+		res, f, _ := runRecorded(t, bin, append([]string{"run", "--relay", relay, "--bin-dir", dir, "--events", "600", "--queries", "24",
+			"--anchor", testAnchor, "--cache-dir", cache, "--quiet"}, flags...)...)
 		checkAccounts(t, f)
 		return res.code, f, res.stderr
 	}

@@ -211,16 +211,10 @@ func TestCompareBinDir(t *testing.T) {
 			t.Errorf("relays list: %s", line)
 		}
 	}
-	out := t.TempDir()
-	path := filepath.Join(out, "c.json")
-	res = runCLI(t, "compare", "-relays", "strfry", "--bin-dir", dir, "-events", "100", "-queries", "6",
-		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--quiet", "--anchor", testAnchor, "--json", path)
+	res, f, _ := runRecorded(t, relaybenchBin(t), "compare", "-relays", "strfry", "--bin-dir", dir, "-events", "100", "-queries", "6",
+		"--cache-dir", t.TempDir(), "--quiet", "--anchor", testAnchor)
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	checkRelayRun(t, f.Runs[0], "strfry", 100, 6)
 	if !strings.Contains(f.Runs[0].Relay.Software, "strfry") {

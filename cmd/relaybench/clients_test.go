@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -44,10 +43,8 @@ func wantClientsPhase(t *testing.T, p *results.Phase, queries int, shapes []stri
 // The clients subcommand against the embedded relay, on two connections,
 // and its results in the HTML report.
 func TestClientsCommandEndToEnd(t *testing.T) {
-	out := t.TempDir()
-	path := filepath.Join(out, "c.json")
-	res := runCLI(t, "clients", "--events", "600", "--authors", "40", "--queries", "27", "--query-conns", "2",
-		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--anchor", testAnchor, "--json", path)
+	res, f, out := runRecorded(t, relaybenchBin(t), "clients", "--events", "600", "--authors", "40", "--queries", "27", "--query-conns", "2",
+		"--cache-dir", t.TempDir(), "--anchor", testAnchor)
 	if res.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -55,10 +52,6 @@ func TestClientsCommandEndToEnd(t *testing.T) {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, res.stdout)
 		}
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	r := f.Runs[0]
 	if r.Phase("query") != nil || r.Phase("publish") == nil {
@@ -69,7 +62,7 @@ func TestClientsCommandEndToEnd(t *testing.T) {
 		t.Fatalf("params %v / %v", r.Phase("clients").Params, r.Params)
 	}
 	html := filepath.Join(out, "r.html")
-	if res := runCLI(t, "report", path, "-o", html); res.code != 0 {
+	if res := runCLI(t, "report", filepath.Join(out, "r.json"), "-o", html); res.code != 0 {
 		t.Fatalf("report: exit %d: %s", res.code, res.stderr)
 	}
 	b, err := os.ReadFile(html)
@@ -86,16 +79,10 @@ func TestClientsCommandEndToEnd(t *testing.T) {
 // run --query-mix all runs both mixes in the query phase; --workloads
 // clients adds the client phase with its defaults.
 func TestRunQueryMixAndClientsWorkload(t *testing.T) {
-	out := t.TempDir()
-	path := filepath.Join(out, "r.json")
-	res := runCLI(t, "run", "--events", "600", "--authors", "40", "--queries", "30", "--query-mix", "all", "--workloads", "clients",
-		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--quiet", "--anchor", testAnchor, "--json", path)
+	res, f, _ := runRecorded(t, relaybenchBin(t), "run", "--events", "600", "--authors", "40", "--queries", "30", "--query-mix", "all", "--workloads", "clients",
+		"--cache-dir", t.TempDir(), "--quiet", "--anchor", testAnchor)
 	if res.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", res.code, res.stderr)
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	r := f.Runs[0]
 	all, _ := workload.ParseMix("all")
@@ -120,17 +107,10 @@ func TestQueryMixBadValueIsUsageError(t *testing.T) {
 // harness: every shape answered and verified.
 func TestClientsStrfry(t *testing.T) {
 	dir := sharedBinWith(t, "strfry")
-	out := t.TempDir()
-	path := filepath.Join(out, "s.json")
-	res := runBin(t, relaybenchBin(t), 5*time.Minute, "clients", "--relay", "strfry", "--bin-dir", dir, "--events", "1000",
-		"--queries", "45", "--query-conns", "2", "--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--quiet",
-		"--anchor", testAnchor, "--json", path)
+	res, f, out := runRecorded(t, relaybenchBin(t), "clients", "--relay", "strfry", "--bin-dir", dir, "--events", "1000",
+		"--queries", "45", "--query-conns", "2", "--cache-dir", t.TempDir(), "--quiet", "--anchor", testAnchor)
 	if res.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", res.code, res.stderr)
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	wantClientsPhase(t, f.Runs[0].Phase("clients"), 45, workload.ClientShapes)
 	if left := relaysUnder(out); len(left) > 0 {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/relaybench/relaybench/conformance"
 	"github.com/relaybench/relaybench/internal/testrelay"
@@ -25,15 +24,8 @@ const checkTimeout = "60s"
 // a fresh folder) and returns its outcome and results file.
 func runConformance(t *testing.T, args ...string) (cliResult, *results.File) {
 	t.Helper()
-	out := t.TempDir()
-	path := filepath.Join(out, "c.json")
-	args = append([]string{"conformance", "--check-timeout", checkTimeout, "--out", out, "--json", path, "--no-progress",
-		"--cache-dir", filepath.Join(out, "cache")}, args...)
-	res := runBin(t, relaybenchBin(t), 5*time.Minute, args...)
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatalf("exit %d, no results file: %v\nstderr: %s", res.code, err, res.stderr)
-	}
+	res, f, _ := runRecorded(t, relaybenchBin(t),
+		append([]string{"conformance", "--check-timeout", checkTimeout, "--cache-dir", t.TempDir()}, args...)...)
 	if f.Verdict == nil || f.Verdict.Status != res.code {
 		t.Errorf("exit %d, results verdict %+v", res.code, f.Verdict)
 	}
@@ -272,17 +264,11 @@ func TestConformanceCompare(t *testing.T) {
 	integration(t)
 	broken := testrelay.New(testrelay.Config{SameIDNoReplace: true})
 	t.Cleanup(broken.Close)
-	out := t.TempDir()
-	path := filepath.Join(out, "c.json")
-	res := runBin(t, relaybenchBin(t), 5*time.Minute, "compare", "--relays", "khatru-native,"+broken.URL(), "--events", "200", "--queries", "10",
+	res, f, out := runRecorded(t, relaybenchBin(t), "compare", "--relays", "khatru-native,"+broken.URL(), "--events", "200", "--queries", "10",
 		"--anchor", testAnchor, "--conformance", "--check", "req.same-id-replaces,req.limit-zero", "--check-timeout", checkTimeout,
-		"--cache-dir", filepath.Join(out, "cache"), "--out", out, "--json", path, "--no-progress")
+		"--cache-dir", t.TempDir())
 	if res.code != judge.WrongAnswers {
 		t.Errorf("exit %d, want 3\n%s", res.code, lastLines(res.stdout+res.stderr, 30))
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(f.Runs) != 2 || len(f.Runs[0].Conformance) != 2 || len(f.Runs[1].Conformance) != 2 {
 		t.Fatalf("runs %d, checks %d", len(f.Runs), len(f.Runs[0].Conformance))
@@ -297,7 +283,7 @@ func TestConformanceCompare(t *testing.T) {
 	if !strings.Contains(res.stdout, "Conformance:\n  Check") || !row {
 		t.Errorf("no check × relay table in the summary:\n%s", res.stdout)
 	}
-	md, err := os.ReadFile(strings.TrimSuffix(path, ".json") + ".md")
+	md, err := os.ReadFile(filepath.Join(out, "r.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

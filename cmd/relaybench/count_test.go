@@ -15,15 +15,8 @@ import (
 // returns its exit status, the stderr and the results file.
 func nipRun(t *testing.T, args ...string) (cliResult, *results.File) {
 	t.Helper()
-	out := t.TempDir()
-	jsonPath := filepath.Join(out, "r.json")
-	args = append(args, "--events", "300", "--anchor", testAnchor, "--cache-dir", filepath.Join(out, "cache"),
-		"--out", out, "--json", jsonPath, "--no-progress", "--quiet")
-	res := runBin(t, relaybenchBin(t), 5*time.Minute, args...)
-	f, err := results.Read(jsonPath)
-	if err != nil {
-		t.Fatalf("%v: exit %d: %v\n%s", args, res.code, err, lastLines(res.stderr, 20))
-	}
+	res, f, _ := runRecorded(t, relaybenchBin(t),
+		append(args, "--events", "300", "--anchor", testAnchor, "--cache-dir", t.TempDir(), "--quiet")...)
 	return res, f
 }
 

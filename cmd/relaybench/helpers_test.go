@@ -513,19 +513,28 @@ func sharedBinWith(t *testing.T, name string) string {
 	return dir
 }
 
-// runAgainst runs bin with args against the relay at url, its results file
-// in a fresh folder (the corpus cache given, --no-progress, then extra),
-// and returns the run and its results file, which must exist.
-func runAgainst(t *testing.T, bin, url, cache string, args []string, extra ...string) (cliResult, *results.File) {
+// runRecorded runs bin with args (a 5-minute hang guard), its results file
+// in a fresh folder (--out, --json, and --no-progress added), and returns
+// what it printed, the results file, which must exist, and the folder.
+func runRecorded(t *testing.T, bin string, args ...string) (cliResult, *results.File, string) {
 	t.Helper()
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")
-	args = append(append([]string{}, args...), "--relay", url, "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")
-	res := runBin(t, bin, 2*time.Minute, append(args, extra...)...)
+	res := runBin(t, bin, 5*time.Minute, append(append([]string{}, args...), "--out", out, "--json", path, "--no-progress")...)
 	f, err := results.Read(path)
 	if err != nil {
-		t.Fatalf("exit %d, no results file: %v\nstderr: %s", res.code, err, res.stderr)
+		t.Fatalf("exit %d, no results file: %v\nstderr: %s", res.code, err, lastLines(res.stderr, 20))
 	}
+	return res, f, out
+}
+
+// runAgainst runs bin with args against the relay at url (runRecorded,
+// the corpus cache given, then extra) and returns the run and its results
+// file.
+func runAgainst(t *testing.T, bin, url, cache string, args []string, extra ...string) (cliResult, *results.File) {
+	t.Helper()
+	args = append(append([]string{}, args...), "--relay", url, "--cache-dir", cache)
+	res, f, _ := runRecorded(t, bin, append(args, extra...)...)
 	return res, f
 }
 

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/workload"
@@ -17,17 +15,11 @@ import (
 // naming that relay (the negentropy asked of it did not run).
 func TestCompareNegentropyStrfry(t *testing.T) {
 	dir := sharedBinWith(t, "strfry")
-	out := t.TempDir()
-	jsonPath := filepath.Join(out, "c.json")
-	res := runBin(t, relaybenchBin(t), 5*time.Minute, "compare", "--bin-dir", dir, "--relays", "strfry,khatru-memory",
+	res, f, _ := runRecorded(t, relaybenchBin(t), "compare", "--bin-dir", dir, "--relays", "strfry,khatru-memory",
 		"--events", "3000", "--skip-query", "--workloads", "negentropy", "--anchor", testAnchor,
-		"--cache-dir", filepath.Join(out, "cache"), "--out", out, "--json", jsonPath, "--no-progress", "--quiet")
+		"--cache-dir", t.TempDir(), "--quiet")
 	if res.code != 4 {
 		t.Errorf("exit %d, want 4\n%s", res.code, lastLines(res.stderr, 30))
-	}
-	f, err := results.Read(jsonPath)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if f.Verdict == nil || len(f.Verdict.Reasons) != 1 || !strings.HasPrefix(f.Verdict.Reasons[0], "khatru-memory negentropy: skipped: ") {
 		t.Errorf("verdict %+v, want one reason naming khatru-memory's skip", f.Verdict)
@@ -91,16 +83,10 @@ func TestCompareNegentropyStrfry(t *testing.T) {
 // store) converges in every round, the reconciliations needing a second
 // round trip included (khatru alone lost those sessions: NEG-ERR CLOSED).
 func TestSyncEmbeddedDefault(t *testing.T) {
-	out := t.TempDir()
-	jsonPath := filepath.Join(out, "s.json")
-	res := runBin(t, relaybenchBin(t), 5*time.Minute, "sync", "--events", "2000", "--anchor", testAnchor,
-		"--cache-dir", "off", "--out", out, "--json", jsonPath, "--no-progress", "--quiet")
+	res, f, _ := runRecorded(t, relaybenchBin(t), "sync", "--events", "2000", "--anchor", testAnchor,
+		"--cache-dir", "off", "--quiet")
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, lastLines(res.stderr, 30))
-	}
-	f, err := results.Read(jsonPath)
-	if err != nil {
-		t.Fatal(err)
 	}
 	multi := false
 	for _, s := range []string{workload.NegInitial, workload.NegDelta, workload.NegSteady} {
@@ -126,10 +112,8 @@ func TestSyncEmbeddedDefault(t *testing.T) {
 // for nothing (a run note says so), and exits 4: the reconciliation asked
 // for did not run.
 func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
-	out := t.TempDir()
-	jsonPath := filepath.Join(out, "s.json")
-	res := runBin(t, relaybenchBin(t), 2*time.Minute, "sync", "--store", "memory", "--events", "300", "--anchor", testAnchor,
-		"--cache-dir", "off", "--out", out, "--json", jsonPath, "--no-progress")
+	res, f, _ := runRecorded(t, relaybenchBin(t), "sync", "--store", "memory", "--events", "300", "--anchor", testAnchor,
+		"--cache-dir", "off")
 	if res.code != 4 {
 		t.Fatalf("exit %d, want 4\n%s", res.code, lastLines(res.stderr, 30))
 	}
@@ -139,10 +123,6 @@ func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
 	}
 	if !strings.Contains(verdict, "INCOMPLETE (exit 4)") || !strings.Contains(verdict, "negentropy: skipped: the relay does not announce NIP-77") {
 		t.Errorf("the verdict does not name the skip:\n%s", res.stdout)
-	}
-	f, err := results.Read(jsonPath)
-	if err != nil {
-		t.Fatal(err)
 	}
 	r := f.Runs[0]
 	if len(r.Phases) != 1 || r.Phases[0].Name != "negentropy" {

@@ -20,10 +20,9 @@ import (
 func TestEveryREQRefusedIsNotVerified(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true, RefuseAllREQs: true})
 	defer r.Close()
-	out := t.TempDir()
-	path, junit := filepath.Join(out, "r.json"), filepath.Join(out, "junit.xml")
-	res := runCLI(t, "run", "--events", "50", "--queries", "10", "--concurrency", "2", "--timeout", "1s", "--relay", r.URL(),
-		"--cache-dir", t.TempDir(), "--out", out, "--json", path, "--no-progress", "--junit", junit,
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	res, f, _ := runRecorded(t, relaybenchBin(t), "run", "--events", "50", "--queries", "10", "--concurrency", "2", "--timeout", "1s", "--relay", r.URL(),
+		"--cache-dir", t.TempDir(), "--junit", junit,
 		"--threshold", "query.verification==passed", "--threshold", "query.verification==not_verified")
 	if res.code != judge.Incomplete {
 		t.Errorf("exit %d, want %d (incomplete)\nstderr: %s", res.code, judge.Incomplete, lastLines(res.stderr, 5))
@@ -36,10 +35,6 @@ func TestEveryREQRefusedIsNotVerified(t *testing.T) {
 	}
 	if strings.Contains(res.stdout, "Verification: PASSED") || strings.Contains(res.stdout, "Verdict: PASSED") {
 		t.Errorf("summary calls it passed:\n%s", res.stdout)
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	q := f.Runs[0].Phase("query")
 	if q == nil || q.Verification == nil {
@@ -78,15 +73,8 @@ func unknownRun(t *testing.T, cfg testrelay.Config, extra ...string) (int, *resu
 	t.Helper()
 	r := testrelay.New(cfg)
 	t.Cleanup(r.Close)
-	out := t.TempDir()
-	path := filepath.Join(out, "r.json")
-	args := append([]string{"run", "--events", "60", "--queries", "30", "--concurrency", "1", "--timeout", "1s",
-		"--anchor", testAnchor, "--relay", r.URL(), "--cache-dir", t.TempDir(), "--out", out, "--json", path, "--no-progress"}, extra...)
-	res := runCLI(t, args...)
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatalf("exit %d: %v\nstderr: %s", res.code, err, lastLines(res.stderr, 10))
-	}
+	res, f, _ := runRecorded(t, relaybenchBin(t), append([]string{"run", "--events", "60", "--queries", "30", "--concurrency", "1", "--timeout", "1s",
+		"--anchor", testAnchor, "--relay", r.URL(), "--cache-dir", t.TempDir()}, extra...)...)
 	q := f.Runs[0].Phase("query")
 	if q == nil || q.Verification == nil {
 		t.Fatalf("no query verification\nstdout: %s", res.stdout)
@@ -177,19 +165,13 @@ func TestOverLimitAnswersNamedNotFailed(t *testing.T) {
 func TestLifecycleAgainstCorruptRelayStopsEarly(t *testing.T) {
 	r := testrelay.New(testrelay.Config{Verify: true, InvalidEvery: 1})
 	defer r.Close()
-	out := t.TempDir()
-	path := filepath.Join(out, "r.json")
-	res := runCLI(t, "lifecycle", "--timing-events", "30", "--timeout", "20s", "--read-timeout", "60s", "--relay", r.URL(),
-		"--cache-dir", t.TempDir(), "--out", out, "--json", path, "--no-progress")
+	res, f, _ := runRecorded(t, relaybenchBin(t), "lifecycle", "--timing-events", "30", "--timeout", "20s", "--read-timeout", "60s", "--relay", r.URL(),
+		"--cache-dir", t.TempDir())
 	if res.code != judge.WrongAnswers {
 		t.Errorf("exit %d, want %d (wrong answers)\nstderr: %s", res.code, judge.WrongAnswers, lastLines(res.stderr, 5))
 	}
 	if !strings.Contains(res.stdout, "STOPPED EARLY:") || !strings.Contains(res.stdout, "failed verification") {
 		t.Errorf("no STOPPED EARLY line naming the wrong answers:\n%s", lastLines(res.stdout, 30))
-	}
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	checkAccounts(t, f)
 	// Without the stop: 30 events, each read retried for 60 s with a
