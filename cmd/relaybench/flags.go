@@ -7,19 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
-	"github.com/relaybench/relaybench/harness"
-	"github.com/relaybench/relaybench/judge"
-	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
@@ -178,19 +170,6 @@ func checkPublishRun(tf targetFlags, cf corpusFlags, pf publishFlags) error {
 	return r.Err()
 }
 
-// checkWorkload is the checkFlags of a workload's command: the first error
-// of its shared flag groups (groups, in order), else of its options' own
-// checks (workload.Checked) with in, else of its output flags.
-func checkWorkload(cfg workload.Config, in workload.CheckInput, of outputFlags, groups ...error) error {
-	var r ranges
-	for _, err := range groups {
-		r.Add(err)
-	}
-	workload.Check(cfg, &r, in)
-	r.Add(of.validate())
-	return r.Err()
-}
-
 func (f publishFlags) options() workload.PublishOptions {
 	return workload.PublishOptions{Base: workload.Base{Timeout: f.Timeout}, Connections: f.Concurrency, Mode: f.Mode, Window: f.Window}
 }
@@ -315,74 +294,6 @@ func (f outputFlags) validate() error {
 		return checkNotFile("out", f.Out)
 	}
 	return checkWritableDir("out", f.Out, f.Out)
-}
-
-// resultsPath returns where to write the results file, makes its folder and
-// reserves the name (results.Reserve): a hidden reservation file is created
-// exclusively, so that runs started in the same second, or at once by
-// several processes, never write over each other (the default name gets a
-// -2, -3, … suffix when taken), and no visible file exists until the
-// results are complete. A reservation never written is released when the
-// command returns (Globals.AfterRun) or on a forced exit; one left by a
-// killed process is removed by the next run in that folder.
-func (f outputFlags) resultsPath(command string, started time.Time) (string, error) {
-	if f.JSON == "-" {
-		return "-", nil
-	}
-	p, unique := f.JSON, false
-	if p == "" {
-		p, unique = filepath.Join(f.Out, fmt.Sprintf("%s-%s.json", command, started.UTC().Format("20060102-150405"))), true
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("results folder: %v", pathErr(err))
-	}
-	got, err := results.Reserve(p, unique)
-	if errors.Is(err, fs.ErrExist) {
-		return "", withCode(judge.Usage, fmt.Errorf("--json %s: file exists: relaybench never overwrites a results file; give another name", p))
-	}
-	if err != nil {
-		return "", fmt.Errorf("results file: %v", pathErr(err))
-	}
-	holdReserved(got)
-	pendingRun.Store(&pendingResults{command: command, started: started, path: got})
-	return got, nil
-}
-
-// pendingResults is the results file a command reserved, with what it
-// needs to save a run interrupted before its first phase (see
-// saveInterrupted).
-type pendingResults struct {
-	command string
-	started time.Time
-	path    string
-}
-
-var pendingRun atomic.Pointer[pendingResults]
-
-// Reserved results files not written yet, each with the exit hook that
-// removes it on a forced exit.
-var (
-	reservedMu sync.Mutex
-	reserved   = map[string]func(){}
-)
-
-func holdReserved(path string) {
-	remove := addExitHook(func() { results.Release(path) })
-	reservedMu.Lock()
-	reserved[path] = remove
-	reservedMu.Unlock()
-}
-
-// releaseReserved releases the reserved results names (a no-op for those
-// written: Write released them).
-func releaseReserved() {
-	reservedMu.Lock()
-	defer reservedMu.Unlock()
-	for p, remove := range reserved {
-		results.Release(p)
-		remove()
-		delete(reserved, p)
-	}
 }
 
 // checkWritableDir checks that dir, or the nearest folder above it that
@@ -548,90 +459,4 @@ func (f *benchFlags) params() map[string]any {
 		p["workloads"] = f.Workloads
 	}
 	return p
-}
-
-// Flag validation.
-//
-// Every numeric, duration and list flag of every command has a range,
-// checked right after parsing and before the command's Run: before a corpus
-// is signed, a relay started or a file written. A value out of range is
-// refused, never replaced by a default, with a one-line usage error naming
-// the flag and the value (relaybench: --events -5: must be at least 1), and
-// relaybench exits with status 2. Each command says what it checks in its
-// checkFlags method, beside its Run in the command's file, made of the
-// validate methods of its flag groups (this file) and its own ranges; a
-// workload's options check their own flags (workload.Checked, in the
-// workload's file), for its declared command (declared.go) and for a
-// hand-written one alike.
-
-// flagChecker is implemented by every command: checkFlags returns the first
-// bad flag value.
-type flagChecker interface{ checkFlags() error }
-
-// AfterApply is kong's hook after parsing: it checks the selected command's
-// flags. An error here is a parse error: main prints it and exits with 2.
-func (g *Globals) AfterApply(kctx *kong.Context) error {
-	node := kctx.Selected()
-	if node == nil || !node.Target.IsValid() {
-		return nil
-	}
-	target := node.Target
-	if target.CanAddr() {
-		target = target.Addr()
-	}
-	activeGate = nil
-	deactivateAuth()
-	c, ok := target.Interface().(flagChecker)
-	if ok {
-		if err := c.checkFlags(); err != nil {
-			return errors.New(joinLines(err.Error()))
-		}
-	}
-	if g, ok := target.Interface().(interface{ gate() *gateFlags }); ok {
-		gf := g.gate()
-		if err := gf.validate(); err != nil {
-			return errors.New(joinLines(err.Error()))
-		}
-		activeGate = gf
-	}
-	if a, ok := target.Interface().(interface{ nip42() *authFlags }); ok {
-		// NIP-42 for every connection the command dials (auth.go).
-		if err := a.nip42().activate(); err != nil {
-			return errors.New(joinLines(err.Error()))
-		}
-	}
-	return nil
-}
-
-// AfterRun is kong's hook after the command's Run, whatever it returned:
-// it removes reserved results files the command never wrote.
-func (g *Globals) AfterRun() error {
-	closeWebs() // web.go
-	releaseReserved()
-	return nil
-}
-
-// joinLines makes a multi-line error (errors.Join) one line.
-func joinLines(s string) string {
-	var parts []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-// ranges keeps the first bad flag value found (package flagcheck: the
-// workloads' options check their own flags with it too).
-type ranges = flagcheck.Ranges
-
-// cpus: a CPU list (taskset -c syntax) of CPUs this process may use.
-func checkCPUs(r *ranges, flag, list string) {
-	if list == "" {
-		return
-	}
-	if _, err := harness.ParseCPUs(list); err != nil {
-		r.Add(fmt.Errorf("--%s %s: %v", flag, list, err))
-	}
 }
