@@ -750,13 +750,7 @@ func TestKill(t *testing.T) {
 	c2.expectOK(ev.ID, true, "")
 	c1.read() // the live delivery
 
-	done := make(chan struct{})
-	go func() { r.Kill(); r.Kill(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(deadline):
-		t.Fatal("Kill blocked")
-	}
+	returnsWithin(t, "Kill", func() { r.Kill(); r.Kill() })
 	c1.expectDead()
 	c2.expectDead()
 	expectRefused(t, r)
@@ -764,12 +758,19 @@ func TestKill(t *testing.T) {
 		t.Errorf("after Kill: stats %+v", st)
 	}
 
-	closed := make(chan struct{})
-	go func() { r.Close(); r.Close(); close(closed) }()
+	returnsWithin(t, "Close after Kill", func() { r.Close(); r.Close() })
+}
+
+// returnsWithin fails unless f, called on a goroutine of its own, returns
+// within the deadline (a hang guard); what names it.
+func returnsWithin(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
 	select {
-	case <-closed:
+	case <-done:
 	case <-time.After(deadline):
-		t.Fatal("Close after Kill blocked")
+		t.Fatalf("%s blocked", what)
 	}
 }
 
