@@ -430,3 +430,25 @@ func TestConcurrentFeedsAndReaders(t *testing.T) {
 		t.Fatalf("%d phases", len(st.Phases()))
 	}
 }
+
+// BenchmarkTick is the live view's cost per second of a run: one tick over
+// a phase of three ledgers and a series with 1,000 latencies in its last
+// completed second, then one /metrics exposition (a scrape a second).
+func BenchmarkTick(b *testing.B) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	for range 3 {
+		outcome.New(results.OpEvent, 1000).AddN(outcome.Accepted, "", 900)
+	}
+	se := metrics.NewSeries(mono.Now() - 3600e9)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		for j := range 1000 {
+			se.Latency(se.Start()+int64(i)*1e9+int64(j)*1e6, int64(j+1)*1e4)
+		}
+		b.StartTimer()
+		st.Tick()
+		_ = st.Exposition()
+	}
+}
