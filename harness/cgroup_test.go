@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -60,24 +59,11 @@ func newTestCgroup(t *testing.T, l Limits) *Cgroup {
 func startTree(t *testing.T, script string) (*exec.Cmd, func() error) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-waited:
-		case <-time.After(10 * time.Second):
-			t.Error("test process tree did not exit within 10 s of SIGKILL")
-		}
-	})
+	startGroup(t, cmd)
 	release := func() error { _, err := stdin.Write([]byte("go\n")); return err }
 	return cmd, release
 }
@@ -133,7 +119,7 @@ func TestCgroupLimitsProcessTree(t *testing.T) {
 	if err := cg.Remove(0); err == nil {
 		t.Error("Remove succeeded with processes inside")
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(cmd.Process.Pid)
 	if err := cg.Remove(10 * time.Second); err != nil {
 		t.Fatalf("after the tree died: %v", err)
 	}

@@ -336,57 +336,89 @@ func TestParseCPUs(t *testing.T) {
 }
 
 // helper starts the test binary as a parent holding a relay.
-func helper(t *testing.T, spec string) (*exec.Cmd, int, string) {
+func helper(t *testing.T, spec string) (*group, int, string) {
 	t.Helper()
 	self, _ := os.Executable()
 	cmd := exec.Command(self, "harness-helper", selfBin(t), spec)
 	cmd.Env = append(os.Environ(), "HELPER_LOGS="+t.TempDir())
-	r, line := startLeader(t, cmd)
+	g, r, line := startLeader(t, cmd)
 	f := strings.Fields(line)
 	if len(f) != 3 || f[0] != "ready" {
 		t.Fatalf("helper said %q", line)
 	}
 	pgid, _ := strconv.Atoi(f[1])
 	go func() { r.WriteTo(os.Stderr) }()
-	return cmd, pgid, f[2]
+	return g, pgid, f[2]
 }
 
-// startLeader starts cmd as the leader of its own process group, killed
-// with its group when the test ends, and returns its stdout and the first
-// line it writes there.
-func startLeader(t *testing.T, cmd *exec.Cmd) (*bufio.Reader, string) {
+// group is a test's child process leading a process group of its own.
+type group struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once cmd is reaped (err set)
+	err  error         // cmd.Wait's
+}
+
+// startGroup starts cmd as the leader of a process group of its own and
+// reaps it as soon as it ends. When the test ends the whole group is
+// killed, and cmd must be reaped within 10 s.
+func startGroup(t *testing.T, cmd *exec.Cmd) *group {
 	t.Helper()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := cmd.StdoutPipe()
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killGroup(cmd.Process.Pid); cmd.Wait() })
-	r := bufio.NewReader(out)
-	return r, readLine(t, r, 60*time.Second)
+	g := &group{cmd: cmd, done: make(chan struct{})}
+	go func() { g.err = cmd.Wait(); close(g.done) }()
+	t.Cleanup(func() {
+		killGroup(cmd.Process.Pid)
+		select {
+		case <-g.done:
+		case <-time.After(10 * time.Second):
+			t.Error("test process group did not exit within 10 s of SIGKILL")
+		}
+	})
+	return g
 }
 
-func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) {
+// wait waits up to d for g's leader to end and returns cmd.Wait's error;
+// what names it in the failure of a leader still running.
+func (g *group) wait(t *testing.T, d time.Duration, what string) error {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil && !strings.Contains(err.Error(), "killed") {
-			t.Errorf("helper: %v", err)
-		}
+	case <-g.done:
+		return g.err
 	case <-time.After(d):
-		t.Fatalf("helper still running after %v", d)
+		t.Fatalf("%s still running after %v", what, d)
+		return nil
+	}
+}
+
+// startLeader starts cmd as the leader of its own process group
+// (startGroup) and returns it, its stdout and the first line it writes
+// there.
+func startLeader(t *testing.T, cmd *exec.Cmd) (*group, *bufio.Reader, string) {
+	t.Helper()
+	out, _ := cmd.StdoutPipe()
+	g := startGroup(t, cmd)
+	r := bufio.NewReader(out)
+	return g, r, readLine(t, r, 60*time.Second)
+}
+
+// waitExit waits up to d for the helper g to end, killed or not.
+func waitExit(t *testing.T, g *group, d time.Duration) {
+	t.Helper()
+	if err := g.wait(t, d, "helper"); err != nil && !strings.Contains(err.Error(), "killed") {
+		t.Errorf("helper: %v", err)
 	}
 }
 
 func TestSIGINTToParentLeavesNothing(t *testing.T) {
-	cmd, pgid, runDir := helper(t, "group")
+	g, pgid, runDir := helper(t, "group")
 	if len(groupLive(pgid)) < 2 {
 		t.Fatalf("relay group %d not running", pgid)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	waitExit(t, cmd, 30*time.Second)
+	g.cmd.Process.Signal(syscall.SIGINT)
+	waitExit(t, g, 30*time.Second)
 	assertGone(t, pgid)
 	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
 		t.Errorf("run dir %s survives: %v", runDir, err)
@@ -394,9 +426,9 @@ func TestSIGINTToParentLeavesNothing(t *testing.T) {
 }
 
 func TestKilledParentTakesTheRelayAlong(t *testing.T) {
-	cmd, pgid, runDir := helper(t, "khatru-memory")
-	cmd.Process.Kill()
-	waitExit(t, cmd, 30*time.Second)
+	g, pgid, runDir := helper(t, "khatru-memory")
+	g.cmd.Process.Kill()
+	waitExit(t, g, 30*time.Second)
 	// Pdeathsig kills the relay when its parent dies without cleaning up.
 	assertOrphanCleaned(t, pgid, runDir)
 }
@@ -426,7 +458,7 @@ func TestRelaysStartCommandSIGINT(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "relays", "start", "sink", "--out", t.TempDir())
 	cmd.Env = append(os.Environ(), "RELAYBENCH_DATA="+t.TempDir())
-	r, line := startLeader(t, cmd)
+	g, r, line := startLeader(t, cmd)
 	_, pidText, ok := strings.Cut(line, "(pid ")
 	pid, _ := strconv.Atoi(strings.TrimSuffix(pidText, ")"))
 	if !ok || pid <= 0 || !strings.Contains(line, "ws://127.0.0.1:") {
@@ -437,13 +469,7 @@ func TestRelaysStartCommandSIGINT(t *testing.T) {
 	}
 	go r.WriteTo(os.Stderr)
 	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("relays start still running 30s after SIGINT")
-	}
+	g.wait(t, 30*time.Second, "relays start, SIGINT sent,")
 	assertGone(t, pid)
 }
 

@@ -15,12 +15,12 @@ import (
 // dir stays until the next start, which removes it since its owner is gone.
 func TestKilledParentTakesShellGrandchildren(t *testing.T) {
 	t.Setenv("RELAYBENCH_DATA", t.TempDir()) // no other start sweeps the run dir first
-	cmd, pgid, runDir := helper(t, "group")
+	g, pgid, runDir := helper(t, "group")
 	if n := len(groupLive(pgid)); n < 2 {
 		t.Fatalf("relay group %d has %d live processes, want the relay and its grandchild", pgid, n)
 	}
-	cmd.Process.Kill()
-	waitExit(t, cmd, 30*time.Second)
+	g.cmd.Process.Kill()
+	waitExit(t, g, 30*time.Second)
 	// The reaper acts as soon as the kernel closes its pipe.
 	assertOrphanCleaned(t, pgid, runDir)
 }
@@ -28,12 +28,7 @@ func TestKilledParentTakesShellGrandchildren(t *testing.T) {
 // TestReaperDisarmed: a relay relaybench stops itself leaves no reaper
 // behind, and the reaper kills nothing then.
 func TestReaperDisarmed(t *testing.T) {
-	sleeper := exec.Command("sleep", "1000")
-	sleeper.SysProcAttr = groupAttr()
-	if err := sleeper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(sleeper.Process.Pid); sleeper.Wait() })
+	sleeper := startGroup(t, exec.Command("sleep", "1000")).cmd
 	rp, err := startReaper(sleeper.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
