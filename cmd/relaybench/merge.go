@@ -12,9 +12,7 @@ import (
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/merge"
 	"github.com/relaybench/relaybench/nostr"
-	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
-	"github.com/relaybench/relaybench/threshold"
 )
 
 // mergeCmd merges the results files of the execution segments of one test
@@ -87,11 +85,6 @@ func (c *mergeCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
-	if len(c.parsed) > 0 {
-		merged.Thresholds = threshold.Evaluate(merged, c.parsed)
-	}
-	v := judge.Judge(merged, merged.Interrupted)
-	merged.Verdict = &v
 	path := c.Output
 	if path == "" {
 		if err := os.MkdirAll(c.Out, 0o755); err != nil {
@@ -104,26 +97,7 @@ func (c *mergeCmd) Run(g *Globals) error {
 		path = p
 		defer results.Release(p)
 	}
-	// Written before the summary, so that its verdict says if it was not.
-	werr := writeResults(path, merged)
-	if werr != nil {
-		v = unsaved(merged, merged.Interrupted, nil, werr)
-		merged.Verdict = &v
-	}
-	printSummary(path, c.Quiet, merged)
-	if werr == nil && path != "-" {
-		fmt.Fprintf(os.Stderr, "results: %s\n", path)
-	}
-	if c.JUnit != "" {
-		if err := writeJUnit(c.JUnit, report.JUnitCases(merged)); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "junit: %s\n", c.JUnit)
-	}
-	if v.Status == judge.Passed {
-		return nil
-	}
-	return withCode(v.Status, errors.New(judge.Summary(v)))
+	return judgeAndSave(merged, path, c.Quiet, &c.gateFlags)
 }
 
 // loadCorpus rebuilds the corpus of a segment's run: the dump given with

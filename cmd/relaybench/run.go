@@ -233,15 +233,22 @@ func finishRun(ctx context.Context, file *results.File, path string, quiet bool,
 		r := &file.Runs[len(file.Runs)-1]
 		r.Errors = verify.AppendUnique(r.Errors, runErr.Error())
 	}
-	gate := activeGate
+	return judgeAndSave(file, path, quiet, activeGate, toolErrs...)
+}
+
+// judgeAndSave judges file (with gate's thresholds, when there is a gate),
+// writes it to path before the summary (so that its verdict says if it
+// could not be written), prints the summary, writes gate's JUnit report,
+// and returns the exit status the verdict says.
+func judgeAndSave(file *results.File, path string, quiet bool, gate *gateFlags, toolErrs ...error) error {
 	if gate != nil && len(gate.parsed) > 0 {
 		file.Thresholds = threshold.Evaluate(file, gate.parsed)
 	}
-	v := judge.Judge(file, interrupted, toolErrs...)
+	v := judge.Judge(file, file.Interrupted, toolErrs...)
 	file.Verdict = &v
 	werr := writeResults(path, file)
 	if werr != nil {
-		v = unsaved(file, interrupted, toolErrs, werr)
+		v = unsaved(file, file.Interrupted, toolErrs, werr)
 		file.Verdict = &v
 	}
 	printSummary(path, quiet, file)
