@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -371,6 +372,9 @@ func summaryRun(w io.Writer, r *results.Run) {
 	writeNotes(w, "", "Note", r.Notes)
 }
 
+// noteFigures are the numbers in a note ("1,024", "0.18", "256").
+var noteFigures = regexp.MustCompile(`[0-9][0-9.,]*`)
+
 // writeSweepNotes prints the notes of a sweep's points, one line per kind
 // of note: the points' notes often say the same with other figures ("closed
 // loop: 4 connections …" at every size), so notes that differ only in their
@@ -386,12 +390,7 @@ func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 	for _, p := range phases {
 		seen := map[string]bool{}
 		for _, n := range p.Notes {
-			k := strings.Map(func(r rune) rune {
-				if r >= '0' && r <= '9' {
-					return '#'
-				}
-				return r
-			}, n)
+			k := noteFigures.ReplaceAllString(n, "#")
 			if seen[k] {
 				continue
 			}

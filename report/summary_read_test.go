@@ -99,16 +99,17 @@ func TestSummarySweepNotesCollapsed(t *testing.T) {
 		ps = append(ps, results.Phase{Name: fmt.Sprintf("sweep/%d", size), Workload: "publish", Size: size, Duration: 1e9,
 			Counts: map[string]int64{"sent": 100, "accepted": 100},
 			Rates:  map[string]float64{"events_per_sec": 100},
-			Notes: []string{fmt.Sprintf("neither side saturated its CPU (client 0.%02d, relay 0.%02d cores)", i, 2*i),
-				"closed loop: 4 connections"}})
+			Notes: []string{fmt.Sprintf("neither side saturated its CPU (client 0.%d, relay %d.%d cores)", i, i/10, i),
+				fmt.Sprintf("payload sweep at %d content bytes", size), "closed loop: 4 connections"}})
 	}
 	ps[7].Notes = append(ps[7].Notes, "the relay closed the connection once")
 	s := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{})
-	if n := strings.Count(s, "Note ("); n != 3 {
-		t.Errorf("%d sweep note lines, want 3:\n%s", n, s)
+	if n := strings.Count(s, "Note ("); n != 4 {
+		t.Errorf("%d sweep note lines, want 4:\n%s", n, s)
 	}
 	for _, want := range []string{
-		"  Note (42 of 42 sizes, e.g. sweep/256): neither side saturated its CPU (client 0.00, relay 0.00 cores)\n",
+		"  Note (42 of 42 sizes, e.g. sweep/256): neither side saturated its CPU (client 0.0, relay 0.0 cores)\n",
+		"  Note (42 of 42 sizes, e.g. sweep/256): payload sweep at 256 content bytes\n",
 		"  Note (42 of 42 sizes, e.g. sweep/256): closed loop: 4 connections\n",
 		"  Note (sweep/2048): the relay closed the connection once\n",
 	} {
