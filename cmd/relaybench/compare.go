@@ -37,7 +37,7 @@ func init() {
 	register("compare", "Run the same corpus and workload on several relays in turn, each from fresh data, and compare them.", &compareCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go).
+// checkFlags checks every flag before anything starts (see check.go).
 func (c *compareCmd) checkFlags() error {
 	var r ranges
 	r.Min("repeat", c.Repeat, 1)

@@ -168,7 +168,7 @@ func init() {
 	register("conformance", "Check how a relay answers what real clients send (NIP-01 and the NIPs it announces): a table of checks with pass / FAIL (a MUST) / named (a SHOULD or MAY) / not announced / not run / unknown, each with its NIP sentence and evidence; optionally under a background load.", &conformanceCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go).
+// checkFlags checks every flag before anything starts (see check.go).
 func (c *conformanceCmd) checkFlags() error {
 	var r ranges
 	r.Add(c.targetFlags.validate())

@@ -25,7 +25,7 @@ func init() {
 	register("corpus", "Sign (or load from the cache) the corpus for these parameters, or prepare the dump --corpus names, and describe it: kinds, sizes, signing rate, what preparation dropped.", &corpusCmd{})
 }
 
-// checkFlags checks the corpus flags before anything is signed (see flags.go).
+// checkFlags checks the corpus flags before anything is signed (see check.go).
 func (c *corpusCmd) checkFlags() error {
 	if c.Pubkeys && c.Export != "" {
 		return fmt.Errorf("--pubkeys prints only the keys: give --export in another call")

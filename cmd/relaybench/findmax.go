@@ -36,7 +36,7 @@ func init() {
 	register("find-max", "Search for the highest constant publish rate the relay sustains within a latency target (fresh events each step, warm-up excluded).", &findMaxCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go).
+// checkFlags checks every flag before anything starts (see check.go).
 func (c *findMaxCmd) checkFlags() error {
 	var r ranges
 	r.Add(c.targetFlags.validate())

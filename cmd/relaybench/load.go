@@ -127,7 +127,7 @@ func init() {
 }
 
 // checkFlags checks every flag, the pattern and the events it needs before
-// anything starts (see flags.go).
+// anything starts (see check.go).
 func (c *loadCmd) checkFlags() error {
 	var r ranges
 	r.Add(c.targetFlags.validate())

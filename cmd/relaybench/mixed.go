@@ -23,7 +23,7 @@ func init() {
 	registerWorkload("mixed", &mixedCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go): the
+// checkFlags checks every flag before anything starts (see check.go): the
 // options check their own (workload.MixedOptions.Check).
 func (c *mixedCmd) checkFlags() error {
 	return checkWorkload(&c.MixedOptions, workload.CheckInput{Events: c.Events, Size: c.corpusFlags.Size}, c.outputFlags,

@@ -110,7 +110,7 @@ type relaysStartCmd struct {
 	templateFlags
 }
 
-// checkFlags checks every flag before anything starts (see flags.go).
+// checkFlags checks every flag before anything starts (see check.go).
 func (c *relaysStartCmd) checkFlags() error {
 	var r ranges
 	r.Between("port", c.Port, 0, 65535)

@@ -36,7 +36,7 @@ func init() {
 	register("run", "Publish the corpus to a relay, then query it back and verify every answer (the default benchmark).", &runCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go).
+// checkFlags checks every flag before anything starts (see check.go).
 func (c *runCmd) checkFlags() error {
 	var r ranges
 	r.Add(c.targetFlags.validate())

@@ -24,7 +24,7 @@ func init() {
 	registerWorkload("subscribe", &subscribeCmd{})
 }
 
-// checkFlags checks every flag before anything starts (see flags.go): the
+// checkFlags checks every flag before anything starts (see check.go): the
 // options check their own (workload.SubscribeOptions.Check).
 func (c *subscribeCmd) checkFlags() error {
 	return checkWorkload(&c.SubscribeOptions, workload.CheckInput{}, c.outputFlags, c.targetFlags.validate(), c.liveKeyFlags.validate())
