@@ -297,17 +297,24 @@ func plural(op string, n int64) string {
 	return p[1]
 }
 
-func byCount(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
+// MostFirst returns the keys of counts, most counted first (ties by key,
+// so the order never depends on map iteration).
+func MostFirst[N int | int64](counts map[string]N) []string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
 		}
 		return keys[i] < keys[j]
 	})
+	return keys
+}
+
+func byCount(m map[string]int64) string {
+	keys := MostFirst(m)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %s", k, numfmt.Group(m[k]))

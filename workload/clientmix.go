@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/outcome"
 )
 
 // ClientShapes are the queries Nostr clients send, in the order they
@@ -125,22 +126,6 @@ func isHex64(s string) bool {
 	return true
 }
 
-// ranked returns the keys of counts, most counted first (ties by key, so
-// the order never depends on map iteration).
-func ranked(counts map[string]int) []string {
-	out := make([]string, 0, len(counts))
-	for k := range counts {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if counts[out[i]] != counts[out[j]] {
-			return counts[out[i]] > counts[out[j]]
-		}
-		return out[i] < out[j]
-	})
-	return out
-}
-
 func newClientData(evs []*nostr.Event) *clientData {
 	d := &clientData{why: map[string]string{}, authorTags: map[string][]string{}}
 	sc := &clientScan{posted: map[string]bool{}, seenProfile: map[string]bool{},
@@ -148,7 +133,7 @@ func newClientData(evs []*nostr.Event) *clientData {
 	for _, e := range evs {
 		sc.event(d, e)
 	}
-	d.roots, d.mentioned, d.reacted = ranked(sc.roots), ranked(sc.mentions), ranked(sc.reactions)
+	d.roots, d.mentioned, d.reacted = outcome.MostFirst(sc.roots), outcome.MostFirst(sc.mentions), outcome.MostFirst(sc.reactions)
 	held := make(map[string]bool, len(d.ids))
 	for _, id := range d.ids {
 		held[id] = true
@@ -414,6 +399,6 @@ func (d *clientData) followedTags(authors []string) []string {
 			counts[t]++
 		}
 	}
-	r := ranked(counts)
+	r := outcome.MostFirst(counts)
 	return r[:min(len(r), followedTags)]
 }
