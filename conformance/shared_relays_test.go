@@ -138,6 +138,9 @@ var sharedFindings = map[string]map[string]results.CheckStatus{
 		"nip45.count-form":     results.CheckFail,
 		"nip45.count-union":    results.CheckFail,
 		"nip45.refused-closed": results.CheckFail,
+		// search words are matched any of them, a key:value extension's
+		// words too (pkg/database/tokenize.go TokenWords, query-for-ids.go)
+		"nip50.extension-ignored": results.CheckNamed,
 	},
 	// Wisp v0.6.1: a live event goes to the first matching subscription of
 	// a connection only (src/subscriptions.zig snapshotMatch:
