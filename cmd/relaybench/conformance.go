@@ -125,17 +125,6 @@ func checksAuth() (conformance.AuthFunc, bool) {
 	return sign, a.Mode == wire.AuthEager
 }
 
-// reach dials the relay once: a relay that cannot be reached is said as
-// such (a *wire.DialError) before any check.
-func reach(ctx context.Context, url string) error {
-	conn, err := wire.Dial(ctx, url, wire.Options{})
-	if err != nil {
-		return err
-	}
-	conn.Close()
-	return nil
-}
-
 // progressLine prints one line per check on standard error.
 func progressLine(i, n int, _ time.Time, c results.Check) {
 	fmt.Fprintf(os.Stderr, "conformance %2d/%d %-28s %s (%d ms)\n", i+1, n, c.ID, c.Status, c.Millis)
@@ -202,7 +191,9 @@ func (c *conformanceCmd) Run(g *Globals) error {
 	if !c.NoProgress && !c.Quiet {
 		cr.each = progressLine
 	}
-	if err := reach(g.Ctx, s.target.URL); err != nil {
+	// A relay that cannot be reached is said as such (a *wire.DialError)
+	// before any check.
+	if err := workload.Reach(g.Ctx, s.target.URL); err != nil {
 		// nothing to check: an error of the run (exit 1), not checks the
 		// relay left undecided
 		return s.finish(p, err)
