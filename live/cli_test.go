@@ -562,3 +562,27 @@ func TestRelayMetricsOfNostrRsRelay(t *testing.T) {
 	}
 	t.Logf("nostr-rs-relay counted %d EVENT messages for %d sent; publish notes: %q", got, sent, pub.Notes)
 }
+
+// TestWebCtrlCStillSaves interrupts a run watched with --web: the results
+// file is still written, and the server is gone when relaybench exits
+// (--web-keep does not hold an interrupted run).
+func TestWebCtrlCStillSaves(t *testing.T) {
+	r := startWebRun(t, mixedArgs...)
+	deadline := time.Now().Add(5 * time.Minute) // hang guard
+	for sumOps(r.scrape(t), "accepted") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing accepted: %s", r.errText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.stop(t)
+	f := r.results(t)
+	if len(f.Runs) != 1 || len(f.Runs[0].Phases) == 0 {
+		t.Fatalf("results file without the phases measured: %+v", f.Runs)
+	}
+	c := http.Client{Timeout: 10 * time.Second}
+	if resp, err := c.Get(r.base + "metrics"); err == nil {
+		resp.Body.Close()
+		t.Fatal("the live view still answers after relaybench exited")
+	}
+}
