@@ -205,9 +205,10 @@ func wantCounts(t *testing.T, ss []sample, f *results.File) {
 	}
 }
 
-// mixedArgs is a small run of several phases that lasts a few seconds
-// whatever the machine's speed (the mixed workload's parts are timed).
-var mixedArgs = []string{"mixed", "--duration", "2s", "--publish-rate", "200", "--query-rate", "20"}
+// mixedArgs is a small run of several phases whose timed parts last 12 s
+// whatever the machine's speed: long enough for a browser started beside
+// it on a saturated machine to see it move.
+var mixedArgs = []string{"mixed", "--duration", "4s", "--publish-rate", "200", "--query-rate", "20"}
 
 // TestWebDuringARealRun runs relaybench mixed with --web and watches it
 // from every side at once: /metrics scraped during and after the run, the
