@@ -115,8 +115,7 @@ func TestFetchErrors(t *testing.T) {
 }
 
 func TestFetchTestRelay(t *testing.T) {
-	r := testrelay.New(testrelay.Config{MaxLimit: 42})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{MaxLimit: 42})
 	info, _, err := Fetch(context.Background(), r.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -128,8 +127,7 @@ func TestFetchTestRelay(t *testing.T) {
 
 func TestWaitReady(t *testing.T) {
 	// Ready at once, even without NIP-11.
-	r := testrelay.New(testrelay.Config{NoNIP11: true})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{NoNIP11: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := WaitReady(ctx, r.URL()); err != nil {

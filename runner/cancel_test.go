@@ -28,8 +28,7 @@ func TestCancelDuringPublishDoesNoCorpusWork(t *testing.T) {
 		builds.Add(1)
 		return storedModel(c, pr)
 	}
-	r := testrelay.New(testrelay.Config{OKDelay: 2 * time.Millisecond})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{OKDelay: 2 * time.Millisecond})
 	guard, stop := context.WithTimeout(context.Background(), 2*time.Minute) // hang guard only
 	defer stop()
 	p := corpus.Params{Seed: 5, Events: 1500, Authors: 20, AvgSize: 200, Spread: corpus.DefaultSpread,

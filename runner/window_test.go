@@ -22,8 +22,7 @@ var busyNote = regexp.MustCompile(`relay kept ([0-9.]+) cores busy|relay ([0-9.]
 // "cores busy" note of a relay that keeps one core busy says one core.
 func TestPhaseResourcesCoverTheirTimedWindow(t *testing.T) {
 	const delay = 700 * time.Millisecond
-	r := testrelay.New(testrelay.Config{ConnectDelay: delay})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{ConnectDelay: delay})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := corpus.Generate(ctx, corpus.Params{Seed: 3, Events: 200, Authors: 10, AvgSize: 200,

@@ -37,7 +37,7 @@ func TestBurstQueueingRelay(t *testing.T) {
 	// One worker spending 500 µs per event: a burst of 100 queues for
 	// 50 ms, so burst latency is high by construction and the background
 	// recovers only after the queue drains.
-	r := startRelay(t, testrelay.Config{Workers: 1, ProcessingTime: 500 * time.Microsecond})
+	r := testrelay.Start(t, testrelay.Config{Workers: 1, ProcessingTime: 500 * time.Microsecond})
 	ph, err := Burst(testCtx(t), r.URL(), testKeys(t), BurstOptions{Bursts: 2, BurstSize: 100, Every: 600 * time.Millisecond, Connections: 2, BetweenRate: 100, Size: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ var smallBurst = BurstOptions{Base: Base{Timeout: 400 * time.Millisecond}, Burst
 func runBurst(t *testing.T, cfg testrelay.Config, o BurstOptions) results.Phase {
 	t.Helper()
 	cfg.Verify = true
-	r := startRelay(t, cfg)
+	r := testrelay.Start(t, cfg)
 	ph, err := Burst(testCtx(t), r.URL(), testKeys(t), o)
 	if err != nil {
 		t.Fatal(err)

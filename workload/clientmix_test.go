@@ -119,7 +119,7 @@ func TestClientMixEmbeddedRelay(t *testing.T) {
 // A relay that answers OK but drops every 7th event: the shapes' answers
 // miss accepted events, and verification fails.
 func TestClientMixDroppedEventsFail(t *testing.T) {
-	r := startRelay(t, testrelay.Config{DropEvery: 7})
+	r := testrelay.Start(t, testrelay.Config{DropEvery: 7})
 	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 45, Shapes: ClientShapes})
 	v := q.Verification
 	if v.Missing == 0 || v.Passed {
@@ -236,11 +236,11 @@ func TestClientShapesSendSeveralFilters(t *testing.T) {
 // in the home shape (whose filters overlap), and only there: nothing is
 // missing or extra.
 func TestClientMixUnionOnce(t *testing.T) {
-	r := startRelay(t, testrelay.Config{})
+	r := testrelay.Start(t, testrelay.Config{})
 	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 45, Shapes: ClientShapes, Name: "clients"})
 	wantClientPhase(t, q, 45)
 
-	r = startRelay(t, testrelay.Config{UnionDuplicates: true})
+	r = testrelay.Start(t, testrelay.Config{UnionDuplicates: true})
 	_, q = publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 45, Shapes: ClientShapes, Name: "clients"})
 	v := q.Verification
 	if v.Passed || v.Duplicated == 0 || v.Missing != 0 || v.Extra != 0 || v.NotMatching != 0 {
@@ -280,7 +280,7 @@ func TestSubIDsReusedWhenSettled(t *testing.T) {
 // with one shape whose REQs follow each other.
 func TestClientMixReusedIDsKeepStraysOut(t *testing.T) {
 	for _, shapes := range [][]string{ClientShapes, {"home"}} {
-		r := startRelay(t, testrelay.Config{UnsolicitedEvents: true})
+		r := testrelay.Start(t, testrelay.Config{UnsolicitedEvents: true})
 		_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 27, Shapes: shapes, Name: "clients"})
 		if v := q.Verification; v == nil || !v.Passed || v.Checked != 27 {
 			t.Fatalf("%v: verification %+v", shapes, v)

@@ -168,7 +168,7 @@ func (rc relayCase) start(t *testing.T) (string, *testrelay.Relay) {
 	if rc.embedded {
 		return embeddedURL(t, "native"), nil
 	}
-	r := startRelay(t, rc.cfg)
+	r := testrelay.Start(t, rc.cfg)
 	return r.URL(), r
 }
 

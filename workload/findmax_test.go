@@ -16,7 +16,7 @@ import (
 // overshoot). The search must land within a generous band of that.
 func TestFindMaxFindsTestRelayCapacity(t *testing.T) {
 	const capacity = 400.0
-	r := startRelay(t, testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
+	r := testrelay.Start(t, testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
 	var progress bytes.Buffer
 	ph, res, err := FindMax(testCtx(t), r.URL(), smallCorpus(t), FindMaxOptions{
 		Load:      LoadOptions{Pool: 64, Connections: 4, Size: 100, MaxLateness: 500 * time.Millisecond},
@@ -87,7 +87,7 @@ func checkFindMaxAccount(t *testing.T, ph results.Phase) results.Account {
 // judged (no failed step blamed on the relay), its work is cancelled, and
 // the judge says interrupted.
 func TestFindMaxCancelledMidSearch(t *testing.T) {
-	r := startRelay(t, testrelay.Config{})
+	r := testrelay.Start(t, testrelay.Config{})
 	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= 75 })
 	ph, res, err := FindMax(ctx, r.URL(), smallCorpus(t), FindMaxOptions{
 		Load:      LoadOptions{Pool: 64, Connections: 2, Size: 100, MaxLateness: 20 * time.Second},
@@ -115,7 +115,7 @@ func TestFindMaxCancelledMidSearch(t *testing.T) {
 // A relay that answers nothing stops the search at its first step, with
 // one Aborted line.
 func TestFindMaxRelayStallsAborts(t *testing.T) {
-	r := startRelay(t, testrelay.Config{NeverOK: true})
+	r := testrelay.Start(t, testrelay.Config{NeverOK: true})
 	ph, res, err := FindMax(testCtx(t), r.URL(), smallCorpus(t), FindMaxOptions{
 		Load:      LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pool: 10, Connections: 2, Size: 100, MaxLateness: 50 * time.Millisecond},
 		StartRate: 100, StepDuration: 20 * time.Second,

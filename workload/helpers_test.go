@@ -68,14 +68,6 @@ func all(c *corpus.Corpus) []int {
 // when the test ends.
 var embeddedURL = testkit.EmbeddedURL
 
-// startRelay starts a test relay with cfg, closed when the test ends.
-func startRelay(t testing.TB, cfg testrelay.Config) *testrelay.Relay {
-	t.Helper()
-	r := testrelay.New(cfg)
-	t.Cleanup(r.Close)
-	return r
-}
-
 // testCtx is a test's context: a hang guard, cancelled when the test ends.
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -114,7 +106,7 @@ func cancelWhen(t *testing.T, cond func() bool) context.Context {
 func runCancelled(t *testing.T, cfg testrelay.Config, n int, run func(ctx context.Context, url string) (results.Phase, error)) results.Phase {
 	t.Helper()
 	cfg.Verify = true
-	r := startRelay(t, cfg)
+	r := testrelay.Start(t, cfg)
 	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= n })
 	stamp := make(chan time.Time, 1)
 	go func() { <-ctx.Done(); stamp <- time.Now() }()

@@ -39,7 +39,7 @@ func TestLifecycleEmbedded(t *testing.T) {
 func TestLifecycleMisbehaving(t *testing.T) {
 	// Dropped events are OKed but never stored nor delivered: they must be
 	// reported as never delivered and never found, within the bounds.
-	r := startRelay(t, testrelay.Config{DropEvery: 4, DelayDeliveries: 20 * time.Millisecond})
+	r := testrelay.Start(t, testrelay.Config{DropEvery: 4, DelayDeliveries: 20 * time.Millisecond})
 	ph, err := Lifecycle(testCtx(t), r.URL(), testKeys(t), LifecycleOptions{Base: Base{Timeout: 300 * time.Millisecond}, Events: 8, Size: 100, ReadTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestLifecycleMisbehaving(t *testing.T) {
 func runLifecycle(t *testing.T, cfg testrelay.Config, o LifecycleOptions) results.Phase {
 	t.Helper()
 	cfg.Verify = true
-	r := startRelay(t, cfg)
+	r := testrelay.Start(t, cfg)
 	if o.Size == 0 {
 		o.Size = 100
 	}
@@ -268,7 +268,7 @@ func TestLifecycleRelayDies(t *testing.T) {
 // at once, with one line; the invalid answers fail verification (exit 3).
 // Asserted on the REQs the relay got, not on time.
 func TestLifecycleInvalidAnswersStopEarly(t *testing.T) {
-	r := startRelay(t, testrelay.Config{Verify: true, InvalidEvery: 1})
+	r := testrelay.Start(t, testrelay.Config{Verify: true, InvalidEvery: 1})
 	// Generous timeouts: hang guards only, so a loaded machine times
 	// nothing out before the run of wrong answers stops the phase.
 	o := LifecycleOptions{Base: Base{Timeout: 20 * time.Second}, Size: 100, Events: 30, ReadTimeout: 60 * time.Second}

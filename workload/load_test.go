@@ -322,7 +322,7 @@ func TestLoadConnLost(t *testing.T) {
 // are cancelled, at once (not after the minute-long timeout), nothing is
 // blamed on the relay, and the judge says interrupted.
 func TestLoadCancelledMidPhase(t *testing.T) {
-	r := startRelay(t, testrelay.Config{NeverOK: true})
+	r := testrelay.Start(t, testrelay.Config{NeverOK: true})
 	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= 10 })
 	start := time.Now()
 	ph, err := Load(ctx, r.URL(), smallCorpus(t), LoadOptions{Base: Base{Timeout: time.Minute}, Pattern: constant(t, 100, 30*time.Second), Pool: 10, Size: 100,
@@ -348,7 +348,7 @@ func TestLoadCancelledMidPhase(t *testing.T) {
 // The same for queries (one goroutine per op waiting for EOSE).
 func TestLoadQueryCancelledMidPhase(t *testing.T) {
 	c := smallCorpus(t)
-	r := startRelay(t, testrelay.Config{NoEOSE: true})
+	r := testrelay.Start(t, testrelay.Config{NoEOSE: true})
 	r.Add(c.Events...)
 	ctx := cancelWhen(t, func() bool { return r.Stats().REQs >= 10 })
 	ph, err := Load(ctx, r.URL(), c, LoadOptions{Base: Base{Timeout: time.Minute}, Kind: LoadQuery, Pattern: constant(t, 100, 30*time.Second), Pool: 10,
@@ -394,7 +394,7 @@ func TestLoadClientDropsAreNotRun(t *testing.T) {
 // in one outcome (checkBalance).
 func runLoad(t *testing.T, cfg testrelay.Config, o LoadOptions) (results.Phase, *testrelay.Relay) {
 	t.Helper()
-	r, c := startRelay(t, cfg), smallCorpus(t)
+	r, c := testrelay.Start(t, cfg), smallCorpus(t)
 	if o.Kind == LoadQuery || o.Kind == LoadMixed {
 		r.Add(c.Events...)
 	}

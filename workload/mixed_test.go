@@ -74,7 +74,7 @@ var smallMixed = MixedOptions{Duration: 600 * time.Millisecond, PublishRate: 300
 // are drawn from.
 func runMixed(t *testing.T, cfg testrelay.Config, o MixedOptions) (results.Phase, *testrelay.Relay) {
 	t.Helper()
-	r, c := startRelay(t, cfg), testKeys(t)
+	r, c := testrelay.Start(t, cfg), testKeys(t)
 	r.Add(c.Events...)
 	ph, err := Mixed(testCtx(t), r.URL(), c, o)
 	if err != nil {

@@ -124,7 +124,7 @@ func TestNegentropyEmbeddedRelay(t *testing.T) {
 // (or serves no NIP-11 document) skips the workload with one note and no
 // operations.
 func TestNegentropySkipsWithoutNIP77(t *testing.T) {
-	tr := startRelay(t, testrelay.Config{})
+	tr := testrelay.Start(t, testrelay.Config{})
 	info, _, err := nip11.Fetch(testCtx(t), tr.URL())
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ func TestPublishWaitEveryOKMatchedBothReaders(t *testing.T) {
 	if maxEventSize(small, nil) > sharedWaitMax || maxEventSize(large, nil) <= sharedWaitMax {
 		t.Fatalf("corpora do not cover both readers: max sizes %d and %d", maxEventSize(small, nil), maxEventSize(large, nil))
 	}
-	r := startRelay(t, testrelay.Config{})
+	r := testrelay.Start(t, testrelay.Config{})
 	for name, c := range map[string]*corpus.Corpus{"shared readers": small, "reader goroutines": large} {
 		pr, err := Publish(testCtx(t), r.URL(), c, nil, PublishOptions{Base: Base{Timeout: 10 * time.Second}, Connections: 3, Mode: ModeWait})
 		if err != nil {

@@ -134,7 +134,7 @@ func TestSubscribeManySubscribersTwoSourceAddrs(t *testing.T) {
 
 // The connections of a dialMany really come from each source address.
 func TestDialManySourceAddrs(t *testing.T) {
-	r := startRelay(t, testrelay.Config{})
+	r := testrelay.Start(t, testrelay.Config{})
 	addrs := []net.IP{net.IPv4(127, 0, 0, 2).To4(), net.IPv4(127, 0, 0, 3).To4()}
 	conns, err := dialMany(testCtx(t), r.URL(), 6, wire.Options{}, addrs)
 	if err != nil {

@@ -408,7 +408,7 @@ var subHonest = SubscribeOptions{Base: Base{Timeout: 5 * time.Second}, Subscribe
 
 func runSubscribe(t *testing.T, cfg testrelay.Config, o SubscribeOptions) (results.Phase, *testrelay.Relay) {
 	t.Helper()
-	r := startRelay(t, cfg)
+	r := testrelay.Start(t, cfg)
 	ph, err := Subscribe(testCtx(t), r.URL(), testKeys(t), o)
 	if err != nil {
 		t.Fatal(err)

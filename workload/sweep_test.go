@@ -67,7 +67,7 @@ func TestSweepPhasesCarryAccounts(t *testing.T) {
 	// size's 20 deliveries, 7 of the second's (never the last one, whose
 	// second copy could come after the phase ended). Duplicates are counted,
 	// never credited.
-	r := startRelay(t, testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3})
+	r := testrelay.Start(t, testrelay.Config{Verify: true, DuplicateDeliveriesEvery: 3})
 	phases, err := Sweep(testCtx(t), r.URL(), testKeys(t), SweepOptions{Sizes: []int{100, 300}, Events: 20, Mode: ModeWait, Grace: 500 * time.Millisecond})
 	if err != nil || len(phases) != 2 {
 		t.Fatalf("err %v, %d phases", err, len(phases))

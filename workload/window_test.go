@@ -21,7 +21,7 @@ const connectDelay = 700 * time.Millisecond
 func TestResourcesCoverTheTimedWindow(t *testing.T) {
 	c := testKeys(t)
 	relay := func(t *testing.T) *testrelay.Relay {
-		r := startRelay(t, testrelay.Config{ConnectDelay: connectDelay})
+		r := testrelay.Start(t, testrelay.Config{ConnectDelay: connectDelay})
 		return r
 	}
 	t.Run("publish+query", func(t *testing.T) {

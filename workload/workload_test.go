@@ -64,7 +64,7 @@ func TestPublishAndQueryEmbeddedRelay(t *testing.T) {
 }
 
 func TestSilentDropsAreMissing(t *testing.T) {
-	r := startRelay(t, testrelay.Config{DropEvery: 7})
+	r := testrelay.Start(t, testrelay.Config{DropEvery: 7})
 	pr, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 500})
 	if pr.Phase.Counts["accepted"] != int64(len(smallCorpus(t).Events)) {
 		t.Fatalf("the relay said OK to all; accepted %d", pr.Phase.Counts["accepted"])
@@ -75,7 +75,7 @@ func TestSilentDropsAreMissing(t *testing.T) {
 }
 
 func TestRefusalsClassifiedAndNotExpected(t *testing.T) {
-	r := startRelay(t, testrelay.Config{RefuseEvery: 4, RefuseReason: "rate-limited: slow down"})
+	r := testrelay.Start(t, testrelay.Config{RefuseEvery: 4, RefuseReason: "rate-limited: slow down"})
 	pr, q := publishAndQuery(t, r.URL(), ModeWait, QueryOptions{Limit: 500})
 	n := int64(len(smallCorpus(t).Events))
 	p := pr.Phase
@@ -93,13 +93,13 @@ func TestRefusalsClassifiedAndNotExpected(t *testing.T) {
 }
 
 func TestAnswersOutsideFilterAndInvalid(t *testing.T) {
-	r := startRelay(t, testrelay.Config{ExtraEvents: 2})
+	r := testrelay.Start(t, testrelay.Config{ExtraEvents: 2})
 	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{})
 	if q.Verification.NotMatching == 0 || q.Verification.Passed {
 		t.Fatalf("events outside the filter not detected: %+v", q.Verification)
 	}
 
-	r2 := startRelay(t, testrelay.Config{InvalidEvery: 5})
+	r2 := testrelay.Start(t, testrelay.Config{InvalidEvery: 5})
 	_, q2 := publishAndQuery(t, r2.URL(), ModePipeline, QueryOptions{})
 	if q2.Verification.Invalid == 0 || q2.Verification.Passed {
 		t.Fatalf("invalid events not detected: %+v", q2.Verification)
@@ -107,7 +107,7 @@ func TestAnswersOutsideFilterAndInvalid(t *testing.T) {
 }
 
 func TestNoEOSEIsAFailureNotAHang(t *testing.T) {
-	r := startRelay(t, testrelay.Config{NoEOSE: true})
+	r := testrelay.Start(t, testrelay.Config{NoEOSE: true})
 	start := time.Now()
 	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Base: Base{Timeout: 300 * time.Millisecond}, Queries: 6})
 	// Three queries in a row without EOSE stop the phase; the rest is not
@@ -126,7 +126,7 @@ func TestNoEOSEIsAFailureNotAHang(t *testing.T) {
 }
 
 func TestDelayedOKsShowInLatency(t *testing.T) {
-	r := startRelay(t, testrelay.Config{OKDelay: 40 * time.Millisecond})
+	r := testrelay.Start(t, testrelay.Config{OKDelay: 40 * time.Millisecond})
 	p := publishFirst(t, r.URL(), 40, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 4, Mode: ModeWait})
 	if p50 := p.Latency["ok"].Percentiles["50"]; p50 < int64(40*time.Millisecond) {
 		t.Fatalf("OK p50 %v below the relay's 40ms delay", time.Duration(p50))
@@ -134,7 +134,7 @@ func TestDelayedOKsShowInLatency(t *testing.T) {
 }
 
 func TestNeverOKTimesOut(t *testing.T) {
-	r := startRelay(t, testrelay.Config{NeverOK: true})
+	r := testrelay.Start(t, testrelay.Config{NeverOK: true})
 	for _, mode := range []string{ModeWait, ModePipeline} {
 		p := publishFirst(t, r.URL(), 20, PublishOptions{Base: Base{Timeout: 300 * time.Millisecond}, Connections: 2, Mode: mode})
 		// The phase stops early (a few timeouts in a row, nothing answered)
@@ -152,7 +152,7 @@ func TestNeverOKTimesOut(t *testing.T) {
 }
 
 func TestGarbageFramesCounted(t *testing.T) {
-	r := startRelay(t, testrelay.Config{GarbageEvery: 3})
+	r := testrelay.Start(t, testrelay.Config{GarbageEvery: 3})
 	p := publishFirst(t, r.URL(), 60, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: ModePipeline})
 	if p.Counts["malformed_frames"] == 0 || len(p.Errors) == 0 {
 		t.Fatalf("garbage not reported: counts %v errors %v", p.Counts, p.Errors)
@@ -163,7 +163,7 @@ func TestGarbageFramesCounted(t *testing.T) {
 }
 
 func TestConnectionDropsReported(t *testing.T) {
-	r := startRelay(t, testrelay.Config{CloseAfter: 25})
+	r := testrelay.Start(t, testrelay.Config{CloseAfter: 25})
 	for _, mode := range []string{ModeWait, ModePipeline} {
 		p := publishFirst(t, r.URL(), 200, PublishOptions{Base: Base{Timeout: 2 * time.Second}, Connections: 2, Mode: mode})
 		lost := p.Counts["failed"] + p.Counts["not_sent"] + p.Counts["timed_out"]
@@ -244,7 +244,7 @@ func TestShapesMatchSomething(t *testing.T) {
 func TestForeignOKsAreAViolation(t *testing.T) {
 	for _, mode := range []string{ModeWait, ModePipeline} {
 		t.Run(mode, func(t *testing.T) {
-			r := startRelay(t, testrelay.Config{ForeignOKEvery: 3})
+			r := testrelay.Start(t, testrelay.Config{ForeignOKEvery: 3})
 			p := publishFirst(t, r.URL(), 60, PublishOptions{Base: Base{Timeout: 5 * time.Second}, Connections: 2, Mode: mode})
 			// Each connection reads every foreign OK sent before its last real one.
 			if p.Counts["foreign_oks"] == 0 || p.Counts["late_oks"] != 0 || p.Counts["accepted"] != 60 {
@@ -260,7 +260,7 @@ func TestForeignOKsAreAViolation(t *testing.T) {
 // OKs that come after their events timed out are late, never foreign,
 // however the timing falls (they may also beat the expiry and be accepted).
 func TestLateOKsAreNotAViolation(t *testing.T) {
-	r := startRelay(t, testrelay.Config{OKDelay: 60 * time.Millisecond})
+	r := testrelay.Start(t, testrelay.Config{OKDelay: 60 * time.Millisecond})
 	p := publishFirst(t, r.URL(), 8, PublishOptions{Base: Base{Timeout: 40 * time.Millisecond}, Connections: 1, Mode: ModeWait})
 	if p.Counts["foreign_oks"] != 0 || p.Counts["late_oks"] > p.Counts["timed_out"] {
 		t.Fatalf("counts %v: a late OK is never foreign, and each belongs to a timed-out event", p.Counts)
@@ -274,7 +274,7 @@ func TestLateOKsAreNotAViolation(t *testing.T) {
 // the publish and the query phase alike; events after a CLOSE are only
 // named, and neither reaches an answer.
 func TestUnsolicitedEventsAreAViolation(t *testing.T) {
-	r := startRelay(t, testrelay.Config{UnsolicitedEvents: true})
+	r := testrelay.Start(t, testrelay.Config{UnsolicitedEvents: true})
 	pr, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 50, Queries: 10})
 	p := pr.Phase
 	if p.Counts["unsolicited_events"] == 0 {
@@ -297,7 +297,7 @@ func TestUnsolicitedEventsAreAViolation(t *testing.T) {
 // cap: each query is refused "answer over cap", none is verified (neither
 // passed nor wrong), and the phase is incomplete, not failed.
 func TestEndlessAnswersAreCutAtTheCap(t *testing.T) {
-	r := startRelay(t, testrelay.Config{EndlessAnswers: true})
+	r := testrelay.Start(t, testrelay.Config{EndlessAnswers: true})
 	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Limit: 10, Queries: 6})
 	a := q.Account(results.OpQuery)
 	if a == nil || a.Refused != 6 || a.RefusedBy[outcome.OverCap] != 6 || !a.Balanced() {

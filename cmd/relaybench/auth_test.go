@@ -220,8 +220,7 @@ func TestAuthEveryWorkloadThroughGate(t *testing.T) {
 // returns the gate, the run and its results file.
 func gatedRun(t *testing.T, bin, cache string, refuseAuth bool, args ...string) (*authGate, cliResult, *results.File) {
 	t.Helper()
-	r := testrelay.New(testrelay.Config{Verify: true})
-	t.Cleanup(r.Close)
+	r := testrelay.Start(t, testrelay.Config{Verify: true})
 	g := newAuthGate(t, r.URL(), refuseAuth)
 	res, f := runAgainst(t, bin, g.url, cache, args, "--quiet")
 	return g, res, f
@@ -298,8 +297,7 @@ func TestAuthKeyFlag(t *testing.T) {
 	}
 
 	bin := relaybenchBin(t)
-	r := testrelay.New(testrelay.Config{Verify: true})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{Verify: true})
 	g := newAuthGate(t, r.URL(), false)
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")

@@ -80,8 +80,7 @@ func TestConformanceEmbedded(t *testing.T) {
 // results with its evidence.
 func TestConformanceBrokenMUST(t *testing.T) {
 	integration(t)
-	r := testrelay.New(testrelay.Config{SameIDNoReplace: true})
-	t.Cleanup(r.Close)
+	r := testrelay.Start(t, testrelay.Config{SameIDNoReplace: true})
 	res, f := runConformance(t, "--relay", r.URL())
 	if res.code != judge.WrongAnswers {
 		t.Errorf("exit %d, want 3\n%s", res.code, lastLines(res.stdout+res.stderr, 30))
@@ -149,8 +148,7 @@ func TestConformanceUnderLoad(t *testing.T) {
 // in the results (2), and a wrong answer comes first (3).
 func TestConformanceThreshold(t *testing.T) {
 	integration(t)
-	honest := testrelay.New(testrelay.Config{})
-	t.Cleanup(honest.Close)
+	honest := testrelay.Start(t, testrelay.Config{})
 	only := []string{"--relay", honest.URL(), "--check", "req.limit-zero,req.multi-filter-union"}
 	res, f := runConformance(t, append(only, "--threshold", "conformance.req.limit-zero==pass", "--threshold", "conformance.failed==0")...)
 	if res.code != judge.Passed || len(f.Thresholds) != 2 || !f.Thresholds[0].Passed || !f.Thresholds[1].Passed {
@@ -167,8 +165,7 @@ func TestConformanceThreshold(t *testing.T) {
 	if res.code != judge.Usage || !strings.Contains(res.stderr, "conformance.req.limit-zero") {
 		t.Errorf("exit %d, want 2 naming the checks there are\n%s", res.code, lastLines(res.stderr, 10))
 	}
-	broken := testrelay.New(testrelay.Config{SameIDNoReplace: true})
-	t.Cleanup(broken.Close)
+	broken := testrelay.Start(t, testrelay.Config{SameIDNoReplace: true})
 	res, f = runConformance(t, "--relay", broken.URL(), "--check", "req.same-id-replaces", "--threshold", "conformance.req.same-id-replaces==fail")
 	if res.code != judge.WrongAnswers || len(f.Thresholds) != 1 || !f.Thresholds[0].Passed {
 		t.Errorf("exit %d, thresholds %+v", res.code, f.Thresholds)
@@ -193,8 +190,7 @@ func TestConformanceFlags(t *testing.T) {
 func TestConformanceReportsEscape(t *testing.T) {
 	integration(t)
 	reason := "blocked: <script>alert(1)</script> | `tick` [x](javascript:1) \x1b[31mRED\u202e\r\n# head"
-	r := testrelay.New(testrelay.Config{RefuseEvery: 1, RefuseReason: reason})
-	t.Cleanup(r.Close)
+	r := testrelay.Start(t, testrelay.Config{RefuseEvery: 1, RefuseReason: reason})
 	junit := filepath.Join(t.TempDir(), "j.xml")
 	res, f := runConformance(t, "--relay", r.URL(), "--check", "req.multi-filter-union,req.ids-and-conditions", "--junit", junit)
 	if res.code != judge.Incomplete {
@@ -262,8 +258,7 @@ func TestConformanceReportsEscape(t *testing.T) {
 // the comparison exit 3, naming it.
 func TestConformanceCompare(t *testing.T) {
 	integration(t)
-	broken := testrelay.New(testrelay.Config{SameIDNoReplace: true})
-	t.Cleanup(broken.Close)
+	broken := testrelay.Start(t, testrelay.Config{SameIDNoReplace: true})
 	res, f, out := runRecorded(t, relaybenchBin(t), "compare", "--relays", "khatru-native,"+broken.URL(), "--events", "200", "--queries", "10",
 		"--anchor", testAnchor, "--conformance", "--check", "req.same-id-replaces,req.limit-zero", "--check-timeout", checkTimeout,
 		"--cache-dir", t.TempDir())
@@ -324,8 +319,7 @@ func TestConformanceUnreachable(t *testing.T) {
 func TestConformanceAuth(t *testing.T) {
 	integration(t)
 	const skHex = "67dea2ed018072d675f5415ecfaed7d2597555e202d85b3d65ea4e58d2d92ffa"
-	r := testrelay.New(testrelay.Config{Verify: true})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{Verify: true})
 	g := newAuthGate(t, r.URL(), false)
 	res, f := runConformance(t, "--relay", g.url, "--auth-key", skHex)
 	for _, c := range f.Runs[0].Conformance {

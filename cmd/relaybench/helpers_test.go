@@ -542,8 +542,7 @@ func runAgainst(t *testing.T, bin, url, cache string, args []string, extra ...st
 // test ends), which it returns too.
 func runOnTestRelay(t *testing.T, bin, cache string, cfg testrelay.Config, args []string, extra ...string) (cliResult, *results.File, *testrelay.Relay) {
 	t.Helper()
-	r := testrelay.New(cfg)
-	t.Cleanup(r.Close)
+	r := testrelay.Start(t, cfg)
 	res, f := runAgainst(t, bin, r.URL(), cache, args, extra...)
 	return res, f, r
 }

@@ -230,8 +230,7 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 	}
 	for _, w := range workloadOrder {
 		t.Run(w, func(t *testing.T) {
-			r := testrelay.New(testrelay.Config{OKDelay: 5 * time.Millisecond})
-			defer r.Close()
+			r := testrelay.Start(t, testrelay.Config{OKDelay: 5 * time.Millisecond})
 			out := t.TempDir()
 			path := filepath.Join(out, "r.json")
 			args := append(append([]string{}, long[w]...), "--relay", r.URL(), "--cache-dir", cache, "--out", out, "--json", path, "--no-progress")

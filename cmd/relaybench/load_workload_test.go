@@ -18,8 +18,7 @@ func TestLoadAsWorkload(t *testing.T) {
 	if _, err := (workloadFlags{Workloads: []string{"load"}}).build(); err != nil {
 		t.Fatalf("load is not among the --workloads: %v", err)
 	}
-	r := testrelay.New(testrelay.Config{Verify: true})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{Verify: true})
 	crp, err := corpus.Load(context.Background(), corpus.Params{Events: 200, AvgSize: 256, Spread: 0.6, Seed: 3, Authors: 20, Anchor: 1793491200}, corpus.Options{CacheDir: "off"})
 	if err != nil {
 		t.Fatal(err)

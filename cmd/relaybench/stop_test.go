@@ -46,8 +46,7 @@ func hidden(dir string) []string {
 // signal is counted in runner's TestCancelDuringPublishDoesNoCorpusWork;
 // here the deadline is a hang guard only.
 func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
-	r := testrelay.New(testrelay.Config{OKDelay: 20 * time.Millisecond})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{OKDelay: 20 * time.Millisecond})
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")
 	p := startPublishing(t, r.URL(), out, "--json", path)
@@ -85,8 +84,7 @@ func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
 // visible results file — no empty one for `report DIR/*.json` to fail on —
 // and its hidden reservation goes at the next run in that folder.
 func TestSIGKILLLeavesNoResultsFile(t *testing.T) {
-	r := testrelay.New(testrelay.Config{OKDelay: 20 * time.Millisecond})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{OKDelay: 20 * time.Millisecond})
 	out := t.TempDir()
 	p := startPublishing(t, r.URL(), out)
 	p.kill()
@@ -97,8 +95,7 @@ func TestSIGKILLLeavesNoResultsFile(t *testing.T) {
 	if h := hidden(out); len(h) != 1 || !strings.HasSuffix(h[0], ".json.tmp") {
 		t.Fatalf("want the killed run's hidden reservation, got %v", h)
 	}
-	fast := testrelay.New(testrelay.Config{})
-	defer fast.Close()
+	fast := testrelay.Start(t, testrelay.Config{})
 	res := runBin(t, relaybenchBin(t), 2*time.Minute, "run", "--relay", fast.URL(), "--events", "20", "--queries", "2",
 		"--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--quiet")
 	if res.code != 0 {
@@ -158,8 +155,7 @@ func TestClosedStdoutSavesResultsAndStopsRelay(t *testing.T) {
 // written (a full disk), the verdict the summary prints is the real one —
 // an error, exit 1 — never "PASSED (exit 0)" followed by exit 1.
 func TestResultsWriteFailureIsTheVerdict(t *testing.T) {
-	r := testrelay.New(testrelay.Config{})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{})
 	defer func(w func(string, *results.File) error) { writeResults = w }(writeResults)
 	writeResults = func(string, *results.File) error {
 		return fmt.Errorf("write results: %w", syscall.ENOSPC)

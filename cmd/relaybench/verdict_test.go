@@ -18,8 +18,7 @@ import (
 // query.verification==passed fails, query.verification==not_verified
 // passes, the JUnit case fails, and the exit status is not 0.
 func TestEveryREQRefusedIsNotVerified(t *testing.T) {
-	r := testrelay.New(testrelay.Config{Verify: true, RefuseAllREQs: true})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{Verify: true, RefuseAllREQs: true})
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	res, f, _ := runRecorded(t, relaybenchBin(t), "run", "--events", "50", "--queries", "10", "--concurrency", "2", "--timeout", "1s", "--relay", r.URL(),
 		"--cache-dir", t.TempDir(), "--junit", junit,
@@ -71,8 +70,7 @@ func TestEveryREQRefusedIsNotVerified(t *testing.T) {
 // returns the exit status, the query phase's verification and stdout.
 func unknownRun(t *testing.T, cfg testrelay.Config, extra ...string) (int, *results.Verification, *testrelay.Relay, string) {
 	t.Helper()
-	r := testrelay.New(cfg)
-	t.Cleanup(r.Close)
+	r := testrelay.Start(t, cfg)
 	res, f, _ := runRecorded(t, relaybenchBin(t), append([]string{"run", "--events", "60", "--queries", "30", "--concurrency", "1", "--timeout", "1s",
 		"--anchor", testAnchor, "--relay", r.URL(), "--cache-dir", t.TempDir()}, extra...)...)
 	q := f.Runs[0].Phase("query")
@@ -163,8 +161,7 @@ func TestOverLimitAnswersNamedNotFailed(t *testing.T) {
 // Asserted on the REQs the relay got, never on time (the timeouts are
 // generous: only hang guards).
 func TestLifecycleAgainstCorruptRelayStopsEarly(t *testing.T) {
-	r := testrelay.New(testrelay.Config{Verify: true, InvalidEvery: 1})
-	defer r.Close()
+	r := testrelay.Start(t, testrelay.Config{Verify: true, InvalidEvery: 1})
 	res, f, _ := runRecorded(t, relaybenchBin(t), "lifecycle", "--timing-events", "30", "--timeout", "20s", "--read-timeout", "60s", "--relay", r.URL(),
 		"--cache-dir", t.TempDir())
 	if res.code != judge.WrongAnswers {

@@ -163,8 +163,7 @@ func validSig(ev *nostr.Event) bool {
 }
 
 func TestPublishQueryLive(t *testing.T) {
-	r := New(Config{Verify: true})
-	defer r.Close()
+	r := Start(t, Config{Verify: true})
 	pub, subc := dial(t, r), dial(t, r)
 	evs := events(t, 3)
 	for _, ev := range evs {
@@ -230,8 +229,7 @@ func TestMaxLimitAndNIP11(t *testing.T) {
 	if status, err := getNIP11(r, &doc); status != 200 || err != nil || doc.Limitation.MaxLimit != 3 {
 		t.Errorf("NIP-11 max_limit: got %d (HTTP %d, %v), want 3", doc.Limitation.MaxLimit, status, err)
 	}
-	r2 := New(Config{NoNIP11: true})
-	defer r2.Close()
+	r2 := Start(t, Config{NoNIP11: true})
 	if status, _ := getNIP11(r2, nil); status != 404 {
 		t.Errorf("NoNIP11: status %d", status)
 	}
@@ -254,8 +252,7 @@ func getNIP11(r *Relay, doc any) (int, error) {
 }
 
 func TestDropAndRefuse(t *testing.T) {
-	r := New(Config{DropEvery: 2, RefuseEvery: 3, RefuseReason: "rate-limited: slow down"})
-	defer r.Close()
+	r := Start(t, Config{DropEvery: 2, RefuseEvery: 3, RefuseReason: "rate-limited: slow down"})
 	c := dial(t, r)
 	evs := events(t, 6)
 	// 1 stored, 2 dropped, 3 refused, 4 dropped, 5 stored, 6 refused.
@@ -284,8 +281,7 @@ func TestDropAndRefuse(t *testing.T) {
 func TestOKDelayPipelines(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	const n = 10
-	r := New(Config{OKDelay: delay})
-	defer r.Close()
+	r := Start(t, Config{OKDelay: delay})
 	c := dial(t, r)
 	evs := events(t, n)
 	start := c.sendEvents(evs)
@@ -303,8 +299,7 @@ func TestOKDelayPipelines(t *testing.T) {
 }
 
 func TestNeverOK(t *testing.T) {
-	r := New(Config{NeverOK: true})
-	defer r.Close()
+	r := Start(t, Config{NeverOK: true})
 	c := dial(t, r)
 	ev := events(t, 1)[0]
 	c.send("EVENT", ev)
@@ -356,8 +351,7 @@ func TestInvalidEvents(t *testing.T) {
 }
 
 func TestNoEOSE(t *testing.T) {
-	r := New(Config{NoEOSE: true})
-	defer r.Close()
+	r := Start(t, Config{NoEOSE: true})
 	evs := events(t, 2)
 	r.Add(evs[0])
 	c := dial(t, r)
@@ -450,8 +444,7 @@ func TestDelayDeliveries(t *testing.T) {
 func TestCapacityQueues(t *testing.T) {
 	const pt = 50 * time.Millisecond
 	const workers, n = 2, 10
-	r := New(Config{ProcessingTime: pt, Workers: workers})
-	defer r.Close()
+	r := Start(t, Config{ProcessingTime: pt, Workers: workers})
 	c := dial(t, r)
 	evs := events(t, n)
 	start := c.sendEvents(evs)
@@ -499,8 +492,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // relay (closed when the test ends), the client and the event.
 func oneStored(t *testing.T, cfg Config) (*Relay, *client, *nostr.Event) {
 	t.Helper()
-	r := New(cfg)
-	t.Cleanup(r.Close)
+	r := Start(t, cfg)
 	stored := events(t, 1)[0]
 	r.Add(stored)
 	return r, dial(t, r), stored
@@ -511,8 +503,7 @@ func oneStored(t *testing.T, cfg Config) (*Relay, *client, *nostr.Event) {
 // and the events.
 func sentEvents(t *testing.T, cfg Config, n int) (*Relay, *client, []*nostr.Event) {
 	t.Helper()
-	r := New(cfg)
-	t.Cleanup(r.Close)
+	r := Start(t, cfg)
 	c := dial(t, r)
 	evs := events(t, n)
 	c.sendEvents(evs)
@@ -524,8 +515,7 @@ func sentEvents(t *testing.T, cfg Config, n int) (*Relay, *client, []*nostr.Even
 // the stored answer.
 func answered(t *testing.T, cfg Config, n int, sub string) (*Relay, *client, []*nostr.Event) {
 	t.Helper()
-	r := New(cfg)
-	t.Cleanup(r.Close)
+	r := Start(t, cfg)
 	r.Add(events(t, n)...)
 	c := dial(t, r)
 	c.send("REQ", sub, map[string]any{"kinds": []int{1}})
@@ -629,8 +619,7 @@ func TestInvalidDeliveries(t *testing.T) {
 }
 
 func TestWrongFilterDeliveries(t *testing.T) {
-	r := New(Config{WrongFilterDeliveriesEvery: 2})
-	defer r.Close()
+	r := Start(t, Config{WrongFilterDeliveriesEvery: 2})
 	c1, c2 := dial(t, r), dial(t, r)
 	filters := map[string]nostr.Filter{"k1": {Kinds: []int{1}}, "k2": {Kinds: []int{2}}, "k3": {Kinds: []int{3}}}
 	for _, sub := range []string{"k1", "k2"} {
@@ -830,8 +819,7 @@ func TestNoEOSEAfter(t *testing.T) {
 }
 
 func TestNeverOKAfter(t *testing.T) {
-	r := New(Config{NeverOKAfter: 2})
-	defer r.Close()
+	r := Start(t, Config{NeverOKAfter: 2})
 	c, c2 := dial(t, r), dial(t, r)
 	evs := events(t, 5)
 	for _, ev := range evs[:2] {
