@@ -32,7 +32,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/coder/websocket"
@@ -314,14 +313,6 @@ type Relay struct {
 
 	closeOnce sync.Once
 	killOnce  sync.Once
-}
-
-// Start starts a test relay on 127.0.0.1 for t, closed when t ends.
-func Start(t testing.TB, cfg Config) *Relay {
-	t.Helper()
-	r := New(cfg)
-	t.Cleanup(r.Close)
-	return r
 }
 
 // New starts a test relay on 127.0.0.1. Stop it with Close.
