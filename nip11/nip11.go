@@ -180,23 +180,27 @@ func (i *Info) SupportsNIP(n int) bool {
 	return false
 }
 
+// decode is raw decoded as a T, and whether it is one.
+func decode[T any](raw json.RawMessage) (T, bool) {
+	var v T
+	return v, json.Unmarshal(raw, &v) == nil
+}
+
 func asString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if s, ok := decode[string](raw); ok {
 		return s
 	}
-	var f float64
-	if json.Unmarshal(raw, &f) == nil {
+	if f, ok := decode[float64](raw); ok {
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return ""
 }
 
 func asInt(raw json.RawMessage) int {
-	var f float64
-	if json.Unmarshal(raw, &f) != nil {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+	f, ok := decode[float64](raw)
+	if !ok {
+		s, ok := decode[string](raw)
+		if !ok {
 			return 0
 		}
 		var err error
@@ -211,17 +215,14 @@ func asInt(raw json.RawMessage) int {
 }
 
 func asBool(raw json.RawMessage) bool {
-	var b bool
-	if json.Unmarshal(raw, &b) == nil {
+	if b, ok := decode[bool](raw); ok {
 		return b
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		b, _ = strconv.ParseBool(strings.TrimSpace(s))
+	if s, ok := decode[string](raw); ok {
+		b, _ := strconv.ParseBool(strings.TrimSpace(s))
 		return b
 	}
-	var f float64
-	if json.Unmarshal(raw, &f) == nil {
+	if f, ok := decode[float64](raw); ok {
 		return f != 0
 	}
 	return false
