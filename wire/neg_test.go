@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/nostr"
 )
 
@@ -50,28 +51,22 @@ func TestNegSession(t *testing.T) {
 			return
 		}
 		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			var msg []json.RawMessage
-			json.Unmarshal(data, &msg)
-			var label, id string
-			json.Unmarshal(msg[0], &label)
-			json.Unmarshal(msg[1], &id)
-			got <- []string{label, id, string(data)}
+		testkit.Frames(r.Context(), c, nil, func(f testkit.Frame) bool {
+			var id string
+			json.Unmarshal(f.Msg[1], &id)
+			got <- []string{f.Label, id, string(f.Raw)}
 			switch {
-			case label == "NEG-OPEN" && id == "a":
+			case f.Label == "NEG-OPEN" && id == "a":
 				c.Write(r.Context(), websocket.MessageText, []byte(`["NEG-MSG","a","6101"]`))
-			case label == "NEG-MSG" && id == "a":
+			case f.Label == "NEG-MSG" && id == "a":
 				c.Write(r.Context(), websocket.MessageText, []byte(`["NEG-ERR","a","blocked: too many records"]`))
-			case label == "NEG-OPEN" && id == "b":
+			case f.Label == "NEG-OPEN" && id == "b":
 				c.Write(r.Context(), websocket.MessageText, []byte(`["NEG-ERROR","b","CLOSED"]`))
-			case label == "NEG-CLOSE":
+			case f.Label == "NEG-CLOSE":
 				c.Write(r.Context(), websocket.MessageText, []byte(`["NEG-MSG","`+id+`","61"]`))
 			}
-		}
+			return true
+		})
 	}))
 	defer srv.Close()
 	cn, err := Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), Options{})
