@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
+
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
@@ -134,5 +136,118 @@ func TestEmbeddedNativeNIPChecks(t *testing.T) {
 		if c.Status != want {
 			t.Errorf("%s: %s, want %s", id, describe(c), want)
 		}
+	}
+}
+
+// countRelay is a fake NIP-45 relay: every EVENT is answered OK true, a
+// COUNT with a malformed filter ({"kinds":"one"}) gets malformed's answer,
+// any other COUNT ["COUNT",id,answer(number of filters)]; nothing else is
+// answered.
+func countRelay(t *testing.T, answer func(filters int) string, malformed func(id string) string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, msg, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var arr []json.RawMessage
+			var label, id string
+			if json.Unmarshal(msg, &arr) != nil || len(arr) < 2 || json.Unmarshal(arr[0], &label) != nil {
+				continue
+			}
+			var out string
+			switch label {
+			case "EVENT":
+				var ev struct{ ID string }
+				_ = json.Unmarshal(arr[1], &ev)
+				out = `["OK","` + ev.ID + `",true,""]`
+			case "COUNT":
+				_ = json.Unmarshal(arr[1], &id)
+				if strings.Contains(string(msg), `"kinds":"one"`) {
+					out = malformed(id)
+				} else {
+					out = `["COUNT","` + id + `",` + answer(len(arr)-2) + `]`
+				}
+			}
+			if out != "" && c.Write(r.Context(), websocket.MessageText, []byte(out)) != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// The NIP-45 checks against relays that answer COUNT wrong: a bare number
+// fails count-form, a union counted twice fails count-union (named when
+// marked approximate), a malformed COUNT refused with a NOTICE fails
+// refused-closed, with CLOSED without a prefix is named, with
+// CLOSED "invalid: …" passes.
+func TestNIP45Checks(t *testing.T) {
+	info := &nip11.Info{SupportedNIPs: []any{45.0}}
+	sum := func(bare bool, approx string) func(int) string {
+		return func(n int) string {
+			c := map[int]string{1: "3", 2: "5"}[n]
+			if bare {
+				return c
+			}
+			return `{"count":` + c + approx + `}`
+		}
+	}
+	notice := func(string) string { return `["NOTICE","COUNT processing failed"]` }
+	closed := func(reason string) func(string) string {
+		return func(id string) string { return `["CLOSED","` + id + `","` + reason + `"]` }
+	}
+	for _, tc := range []struct {
+		name                string
+		answer              func(int) string
+		malformed           func(string) string
+		form, union, refuse results.CheckStatus
+	}{
+		{"bare numbers, summed; NOTICE", sum(true, ""), notice, results.CheckFail, results.CheckFail, results.CheckFail},
+		{"summed, approximate; CLOSED without prefix", sum(false, `,"approximate":true`), closed("bad filter"), results.CheckPass, results.CheckNamed, results.CheckNamed},
+		{"summed; CLOSED invalid:", sum(false, ""), closed("invalid: bad filter"), results.CheckPass, results.CheckFail, results.CheckPass},
+	} {
+		got := runAll(t, countRelay(t, tc.answer, tc.malformed), info, "nip45.count-form", "nip45.count-union", "nip45.refused-closed")
+		for id, w := range map[string]results.CheckStatus{"nip45.count-form": tc.form, "nip45.count-union": tc.union, "nip45.refused-closed": tc.refuse} {
+			if c := got[id]; c.Status != w {
+				t.Errorf("%s: %s: %s, want %s", tc.name, id, describe(c), w)
+			}
+		}
+	}
+}
+
+// The test relay ignores search and does not speak NIP-77; told it
+// announces them: a search returns the event without the word (named,
+// NIP-50 matching is a SHOULD) while authors still hold (pass); a
+// NEG-OPEN is never answered (fail, the REQ after it was) and no
+// reconciliation ends (unknown).
+func TestNIP50AndNIP77OnRelayWithout(t *testing.T) {
+	r := testrelay.New(testrelay.Config{Verify: true})
+	t.Cleanup(r.Close) // after the parallel subtests
+	info := &nip11.Info{SupportedNIPs: []any{50.0, 77.0}}
+	want := map[string]results.CheckStatus{
+		"nip50.search-content":        results.CheckNamed,
+		"nip50.extension-ignored":     results.CheckNamed,
+		"nip50.search-and-conditions": results.CheckPass,
+		"nip77.neg-open-answered":     results.CheckFail,
+		"nip77.reconcile":             results.CheckUnknown,
+	}
+	for id, w := range want {
+		t.Run(id, func(t *testing.T) {
+			t.Parallel() // the NIP-77 ones wait a Timeout each
+			c := runAll(t, r.URL(), info, id)[id]
+			if c.Status != w {
+				t.Errorf("%s: %s, want %s", id, describe(c), w)
+			}
+			if id == "nip50.extension-ignored" && !strings.Contains(c.Detail, "the word alone returned it too") {
+				t.Errorf("%s: %q does not say the search ignores the word as well", id, c.Detail)
+			}
+		})
 	}
 }
