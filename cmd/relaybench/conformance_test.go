@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/relaybench/relaybench/conformance"
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
@@ -234,17 +234,7 @@ func TestConformanceReportsEscape(t *testing.T) {
 	if strings.Contains(outs["html"], "<script") {
 		t.Error("the HTML report holds the relay's tag raw")
 	}
-	rows, err := csv.NewReader(strings.NewReader(outs["csv"])).ReadAll()
-	if err != nil {
-		t.Fatalf("CSV does not parse: %v", err)
-	}
-	for _, row := range rows {
-		for _, cell := range row {
-			if cell != "" && strings.ContainsRune("=+@", rune(cell[0])) {
-				t.Errorf("CSV cell starts a formula: %s", cell)
-			}
-		}
-	}
+	testkit.WantInertCSV(t, strings.NewReader(outs["csv"]))
 	for _, line := range strings.Split(outs["md"], "\n") {
 		if strings.Contains(line, "<script") && !strings.HasPrefix(line, "- `") {
 			t.Errorf("Markdown holds the relay's tag outside a code span: %s", line)
