@@ -1,41 +1,19 @@
 package metrics
 
-import (
-	"sync"
-)
+import "github.com/relaybench/relaybench/internal/watch"
 
-// A watcher sees every series made while it is registered: a live view of
-// a run (package live) reads the latency histograms of its completed
+// watchers see every series made while they are registered: a live view
+// of a run (package live) reads the latency histograms of its completed
 // seconds as the run goes, under the series' own lock, by copy.
-var (
-	watchMu  sync.Mutex
-	watchers = map[int]func(*Series){}
-	watchID  int
-)
+var watchers watch.Set[*Series]
 
 // WatchSeries calls fn with every series NewSeries makes from now on,
 // until stop is called. fn runs on the goroutine calling NewSeries: it
 // must only keep the pointer and return.
-func WatchSeries(fn func(*Series)) (stop func()) {
-	watchMu.Lock()
-	watchID++
-	id := watchID
-	watchers[id] = fn
-	watchMu.Unlock()
-	return func() {
-		watchMu.Lock()
-		delete(watchers, id)
-		watchMu.Unlock()
-	}
-}
+func WatchSeries(fn func(*Series)) (stop func()) { return watchers.Add(fn) }
 
-func announce(s *Series) {
-	watchMu.Lock()
-	defer watchMu.Unlock()
-	for _, fn := range watchers {
-		fn(s)
-	}
-}
+// announce tells the watchers about a new series.
+func announce(s *Series) { watchers.Announce(s) }
 
 // NewCoarse returns an empty histogram of the series' precision (1 µs to
 // 60 s, 2 significant digits), to merge LatencySeconds into.
