@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
@@ -53,7 +54,7 @@ func (s *State) Tick() {
 	for i, w := range series {
 		next[i] = w.s.LatencySeconds(sec, w.next, now)
 	}
-	cpu, rss := cpuSecs(), selfRSS()
+	cpu, rss := cpuSecs(), sysinfo.RSS()
 	relayCPU, relayRSS, relayOK := procSample(int(s.relayPID.Load()))
 
 	s.mu.Lock()
@@ -234,20 +235,6 @@ func cpuSecs() float64 {
 }
 
 var pageSize = int64(os.Getpagesize())
-
-// selfRSS is this process's resident memory in bytes (0 if unknown).
-func selfRSS() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.ParseInt(f[1], 10, 64)
-	return n * pageSize
-}
 
 // procSample reads process pid's CPU seconds (its own and its reaped
 // children's) and resident memory from /proc; ok is false when there is

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -151,29 +152,12 @@ func dialMany(ctx context.Context, relayURL string, n int, o wire.Options, addrs
 	return conns, nil
 }
 
-// rssBytes is the process's resident memory now (Linux; 0 elsewhere).
-func rssBytes() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return pages * int64(os.Getpagesize())
-}
-
 // settledRSS collects garbage and returns the resident memory, so that two
 // readings differ by what is live.
 func settledRSS() int64 {
 	runtime.GC()
 	debug.FreeOSMemory()
-	return rssBytes()
+	return sysinfo.RSS()
 }
 
 // backlog samples how far behind the client's reads are: the bytes the

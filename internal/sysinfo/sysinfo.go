@@ -100,6 +100,24 @@ func VersionLine() string {
 	return line + " (" + strings.Join(parts, ", ") + ")"
 }
 
+// RSS is this process's resident memory now, in bytes (Linux; 0
+// elsewhere or when unknown).
+func RSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}
+
 // MemoryLimit is the memory this process may use, in bytes: the machine's
 // memory (MemTotal), or the container's cgroup limit when lower; 0 when
 // unknown.
