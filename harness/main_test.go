@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +22,8 @@ import (
 	"github.com/fiatjaf/eventstore/slicestore"
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
+
+	"github.com/relaybench/relaybench/internal/testkit"
 )
 
 // The test binary doubles as two helper programs, selected by its first
@@ -42,9 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(testHelper(os.Args[2], os.Args[3]))
 	}
 	code := m.Run()
-	if selfDir != "" {
-		os.RemoveAll(selfDir)
-	}
+	testkit.RemoveRelaybench()
 	os.Exit(code)
 }
 
@@ -134,7 +133,6 @@ func groupSpec(grace time.Duration) Spec {
 var (
 	selfOnce sync.Once
 	selfPath string
-	selfDir  string // holds the relaybench built for the tests
 )
 
 // selfBin returns a binary that implements "relay serve": $RELAYBENCH_TEST_BIN,
@@ -147,27 +145,17 @@ func selfBin(t *testing.T) string {
 			selfPath = bin // a relaybench binary built elsewhere
 			return
 		}
-		dir, err := os.MkdirTemp("", "relaybench-harness-test-")
-		selfDir = dir
+		bin, err := testkit.Relaybench()
 		if err == nil {
-			bin := filepath.Join(dir, "relaybench")
-			build := exec.Command("go", "build", "-o", bin, "./cmd/relaybench")
-			if testCgoStores {
-				build.Args = []string{"go", "build", "-tags=cgostores", "-o", bin, "./cmd/relaybench"}
+			if err = exec.Command(bin, "relay", "serve", "--help").Run(); err == nil {
+				selfPath = bin
+				return
 			}
-			build.Dir = ".."
-			out, err := build.CombinedOutput()
-			if err == nil {
-				if err = exec.Command(bin, "relay", "serve", "--help").Run(); err == nil {
-					selfPath = bin
-					return
-				}
-				err = errors.New("it has no 'relay serve' command yet")
-			} else {
-				err = fmt.Errorf("%v: %s", err, firstLine(string(out)))
-			}
-			fmt.Fprintf(os.Stderr, "harness tests: relaybench binary not usable (%v); using the test binary's own khatru relay\n", err)
+			err = errors.New("it has no 'relay serve' command yet")
+		} else {
+			err = errors.New(firstLine(err.Error()))
 		}
+		fmt.Fprintf(os.Stderr, "harness tests: relaybench binary not usable (%v); using the test binary's own khatru relay\n", err)
 		selfPath, _ = os.Executable()
 	})
 	return selfPath

@@ -18,46 +18,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/results"
 )
 
 // The tests here run the real CLI (built once) with --web against the
 // embedded relay; RELAYBENCH_INTEGRATION=1 runs them (scripts/test does).
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-)
-
 func cliBin(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("RELAYBENCH_INTEGRATION") != "1" {
 		t.Skip("set RELAYBENCH_INTEGRATION=1 (scripts/test does) to run the CLI with --web")
 	}
-	cliOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "relaybench-live-bin-")
-		if err != nil {
-			cliErr = err
-			return
-		}
-		cliPath = filepath.Join(dir, "relaybench")
-		out, err := exec.Command("go", "build", "-o", cliPath, "../cmd/relaybench").CombinedOutput()
-		if err != nil {
-			cliErr = fmt.Errorf("%v: %s", err, out)
-		}
-	})
-	if cliErr != nil {
-		t.Fatalf("build relaybench: %v", cliErr)
+	bin, err := testkit.Relaybench()
+	if err != nil {
+		t.Fatalf("build relaybench: %v", err)
 	}
-	return cliPath
+	return bin
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if cliPath != "" {
-		os.RemoveAll(filepath.Dir(cliPath))
-	}
+	testkit.RemoveRelaybench()
 	os.Exit(code)
 }
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/results"
 )
@@ -31,33 +32,16 @@ func integration(t *testing.T) {
 	}
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// relaybenchBin builds the real binary once per test run: the harness starts
-// relays as "relaybench relay serve" children, which the test binary is not.
+// relaybenchBin is the real binary, built once per test run
+// (testkit.Relaybench): the harness starts relays as "relaybench relay
+// serve" children, which the test binary is not.
 func relaybenchBin(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "relaybench-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "relaybench")
-		out, err := exec.Command("go", append(append([]string{"build"}, buildTags()...), "-o", binPath, ".")...).CombinedOutput()
-		if err != nil {
-			binErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build relaybench: %v", binErr)
+	bin, err := testkit.Relaybench()
+	if err != nil {
+		t.Fatalf("build relaybench: %v", err)
 	}
-	return binPath
+	return bin
 }
 
 type cliResult struct {

@@ -2,16 +2,15 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/relaybench/relaybench/internal/testkit"
 )
 
 // TestMain removes the relaybench binary the tests built (relaybenchBin):
 // a test run leaves nothing in the temp dir.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	testkit.RemoveRelaybench()
 	os.Exit(code)
 }
