@@ -2,7 +2,6 @@ package live
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/results"
@@ -90,17 +89,9 @@ func (f phaseFigures) summary() PhaseSummary {
 
 // failureLine says what a failed verification found.
 func failureLine(phase string, v *results.Verification) string {
-	var parts []string
-	for _, c := range []struct {
-		n    int64
-		what string
-	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
+	faults := v.FaultCounts()
+	if faults == "" {
+		faults = "failed"
 	}
-	if len(parts) == 0 {
-		parts = append(parts, "failed")
-	}
-	return fmt.Sprintf("%s: %s (of %d answers checked)", phase, strings.Join(parts, ", "), v.Checked)
+	return fmt.Sprintf("%s: %s (of %d answers checked)", phase, faults, v.Checked)
 }

@@ -450,6 +450,15 @@ func (v *Verification) Settle() {
 // Faults names what failed verification, e.g. "3 missing, 1 invalid"
 // ("see the notes" when no count did).
 func (v *Verification) Faults() string {
+	if f := v.FaultCounts(); f != "" {
+		return f
+	}
+	return "see the notes"
+}
+
+// FaultCounts is the counts of what failed verification, e.g. "3 missing,
+// 1 invalid" ("" when every count is 0).
+func (v *Verification) FaultCounts() string {
 	var parts []string
 	for _, c := range []struct {
 		n    int64
@@ -458,9 +467,6 @@ func (v *Verification) Faults() string {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
 		}
-	}
-	if len(parts) == 0 {
-		return "see the notes"
 	}
 	return strings.Join(parts, ", ")
 }
