@@ -3,6 +3,8 @@ package live
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,7 +68,7 @@ func (s *State) latencyFamily(e *expo, base labels) {
 	e.family("relaybench_latency_seconds", "histogram", "Latency of the operations (ok: EVENT to OK, eose: REQ to EOSE, …; live: the phase in flight).")
 	for _, f := range s.phases {
 		l := f.labels(base)
-		for _, name := range sortedKeys(f.latency) {
+		for _, name := range slices.Sorted(maps.Keys(f.latency)) {
 			e.histogram("relaybench_latency_seconds", l.with("latency", name), f.latency[name])
 		}
 	}

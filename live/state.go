@@ -13,7 +13,6 @@ package live
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -280,16 +279,6 @@ func (s *State) Phases() []PhaseSummary {
 		out = append(out, f.summary())
 	}
 	return out
-}
-
-// sortedKeys is m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // elapsed is the seconds since the State started at mono time t.

@@ -3,8 +3,10 @@ package workload
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -809,7 +811,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	if a := ph.Account(results.OpSub); a != nil && a.Accepted < a.Requested {
 		notes = append(notes, fmt.Sprintf("subscriptions: %s; the deliveries they were owed are not run (%s)", outcome.Split(*a), whySubNotOpen))
 	}
-	for _, reason := range sortedReasons(t.refused) {
+	for _, reason := range slices.Sorted(maps.Keys(t.refused)) {
 		notes = append(notes, fmt.Sprintf("subscription refused: CLOSED: %s (%d×)", reason, t.refused[reason]))
 	}
 	if d := ph.Account(results.OpDelivery); d != nil && d.TimedOut > 0 {
@@ -850,15 +852,6 @@ func (r *subRun) loopNote() string {
 		return "closed loop: one EVENT in flight per publisher"
 	}
 	return fmt.Sprintf("closed loop, pipelined: up to %d unacknowledged EVENTs per publisher", r.o.Window)
-}
-
-func sortedReasons[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // subFilter is subscriber i's filter of the given kind.
