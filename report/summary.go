@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -631,6 +632,9 @@ func writeLatencies(w io.Writer, lat map[string]*results.Histogram) {
 func writeGroups(w io.Writer, p *results.Phase) {
 	if len(p.Groups) == 0 || p.Name == "sweep" {
 		return
+	}
+	if isBrief(w) && slices.ContainsFunc(p.Notes, isTableRow) {
+		return // the phase's own table of its groups (find-max's steps) is in its notes
 	}
 	t := groupTable(p.Name, []*relayRuns{{key: "-", runs: []*results.Run{{Phases: []results.Phase{*p}}}}})
 	if t == nil {

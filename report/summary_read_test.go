@@ -72,8 +72,14 @@ func TestSummaryNoMarkdownTable(t *testing.T) {
 			"| 500 | 499 | 8.85ms | pass |",
 			"| 1,000 | 947 | 112.07ms | FAIL: p99 112.07ms > 50ms |",
 			"the event account sums every step's"}}
+	p.Groups = []results.Group{{Name: "500/s", Counts: map[string]int64{"accepted": 500}}, {Name: "1,000/s", Counts: map[string]int64{"accepted": 1000}}}
 	for _, o := range []SummaryOptions{{}, {Brief: true}} {
 		s := summaryText(t, oneRun("find-max", nil, p), o)
+		// The steps once in the brief summary: the notes' table, not also
+		// the groups' (the full one has both).
+		if groups := strings.Contains(s, "Find-max by group:"); groups == o.Brief {
+			t.Errorf("brief %v: groups table shown %v:\n%s", o.Brief, groups, s)
+		}
 		if strings.Contains(s, "|") {
 			t.Errorf("brief %v: Markdown in the terminal summary:\n%s", o.Brief, s)
 		}
