@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -450,5 +451,45 @@ func BenchmarkTick(b *testing.B) {
 		b.StartTimer()
 		st.Tick()
 		_ = st.Exposition()
+	}
+}
+
+// TestCloseEndsAStreamWhoseReaderStopped: a page that opened /events and
+// never reads leaves the server blocked writing to it; Close must end that
+// write at once, not wait for its context (the process exits within a
+// second of Ctrl-C).
+func TestCloseEndsAStreamWhoseReaderStopped(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	st.SetRelay(strings.Repeat("x", 16<<20), 0) // a first event larger than any socket buffer
+	srv, err := Serve(st, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for {
+		st.mu.Lock()
+		n := len(st.subs)
+		st.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the page never subscribed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatalf("close waited for the stalled page until its deadline: %v", err)
 	}
 }

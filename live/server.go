@@ -60,7 +60,8 @@ type Server struct {
 	st    *State
 	srv   *http.Server
 	ln    net.Listener
-	quit  chan struct{}
+	quit  context.Context // done once Close began
+	stop  context.CancelFunc
 	wg    sync.WaitGroup
 	close sync.Once
 }
@@ -72,7 +73,8 @@ func Serve(st *State, addr string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--web %s: %w", addr, err)
 	}
-	s := &Server{st: st, ln: ln, quit: make(chan struct{})}
+	s := &Server{st: st, ln: ln}
+	s.quit, s.stop = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
 	mux.HandleFunc("GET /events", s.handleEvents)
@@ -95,7 +97,7 @@ func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.close.Do(func() {
-		close(s.quit)
+		s.stop() // ends every stream's write under way (streamWriter)
 		s.st.closeSubs()
 		err = s.srv.Shutdown(ctx)
 		if err != nil {
@@ -145,37 +147,73 @@ func securityHeaders(w http.ResponseWriter) {
 // handleEvents streams server-sent events: first the history so far, then
 // one event a second, then the end.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
-		return
-	}
 	first, ch := s.st.subscribe()
 	if ch != nil {
 		defer s.st.unsubscribe(ch)
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	writeEvent(w, first)
-	fl.Flush()
-	if ch == nil {
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w)}
+	defer context.AfterFunc(s.quit, sw.stop)()
+	if !sw.send(first) || ch == nil {
 		return // finished or closed: the first event said everything
 	}
-	rc := http.NewResponseController(w)
 	for {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-s.quit:
+		case <-s.quit.Done():
 			return
 		case msg, open := <-ch:
-			if !open {
+			if !open || !sw.send(msg) {
 				return
 			}
-			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second)) // a page that stops reading is dropped
-			writeEvent(w, msg)
-			fl.Flush()
 		}
+	}
+}
+
+// streamWriter writes a page's events, each within streamWriteTimeout (a
+// page that stops reading is dropped); stop ends the write under way and
+// every later one at once (Close).
+type streamWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	mu      sync.Mutex
+	stopped bool
+	writing bool
+}
+
+// streamWriteTimeout is how long a page may take to read one event.
+const streamWriteTimeout = 10 * time.Second
+
+// send writes one event and says whether the page is still there.
+func (sw *streamWriter) send(data []byte) bool {
+	sw.mu.Lock()
+	if sw.stopped {
+		sw.mu.Unlock()
+		return false
+	}
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	sw.writing = true
+	sw.mu.Unlock()
+	writeEvent(sw.w, data)
+	ok := sw.rc.Flush() == nil
+	sw.mu.Lock()
+	sw.writing = false
+	sw.mu.Unlock()
+	return ok
+}
+
+// stop makes the write under way fail now (a page that stopped reading)
+// and refuses later ones; a page between two events gets the end of the
+// stream.
+func (sw *streamWriter) stop() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.stopped = true
+	if sw.writing {
+		_ = sw.rc.SetWriteDeadline(time.Unix(1, 0))
 	}
 }
 
