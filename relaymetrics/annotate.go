@@ -2,7 +2,9 @@ package relaymetrics
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/relaybench/relaybench/internal/mono"
@@ -27,7 +29,11 @@ func (r *Recorder) Annotate(run *results.Run) {
 		if !ok || w.err != "" {
 			continue
 		}
-		ph.RelayMetrics = deltas(w.before, w.after)
+		var resets []string
+		ph.RelayMetrics, resets = deltas(w.before, w.after)
+		if len(resets) > 0 {
+			ph.Notes = append(ph.Notes, resetNote(resets))
+		}
 		ph.Notes = append(ph.Notes, compare(ph)...)
 	}
 	if failed > 0 {
@@ -60,35 +66,48 @@ func abs(d int64) int64 {
 // deltas is what the relay's series say of the window: a counter's (and
 // a histogram's or summary's _count and _sum) increase, a gauge's value
 // at the end; buckets and quantiles are left out, as are series that did
-// not move; at most maxKept, by name.
-func deltas(before, after Scrape) map[string]float64 {
+// not move, values that are not finite numbers (NaN, ±Inf: no JSON
+// number), series named longer than maxKeyLen, and counters that went
+// down (the relay restarted them: their increase is unknown), which are
+// returned; at most maxKept, by name.
+func deltas(before, after Scrape) (map[string]float64, []string) {
 	out := map[string]float64{}
-	keys := make([]string, 0, len(after.Values))
-	for k := range after.Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	var resets []string
+	for _, k := range slices.Sorted(maps.Keys(after.Values)) {
 		if len(out) >= maxKept {
 			break
 		}
 		base, _, _ := strings.Cut(k, "{")
 		_, typ := after.family(k)
-		if strings.HasSuffix(base, "_bucket") || strings.Contains(k, "quantile=") {
+		if strings.HasSuffix(base, "_bucket") || strings.Contains(k, "quantile=") || len(k) > maxKeyLen {
 			continue
 		}
 		v := after.Values[k]
 		if typ != "gauge" {
-			v -= before.Values[k]
+			b := before.Values[k]
+			if v < b {
+				resets = append(resets, k)
+				continue
+			}
+			v -= b
 		}
-		if v != 0 {
+		if v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			out[k] = v
 		}
 	}
 	if len(out) == 0 {
-		return nil
+		return nil, resets
 	}
-	return out
+	return out, resets
+}
+
+// resetNote names the counters that went down over a window (at most 5).
+func resetNote(keys []string) string {
+	more := ""
+	if len(keys) > 5 {
+		keys, more = keys[:5], fmt.Sprintf(" and %d more", len(keys)-5)
+	}
+	return fmt.Sprintf("relay metrics: %s%s went down over the window (the relay restarted the count): left out, not compared", strings.Join(keys, ", "), more)
 }
 
 // bounds is what relaybench knows of a count the relay also keeps: at

@@ -20,6 +20,8 @@ const (
 	maxSeries  = 20000   // samples read from one scrape
 	maxKept    = 200     // series kept per phase
 	maxLineLen = 64 << 10
+	maxKeyLen  = 512 // bytes of a series' name and labels kept
+	maxErrLen  = 300 // bytes of a failed reading's error kept
 )
 
 // Scrape is one reading of a relay's metrics: each series (its name and

@@ -85,9 +85,9 @@ func (r *Recorder) opened() func(start, end int64) {
 		after, errAfter := r.scrape()
 		w := window{start: start, end: end, before: before, after: after}
 		if errBefore != nil {
-			w.err = errBefore.Error()
+			w.err = clip(errBefore.Error())
 		} else if errAfter != nil {
-			w.err = errAfter.Error()
+			w.err = clip(errAfter.Error())
 		}
 		r.mu.Lock()
 		if len(r.windows) < maxWindows {
@@ -104,7 +104,7 @@ func (r *Recorder) scrape() (Scrape, error) {
 	r.scrapes++
 	if err != nil {
 		r.failed++
-		r.lastErr = err.Error()
+		r.lastErr = clip(err.Error())
 	}
 	r.mu.Unlock()
 	return s, err
@@ -128,4 +128,13 @@ func (r *Recorder) read() (Scrape, error) {
 	}
 	s, _, err := Parse(resp.Body)
 	return s, err
+}
+
+// clip bounds an error that may quote the relay (its status line) to
+// maxErrLen bytes of valid UTF-8.
+func clip(s string) string {
+	if len(s) > maxErrLen {
+		s = s[:maxErrLen] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -1,7 +1,9 @@
 package relaymetrics
 
 import (
+	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -145,4 +147,66 @@ func hasNote(ph results.Phase, sub string) bool {
 		}
 	}
 	return false
+}
+
+// TestHostileValuesKeepTheResultsFileWritable: NaN and infinite samples
+// (which encoding/json cannot write) are not kept, and a counter that went
+// down over a window (the relay restarted it) is not a disagreement.
+func TestHostileValuesKeepTheResultsFileWritable(t *testing.T) {
+	var after atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		events, nan := 500, "1"
+		if after.Load() {
+			events, nan = 3, "NaN"
+		}
+		fmt.Fprintf(w, "# TYPE nostr_cmd_event_total counter\nnostr_cmd_event_total %d\n"+
+			"# TYPE g gauge\ng +Inf\n# TYPE c counter\nc %s\nd{a=\"1\"} -Inf\n", events, nan)
+	}))
+	defer srv.Close()
+	r := &Recorder{url: srv.URL, client: srv.Client(), stop: func() {}}
+	closed := r.opened()
+	after.Store(true)
+	closed(1000, 2000)
+	run := &results.Run{Phases: []results.Phase{phase(1000, 10, 10, 0)}}
+	r.Annotate(run)
+	if _, err := json.Marshal(run); err != nil {
+		t.Fatalf("the results file cannot be written: %v (%v)", err, run.Phases[0].RelayMetrics)
+	}
+	ph := run.Phases[0]
+	if _, ok := ph.RelayMetrics["nostr_cmd_event_total"]; ok || hasNote(ph, "disagree") {
+		t.Fatalf("a counter reset was taken for a count: %v %q", ph.RelayMetrics, ph.Notes)
+	}
+	if !hasNote(ph, "nostr_cmd_event_total went down") {
+		t.Errorf("the reset is not said: %q", ph.Notes)
+	}
+}
+
+// TestHostileStatusIsBounded: a metrics endpoint's error (its status line)
+// goes into the run's notes at a bounded length.
+func TestHostileStatusIsBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = c.Read(make([]byte, 4096))
+				fmt.Fprintf(c, "HTTP/1.1 500 %s\r\nContent-Length: 0\r\n\r\n", strings.Repeat("</script>", 100000))
+			}()
+		}
+	}()
+	r := &Recorder{url: "http://" + ln.Addr().String() + "/metrics", client: &http.Client{}, stop: func() {}}
+	r.opened()(1000, 2000)
+	run := &results.Run{Phases: []results.Phase{phase(1000, 1, 1, 1)}}
+	r.Annotate(run)
+	if len(run.Notes) != 1 || len(run.Notes[0]) > 1000 {
+		t.Fatalf("notes: %d, %d bytes", len(run.Notes), len(strings.Join(run.Notes, "")))
+	}
 }
