@@ -21,7 +21,7 @@ const matchSlack = int64(50e6)
 func (r *Recorder) Annotate(run *results.Run) {
 	r.mu.Lock()
 	ws := append([]window(nil), r.windows...)
-	scrapes, failed, lastErr := r.scrapes, r.failed, r.lastErr
+	scrapes, failed, lastErr, gaveUp := r.scrapes, r.failed, r.lastErr, r.inARow >= maxFailuresInARow
 	r.mu.Unlock()
 	for i := range run.Phases {
 		ph := &run.Phases[i]
@@ -37,7 +37,11 @@ func (r *Recorder) Annotate(run *results.Run) {
 		ph.Notes = append(ph.Notes, compare(ph)...)
 	}
 	if failed > 0 {
-		run.Notes = append(run.Notes, fmt.Sprintf("relay metrics: %d of %d readings of %s failed (those phases have none), the last: %s", failed, scrapes, r.url, lastErr))
+		again := ""
+		if gaveUp {
+			again = fmt.Sprintf("; after %d in a row, not read again", maxFailuresInARow)
+		}
+		run.Notes = append(run.Notes, fmt.Sprintf("relay metrics: %d of %d readings of %s failed (those phases have none%s), the last: %s", failed, scrapes, r.url, again, lastErr))
 	}
 }
 

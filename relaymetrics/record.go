@@ -15,6 +15,10 @@ import (
 const (
 	scrapeTimeout = 2 * time.Second // one reading, at a window's edge
 	maxWindows    = 4096
+	// maxFailuresInARow is how many readings may fail one after another
+	// before the endpoint is not read again: each may cost scrapeTimeout
+	// before or after a window, and a run may have thousands.
+	maxFailuresInARow = 4
 )
 
 // Resolve reads --relay-metrics for the relay at relayURL: an http(s) URL
@@ -64,6 +68,7 @@ type Recorder struct {
 	windows []window
 	scrapes int
 	failed  int
+	inARow  int // failed readings since the last good one
 	lastErr string
 }
 
@@ -97,16 +102,29 @@ func (r *Recorder) opened() func(start, end int64) {
 	}
 }
 
-// scrape reads the metrics once, counting failures.
+// errGaveUp is a reading not attempted (maxFailuresInARow before it).
+var errGaveUp = fmt.Errorf("not read: %d readings in a row failed", maxFailuresInARow)
+
+// scrape reads the metrics once, counting failures; after
+// maxFailuresInARow in a row it no longer tries.
 func (r *Recorder) scrape() (Scrape, error) {
+	r.mu.Lock()
+	gaveUp := r.inARow >= maxFailuresInARow
+	r.mu.Unlock()
+	if gaveUp {
+		return Scrape{}, errGaveUp
+	}
 	s, err := r.read()
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.scrapes++
-	if err != nil {
-		r.failed++
-		r.lastErr = clip(err.Error())
+	if err == nil {
+		r.inARow = 0
+		return s, nil
 	}
-	r.mu.Unlock()
+	r.failed++
+	r.inARow++
+	r.lastErr = clip(err.Error())
 	return s, err
 }
 

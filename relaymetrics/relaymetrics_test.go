@@ -210,3 +210,27 @@ func TestHostileStatusIsBounded(t *testing.T) {
 		t.Fatalf("notes: %d, %d bytes", len(run.Notes), len(strings.Join(run.Notes, "")))
 	}
 }
+
+// TestAnEndpointThatKeepsFailingIsLeftAlone: readings that fail one after
+// another (each may take scrapeTimeout at a window's edge) stop after
+// maxFailuresInARow; the run's note says so.
+func TestAnEndpointThatKeepsFailingIsLeftAlone(t *testing.T) {
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "no", 500)
+	}))
+	defer srv.Close()
+	r := &Recorder{url: srv.URL, client: srv.Client(), stop: func() {}}
+	for i := range 10 {
+		r.opened()(int64(i)*1000, int64(i)*1000+500)
+	}
+	if n := asked.Load(); n != maxFailuresInARow {
+		t.Fatalf("%d readings asked of an endpoint failing every time, want %d", n, maxFailuresInARow)
+	}
+	run := &results.Run{Phases: []results.Phase{phase(1000, 1, 1, 1)}}
+	r.Annotate(run)
+	if len(run.Notes) != 1 || !strings.Contains(run.Notes[0], "4 of 4 readings") || !strings.Contains(run.Notes[0], "not read again") {
+		t.Fatalf("notes %q", run.Notes)
+	}
+}
