@@ -74,7 +74,7 @@ type Recorder struct {
 
 // Start records the metrics at url around every window from now on.
 func Start(url string) *Recorder {
-	r := &Recorder{url: url, client: &http.Client{Timeout: scrapeTimeout}}
+	r := &Recorder{url: url, client: &http.Client{Timeout: scrapeTimeout, CheckRedirect: sameHost}}
 	r.stop = workload.WatchWindows(r.opened)
 	return r
 }
@@ -155,4 +155,17 @@ func clip(s string) string {
 		s = s[:maxErrLen] + "…"
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// sameHost follows a redirect only on the host first asked (and at most
+// 10): the endpoint may be the relay's, which must not send relaybench to
+// another host.
+func sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return fmt.Errorf("stopped after %d redirects", len(via))
+	}
+	if req.URL.Hostname() != via[0].URL.Hostname() {
+		return fmt.Errorf("redirected to another host (%s): not followed", req.URL.Host)
+	}
+	return nil
 }

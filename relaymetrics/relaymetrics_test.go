@@ -234,3 +234,35 @@ func TestAnEndpointThatKeepsFailingIsLeftAlone(t *testing.T) {
 		t.Fatalf("notes %q", run.Notes)
 	}
 }
+
+// TestRedirectToAnotherHostIsRefused: the endpoint may redirect on its own
+// host, not send relaybench to another one.
+func TestRedirectToAnotherHostIsRefused(t *testing.T) {
+	var other atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		other.Add(1)
+		fmt.Fprint(w, "x_total 1\n")
+	}))
+	defer elsewhere.Close()
+	target := strings.Replace(elsewhere.URL, "127.0.0.1", "localhost", 1) + "/metrics"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/here" {
+			fmt.Fprint(w, "y_total 2\n")
+			return
+		}
+		if r.URL.Path == "/local" {
+			http.Redirect(w, r, "/here", http.StatusFound)
+			return
+		}
+		http.Redirect(w, r, target, http.StatusFound)
+	}))
+	defer srv.Close()
+	if s, err := Start(srv.URL + "/local").read(); err != nil || s.Values["y_total"] != 2 {
+		t.Fatalf("a redirect on the same host: %v %v", s.Values, err)
+	}
+	r := Start(srv.URL + "/away")
+	defer r.Stop()
+	if _, err := r.read(); err == nil || other.Load() != 0 {
+		t.Fatalf("followed a redirect to %s: err %v, asked %d", target, err, other.Load())
+	}
+}
