@@ -68,8 +68,17 @@ var (
 
 // Tool describes this build.
 func Tool(signer string) results.Tool {
+	bi, _ := debug.ReadBuildInfo()
+	return toolOf(bi, signer)
+}
+
+// toolOf is Tool from a build's information (nil: none).
+func toolOf(bi *debug.BuildInfo, signer string) results.Tool {
 	t := results.Tool{Name: "relaybench", Version: Version, Commit: Commit, GoVersion: runtime.Version(), Signer: signer}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	if bi != nil {
+		if bi.GoVersion != "" {
+			t.GoVersion = bi.GoVersion
+		}
 		if t.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			t.Version = bi.Main.Version
 		}
@@ -90,7 +99,14 @@ func Tool(signer string) results.Tool {
 // build, from the build's own information ("relaybench v0.3.0 (commit
 // 0123abc…, go1.26.8)"; "dev" when built without a module version).
 func VersionLine() string {
-	t := Tool("")
+	bi, _ := debug.ReadBuildInfo()
+	return VersionLineOf(bi)
+}
+
+// VersionLineOf is the version line of the build bi describes (a binary's,
+// read with debug/buildinfo; nil: none).
+func VersionLineOf(bi *debug.BuildInfo) string {
+	t := toolOf(bi, "")
 	line := "relaybench " + t.Version
 	var parts []string
 	if t.Commit != "" {
