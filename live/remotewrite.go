@@ -22,7 +22,8 @@ type Pusher struct {
 	st     *State
 	url    string
 	client *http.Client
-	quit   chan struct{}
+	ctx    context.Context // the periodic pushes', cancelled by Close
+	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
 
@@ -49,28 +50,30 @@ func CheckRemoteWriteURL(raw string) error {
 
 // Push starts pushing st to url every interval.
 func Push(st *State, url string, interval time.Duration) *Pusher {
-	p := &Pusher{st: st, url: url, client: &http.Client{Timeout: 10 * time.Second}, quit: make(chan struct{}), done: make(chan struct{})}
+	p := &Pusher{st: st, url: url, client: &http.Client{Timeout: 10 * time.Second}, done: make(chan struct{})}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
-			case <-p.quit:
+			case <-p.ctx.Done():
 				return
 			case <-t.C:
-				p.push(context.Background())
+				p.push(p.ctx)
 			}
 		}
 	}()
 	return p
 }
 
-// Close stops the pushes, makes the last one (within ctx) and says how
-// many failed, if any did.
+// Close stops the pushes (cancelling one under way: the last one
+// supersedes it), makes the last one (within ctx) and says how many
+// failed, if any did.
 func (p *Pusher) Close(ctx context.Context) error {
 	p.once.Do(func() {
-		close(p.quit)
+		p.cancel()
 		select {
 		case <-p.done:
 		case <-ctx.Done():

@@ -158,3 +158,44 @@ func TestRemoteWriteEncodesSortedLabelsAndEndsTheLiveSeries(t *testing.T) {
 		t.Fatalf("live accepted %v (want 5), final %v (want 1), %v stale markers", liveAccepted, final, stale)
 	}
 }
+
+// TestCloseCancelsThePushUnderWay: a periodic push stuck on a receiver
+// that does not answer is cancelled by Close, whose last push (the final
+// figures) then gets Close's time instead of waiting behind it.
+func TestCloseCancelsThePushUnderWay(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	first, release := make(chan struct{}), make(chan struct{})
+	var n sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		n.Lock()
+		calls++
+		c := calls
+		n.Unlock()
+		if c == 1 {
+			close(first)
+			select { // never answers the first push
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	defer close(release)
+	p := Push(st, srv.URL, time.Millisecond)
+	p.client.Timeout = time.Hour
+	select {
+	case <-first:
+	case <-time.After(time.Minute): // hang guard
+		t.Fatal("no periodic push")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+	defer cancel()
+	if err := p.Close(ctx); err == nil || !strings.Contains(err.Error(), "1 of 2 pushes failed") {
+		t.Fatalf("close: %v (want the stuck push failed and the last one made)", err)
+	}
+}
