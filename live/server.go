@@ -97,7 +97,7 @@ func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.close.Do(func() {
-		s.stop() // ends every stream's write under way (streamWriter)
+		s.stop() // ends every response's write under way (streamWriter)
 		s.st.closeSubs()
 		err = s.srv.Shutdown(ctx)
 		if err != nil {
@@ -117,7 +117,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(page)
+	s.respond(w, page)
 }
 
 func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
@@ -128,12 +128,20 @@ func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
 	}
 	securityHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(rep)
+	s.respond(w, rep)
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write(s.st.Exposition())
+	s.respond(w, s.st.Exposition())
+}
+
+// respond writes body as one response, within streamWriteTimeout and
+// ended by Close (a reader that stops reading cannot hold the server).
+func (s *Server) respond(w http.ResponseWriter, body []byte) {
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w)}
+	defer context.AfterFunc(s.quit, sw.stop)()
+	sw.send(body)
 }
 
 // securityHeaders keep the page from loading anything else or running
@@ -155,7 +163,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	sw := &streamWriter{w: w, rc: http.NewResponseController(w)}
 	defer context.AfterFunc(s.quit, sw.stop)()
-	if !sw.send(first) || ch == nil {
+	if !sw.send([]byte("data: "), first, []byte("\n\n")) || ch == nil {
 		return // finished or closed: the first event said everything
 	}
 	for {
@@ -165,16 +173,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-s.quit.Done():
 			return
 		case msg, open := <-ch:
-			if !open || !sw.send(msg) {
+			if !open || !sw.send([]byte("data: "), msg, []byte("\n\n")) {
 				return
 			}
 		}
 	}
 }
 
-// streamWriter writes a page's events, each within streamWriteTimeout (a
-// page that stops reading is dropped); stop ends the write under way and
-// every later one at once (Close).
+// streamWriter writes a response (a page's events: one send each), each
+// send within streamWriteTimeout (a reader that stops reading is dropped);
+// stop ends the write under way and refuses later ones (Close).
 type streamWriter struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
@@ -187,8 +195,9 @@ type streamWriter struct {
 // streamWriteTimeout is how long a page may take to read one event.
 const streamWriteTimeout = 10 * time.Second
 
-// send writes one event and says whether the page is still there.
-func (sw *streamWriter) send(data []byte) bool {
+// send writes parts and flushes them; it says whether the reader is still
+// there. The data of an event is JSON on one line: no newline inside.
+func (sw *streamWriter) send(parts ...[]byte) bool {
 	sw.mu.Lock()
 	if sw.stopped {
 		sw.mu.Unlock()
@@ -197,8 +206,14 @@ func (sw *streamWriter) send(data []byte) bool {
 	_ = sw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	sw.writing = true
 	sw.mu.Unlock()
-	writeEvent(sw.w, data)
-	ok := sw.rc.Flush() == nil
+	ok := true
+	for _, p := range parts {
+		if _, err := sw.w.Write(p); err != nil {
+			ok = false
+			break
+		}
+	}
+	ok = ok && sw.rc.Flush() == nil
 	sw.mu.Lock()
 	sw.writing = false
 	sw.mu.Unlock()
@@ -215,12 +230,6 @@ func (sw *streamWriter) stop() {
 	if sw.writing {
 		_ = sw.rc.SetWriteDeadline(time.Unix(1, 0))
 	}
-}
-
-func writeEvent(w http.ResponseWriter, data []byte) {
-	_, _ = w.Write([]byte("data: "))
-	_, _ = w.Write(data) // JSON on one line: no newline inside
-	_, _ = w.Write([]byte("\n\n"))
 }
 
 // subscribe returns the event a new page starts with (the history so far)
