@@ -155,7 +155,7 @@ func (w *webRun) end(ctx context.Context, f *results.File) {
 		return
 	}
 	if w.st == nil {
-		w.close()
+		w.close(ctx)
 		return
 	}
 	w.st.Finish(f)
@@ -167,12 +167,30 @@ func (w *webRun) end(ctx context.Context, f *results.File) {
 		}
 		t.Stop()
 	}
-	w.close()
+	w.close(ctx)
 }
 
-// close stops the server, the last push and the ticks (each waiting at
-// most 10 s) once; a failed push is said in one line.
-func (w *webRun) close() {
+// Time the last remote-write push and the server's shutdown may take: a
+// run interrupted (run's context done) exits within a second.
+const (
+	closeBudget            = 10 * time.Second
+	closeBudgetInterrupted = 500 * time.Millisecond
+)
+
+// closeContext bounds a live view's close: closeBudget, or
+// closeBudgetInterrupted once run is done.
+func closeContext(run context.Context) (context.Context, context.CancelFunc) {
+	budget := closeBudget
+	if run.Err() != nil {
+		budget = closeBudgetInterrupted
+	}
+	return context.WithTimeout(context.Background(), budget)
+}
+
+// close stops the server, the last push and the ticks once (within
+// closeBudget, or closeBudgetInterrupted once run is done); a failed push
+// is said in one line.
+func (w *webRun) close(run context.Context) {
 	websMu.Lock()
 	_, open := webs[w]
 	delete(webs, w)
@@ -180,7 +198,7 @@ func (w *webRun) close() {
 	if !open {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := closeContext(run)
 	defer cancel()
 	if w.rm != nil {
 		w.rm.Stop()
@@ -224,6 +242,6 @@ func closeWebs() {
 	}
 	websMu.Unlock()
 	for _, w := range all {
-		w.close()
+		w.close(context.Background())
 	}
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
 // TestWebFlags: --web, --web-keep, --prometheus-rw and --relay-metrics
 // refuse bad values as usage errors, on every measuring command (they are
@@ -19,4 +23,24 @@ func TestWebFlags(t *testing.T) {
 		)
 	}
 	wantUsage(t, cases)
+}
+
+// TestInterruptedRunClosesTheLiveViewWithinASecond: once the run is
+// interrupted (Ctrl-C, SIGTERM), the last remote-write push and the
+// server's shutdown get closeBudgetInterrupted, not closeBudget (a
+// receiver that does not answer held the exit 10 s).
+func TestInterruptedRunClosesTheLiveViewWithinASecond(t *testing.T) {
+	run, stop := context.WithCancel(context.Background())
+	ctx, cancel := closeContext(run)
+	dl, _ := ctx.Deadline()
+	cancel()
+	if time.Until(dl) <= closeBudgetInterrupted {
+		t.Fatalf("a running run's close has less than %s", closeBudgetInterrupted)
+	}
+	stop()
+	ctx, cancel = closeContext(run)
+	defer cancel()
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > closeBudgetInterrupted || closeBudgetInterrupted > time.Second {
+		t.Fatalf("an interrupted run's close may take %s", time.Until(dl))
+	}
 }
