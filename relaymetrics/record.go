@@ -60,6 +60,7 @@ type window struct {
 // Recorder reads the relay's metrics at the edges of every timed window
 // (workload.WatchWindows), until Stop.
 type Recorder struct {
+	ctx    context.Context // the run's: once done, a reading ends at once
 	url    string
 	client *http.Client
 	stop   func()
@@ -72,9 +73,10 @@ type Recorder struct {
 	lastErr string
 }
 
-// Start records the metrics at url around every window from now on.
-func Start(url string) *Recorder {
-	r := &Recorder{url: url, client: &http.Client{Timeout: scrapeTimeout, CheckRedirect: sameHost}}
+// Start records the metrics at url around every window from now on,
+// until Stop or ctx's end (an interrupted run: no reading delays it).
+func Start(ctx context.Context, url string) *Recorder {
+	r := &Recorder{ctx: ctx, url: url, client: &http.Client{Timeout: scrapeTimeout, CheckRedirect: sameHost}}
 	r.stop = workload.WatchWindows(r.opened)
 	return r
 }
@@ -129,7 +131,11 @@ func (r *Recorder) scrape() (Scrape, error) {
 }
 
 func (r *Recorder) read() (Scrape, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	parent := r.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, scrapeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", r.url, nil)
 	if err != nil {

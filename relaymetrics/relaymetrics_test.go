@@ -1,7 +1,9 @@
 package relaymetrics
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -257,12 +259,38 @@ func TestRedirectToAnotherHostIsRefused(t *testing.T) {
 		http.Redirect(w, r, target, http.StatusFound)
 	}))
 	defer srv.Close()
-	if s, err := Start(srv.URL + "/local").read(); err != nil || s.Values["y_total"] != 2 {
+	if s, err := Start(context.Background(), srv.URL+"/local").read(); err != nil || s.Values["y_total"] != 2 {
 		t.Fatalf("a redirect on the same host: %v %v", s.Values, err)
 	}
-	r := Start(srv.URL + "/away")
+	r := Start(context.Background(), srv.URL+"/away")
 	defer r.Stop()
 	if _, err := r.read(); err == nil || other.Load() != 0 {
 		t.Fatalf("followed a redirect to %s: err %v, asked %d", target, err, other.Load())
+	}
+}
+
+// TestInterruptedRunEndsAReadingAtOnce: a reading of an endpoint that does
+// not answer ends when the run's context does (Ctrl-C exits at once), not
+// at scrapeTimeout.
+func TestInterruptedRunEndsAReadingAtOnce(t *testing.T) {
+	asked, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(asked)
+		select { // never answers
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := Start(ctx, srv.URL)
+	defer r.Stop()
+	errc := make(chan error, 1)
+	go func() { _, err := r.scrape(); errc <- err }()
+	<-asked
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the reading ended with %v, not the run's end", err)
 	}
 }

@@ -37,7 +37,7 @@ func openSession(g *Globals, command string, of outputFlags, clientCPUs string) 
 	}
 	s.prog = progress.New(os.Stderr, !of.NoProgress)
 	s.file = newResultsFile(command, s.started)
-	if s.web, err = startWeb(of.webFlags, command, s.path, s.started, s.prog); err != nil {
+	if s.web, err = startWeb(s.ctx, of.webFlags, command, s.path, s.started, s.prog); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -62,6 +62,7 @@ type webRun struct {
 	srv  *live.Server // nil without --web
 	push *live.Pusher // nil without --prometheus-rw
 	keep time.Duration
+	ctx  context.Context // the run's
 
 	relayMetrics string                 // --relay-metrics
 	rm           *relaymetrics.Recorder // started with the target
@@ -73,12 +74,12 @@ var (
 )
 
 // startWeb serves the live view of the run writing its results to path
-// (command's), fed by prog's phases, when --web is set.
-func startWeb(f webFlags, command, path string, started time.Time, prog *progress.Reporter) (*webRun, error) {
+// (command's), fed by prog's phases, when --web is set; ctx is the run's.
+func startWeb(ctx context.Context, f webFlags, command, path string, started time.Time, prog *progress.Reporter) (*webRun, error) {
 	if f.Web == "" && f.PrometheusRW == "" && f.RelayMetrics == "" {
 		return nil, nil
 	}
-	w := &webRun{relayMetrics: f.RelayMetrics, keep: f.WebKeep}
+	w := &webRun{ctx: ctx, relayMetrics: f.RelayMetrics, keep: f.WebKeep}
 	if f.Web != "" || f.PrometheusRW != "" {
 		if err := w.startLive(f, command, path, started, prog); err != nil {
 			return nil, err
@@ -125,7 +126,7 @@ func (w *webRun) setTarget(t runner.Target) {
 	}
 	if w.relayMetrics != "" && w.rm == nil {
 		if u, err := relaymetrics.Resolve(w.relayMetrics, t.URL); err == nil {
-			w.rm = relaymetrics.Start(u)
+			w.rm = relaymetrics.Start(w.ctx, u)
 		}
 	}
 	if w.st == nil {
