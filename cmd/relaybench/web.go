@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/judge"
@@ -21,11 +23,11 @@ import (
 // webFlags serve a live view of the run (package live): every measuring
 // command has them, in outputFlags.
 type webFlags struct {
-	Web           string        `name:"web" placeholder:"ADDR" help:"Serve a live view of the run at ADDR (a port, :PORT or HOST:PORT; a port alone binds 127.0.0.1): a page updated every second that ends with the report, and /metrics in the Prometheus format. Off by default."`
+	Web           flagValue     `name:"web" placeholder:"ADDR" help:"Serve a live view of the run at ADDR (a port, :PORT or HOST:PORT; a port alone binds 127.0.0.1): a page updated every second that ends with the report, and /metrics in the Prometheus format. Off by default."`
 	WebAnyAddress bool          `name:"web-any-address" help:"Let --web listen on an address other than loopback (the page and /metrics are then open to the network)."`
 	WebKeep       time.Duration `name:"web-keep" default:"0s" placeholder:"DURATION" help:"With --web: once the results file is written, keep serving the final page and /metrics this long (Ctrl-C ends it sooner, exit status 130), e.g. 30s for a last Prometheus scrape."`
-	RelayMetrics  string        `name:"relay-metrics" placeholder:"URL" help:"The relay's own Prometheus metrics (nostr-rs-relay serves them at /metrics on its port): an http(s) URL, or a path on the relay's own address (/metrics); redirects are followed on its host only. Read right before and after every timed window; what they counted goes into each phase of the results file, with notes comparing them with relaybench's figures and naming where the two disagree."`
-	PrometheusRW  string        `name:"prometheus-rw" placeholder:"URL" help:"Push the figures of /metrics to a Prometheus remote-write receiver (e.g. http://127.0.0.1:9090/api/v1/write, Prometheus started with --web.enable-remote-write-receiver) every 5 s and once at the end; for runs no Prometheus can scrape. Works with or without --web."`
+	RelayMetrics  flagValue     `name:"relay-metrics" placeholder:"URL" help:"The relay's own Prometheus metrics (nostr-rs-relay serves them at /metrics on its port): an http(s) URL, or a path on the relay's own address (/metrics); redirects are followed on its host only. Read right before and after every timed window; what they counted goes into each phase of the results file, with notes comparing them with relaybench's figures and naming where the two disagree."`
+	PrometheusRW  flagValue     `name:"prometheus-rw" placeholder:"URL" help:"Push the figures of /metrics to a Prometheus remote-write receiver (e.g. http://127.0.0.1:9090/api/v1/write, Prometheus started with --web.enable-remote-write-receiver) every 5 s and once at the end; for runs no Prometheus can scrape. Works with or without --web."`
 }
 
 // rwInterval is how often --prometheus-rw pushes.
@@ -33,12 +35,12 @@ const rwInterval = 5 * time.Second
 
 func (f webFlags) validate() error {
 	if f.PrometheusRW != "" {
-		if err := live.CheckRemoteWriteURL(f.PrometheusRW); err != nil {
+		if err := live.CheckRemoteWriteURL(string(f.PrometheusRW)); err != nil {
 			return err
 		}
 	}
 	if f.RelayMetrics != "" {
-		if err := relaymetrics.Check(f.RelayMetrics); err != nil {
+		if err := relaymetrics.Check(string(f.RelayMetrics)); err != nil {
 			return err
 		}
 	}
@@ -51,7 +53,7 @@ func (f webFlags) validate() error {
 		}
 		return nil
 	}
-	_, err := live.ParseAddr(f.Web, f.WebAnyAddress)
+	_, err := live.ParseAddr(string(f.Web), f.WebAnyAddress)
 	return err
 }
 
@@ -79,7 +81,7 @@ func startWeb(ctx context.Context, f webFlags, command, path string, started tim
 	if f.Web == "" && f.PrometheusRW == "" && f.RelayMetrics == "" {
 		return nil, nil
 	}
-	w := &webRun{ctx: ctx, relayMetrics: f.RelayMetrics, keep: f.WebKeep}
+	w := &webRun{ctx: ctx, relayMetrics: string(f.RelayMetrics), keep: f.WebKeep}
 	if f.Web != "" || f.PrometheusRW != "" {
 		if err := w.startLive(f, command, path, started, prog); err != nil {
 			return nil, err
@@ -99,7 +101,7 @@ func (w *webRun) startLive(f webFlags, command, path string, started time.Time, 
 	}
 	w.st = live.New(live.Options{Run: name})
 	if f.Web != "" {
-		addr, err := live.ParseAddr(f.Web, f.WebAnyAddress)
+		addr, err := live.ParseAddr(string(f.Web), f.WebAnyAddress)
 		if err != nil {
 			w.st.Close()
 			return withCode(judge.Usage, err)
@@ -112,7 +114,7 @@ func (w *webRun) startLive(f webFlags, command, path string, started time.Time, 
 	}
 	w.st.Start()
 	if f.PrometheusRW != "" {
-		w.push = live.Push(w.st, f.PrometheusRW, rwInterval)
+		w.push = live.Push(w.st, string(f.PrometheusRW), rwInterval)
 	}
 	prog.Tap(w.st.Progress)
 	return nil
@@ -245,4 +247,22 @@ func closeWebs() {
 	for _, w := range all {
 		w.close(context.Background())
 	}
+}
+
+// flagValue is a string flag that, once given, must not be empty: an
+// empty --web, --prometheus-rw or --relay-metrics (”, an unset shell
+// variable) is a usage error, not the feature silently off.
+type flagValue string
+
+// Decode is kong's mapper: the value given, refused when empty.
+func (v *flagValue) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto(ctx.Value.Name, &s); err != nil {
+		return err
+	}
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty value: give one or leave the flag out") // kong names the flag
+	}
+	*v = flagValue(s)
+	return nil
 }

@@ -20,6 +20,9 @@ func TestWebFlags(t *testing.T) {
 			usageCase{[]string{cmd, "--web", "0", "--web-keep", "-1s"}, []string{"--web-keep -1s: must not be negative"}},
 			usageCase{[]string{cmd, "--prometheus-rw", "ftp://x"}, []string{`--prometheus-rw "ftp://x"`, "http(s) URL"}},
 			usageCase{[]string{cmd, "--relay-metrics", "metrics"}, []string{`--relay-metrics "metrics"`, "/metrics"}},
+			usageCase{[]string{cmd, "--web", ""}, []string{"--web: empty value"}},
+			usageCase{[]string{cmd, "--prometheus-rw="}, []string{"--prometheus-rw: empty value"}},
+			usageCase{[]string{cmd, "--relay-metrics", " "}, []string{"--relay-metrics: empty value"}},
 		)
 	}
 	wantUsage(t, cases)
