@@ -29,10 +29,9 @@ func (r *Recorder) Annotate(run *results.Run) {
 		if !ok || w.err != "" {
 			continue
 		}
-		var resets []string
-		ph.RelayMetrics, resets = deltas(w.before, w.after)
-		if len(resets) > 0 {
-			ph.Notes = append(ph.Notes, resetNote(resets))
+		ph.RelayMetrics = maps.Clone(w.delta)
+		if w.reset != "" {
+			ph.Notes = append(ph.Notes, w.reset)
 		}
 		ph.Notes = append(ph.Notes, compare(ph)...)
 	}

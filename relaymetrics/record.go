@@ -52,9 +52,10 @@ func Check(flag string) error {
 
 // window is one timed window with the relay's metrics read at its edges.
 type window struct {
-	start, end    int64 // mono
-	before, after Scrape
-	err           string
+	start, end int64              // mono
+	delta      map[string]float64 // deltas: what the window's readings say
+	reset      string             // resetNote, "" when no counter went down
+	err        string
 }
 
 // Recorder reads the relay's metrics at the edges of every timed window
@@ -85,16 +86,23 @@ func Start(ctx context.Context, url string) *Recorder {
 func (r *Recorder) Stop() { r.stop() }
 
 // opened reads the metrics before a window; the function it returns reads
-// them after it and keeps both.
+// them after it and keeps what the two say of the window (deltas: at most
+// maxKept series, not the readings, which may be 4 MB each).
 func (r *Recorder) opened() func(start, end int64) {
 	before, errBefore := r.scrape()
 	return func(start, end int64) {
 		after, errAfter := r.scrape()
-		w := window{start: start, end: end, before: before, after: after}
+		w := window{start: start, end: end}
 		if errBefore != nil {
 			w.err = clip(errBefore.Error())
 		} else if errAfter != nil {
 			w.err = clip(errAfter.Error())
+		} else {
+			var resets []string
+			w.delta, resets = deltas(before, after)
+			if len(resets) > 0 {
+				w.reset = resetNote(resets)
+			}
 		}
 		r.mu.Lock()
 		if len(r.windows) < maxWindows {

@@ -294,3 +294,29 @@ func TestInterruptedRunEndsAReadingAtOnce(t *testing.T) {
 		t.Fatalf("the reading ended with %v, not the run's end", err)
 	}
 }
+
+// TestWindowsKeepDeltasNotReadings: a window keeps at most maxKept series
+// (what the relay counted over it), not its two readings, which may hold
+// maxSeries series of a 4 MB page each: a run of many windows holds
+// little whatever the page.
+func TestWindowsKeepDeltasNotReadings(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := n.Add(1)
+		for i := range maxSeries - 1 {
+			fmt.Fprintf(w, "s%d_total{l=\"%s\"} %d\n", i, strings.Repeat("x", 100), v)
+		}
+	}))
+	defer srv.Close()
+	r := &Recorder{url: srv.URL, client: srv.Client(), stop: func() {}}
+	for i := range 3 {
+		r.opened()(int64(i)*1000, int64(i)*1000+500)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, w := range r.windows {
+		if w.err != "" || len(w.delta) != maxKept {
+			t.Fatalf("window %d: %q, %d series kept, want %d", i, w.err, len(w.delta), maxKept)
+		}
+	}
+}
