@@ -491,3 +491,56 @@ func closeWithStalledReader(t *testing.T, path string) {
 		t.Fatalf("close waited for the stalled reader until its deadline: %v", err)
 	}
 }
+
+// TestStreamsAreBounded: past maxStreams pages following the run, another
+// is refused (each would get the whole history encoded); one that leaves
+// makes room.
+func TestStreamsAreBounded(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	srv, err := Serve(st, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+	defer cancel()
+	open := func() *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL()+"events", nil)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	var pages []*http.Response
+	for range maxStreams {
+		resp := open()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("page %d refused: %s", len(pages)+1, resp.Status)
+		}
+		pages = append(pages, resp)
+	}
+	resp := open()
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("page %d: %s, want 503", maxStreams+1, resp.Status)
+	}
+	pages[0].Body.Close()
+	deadline := time.Now().Add(time.Minute) // hang guard: the server sees the page leave
+	for {
+		resp := open()
+		if resp.StatusCode == http.StatusOK {
+			resp.Body.Close()
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("a page that left made no room")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, p := range pages[1:] {
+		p.Body.Close()
+	}
+}

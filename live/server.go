@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,11 @@ var page []byte
 // subBuffer is how many events a page may fall behind before it is
 // dropped (it reconnects and gets the history again).
 const subBuffer = 16
+
+// maxStreams is how many pages may follow the run at once: each first
+// gets the whole history (up to a megabyte of JSON, encoded on this
+// machine while it measures), so more are refused (503).
+const maxStreams = 32
 
 // ParseAddr reads --web: a bare port or ":PORT" binds 127.0.0.1; a host
 // must be a loopback address or "localhost" unless anyAddress is set.
@@ -64,6 +70,8 @@ type Server struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 	close sync.Once
+
+	streams atomic.Int64 // pages following the run now
 }
 
 // Serve listens on addr (ParseAddr's) and serves st until Close (st.Start
@@ -155,6 +163,12 @@ func securityHeaders(w http.ResponseWriter) {
 // handleEvents streams server-sent events: first the history so far, then
 // one event a second, then the end.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	if s.streams.Add(1) > maxStreams {
+		s.streams.Add(-1)
+		http.Error(w, fmt.Sprintf("%d pages already follow this run: close one", maxStreams), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.streams.Add(-1)
 	first, ch := s.st.subscribe()
 	if ch != nil {
 		defer s.st.unsubscribe(ch)
