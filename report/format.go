@@ -44,39 +44,8 @@ func fmtRate(v float64) string {
 }
 
 // fmtDur formats nanoseconds with a human unit and three significant digits:
-// 950ns, 12.3µs, 1.29ms, 3.57s, 1m14.4s.
-func fmtDur(ns float64) string {
-	if math.IsNaN(ns) || math.IsInf(ns, 0) {
-		return dash
-	}
-	a := math.Abs(ns)
-	switch {
-	case a < 1e3:
-		return fmt.Sprintf("%.0fns", ns)
-	case a < 1e6:
-		return sig3(ns/1e3) + "µs"
-	case a < 1e9:
-		return sig3(ns/1e6) + "ms"
-	case a < 60e9:
-		return sig3(ns/1e9) + "s"
-	default:
-		d := time.Duration(ns).Round(100 * time.Millisecond)
-		return d.String()
-	}
-}
-
-// sig3 prints v with about three significant digits.
-func sig3(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a < 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a < 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-}
+// 950ns, 12.3µs, 1.29ms, 3.57s, 1m14.4s (numfmt.DurNs, the one rule).
+var fmtDur = numfmt.DurNs
 
 // fmtBytes formats a size in decimal units (1 KB = 1000 B, 1 MB = 10^6 B).
 func fmtBytes(b float64) string {

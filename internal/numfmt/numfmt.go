@@ -2,8 +2,10 @@
 package numfmt
 
 import (
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Group formats n with thousands separators: 3120 → "3,120", -4500 →
@@ -20,4 +22,51 @@ func Group(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// Dur formats a duration with a human unit and three significant digits:
+// 950ns, 12.3µs, 1.29ms, 3.57s, 1m14.4s. It is the one rule for every
+// duration printed for a reader (summaries, tables, notes).
+func Dur(d time.Duration) string { return DurNs(float64(d)) }
+
+// DurNs is Dur of a duration kept as nanoseconds in a float; NaN and
+// infinities are "–" (no figure).
+func DurNs(ns float64) string {
+	if math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return "–"
+	}
+	a := math.Abs(ns)
+	if a >= 1e3 && a < 60e9 {
+		// Round to three significant digits first, so 999.6µs is 1.00ms,
+		// not 1000µs.
+		e := math.Pow(10, math.Floor(math.Log10(a))-2)
+		ns = math.Round(ns/e) * e
+		a = math.Abs(ns)
+	}
+	switch {
+	case a < 1e3:
+		return strconv.FormatFloat(math.Round(ns), 'f', 0, 64) + "ns"
+	case a < 1e6:
+		return sig3(ns/1e3) + "µs"
+	case a < 1e9:
+		return sig3(ns/1e6) + "ms"
+	case a < 60e9:
+		return sig3(ns/1e9) + "s"
+	default:
+		return time.Duration(ns).Round(100 * time.Millisecond).String()
+	}
+}
+
+// sig3 prints v (already rounded to three significant digits) with the
+// decimals that show them: 1.29, 12.3, 129.
+func sig3(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
 }

@@ -1,11 +1,26 @@
 package numfmt
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestGroup(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 3120: "3,120", 1234567: "1,234,567", -4500: "-4,500", -1234567: "-1,234,567"} {
 		if got := Group(n); got != want {
 			t.Errorf("Group(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestDur(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		950: "950ns", 12345 * time.Nanosecond: "12.3µs", 668360 * time.Nanosecond: "668µs",
+		999600 * time.Nanosecond: "1.00ms", 1250303 * time.Nanosecond: "1.25ms", 257163 * time.Microsecond: "257ms",
+		1700790 * time.Microsecond: "1.70s", 74400 * time.Millisecond: "1m14.4s", -2500 * time.Microsecond: "-2.50ms",
+	} {
+		if got := Dur(d); got != want {
+			t.Errorf("Dur(%v) = %q, want %q", d, got, want)
 		}
 	}
 }
