@@ -168,8 +168,12 @@ func (r *Result) notes() []string {
 	if r.poolFull() && r.Latency.Count() > 0 && r.End > r.Start {
 		rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
 		need := rate * r.Uncorrected.Mean() / 1e9
-		n = append(n, fmt.Sprintf("all %d workers were busy at times: at %.0f ops/s and a mean reply time of %v, about %.0f must be in flight (Little's law)",
-			r.Pool, rate, round(int64(r.Uncorrected.Mean())), need))
+		about := fmt.Sprintf("about %.0f", need)
+		if need < 0.5 {
+			about = "on average under 1" // "about 0" reads as none
+		}
+		n = append(n, fmt.Sprintf("all %d workers were busy at times: at %.0f ops/s and a mean reply time of %v, %s must be in flight (Little's law)",
+			r.Pool, rate, round(int64(r.Uncorrected.Mean())), about))
 	}
 	if r.Unfinished > 0 {
 		n = append(n, fmt.Sprintf("%s operations had not finished when the %v drain ended and were abandoned", numfmt.Group(r.Unfinished), r.Drain))
@@ -199,15 +203,5 @@ func (r *Result) notes() []string {
 	return n
 }
 
-// round shows ns with a precision a reader can use.
-func round(ns int64) time.Duration {
-	d := time.Duration(ns)
-	switch {
-	case d >= time.Second:
-		return d.Round(time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(time.Microsecond)
-	default:
-		return d
-	}
-}
+// round shows ns with the three significant digits a reader can use.
+func round(ns int64) time.Duration { return numfmt.Round(time.Duration(ns)) }

@@ -346,9 +346,9 @@ func TestDiagnose(t *testing.T) {
 		r           *Result
 		want, cause string
 	}{
-		{mk(8, 8, 10_000, 50_000_000, 3120), "3,120 operations dropped (not started within 1s): the pool of 8 was full; lateness p99 50.0", "above 1ms: the pool of 8 was full"},
-		{mk(8, 3, 20_000_000, 20_000_000, 0), "lateness p99 20.0", "above 1ms: the dispatcher itself woke late"},
-		{mk(8, 3, 10_000, 5_000_000, 0), "lateness p99 5.0", "above 1ms: workers picked ops up late with the pool never full (max 3 of 8 in flight)"},
+		{mk(8, 8, 10_000, 50_000_000, 3120), "3,120 operations dropped (not started within 1s): the pool of 8 was full; lateness p99 50ms above 1ms", "above 1ms: the pool of 8 was full"},
+		{mk(8, 3, 20_000_000, 20_000_000, 0), "lateness p99 20ms above 1ms", "above 1ms: the dispatcher itself woke late"},
+		{mk(8, 3, 10_000, 5_000_000, 0), "lateness p99 5ms above 1ms", "above 1ms: workers picked ops up late with the pool never full (max 3 of 8 in flight)"},
 	} {
 		if !c.r.ClientLimited || !strings.HasPrefix(c.r.ClientLimitedWhy, c.want) || !strings.Contains(c.r.ClientLimitedWhy, c.cause) {
 			t.Errorf("why %q, want %q … %q", c.r.ClientLimitedWhy, c.want, c.cause)

@@ -10,6 +10,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -305,7 +306,7 @@ func (b *burstResult) recovery(ph *results.Phase) {
 			continue
 		}
 		notRecovered++
-		ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d: background latency did not return within %.0f%% of its pre-burst median %v before the next burst", k+1, b.o.RecoveryWithin*100, time.Duration(median).Round(time.Microsecond)))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d: background latency did not return within %.0f%% of its pre-burst median %s before the next burst", k+1, b.o.RecoveryWithin*100, numfmt.Dur(time.Duration(median))))
 	}
 	if rec.Count() > 0 {
 		ph.Latency["recovery"] = rec.Result()
@@ -391,7 +392,7 @@ func (b *burstResult) summary(ph *results.Phase) {
 		if k+1 < len(b.s.burstAt) && b.burstEnd[k] > b.start+b.s.burstAt[k+1] {
 			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d was still being answered when burst %d started: the relay needs longer than --every to absorb a burst of %d", k+1, k+2, o.BurstSize))
 		}
-		durs = append(durs, time.Duration(b.burstEnd[k]-(b.start+b.s.burstAt[k])).Round(time.Microsecond).String())
+		durs = append(durs, numfmt.Dur(time.Duration(b.burstEnd[k]-(b.start+b.s.burstAt[k]))))
 	}
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("%d bursts of %d events every %v over %d connections (at most %d unacknowledged each); background %.0f events/s on a connection of its own", o.Bursts, o.BurstSize, o.Every, o.Connections, o.Window, o.BetweenRate),

@@ -10,6 +10,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -717,7 +718,7 @@ func (lr *lifeRun) phaseNotes(t lifeTally) []string {
 	}
 	if slowest != "" {
 		notes = append(notes, fmt.Sprintf("slowest stage: %s (p50 %v, p99 %v), of ok (EVENT write → OK), deliver (EVENT write → live delivery) and read_after_ok (OK → readable by id; read_your_write is the whole EVENT write → readable)", slowest,
-			time.Duration(t.hists[slowest].Quantile(50)).Round(time.Microsecond), time.Duration(t.hists[slowest].Quantile(99)).Round(time.Microsecond)))
+			numfmt.Round(time.Duration(t.hists[slowest].Quantile(50))), numfmt.Round(time.Duration(t.hists[slowest].Quantile(99)))))
 	}
 	notes = append(notes,
 		fmt.Sprintf("%d fresh events of %d content bytes sent one at a time on one connection; a live subscription on a second connection, REQs by id on a third", lr.sampled, lr.o.Size),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -279,7 +280,7 @@ func publishSummary(ph *results.Phase, out *liveOut, events int) *metrics.Histog
 		ph.Latency["send_lateness"] = out.late.Result()
 		ph.Latency["ok_from_intended"] = out.fromInt.Result()
 		if p99 := out.late.Quantile(99); p99 > int64(time.Millisecond) {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("events went out late: p99 %v behind the schedule (client timer wake-ups, a full in-flight window, or the relay not reading fast enough: TCP back-pressure); ok_from_intended counts from the scheduled time", time.Duration(p99).Round(time.Microsecond)))
+			ph.Notes = append(ph.Notes, fmt.Sprintf("events went out late: p99 %v behind the schedule (client timer wake-ups, a full in-flight window, or the relay not reading fast enough: TCP back-pressure); ok_from_intended counts from the scheduled time", numfmt.Round(time.Duration(p99))))
 		}
 	}
 	ph.Notes = append(ph.Notes, reasonSamples(out.reasons, out.outcomes)...)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -979,7 +980,7 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 	case dispatchLate:
 		ph.ClientLimited = true
 		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the dispatcher handed ops out late (dispatch lateness p99 %v > %v; %s)",
-			time.Duration(res.DispatchLateness.Quantile(99)), schedule.OnTime, cpuNote))
+			roundLat(time.Duration(res.DispatchLateness.Quantile(99))), schedule.OnTime, cpuNote))
 	case res.ClientLimited && res.MaxInFlight >= int64(res.Pool):
 		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: %s; the pool filled only while a backlog of late ops went out at once (reply p99 %v is far below the %v the pool takes to fill at this rate): the client stalled (%s)",
 			res.ClientLimitedWhy, roundLat(time.Duration(res.Uncorrected.Quantile(99))), roundLat(time.Duration(float64(res.Pool)/(float64(res.Intended)/secs)*1e9)), cpuNote))
@@ -1209,16 +1210,8 @@ func (l *liveStats) line(name string, s int) string {
 		l.maxIn[s].Load(), roundLat(p50), roundLat(p99))
 }
 
-func roundLat(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Second:
-		return d.Round(time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	default:
-		return d.Round(time.Microsecond)
-	}
-}
+// roundLat keeps the three significant digits a reader can use.
+func roundLat(d time.Duration) time.Duration { return numfmt.Round(d) }
 
 // print writes a line per second to w until stop is called, then the lines
 // not printed yet (all final once the run is over).

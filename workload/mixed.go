@@ -12,6 +12,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -644,7 +645,7 @@ func mixedRatio(ph *results.Phase, name string, a, b float64, unit string) {
 func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 	if a > 0 && b > 0 {
 		ph.Rates[name] = float64(b) / float64(a)
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", strings.ReplaceAll(name, "_", " "), float64(b)/float64(a), time.Duration(a).Round(time.Microsecond), time.Duration(b).Round(time.Microsecond)))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", strings.ReplaceAll(name, "_", " "), float64(b)/float64(a), numfmt.Round(time.Duration(a)), numfmt.Round(time.Duration(b))))
 	}
 }
 

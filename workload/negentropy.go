@@ -13,6 +13,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/negentropy"
 	"github.com/relaybench/relaybench/nip11"
@@ -560,14 +561,14 @@ func (sc *negScenario) figures(ph *results.Phase) {
 	}
 	ph.Errors = append(ph.Errors, sc.errs...)
 	ph.Notes = append(ph.Notes, fmt.Sprintf("client CPU of the reconciliation itself (go-nostr nip77/negentropy, hex included): %s per sync; building the sorted local set of %d items took %s (not timed)",
-		negCPU(st.cpu), sc.set.Len(), sc.set.Prep.Round(time.Microsecond)))
+		negCPU(st.cpu), sc.set.Len(), numfmt.Round(sc.set.Prep)))
 }
 
 func negCPU(h *metrics.Histogram) string {
 	if h.Count() == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("p50 %s, max %s", time.Duration(h.Quantile(50)).Round(time.Microsecond), time.Duration(h.Max()).Round(time.Microsecond))
+	return fmt.Sprintf("p50 %s, max %s", numfmt.Round(time.Duration(h.Quantile(50))), numfmt.Round(time.Duration(h.Max())))
 }
 
 // noteStored notes the events of need (ids the relay has, the client

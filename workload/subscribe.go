@@ -16,6 +16,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/rlimit"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
@@ -793,7 +794,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	if n := r.out.cut.Load(); n > 0 {
 		notes = append(notes, fmt.Sprintf("publishing stopped at --duration %v with %d pre-signed events unsent", o.Duration, n))
 	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration {
-		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, time.Duration(r.out.lastOK.Load()-r.start).Round(time.Millisecond), o.Duration))
+		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.Duration))
 	}
 	notes = append(notes, fmt.Sprintf("%d subscribers (%s filters, %s) each waited for EOSE before publishing; %d publishers sent fresh events of %d content bytes signed before the clock (%d planned)",
 		o.Subscribers, o.Filter, r.follows(), o.Publishers, o.Size, nEv))
