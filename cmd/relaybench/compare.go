@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,9 +98,26 @@ func (c *compareCmd) checkRelays(ctx context.Context) ([]relayRef, error) {
 		}
 	}
 	if c.Install {
-		return refs, c.install(ctx, refs)
+		if err := c.install(ctx, refs); err != nil {
+			return refs, err
+		}
 	}
+	c.saySkips(refs)
 	return refs, nil
+}
+
+// saySkips names, in the first lines, the relays that will be skipped at
+// their turn because their binary is not here (the turn still says so).
+func (c *compareCmd) saySkips(refs []relayRef) {
+	for _, r := range refs {
+		if r.URL != "" {
+			continue
+		}
+		var skip *harness.SkipError
+		if _, _, err := harness.Binary(r.Spec, c.options()); errors.As(err, &skip) {
+			fmt.Fprintf(os.Stderr, "%s: will be skipped: %s\n", skip.Name, skip.Why)
+		}
+	}
 }
 
 // install builds the relays of refs that install from package registries

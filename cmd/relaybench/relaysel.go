@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 
@@ -30,9 +31,38 @@ func (f relaySourceFlags) validate() error {
 		if err := harness.ValidName(name); err != nil {
 			return fmt.Errorf("--bin %s=%s: %v", name, p, err)
 		}
+		if err := checkBinFile(p); err != nil {
+			return fmt.Errorf("--bin %s=%s: %v", name, p, err)
+		}
 	}
 	_, err := f.catalog()
 	return err
+}
+
+// checkBinFile checks a --bin path before anything runs: an executable
+// regular file (a bare name may also be one on PATH, as for a relay whose
+// binary is looked up there), so that a typo does not cost the relays
+// before it their runs.
+func checkBinFile(p string) error {
+	if p == "" {
+		return errors.New("no path given")
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		if !strings.ContainsRune(p, os.PathSeparator) {
+			if _, lerr := exec.LookPath(p); lerr == nil {
+				return nil
+			}
+		}
+		return pathErr(err)
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		return errors.New("not a regular file")
+	case st.Mode().Perm()&0o111 == 0:
+		return errors.New("not executable")
+	}
+	return nil
 }
 
 // catalog is the built-in catalog with the --catalog files laid over it.
