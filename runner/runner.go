@@ -70,6 +70,9 @@ type Config struct {
 	// QueryAt, when not zero, is the wall-clock time the query phase
 	// begins (--query-at): with segments, after all of them published.
 	QueryAt time.Time
+	// Waiting, when set, is told of a wait for --start-at or --query-at
+	// (flag) before it begins, and the wait's end by calling done.
+	Waiting func(flag string, at time.Time) (done func())
 }
 
 // Run benchmarks target with c. It returns the measured run even when a

@@ -35,6 +35,8 @@ type startGate struct {
 	// settled that the wait was taken out of its phase's set-up time.
 	waited         time.Duration
 	fired, settled bool
+	// waiting is Config.Waiting: told before the gate waits.
+	waiting func(flag string, at time.Time) (done func())
 }
 
 func newStartGate(ctx context.Context, at time.Time, flag string, late *int64) *startGate {
@@ -50,12 +52,17 @@ func (g *startGate) wait() {
 	t0 := time.Now()
 	defer func() { g.waited, g.fired = time.Since(t0), true }()
 	if d := time.Until(g.at); d > 0 {
+		done := func() {}
+		if g.waiting != nil {
+			done = g.waiting(g.flag, g.at)
+		}
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-g.ctx.Done():
 			t.Stop()
 		}
+		done()
 	}
 	g.got = max(time.Since(g.at), 0)
 	*g.late = int64(g.got)
@@ -196,7 +203,9 @@ func (cfg Config) segmentSetup(ctx context.Context, run *results.Run, url string
 	}
 	at := cfg.StartAt.UTC()
 	seg.StartAt = &at
-	return newStartGate(ctx, at, "--start-at", &seg.StartLateNs)
+	g := newStartGate(ctx, at, "--start-at", &seg.StartLateNs)
+	g.waiting = cfg.Waiting
+	return g
 }
 
 // queryGate holds the query phase until QueryAt (nil without one).
@@ -204,7 +213,9 @@ func (cfg Config) queryGate(ctx context.Context, run *results.Run) *startGate {
 	if cfg.QueryAt.IsZero() || run.Segment == nil {
 		return nil
 	}
-	return newStartGate(ctx, cfg.QueryAt, "--query-at", &run.Segment.QueryLateNs)
+	g := newStartGate(ctx, cfg.QueryAt, "--query-at", &run.Segment.QueryLateNs)
+	g.waiting = cfg.Waiting
+	return g
 }
 
 // finish notes a late start.

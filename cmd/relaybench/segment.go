@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -132,4 +135,46 @@ func (f *segmentFlags) loadSegmented(t targetFlags, kind string) error {
 		return fmt.Errorf("--segment %s: only --load-kind publish splits into segments (a %s load first publishes the whole corpus, which every segment would do again)", f.Segment, kind)
 	}
 	return nil
+}
+
+// waitNotice is runner.Config.Waiting: before a wait for --start-at or
+// --query-at, one line says until when ("Waiting until 02:51:30 (in
+// 2m58s) for --start-at..."), as a progress phase counting the seconds
+// waited when the progress display is on, a plain line on standard error
+// otherwise (none with --quiet).
+func waitNotice(quiet, noProgress bool, prog *progress.Reporter) func(flag string, at time.Time) func() {
+	return func(flag string, at time.Time) func() {
+		in := time.Until(at)
+		label := fmt.Sprintf("Waiting until %s (in %s) for %s", at.Local().Format("15:04:05"), in.Round(time.Second), flag)
+		if noProgress {
+			if !quiet {
+				fmt.Fprintln(os.Stderr, label+"...")
+			}
+			return func() {}
+		}
+		secs := max(int64((in+time.Second-1)/time.Second), 1)
+		update, stop := prog.Phase(label, countFmt("Waited", "second", "seconds", secs), secs)
+		end, start := make(chan struct{}), time.Now()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-end:
+					return
+				case <-tick.C:
+					update(min(int64(time.Since(start)/time.Second), secs))
+				}
+			}
+		})
+		return func() {
+			close(end)
+			wg.Wait()
+			if !time.Now().Before(at) {
+				update(secs)
+			}
+			stop()
+		}
+	}
 }

@@ -5,9 +5,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/workload"
 )
 
 // session is one measuring command being run: the results file it
@@ -17,6 +20,7 @@ type session struct {
 	started time.Time
 	path    string
 	quiet   bool
+	noProg  bool   // --no-progress
 	cpus    string // --client-cpus
 	prog    *progress.Reporter
 	file    *results.File
@@ -27,7 +31,7 @@ type session struct {
 // results file (--json, --out), pin relaybench to --client-cpus and start
 // the progress display.
 func openSession(g *Globals, command string, of outputFlags, clientCPUs string) (*session, error) {
-	s := &session{ctx: g.Ctx, started: time.Now(), quiet: of.Quiet, cpus: clientCPUs}
+	s := &session{ctx: g.Ctx, started: time.Now(), quiet: of.Quiet, noProg: of.NoProgress, cpus: clientCPUs}
 	var err error
 	if s.path, err = of.resultsPath(command, s.started); err != nil {
 		return nil, err
@@ -48,12 +52,14 @@ func openSession(g *Globals, command string, of outputFlags, clientCPUs string) 
 func (s *session) cores() int { return clientCores(s.cpus) }
 
 // config completes a runner configuration with what the session knows:
-// the client's cores, the progress display, and standard error for what a
-// workload says outside its results (a skip on a relay without its NIP).
+// the client's cores, the progress display, standard error for what a
+// workload says outside its results (a skip on a relay without its NIP),
+// and the line said before a wait for --start-at or --query-at.
 func (s *session) config(cfg runner.Config) runner.Config {
 	cfg.ClientCores = s.cores()
 	cfg.Progress = progressFunc(s.prog)
 	cfg.Log = os.Stderr
+	cfg.Waiting = waitNotice(s.quiet, s.noProg, s.prog) // segment.go
 	return cfg
 }
 
@@ -85,6 +91,15 @@ func runCorpusCommand(g *Globals, c corpusCommand) error {
 	if err != nil {
 		return err
 	}
+	if url, err := precheckTarget(g.Ctx, c.target); err != nil {
+		if url == "" {
+			return err
+		}
+		// Unreachable: the same error of the run as when the publish phase
+		// finds it so (exit 1), without signing a corpus first.
+		s.file.Runs = append(s.file.Runs, c.unreachedRun(url))
+		return s.finish(err)
+	}
 	crp, err := loadCorpus(g.Ctx, c.corpus, s.prog)
 	if err != nil {
 		return err
@@ -103,6 +118,41 @@ func runCorpusCommand(g *Globals, c corpusCommand) error {
 	}
 	s.file.Runs = append(s.file.Runs, r)
 	return s.finish(runErr)
+}
+
+// unreachedRun is the run of a relay at url found unreachable before the
+// corpus was made: the corpus asked for (not signed), no phase.
+func (c corpusCommand) unreachedRun(url string) results.Run {
+	r := results.Run{Relay: results.Relay{URL: url}, Params: c.params}
+	if c.corpus.Corpus == "" {
+		p := c.corpus.params()
+		r.Corpus = results.Corpus{Seed: p.Seed, Events: p.Events, Authors: p.Authors, AvgSize: p.AvgSize, Anchor: p.Anchor}
+	}
+	return r
+}
+
+// precheckTarget finds out, before the corpus is signed or loaded, what
+// would end the run at once: a --relay URL nothing answers (a dial, then
+// close: workload.Reach; the error comes with the URL) or a relay to start
+// whose binary is not here (its *harness.SkipError, as starting it would
+// give). A relay that goes away after the check is the run's to find, as
+// before.
+func precheckTarget(ctx context.Context, f targetFlags) (url string, err error) {
+	ref, err := f.relayRef()
+	if err != nil {
+		return "", withCode(judge.Usage, err)
+	}
+	if ref.URL == "" {
+		_, _, err := harness.Binary(ref.Spec, f.options())
+		if harness.IsSkip(err) {
+			return "", err
+		}
+		return "", nil // anything else: starting it says
+	}
+	if err := runner.CheckTarget(ref.URL, f.IOperate); err != nil {
+		return "", err
+	}
+	return ref.URL, workload.Reach(ctx, ref.URL)
 }
 
 // publishThen is the configuration of a command that publishes the corpus
