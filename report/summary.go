@@ -533,7 +533,33 @@ func summaryGeneric(w io.Writer, p *results.Phase) {
 	writeDuration(w, p)
 	writeOther(w, p, nil)
 	writeLatencies(w, p.Latency)
+	writeRecovery(w, p)
 	writeRest(w, p)
+}
+
+// writeRecovery gives the brief summary burst's recovery times, a headline
+// figure the full one lists as a latency and per-burst counters: each
+// burst's for a few bursts, else p50 and max.
+func writeRecovery(w io.Writer, p *results.Phase) {
+	h := p.Latency["recovery"]
+	if !isBrief(w) || h == nil || h.Count == 0 {
+		return
+	}
+	var each []string
+	for k := 1; k <= 8; k++ {
+		if ns, ok := p.Counts["burst_"+strconv.Itoa(k)+"_recovery_ns"]; ok {
+			each = append(each, fmt.Sprintf("burst %d %s", k, fmtDur(float64(ns))))
+		}
+	}
+	if int64(len(each)) == h.Count && h.Count <= 8 {
+		kv(w, "Recovery", strings.Join(each, ", "))
+		return
+	}
+	s := dash
+	if v, ok := latQ(h, 50); ok {
+		s = fmtDur(float64(v))
+	}
+	kv(w, "Recovery", fmt.Sprintf("p50 %s  max %s  (%s bursts judged)", s, fmtDur(float64(h.Max)), fmtInt(h.Count)))
 }
 
 func writeDuration(w io.Writer, p *results.Phase) {
@@ -550,7 +576,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 	for _, k := range sortedKeys(p.Counts) {
 		// The headline figures come first, always; after them only what
 		// happened: a zero counter is in the results file, not here.
-		if used[k] || p.Counts[k] == 0 || brief && detailCount(k) {
+		if used[k] || p.Counts[k] == 0 || brief && (detailCount(k) || elsewhere(p, k)) {
 			continue
 		}
 		label, v := countLine(k, p.Counts[k])
@@ -566,13 +592,27 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 	shown := map[string]bool{}
 	for _, k := range sortedKeys(p.Rates) {
 		v := fmtFloat(p.Rates[k], 2)
-		if used[k] || brief && shown[v] {
+		if used[k] || brief && (shown[v] || elsewhere(p, k)) {
 			continue // brief: one of several rates that are the same (accepted = sent = intended)
 		}
 		shown[v] = true
 		label, unit := rateLabel(k)
 		kv(w, label, strings.TrimSpace(v+" "+unit))
 	}
+}
+
+// elsewhere reports whether the brief summary shows figure k of p in
+// another place: a group's figure ("publish_alone_sent") in the group
+// table, a figure a note states with its context ("publish throughput
+// ratio together/alone: 1.00× (…)").
+func elsewhere(p *results.Phase, k string) bool {
+	for _, g := range p.Groups {
+		if strings.HasPrefix(k, strings.NewReplacer("/", "_", "-", "_", " ", "_").Replace(g.Name)+"_") {
+			return true
+		}
+	}
+	name := humanName(k) + " "
+	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, name) })
 }
 
 // detailCount reports whether the brief summary leaves counter k to the
@@ -655,8 +695,51 @@ func writeGroups(w io.Writer, p *results.Phase) {
 	for i := range t.rows {
 		t.rows[i] = t.rows[i][1:]
 	}
+	if isBrief(w) {
+		briefColumns(t)
+	}
 	fmt.Fprintf(w, "  %s:\n", t.title)
 	t.text(w, "    ")
+}
+
+// restates are the group columns that, when equal to an earlier one, say
+// only that nothing was lost between the two (requested = sent = accepted).
+var restates = map[string]bool{"requested": true, "sent": true, "intended": true,
+	"intended per sec": true, "sent per sec": true, "accepted per sec": true}
+
+// briefColumns leaves out of a group table, for the brief summary, the
+// columns that say nothing happened (every cell 0 or –), byte counts, and
+// a column that restates an earlier one cell for cell (sent = accepted,
+// intended per sec = events per sec).
+func briefColumns(t *table) {
+	var keep []int
+	same := func(i, j int) bool {
+		return !slices.ContainsFunc(t.rows, func(r []string) bool { return cell(r, i) != cell(r, j) })
+	}
+	for i, h := range t.head {
+		if i > 0 && (strings.HasPrefix(h, "bytes ") || !slices.ContainsFunc(t.rows, func(r []string) bool {
+			c := cell(r, i)
+			return c != "0" && c != dash && c != ""
+		}) || restates[h] && slices.ContainsFunc(keep, func(j int) bool { return j > 0 && same(i, j) })) {
+			continue
+		}
+		keep = append(keep, i)
+	}
+	pick := func(r []string) []string {
+		out := make([]string, 0, len(keep))
+		for _, i := range keep {
+			out = append(out, cell(r, i))
+		}
+		return out
+	}
+	left := map[int]bool{}
+	for j, i := range keep {
+		left[j] = t.left[i]
+	}
+	t.head, t.left = pick(t.head), left
+	for i := range t.rows {
+		t.rows[i] = pick(t.rows[i])
+	}
 }
 
 func writeVerification(w io.Writer, v *results.Verification) {

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// burstPhase is a burst run's phase: two bursts with their recovery, and
+// groups whose cancelled, failed and refused columns are all zero.
+func burstPhase() results.Phase {
+	grp := func(name string, n int64, lat float64) results.Group {
+		return results.Group{Name: name, Counts: map[string]int64{"requested": n, "sent": n, "accepted": n, "cancelled": 0, "failed": 0, "refused": 0},
+			Latency: map[string]*results.Histogram{"ok": hist(uint64(n), int(n), lat, 0.4)}}
+	}
+	return results.Phase{Name: "burst", Workload: "burst", Duration: 99e7,
+		Counts: map[string]int64{"sent": 200, "accepted": 200, "burst_events": 100, "background_events": 100,
+			"burst_1_recovery_ns": 400_000_000, "burst_2_recovery_ns": 310_123_456},
+		Rates:   map[string]float64{"events_per_sec": 201.94},
+		Latency: map[string]*results.Histogram{"ok": hist(7, 200, 2.26e6, 0.5), "recovery": hist(8, 2, 3.5e8, 0.1)},
+		Groups:  []results.Group{grp("burst", 100, 4e6), grp("background-during-burst", 2, 2.5e6), grp("background-between-bursts", 98, 3.2e5)},
+		Notes:   []string{"burst duration (start → its last OK): 4.66ms, 6.05ms"}}
+}
+
+// The brief summary shows burst's recovery times as a headline figure, in
+// human units, and its group table without the columns where nothing
+// happened or that restate another.
+func TestSummaryBriefBurst(t *testing.T) {
+	s := summaryText(t, oneRun("burst", nil, burstPhase()), SummaryOptions{Brief: true})
+	if !strings.Contains(s, "  Recovery: burst 1 400ms, burst 2 310ms\n") {
+		t.Errorf("brief lacks the recovery line:\n%s", s)
+	}
+	head := regexp.MustCompile(`(?m)^    Group +accepted +OK p50 +OK p99$`)
+	if !head.MatchString(s) {
+		t.Errorf("brief group table keeps zero or restating columns:\n%s", s)
+	}
+	full := summaryText(t, oneRun("burst", nil, burstPhase()), SummaryOptions{})
+	for _, want := range []string{"Burst 1 recovery: 400ms", "cancelled", "requested", "Recovery Latency"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("full summary lacks %q:\n%s", want, full)
+		}
+	}
+}
+
+// mixedPhase is a mixed run's phase: per-part counters, which its group
+// table holds, and ratios its notes state with their context.
+func mixedPhase() results.Phase {
+	return results.Phase{Name: "mixed", Workload: "mixed", Duration: 9e9,
+		Counts: map[string]int64{"publish_alone_sent": 600, "publish_alone_accepted": 600, "publish_alone_bytes_sent": 848529,
+			"query_together_queries": 60, "read_back_events": 1200},
+		Rates: map[string]float64{"events_per_sec": 200.31, "publish_throughput_ratio": 1.0, "ok_p99_ratio": 0.81},
+		Groups: []results.Group{{Name: "publish/alone", Counts: map[string]int64{"sent": 600, "accepted": 600}},
+			{Name: "query/together", Counts: map[string]int64{"queries": 60}}},
+		Notes: []string{"publish throughput ratio together/alone: 1.00× (200 events/s alone, 200 together)",
+			"ok p99 ratio together/alone: 0.81× (1.42ms alone, 1.15ms together)"}}
+}
+
+// The brief summary does not list a figure again that its group table or
+// a note already shows; the full one lists them all.
+func TestSummaryBriefMixed(t *testing.T) {
+	s := summaryText(t, oneRun("mixed", nil, mixedPhase()), SummaryOptions{Brief: true})
+	for _, not := range []string{"Publish alone", "Query together queries", "Publish throughput ratio:", "Ok p99 ratio:"} {
+		if strings.Contains(s, not) {
+			t.Errorf("brief shows %q:\n%s", not, s)
+		}
+	}
+	for _, want := range []string{"Read back events: 1,200", "Events Rate: 200.31", "Note: publish throughput ratio together/alone: 1.00×"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("brief lacks %q:\n%s", want, s)
+		}
+	}
+	full := summaryText(t, oneRun("mixed", nil, mixedPhase()), SummaryOptions{})
+	for _, want := range []string{"Publish alone accepted: 600", "Publish throughput ratio: 1.00", "Ok p99 ratio: 0.81"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("full summary lacks %q:\n%s", want, full)
+		}
+	}
+}
+
+// durDigits finds a duration printed with more than three significant
+// digits: 1.70079s, 257.163ms, 1.250303ms, 668.36µs.
+var durDigits = regexp.MustCompile(`\b(\d{4,}|\d\.\d{3,}|\d{2}\.\d{2,}|\d{3}\.\d+)(ns|µs|ms|s)\b`)
+
+// No duration in a brief summary has more than three significant digits.
+func TestSummaryBriefDurationDigits(t *testing.T) {
+	for _, f := range []*results.File{singleFile(), compareFile(1, 1), oneRun("burst", nil, burstPhase()), oneRun("load", nil, loadPhase())} {
+		s := summaryText(t, f, SummaryOptions{Brief: true})
+		if m := durDigits.FindAllString(s, -1); len(m) > 0 {
+			t.Errorf("durations at raw precision %q in:\n%s", m, s)
+		}
+	}
+}
