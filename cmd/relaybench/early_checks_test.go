@@ -1,0 +1,124 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBinCheckedUpFront: a --bin path that is missing, a folder or not
+// executable is a usage error (exit 2, one line naming it) before anything
+// runs: the results folder stays empty, where the relay before it used to
+// run --repeat times first.
+func TestBinCheckedUpFront(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing"), "no such file"},
+		{dir, "not a regular file"},
+		{plain, "not executable"},
+	} {
+		out := t.TempDir()
+		code, _, stderr := runHere(t, "compare", "-relays", "khatru-badger,strfry", "--bin", "strfry="+tc.path,
+			"--repeat", "5", "--events", "10", "--queries", "1", "--cache-dir", "off", "--out", out, "--no-progress")
+		if code != 2 {
+			t.Fatalf("--bin strfry=%s: exit %d, want 2\n%s", tc.path, code, stderr)
+		}
+		wantOneLine(t, stderr, "--bin strfry="+tc.path, tc.want)
+		wantEmptyDir(t, out)
+	}
+}
+
+// noStrfry makes sure strfry has no binary here: no bin dir, no env.
+func noStrfry(t *testing.T) {
+	t.Setenv("RELAYBENCH_BIN_DIR", "")
+	t.Setenv("RELAYBENCH_STRFRY_BIN", "")
+}
+
+// TestCompareSaysSkipFirst: a catalog relay without its binary is named
+// in the first line, before the corpus is signed, and still skipped at
+// its turn.
+func TestCompareSaysSkipFirst(t *testing.T) {
+	noStrfry(t)
+	_, _, stderr := runHere(t, "compare", "-relays", "strfry", "--events", "300", "--queries", "1",
+		"--cache-dir", "off", "--out", t.TempDir())
+	lines := strings.Split(stderr, "\n")
+	if !strings.HasPrefix(lines[0], "strfry: will be skipped: no binary") {
+		t.Fatalf("first line %q, want strfry: will be skipped: no binary\n%s", lines[0], stderr)
+	}
+	if signingAt(stderr) < 0 || !strings.Contains(stderr, "\nstrfry: skipped: no binary") {
+		t.Fatalf("want the corpus signed and the skip at strfry's turn too:\n%s", stderr)
+	}
+}
+
+// signingAt is the line number of the first "Signing N events" line of
+// stderr, -1 without one.
+func signingAt(stderr string) int {
+	for i, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "Signing ") {
+			return i
+		}
+	}
+	return -1
+}
+
+// closedURL is a ws:// URL on 127.0.0.1 where nothing listens.
+func closedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "ws://" + ln.Addr().String()
+	ln.Close()
+	return url
+}
+
+// TestRelayCheckedBeforeSigning: an unreachable --relay URL and a --relay
+// without its binary end the run with the messages and exit status of
+// before, but before the corpus is signed: no "Signing" line, nothing in
+// the corpus cache.
+func TestRelayCheckedBeforeSigning(t *testing.T) {
+	noStrfry(t)
+	url := closedURL(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--relay", url}, "ERROR: dial " + url + ": unreachable"},
+		{[]string{"sync", "--relay", url}, "ERROR: dial " + url + ": unreachable"},
+		{[]string{"sync", "--relay", "strfry"}, "relaybench: strfry: skipped: no binary"},
+	} {
+		cache, out := t.TempDir(), t.TempDir()
+		args := append(tc.args, "--events", "3000", "--cache-dir", cache, "--out", out)
+		code, _, stderr := runHere(t, args...)
+		if code != 1 || !strings.Contains(stderr, tc.want) || signingAt(stderr) >= 0 {
+			t.Fatalf("%v: exit %d, want 1 with %q and no Signing line\n%s", tc.args, code, tc.want, lastLines(stderr, 20))
+		}
+		wantEmptyDir(t, cache)
+	}
+}
+
+// TestStartAtWaitSaid: a run waiting for --start-at says so, with the
+// time, before it waits (plain line with --no-progress, a progress phase
+// otherwise); interrupted while waiting, it ends as a Ctrl-C does.
+func TestStartAtWaitSaid(t *testing.T) {
+	for _, extra := range [][]string{{"--no-progress"}, nil} {
+		out := t.TempDir()
+		args := append([]string{"run", "--events", "10", "--queries", "1", "--start-at", "+10m",
+			"--cache-dir", "off", "--out", out}, extra...)
+		p := startCLI(t, args...)
+		p.until(t, func(l string) bool {
+			return strings.HasPrefix(l, "Waiting until ") && strings.HasSuffix(l, " for --start-at...")
+		}, 2*time.Minute, "the waiting line")
+		p.interrupt()
+		if code := p.exit(t, time.Minute); code != 130 {
+			t.Fatalf("%v: exit %d, want 130\n%s", extra, code, p.stderr())
+		}
+	}
+}
