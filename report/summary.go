@@ -76,6 +76,9 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 		fmt.Fprintln(bw)
 		fmt.Fprintln(bw, "=== Comparison ===")
 		for _, t := range tables([]*results.File{f}) {
+			if o.Brief && t.title != "Relays" {
+				briefColumns(t)
+			}
 			fmt.Fprintln(bw)
 			fmt.Fprintf(bw, "%s:\n", t.title)
 			t.text(bw, "  ")
@@ -176,6 +179,11 @@ func headerLines(f *results.File) [][2]string {
 	seen := map[string]bool{}
 	for i := range f.Runs {
 		r := &f.Runs[i]
+		if r.Skipped != "" && len(r.Phases) == 0 && len(r.Conformance) == 0 {
+			// Nothing ran: no software, corpus or params to describe.
+			ls = append(ls, [2]string{"Relay", relayKey(&r.Relay) + ": skipped: " + skipWhy(r)})
+			continue
+		}
 		if k := relayKey(&r.Relay); !seen["relay "+k] {
 			seen["relay "+k] = true
 			ls = append(ls, [2]string{"Relay", relayLine(&r.Relay)})
@@ -199,6 +207,13 @@ func headerLines(f *results.File) [][2]string {
 		}
 	}
 	return ls
+}
+
+// skipWhy is why r was skipped, without the "NAME: skipped: " its
+// message may start with (the summary names the relay already).
+func skipWhy(r *results.Run) string {
+	why := strings.TrimPrefix(r.Skipped, r.Relay.Name+": ")
+	return strings.TrimPrefix(why, "skipped: ")
 }
 
 // freshLine describes what r published when every phase of it published
@@ -331,7 +346,7 @@ func paramsLine(p map[string]any) string {
 // summaryRun writes the blocks of one run.
 func summaryRun(w io.Writer, r *results.Run) {
 	if r.Skipped != "" {
-		fmt.Fprintf(w, "SKIPPED: %s\n", r.Skipped)
+		fmt.Fprintf(w, "SKIPPED: %s\n", skipWhy(r))
 	}
 	for i := range r.Phases {
 		p := &r.Phases[i]
@@ -435,12 +450,19 @@ func cnt(m map[string]int64, k string) string {
 func phaseHeading(p *results.Phase, def string) string {
 	h := def
 	if p.Name != strings.ToLower(strings.Fields(def)[0]) {
-		h = fmt.Sprintf("%s (%s)", title(p.Name), p.Workload)
-		if p.Workload == "" {
-			h = title(p.Name)
-		}
+		h = phaseName(p)
 	}
 	return h + ":"
+}
+
+// phaseName is a phase's name with its workload when the name does not
+// already say it: "Warm-up (publish)", but "Publish (query corpus)" and
+// "Load/constant", not "Publish (query corpus) (publish)".
+func phaseName(p *results.Phase) string {
+	if p.Workload == "" || strings.HasPrefix(p.Name, p.Workload) {
+		return title(p.Name)
+	}
+	return fmt.Sprintf("%s (%s)", title(p.Name), p.Workload)
 }
 
 func summaryPublish(w io.Writer, p *results.Phase) {
@@ -525,11 +547,7 @@ func writeRest(w io.Writer, p *results.Phase) {
 }
 
 func summaryGeneric(w io.Writer, p *results.Phase) {
-	h := title(p.Name)
-	if p.Workload != "" && p.Workload != p.Name {
-		h += " (" + p.Workload + ")"
-	}
-	fmt.Fprintln(w, h+" Performance:")
+	fmt.Fprintln(w, phaseName(p)+" Performance:")
 	writeDuration(w, p)
 	writeOther(w, p, nil)
 	writeLatencies(w, p.Latency)
@@ -702,13 +720,22 @@ func writeGroups(w io.Writer, p *results.Phase) {
 	t.text(w, "    ")
 }
 
+// briefHidesColumn reports whether the brief summary leaves column h to
+// -v: byte counts, the client's own figures and reads, and the tail past
+// p99 (max stays).
+func briefHidesColumn(h string) bool {
+	return strings.HasPrefix(h, "bytes ") || strings.HasPrefix(h, "client ") ||
+		strings.HasPrefix(h, "subscriber ") || strings.HasSuffix(h, " p99.9")
+}
+
 // restates are the group columns that, when equal to an earlier one, say
 // only that nothing was lost between the two (requested = sent = accepted).
 var restates = map[string]bool{"requested": true, "sent": true, "intended": true,
 	"intended per sec": true, "sent per sec": true, "accepted per sec": true}
 
-// briefColumns leaves out of a group table, for the brief summary, the
-// columns that say nothing happened (every cell 0 or –), byte counts, and
+// briefColumns leaves out of a table, for the brief summary, the columns
+// that say nothing happened (every cell 0 or –), those briefHidesColumn
+// names, and
 // a column that restates an earlier one cell for cell (sent = accepted,
 // intended per sec = events per sec).
 func briefColumns(t *table) {
@@ -717,7 +744,7 @@ func briefColumns(t *table) {
 		return !slices.ContainsFunc(t.rows, func(r []string) bool { return cell(r, i) != cell(r, j) })
 	}
 	for i, h := range t.head {
-		if i > 0 && (strings.HasPrefix(h, "bytes ") || !slices.ContainsFunc(t.rows, func(r []string) bool {
+		if i > 0 && (briefHidesColumn(h) || !slices.ContainsFunc(t.rows, func(r []string) bool {
 			c := cell(r, i)
 			return c != "0" && c != dash && c != ""
 		}) || restates[h] && slices.ContainsFunc(keep, func(j int) bool { return j > 0 && same(i, j) })) {

@@ -92,3 +92,58 @@ func TestSummaryBriefDurationDigits(t *testing.T) {
 		}
 	}
 }
+
+// A relay compare skipped has one header line saying why, not a software
+// "unknown (no NIP-11)" and a corpus of 0 events; the relays table counts
+// it as skipped, not as a run.
+func TestSummarySkippedRelay(t *testing.T) {
+	f := compareFile(0, 1)
+	f.Runs = append(f.Runs, results.Run{Relay: results.Relay{Name: "orly"},
+		Skipped: "orly: skipped: no binary; pass --bin orly=PATH"})
+	for _, o := range []SummaryOptions{{}, {Brief: true}} {
+		s := summaryText(t, f, o)
+		if !strings.Contains(s, "  Relay:    orly: skipped: no binary; pass --bin orly=PATH\n") ||
+			strings.Contains(s, "no NIP-11") || strings.Contains(s, "0 events, 0 authors") {
+			t.Errorf("brief %v: skipped relay's header:\n%s", o.Brief, s)
+		}
+		if !strings.Contains(s, "SKIPPED: no binary; pass --bin orly=PATH\n") || !regexp.MustCompile(`(?m)^  orly .* 0 \(1 skipped\)$`).MatchString(s) {
+			t.Errorf("brief %v: skipped relay's run or relays row:\n%s", o.Brief, s)
+		}
+	}
+}
+
+// A phase's heading names its workload once: "Publish (query corpus)",
+// "Load/constant", but "Warm-up (publish)".
+func TestSummaryPhaseHeading(t *testing.T) {
+	pub := publishPhase(0, 100, 50, 1e6)
+	pub.Name = "publish (query corpus)"
+	warm := publishPhase(0, 100, 50, 1e6)
+	warm.Name = "warm-up"
+	load := loadPhase()
+	load.Name = "load/constant"
+	s := summaryText(t, oneRun("run", nil, pub, warm, load), SummaryOptions{Brief: true})
+	for _, want := range []string{"\nPublish (query corpus):\n", "\nWarm-up (publish):\n", "\nLoad/constant Performance:\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lacks heading %q:\n%s", want, s)
+		}
+	}
+}
+
+// The comparison's Burst table shows recovery as durations (p50, max), not
+// one raw _ns counter per burst; the brief one leaves out the columns
+// where nothing happened.
+func TestCompareBurstTable(t *testing.T) {
+	f := compareFile(0, 1)
+	for i := range f.Runs {
+		f.Runs[i].Phases = append(f.Runs[i].Phases, burstPhase())
+	}
+	full := summaryText(t, f, SummaryOptions{})
+	if strings.Contains(full, "recovery ns") || strings.Contains(full, "400,000,000") ||
+		!regexp.MustCompile(`(?m)^  Relay .*Recovery p50  Recovery max  Status$`).MatchString(full) {
+		t.Errorf("Burst table:\n%s", full)
+	}
+	brief := summaryText(t, f, SummaryOptions{Brief: true})
+	if regexp.MustCompile(`(?m)^  Relay .*(cancelled|failed|refused|requested)`).MatchString(brief) {
+		t.Errorf("brief Burst table keeps zero or restating columns:\n%s", brief)
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -255,11 +256,10 @@ func genericTable(name string, groups []*relayRuns) *table {
 	counts, rates, lats := fs.counts, fs.rates, fs.lats
 	cols := []col{durCol}
 	for _, k := range sortedKeys(counts) {
-		if strings.HasPrefix(k, "bytes_") {
-			cols = append(cols, col{humanName(k), func(p *results.Phase) (float64, bool) { return count(p.Counts, k) }, fmtBytes})
-			continue
+		if perBurst.MatchString(k) {
+			continue // one column per burst: their recovery is summed up below
 		}
-		cols = append(cols, cntCol(humanName(k), k))
+		cols = append(cols, countCol(k))
 	}
 	for _, k := range sortedKeys(rates) {
 		cols = append(cols, rateCol(humanName(k), k))
@@ -268,7 +268,31 @@ func genericTable(name string, groups []*relayRuns) *table {
 		lb := latencyLabel(l)
 		cols = append(cols, latCol(lb+" p50", l, 50), latCol(lb+" p99", l, 99), latCol(lb+" p99.9", l, 99.9), latCol(lb+" max", l, 100))
 	}
+	if lats["recovery"] != nil {
+		cols = append(cols, latCol("Recovery p50", "recovery", 50), latCol("Recovery max", "recovery", 100))
+	}
 	return phaseTable(title(name), name, groups, cols)
+}
+
+// perBurst are burst's counters of one burst ("burst_3_recovery_ns").
+var perBurst = regexp.MustCompile(`^burst_[0-9]+_`)
+
+// countCol is counter k's column in the unit the summary prints it in:
+// bytes, and times kept in ns or µs as durations ("recovery ns
+// 400,000,000" is "recovery 400ms").
+func countCol(k string) col {
+	get := func(p *results.Phase) (float64, bool) { return count(p.Counts, k) }
+	switch {
+	case strings.HasPrefix(k, "bytes_"):
+		return col{humanName(k), get, fmtBytes}
+	case strings.HasSuffix(k, "_ns"):
+		return col{humanName(strings.TrimSuffix(k, "_ns")), get, fmtDur}
+	case strings.HasSuffix(k, "_us"):
+		return col{humanName(strings.TrimSuffix(k, "_us")), get, func(v float64) string { return fmtDur(v * 1e3) }}
+	case strings.Contains(k, "_us_"): // client_cpu_us_p50
+		return col{humanName(strings.Replace(k, "_us_", "_", 1)), get, func(v float64) string { return fmtDur(v * 1e3) }}
+	}
+	return cntCol(humanName(k), k)
 }
 
 // groupTable has one row per (relay, group) of phase name: query shapes,
@@ -618,7 +642,17 @@ func relayTable(groups []*relayRuns) *table {
 		if g.relay.Managed {
 			managed = "yes"
 		}
-		t.add(g.key, g.relay.URL, sw, ver, managed, fmt.Sprint(len(g.runs)))
+		ran := 0
+		for _, r := range g.runs {
+			if r.Skipped == "" {
+				ran++
+			}
+		}
+		runs := fmt.Sprint(ran)
+		if ran < len(g.runs) {
+			runs += fmt.Sprintf(" (%d skipped)", len(g.runs)-ran)
+		}
+		t.add(g.key, g.relay.URL, sw, ver, managed, runs)
 	}
 	return t
 }
