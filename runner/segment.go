@@ -313,6 +313,14 @@ func StartSegment(ctx context.Context, run *results.Run, url string, seg corpus.
 	return SegmentRun{g: Config{Segment: seg, StartAt: startAt}.segmentSetup(ctx, run, url)}
 }
 
+// Announce has waiting (as Config.Waiting) told of the wait for the common
+// start before it begins.
+func (s SegmentRun) Announce(waiting func(flag string, at time.Time) (done func())) {
+	if s.g != nil {
+		s.g.waiting = waiting
+	}
+}
+
 // Sampler wraps begin (nil: the relay is not observed).
 func (s SegmentRun) Sampler(begin workload.Sampler) workload.Sampler { return s.g.sampler(begin) }
 

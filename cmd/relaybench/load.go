@@ -243,6 +243,7 @@ func (c *loadCmd) Run(g *Globals) error {
 	defer cleanup() // after finish has stopped the relay
 	// --segment, --start-at: this instance's share, from a common start.
 	c.segRun = runner.StartSegment(g.Ctx, s.run, s.target.URL, c.seg, c.startAt)
+	c.segRun.Announce(s.waitNotice())
 	err = c.measure(g.Ctx, s, inst, lp)
 	c.segRun.End(s.run)
 	return s.finish(params, err)

@@ -59,8 +59,14 @@ func (s *session) config(cfg runner.Config) runner.Config {
 	cfg.ClientCores = s.cores()
 	cfg.Progress = progressFunc(s.prog)
 	cfg.Log = os.Stderr
-	cfg.Waiting = waitNotice(s.quiet, s.noProg, s.prog) // segment.go
+	cfg.Waiting = s.waitNotice()
 	return cfg
+}
+
+// waitNotice says a wait for --start-at or --query-at before it begins
+// (segment.go).
+func (s *session) waitNotice() func(flag string, at time.Time) func() {
+	return waitNotice(s.quiet, s.noProg, s.prog)
 }
 
 // finish judges the runs, writes the results file and prints the summary

@@ -62,6 +62,7 @@ func (c *subscribeCmd) runSubscribe(g *Globals, params map[string]any) error {
 		return err
 	}
 	c.segRun = runner.StartSegment(g.Ctx, s.run, s.target.URL, c.seg, c.startAt)
+	c.segRun.Announce(s.waitNotice())
 	err = s.measure(c.workload(), keys, nil)
 	c.segRun.End(s.run)
 	s.setFresh(keys)
