@@ -50,7 +50,7 @@ func (o BurstOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 	if o.BetweenRate > 0 {
 		total += int64(o.BetweenRate * (time.Duration(o.Bursts) * o.Every).Seconds())
 	}
-	o.fromEnv(env, fmt.Sprintf("Sending %d bursts of %d events", o.Bursts, o.BurstSize), total)
+	o.fromEnv(env, fmt.Sprintf("Sending %s of %s", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event")), total)
 	return onePhase(Burst(ctx, env.URL, env.Corpus, o))
 }
 
@@ -395,7 +395,7 @@ func (b *burstResult) summary(ph *results.Phase) {
 		durs = append(durs, numfmt.Dur(time.Duration(b.burstEnd[k]-(b.start+b.s.burstAt[k]))))
 	}
 	ph.Notes = append(ph.Notes,
-		fmt.Sprintf("%d bursts of %d events every %v over %d connections (at most %d unacknowledged each); background %.0f events/s on a connection of its own", o.Bursts, o.BurstSize, o.Every, o.Connections, o.Window, o.BetweenRate),
+		fmt.Sprintf("%s of %s every %v over %s (at most %d unacknowledged each); background %.0f events/s on a connection of its own", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"), o.Every, numfmt.Count(o.Connections, "connection"), o.Window, o.BetweenRate),
 		"burst duration (start → its last OK): "+joinComma(durs),
 		"ok latency is EVENT write → OK of accepted events only (refusals apart, as ok_refused); ok_from_intended also counts the time a burst event waited in the client for a free slot",
 		fmt.Sprintf("recovery: from a burst's start until %d consecutive background events have OK latency within %.0f%% of the pre-burst median", o.RecoveryRun, o.RecoveryWithin*100),

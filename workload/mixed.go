@@ -476,7 +476,7 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 	ph.Errors = verify.AppendUnique(ph.Errors, rb.errs...)
 	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	ph.Notes = append(ph.Notes,
-		fmt.Sprintf("three parts of %v each: publish alone (%.0f events/s over %d connections), query alone (%.0f queries/s over %d connections, one REQ at a time each), then both together", o.Duration, o.PublishRate, o.Publishers, o.QueryRate, o.Queriers),
+		fmt.Sprintf("three parts of %v each: publish alone (%.0f events/s over %s), query alone (%.0f queries/s over %s, one REQ at a time each), then both together", o.Duration, o.PublishRate, numfmt.Count(o.Publishers, "connection"), o.QueryRate, numfmt.Count(o.Queriers, "connection")),
 		"open loop: sends and REQs follow a schedule; ok_from_intended and eose_from_intended count from the scheduled time, so a stalled client or relay shows up in them",
 		"duration is the sum of the three parts (the final read-back is not timed)",
 	)

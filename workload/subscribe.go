@@ -101,7 +101,7 @@ func (o SubscribeOptions) EventCount() int {
 func (o SubscribeOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
 	total := int64(o.Segment.Share(o.EventCount())) // a segment publishes its share
-	o.fromEnv(env, fmt.Sprintf("Publishing %d events to %d subscribers", total, o.Subscribers), total)
+	o.fromEnv(env, fmt.Sprintf("Publishing %s to %s", numfmt.Count(total, "event"), numfmt.Count(o.Subscribers, "subscriber")), total)
 	return onePhase(Subscribe(ctx, env.URL, env.Corpus, o))
 }
 
@@ -796,8 +796,8 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration {
 		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.Duration))
 	}
-	notes = append(notes, fmt.Sprintf("%d subscribers (%s filters, %s) each waited for EOSE before publishing; %d publishers sent fresh events of %d content bytes signed before the clock (%d planned)",
-		o.Subscribers, o.Filter, r.follows(), o.Publishers, o.Size, nEv))
+	notes = append(notes, fmt.Sprintf("%s (%s filters, %s) each waited for EOSE before publishing; %s sent fresh events of %d content bytes signed before the clock (%d planned)",
+		numfmt.Count(o.Subscribers, "subscriber"), o.Filter, r.follows(), numfmt.Count(o.Publishers, "publisher"), o.Size, nEv))
 	deliver := "deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events"
 	if o.sharedSchedule() {
 		deliver = "deliver latency: the event's intended send time on the open-loop schedule from --start-at (start + j/rate) → subscriber's read of the delivery, of credited deliveries only (valid, matching, first copies of accepted events); it includes the send lateness, and across machines the clock offset between the instances (see the run's segment clock offset)"

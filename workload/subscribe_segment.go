@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
@@ -187,6 +188,6 @@ func (r *subRun) recordSegment(ph *results.Phase) {
 	if mismatch > 0 {
 		ph.Errors = append(ph.Errors, fmt.Sprintf("segment %s: %d (subscriber, event) pairs match differently from the recorded plan: the merge cannot count the deliveries exactly", r.o.Segment, mismatch))
 	}
-	ph.Notes = append(ph.Notes, fmt.Sprintf("segment %s: %d of %d subscribers (global index i mod %d = %d), %d publishers, fresh events j mod %d = %d of the %d every segment signs alike; other segments' events assumed accepted here (expected, missing and deliveries are this segment's view): relaybench merge counts the deliveries exactly",
-		r.o.Segment, len(r.subs), r.o.Subscribers, r.o.Segment.Count, r.o.Segment.Index, r.o.publishers(), r.o.Segment.Count, r.o.Segment.Index, nEv))
+	ph.Notes = append(ph.Notes, fmt.Sprintf("segment %s: %d of %s (global index i mod %d = %d), %s, fresh events j mod %d = %d of the %d every segment signs alike; other segments' events assumed accepted here (expected, missing and deliveries are this segment's view): relaybench merge counts the deliveries exactly",
+		r.o.Segment, len(r.subs), numfmt.Count(r.o.Subscribers, "subscriber"), r.o.Segment.Count, r.o.Segment.Index, numfmt.Count(r.o.publishers(), "publisher"), r.o.Segment.Count, r.o.Segment.Index, nEv))
 }

@@ -70,3 +70,36 @@ func sig3(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 }
+
+// Round rounds d to three significant digits (whole nanoseconds below
+// 1µs), so that %v of it prints as Dur does, give or take trailing zeros:
+// 1.250303ms → 1.25ms, 1.70079s → 1.7s.
+func Round(d time.Duration) time.Duration {
+	a := math.Abs(float64(d))
+	if a < 1e3 {
+		return d
+	}
+	e := math.Pow(10, math.Floor(math.Log10(a))-2)
+	return time.Duration(math.Round(float64(d)/e) * e)
+}
+
+// Count is n and noun, the noun plural unless n is 1: "1 publisher", "3
+// publishers", "1,200 queries".
+func Count[T ~int | ~int64](n T, noun string) string {
+	if n != 1 {
+		noun = Plural(noun)
+	}
+	return Group(int64(n)) + " " + noun
+}
+
+// Plural is an English noun's plural: event → events, query → queries,
+// process → processes.
+func Plural(noun string) string {
+	switch {
+	case strings.HasSuffix(noun, "y") && len(noun) > 1 && !strings.ContainsRune("aeiou", rune(noun[len(noun)-2])):
+		return noun[:len(noun)-1] + "ies"
+	case strings.HasSuffix(noun, "s"), strings.HasSuffix(noun, "x"), strings.HasSuffix(noun, "sh"), strings.HasSuffix(noun, "ch"):
+		return noun + "es"
+	}
+	return noun + "s"
+}

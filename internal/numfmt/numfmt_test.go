@@ -24,3 +24,27 @@ func TestDur(t *testing.T) {
 		}
 	}
 }
+
+func TestRound(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		950: "950ns", 1250303 * time.Nanosecond: "1.25ms", 1700790 * time.Microsecond: "1.7s",
+		668360 * time.Nanosecond: "668µs", 2304117 * time.Nanosecond: "2.3ms", 257163 * time.Microsecond: "257ms",
+	} {
+		if got := Round(d).String(); got != want {
+			t.Errorf("Round(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		noun string
+		want string
+	}{{1, "publisher", "1 publisher"}, {0, "subscriber", "0 subscribers"}, {3, "connection", "3 connections"},
+		{1, "query", "1 query"}, {1200, "query", "1,200 queries"}, {2, "day", "2 days"}, {2, "process", "2 processes"}} {
+		if got := Count(c.n, c.noun); got != c.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
+		}
+	}
+}
