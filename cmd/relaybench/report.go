@@ -20,16 +20,16 @@ import (
 // reportCmd renders results files; it measures nothing, so any report can be
 // made again from the files (vegeta's model: attack | tee results | report).
 type reportCmd struct {
-	Files  []string `arg:"" optional:"" name:"results" help:"Results files (JSON) to report on."`
-	Format string   `short:"f" aliases:"report-format" placeholder:"FORMAT" help:"summary, md (markdown), json, csv or html; default: from the -o extension, else summary. For --base/--cand: summary (text), md or html."`
-	Output string   `name:"o" short:"o" aliases:"output,report-file" placeholder:"FILE" help:"Write the report to FILE instead of standard output."`
-	Title  string   `aliases:"report-title" help:"Report title (default: the results file's title, else \"Relay Benchmark\")."`
-	Charts string   `placeholder:"DIR" help:"Also write every chart as PNG and SVG into DIR."`
-	Base   []string `placeholder:"FILE" help:"Baseline results files: compare them with --cand (repeat the flag, separate with commas, or list files after it)."`
-	Cand   []string `placeholder:"FILE" help:"Candidate results files compared with --base."`
-	FailOn []string `name:"fail-on" sep:"none" placeholder:"FIGURE:±N%" help:"With --base/--cand: fail (exit 5) when FIGURE changed beyond N % in that direction AND significantly (Mann-Whitney U, α=0.05, over repeated runs; needs 4+ runs a side), e.g. 'publish.rate:-10%', 'query.eose.p99:+20%'. A change that is not significant (~) never fails. Repeatable; also fail_on = […] in --thresholds FILE."`
-	Force  bool     `help:"With --base/--cand: compare runs of different corpora, parameters or machines (refused otherwise). With --merge: merge segments that differ."`
-	Merge  bool     `help:"The files are the segments of one test (--segment I/N): report on their merge (as relaybench merge, without writing the merged file; --corpus and --cache-dir of merge default)."`
+	Files  []string  `arg:"" optional:"" name:"results" help:"Results files (JSON) to report on."`
+	Format string    `short:"f" aliases:"report-format" placeholder:"FORMAT" help:"summary, md (markdown), json, csv or html; default: from the -o extension, else summary. For --base/--cand: summary (text), md or html."`
+	Output string    `name:"o" short:"o" aliases:"output,report-file" placeholder:"FILE" help:"Write the report to FILE instead of standard output."`
+	Title  string    `aliases:"report-title" help:"Report title (default: the results file's title, else \"Relay Benchmark\")."`
+	Charts string    `placeholder:"DIR" help:"Also write every chart as PNG and SVG into DIR."`
+	Base   sideFiles `placeholder:"FILE" help:"Baseline results files: compare them with --cand (repeat the flag, separate with commas, or list files after it)."`
+	Cand   sideFiles `placeholder:"FILE" help:"Candidate results files compared with --base (given as for --base)."`
+	FailOn []string  `name:"fail-on" sep:"none" placeholder:"FIGURE:±N%" help:"With --base/--cand: fail (exit 5) when FIGURE changed beyond N % in that direction AND significantly (Mann-Whitney U, α=0.05, over repeated runs; needs 4+ runs a side), e.g. 'publish.rate:-10%', 'query.eose.p99:+20%'. A change that is not significant (~) never fails. Repeatable; also fail_on = […] in --thresholds FILE."`
+	Force  bool      `help:"With --base/--cand: compare runs of different corpora, parameters or machines (refused otherwise). With --merge: merge segments that differ."`
+	Merge  bool      `help:"The files are the segments of one test (--segment I/N): report on their merge (as relaybench merge, without writing the merged file; --corpus and --cache-dir of merge default)."`
 	gateFlags
 
 	skipped error `kong:"-"` // results files left out of the report (readSome)
@@ -39,47 +39,25 @@ func init() {
 	register("report", "Render results files as a summary, Markdown, JSON, CSV or HTML report, or compare baseline and candidate results.", &reportCmd{})
 }
 
-// reportFlagsWithValue are the report flags that take a value, as written
-// after normalizeArgs (double dash).
-var reportFlagsWithValue = map[string]bool{
-	"-f": true, "--format": true, "--report-format": true,
-	"--o": true, "-o": true, "--output": true, "--report-file": true,
-	"--title": true, "--report-title": true, "--charts": true,
-	"--fail-on": true, "--threshold": true, "--thresholds": true, "--junit": true,
-}
+// sideFiles is the file list of --base or --cand: the flag's value (commas
+// separate files) and every bare argument after it up to the next flag, so
+// that "--base before-*.json --cand after-*.json", expanded by the shell,
+// gives each side all its files. Kong's own slice flag takes one value: the
+// second file of each side would be a stray positional argument, and the
+// one after it "unexpected" (exit 2).
+type sideFiles []string
 
-// splitSides rebuilds the file lists from the raw arguments, so that
-// "--base A1 A2 --cand B1 B2" gives both sides all their files: a bare
-// argument belongs to the last --base or --cand before it, else to the
-// plain list of results files.
-func splitSides(args []string) (files, base, cand []string) {
-	cur := &files
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, val, hasVal := strings.Cut(a, "=")
-		switch {
-		case a == "report":
-			continue
-		case name == "--base" || name == "--cand":
-			cur = &base
-			if name == "--cand" {
-				cur = &cand
-			}
-			if hasVal {
-				*cur = append(*cur, splitComma(val)...)
-			} else if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				*cur = append(*cur, splitComma(args[i])...)
-			}
-		case strings.HasPrefix(a, "-") && a != "-":
-			if reportFlagsWithValue[name] && !hasVal {
-				i++ // skip the flag's value
-			}
-		default:
-			*cur = append(*cur, splitComma(a)...)
-		}
+// Decode takes the flag's value and the values that follow it.
+func (s *sideFiles) Decode(ctx *kong.DecodeContext) error {
+	t, err := ctx.Scan.PopValue("file")
+	if err != nil {
+		return err
 	}
-	return files, base, cand
+	*s = append(*s, splitComma(fmt.Sprint(t.Value))...)
+	for next := ctx.Scan.Peek(); next.IsValue() && next.Type != kong.FlagValueToken; next = ctx.Scan.Peek() {
+		*s = append(*s, splitComma(fmt.Sprint(ctx.Scan.Pop().Value))...)
+	}
+	return nil
 }
 
 func splitComma(s string) []string {
@@ -211,9 +189,9 @@ func (c *reportCmd) checkFlags() error {
 // Run renders the report. Of several results files, one that cannot be
 // read is named on stderr and left out (readSome); the report of the others
 // is made, and the exit status is then 1 unless the report's own is set.
-func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
+func (c *reportCmd) Run(g *Globals) error {
 	c.skipped = nil
-	err := c.render(g, kctx)
+	err := c.render(g)
 	if err == nil && c.skipped != nil {
 		return c.skipped
 	}
@@ -222,15 +200,11 @@ func (c *reportCmd) Run(g *Globals, kctx *kong.Context) error {
 
 // render makes the report: of the results files, or the comparison of
 // --base and --cand.
-func (c *reportCmd) render(g *Globals, kctx *kong.Context) error {
-	files, base, cand := splitSides(kctx.Args)
-	if len(c.Base) == 0 && len(c.Cand) == 0 {
-		files, base, cand = c.Files, nil, nil
+func (c *reportCmd) render(g *Globals) error {
+	if len(c.Base) > 0 || len(c.Cand) > 0 {
+		return c.compare(c.Files, c.Base, c.Cand)
 	}
-	if len(base) > 0 || len(cand) > 0 {
-		return c.compare(files, base, cand)
-	}
-	return c.report(g, files)
+	return c.report(g, c.Files)
 }
 
 // compare writes the comparison of the base and candidate results files,
@@ -468,7 +442,8 @@ func failOnStatus(rs []report.FailOnResult) error {
 	return nil
 }
 
-// emit writes the finished report to the output file or standard output.
+// emit writes the finished report to the output file or standard output;
+// a file written is named on stderr, as a run names its results file.
 func (c *reportCmd) emit(b []byte) error {
 	if c.Output == "" || c.Output == "-" {
 		_, err := os.Stdout.Write(b)
@@ -477,5 +452,6 @@ func (c *reportCmd) emit(b []byte) error {
 	if err := os.WriteFile(c.Output, b, 0o644); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
+	fmt.Fprintf(os.Stderr, "report: %s\n", c.Output)
 	return nil
 }

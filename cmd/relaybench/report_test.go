@@ -4,7 +4,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,20 +12,53 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-func TestSplitSides(t *testing.T) {
-	for _, tc := range []struct {
-		args              []string
-		files, base, cand []string
-	}{
-		{[]string{"report", "a.json", "b.json", "--format", "md"}, []string{"a.json", "b.json"}, nil, nil},
-		{[]string{"report", "--base", "a1", "a2", "--cand", "b1", "b2", "--o", "x.md"}, nil, []string{"a1", "a2"}, []string{"b1", "b2"}},
-		{[]string{"report", "--base=a1,a2", "--title", "T", "--cand", "b1"}, nil, []string{"a1", "a2"}, []string{"b1"}},
-		{[]string{"report", "-o", "out.csv", "r.json", "--report-format", "csv"}, []string{"r.json"}, nil, nil},
-	} {
-		f, b, c := splitSides(tc.args)
-		if !reflect.DeepEqual(f, tc.files) || !reflect.DeepEqual(b, tc.base) || !reflect.DeepEqual(c, tc.cand) {
-			t.Errorf("%v: files %v base %v cand %v", tc.args, f, b, c)
+// TestReportSidesCLI runs the built binary with every documented form of
+// --base/--cand: files listed after each flag (as a shell expands
+// "before-*.json"), 2+2, 1+2 and 2+1 files, commas and repeated flags.
+// Kong's slice flag took one file each and refused "2+2" with "unexpected
+// argument" (exit 2); the n=B+C of the table shows each side got all its
+// files, and -o names the file written on stderr.
+func TestReportSidesCLI(t *testing.T) {
+	dir := t.TempDir()
+	in := func(name string) string {
+		p := filepath.Join(dir, name)
+		f := &results.File{Tool: results.Tool{Name: "relaybench", Version: "test"}, Machine: results.Machine{OS: "linux", Arch: "amd64", Cores: 2},
+			Command: "run", StartedAt: time.Unix(0, 0), FinishedAt: time.Unix(10, 0), Verdict: &results.Verdict{Status: 0, Outcome: "passed"},
+			Runs: []results.Run{{Relay: results.Relay{Name: "r1", URL: "ws://127.0.0.1:1"}, Phases: []results.Phase{{Name: "publish", Duration: 1e9,
+				Counts: map[string]int64{"sent": 5, "accepted": 5}, Rates: map[string]float64{"events_per_sec": 5}}}}}}
+		if err := results.Write(p, f); err != nil {
+			t.Fatal(err)
 		}
+		return p
+	}
+	a1, a2, b1, b2 := in("before-1.json"), in("before-2.json"), in("after-1.json"), in("after-2.json")
+	for _, tc := range []struct {
+		args []string
+		n    string
+	}{
+		{[]string{"--base", a1, a2, "--cand", b1, b2}, "n=2+2"},
+		{[]string{"--base", a1, "--cand", b1, b2}, "n=1+2"},
+		{[]string{"--base", a1, a2, "--cand", b1}, "n=2+1"},
+		{[]string{"--base", a1 + "," + a2, "--cand=" + b1 + "," + b2}, "n=2+2"},
+		{[]string{"--base", a1, "--base", a2, "--cand", b1, "-f", "summary"}, "n=2+1"},
+		{[]string{"--cand", b1, b2, "--base", a1, a2, "--title", "T"}, "n=2+2"},
+	} {
+		r := runCLI(t, append([]string{"report"}, tc.args...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, tc.n) {
+			t.Errorf("report %v: exit %d, want 0 and %q in the table; stderr %q", tc.args, r.code, tc.n, r.stderr)
+		}
+	}
+	out := filepath.Join(dir, "ab.html")
+	r := runCLI(t, "report", "--base", a1, a2, "--cand", b1, b2, "-o", out)
+	if b, err := os.ReadFile(out); r.code != 0 || err != nil || !strings.Contains(string(b), "n=2+2") {
+		t.Errorf("-o ab.html: exit %d, stderr %q, file %v", r.code, r.stderr, err)
+	}
+	if r.stdout != "" || strings.TrimSpace(r.stderr) != "report: "+out {
+		t.Errorf("-o ab.html: stdout %q, stderr %q; want the file named on stderr, nothing on stdout", r.stdout, r.stderr)
+	}
+	r = runCLI(t, "report", a1, "--base", a2, "--cand", b1)
+	if r.code == 0 || !strings.Contains(r.stderr, "unassigned: "+a1) {
+		t.Errorf("a file on no side: exit %d, stderr %q; want it named", r.code, r.stderr)
 	}
 }
 
