@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -9,8 +10,10 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -24,6 +27,9 @@ import (
 type fig struct {
 	*plot.Plot
 	legend []legendEntry
+	// repeats is set when a relay's later runs are drawn dashed (and left
+	// out of the legend): the legend then ends with an entry saying so.
+	repeats bool
 }
 
 // legendEntry is one legend item: a thumbnail of each plotter drawn for
@@ -31,6 +37,7 @@ type fig struct {
 type legendEntry struct {
 	text   string
 	thumbs []plot.Thumbnailer
+	own    bool // a line of a text broken to fit: a row of its own
 }
 
 // addLegend adds an entry to the legend.
@@ -49,23 +56,88 @@ var (
 	thumbGap   = vg.Points(4)
 )
 
-// legendRows lays the entries out in rows that fit width: each row is the
-// indexes of its entries and its width.
-func (f *fig) legendRows(width vg.Length) (rows [][]int, widths []vg.Length) {
+// repeatsEntry explains the dashed lines of a chart with repeated runs.
+func repeatsEntry() legendEntry {
+	l := &plotter.Line{XYs: plotter.XYs{}, LineStyle: plotter.DefaultLineStyle}
+	l.Color, l.Width = color.Gray{Y: 110}, vg.Points(1.5)
+	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	return legendEntry{text: "dashed: a relay's 2nd and later runs, in its colour", thumbs: []plot.Thumbnailer{l}}
+}
+
+// entries are the legend's entries as drawn in a strip of the given
+// width: each text too wide for a row is broken at spaces into lines of
+// their own (the thumbnail on the first), and the dashed-lines entry ends
+// the list when the chart draws repeats.
+func (f *fig) entries(width vg.Length) []legendEntry {
+	all := f.legend
+	if f.repeats {
+		all = append(slices.Clip(all), repeatsEntry())
+	}
+	sty := f.Legend.TextStyle
+	avail := width - 2*legendPadX - thumbW - thumbGap
+	var out []legendEntry
+	for _, e := range all {
+		if sty.Rectangle(e.text).Size().X <= avail {
+			out = append(out, e)
+			continue
+		}
+		for i, line := range breakText(sty, e.text, avail) {
+			l := legendEntry{text: line, own: true}
+			if i == 0 {
+				l.thumbs = e.thumbs
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// breakText breaks s at spaces into lines no wider than width in sty (a
+// word wider than width is a line of its own).
+func breakText(sty text.Style, s string, width vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && sty.Rectangle(line+" "+w).Size().X > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		line = strings.TrimPrefix(line+" "+w, " ")
+	}
+	return append(lines, line)
+}
+
+// nominalX names the categories of p's x axis, each name broken into lines
+// that fit its share of the axis: long relay names ("khatru-memory
+// (candidate)") ran into their neighbours.
+func nominalX(p *fig, names ...string) {
+	// The axis runs from -0.6 to n-0.4 (bars) over the chart's width less
+	// the value axis and the right margin (about 100 pt); 10 pt between names.
+	slot := (chartW-vg.Points(100))/vg.Length(float64(len(names))+0.2) - vg.Points(10)
+	broken := make([]string, len(names))
+	for i, n := range names {
+		broken[i] = strings.Join(breakText(p.X.Tick.Label, n, slot), "\n")
+	}
+	p.NominalX(broken...)
+}
+
+// legendRows lays the entries out in rows that fit width: each row is its
+// entries and its width. An entry of a broken text has a row of its own.
+func (f *fig) legendRows(width vg.Length) (rows [][]legendEntry, widths []vg.Length) {
 	sty := f.Legend.TextStyle
 	avail := width - 2*legendPadX
-	var cur []int
+	var cur []legendEntry
 	var w vg.Length
-	for i, e := range f.legend {
-		ew := thumbW + thumbGap + sty.Rectangle(e.text).Max.X
-		if len(cur) > 0 && w+legendGap+ew > avail {
+	for _, e := range f.entries(width) {
+		ew := thumbW + thumbGap + sty.Rectangle(e.text).Size().X
+		if len(cur) > 0 && (e.own || cur[len(cur)-1].own || w+legendGap+ew > avail) {
 			rows, widths = append(rows, cur), append(widths, w)
 			cur, w = nil, 0
 		}
 		if len(cur) > 0 {
 			w += legendGap
 		}
-		cur = append(cur, i)
+		cur = append(cur, e)
 		w += ew
 	}
 	if len(cur) > 0 {
@@ -103,8 +175,7 @@ func (f *fig) draw(c draw.Canvas) {
 	for r, row := range rows {
 		x := c.Min.X + (c.Size().X-widths[r])/2
 		mid := top - legendRow*vg.Length(r) - legendRow/2
-		for _, i := range row {
-			e := f.legend[i]
+		for _, e := range row {
 			icon := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
 				Min: vg.Point{X: x, Y: mid - legendRow/2 + vg.Points(2)},
 				Max: vg.Point{X: x + thumbW, Y: mid + legendRow/2 - vg.Points(2)},
@@ -113,7 +184,7 @@ func (f *fig) draw(c draw.Canvas) {
 				t.Thumbnail(&icon)
 			}
 			c.FillText(sty, vg.Point{X: x + thumbW + thumbGap, Y: mid}, e.text)
-			x += thumbW + thumbGap + sty.Rectangle(e.text).Max.X + legendGap
+			x += thumbW + thumbGap + sty.Rectangle(e.text).Size().X + legendGap
 		}
 	}
 }
@@ -242,4 +313,43 @@ func latencyLines(p *fig, ph *results.Phase, p50, p99, pmax func(results.Second)
 	}
 	slices.Reverse(p.legend[first:])
 	return nil
+}
+
+// textWidths records the width of every text drawn, as the layout measured
+// it with the embedded Liberation Sans. A browser without that font draws
+// the SVG's text in another (DejaVu Sans is about a tenth wider), and
+// legend entries laid out side by side ran into each other and past the
+// frame; fix gives each <text> its measured width.
+type textWidths struct {
+	vg.CanvasSizer
+	widths []vg.Length
+}
+
+func (t *textWidths) FillString(f font.Face, pt vg.Point, s string) {
+	t.widths = append(t.widths, f.Width(s))
+	t.CanvasSizer.FillString(f, pt, s)
+}
+
+// svgFamily is the family vgsvg names; fix lists metric-compatible fonts
+// after it.
+const svgFamily = "font-family:Liberation Sans;"
+
+// fix sets textLength (with glyphs scaled to it) on the i-th <text> of the
+// SVG to the i-th width drawn, so that text takes the room the layout gave
+// it in any font, and names Liberation Sans's metric twins (Arimo, Arial)
+// before the generic sans-serif. With a count that does not match, the
+// SVG is returned as it was drawn.
+func (t *textWidths) fix(svg []byte) []byte {
+	parts := bytes.Split(svg, []byte("<text "))
+	if len(parts)-1 != len(t.widths) {
+		return svg
+	}
+	var b bytes.Buffer
+	b.Grow(len(svg) + 48*len(t.widths))
+	b.Write(parts[0])
+	for i, p := range parts[1:] {
+		fmt.Fprintf(&b, `<text textLength="%.2f" lengthAdjust="spacingAndGlyphs" `, t.widths[i].Points())
+		b.Write(bytes.Replace(p, []byte(svgFamily), []byte("font-family:'Liberation Sans',Arimo,Arial,sans-serif;"), 1))
+	}
+	return b.Bytes()
 }

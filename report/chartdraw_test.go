@@ -1,7 +1,10 @@
 package report
 
 import (
+	"cmp"
+	"html"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,12 +15,13 @@ import (
 // svgText is one <text> element of a chart's SVG, in plot coordinates (y
 // up from the bottom of the chart).
 type svgText struct {
-	x, y float64
-	size float64
-	s    string
+	x, y  float64
+	size  float64
+	width float64 // textLength: the width the layout measured, which a browser keeps in any font
+	s     string
 }
 
-var svgTextAtRE = regexp.MustCompile(`(?s)<text x="([-0-9.]+)" y="([-0-9.]+)"[^>]*?font-size:([0-9.]+)px">([^<]*)</text>`)
+var svgTextAtRE = regexp.MustCompile(`(?s)<text textLength="([0-9.]+)" lengthAdjust="spacingAndGlyphs" x="([-0-9.]+)" y="([-0-9.]+)"[^>]*?font-size:([0-9.]+)px">([^<]*)</text>`)
 
 func svgTexts(t *testing.T, c *chart) []svgText {
 	t.Helper()
@@ -27,13 +31,17 @@ func svgTexts(t *testing.T, c *chart) []svgText {
 	}
 	var out []svgText
 	for _, m := range svgTextAtRE.FindAllStringSubmatch(string(b), -1) {
-		x, _ := strconv.ParseFloat(m[1], 64)
-		y, _ := strconv.ParseFloat(m[2], 64)
-		sz, _ := strconv.ParseFloat(m[3], 64)
-		out = append(out, svgText{x: x, y: -y, size: sz, s: m[4]}) // text is drawn under scale(1, -1)
+		w, _ := strconv.ParseFloat(m[1], 64)
+		x, _ := strconv.ParseFloat(m[2], 64)
+		y, _ := strconv.ParseFloat(m[3], 64)
+		sz, _ := strconv.ParseFloat(m[4], 64)
+		out = append(out, svgText{x: x, y: -y, size: sz, width: w, s: html.UnescapeString(m[5])}) // text is drawn under scale(1, -1)
 	}
 	if len(out) == 0 {
 		t.Fatalf("%s: no text found in the SVG", c.name)
+	}
+	if n := strings.Count(string(b), "<text "); n != len(out) {
+		t.Fatalf("%s: %d of %d <text> elements have a textLength: in a browser's font the others may be wider than laid out", c.name, len(out), n)
 	}
 	return out
 }
@@ -43,7 +51,12 @@ func allCharts(t *testing.T) []*chart {
 	var cs []*chart
 	deep := singleFile() // a spectrum out to 99.99 %: its tick at the right edge
 	deep.Runs[0].Phases[0].Latency["ok"] = hist(5, 20000, 1e6, 0.5)
-	for _, fs := range [][]*results.File{{deep}, {compareFile(0, 1)}, {compareFile(3, 1)}} {
+	long := compareFile(3, 1) // names long enough to fill more than a legend row each
+	for i := range long.Runs {
+		long.Runs[i].Relay.Name += "-with-a-name-as-long-as-a-relay-url-ws://127.0.0.1:7447/some/path/to/it"
+	}
+	ab := append(relabel([]*results.File{long}, "baseline"), relabel([]*results.File{compareFile(3, 1.2)}, "candidate")...)
+	for _, fs := range [][]*results.File{{deep}, {compareFile(0, 1)}, {compareFile(3, 1)}, ab} {
 		c, err := charts(fs)
 		if err != nil {
 			t.Fatal(err)
@@ -66,15 +79,16 @@ func TestChartTextInsideFrame(t *testing.T) {
 			t.Errorf("%s: height %v, want the plot's and the legend's %v", c.name, got, want)
 		}
 		labels := map[string]bool{}
-		for _, e := range c.plot.legend {
+		for _, e := range c.plot.entries(chartW) {
 			labels[e.text] = true
 		}
 		if len(labels) > 0 && lh == 0 {
 			t.Errorf("%s: a legend of %d entries has no strip", c.name, len(labels))
 		}
-		for _, tx := range svgTexts(t, c) {
-			// Liberation Sans averages under 0.6 em a character.
-			if right := tx.x + 0.6*tx.size*float64(len([]rune(tx.s))); tx.x < 0 || right > w {
+		texts := svgTexts(t, c)
+		legendOverlaps(t, c.name, texts, labels)
+		for _, tx := range texts {
+			if right := tx.x + tx.width; tx.x < 0 || right > w || tx.width <= 0 && tx.s != "" {
 				t.Errorf("%s: text %q spans x %.1f–%.1f, outside the 0–%.0f frame", c.name, tx.s, tx.x, right, w)
 			}
 			if tx.s == "99.99%" {
@@ -87,6 +101,53 @@ func TestChartTextInsideFrame(t *testing.T) {
 	}
 	if !seen99 {
 		t.Error("no chart has a 99.99% tick: the right-edge case is not tested")
+	}
+}
+
+// legendOverlaps fails the test when two legend texts on one row overlap
+// (with their thumbnails): "(2 runs)khatru-native" in a browser whose
+// font was wider than the one measured.
+func legendOverlaps(t *testing.T, name string, texts []svgText, labels map[string]bool) {
+	t.Helper()
+	rows := map[float64][]svgText{}
+	for _, tx := range texts {
+		if labels[tx.s] {
+			rows[tx.y] = append(rows[tx.y], tx)
+		}
+	}
+	for _, row := range rows {
+		slices.SortFunc(row, func(a, b svgText) int { return cmp.Compare(a.x, b.x) })
+		for i := 1; i < len(row); i++ {
+			if end := row[i-1].x + row[i-1].width + float64((thumbW + thumbGap).Points()); row[i].x < end {
+				t.Errorf("%s: legend %q (ends at x %.1f) overlaps %q (from x %.1f)", name, row[i-1].s, end, row[i].s, row[i].x)
+			}
+		}
+	}
+}
+
+// TestLegendDashedRepeats checks that a chart drawing a relay's later runs
+// dashed says so in its legend, and that one without repeats does not.
+func TestLegendDashedRepeats(t *testing.T) {
+	has := func(fs ...*results.File) map[string]bool {
+		cs, err := charts(fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, c := range cs {
+			for _, e := range c.plot.entries(chartW) {
+				if e.text == repeatsEntry().text {
+					out[c.name] = true
+				}
+			}
+		}
+		return out
+	}
+	if got := has(compareFile(3, 1)); !got["spectrum-publish"] || !got["throughput-publish"] {
+		t.Errorf("3 runs a relay: no chart explains its dashed lines (charts with the entry: %v)", got)
+	}
+	if got := has(compareFile(0, 1)); len(got) > 0 {
+		t.Errorf("one run a relay: %v explain dashed lines none of them draw", got)
 	}
 }
 

@@ -89,13 +89,13 @@ func Charts(dir string, files []*results.File, o Options) ([]string, error) {
 }
 
 func (c *chart) svg() ([]byte, error) {
-	cv := vgsvg.New(chartW, c.plot.height())
+	cv := &textWidths{CanvasSizer: vgsvg.New(chartW, c.plot.height())}
 	c.plot.draw(draw.New(cv))
 	var b bytes.Buffer
-	if _, err := cv.WriteTo(&b); err != nil {
+	if _, err := cv.CanvasSizer.(*vgsvg.Canvas).WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("chart %s: %w", c.name, err)
 	}
-	return b.Bytes(), nil
+	return cv.fix(b.Bytes()), nil
 }
 
 func (c *chart) png() ([]byte, error) {
@@ -170,6 +170,7 @@ func addLine(p *fig, i int, label string, xys plotter.XYs, dashed bool) error {
 	if label != "" {
 		p.addLegend(label, l)
 	}
+	p.repeats = p.repeats || dashed && label == ""
 	return nil
 }
 
@@ -192,6 +193,7 @@ func addLinePoints(p *fig, i int, label string, xys plotter.XYs, dashed bool) er
 	if label != "" {
 		p.addLegend(label, l, s)
 	}
+	p.repeats = p.repeats || dashed && label == ""
 	return nil
 }
 
@@ -1063,7 +1065,7 @@ func bars(file, titleText, y, metric string, groups []*relayRuns, name string, s
 	if !any {
 		return nil, nil
 	}
-	p.NominalX(names...)
+	nominalX(p, names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Min, p.Y.Max = 0, top
 	niceY(p)
@@ -1174,6 +1176,7 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 			return nil, err
 		}
 	}
+	lat.repeats = false // dashed is p99 there (the title says so), not a repeat
 	var cs []*chart
 	for _, c := range []struct {
 		name string
