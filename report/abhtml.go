@@ -10,11 +10,13 @@ import (
 )
 
 // abCSS lays the two sides of a comparison side by side.
-const abCSS = `.sides{display:grid;grid-template-columns:1fr 1fr;gap:0 28px}.sides h3{margin-top:8px}
+const abCSS = `.ab-head{border-left:4px solid #3558a8;background:#f2f5fb;padding:6px 14px;margin:0 0 18px}.ab-head p{margin:4px 0;font-weight:600}
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:0 28px}.sides h3{margin-top:8px}
 .sides dl.meta{grid-template-columns:max-content minmax(0,1fr)}.sides dd{overflow-wrap:anywhere}`
 
 // CompareHTML writes the comparison of Compare as one self-contained page:
-// each side's verdict and what it ran, side by side; per relay on both
+// a headline per relay (the main figure's ratio, how many figures changed
+// beyond noise), each side's verdict and what it ran, side by side; per relay on both
 // sides, every figure with the baseline and candidate medians, their ratio,
 // the change and its significance; then the charts of the single-run
 // report with both sides drawn together, each relay's runs named
@@ -39,6 +41,11 @@ func CompareHTML(w io.Writer, base, cand []*results.File, o Options, failOn []Fa
 	}
 	t = html.EscapeString(t)
 	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n<main>\n<h1>%s</h1>\n", t, css, abCSS, t)
+	fmt.Fprintln(bw, `<div class="ab-head">`)
+	for _, h := range ab.heads {
+		fmt.Fprintf(bw, "<p>%s</p>\n", html.EscapeString(h))
+	}
+	fmt.Fprintln(bw, "</div>")
 	fmt.Fprintln(bw, `<div class="sides">`)
 	for _, side := range abSides(base, cand) {
 		fmt.Fprintf(bw, "<section id=\"%s\">\n<h2>%s</h2>\n", slug(side.name), side.name)

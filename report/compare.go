@@ -88,8 +88,9 @@ func rateName(k string) string {
 // alpha is the significance level of the Mann-Whitney U test.
 const alpha = 0.05
 
-// Compare writes, for every relay present in both base and cand, every
-// figure (rates, latency p50/p99 of each phase and group): the baseline and
+// Compare writes a headline per relay present in both base and cand (the
+// main figure's ratio, how many figures changed beyond noise), then, for
+// each such relay, every figure (rates, latency p50/p99 of each phase and group): the baseline and
 // candidate medians, their ratio, the change in percent and whether it is
 // beyond run-to-run noise. With at least two runs on each side it uses a
 // two-sided Mann-Whitney U test at α = 0.05 (as benchstat does) and prints
@@ -122,9 +123,18 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 	bw := bufio.NewWriter(w)
 	if md {
 		fmt.Fprintln(bw, "# Baseline vs candidate")
-		fmt.Fprintln(bw)
 	} else {
 		fmt.Fprintln(bw, "=== Baseline vs Candidate ===")
+	}
+	fmt.Fprintln(bw)
+	for _, h := range ab.heads {
+		if md {
+			fmt.Fprintf(bw, "**%s**\n\n", mdText(h))
+		} else {
+			fmt.Fprintln(bw, esc(h))
+		}
+	}
+	if !md {
 		fmt.Fprintln(bw)
 	}
 	for _, side := range abSides(base, cand) {
@@ -184,7 +194,31 @@ func abSides(base, cand []*results.File) []abSide {
 // relays of one side only.
 type abResult struct {
 	tables             []*table
+	heads              []string // one headline per table (abHead)
 	onlyBase, onlyCand []string
+}
+
+// abTally counts a relay's figures by what the comparison can say of them.
+type abTally struct {
+	relay                     string
+	main, ratio               string // the first figure ("publish events/s") and its ratio
+	better, worse, same, noRe int    // noRe: no repeats on a side, noise unknown
+	runs                      string // "n=2+2" of the main figure
+}
+
+// head is the tally as one sentence, the headline of a relay's
+// comparison: the main figure's ratio, then how many figures changed
+// beyond noise, or why none could be judged.
+func (t abTally) head() string {
+	n := t.better + t.worse + t.same + t.noRe
+	if n == 0 {
+		return fmt.Sprintf("Relay %s: no figure is in both baseline and candidate.", t.relay)
+	}
+	s := fmt.Sprintf("Relay %s: %s of the candidate is %s the baseline's; ", t.relay, t.main, t.ratio)
+	if t.noRe > 0 {
+		return s + fmt.Sprintf("no change of its %d figures can be told from noise with %s runs (Mann-Whitney U at α=%.2f needs at least 4 runs a side: --repeat 4 or more).", n, strings.TrimPrefix(t.runs, "n="), alpha)
+	}
+	return s + fmt.Sprintf("of %d figures, %d better, %d worse beyond noise, %d unchanged within noise (Mann-Whitney U, α=%.2f, %s).", n, t.better, t.worse, t.same, alpha, t.runs)
 }
 
 // abTables compares every relay of both base and cand; none in both is an
@@ -199,7 +233,9 @@ func abTables(base, cand []*results.File) (abResult, error) {
 	for _, b := range bg {
 		bidx[b.key] = true
 		if c := cidx[b.key]; c != nil {
-			ab.tables = append(ab.tables, compareTable(b, c))
+			t, tally := compareTable(b, c)
+			ab.tables = append(ab.tables, t)
+			ab.heads = append(ab.heads, tally.head())
 		} else {
 			ab.onlyBase = append(ab.onlyBase, b.key)
 		}
@@ -216,9 +252,10 @@ func abTables(base, cand []*results.File) (abResult, error) {
 }
 
 // compareTable compares the figures of one relay's baseline and candidate runs.
-func compareTable(b, c *relayRuns) *table {
+func compareTable(b, c *relayRuns) (*table, abTally) {
 	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Ratio", "Delta", "Significance", "Status"},
 		left: map[int]bool{1: true, 6: true, 7: true}}
+	tally := abTally{relay: b.key}
 	cf := map[string]*figure{}
 	for _, f := range figures(c.runs) {
 		cf[f.phase+"\x00"+f.name] = f
@@ -232,12 +269,21 @@ func compareTable(b, c *relayRuns) *table {
 		cm := median(append([]float64(nil), c.values...))
 		sig := significance(bf.values, c.values)
 		delta := fmtDelta(bm, cm)
-		if strings.HasPrefix(sig, "p=") && bm != cm {
-			if (cm < bm) == bf.lowerBetter {
-				delta += " better"
-			} else {
-				delta += " worse"
-			}
+		if tally.main == "" {
+			tally.main, tally.ratio = bf.phase+" "+bf.name, fmtRatio(bm, cm)
+			tally.runs = fmt.Sprintf("n=%d+%d", len(bf.values), len(c.values))
+		}
+		switch {
+		case len(bf.values) < 2 || len(c.values) < 2 || minP(len(bf.values), len(c.values)) >= alpha:
+			tally.noRe++
+		case strings.HasPrefix(sig, "p=") && bm != cm && (cm < bm) == bf.lowerBetter:
+			delta += " better"
+			tally.better++
+		case strings.HasPrefix(sig, "p=") && bm != cm:
+			delta += " worse"
+			tally.worse++
+		default:
+			tally.same++
 		}
 		status := "ok"
 		if bf.status != "ok" || c.status != "ok" {
@@ -245,7 +291,7 @@ func compareTable(b, c *relayRuns) *table {
 		}
 		t.add(bf.phase, bf.name, bf.fmt(bm), c.fmt(cm), fmtRatio(bm, cm), delta, sig, status)
 	}
-	return t
+	return t, tally
 }
 
 // significance describes whether two samples differ beyond noise.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -211,4 +212,55 @@ func mustFailOn(t *testing.T, s string) threshold.FailOn {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestCompareHeadline checks the headline of each relay: the main
+// figure's ratio, and counts of better, worse and unchanged figures that
+// are those of its table's rows; with runs too few for the test to ever
+// reach α (2+2), no change is judged, and the headline says so in every
+// format, names escaped in Markdown and HTML.
+func TestCompareHeadline(t *testing.T) {
+	base, faster := []*results.File{compareFile(5, 1)}, []*results.File{compareFile(5, 1.5)}
+	ab, err := abTables(base, faster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tb := range ab.tables {
+		var better, worse, same int
+		for _, r := range tb.rows {
+			switch {
+			case strings.HasSuffix(r[5], " better"):
+				better++
+			case strings.HasSuffix(r[5], " worse"):
+				worse++
+			default:
+				same++
+			}
+		}
+		want := fmt.Sprintf("of %d figures, %d better, %d worse beyond noise, %d unchanged within noise", len(tb.rows), better, worse, same)
+		if !strings.Contains(ab.heads[i], want) || better == 0 {
+			t.Errorf("%s: headline %q, want %q (and some better)", tb.title, ab.heads[i], want)
+		}
+	}
+	if want := "Relay khatru-badger: publish events/s of the candidate is 1.50× the baseline's"; !strings.HasPrefix(ab.heads[0], want) {
+		t.Errorf("headline %q, want it to start %q", ab.heads[0], want)
+	}
+	few := compareFile(2, 1)
+	few.Runs[0].Relay.Name = "<b>x</b>"
+	few.Runs[1].Relay.Name = "<b>x</b>"
+	for _, format := range []string{"text", "md", "html"} {
+		var b bytes.Buffer
+		var err error
+		if format == "html" {
+			err = CompareHTML(&b, []*results.File{few}, []*results.File{few}, Options{}, nil)
+		} else {
+			err = Compare(&b, []*results.File{few}, []*results.File{few}, format)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "can be told from noise with 2+2 runs") || format != "text" && strings.Contains(b.String(), "<b>x</b>") {
+			t.Errorf("%s: 2+2 runs: no headline saying no change can be judged, or a relay name unescaped:\n%.600s", format, b.String())
+		}
+	}
 }
