@@ -594,7 +594,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 	for _, k := range sortedKeys(p.Counts) {
 		// The headline figures come first, always; after them only what
 		// happened: a zero counter is in the results file, not here.
-		if used[k] || p.Counts[k] == 0 || brief && (detailCount(k) || elsewhere(p, k)) {
+		if used[k] || p.Counts[k] == 0 || brief && (detailCount(k) || elsewhere(p, k) || restatesAccepted(p, k)) {
 			continue
 		}
 		label, v := countLine(k, p.Counts[k])
@@ -617,6 +617,13 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		label, unit := rateLabel(k)
 		kv(w, label, strings.TrimSpace(v+" "+unit))
 	}
+}
+
+// restatesAccepted reports whether counter k only repeats the accepted
+// count (planned = intended = sent = accepted: nothing was lost on the way).
+func restatesAccepted(p *results.Phase, k string) bool {
+	a, ok := p.Counts[results.CountAccepted]
+	return ok && k != results.CountAccepted && restates[k] && p.Counts[k] == a
 }
 
 // elsewhere reports whether the brief summary shows figure k of p in
@@ -730,7 +737,7 @@ func briefHidesColumn(h string) bool {
 
 // restates are the group columns that, when equal to an earlier one, say
 // only that nothing was lost between the two (requested = sent = accepted).
-var restates = map[string]bool{"requested": true, "sent": true, "intended": true,
+var restates = map[string]bool{"requested": true, "sent": true, "intended": true, "planned": true,
 	"intended per sec": true, "sent per sec": true, "accepted per sec": true}
 
 // briefColumns leaves out of a table, for the brief summary, the columns

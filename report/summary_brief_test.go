@@ -147,3 +147,21 @@ func TestCompareBurstTable(t *testing.T) {
 		t.Errorf("brief Burst table keeps zero or restating columns:\n%s", brief)
 	}
 }
+
+// The brief summary does not list sent, intended or planned beside
+// accepted when they are the same count; it does when some were lost.
+func TestSummaryBriefRestatedCounts(t *testing.T) {
+	p := loadPhase()
+	p.Counts["planned"] = 600
+	s := summaryText(t, oneRun("load", nil, p), SummaryOptions{Brief: true})
+	for _, not := range []string{"Sent: 600", "Intended: 600", "Planned: 600"} {
+		if strings.Contains(s, not) {
+			t.Errorf("brief shows %q:\n%s", not, s)
+		}
+	}
+	p.Counts["accepted"] = 590
+	s = summaryText(t, oneRun("load", nil, p), SummaryOptions{Brief: true})
+	if !strings.Contains(s, "Sent: 600") || !strings.Contains(s, "Accepted: 590") {
+		t.Errorf("brief hides a sent count that differs from accepted:\n%s", s)
+	}
+}

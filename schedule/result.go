@@ -172,8 +172,12 @@ func (r *Result) notes() []string {
 		if need < 0.5 {
 			about = "on average under 1" // "about 0" reads as none
 		}
-		n = append(n, fmt.Sprintf("all %d workers were busy at times: at %.0f ops/s and a mean reply time of %v, %s must be in flight (Little's law)",
-			r.Pool, rate, round(int64(r.Uncorrected.Mean())), about))
+		busy := fmt.Sprintf("all %d workers were", r.Pool)
+		if r.Pool == 1 {
+			busy = "the one worker was"
+		}
+		n = append(n, fmt.Sprintf("%s busy at times: at %.0f ops/s and a mean reply time of %v, %s must be in flight (Little's law)",
+			busy, rate, round(int64(r.Uncorrected.Mean())), about))
 	}
 	if r.Unfinished > 0 {
 		n = append(n, fmt.Sprintf("%s operations had not finished when the %v drain ended and were abandoned", numfmt.Group(r.Unfinished), r.Drain))

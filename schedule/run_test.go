@@ -401,3 +401,18 @@ func TestRunSlotsHooks(t *testing.T) {
 		}
 	})
 }
+
+// The pool note reads right at one worker and at a load needing under one
+// op in flight: no "all 1 workers", no "about 0 must be in flight".
+func TestPoolNoteWording(t *testing.T) {
+	r := &Result{Pool: 1, MaxInFlight: 1, Intended: 200, Start: 0, End: int64(time.Second),
+		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram()}
+	for range 200 {
+		r.Latency.Record(700_000)
+		r.Uncorrected.Record(668_360)
+	}
+	got := strings.Join(r.notes(), "\n")
+	if !strings.Contains(got, "the one worker was busy at times: at 200 ops/s and a mean reply time of 668µs, on average under 1 must be in flight") {
+		t.Errorf("pool note: %q", got)
+	}
+}
