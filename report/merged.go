@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/results"
@@ -21,7 +20,7 @@ func mergedLines(m *results.Merged) [][2]string {
 		head += "; query answers NOT checked across segments (see the verification notes)"
 	}
 	if m.StartSpreadNs > 0 {
-		head += "; start spread " + time.Duration(m.StartSpreadNs).Round(time.Microsecond).String()
+		head += "; start spread " + fmtDur(float64(m.StartSpreadNs))
 	}
 	ls := [][2]string{{"Merged", head}}
 	for _, s := range m.Sources {
@@ -45,7 +44,7 @@ func writeSegmentResources(w io.Writer, p *results.Phase) {
 	}
 	for _, s := range p.PerSegment {
 		var parts []string
-		parts = append(parts, "window "+time.Duration(s.Duration).Round(time.Millisecond).String())
+		parts = append(parts, "window "+fmtDur(float64(s.Duration)))
 		if r := s.Resources; r != nil {
 			c := "client CPU " + fmtFloat(r.ClientCPUSecs, 2) + " s"
 			if r.ClientCPUUtil > 0 {
@@ -102,7 +101,7 @@ func segmentResourceTable(files []*results.File) *table {
 						status = "client-limited"
 					}
 					t.add(relayKey(&r.Relay), p.Name, fmt.Sprint(s.Segment), safe.Line(s.Host),
-						time.Duration(s.Duration).Round(time.Millisecond).String(), relayCPU, rss, cpu, use, status)
+						fmtDur(float64(s.Duration)), relayCPU, rss, cpu, use, status)
 				}
 			}
 		}
