@@ -651,19 +651,11 @@ func detailCount(k string) bool {
 // in ns or µs (keys ending _ns, _us), in human units under a label
 // without the unit.
 func countLine(k string, n int64) (label, value string) {
-	switch {
-	case k == "canceled", k == "ops_canceled": // load's spelling, kept in its results files
+	if k == "canceled" || k == "ops_canceled" { // load's spelling, kept in its results files
 		return title(humanName(strings.Replace(k, "canceled", "cancelled", 1))), fmtInt(n)
-	case strings.HasPrefix(k, "bytes_"):
-		return title(humanName(k)), fmtBytes(float64(n))
-	case strings.HasSuffix(k, "_ns"):
-		return title(humanName(strings.TrimSuffix(k, "_ns"))), fmtDur(float64(n))
-	case strings.HasSuffix(k, "_us"):
-		return title(humanName(strings.TrimSuffix(k, "_us"))), fmtDur(float64(n) * 1e3)
-	case strings.Contains(k, "_us_"): // client_cpu_us_p50
-		return title(humanName(strings.Replace(k, "_us_", "_", 1))), fmtDur(float64(n) * 1e3)
 	}
-	return title(humanName(k)), fmtInt(n)
+	c := countCol(k) // tables.go: the same label and unit as the comparison tables
+	return title(c.head), c.fmt(float64(n))
 }
 
 // writeLatencies prints p50/p90/p99/p99.9/max of every latency, the
