@@ -14,6 +14,9 @@
 #   - the same with RELAYBENCH_SHARED_READERS=off (a goroutine per
 #                        connection, as before).
 # The floor's events are published by `relaybench run` from another process.
+# CLIENTS (default "epoll goroutines shared goro") picks the clients run in
+# each round; the section ends with relaybench's ratio to the epoll floor,
+# round by round, and its median.
 # Appends a table to bench/RESULTS.md with the machine, date, commit and load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +26,7 @@ BIN_DIR=$(cd "$BIN_DIR" && pwd)
 SUBS=${SUBS:-2000}
 EVENTS=${EVENTS:-3000}
 ROUNDS=${ROUNDS:-2}
+CLIENTS=${CLIENTS:-"epoll goroutines shared goro"}
 PORT=${PORT:-7791}
 OUT=${OUT:-bench/RESULTS.md}
 bench_work
@@ -54,7 +58,7 @@ floor() {
   start_strfry
   "$work/fanfloor" -addr "127.0.0.1:$PORT" -subs "$SUBS" -mode "$1" -expect "$((SUBS * EVENTS))" -timeout 300s >"$work/floor.out" 2>&1 &
   local fpid=$!
-  for _ in $(seq 600); do grep -q '^ready' "$work/floor.out" && break; sleep 0.1; done
+  for _ in $(seq 3000); do grep -q '^ready' "$work/floor.out" && break; sleep 0.1; done
   "$rb" run --relay "ws://127.0.0.1:$PORT" --events "$EVENTS" --size 1024 --skip-query --mode wait --concurrency 4 \
     --no-progress --quiet --cache-dir "$work/cache" --json "$work/pub-$RANDOM.json" >/dev/null 2>&1 || true
   wait "$fpid" || true
@@ -87,17 +91,22 @@ EOF
 
 declare -A fig
 for r in $(seq "$ROUNDS"); do
-  echo "== round $r" >&2
-  fig[epoll]+="$(floor epoll)|"
-  fig[goroutines]+="$(floor goroutines)|"
-  fig[shared]+="$(rbsub shared)|"
-  fig[goro]+="$(rbsub goro RELAYBENCH_SHARED_READERS=off)|"
-  for k in epoll goroutines shared goro; do echo "$k: ${fig[$k]}" >&2; done
+  echo "== round $r ($(cut -d' ' -f1-3 /proc/loadavg))" >&2
+  for k in $CLIENTS; do
+    case $k in
+    epoll | goroutines) fig[$k]+="$(floor "$k")|" ;;
+    shared) fig[$k]+="$(rbsub shared)|" ;;
+    goro) fig[$k]+="$(rbsub goro RELAYBENCH_SHARED_READERS=off)|" ;;
+    *) echo "bench/fanfloor.sh: unknown client $k in CLIENTS" >&2 && exit 2 ;;
+    esac
+    echo "$k: ${fig[$k]}" >&2
+  done
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# row LABEL KEY CHECKED
+# row LABEL KEY CHECKED (nothing when KEY was not in CLIENTS)
 row() {
+  [ -n "${fig[$2]:-}" ] || return 0
   python3 - "$1" "${fig[$2]}" "$3" <<'EOF'
 import sys
 label, runs, checked = sys.argv[1], [x.split() for x in sys.argv[2].split("|") if x.strip()], sys.argv[3]
@@ -131,5 +140,19 @@ git diff --quiet HEAD -- . || dirty=" (+uncommitted changes)"
   row "floor: a goroutine per connection (net.Conn.Read)" goroutines "frame boundaries only"
   row "relaybench subscribe (shared reader threads)" shared "every delivery: bytes or id+signature, filter, duplicates, timed"
   row "relaybench subscribe, RELAYBENCH_SHARED_READERS=off" goro "the same"
+  if [ -n "${fig[epoll]:-}" ] && [ -n "${fig[shared]:-}" ]; then
+    python3 - "${fig[epoll]}" "${fig[shared]}" <<'EOF'
+import statistics, sys
+def us(x):  # a round's µs per delivery, None when it gave no figure
+    try:
+        return float(x.split()[0])
+    except (IndexError, ValueError):
+        return None
+e, s = ([us(x) for x in a.split("|")[:-1]] for a in sys.argv[1:3])  # one entry per round
+r = [b / a for a, b in zip(e, s) if a and b]
+if r:
+    print(f"\nrelaybench (shared readers) / epoll floor, client CPU per delivery, round by round: {' / '.join(f'{x:.2f}' for x in r)}; median {statistics.median(r):.2f}×")
+EOF
+  fi
 } >>"$OUT"
 echo "bench/fanfloor.sh: appended to $OUT" >&2
