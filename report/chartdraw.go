@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 
 	"github.com/relaybench/relaybench/results"
 )
@@ -92,33 +93,68 @@ func (f *fig) entries(width vg.Length) []legendEntry {
 	return out
 }
 
-// breakText breaks s at spaces into lines no wider than width in sty (a
-// word wider than width is a line of its own).
+// breakText breaks s at spaces into lines no wider than width in sty; a
+// word wider than width (a relay named by its URL) is cut into pieces that
+// fit, so that it runs neither into its neighbours nor out of the frame.
 func breakText(sty text.Style, s string, width vg.Length) []string {
 	var lines []string
 	line := ""
 	for _, w := range strings.Fields(s) {
-		if line != "" && sty.Rectangle(line+" "+w).Size().X > width {
-			lines = append(lines, line)
-			line = ""
+		for _, piece := range cutWord(sty, w, width) {
+			if line != "" && sty.Rectangle(line+" "+piece).Size().X > width {
+				lines = append(lines, line)
+				line = ""
+			}
+			line = strings.TrimPrefix(line+" "+piece, " ")
 		}
-		line = strings.TrimPrefix(line+" "+w, " ")
 	}
 	return append(lines, line)
 }
 
-// nominalX names the categories of p's x axis, each name broken into lines
-// that fit its share of the axis: long relay names ("khatru-memory
-// (candidate)") ran into their neighbours.
-func nominalX(p *fig, names ...string) {
-	// The axis runs from -0.6 to n-0.4 (bars) over the chart's width less
-	// the value axis and the right margin (about 100 pt); 10 pt between names.
-	slot := (chartW-vg.Points(100))/vg.Length(float64(len(names))+0.2) - vg.Points(10)
-	broken := make([]string, len(names))
-	for i, n := range names {
-		broken[i] = strings.Join(breakText(p.X.Tick.Label, n, slot), "\n")
+// cutWord cuts w into the fewest pieces, each no wider than width in sty
+// (at least one character each), in order.
+func cutWord(sty text.Style, w string, width vg.Length) []string {
+	if sty.Rectangle(w).Size().X <= width {
+		return []string{w}
 	}
+	var out []string
+	cur := ""
+	for _, r := range w {
+		if cur != "" && sty.Rectangle(cur+string(r)).Size().X > width {
+			out = append(out, cur)
+			cur = ""
+		}
+		cur += string(r)
+	}
+	return append(out, cur)
+}
+
+// nominalX names the categories of p's x axis (from -0.6 to n-0.4, a bar
+// group at each whole number), each name broken into lines that fit its
+// share of the axis: long relay names ("khatru-memory (candidate)", a relay
+// named by its URL) ran into their neighbours. The share is measured on the
+// plot as drawn, its value axis final (call after niceY): long names widen
+// the margins and narrow the shares, so they are broken again until they fit.
+func nominalX(p *fig, names ...string) {
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	area := draw.Canvas{Canvas: &recorder.Canvas{}, Rectangle: vg.Rectangle{Max: vg.Point{X: chartW - rightPad, Y: chartH}}}
+	share := func() vg.Length { // 10 pt between names
+		return p.DataCanvas(area).Size().X/vg.Length(p.X.Max-p.X.Min) - vg.Points(10)
+	}
+	broken := make([]string, len(names))
 	p.NominalX(broken...)
+	slot := share() // the widest it can be: no name widening the margins
+	for range 4 {
+		for i, n := range names {
+			broken[i] = strings.Join(breakText(p.X.Tick.Label, n, slot), "\n")
+		}
+		p.NominalX(broken...)
+		s := share()
+		if s >= slot {
+			return
+		}
+		slot = s
+	}
 }
 
 // legendRows lays the entries out in rows that fit width: each row is its

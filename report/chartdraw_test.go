@@ -125,6 +125,53 @@ func legendOverlaps(t *testing.T, name string, texts []svgText, labels map[strin
 	}
 }
 
+// TestBarNamesApart checks that the relay names under the bars of a bar
+// chart do not run into each other: a name without spaces (a relay named
+// by its URL) wider than its share of the axis is cut into lines that fit.
+func TestBarNamesApart(t *testing.T) {
+	f := compareFile(0, 1)
+	for i := range f.Runs {
+		f.Runs[i].Relay.Name = "wss://relay-number-" + strconv.Itoa(i) + ".nostr.example.org:7777/a/long/path/to/the/websocket"
+	}
+	cs, err := charts([]*results.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars := 0
+	for _, c := range cs {
+		if !strings.HasPrefix(c.name, "bars-") {
+			continue
+		}
+		bars++
+		names := map[string]bool{}
+		for _, tk := range c.plot.X.Tick.Marker.Ticks(c.plot.X.Min, c.plot.X.Max) {
+			for _, l := range strings.Split(tk.Label, "\n") {
+				names[l] = true
+			}
+		}
+		rows := map[float64][]svgText{}
+		for _, tx := range svgTexts(t, c) {
+			if names[tx.s] {
+				rows[tx.y] = append(rows[tx.y], tx)
+			}
+		}
+		if len(rows) < 2 {
+			t.Errorf("%s: the relay names are drawn on %d line(s), want them broken onto several", c.name, len(rows))
+		}
+		for _, row := range rows {
+			slices.SortFunc(row, func(a, b svgText) int { return cmp.Compare(a.x, b.x) })
+			for i := 1; i < len(row); i++ {
+				if end := row[i-1].x + row[i-1].width; row[i].x < end {
+					t.Errorf("%s: bar name %q (ends at x %.1f) runs into %q (from x %.1f)", c.name, row[i-1].s, end, row[i].s, row[i].x)
+				}
+			}
+		}
+	}
+	if bars == 0 {
+		t.Fatal("no bar chart drawn: nothing tested")
+	}
+}
+
 // TestLegendDashedRepeats checks that a chart drawing a relay's later runs
 // dashed says so in its legend, and that one without repeats does not.
 func TestLegendDashedRepeats(t *testing.T) {

@@ -1065,10 +1065,9 @@ func bars(file, titleText, y, metric string, groups []*relayRuns, name string, s
 	if !any {
 		return nil, nil
 	}
-	nominalX(p, names...)
-	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Min, p.Y.Max = 0, top
 	niceY(p)
+	nominalX(p, names...)
 	return &chart{name: "bars-" + slug(file), title: titleText, plot: p, notes: notes}, nil
 }
 
