@@ -11,8 +11,7 @@ import (
 
 // abCSS lays the two sides of a comparison side by side.
 const abCSS = `.ab-head{border-left:4px solid #3558a8;background:#f2f5fb;padding:6px 14px;margin:0 0 18px}.ab-head p{margin:4px 0;font-weight:600}
-.sides{display:grid;grid-template-columns:1fr 1fr;gap:0 28px}.sides h3{margin-top:8px}
-.sides dl.meta{grid-template-columns:max-content minmax(0,1fr)}.sides dd{overflow-wrap:anywhere}`
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:0 28px}.sides h3{margin-top:8px}`
 
 // CompareHTML writes the comparison of Compare as one self-contained page:
 // a headline per relay (the main figure's ratio, how many figures changed
@@ -51,15 +50,7 @@ func CompareHTML(w io.Writer, base, cand []*results.File, o Options, failOn []Fa
 		fmt.Fprintf(bw, "<section id=\"%s\">\n<h2>%s</h2>\n", slug(side.name), side.name)
 		verdictHTML(bw, side.files)
 		for _, f := range side.files {
-			fmt.Fprintln(bw, `<dl class="meta">`)
-			for _, l := range headerLines(f) {
-				v := html.EscapeString(l[1])
-				if l[0] == "Command" || l[0] == "Params" {
-					v = "<code>" + v + "</code>"
-				}
-				fmt.Fprintf(bw, "<dt>%s</dt><dd>%s</dd>\n", html.EscapeString(l[0]), v)
-			}
-			fmt.Fprintln(bw, "</dl>")
+			metaHTML(bw, f)
 		}
 		fmt.Fprintln(bw, "</section>")
 	}

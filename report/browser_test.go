@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +147,64 @@ func TestBrowserRendersHTML(t *testing.T) {
 			t.Logf("screenshot: %s", shot)
 		})
 	}
+}
+
+// TestBrowserPageWidth renders pages whose relay strings are long and
+// unbroken (a name, software and version as a relay may send them) in
+// headless Chromium 1400 px wide and checks that nothing widens the page:
+// a wide table scrolls inside its box, a long header value wraps.
+func TestBrowserPageWidth(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("chromium not installed (apt-get install -y chromium): skipping the real-browser test")
+	}
+	if testing.Short() {
+		t.Skip("-short: skipping the real-browser test")
+	}
+	long := func(scale float64) *results.File {
+		f := compareFile(0, scale)
+		for i := range f.Runs {
+			r := &f.Runs[i].Relay
+			r.Name += "-" + strings.Repeat("n", 120)
+			r.Software = "<b>" + strings.Repeat("s", 300) + "</b>"
+			r.Version = "v1-" + strings.Repeat("v", 200)
+		}
+		return f
+	}
+	// The test's copy of the page measures itself; the report has no script.
+	const probe = `<script>document.body.setAttribute("data-width", document.documentElement.scrollWidth + "/" + document.documentElement.clientWidth)</script>`
+	widthRE := regexp.MustCompile(`data-width="(\d+)/(\d+)"`)
+	for _, ab := range []bool{false, true} {
+		var b bytes.Buffer
+		var err error
+		if ab {
+			err = CompareHTML(&b, []*results.File{long(1)}, []*results.File{long(1.5)}, Options{}, nil)
+		} else {
+			err = HTML(&b, []*results.File{long(1)}, Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := filepath.Join(t.TempDir(), "wide.html")
+		if err := os.WriteFile(page, []byte(strings.Replace(b.String(), "</body>", probe+"</body>", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := widthRE.FindStringSubmatch(string(runChromium(t, bin, page, "--window-size=1400,2400", "--dump-dom")))
+		if m == nil {
+			t.Fatalf("ab=%v: the page did not report its width", ab)
+		}
+		scroll, client := atoi(t, m[1]), atoi(t, m[2])
+		if client < 1000 || scroll > client {
+			t.Errorf("ab=%v: the page is %d px wide in a %d px window: a table or a header value pushes it wider", ab, scroll, client)
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/results"
 )
@@ -13,7 +15,7 @@ import (
 const css = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:#1d1f23;margin:0;background:#fafafa}
 main{max-width:1180px;margin:0 auto;padding:24px 28px 48px;background:#fff}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:32px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:16px;margin:22px 0 6px}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}dl.meta dt{font-weight:600;color:#555}dl.meta dd{margin:0}
+dl.meta{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 14px;margin:8px 0}dl.meta dt{font-weight:600;color:#555}dl.meta dd{margin:0;overflow-wrap:anywhere}.arg{white-space:nowrap}
 code{font:13px ui-monospace,"Liberation Mono",Menlo,monospace;background:#f2f2f2;padding:1px 4px;border-radius:3px}
 table{border-collapse:collapse;margin:6px 0 4px;font-size:13px;font-variant-numeric:tabular-nums}
 th,td{padding:4px 9px;border-bottom:1px solid #e5e5e5;text-align:left;white-space:nowrap}th{background:#f4f5f7;font-weight:600}
@@ -45,15 +47,7 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 		if len(files) > 1 {
 			fmt.Fprintf(bw, "<h3>File %d</h3>\n", i+1)
 		}
-		fmt.Fprintln(bw, `<dl class="meta">`)
-		for _, l := range headerLines(f) {
-			v := html.EscapeString(l[1])
-			if l[0] == "Command" || l[0] == "Params" {
-				v = "<code>" + v + "</code>"
-			}
-			fmt.Fprintf(bw, "<dt>%s</dt><dd>%s</dd>\n", html.EscapeString(l[0]), v)
-		}
-		fmt.Fprintln(bw, "</dl>")
+		metaHTML(bw, f)
 	}
 	if warn := warnings(files); len(warn) > 0 {
 		fmt.Fprintln(bw, `<div class="warnings"><strong>Read before trusting the figures:</strong><ul>`)
@@ -82,6 +76,32 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 	fmt.Fprintln(bw, "<footer>Made by relaybench report from the results file alone; every figure above is in that file. “–” marks a figure the file does not hold.</footer>")
 	fmt.Fprintln(bw, "</main>\n</body>\n</html>")
 	return bw.Flush()
+}
+
+// metaHTML writes what f ran as a definition list. A value never widens
+// the page (a relay's long software string wraps anywhere), and an
+// argument of the command is not broken at its hyphens ("--" at the end of
+// one line, "start-at" on the next), unless it is too long for a line.
+func metaHTML(w io.Writer, f *results.File) {
+	fmt.Fprintln(w, `<dl class="meta">`)
+	for _, l := range headerLines(f) {
+		v := html.EscapeString(l[1])
+		switch l[0] {
+		case "Command":
+			args := strings.Fields(l[1])
+			for i, a := range args {
+				args[i] = html.EscapeString(a)
+				if utf8.RuneCountInString(a) <= 40 {
+					args[i] = `<span class="arg">` + args[i] + "</span>"
+				}
+			}
+			v = "<code>" + strings.Join(args, " ") + "</code>"
+		case "Params":
+			v = "<code>" + v + "</code>"
+		}
+		fmt.Fprintf(w, "<dt>%s</dt><dd>%s</dd>\n", html.EscapeString(l[0]), v)
+	}
+	fmt.Fprintln(w, "</dl>")
 }
 
 // chartsHTML writes the charts section: every chart as inline SVG with its
