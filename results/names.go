@@ -67,6 +67,7 @@ const (
 	LatencyFirstEvent = "first_event" // REQ → its first EVENT
 	LatencyCount      = "count"       // COUNT → its answer
 	LatencyAuth       = "auth"        // NIP-42 AUTH → its OK, timed apart from the workload's
+	LatencyOKRefused  = "ok_refused"  // EVENT → OK false, timed apart from ok
 	// LatencyReqFirstEvent is first_event's name in count phases of files
 	// written before first_event was used there: read, no longer written.
 	LatencyReqFirstEvent = "req_first_event"

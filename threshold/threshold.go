@@ -37,7 +37,8 @@
 // A threshold without a relay applies to every relay of the results, each
 // judged on its own; with repeated runs the value is the median of the
 // relay's runs. A figure absent from the results is a usage error that
-// lists what exists.
+// lists what exists; one the command cannot write (Plan) is refused before
+// it runs.
 //
 // # Change limits
 //
@@ -53,6 +54,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,7 +143,7 @@ type Threshold struct {
 }
 
 var (
-	exprRE   = regexp.MustCompile(`^\s*([A-Za-z0-9_./\-]+)\s*(?:\{\s*relay\s*=\s*([^}]*?)\s*\})?\s*(<=|>=|==|!=|<|>)\s*(\S.*?)\s*$`)
+	exprRE   = regexp.MustCompile(`^\s*([A-Za-z0-9_./\-]+(?: [A-Za-z0-9_./\-]+)*)\s*(?:\{\s*relay\s*=\s*([^}]*?)\s*\})?\s*(<=|>=|==|!=|<|>)\s*(\S.*?)\s*$`)
 	failOnRE = regexp.MustCompile(`^\s*([A-Za-z0-9_./\-]+)\s*(?:\{\s*relay\s*=\s*([^}]*?)\s*\})?\s*:\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
 	statRE   = regexp.MustCompile(`^(p[0-9]+(\.[0-9]+)?|min|max|mean|stddev|count)$`)
 )
@@ -263,6 +265,9 @@ func checkName(figure string) error {
 		return nil
 	}
 	lat, stat := "", ""
+	// Only a group has a latency named "latency" (lifecycle's stages:
+	// lifecycle/ok.latency.p99); a phase's PHASE.latency.STAT lacks its
+	// latency's name.
 	switch {
 	case statRE.MatchString(name):
 		stat = name
@@ -282,7 +287,7 @@ func checkName(figure string) error {
 		return fmt.Errorf("%s", figureForms)
 	case strings.HasPrefix(stat, "p") && !storedPercentile(stat):
 		return fmt.Errorf("%s is not a stored statistic: a latency has %s", stat, statNames)
-	case lat != "" && (!keyRE.MatchString(lat) || lat == "latency"):
+	case lat != "" && (!keyRE.MatchString(lat) || lat == "latency" && !strings.Contains(scope, "/")):
 		return fmt.Errorf("%s", figureForms)
 	}
 	return nil
@@ -790,4 +795,76 @@ func (f FailOn) Crossed(base, cand float64) bool {
 		return d < f.Percent
 	}
 	return d > f.Percent
+}
+
+// Plan is what a command will write, known before it runs: its phases by
+// family (the part of a phase's name before its first "/": sweep for
+// sweep/1024, query for query/author) and, where known, the latencies each
+// family writes, its groups' included (nil: not known). A Plan without
+// phases knows nothing: every well-formed figure is accepted before the run
+// and looked up in the results after it (Missing).
+type Plan struct {
+	Command string              // the command, for messages ("run")
+	Phases  map[string][]string // family → latency names (nil: any)
+}
+
+// Check refuses, before any work, the first threshold whose figure no
+// results of the plan's command can hold: a phase the command does not
+// write (qurey.eose.p99), or a latency its phase does not write
+// (publish.okk.p99). Names it cannot know (a rate or count key, a
+// conformance check, a phase whose latencies are not declared) are
+// accepted: a figure the command writes is never refused.
+func (p Plan) Check(ts []Threshold) error {
+	if len(p.Phases) == 0 {
+		return nil
+	}
+	for _, t := range ts {
+		if err := p.check(t.Figure); err != nil {
+			return fmt.Errorf("threshold %q: %v", t.Expr, err)
+		}
+	}
+	return nil
+}
+
+func (p Plan) check(figure string) error {
+	scope, name, _ := strings.Cut(figure, ".")
+	if figure == "verification" || scope == ConformanceScope {
+		return nil
+	}
+	family, _, _ := strings.Cut(scope, "/")
+	lats, ok := p.Phases[family]
+	if !ok {
+		return fmt.Errorf("%s writes no phase %s; its phases are %s", p.Command, family, strings.Join(sortedKeys(p.Phases), ", "))
+	}
+	lat := latencyOf(name)
+	if lats == nil || lat == "" || slices.Contains(lats, lat) {
+		return nil
+	}
+	return fmt.Errorf("%s's phase %s writes no latency %s; its latencies are %s (each with STAT %s)",
+		p.Command, family, lat, strings.Join(lats, ", "), statNames)
+}
+
+// latencyOf is the latency a figure's name (after its scope) names:
+// "ok" for ok.p99 and latency.ok.p99; "" for a rate, a count, a bare
+// statistic (the primary latency) or a verification.
+func latencyOf(name string) string {
+	if strings.HasPrefix(name, "rates.") || strings.HasPrefix(name, "counts.") {
+		return ""
+	}
+	if i := strings.Index(name, "."); i > 0 && statRE.MatchString(name[i+1:]) {
+		return name[:i] // latency.p99: the latency named "latency"
+	}
+	if l, ok := strings.CutPrefix(name, "latency."); ok {
+		return latencyOf(l)
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

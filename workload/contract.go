@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -187,6 +189,25 @@ type Decl struct {
 	Unsupported func(info *nip11.Info) string
 	// New returns the workload's options with their defaults.
 	New func() Config
+}
+
+// RunPlan is what publish, query and then the workloads named write (run
+// and compare), for checking --threshold figures before any work
+// (threshold.Plan): the latencies of publish and query, their groups'
+// included (auth only with NIP-42, ok_refused only with refusals); a
+// declared workload's phases are named after it (Decl.Name, or Name/PART:
+// sweep/1024, negentropy/…), their latencies not declared.
+func RunPlan(workloads []string) threshold.Plan {
+	phases := map[string][]string{
+		"publish": {results.LatencyOK, results.LatencyOKRefused, results.LatencyAuth},
+		"query":   {results.LatencyEOSE, results.LatencyFirstEvent, results.LatencyAuth},
+	}
+	for _, name := range workloads {
+		if name = strings.TrimSpace(name); name != "" && phases[name] == nil {
+			phases[name] = nil
+		}
+	}
+	return threshold.Plan{Phases: phases}
 }
 
 var (

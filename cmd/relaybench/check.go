@@ -9,6 +9,7 @@ import (
 
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -53,6 +54,13 @@ func (g *Globals) AfterApply(kctx *kong.Context) error {
 		gf := g.gate()
 		if err := gf.validate(); err != nil {
 			return errors.New(joinLines(err.Error()))
+		}
+		if pl, ok := target.Interface().(interface{ figurePlan() threshold.Plan }); ok {
+			plan := pl.figurePlan()
+			plan.Command = node.Name
+			if err := plan.Check(gf.parsed); err != nil {
+				return err
+			}
 		}
 		activeGate = gf
 	}
@@ -110,3 +118,7 @@ func checkCPUs(r *ranges, flag, list string) {
 		r.Add(fmt.Errorf("--%s %s: %v", flag, list, err))
 	}
 }
+
+// figurePlan is what run and compare write (workload.RunPlan), for
+// checking --threshold figures before any work.
+func (f *benchFlags) figurePlan() threshold.Plan { return workload.RunPlan(f.Workloads) }

@@ -142,8 +142,26 @@ func TestRunThresholds(t *testing.T) {
 	if tests, failures, _ := readJUnit(t, junit); tests < 5 || failures != 2 {
 		t.Errorf("junit: %d tests, %d failures (want the rate threshold and the verdict)", tests, failures)
 	}
-	// A figure the results do not hold: usage, after the run, naming what exists.
-	res = runCLI(t, append([]string{"run", "--json", "-", "--threshold", "query.ok.p99<1s"}, common...)...)
+	// A phase or latency run does not write: usage, before anything runs,
+	// in one line naming it and, once, what run writes there.
+	for expr, want := range map[string]string{
+		"query.ok.p99<1s":      "run's phase query writes no latency ok; its latencies are eose, first_event, auth",
+		"publish.okk.p99<20ms": "run's phase publish writes no latency okk; its latencies are ok, ok_refused, auth",
+		"qurey.eose.p99<5ms":   "run writes no phase qurey; its phases are publish, query",
+		"swep/1024.rate>1":     "run writes no phase swep; its phases are publish, query, sweep",
+	} {
+		res = runCLI(t, append([]string{"run", "--json", filepath.Join(dir, "c.json"), "--workloads", "sweep", "--threshold", expr}, common...)...)
+		if res.code != 2 || res.stdout != "" {
+			t.Errorf("%s: exit %d, want 2 before any work\n%s%s", expr, res.code, res.stdout, res.stderr)
+		}
+		wantOneLine(t, res.stderr, `threshold "`+expr+`": `+want)
+		if _, err := os.Stat(filepath.Join(dir, "c.json")); err == nil {
+			t.Fatalf("%s: a results file was written for a refused threshold", expr)
+		}
+	}
+	// A key the results do not hold (keys are not known before the run):
+	// usage, after the run, naming what exists.
+	res = runCLI(t, append([]string{"run", "--json", "-", "--threshold", "query.no_such_key>1"}, common...)...)
 	if res.code != 2 || !strings.Contains(res.stderr, "query has latencies eose") {
 		t.Errorf("unknown figure: exit %d\n%s", res.code, res.stderr)
 	}
