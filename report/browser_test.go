@@ -137,7 +137,7 @@ func TestBrowserRendersHTML(t *testing.T) {
 			}
 			want := []string{"Publishing", "What was run", "Verdict: "}
 			if tc.ab {
-				want = []string{"Baseline vs candidate", "Ratio", "khatru-badger (candidate)"}
+				want = []string{"Baseline vs candidate", "Ratio", "khatru-badger (candidate, 5 runs)"}
 			}
 			for _, w := range want {
 				if !strings.Contains(dom, w) {

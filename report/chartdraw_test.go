@@ -172,6 +172,20 @@ func TestBarNamesApart(t *testing.T) {
 	}
 }
 
+// TestWithRuns checks the legend name of a relay drawn with several runs.
+func TestWithRuns(t *testing.T) {
+	for key, want := range map[string]string{
+		"strfry":                    "strfry (3 runs)",
+		"strfry (baseline)":         "strfry (baseline, 3 runs)",
+		"ws://127.0.0.1:7777/(x)":   "ws://127.0.0.1:7777/(x) (3 runs)",
+		"khatru-memory (candidate)": "khatru-memory (candidate, 3 runs)",
+	} {
+		if got := withRuns(key, 3); got != want {
+			t.Errorf("withRuns(%q, 3) = %q, want %q", key, got, want)
+		}
+	}
+}
+
 // TestLegendDashedRepeats checks that a chart drawing a relay's later runs
 // dashed says so in its legend, and that one without repeats does not.
 func TestLegendDashedRepeats(t *testing.T) {

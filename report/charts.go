@@ -275,7 +275,7 @@ func phaseRuns(groups []*relayRuns, name string) []runLine {
 			if i == 0 {
 				l.label = g.key
 				if len(ps) > 1 {
-					l.label = fmt.Sprintf("%s (%d runs)", g.key, len(ps))
+					l.label = withRuns(g.key, len(ps))
 				}
 			}
 			out = append(out, l)
@@ -1111,7 +1111,7 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 				if k == 0 {
 					l.label = g.key
 					if n > 1 {
-						l.label = fmt.Sprintf("%s (%d runs)", g.key, n)
+						l.label = withRuns(g.key, n)
 					}
 				}
 				k++
@@ -1191,4 +1191,14 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		cs = append(cs, &chart{name: c.name, title: c.p.Title.Text, plot: c.p, notes: notes})
 	}
 	return cs, nil
+}
+
+// withRuns names a relay drawn with n runs: "strfry (3 runs)", and
+// "strfry (baseline, 3 runs)" for a relay already named with its side of a
+// comparison, not "strfry (baseline) (3 runs)".
+func withRuns(key string, n int) string {
+	if head, ok := strings.CutSuffix(key, ")"); ok && strings.Contains(head, " (") {
+		return fmt.Sprintf("%s, %d runs)", head, n)
+	}
+	return fmt.Sprintf("%s (%d runs)", key, n)
 }

@@ -185,7 +185,7 @@ func TestCompareHTML(t *testing.T) {
 		`<section id="baseline">`, `<section id="candidate">`,
 		"Verdict: PASSED (exit 0)", "Verdict: WRONG ANSWERS (exit 3)", "12 events &lt;missing&gt;",
 		`<th class="num">Ratio</th>`, "Fail-on limits",
-		"khatru-badger (baseline)", "khatru-badger (candidate)",
+		"khatru-badger (baseline, 5 runs)", "khatru-badger (candidate, 5 runs)",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("A/B page lacks %q", want)
