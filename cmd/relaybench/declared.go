@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -25,6 +26,18 @@ var commanded = map[string]bool{}
 type declaredOpts struct {
 	Opts workload.Config `embed:""`
 	name string
+}
+
+// figurePlan is what a declared workload's command writes, for checking
+// --threshold figures before any work: its phases, named after it, after
+// the corpus's publish phase for a corpus workload (workload.RunPlan).
+func (d *declaredOpts) figurePlan() threshold.Plan {
+	if decl, ok := workload.Lookup(d.name); ok && decl.Input == workload.NeedsCorpus {
+		p := workload.RunPlan([]string{d.name})
+		delete(p.Phases, "query") // publishThen: no query phase
+		return p
+	}
+	return threshold.Plan{Phases: map[string][]string{d.name: nil}}
 }
 
 // keysWorkloadCmd is the command of a workload that signs fresh events with

@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,5 +234,59 @@ func TestCIRecipe(t *testing.T) {
 	out2 := filepath.Join(t.TempDir(), "out")
 	if code, log := gate(out2, "--threshold publish.rate>1e12"); code != 5 {
 		t.Errorf("unmet threshold: exit %d, want 5\n%s", code, log)
+	}
+}
+
+// TestThresholdPlanBeforeWork checks that a figure the command does not
+// write is refused in one line before any work, for run, compare and a
+// declared workload's command (keys and corpus), and that the relay is
+// never connected to.
+func TestThresholdPlanBeforeWork(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	url := "ws://" + ln.Addr().String()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--relay", url, "--threshold", "publish.ok.p99<1s", "--threshold", "publish.okk.p99<20ms"},
+			`threshold "publish.okk.p99<20ms": run's phase publish writes no latency okk; its latencies are ok, ok_refused, auth (each with STAT p50`},
+		{[]string{"compare", "--relays", url, "--workloads", "count", "--threshold", "count.rate>1", "--threshold", "qurey.eose.p99<5ms"},
+			`threshold "qurey.eose.p99<5ms": compare writes no phase qurey; its phases are count, publish, query`},
+		{[]string{"burst", "--relay", url, "--threshold", "brust.rate>1"},
+			`threshold "brust.rate>1": burst writes no phase brust; its phases are burst`},
+		{[]string{"count", "--relay", url, "--threshold", "publish.rate>1", "--threshold", "query.rate>1"},
+			`threshold "query.rate>1": count writes no phase query; its phases are count, publish`},
+	} {
+		out := filepath.Join(dir, c.args[0]+".json")
+		code, stdout, stderr := runHere(t, append(c.args, "--json", out)...)
+		if code != 2 || stdout != "" {
+			t.Errorf("%v: exit %d, want 2 before any work\n%s", c.args, code, stdout)
+		}
+		wantOneLine(t, stderr, c.want)
+		if strings.Count(stderr, "p99.99") > 1 {
+			t.Errorf("%v: the statistics are listed more than once: %s", c.args, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: a results file was written", c.args)
+		}
+	}
+	ln.Close()
+	if n := conns.Load(); n != 0 {
+		t.Errorf("the relay was connected to %d times before the threshold was refused", n)
 	}
 }
