@@ -12,10 +12,10 @@ import (
 // A --threshold is checked before the run against what the command writes
 // (RunPlan): it must never refuse a figure the command does write. Every
 // figure of publish and query (in both modes, with refusals) and of every
-// registered workload in every mode (as run --workloads NAME and as its
-// own command write it: its phases named after it) passes the check, in every form a threshold can name it (LATENCY.STAT,
-// latency.LATENCY.STAT, the bare STAT, rate, KEY, rates.KEY, counts.KEY,
-// PHASE/GROUP.…).
+// registered workload in every mode (as run --workloads NAME and its own
+// command write it: its phases named after it) passes the check, in every
+// form a threshold can name it (LATENCY.STAT, latency.LATENCY.STAT, the
+// bare STAT, rate, KEY, rates.KEY, counts.KEY, PHASE/GROUP.…).
 func TestThresholdPlanAcceptsEveryWrittenFigure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("every workload on the embedded relay")
