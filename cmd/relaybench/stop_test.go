@@ -186,7 +186,10 @@ func TestResultsWriteFailureIsTheVerdict(t *testing.T) {
 func TestInterruptWhileSigningSavesResults(t *testing.T) {
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")
-	p := startCLI(t, "run", "--relay", "ws://127.0.0.1:1", "--events", "300000", "--size", "100",
+	// A reachable relay (the target is checked before signing); signing
+	// 300,000 events lasts long enough to be interrupted.
+	r := testrelay.Start(t, testrelay.Config{})
+	p := startCLI(t, "run", "--relay", r.URL(), "--events", "300000", "--size", "100",
 		"--out", out, "--cache-dir", t.TempDir(), "--json", path)
 	p.until(t, func(l string) bool { return strings.Contains(l, "Signed ") }, 2*time.Minute, "signing")
 	p.interrupt()
