@@ -38,6 +38,7 @@ package judge
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/outcome"
@@ -315,5 +316,27 @@ func Summary(v results.Verdict) string {
 		more = fmt.Sprintf("; and %d more", len(rs)-3)
 		rs = rs[:3]
 	}
+	for i, r := range rs {
+		rs[i] = clip(r)
+	}
 	return head + ": " + strings.Join(rs, "; ") + more
+}
+
+// summaryReason is the most of one reason the one-line summary keeps: the
+// verdict in the summary and the results file keep each reason whole.
+const summaryReason = 200
+
+// clip cuts r to summaryReason bytes, at a word, marked with "…".
+func clip(r string) string {
+	if len(r) <= summaryReason {
+		return r
+	}
+	cut := strings.LastIndexByte(r[:summaryReason], ' ')
+	if cut < summaryReason/2 {
+		cut = summaryReason
+		for cut > 0 && !utf8.RuneStart(r[cut]) {
+			cut--
+		}
+	}
+	return r[:cut] + " …"
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/results"
 )
@@ -118,5 +119,23 @@ func TestJudgeNamesTheRelayThatSkippedAWorkload(t *testing.T) {
 	v := Judge(f, false)
 	if v.Status != Incomplete || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "nocount count: skipped: ") {
 		t.Fatalf("%+v", v)
+	}
+}
+
+// The one-line summary (the last line on stderr) keeps each reason short;
+// the verdict keeps it whole.
+func TestSummaryClipsLongReasons(t *testing.T) {
+	long := "threshold publish.okk.p99<20ms: no figure publish.okk.p99 in the results; publish has " + strings.Repeat("ok.p50, ", 80)
+	v := results.Verdict{Status: Usage, Outcome: "usage", Reasons: []string{long, "short reason"}}
+	s := Summary(v)
+	if len(s) > 2*summaryReason || !strings.Contains(s, "no figure publish.okk.p99 in the results; publish has") ||
+		!strings.Contains(s, " …; short reason") {
+		t.Fatalf("summary %d bytes: %q", len(s), s)
+	}
+	if v.Reasons[0] != long {
+		t.Fatal("the verdict's reason was changed")
+	}
+	if got := clip(strings.Repeat("é", 300)); !utf8.ValidString(got) {
+		t.Fatalf("clipped inside a rune: %q", got)
 	}
 }
