@@ -162,7 +162,9 @@ func TestConformanceThreshold(t *testing.T) {
 		t.Errorf("exit %d, want 5\n%s", res.code, lastLines(res.stderr, 10))
 	}
 	res, _ = runConformance(t, append(only, "--threshold", "conformance.req.nope==pass")...)
-	if res.code != judge.Usage || !strings.Contains(res.stderr, "conformance.req.limit-zero") {
+	// The summary's verdict lists the figures there are (the last line on
+	// stderr keeps only the start of a long reason).
+	if res.code != judge.Usage || !strings.Contains(res.stdout, "conformance.req.limit-zero") || !strings.Contains(res.stderr, "no figure conformance.req.nope") {
 		t.Errorf("exit %d, want 2 naming the checks there are\n%s", res.code, lastLines(res.stderr, 10))
 	}
 	broken := testrelay.Start(t, testrelay.Config{SameIDNoReplace: true})
