@@ -3,12 +3,10 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,22 +240,7 @@ func TestCIRecipe(t *testing.T) {
 // declared workload's command (keys and corpus), and that the relay is
 // never connected to.
 func TestThresholdPlanBeforeWork(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	url := "ws://" + ln.Addr().String()
+	url, connections := countingListener(t)
 	dir := t.TempDir()
 	for _, c := range []struct {
 		args []string
@@ -285,8 +268,7 @@ func TestThresholdPlanBeforeWork(t *testing.T) {
 			t.Errorf("%v: a results file was written", c.args)
 		}
 	}
-	ln.Close()
-	if n := conns.Load(); n != 0 {
+	if n := connections(); n != 0 {
 		t.Errorf("the relay was connected to %d times before the threshold was refused", n)
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -529,4 +531,31 @@ func runOnTestRelay(t *testing.T, bin, cache string, cfg testrelay.Config, args 
 	r := testrelay.Start(t, cfg)
 	res, f := runAgainst(t, bin, r.URL(), cache, args, extra...)
 	return res, f, r
+}
+
+// countingListener listens on 127.0.0.1 and closes every connection it
+// accepts; it returns a ws:// URL for it and a function that stops it and
+// says how many connections it accepted.
+func countingListener(t *testing.T) (string, func() int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	return "ws://" + ln.Addr().String(), func() int32 {
+		ln.Close()
+		return conns.Load()
+	}
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,22 +155,7 @@ func TestReportABFormats(t *testing.T) {
 // results file can hold exits 2 in one line before any work: the relay
 // given is never connected to, and no results file is written.
 func TestBadThresholdBeforeWork(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	url := "ws://" + ln.Addr().String()
+	url, connections := countingListener(t)
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"run", "--relay", url, "--events", "10", "--threshold", "publish.ok.p99.5<5ms"},
@@ -188,8 +171,7 @@ func TestBadThresholdBeforeWork(t *testing.T) {
 			t.Errorf("%v: a results file was written", args)
 		}
 	}
-	ln.Close()
-	if n := conns.Load(); n != 0 {
+	if n := connections(); n != 0 {
 		t.Errorf("the relay was connected to %d times before the bad threshold was refused", n)
 	}
 }
