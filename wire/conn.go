@@ -124,7 +124,20 @@ type Options struct {
 	// MaxAnswerBytes caps the bytes of event JSON Query keeps of one answer
 	// (0: derived from the filters, at least 64 MiB, see AnswerCap).
 	MaxAnswerBytes int64
+	// KnownEvent, when set, is asked about each EVENT message's event
+	// object before it is scanned as JSON (see KnownEventFunc); a
+	// subscription's OnKnownEvent then gets what it recognised. It runs on
+	// the reader (with SharedReader, for many connections in turn).
+	KnownEvent KnownEventFunc
 }
+
+// KnownEventFunc is given the bytes of a message from its event object's
+// first byte to the message's end. It returns n > 0 when obj[:n] is byte
+// for byte a complete JSON object that the caller holds and knows to be a
+// valid event (one it signed and checked itself), and its number tag: the
+// reader then skips scanning that object as JSON (it still checks what
+// follows it). It must only read obj, and answer 0 when unsure.
+type KnownEventFunc func(obj []byte) (n int, tag int32)
 
 func (o Options) withDefaults() Options {
 	if o.DialTimeout <= 0 {

@@ -56,6 +56,8 @@ type frame struct {
 	a, b  jstr
 	ok    bool
 	obj   []byte
+	known bool  // EVENT: obj is an object the KnownEvent hook recognised (not scanned)
+	tag   int32 // the hook's number for it
 }
 
 var (
@@ -81,7 +83,11 @@ var (
 // (except for a label written with escapes). It follows the JSON structure,
 // so strings such as "EOSE" inside an event's content are never mistaken
 // for frame elements.
-func parseFrame(p []byte, f *frame) error {
+func parseFrame(p []byte, f *frame) error { return parseFrameKnown(p, f, nil) }
+
+// parseFrameKnown is parseFrame asking known (Options.KnownEvent, may be
+// nil) about an EVENT's object before scanning it.
+func parseFrameKnown(p []byte, f *frame, known KnownEventFunc) error {
 	*f = frame{}
 	i := skipWS(p, 0)
 	if i >= len(p) {
@@ -128,7 +134,7 @@ func parseFrame(p []byte, f *frame) error {
 		if i, err = needString(p, i, &f.a, errEventShape); err != nil {
 			return err
 		}
-		if i, f.obj, err = needObject(p, i, errEventShape); err != nil {
+		if i, f.obj, err = eventObject(p, i, f, known); err != nil {
 			return err
 		}
 	case "EOSE":
@@ -245,6 +251,27 @@ func needObject(p []byte, i int, shape error) (int, []byte, error) {
 		return i, nil, err
 	}
 	return end, p[i:end], nil
+}
+
+// eventObject is needObject for an EVENT's object (after the comma at or
+// past i): when known says the bytes from the object's start begin with a
+// complete object it holds as valid, that object is taken as it is,
+// without scanning it (a JSON value's end is fixed by its bytes, so the
+// scan would end at the same byte); f records it.
+func eventObject(p []byte, i int, f *frame, known KnownEventFunc) (int, []byte, error) {
+	if known != nil {
+		j := skipWS(p, i)
+		if j < len(p) && p[j] == ',' {
+			j = skipWS(p, j+1)
+			if j < len(p) && p[j] == '{' {
+				if n, tag := known(p[j:]); n > 0 && n <= len(p)-j {
+					f.known, f.tag = true, tag
+					return j + n, p[j : j+n], nil
+				}
+			}
+		}
+	}
+	return needObject(p, i, errEventShape)
 }
 
 func closeArray(p []byte, i int) error {

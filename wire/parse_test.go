@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -169,4 +170,50 @@ func FuzzParseFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseKnownEvent: an EVENT whose object the KnownEvent hook
+// recognises is taken without a scan, tagged, and what follows it is still
+// checked; an object the hook does not recognise (or a hook answering past
+// the message's end) is scanned as before.
+func TestParseKnownEvent(t *testing.T) {
+	obj := `{"id":"x","content":"]\"[","tags":[]}`
+	known := func(p []byte) (int, int32) {
+		if strings.HasPrefix(string(p), obj) {
+			return len(obj), 7
+		}
+		if strings.HasPrefix(string(p), `{"liar"`) {
+			return len(p) + 1, 9 // past the end: ignored
+		}
+		return 0, 0
+	}
+	for _, tc := range []struct {
+		in          string
+		err         bool
+		known       bool
+		obj         string
+		description string
+	}{
+		{`["EVENT","s",` + obj + `]`, false, true, obj, "recognised"},
+		{`[ "EVENT" , "s" ,  ` + obj + ` ] `, false, true, obj, "recognised, with spaces"},
+		{`["EVENT","s",` + obj + `,1]`, true, false, "", "recognised, then a fourth element"},
+		{`["EVENT","s",` + obj + ``, true, false, "", "recognised, unterminated"},
+		{`["EVENT","s",{"id":"y"}]`, false, false, `{"id":"y"}`, "not recognised: scanned"},
+		{`["EVENT","s",{"liar":1}]`, false, false, `{"liar":1}`, "a length past the end: scanned"},
+		{`["EVENT","s",{"id":"y"]`, true, false, "", "not recognised, invalid"},
+		{`["EVENT","s"` + obj + `]`, true, false, "", "no comma"},
+	} {
+		var f frame
+		err := parseFrameKnown([]byte(tc.in), &f, known)
+		if (err != nil) != tc.err {
+			t.Errorf("%s: error %v, want error %v", tc.description, err, tc.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if f.kind != kindEvent || f.known != tc.known || string(f.obj) != tc.obj || (tc.known && f.tag != 7) {
+			t.Errorf("%s: kind %d known %v tag %d obj %q, want known %v obj %q", tc.description, f.kind, f.known, f.tag, f.obj, tc.known, tc.obj)
+		}
+	}
 }

@@ -51,7 +51,7 @@ func (c *Conn) readLoop() {
 		c.st.bytesIn.Add(int64(len(buf)))
 		if typ != websocket.MessageText {
 			c.malformed(buf, errBinary)
-		} else if err := parseFrame(buf, &f); err != nil {
+		} else if err := parseFrameKnown(buf, &f, c.o.KnownEvent); err != nil {
 			c.malformed(buf, err)
 		} else {
 			c.dispatch(&f, recv, reasons)
@@ -148,7 +148,10 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 			c.unknownSubEvent(f.a)
 			return
 		}
-		if s.h.OnEvent != nil {
+		switch {
+		case f.known && s.h.OnKnownEvent != nil:
+			s.h.OnKnownEvent(f.obj, int(f.tag), recv)
+		case s.h.OnEvent != nil:
 			s.h.OnEvent(f.obj, recv)
 		}
 	case kindEOSE:

@@ -17,6 +17,9 @@ type SubHandler struct {
 	// OnEvent gets the event object's raw JSON; raw is only valid during the
 	// call (copy it to keep it).
 	OnEvent func(raw []byte, recv int64)
+	// OnKnownEvent, when set, is called instead of OnEvent for an event
+	// object that Options.KnownEvent recognised as its event tag.
+	OnKnownEvent func(raw []byte, tag int, recv int64)
 	// OnEOSE is called when the relay has sent all stored events.
 	OnEOSE func(recv int64)
 	// OnClosed is called when the relay ends the subscription with CLOSED.
