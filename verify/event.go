@@ -111,7 +111,7 @@ func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte
 	if !Same(raw, published) {
 		if a, ok := s.c.alt.Load(known); !ok || !bytes.Equal(a.([]byte), raw) {
 			if e, ok = s.c.Check(raw); !ok {
-				return nil, Invalid
+				return s.faulty(nil, Invalid, raw)
 			}
 			if e.ID != known.ID { // valid, but another event than its bytes seemed to name
 				return s.Event(raw, nil, nil)
@@ -122,11 +122,11 @@ func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte
 		}
 	}
 	if s.Filter != nil && !s.Filter.Matches(e) {
-		return e, NotMatching
+		return s.faulty(e, NotMatching, raw)
 	}
 	w, b := k>>6, uint64(1)<<(k&63)
 	if s.known[w]&b != 0 {
-		return e, Duplicate
+		return s.faulty(e, Duplicate, raw)
 	}
 	s.known[w] |= b
 	return e, Valid
@@ -161,14 +161,14 @@ func (s *Stream) Event(raw []byte, known *nostr.Event, published []byte) (*nostr
 	} else {
 		var ok bool
 		if e, ok = s.c.Check(raw); !ok {
-			return nil, Invalid
+			return s.faulty(nil, Invalid, raw)
 		}
 	}
 	if s.Filter != nil && !s.Filter.Matches(e) {
-		return e, NotMatching
+		return s.faulty(e, NotMatching, raw)
 	}
 	if _, dup := s.seen[e.ID]; dup {
-		return e, Duplicate
+		return s.faulty(e, Duplicate, raw)
 	}
 	s.seen[e.ID] = struct{}{}
 	return e, Valid

@@ -54,6 +54,7 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 		for i, r := range replies {
 			j.Answers[i] = r.judge(bounds{}, relayCap, LatestOnly)
 		}
+		toldAnswers(replies, j.Answers) // watch.go
 		return j
 	}
 	// Each answer is judged between its own bounds: an unknown event that
@@ -117,6 +118,7 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 		j.Reading, j.Consistent = LatestOnly, false
 	}
 	j.Answers, j.Cap = answers[j.Reading], caps[j.Reading]
+	toldAnswers(replies, j.Answers) // watch.go
 	return j
 }
 
