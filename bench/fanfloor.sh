@@ -15,7 +15,8 @@
 #                        connection, as before).
 # The floor's events are published by `relaybench run` from another process.
 # CLIENTS (default "epoll goroutines shared goro") picks the clients run in
-# each round; the section ends with relaybench's ratio to the epoll floor,
+# each round; "base" adds relaybench subscribe as built in BASE (another
+# build, e.g. the commit before a change: an A/B within the same rounds); the section ends with relaybench's ratio to the epoll floor,
 # round by round, and its median.
 # Appends a table to bench/RESULTS.md with the machine, date, commit and load.
 set -euo pipefail
@@ -71,11 +72,11 @@ floor() {
   sed -n 's/.*deliveries in .*s (\([0-9]*\)\/s), client CPU \([0-9.]*\) µs\/delivery.*, \([0-9.]*\) reads\/delivery/\2 \1 \3/p' "$work/floor.out"
 }
 
-# rbsub LABEL [env]: one relaybench subscribe run; prints the same three figures and the verification
+# rbsub LABEL [env] [binary]: one relaybench subscribe run; prints the same three figures and the verification
 rbsub() {
   start_strfry
   rm -f "$work/$1.json"
-  env ${2:-} "$rb" subscribe --relay "ws://127.0.0.1:$PORT" --subscribers "$SUBS" --events "$EVENTS" --filter kind \
+  env ${2:-} "${3:-$rb}" subscribe --relay "ws://127.0.0.1:$PORT" --subscribers "$SUBS" --events "$EVENTS" --filter kind \
     --timeout 60s --grace "$GRACE" --no-progress --quiet --cache-dir "$work/cache" --json "$work/$1.json" >/dev/null 2>&1 || true
   stop_strfry
   python3 - "$work/$1.json" "$work/strfry.log" <<'EOF'
@@ -102,6 +103,7 @@ for r in $(seq "$ROUNDS"); do
     epoll | goroutines) fig[$k]+="$(floor "$k")|" ;;
     shared) fig[$k]+="$(rbsub shared)|" ;;
     goro) fig[$k]+="$(rbsub goro RELAYBENCH_SHARED_READERS=off)|" ;;
+    base) fig[$k]+="$(rbsub base "" "${BASE:?CLIENTS has base: set BASE to a relaybench binary}")|" ;;
     *) echo "bench/fanfloor.sh: unknown client $k in CLIENTS" >&2 && exit 2 ;;
     esac
     echo "$k: ${fig[$k]}" >&2
@@ -145,19 +147,25 @@ git diff --quiet HEAD -- . || dirty=" (+uncommitted changes)"
   row "floor: a goroutine per connection (net.Conn.Read)" goroutines "frame boundaries only"
   row "relaybench subscribe (shared reader threads)" shared "every delivery: bytes or id+signature, filter, duplicates, timed"
   row "relaybench subscribe, RELAYBENCH_SHARED_READERS=off" goro "the same"
-  if [ -n "${fig[epoll]:-}" ] && [ -n "${fig[shared]:-}" ]; then
-    python3 - "${fig[epoll]}" "${fig[shared]}" <<'EOF'
+  row "relaybench subscribe as built in BASE ($(basename "${BASE:-}"))" base "the same"
+  # ratio NAME A B: B's client CPU per delivery over A's, round by round, and the median
+  ratio() {
+    [ -n "${fig[$2]:-}" ] && [ -n "${fig[$3]:-}" ] || return 0
+    python3 - "$1" "${fig[$2]}" "${fig[$3]}" <<'EOF'
 import statistics, sys
 def us(x):  # a round's µs per delivery, None when it gave no figure
     try:
         return float(x.split()[0])
     except (IndexError, ValueError):
         return None
-e, s = ([us(x) for x in a.split("|")[:-1]] for a in sys.argv[1:3])  # one entry per round
+e, s = ([us(x) for x in a.split("|")[:-1]] for a in sys.argv[2:4])  # one entry per round
 r = [b / a for a, b in zip(e, s) if a and b]
 if r:
-    print(f"\nrelaybench (shared readers) / epoll floor, client CPU per delivery, round by round: {' / '.join(f'{x:.2f}' for x in r)}; median {statistics.median(r):.2f}×")
+    print(f"\n{sys.argv[1]}, client CPU per delivery, round by round: {' / '.join(f'{x:.2f}' for x in r)}; median {statistics.median(r):.2f}×")
 EOF
-  fi
+  }
+  ratio "relaybench (shared readers) / epoll floor" epoll shared
+  ratio "relaybench as built in BASE / epoll floor" epoll base
+  ratio "relaybench / relaybench as built in BASE" base shared
 } >>"$OUT"
 echo "bench/fanfloor.sh: appended to $OUT" >&2
