@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/outcome"
@@ -170,7 +169,7 @@ func headerLines(f *results.File) [][2]string {
 	}
 	when := fmtTime(f.StartedAt)
 	if !f.FinishedAt.IsZero() && !f.StartedAt.IsZero() {
-		when += " to " + fmtTime(f.FinishedAt) + " (" + f.FinishedAt.Sub(f.StartedAt).Round(time.Second).String() + ")"
+		when += " to " + fmtTime(f.FinishedAt) + " (" + fmtDur(float64(f.FinishedAt.Sub(f.StartedAt))) + ")"
 	}
 	if f.Interrupted {
 		when += " — INTERRUPTED: figures cover the time until the stop"

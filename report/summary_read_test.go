@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybench/relaybench/results"
 )
@@ -206,5 +207,24 @@ func TestSummaryBrief(t *testing.T) {
 	}
 	if !strings.Contains(s, "Verification: FAILED (600 answers checked: missing 3)\n") {
 		t.Errorf("brief verification line:\n%s", s)
+	}
+}
+
+// A short run's header gives its length in a human unit in the summary,
+// Markdown and HTML: "(420ms)", never "(0s)" for a run that took time.
+func TestHeaderShortRunLength(t *testing.T) {
+	f := oneRun("run", nil, publishPhase(0, 100, 500, 1e6))
+	f.FinishedAt = f.StartedAt.Add(420 * time.Millisecond)
+	var md, page bytes.Buffer
+	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&page, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"summary": summaryText(t, f, SummaryOptions{}), "markdown": md.String(), "html": page.String()} {
+		if !strings.Contains(s, "(420ms)") || strings.Contains(s, "(0s)") {
+			t.Errorf("%s: want the run's length as (420ms):\n%s", name, s)
+		}
 	}
 }
