@@ -122,3 +122,26 @@ func checkCPUs(r *ranges, flag, list string) {
 // figurePlan is what run and compare write (workload.RunPlan), for
 // checking --threshold figures before any work.
 func (f *benchFlags) figurePlan() threshold.Plan { return workload.RunPlan(f.Workloads) }
+
+// publishThenPlan is what a command that publishes the corpus and then
+// runs the workload called name writes (publishThen): the publish phase
+// and name's phases, no query phase.
+func publishThenPlan(name string) threshold.Plan {
+	p := workload.RunPlan([]string{name})
+	delete(p.Phases, "query")
+	return p
+}
+
+// livePlan is what a live command writes: the phases named (their
+// latencies not declared), after the corpus's publish phase when
+// published is true.
+func livePlan(published bool, phases ...string) threshold.Plan {
+	p := threshold.Plan{Phases: map[string][]string{}}
+	if published {
+		p.Phases["publish"] = workload.RunPlan(nil).Phases["publish"]
+	}
+	for _, name := range phases {
+		p.Phases[name] = nil
+	}
+	return p
+}

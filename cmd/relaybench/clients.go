@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -24,6 +25,10 @@ func (c *clientsCmd) checkFlags() error {
 	return checkWorkload(&c.ClientsOptions, workload.CheckInput{Events: c.Events, Size: c.Size}, c.outputFlags,
 		checkPublishRun(c.targetFlags, c.corpusFlags, c.publishFlags))
 }
+
+// figurePlan is what clients writes (publish, then clients), for checking
+// --threshold figures before any work.
+func (c *clientsCmd) figurePlan() threshold.Plan { return publishThenPlan("clients") }
 
 func (c *clientsCmd) Run(g *Globals) error {
 	// The clients phase is the query phase.

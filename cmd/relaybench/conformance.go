@@ -15,6 +15,7 @@ import (
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/schedule"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/wire"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -175,6 +176,16 @@ func (c *conformanceCmd) checkFlags() error {
 	}
 	r.Add(c.outputFlags.validate())
 	return r.Err()
+}
+
+// figurePlan is what conformance writes, for checking --threshold figures
+// before any work: its checks (conformance.CHECK, conformance.TALLY) and,
+// with --under-load, the background load's phase.
+func (c *conformanceCmd) figurePlan() threshold.Plan {
+	if c.UnderLoad > 0 {
+		return livePlan(false, threshold.ConformanceScope, "under-load")
+	}
+	return livePlan(false, threshold.ConformanceScope)
 }
 
 func (c *conformanceCmd) Run(g *Globals) error {

@@ -33,11 +33,9 @@ type declaredOpts struct {
 // the corpus's publish phase for a corpus workload (workload.RunPlan).
 func (d *declaredOpts) figurePlan() threshold.Plan {
 	if decl, ok := workload.Lookup(d.name); ok && decl.Input == workload.NeedsCorpus {
-		p := workload.RunPlan([]string{d.name})
-		delete(p.Phases, "query") // publishThen: no query phase
-		return p
+		return publishThenPlan(d.name)
 	}
-	return threshold.Plan{Phases: map[string][]string{d.name: nil}}
+	return livePlan(false, d.name)
 }
 
 // keysWorkloadCmd is the command of a workload that signs fresh events with

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -57,6 +58,10 @@ func (c *findMaxCmd) checkFlags() error {
 	r.Add(c.outputFlags.validate())
 	return r.Err()
 }
+
+// figurePlan is what find-max writes (its one phase), for checking
+// --threshold figures before any work.
+func (c *findMaxCmd) figurePlan() threshold.Plan { return livePlan(false, "find-max") }
 
 // runFlags are the open-loop settings, to check as load checks its own.
 func (c *findMaxCmd) runFlags() loadRunFlags {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,13 +237,14 @@ func TestCIRecipe(t *testing.T) {
 }
 
 // TestThresholdPlanBeforeWork checks that a figure the command does not
-// write is refused in one line before any work, for run, compare and a
-// declared workload's command (keys and corpus), and that the relay is
-// never connected to.
+// write is refused in one line before any work, for run, compare, a
+// declared workload's command (keys and corpus) and every hand-written
+// live command (load, find-max, subscribe, mixed, clients, sync,
+// conformance), and that the relay is never connected to.
 func TestThresholdPlanBeforeWork(t *testing.T) {
 	url, connections := countingListener(t)
 	dir := t.TempDir()
-	for _, c := range []struct {
+	for i, c := range []struct {
 		args []string
 		want string
 	}{
@@ -254,8 +256,28 @@ func TestThresholdPlanBeforeWork(t *testing.T) {
 			`threshold "brust.rate>1": burst writes no phase brust; its phases are burst`},
 		{[]string{"count", "--relay", url, "--threshold", "publish.rate>1", "--threshold", "query.rate>1"},
 			`threshold "query.rate>1": count writes no phase query; its phases are count, publish`},
+		{[]string{"load", "--relay", url, "--threshold", "load.ok.p99<1s", "--threshold", "publish.rate>1"},
+			`threshold "publish.rate>1": load writes no phase publish; its phases are load`},
+		{[]string{"load", "--relay", url, "--load-kind", "query", "--threshold", "laod.rate>1"},
+			`threshold "laod.rate>1": load writes no phase laod; its phases are load, publish (query corpus)`},
+		{[]string{"find-max", "--relay", url, "--threshold", "find-max.rate>1", "--threshold", "findmax.rate>1"},
+			`threshold "findmax.rate>1": find-max writes no phase findmax; its phases are find-max`},
+		{[]string{"subscribe", "--relay", url, "--threshold", "subscribe.deliver.p99<1s", "--threshold", "publish.ok.p99<1s"},
+			`threshold "publish.ok.p99<1s": subscribe writes no phase publish; its phases are subscribe`},
+		{[]string{"mixed", "--relay", url, "--threshold", "mixed.ok.p99<1s", "--threshold", "publish.okk.p99<1s"},
+			`threshold "publish.okk.p99<1s": mixed's phase publish writes no latency okk; its latencies are ok, ok_refused, auth (each with STAT p50`},
+		{[]string{"mixed", "--relay", url, "--skip-preload", "--threshold", "publish.ok.p99<1s"},
+			`threshold "publish.ok.p99<1s": mixed writes no phase publish; its phases are mixed`},
+		{[]string{"clients", "--relay", url, "--threshold", "clients.eose.p99<1s", "--threshold", "query.eose.p99<1s"},
+			`threshold "query.eose.p99<1s": clients writes no phase query; its phases are clients, publish`},
+		{[]string{"sync", "--relay", url, "--threshold", "negentropy/initial.sync.p99<1s", "--threshold", "sync.rate>1"},
+			`threshold "sync.rate>1": sync writes no phase sync; its phases are negentropy, publish`},
+		{[]string{"conformance", "--relay", url, "--threshold", "conformance.failed==0", "--threshold", "publish.rate>1"},
+			`threshold "publish.rate>1": conformance writes no phase publish; its phases are conformance`},
+		{[]string{"conformance", "--relay", url, "--under-load", "10", "--threshold", "under-load.ok.p99<1s", "--threshold", "load.ok.p99<1s"},
+			`threshold "load.ok.p99<1s": conformance writes no phase load; its phases are conformance, under-load`},
 	} {
-		out := filepath.Join(dir, c.args[0]+".json")
+		out := filepath.Join(dir, fmt.Sprintf("%d-%s.json", i, c.args[0]))
 		code, stdout, stderr := runHere(t, append(c.args, "--json", out)...)
 		if code != 2 || stdout != "" {
 			t.Errorf("%v: exit %d, want 2 before any work\n%s", c.args, code, stdout)

@@ -16,6 +16,7 @@ import (
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/schedule"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -189,6 +190,21 @@ func (c *loadCmd) rateFlag() string {
 	return fmt.Sprintf("--load-peak %g", c.Peak)
 }
 
+// queryCorpusPhase is the phase that publishes the corpus a query or mixed
+// load draws its queries from.
+const queryCorpusPhase = "publish (query corpus)"
+
+// figurePlan is what load writes, for checking --threshold figures before
+// any work: its load phases (load, load/PATTERN of a suite), after the
+// corpus's publish phase for a load with queries.
+func (c *loadCmd) figurePlan() threshold.Plan {
+	p := livePlan(false, "load")
+	if c.Kind != workload.LoadPublish {
+		p.Phases[queryCorpusPhase] = workload.RunPlan(nil).Phases["publish"]
+	}
+	return p
+}
+
 // loadPlan is what a load runs: each phase's name and pattern, and the
 // options every phase shares.
 type loadPlan struct {
@@ -309,7 +325,7 @@ func (c *loadCmd) publishCorpus(ctx context.Context, s *liveSession, crp *corpus
 	o.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %d events for the queries to match", n), int64(n))
 	pr, err := workload.Publish(ctx, s.target.URL, crp, nil, o)
 	if pr != nil {
-		pr.Phase.Name = "publish (query corpus)"
+		pr.Phase.Name = queryCorpusPhase
 		s.run.Phases = append(s.run.Phases, pr.Phase)
 	}
 	if err != nil {

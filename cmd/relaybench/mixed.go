@@ -7,6 +7,7 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -29,6 +30,10 @@ func (c *mixedCmd) checkFlags() error {
 	return checkWorkload(&c.MixedOptions, workload.CheckInput{Events: c.Events, Size: c.corpusFlags.Size}, c.outputFlags,
 		c.targetFlags.validate(), c.corpusFlags.validate())
 }
+
+// figurePlan is what mixed writes, for checking --threshold figures before
+// any work: the corpus's publish phase (unless --skip-preload), then mixed.
+func (c *mixedCmd) figurePlan() threshold.Plan { return livePlan(!c.SkipPreload, "mixed") }
 
 func (c *mixedCmd) Run(g *Globals) error {
 	s, err := startLive(g, "mixed", c.targetFlags, c.outputFlags)

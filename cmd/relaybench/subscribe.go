@@ -8,6 +8,7 @@ import (
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -29,6 +30,10 @@ func init() {
 func (c *subscribeCmd) checkFlags() error {
 	return checkWorkload(&c.SubscribeOptions, workload.CheckInput{}, c.outputFlags, c.targetFlags.validate(), c.liveKeyFlags.validate())
 }
+
+// figurePlan is what subscribe writes (its one phase), for checking
+// --threshold figures before any work.
+func (c *subscribeCmd) figurePlan() threshold.Plan { return livePlan(false, "subscribe") }
 
 func (c *subscribeCmd) Run(g *Globals) error {
 	if err := c.subscribeSegment(); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
 )
 
@@ -23,6 +24,10 @@ func (c *syncCmd) checkFlags() error {
 	return checkWorkload(&c.NegentropyOptions, workload.CheckInput{Prefix: "neg-"}, c.outputFlags,
 		checkPublishRun(c.targetFlags, c.corpusFlags, c.publishFlags))
 }
+
+// figurePlan is what sync writes (publish, then negentropy/SCENARIO), for
+// checking --threshold figures before any work.
+func (c *syncCmd) figurePlan() threshold.Plan { return publishThenPlan("negentropy") }
 
 func (c *syncCmd) Run(g *Globals) error {
 	p := optionParams(&c.NegentropyOptions, "neg_")
