@@ -73,12 +73,20 @@ type Config struct {
 	// Waiting, when set, is told of a wait for --start-at or --query-at
 	// (flag) before it begins, and the wait's end by calling done.
 	Waiting func(flag string, at time.Time) (done func())
+	// Started, when set, is told of the relay when its run starts, and
+	// PhaseDone of each phase as it finishes (a live view shows them
+	// then, not at the run's end). Both run on the run's goroutine.
+	Started   func(t Target)
+	PhaseDone func(t Target, phs []results.Phase)
 }
 
 // Run benchmarks target with c. It returns the measured run even when a
 // phase fails or ctx is cancelled (Ctrl-C): the error says why it stopped.
 func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.Run, error) {
 	r := &relayRun{ctx: ctx, c: c, cfg: cfg, t: t}
+	if cfg.Started != nil {
+		cfg.Started(t)
+	}
 	r.header()
 	r.skipPublishForNothing()
 	r.gate = r.cfg.segmentSetup(ctx, &r.run, t.URL)
@@ -207,7 +215,7 @@ func (r *relayRun) publish() error {
 		cfg.segmentStored(pr, c.Len())
 		r.gate.settle(&pr.Phase)
 		finish(&pr.Phase, cfg.ClientCores)
-		r.run.Phases = append(r.run.Phases, pr.Phase)
+		r.keep(pr.Phase)
 		if ctx.Err() == nil && (!cfg.SkipQuery || len(cfg.Workloads) > 0) {
 			if merr := r.buildModel(pr); merr != nil {
 				return merr
@@ -259,7 +267,7 @@ func (r *relayRun) query() error {
 	}
 	if model != nil && len(model.Live) == 0 && cfg.Segment.Whole() {
 		// Nothing to query: every query is not run, and the account says why.
-		r.run.Phases = append(r.run.Phases, notRunPhase("query", "query", cfg.Query.Queries, "the relay accepted none of the published events"))
+		r.keep(notRunPhase("query", "query", cfg.Query.Queries, "the relay accepted none of the published events"))
 		return nil
 	}
 	qo := cfg.Query
@@ -286,12 +294,20 @@ func (r *relayRun) query() error {
 	qgate.settle(&ph)
 	finish(&ph, cfg.ClientCores)
 	if ph.Name != "" {
-		r.run.Phases = append(r.run.Phases, ph)
+		r.keep(ph)
 	}
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
 	}
 	return r.died(&r.run)
+}
+
+// keep adds finished phases to the run and tells Config.PhaseDone.
+func (r *relayRun) keep(phs ...results.Phase) {
+	r.run.Phases = append(r.run.Phases, phs...)
+	if r.cfg.PhaseDone != nil && len(phs) > 0 {
+		r.cfg.PhaseDone(r.t, phs)
+	}
 }
 
 // workloads runs the workloads asked for, in order, until the user stops
@@ -311,7 +327,7 @@ func (r *relayRun) workloads() error {
 			break
 		}
 		phases, err := RunWorkload(ctx, w, env, r.gate.probe(t.Probe), cfg.ClientCores)
-		r.run.Phases = append(r.run.Phases, phases...)
+		r.keep(phases...)
 		if derr := r.died(&r.run); derr != nil {
 			return derr
 		}
