@@ -34,7 +34,7 @@ func TestPhaseDoneAsEachFinishes(t *testing.T) {
 		return []results.Phase{results.NewPhase("probe", "probe")}, nil
 	}}
 	cfg := Config{Query: workload.QueryOptions{Queries: 10, Limit: 20}, Workloads: []Workload{w},
-		Started:   func(t Target) { started = append(started, t.URL) },
+		Started: func(t Target) { started = append(started, t.URL) },
 		PhaseDone: func(tg Target, phs []results.Phase) {
 			for _, ph := range phs {
 				told = append(told, ph.Name)
