@@ -75,7 +75,11 @@ type Spec struct {
 	Grace        string `toml:"grace"`         // time between the stop signal and SIGKILL
 	ReadyTimeout string `toml:"ready_timeout"` // time the port may take to accept a WebSocket
 	Postgres     bool   `toml:"postgres"`      // needs a private PostgreSQL cluster
-	Notes        string `toml:"notes"`
+	// MetricsPath is where the relay serves its own Prometheus metrics on
+	// its port ("/metrics"; "" when it serves none): relaybench reads them
+	// around every timed window without --relay-metrics.
+	MetricsPath string `toml:"metrics_path"`
+	Notes       string `toml:"notes"`
 
 	args, env []*template.Template
 	config    *template.Template
@@ -340,6 +344,9 @@ func (s *Spec) compile() error {
 		s.sig = syscall.SIGINT
 	default:
 		return fmt.Errorf("stop_signal %q: want SIGTERM or SIGINT", s.StopSignal)
+	}
+	if s.MetricsPath != "" && (!strings.HasPrefix(s.MetricsPath, "/") || strings.ContainsAny(s.MetricsPath, " \t\n?#")) {
+		return fmt.Errorf("metrics_path %q: want a path on the relay's port, e.g. /metrics", s.MetricsPath)
 	}
 	var err error
 	if s.grace, err = parseDur(s.Grace, 10*time.Second); err != nil {

@@ -83,13 +83,14 @@ func TestCatalogFileAddsAndOverrides(t *testing.T) {
 func TestCatalogFileErrorsNameFileAndKey(t *testing.T) {
 	dir := t.TempDir()
 	for name, c := range map[string]struct{ text, want string }{
-		"unknown key": {"[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\ncolour='red'\n", "line 6: unknown key relay.colour"},
-		"unknown top": {"title='x'\n", "line 1: unknown key title"},
-		"syntax":      {"[[relay]]\nname='a\n", "line 2"},
-		"bad kind":    {"[[relay]]\nname='a'\nversion='1'\nkind='apt'\nargs=['x']\n", `relay "a": unknown kind "apt"`},
-		"command":     {"[[relay]]\nname='a'\nversion='1'\nkind='command'\nargs=['x']\n", "kind command is only for"},
-		"bad name":    {"[[relay]]\nname='a,b'\nversion='1'\nkind='self'\nargs=['x']\n", "relay name"},
-		"duplicate":   {"[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\n[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\n", "listed twice"},
+		"unknown key":  {"[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\ncolour='red'\n", "line 6: unknown key relay.colour"},
+		"unknown top":  {"title='x'\n", "line 1: unknown key title"},
+		"syntax":       {"[[relay]]\nname='a\n", "line 2"},
+		"bad kind":     {"[[relay]]\nname='a'\nversion='1'\nkind='apt'\nargs=['x']\n", `relay "a": unknown kind "apt"`},
+		"command":      {"[[relay]]\nname='a'\nversion='1'\nkind='command'\nargs=['x']\n", "kind command is only for"},
+		"bad name":     {"[[relay]]\nname='a,b'\nversion='1'\nkind='self'\nargs=['x']\n", "relay name"},
+		"metrics path": {"[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\nmetrics_path='metrics'\n", `metrics_path "metrics": want a path`},
+		"duplicate":    {"[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\n[[relay]]\nname='a'\nversion='1'\nkind='self'\nargs=['x']\n", "listed twice"},
 	} {
 		p := writeFile(t, dir, strings.ReplaceAll(name, " ", "-")+".toml", c.text, 0o644)
 		_, err := LoadCatalog(p)
