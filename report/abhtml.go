@@ -63,7 +63,7 @@ func CompareHTML(w io.Writer, base, cand []*results.File, o Options, failOn []Fa
 		fmt.Fprintln(bw, "</ul></div>")
 	}
 	fmt.Fprintln(bw, "<h2>Baseline vs candidate</h2>")
-	fmt.Fprintf(bw, "<p class=\"note\">%s</p>\n", html.EscapeString(abLegend))
+	fmt.Fprintf(bw, "<p class=\"note\">%s</p>\n", html.EscapeString(ab.legend()))
 	for _, tb := range ab.tables {
 		fmt.Fprintln(bw, `<div class="scroll">`)
 		tb.html(bw)

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/threshold"
 )
@@ -167,7 +169,7 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 			fmt.Fprintln(bw)
 		}
 	}
-	fmt.Fprintln(bw, abLegend)
+	fmt.Fprintln(bw, ab.legend())
 	for _, k := range ab.onlyBase {
 		fmt.Fprintf(bw, "Only in baseline: %s\n", esc(k))
 	}
@@ -177,8 +179,14 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 	return bw.Flush()
 }
 
-// abLegend explains the cells of a comparison's tables.
-var abLegend = fmt.Sprintf("Cells are medians over runs (n = runs per side); ratio = candidate / baseline. \"~\": the difference is not significant (Mann-Whitney U, α=%.2f). Latencies: lower is better.", alpha)
+// legend explains the cells of a comparison's tables; "~" only when a
+// table has the Significance column.
+func (ab abResult) legend() string {
+	if !slices.ContainsFunc(ab.tables, func(t *table) bool { return slices.Contains(t.head, sigHead) }) {
+		return "Cells are medians over runs; ratio = candidate / baseline. Latencies: lower is better."
+	}
+	return fmt.Sprintf("Cells are medians over runs (n = runs per side); ratio = candidate / baseline. \"~\": the difference is not significant (Mann-Whitney U, α=%.2f). Latencies: lower is better.", alpha)
+}
 
 // abSide is one side of a comparison.
 type abSide struct {
@@ -216,7 +224,7 @@ func (t abTally) head() string {
 	}
 	s := fmt.Sprintf("Relay %s: %s of the candidate is %s the baseline's; ", t.relay, t.main, t.ratio)
 	if t.noRe > 0 {
-		return s + fmt.Sprintf("no change of its %d figures can be told from noise with %s runs (Mann-Whitney U at α=%.2f needs at least 4 runs a side: --repeat 4 or more).", n, strings.TrimPrefix(t.runs, "n="), alpha)
+		return s + fmt.Sprintf("no change of its %d figures can be told from noise with %s runs (see the note above its table).", n, strings.TrimPrefix(t.runs, "n="))
 	}
 	return s + fmt.Sprintf("of %d figures, %d better, %d worse beyond noise, %d unchanged within noise (Mann-Whitney U, α=%.2f, %s).", n, t.better, t.worse, t.same, alpha, t.runs)
 }
@@ -253,7 +261,7 @@ func abTables(base, cand []*results.File) (abResult, error) {
 
 // compareTable compares the figures of one relay's baseline and candidate runs.
 func compareTable(b, c *relayRuns) (*table, abTally) {
-	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Ratio", "Delta", "Significance", "Status"},
+	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Ratio", "Delta", sigHead, "Status"},
 		left: map[int]bool{1: true, 6: true, 7: true}}
 	tally := abTally{relay: b.key}
 	cf := map[string]*figure{}
@@ -291,7 +299,31 @@ func compareTable(b, c *relayRuns) (*table, abTally) {
 		}
 		t.add(bf.phase, bf.name, bf.fmt(bm), c.fmt(cm), fmtRatio(bm, cm), delta, sig, status)
 	}
+	if len(t.rows) > 0 && tally.noRe == len(t.rows) {
+		// No row can be judged: say why once, above the table, instead
+		// of in every row.
+		t.dropColumn(slices.Index(t.head, sigHead))
+		t.lead = append(t.lead, unjudged(len(b.runs), len(c.runs)))
+	}
 	return t, tally
+}
+
+// sigHead is the head of a comparison table's significance column.
+const sigHead = "Significance"
+
+// unjudged says why no figure of a comparison with nb baseline and nc
+// candidate runs can be told from noise, and how many runs it takes.
+func unjudged(nb, nc int) string {
+	need := 2
+	for minP(need, need) >= alpha {
+		need++
+	}
+	sides := fmt.Sprintf("the baseline has %s and the candidate %d", numfmt.Count(nb, "run"), nc)
+	why := fmt.Sprintf("too few for Mann-Whitney U to ever reach α=%.2f", alpha)
+	if nb < 2 || nc < 2 {
+		why = "so the run-to-run noise is unknown"
+	}
+	return fmt.Sprintf("Significance not judged: %s, %s; it takes %d runs on each side (--repeat %d or more). Any difference below may be noise.", sides, why, need, need)
 }
 
 // significance describes whether two samples differ beyond noise.

@@ -122,8 +122,8 @@ func TestCompare(t *testing.T) {
 	if err := Compare(&b, []*results.File{compareFile(0, 1)}, faster, ""); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "no repeats: noise unknown") {
-		t.Error("single runs not flagged as noise unknown")
+	if !strings.Contains(b.String(), "the baseline has 1 run and the candidate 5, so the run-to-run noise is unknown") {
+		t.Errorf("single runs not flagged as noise unknown:\n%s", b.String())
 	}
 	if err := Compare(&b, base, faster, "pdf"); err == nil {
 		t.Error("unknown format accepted")
@@ -261,6 +261,45 @@ func TestCompareHeadline(t *testing.T) {
 		}
 		if !strings.Contains(b.String(), "can be told from noise with 2+2 runs") || format != "text" && strings.Contains(b.String(), "<b>x</b>") {
 			t.Errorf("%s: 2+2 runs: no headline saying no change can be judged, or a relay name unescaped:\n%.600s", format, b.String())
+		}
+	}
+}
+
+// With runs too few to judge any row (2+2), the comparison says so once
+// above each relay's table, naming both sides' runs and how many it takes,
+// and leaves the Significance column and the "~" legend out, in text,
+// Markdown and HTML; with runs enough (5+5) every row keeps its own.
+func TestCompareSignificanceOnce(t *testing.T) {
+	few, enough := compareFile(2, 1), compareFile(5, 1)
+	for _, format := range []string{"text", "md", "html"} {
+		for _, f := range []*results.File{few, enough} {
+			var b bytes.Buffer
+			var err error
+			if format == "html" {
+				err = CompareHTML(&b, []*results.File{f}, []*results.File{f}, Options{}, nil)
+			} else {
+				err = Compare(&b, []*results.File{f}, []*results.File{f}, format)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := b.String()
+			note := "Significance not judged: the baseline has 2 runs and the candidate 2, too few for Mann-Whitney U to ever reach α=0.05; it takes 4 runs on each side (--repeat 4 or more)."
+			ab, err := abTables([]*results.File{f}, []*results.File{f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			relays := len(ab.tables)
+			if f == few {
+				if strings.Count(s, note) != relays || relays == 0 || strings.Contains(s, "too few runs") || strings.Contains(s, "Significance<") ||
+					strings.Contains(s, "| Significance |") || strings.Contains(s, "Delta  Significance") || strings.Contains(s, "not significant") {
+					t.Errorf("%s 2+2: want the note once per relay and no Significance column:\n%s", format, s)
+				}
+				continue
+			}
+			if strings.Contains(s, "Significance not judged") || !strings.Contains(s, "n=5+5") || !strings.Contains(s, "not significant") {
+				t.Errorf("%s 5+5: want significance per row:\n%.3000s", format, s)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,12 +17,35 @@ type table struct {
 	head  []string
 	left  map[int]bool
 	rows  [][]string
+	lead  []string // shown above the table, under its title
 	notes []string // shown under the table
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
 func (t *table) isLeft(i int) bool { return i == 0 || t.left[i] }
+
+// dropColumn removes column i (nothing when i is out of range).
+func (t *table) dropColumn(i int) {
+	if i < 0 || i >= len(t.head) {
+		return
+	}
+	left := map[int]bool{}
+	for c, l := range t.left {
+		switch {
+		case c < i:
+			left[c] = l
+		case c > i:
+			left[c-1] = l
+		}
+	}
+	t.head, t.left = slices.Delete(t.head, i, i+1), left
+	for r := range t.rows {
+		if i < len(t.rows[r]) {
+			t.rows[r] = slices.Delete(t.rows[r], i, i+1)
+		}
+	}
+}
 
 // text renders t as aligned columns with an indent.
 func (t *table) text(w io.Writer, indent string) {
@@ -59,6 +83,9 @@ func (t *table) text(w io.Writer, indent string) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+	for _, n := range t.lead {
+		fmt.Fprintf(w, "%s%s\n", indent, n)
+	}
 	line(t.head)
 	for _, r := range t.rows {
 		line(r)
@@ -74,6 +101,9 @@ func (t *table) text(w io.Writer, indent string) {
 func (t *table) markdown(w io.Writer) {
 	if t.title != "" {
 		fmt.Fprintf(w, "### %s\n\n", mdText(t.title))
+	}
+	for _, n := range t.lead {
+		fmt.Fprintf(w, "%s\n\n", mdText(n))
 	}
 	esc := mdText
 	fmt.Fprint(w, "|")
@@ -114,6 +144,9 @@ func cell(r []string, i int) string {
 func (t *table) html(w io.Writer) {
 	if t.title != "" {
 		fmt.Fprintf(w, "<h3>%s</h3>\n", html.EscapeString(t.title))
+	}
+	for _, n := range t.lead {
+		fmt.Fprintf(w, "<p class=\"note\">%s</p>\n", html.EscapeString(n))
 	}
 	fmt.Fprint(w, "<table>\n<thead><tr>")
 	for i, h := range t.head {
