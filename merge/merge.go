@@ -18,6 +18,7 @@ import (
 
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/relaymetrics"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 )
@@ -488,6 +489,7 @@ func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 	if hasSeriesPercentiles(phs) && n > 1 {
 		out.Notes = append(out.Notes, "per-second p50/p99 are not merged (the per-second histograms are not in the results files): a second where several segments ran shows only its exact maximum")
 	}
+	relaymetrics.Merge(&out, phs) // the relay's own metrics (--relay-metrics), kept per segment too
 	return out, nil
 }
 

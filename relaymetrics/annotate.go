@@ -16,25 +16,15 @@ import (
 const matchSlack = int64(50e6)
 
 // Annotate puts the relay's metrics of each phase of run's timed window
-// into the phase (RelayMetrics) with notes comparing them with what
-// relaybench measured, and says in a run note when readings failed.
+// into the phase (AnnotatePhase), and says in a run note when readings
+// failed.
 func (r *Recorder) Annotate(run *results.Run) {
+	for i := range run.Phases {
+		r.AnnotatePhase(&run.Phases[i])
+	}
 	r.mu.Lock()
-	ws := append([]window(nil), r.windows...)
 	scrapes, failed, lastErr, gaveUp := r.scrapes, r.failed, r.lastErr, r.inARow >= maxFailuresInARow
 	r.mu.Unlock()
-	for i := range run.Phases {
-		ph := &run.Phases[i]
-		w, ok := windowOf(ws, mono.FromTime(ph.Start))
-		if !ok || w.err != "" {
-			continue
-		}
-		ph.RelayMetrics = maps.Clone(w.delta)
-		if w.reset != "" {
-			ph.Notes = append(ph.Notes, w.reset)
-		}
-		ph.Notes = append(ph.Notes, compare(ph)...)
-	}
 	if failed > 0 {
 		again := ""
 		if gaveUp {
@@ -42,6 +32,29 @@ func (r *Recorder) Annotate(run *results.Run) {
 		}
 		run.Notes = append(run.Notes, fmt.Sprintf("relay metrics: %d of %d readings of %s failed (those phases have none%s), the last: %s", failed, scrapes, r.url, again, lastErr))
 	}
+}
+
+// AnnotatePhase puts the relay's metrics of ph's timed window into ph
+// (RelayMetrics), with the checks of its counts against relaybench's
+// (RelayChecks) and notes naming them. A phase already annotated, or
+// without a window read, is left alone: a live view annotates a copy of
+// each phase as it ends, the results file the run's phases at its end.
+func (r *Recorder) AnnotatePhase(ph *results.Phase) {
+	if ph.RelayMetrics != nil {
+		return
+	}
+	r.mu.Lock()
+	w, ok := windowOf(r.windows, mono.FromTime(ph.Start))
+	r.mu.Unlock()
+	if !ok || w.err != "" {
+		return
+	}
+	ph.RelayMetrics = maps.Clone(w.delta)
+	if w.reset != "" {
+		ph.Notes = append(ph.Notes, w.reset)
+	}
+	ph.RelayChecks = Checks(ph)
+	ph.Notes = append(ph.Notes, notes(ph)...)
 }
 
 // windowOf is the window starting at start (within matchSlack).
@@ -158,36 +171,65 @@ var timings = []timing{
 	{"nostr_events_write_seconds", "mean event write time", results.LatencyOK, "EVENT→OK"},
 }
 
-// compare names the relay's figures beside relaybench's: each count it
-// keeps against what relaybench can bound it by (outside the bounds, the
-// two disagree), each latency beside relaybench's.
-func compare(ph *results.Phase) []string {
-	var notes []string
-	m := ph.RelayMetrics
+// Checks are the relay's counts in ph.RelayMetrics that relaybench can
+// bound (checks), each against its bounds.
+func Checks(ph *results.Phase) []results.RelayCheck {
+	var out []results.RelayCheck
 	for _, c := range checks {
-		v, ok := m[c.series]
+		v, ok := ph.RelayMetrics[c.series]
 		b, have := opBounds(ph, c.ops...)
 		if !ok || !have {
 			continue
 		}
-		n := int64(v)
-		if n < b.lo || n > b.hi {
-			times := ""
-			if b.hi > 0 && n > b.hi && n%b.hi == 0 {
-				times = fmt.Sprintf(", %d times what relaybench sent", n/b.hi)
-			}
-			notes = append(notes, fmt.Sprintf("relay metrics disagree: the relay counted %d %s (%s%s), relaybench %d … %d (%s); other clients of the relay would count there too", n, c.what, c.series, times, b.lo, b.hi, c.ours))
-		} else {
-			notes = append(notes, fmt.Sprintf("relay metrics: %d %s (%s), within relaybench's %d … %d (%s)", n, c.what, c.series, b.lo, b.hi, c.ours))
+		out = append(out, results.RelayCheck{Series: c.series, What: c.what, Relay: v, Low: b.lo, High: b.hi,
+			Disagree: int64(v) < b.lo || int64(v) > b.hi})
+	}
+	return out
+}
+
+// ours is what bounds a check's count, in relaybench's words.
+func ours(series string) string {
+	for _, c := range checks {
+		if c.series == series {
+			return c.ours
 		}
 	}
+	return ""
+}
+
+// notes name the relay's figures beside relaybench's: each check (outside
+// the bounds, the two disagree), each latency beside relaybench's.
+func notes(ph *results.Phase) []string {
+	var out []string
+	for _, c := range ph.RelayChecks {
+		out = append(out, CheckNote(c))
+	}
+	m := ph.RelayMetrics
 	for _, tm := range timings {
 		cnt, sum := m[tm.family+"_count"], m[tm.family+"_sum"]
 		h := ph.Latency[tm.latency]
 		if cnt <= 0 || h == nil || h.Count == 0 {
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("relay metrics: %s %.3f ms over %d (%s), relaybench's mean %s %.3f ms over %d", tm.what, sum/cnt*1e3, int64(cnt), tm.family, tm.ours, h.Mean/1e6, h.Count))
+		out = append(out, fmt.Sprintf("relay metrics: %s %.3f ms over %d (%s), relaybench's mean %s %.3f ms over %d", tm.what, sum/cnt*1e3, int64(cnt), tm.family, tm.ours, h.Mean/1e6, h.Count))
 	}
-	return notes
+	return out
+}
+
+// CheckNote says a check in one line: the relay's count beside
+// relaybench's bounds, and whether they disagree.
+func CheckNote(c results.RelayCheck) string {
+	n := int64(c.Relay)
+	count := fmt.Sprintf("%d", n)
+	if c.RelayMax > 0 {
+		count = fmt.Sprintf("%d … %d (merged segments whose windows overlap)", n, int64(c.RelayMax))
+	}
+	if !c.Disagree {
+		return fmt.Sprintf("relay metrics: %s %s (%s), within relaybench's %d … %d (%s)", count, c.What, c.Series, c.Low, c.High, ours(c.Series))
+	}
+	times := ""
+	if c.RelayMax == 0 && c.High > 0 && n > c.High && n%c.High == 0 {
+		times = fmt.Sprintf(", %d times what relaybench sent", n/c.High)
+	}
+	return fmt.Sprintf("relay metrics disagree: the relay counted %s %s (%s%s), relaybench %d … %d (%s); other clients of the relay would count there too", count, c.What, c.Series, times, c.Low, c.High, ours(c.Series))
 }

@@ -135,4 +135,7 @@ type SegmentPart struct {
 	Duration      int64      `json:"duration_ns"`
 	Resources     *Resources `json:"resources,omitempty"`
 	ClientLimited bool       `json:"client_limited,omitempty"`
+	// RelayMetrics is the segment's own Phase.RelayMetrics (the relay's
+	// metrics over this segment's window).
+	RelayMetrics map[string]float64 `json:"relay_metrics,omitempty"`
 }

@@ -254,6 +254,10 @@ type Phase struct {
 	// _sum too) and each gauge's value at the end, by series as the relay
 	// names it.
 	RelayMetrics map[string]float64 `json:"relay_metrics,omitempty"`
+	// RelayChecks put the relay's own counts (RelayMetrics) beside the
+	// bounds relaybench knows for them, each flagged when outside: a named
+	// difference, never a failure.
+	RelayChecks []RelayCheck `json:"relay_checks,omitempty"`
 	// ClientLimited is true when the client, not the relay, limited the figure.
 	ClientLimited bool `json:"client_limited,omitempty"`
 	// Accounts say what became of every requested operation of the phase,
@@ -625,4 +629,23 @@ func (r *Run) Phase(name string) *Phase {
 		}
 	}
 	return nil
+}
+
+// RelayCheck is one of the relay's own counts (a series of its
+// Prometheus metrics) beside the bounds relaybench knows for it.
+type RelayCheck struct {
+	Series string `json:"series"` // the relay's series
+	What   string `json:"what"`   // what it counts, e.g. "events written"
+	// Relay is the relay's count over the window. For merged segments
+	// whose windows overlap it is the least the relay counted (the largest
+	// segment's) and RelayMax the most (their sum); RelayMax is 0 when
+	// Relay is exact.
+	Relay    float64 `json:"relay"`
+	RelayMax float64 `json:"relay_max,omitempty"`
+	Low      int64   `json:"low"`  // relaybench: at least this (what it saw accepted or answered)
+	High     int64   `json:"high"` // relaybench: at most this (what it sent)
+	// Disagree: the relay's count cannot be within relaybench's bounds (a
+	// named difference, not a failure: other clients of the relay count
+	// there too, and a relay may count in its own way).
+	Disagree bool `json:"disagree,omitempty"`
 }
