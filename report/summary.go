@@ -548,6 +548,7 @@ func writeRest(w io.Writer, p *results.Phase) {
 func summaryGeneric(w io.Writer, p *results.Phase) {
 	fmt.Fprintln(w, phaseName(p)+" Performance:")
 	writeDuration(w, p)
+	writeMixed(w, p) // mixed.go: nothing for another workload
 	writeOther(w, p, nil)
 	writeLatencies(w, p.Latency)
 	writeRecovery(w, p)
@@ -634,6 +635,9 @@ func elsewhere(p *results.Phase, k string) bool {
 		if strings.HasPrefix(k, strings.NewReplacer("/", "_", "-", "_", " ", "_").Replace(g.Name)+"_") {
 			return true
 		}
+	}
+	if mixedShown[k] && len(mixedSides(p)) > 0 {
+		return true // in the together-vs-alone block
 	}
 	name := humanName(k) + " "
 	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, name) })
@@ -871,7 +875,11 @@ func writeTail(w io.Writer, p *results.Phase) {
 	for _, e := range p.Errors {
 		fmt.Fprintf(w, "  ERROR: %s\n", e)
 	}
-	writeNotes(w, "  ", "Note", p.Notes)
+	notes := p.Notes
+	if isBrief(w) && len(mixedSides(p)) > 0 {
+		notes = slices.DeleteFunc(slices.Clone(notes), isMixedRatioNote) // in the together-vs-alone block
+	}
+	writeNotes(w, "  ", "Note", notes)
 }
 
 // writeNotes prints notes, each "Note: …", except that a run of notes

@@ -45,34 +45,46 @@ func TestSummaryBriefBurst(t *testing.T) {
 }
 
 // mixedPhase is a mixed run's phase: per-part counters, which its group
-// table holds, and ratios its notes state with their context.
+// table holds, and ratios its notes state with their context. Querying
+// fell to half its rate alone.
 func mixedPhase() results.Phase {
 	return results.Phase{Name: "mixed", Workload: "mixed", Duration: 9e9,
 		Counts: map[string]int64{"publish_alone_sent": 600, "publish_alone_accepted": 600, "publish_alone_bytes_sent": 848529,
 			"query_together_queries": 60, "read_back_events": 1200},
-		Rates: map[string]float64{"events_per_sec": 200.31, "publish_throughput_ratio": 1.0, "ok_p99_ratio": 0.81},
+		Rates: map[string]float64{"events_per_sec": 200.31, "events_per_sec_alone": 200.2, "queries_per_sec": 10, "queries_per_sec_alone": 20,
+			"publish_throughput_ratio": 1.0, "query_throughput_ratio": 0.5, "ok_p99_ratio": 0.81, "eose_p99_ratio": 2.5},
+		Latency: map[string]*results.Histogram{"ok": hist(1, 600, 1.15e6, 0), "ok_alone": hist(2, 600, 1.42e6, 0),
+			"eose": hist(3, 60, 5e6, 0), "eose_alone": hist(4, 60, 2e6, 0)},
 		Groups: []results.Group{{Name: "publish/alone", Counts: map[string]int64{"sent": 600, "accepted": 600}},
 			{Name: "query/together", Counts: map[string]int64{"queries": 60}}},
 		Notes: []string{"publish throughput ratio together/alone: 1.00× (200 events/s alone, 200 together)",
-			"ok p99 ratio together/alone: 0.81× (1.42ms alone, 1.15ms together)"}}
+			"query throughput ratio together/alone: 0.50× (20.00 queries/s alone, 10.00 together)",
+			"ok p99 ratio together/alone: 0.81× (1.42ms alone, 1.15ms together)",
+			"eose p99 ratio together/alone: 2.50× (2ms alone, 5ms together)", "three parts of 3s each"}}
 }
 
-// The brief summary does not list a figure again that its group table or
-// a note already shows; the full one lists them all.
+// The brief summary gives a mixed run's verdict and each side's
+// throughput and p99 alone and together in one block, and does not list a
+// figure again that the block, its group table or a note already shows
+// (the ratio notes are -v's); the full one lists them all.
 func TestSummaryBriefMixed(t *testing.T) {
 	s := summaryText(t, oneRun("mixed", nil, mixedPhase()), SummaryOptions{Brief: true})
-	for _, not := range []string{"Publish alone", "Query together queries", "Publish throughput ratio:", "Ok p99 ratio:"} {
+	for _, not := range []string{"Publish alone", "Query together queries", "Publish throughput ratio:", "Ok p99 ratio:",
+		"ratio together/alone", "Events Rate", "Queries Rate", "per sec alone"} {
 		if strings.Contains(s, not) {
 			t.Errorf("brief shows %q:\n%s", not, s)
 		}
 	}
-	for _, want := range []string{"Read back events: 1,200", "Events Rate: 200.31", "Note: publish throughput ratio together/alone: 1.00×"} {
+	for _, want := range []string{"Read back events: 1,200", "Note: three parts of 3s each",
+		"Together vs alone: querying fell to 50% of its throughput alone; publishing kept its; the largest p99 change is EOSE's, 2.50×",
+		"    publish  200 → 200 events/s (1.00×)", "    query    20.00 → 10.00 queries/s (0.50×)  EOSE 2.00ms → 5.00ms (2.50×)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("brief lacks %q:\n%s", want, s)
 		}
 	}
 	full := summaryText(t, oneRun("mixed", nil, mixedPhase()), SummaryOptions{})
-	for _, want := range []string{"Publish alone accepted: 600", "Publish throughput ratio: 1.00", "Ok p99 ratio: 0.81"} {
+	for _, want := range []string{"Publish alone accepted: 600", "Publish throughput ratio: 1.00", "Ok p99 ratio: 0.81",
+		"Note: query throughput ratio together/alone: 0.50×", "Together vs alone: "} {
 		if !strings.Contains(full, want) {
 			t.Errorf("full summary lacks %q:\n%s", want, full)
 		}

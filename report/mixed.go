@@ -1,0 +1,130 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// keptShare is the share of its throughput alone a side of a mixed run
+// must keep together for the summary to say it kept it: an open-loop side
+// that keeps up runs at its schedule in both parts, give or take timer
+// jitter.
+const keptShare = 0.95
+
+// mixedSide is one side of a mixed run: its throughput and p99 latency
+// alone and together, and their ratios (together / alone).
+type mixedSide struct {
+	name, verb, unit, lat string // "publish", "publishing", "events/s", "OK"
+	alone, together       float64
+	ratio                 float64 // together / alone; 0: unknown
+	p99Alone, p99Together int64
+	p99Ratio              float64
+}
+
+// mixedSides reads the two sides of a mixed phase; nil when p is not a
+// mixed phase or holds no ratio (a part did not run).
+func mixedSides(p *results.Phase) []mixedSide {
+	if p.Workload != "mixed" {
+		return nil
+	}
+	var out []mixedSide
+	for _, s := range []struct{ name, verb, unit, rate, ratio, lat string }{
+		{"publish", "publishing", "events/s", results.RateEvents, "publish_throughput_ratio", results.LatencyOK},
+		{"query", "querying", "queries/s", results.RateQueries, "query_throughput_ratio", results.LatencyEOSE},
+	} {
+		r, ok := p.Rates[s.ratio]
+		if !ok || r <= 0 {
+			continue
+		}
+		m := mixedSide{name: s.name, verb: s.verb, unit: s.unit, lat: latencyLabel(s.lat),
+			alone: p.Rates[s.rate+"_alone"], together: p.Rates[s.rate], ratio: r, p99Ratio: p.Rates[s.lat+"_p99_ratio"]}
+		m.p99Alone, _ = latQ(p.Latency[s.lat+"_alone"], 99)
+		m.p99Together, _ = latQ(p.Latency[s.lat], 99)
+		out = append(out, m)
+	}
+	return out
+}
+
+// mixedShown are the figures of a mixed phase its together-vs-alone block
+// shows, which the brief summary does not list again.
+var mixedShown = map[string]bool{"events_per_sec": true, "events_per_sec_alone": true, "queries_per_sec": true,
+	"queries_per_sec_alone": true, "publish_throughput_ratio": true, "query_throughput_ratio": true,
+	"ok_p50_ratio": true, "ok_p99_ratio": true, "eose_p50_ratio": true, "eose_p99_ratio": true}
+
+// isMixedRatioNote reports whether note n is one of a mixed phase's
+// ratio notes ("ok p99 ratio together/alone: 3.47× (…)"), which the brief
+// summary leaves to -v once the together-vs-alone block showed them.
+func isMixedRatioNote(n string) bool { return strings.Contains(n, " ratio together/alone: ") }
+
+// writeMixed writes a mixed phase's verdict, each side's throughput and
+// p99 latency alone and together, one line per side:
+//
+//	Together vs alone: both sides kept their throughput; the largest p99 change is OK's, 3.47×
+//	  side     throughput alone → together  p99 alone → together
+//	  publish  200 → 200 events/s (1.00×)    OK 2.48ms → 8.60ms (3.47×)
+func writeMixed(w io.Writer, p *results.Phase) {
+	sides := mixedSides(p)
+	if len(sides) == 0 {
+		return
+	}
+	kv(w, "Together vs alone", mixedVerdict(sides))
+	t := &table{head: []string{"side", "throughput alone → together", "p99 alone → together"}, left: map[int]bool{1: true, 2: true}}
+	for _, s := range sides {
+		thr := fmt.Sprintf("%s → %s %s (%s)", fmtRate(s.alone), fmtRate(s.together), s.unit, fmtTimes(s.ratio))
+		lat := dash
+		if s.p99Alone > 0 && s.p99Together > 0 {
+			lat = fmt.Sprintf("%s %s → %s (%s)", s.lat, fmtDur(float64(s.p99Alone)), fmtDur(float64(s.p99Together)), fmtTimes(s.p99Ratio))
+		}
+		t.add(s.name, thr, lat)
+	}
+	t.text(w, "    ")
+}
+
+// mixedVerdict is a mixed run's judgement in one line: which side kept
+// its throughput together (keptShare of it alone) and which fell, then
+// the largest p99 change.
+func mixedVerdict(sides []mixedSide) string {
+	var kept, fell []string
+	for _, s := range sides {
+		if s.ratio >= keptShare {
+			kept = append(kept, s.verb)
+		} else {
+			fell = append(fell, fmt.Sprintf("%s fell to %s of its throughput alone", s.verb, fmtPct(s.ratio)))
+		}
+	}
+	var parts []string
+	switch {
+	case len(fell) == 0 && len(kept) == 2:
+		parts = append(parts, "both sides kept their throughput")
+	case len(fell) == 0:
+		parts = append(parts, kept[0]+" kept its throughput")
+	default:
+		parts = append(parts, strings.Join(fell, ", "))
+		if len(kept) > 0 {
+			parts[0] += "; " + kept[0] + " kept its"
+		}
+	}
+	worst := -1
+	for i, s := range sides {
+		if s.p99Ratio > 0 && (worst < 0 || s.p99Ratio > sides[worst].p99Ratio) {
+			worst = i
+		}
+	}
+	if worst >= 0 {
+		s := sides[worst]
+		parts = append(parts, fmt.Sprintf("the largest p99 change is %s's, %s", s.lat, fmtTimes(s.p99Ratio)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fmtTimes formats a ratio as "1.00×".
+func fmtTimes(r float64) string {
+	if r <= 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return dash
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
