@@ -42,6 +42,7 @@ type Sub struct {
 	resent        atomic.Int64                 // when the REQ was sent again after an AUTH (0: not)
 	held          bool                         // refused auth-required, waiting for an AUTH (guarded by c.mu)
 	retried       bool                         // held once already (guarded by c.mu)
+	replaces      bool                         // its REQ may replace an open subscription of its id (QueryOpen)
 }
 
 // ID returns the subscription id.
@@ -66,10 +67,15 @@ func (s *Sub) connDied(err error, _ int64) {
 // ["REQ",subID,filters...]. Sub ids must be unique among the connection's
 // open subscriptions.
 func (c *Conn) Req(subID string, filters []nostr.Filter, h SubHandler) (*Sub, error) {
+	return c.req(subID, filters, h, false)
+}
+
+// req is Req; replace lets the REQ replace an open subscription of subID.
+func (c *Conn) req(subID string, filters []nostr.Filter, h SubHandler, replace bool) (*Sub, error) {
 	if subID == "" {
 		return nil, errors.New("req: empty subscription id")
 	}
-	s := &Sub{c: c, id: subID, h: h}
+	s := &Sub{c: c, id: subID, h: h, replaces: replace}
 	buf := appendReq("REQ", subID, filters)
 	if c.auth != nil {
 		s.req = buf
@@ -98,10 +104,13 @@ func (c *Conn) openSub(s *Sub, buf []byte) error {
 	if err := c.lockOpen(); err != nil {
 		return err
 	}
-	if _, dup := c.subs[s.id]; dup {
+	if old, dup := c.subs[s.id]; dup && (!s.replaces || old.held) {
 		c.mu.Unlock()
 		c.wmu.Unlock()
 		return fmt.Errorf("%w: %q", ErrSubExists, s.id)
+	}
+	if _, dup := c.subs[s.id]; dup {
+		c.dropSub(s.id) // replaced: what comes under the id from now on is s's
 	}
 	c.subs[s.id] = s
 	c.mu.Unlock()
@@ -237,6 +246,36 @@ func (e *OverCapError) Unwrap() error { return ErrAnswerOverCap }
 // timeout, a connection error or an answer over the cap; the result holds
 // what arrived until then (nothing when over the cap).
 func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) (QueryResult, error) {
+	res, s, err := c.query(ctx, subID, filters, false)
+	if s != nil {
+		s.Close()
+	}
+	return res, err
+}
+
+// QueryOpen is Query as clients that keep subscriptions open send it. A
+// REQ under the id of a subscription still open on c replaces it (NIP-01:
+// "a new subscription is created, replacing the old one"): whatever comes
+// under the id from then on is this answer's, including what the relay
+// sent for the old filters before it read the REQ. keep leaves the
+// subscription open once its answer ended with EOSE and returns it (the
+// caller closes it, or replaces it with another QueryOpen; what comes
+// under it after EOSE is dropped); else it is closed as Query closes it
+// and the Sub is nil.
+func (c *Conn) QueryOpen(ctx context.Context, subID string, filters []nostr.Filter, keep bool) (QueryResult, *Sub, error) {
+	res, s, err := c.query(ctx, subID, filters, true)
+	if keep && res.Ended == EndEOSE {
+		return res, s, err
+	}
+	if s != nil {
+		s.Close()
+	}
+	return res, nil, err
+}
+
+// query is Query and QueryOpen without the CLOSE: the Sub (nil if the REQ
+// could not be sent) is still registered unless the relay closed it.
+func (c *Conn) query(ctx context.Context, subID string, filters []nostr.Filter, replace bool) (QueryResult, *Sub, error) {
 	var (
 		mu    sync.Mutex
 		res   QueryResult
@@ -295,20 +334,19 @@ func (c *Conn) Query(ctx context.Context, subID string, filters []nostr.Filter) 
 			finish(EndConnError, mono.Now(), func() { res.Err = err })
 		},
 	}
-	s, err := c.Req(subID, filters, h)
+	s, err := c.req(subID, filters, h, replace)
 	if err != nil {
-		return QueryResult{Ended: EndConnError, Err: err}, err
+		return QueryResult{Ended: EndConnError, Err: err}, nil, err
 	}
 	select {
 	case <-end:
 	case <-ctx.Done():
 		finish(EndTimeout, mono.Now(), func() { res.Err = fmt.Errorf("%w: %v", ErrTimeout, ctx.Err()) })
 	}
-	s.Close()
 	mu.Lock()
 	defer mu.Unlock()
 	ended = true // no event counts towards the held bytes after this
 	answersHeld.Add(-kept)
 	res.Sent = s.Sent()
-	return res, res.Err
+	return res, s, res.Err
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
+	"github.com/relaybench/relaybench/verify"
+	"github.com/relaybench/relaybench/wire"
 )
 
 // ClientShapes are the queries Nostr clients send, in the order they
@@ -401,4 +404,130 @@ func (d *clientData) followedTags(authors []string) []string {
 	}
 	r := outcome.MostFirst(counts)
 	return r[:min(len(r), followedTags)]
+}
+
+// sentReplace is NIP-01's sentence on a REQ under an open subscription id.
+const sentReplace = "a new subscription is created, replacing the old one"
+
+// clientIDs are a query connection's subscription ids (subIDs) used as
+// clients use them, keeping a view open: a REQ of a client shape answered
+// with EOSE stays open, and the connection's next REQ of a client shape is
+// sent under its id while it is open, replacing it (NIP-01: "a new
+// subscription is created, replacing the old one"), as a client does when
+// its user turns a column to another feed, thread or profile; that one is
+// closed once answered. So every other REQ of the client shapes replaces
+// an open subscription. A reference shape's REQ, or a redialled
+// connection, closes the open one first.
+type clientIDs struct {
+	subIDs
+	open    *wire.Sub      // the subscription left open (nil: none)
+	on      *wire.Conn     // the connection it is open on
+	key     string         // the shape whose id it has
+	filters []nostr.Filter // its REQ's filters
+	model   *verify.Model  // the events accepted before the phase (nil: none known)
+}
+
+// query sends r's REQ on cn under the id clientIDs gives it and returns
+// its answer, what the replaced subscription may have sent set aside
+// (setAside).
+func (s *clientIDs) query(ctx context.Context, cn *wire.Conn, r *queryRecord) (wire.QueryResult, error) {
+	client := slices.Contains(ClientShapes, r.shape)
+	if s.open != nil && (s.on != cn || !client) {
+		s.open.Close()
+		s.open = nil
+	}
+	if s.open != nil { // replace it
+		id, key := s.open.ID(), s.key
+		r.replaced, s.open = s.filters, nil
+		qr, _, err := cn.QueryOpen(ctx, id, r.req(), false)
+		s.ended(key, qr.Ended)
+		r.setAside(&qr, s.model)
+		return qr, err
+	}
+	id := s.next(r.shape)
+	if !client {
+		qr, err := cn.Query(ctx, id, r.req())
+		s.ended(r.shape, qr.Ended)
+		return qr, err
+	}
+	qr, sub, err := cn.QueryOpen(ctx, id, r.req(), true)
+	s.ended(r.shape, qr.Ended)
+	if sub != nil {
+		s.open, s.on, s.key, s.filters = sub, cn, r.shape, r.req()
+	}
+	return qr, err
+}
+
+// setAside takes out of the complete answer to a REQ that replaced an
+// open subscription what that subscription may have sent live before the
+// relay read the REQ (the stream is ordered, but the client cannot see
+// where one ends): an event matching one of the replaced REQ's filters and
+// none of this REQ's, and the second copy of one matching both. Neither is
+// owed to this REQ nor wrong; r.aside counts them (returned, not judged).
+// An event model holds as accepted before the phase is not new to the
+// relay, so never the old subscription's live delivery ("Any new events it
+// receives"): it stays, and the verifier judges it (not matching,
+// duplicated). An event that does not parse stays too.
+func (r *queryRecord) setAside(qr *wire.QueryResult, model *verify.Model) {
+	if len(r.replaced) == 0 || qr.Ended != wire.EndEOSE {
+		return
+	}
+	own := r.req()
+	copies := map[string]int{} // copies seen of an event matching both
+	kept := qr.Events[:0]
+	for _, raw := range qr.Events {
+		e, err := nostr.ParseEvent(raw)
+		switch {
+		case err != nil || !matchesOne(r.replaced, e) || heldBefore(model, e.ID):
+			kept = append(kept, raw)
+		case !matchesOne(own, e):
+			r.aside++
+		case copies[e.ID] == 1: // the second copy: one may be the old subscription's
+			copies[e.ID] = 2
+			r.aside++
+		default: // the first, or a third (a duplicate the verifier counts)
+			copies[e.ID]++
+			kept = append(kept, raw)
+		}
+	}
+	qr.Events = kept
+}
+
+// heldBefore reports whether model holds id as accepted (before the phase).
+func heldBefore(model *verify.Model, id string) bool {
+	if model == nil {
+		return false
+	}
+	acc, _ := model.Accepted(id)
+	return acc
+}
+
+// matchesOne reports whether e matches one of fs.
+func matchesOne(fs []nostr.Filter, e *nostr.Event) bool {
+	for i := range fs {
+		if fs[i].Matches(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// replacedNotes says how many of the answers judged were to REQs that
+// replaced an open subscription, and what was set aside of them.
+func replacedNotes(done []*queryRecord) []string {
+	var n, aside int64
+	for _, r := range done {
+		if len(r.replaced) > 0 {
+			n++
+			aside += r.aside
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	note := fmt.Sprintf("%d of %d answers verified were to a REQ sent under the id of a subscription still open, replacing it (NIP-01: %q): each is judged against its own filters", n, len(done), sentReplace)
+	if aside > 0 {
+		note += fmt.Sprintf("; %d events that came under such an id matching only the replaced REQ's filters, or a second time matching both, were set aside as the replaced subscription's (not owed, not judged)", aside)
+	}
+	return []string{note}
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -287,6 +288,75 @@ func TestClientMixReusedIDsKeepStraysOut(t *testing.T) {
 		}
 		if q.Counts["events_after_close"] == 0 {
 			t.Fatalf("%v: counts %v", shapes, q.Counts)
+		}
+	}
+}
+
+// The clients mix keeps a view open as clients do: every other REQ of a
+// client shape is sent under the id of the subscription its connection
+// left open, replacing it (no CLOSE before it; closed once answered), and
+// its answer is judged against its own filters: an honest relay passes.
+// A relay that then sends, under that id, a stored event matching only
+// the replaced REQ's filters (ReplacedLiveEvent: no live delivery, since
+// the relay held it before either REQ) fails with it not matching.
+func TestClientMixReplacesOpenSubscriptions(t *testing.T) {
+	r := testrelay.Start(t, testrelay.Config{})
+	_, q := publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 36, Shapes: ClientShapes, Name: "clients"})
+	wantClientPhase(t, q, 36)
+	if st := r.Stats(); st.REQs != 36 || st.Closes != 18 {
+		t.Fatalf("relay saw %d REQs and %d CLOSEs, want 36 and 18 (18 replaced an open subscription)", st.REQs, st.Closes)
+	}
+	if !containsPrefix(q.Verification.Notes, "18 of 36 answers verified were to a REQ sent under the id of a subscription still open") {
+		t.Fatalf("notes %q", q.Verification.Notes)
+	}
+
+	r = testrelay.Start(t, testrelay.Config{ReplacedLiveEvent: true})
+	_, q = publishAndQuery(t, r.URL(), ModePipeline, QueryOptions{Queries: 36, Shapes: ClientShapes, Name: "clients"})
+	v, sent := q.Verification, r.Stats().ReplacedLiveEvents
+	if sent == 0 || v.Passed || v.NotMatching != int64(sent) || v.Missing != 0 || v.Extra != 0 || v.Duplicated != 0 {
+		t.Fatalf("%d old events sent after a replacing REQ; verification %+v", sent, v)
+	}
+}
+
+// setAside takes out of an answer to a REQ that replaced an open
+// subscription what the old one may have sent live: an event matching only
+// the old filters, and the second copy of one matching both; never an
+// event the model held before the phase (no live delivery: the verifier
+// judges it), nor the third copy of one (a duplicate).
+func TestSetAsideReplaced(t *testing.T) {
+	ev := func(n int, tags ...string) *nostr.Event {
+		e := &nostr.Event{ID: fmt.Sprintf("%064x", n), PubKey: fmt.Sprintf("%064x", 1000), CreatedAt: int64(1000 + n), Kind: 1, Sig: strings.Repeat("0", 128)}
+		for _, v := range tags {
+			e.Tags = append(e.Tags, nostr.Tag{"t", v})
+		}
+		return e
+	}
+	oldOnly, both, heldOld, newOnly, heldBoth := ev(1, "a"), ev(2, "a", "b"), ev(3, "a"), ev(4, "b"), ev(5, "a", "b")
+	answer := []*nostr.Event{oldOnly, both, heldOld, newOnly, both, heldBoth, newOnly, both, heldBoth}
+	for _, c := range []struct {
+		model *verify.Model
+		aside int64
+		kept  string
+	}{
+		{verify.NewModel([]*nostr.Event{heldOld, newOnly, heldBoth}), 2, "2 3 4 5 4 2 5"},
+		{nil, 4, "2 4 5 4 2"},
+	} {
+		r := &queryRecord{filter: nostr.Filter{Tags: map[string][]string{"t": {"b"}}}, replaced: []nostr.Filter{{Tags: map[string][]string{"t": {"a"}}}}}
+		qr := wire.QueryResult{Ended: wire.EndEOSE}
+		for _, e := range answer {
+			qr.Events = append(qr.Events, e.AppendJSON(nil))
+		}
+		r.setAside(&qr, c.model)
+		var kept []string
+		for _, raw := range qr.Events {
+			e, err := nostr.ParseEvent(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, strings.TrimLeft(e.ID, "0"))
+		}
+		if r.aside != c.aside || strings.Join(kept, " ") != c.kept {
+			t.Errorf("model %v: aside %d, kept %v; want %d, %s", c.model != nil, r.aside, kept, c.aside, c.kept)
 		}
 	}
 }

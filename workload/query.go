@@ -72,6 +72,8 @@ type queryRecord struct {
 	shape    string
 	filter   nostr.Filter         // the REQ's (first) filter
 	more     []nostr.Filter       // the REQ's other filters, for shapes clients send as several
+	replaced []nostr.Filter       // the filters of the open subscription the REQ replaced (clientIDs)
+	aside    int64                // events set aside as the replaced subscription's (see setAside)
 	raws     [][]byte             // the answer's events kept for verification (see hold)
 	returned int64                // events the answer held before EOSE or its end
 	excess   results.Verification // events not kept, checked when the answer came (see hold)
@@ -91,7 +93,7 @@ type queryRecord struct {
 // answer whole (NIP-50 results come by relevance, not newest first: search
 // judges them all). sigs may be nil.
 func (r *queryRecord) hold(sigs *verify.Checker, relayCap int, whole bool) {
-	r.returned = int64(len(r.raws))
+	r.returned = int64(len(r.raws)) + r.aside
 	if r.ended != "eose" {
 		r.raws = nil
 		return
@@ -135,6 +137,7 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 	}
 	defer q.close()
 	q.o, q.recs, q.sigs, q.led = o, recs, verify.NewChecker(), outcome.New(results.OpQuery, int64(requested))
+	q.model = model
 	q.led.AddN(outcome.NotRun, "no filter could be drawn from the events", int64(requested-len(recs)))
 
 	var wg sync.WaitGroup
@@ -211,6 +214,7 @@ type queryRun struct {
 	wd     *outcome.Watchdog
 	series *metrics.Series
 	sigs   *verify.Checker // checks the events of answers trimmed as they come
+	model  *verify.Model   // what the relay should hold (nil: nothing published in this run)
 	whole  bool            // keep complete answers whole (search)
 	next   atomic.Int64
 	done   atomic.Int64
@@ -240,7 +244,7 @@ func (q *queryRun) close() {
 // worker runs queries one at a time on connection w until none is left or
 // the phase stops.
 func (q *queryRun) worker(ctx context.Context, w int) {
-	ids := subIDs{prefix: "q" + strconv.Itoa(w) + "-"}
+	ids := clientIDs{subIDs: subIDs{prefix: "q" + strconv.Itoa(w) + "-"}, model: q.model}
 	for ctx.Err() == nil {
 		cn := q.set.get(ctx, w)
 		if cn == nil {
@@ -252,9 +256,8 @@ func (q *queryRun) worker(ctx context.Context, w int) {
 		}
 		r := q.recs[k]
 		qctx, cancel := context.WithTimeout(ctx, q.o.Timeout)
-		qr, err := cn.Query(qctx, ids.next(r.shape), r.req())
+		qr, err := ids.query(qctx, cn, r)
 		cancel()
-		ids.ended(r.shape, qr.Ended)
 		q.wd.Book(q.book(r, qr, err))
 		if d := q.done.Add(1); d%10 == 0 {
 			q.o.progress(d)
@@ -457,6 +460,7 @@ func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) query
 	shapeAnswers := map[string][]int{}
 	for i, r := range done {
 		verify.Add(&j.Answers[i], &r.excess) // the events trimmed off when the answer came
+		j.Answers[i].Returned += r.aside
 		v := out.byShape[r.shape]
 		if v == nil {
 			v = &results.Verification{Verified: model != nil}
@@ -473,6 +477,7 @@ func verifyQueries(recs []*queryRecord, model *verify.Model, relayCap int) query
 	if j.Cap > 0 {
 		out.total.Notes = append(out.total.Notes, verify.CapNote(j.Cap))
 	}
+	out.total.Notes = append(out.total.Notes, replacedNotes(done)...)
 	if model == nil {
 		out.total.Notes = append(out.total.Notes, "nothing was published in this run, so missing and extra events cannot be known: only validity and filter match were checked")
 	}

@@ -214,6 +214,12 @@ type Config struct {
 	// SameIDNoReplace: a REQ under an open subscription id opens a second
 	// subscription beside the first; both deliver under that id.
 	SameIDNoReplace bool
+	// ReplacedLiveEvent: a REQ under an open subscription id first gets,
+	// under that id, the newest stored event matching the open
+	// subscription's filters and none of the REQ's, as a live delivery of
+	// the old subscription sent before the relay read the REQ would come;
+	// then its own answer.
+	ReplacedLiveEvent bool
 	// UnionDuplicates: an event matching several filters of one REQ is
 	// sent once per filter it matches.
 	UnionDuplicates bool
@@ -279,6 +285,7 @@ type Stats struct {
 	UnsolicitedEvents     int  // EVENTs sent under subscription ids never opened (UnsolicitedEvents)
 	EventsAfterClose      int  // EVENTs sent under a subscription id just closed (UnsolicitedEvents)
 	EndlessEvents         int  // events sent into REQs by EndlessAnswers (not in QueryResults)
+	ReplacedLiveEvents    int  // events sent for a replaced subscription (ReplacedLiveEvent)
 }
 
 // Relay is a running test relay. Its methods are safe for concurrent use.
@@ -1030,8 +1037,12 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		old.alias = subID
 		c.subs[fmt.Sprintf("%s\x00%p", subID, old)] = old
 	}
+	old := c.subs[subID]
 	c.subs[subID] = sb
 	c.mu.Unlock()
+	if old != nil && c.r.cfg.ReplacedLiveEvent {
+		c.replacedLive(subID, old.filters, filters)
+	}
 
 	if c.r.cfg.EndlessAnswers {
 		go c.endless(subID, sb, filters)
@@ -1065,6 +1076,26 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 	for _, ev := range pending {
 		if !sent[ev.ID] {
 			c.r.deliver(c, subID, ev)
+		}
+	}
+}
+
+// replacedLive sends under subID the newest stored event that matches one
+// of old and none of filters (ReplacedLiveEvent), if there is one.
+func (c *conn) replacedLive(subID string, old, filters []nostr.Filter) {
+	matches := func(fs []nostr.Filter, ev *nostr.Event) bool {
+		for i := range fs {
+			if fs[i].Matches(ev) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ev := range c.r.snapshot() {
+		if matches(old, ev) && !matches(filters, ev) {
+			c.r.count(func(s *Stats) { s.ReplacedLiveEvents++ })
+			c.sendEvent(subID, ev)
+			return
 		}
 	}
 }
