@@ -107,40 +107,20 @@ func Count(ctx context.Context, url string, model *verify.Model, source []*nostr
 	if err != nil {
 		return results.Phase{}, err
 	}
-	q, pctx, err := dialQueries(ctx, url, 1, o.Base, "COUNTs or REQs ended without an answer (timed out or connection lost)")
+	c := &countLoop{o: o, recs: recs}
+	ph, err := runSerial(ctx, url, o.Base, serialPhase{
+		name: "count", op: results.OpCount, silent: "COUNTs or REQs ended without an answer (timed out or connection lost)",
+		requested: o.Queries, drawn: len(recs), undrawn: "no filter could be drawn from the events", compare: !o.NoReq,
+		counters: []string{results.CountCounts, results.CountFailed, results.CountTimedOut, "events_counted", "count_exact", "count_approximate"},
+		params: map[string]any{
+			"queries": len(recs), "req_limit": o.Limit, "timeout": o.Timeout.String(), "shapes": CountShapes,
+			"nip": 45, "compare_req": !o.NoReq,
+		},
+		step: c.step,
+	})
 	if err != nil {
 		return results.Phase{}, err
 	}
-	defer q.close()
-	const noFilter = "no filter could be drawn from the events"
-	led := outcome.New(results.OpCount, int64(o.Queries))
-	led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
-	if !o.NoReq {
-		q.led = outcome.New(results.OpQuery, int64(o.Queries))
-		q.led.AddN(outcome.NotRun, noFilter, int64(o.Queries-len(recs)))
-	}
-
-	w := o.open(q.setup)
-	series := metrics.NewSeries(w.Start)
-	q.series = metrics.NewSeries(w.Start) // the REQs' own series, not reported
-	countLoop(pctx, q.set, recs, led, q, series, o)
-	w.Close(0)
-	o.progress(int64(len(recs)))
-	q.wd.Settle(led, outcome.WhyConnGone)
-	if q.led != nil {
-		q.wd.Settle(q.led, outcome.WhyConnGone)
-	}
-
-	ph := q.frame(w, "count", "count", series, led,
-		results.CountCounts, results.CountFailed, results.CountTimedOut, "events_counted", "count_exact", "count_approximate")
-	ph.Params = map[string]any{
-		"queries": len(recs), "req_limit": o.Limit, "timeout": o.Timeout.String(), "shapes": CountShapes,
-		"nip": 45, "compare_req": !o.NoReq,
-	}
-	if q.led != nil {
-		ph.Accounts = append(ph.Accounts, q.led.Result())
-	}
-	w.Finish(&ph)
 	countGroups(&ph, recs, model, o)
 	return ph, ctx.Err()
 }
@@ -165,41 +145,31 @@ func drawCounts(source []*nostr.Event, o CountOptions) ([]*countRecord, error) {
 	return recs, nil
 }
 
-// countLoop sends each COUNT, then its comparison REQ, one at a time on
-// the set's connection, and books how each ended.
-func countLoop(pctx context.Context, set *connSet, recs []*countRecord, led *outcome.Ledger, q *queryRun, series *metrics.Series, o CountOptions) {
-	silent := 0
-	for i, r := range recs {
-		if pctx.Err() != nil {
-			break
-		}
-		cn := set.get(pctx, 0)
-		if cn == nil {
-			break
-		}
-		cctx, cancel := context.WithTimeout(pctx, o.Timeout)
-		cr, err := cn.Count(cctx, "c"+strconv.Itoa(i), []nostr.Filter{r.filter})
-		cancel()
-		k := bookCount(q.user, led, series, r, cr, err, o.Timeout)
-		q.wd.Book(k)
-		// The REQs in between answering is progress for the watchdog; a
-		// relay that answers REQs but never COUNTs is stopped here.
-		if k == outcome.TimedOut {
-			if silent++; silent == 3 {
-				q.wd.Abort("3 COUNTs in a row got no answer (the comparison REQs were answered)")
-			}
-		} else {
-			silent = 0
-		}
-		if q.led != nil && pctx.Err() == nil && cn.Err() == nil {
-			qctx, cancel := context.WithTimeout(pctx, o.Timeout)
-			qr, err := cn.Query(qctx, "r"+strconv.Itoa(i), []nostr.Filter{r.req.filter})
-			cancel()
-			q.wd.Book(q.book(r.req, qr, err))
-		}
-		if (i+1)%10 == 0 {
-			o.progress(int64(i + 1))
-		}
+// countLoop is the COUNT workload's own loop: each COUNT, then its
+// comparison REQ, on the serial engine's connection.
+type countLoop struct {
+	o      CountOptions
+	recs   []*countRecord
+	silent int // COUNTs in a row that got no answer
+}
+
+// step sends COUNT i, then its comparison REQ, and books how each ended.
+func (c *countLoop) step(ctx context.Context, s *serialRun, cn *wire.Conn, i int) {
+	r := c.recs[i]
+	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	cr, err := cn.Count(cctx, "c"+strconv.Itoa(i), []nostr.Filter{r.filter})
+	cancel()
+	k := bookCount(s.q.user, s.led, s.series, r, cr, err, c.o.Timeout)
+	s.q.wd.Book(k)
+	// The REQs in between answering is progress for the watchdog; a
+	// relay that answers REQs but never COUNTs is stopped here.
+	if k != outcome.TimedOut {
+		c.silent = 0
+	} else if c.silent++; c.silent == 3 {
+		s.q.wd.Abort("3 COUNTs in a row got no answer (the comparison REQs were answered)")
+	}
+	if !c.o.NoReq && ctx.Err() == nil && cn.Err() == nil {
+		s.query(ctx, cn, "r"+strconv.Itoa(i), r.req)
 	}
 }
 

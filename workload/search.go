@@ -12,9 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/flagcheck"
-	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
-	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
 	"github.com/relaybench/relaybench/wire"
@@ -181,43 +179,25 @@ func Search(ctx context.Context, url string, model *verify.Model, source []*nost
 	if err != nil {
 		return results.Phase{}, err
 	}
-	q, pctx, err := dialQueries(ctx, url, 1, o.Base, "searches ended without EOSE (timed out or connection lost)")
-	if err != nil {
-		return results.Phase{}, err
-	}
-	defer q.close()
-	q.whole, q.led = true, outcome.New(results.OpQuery, int64(o.Queries))
-
-	w := o.open(q.setup)
-	q.series = metrics.NewSeries(w.Start)
-	for i, r := range recs {
-		cn := q.set.get(pctx, 0)
-		if pctx.Err() != nil || cn == nil {
-			break
-		}
-		qctx, cancel := context.WithTimeout(pctx, o.Timeout)
-		qr, err := cn.Query(qctx, "s"+strconv.Itoa(i), []nostr.Filter{r.filter})
-		cancel()
-		q.wd.Book(q.book(&r.queryRecord, qr, err))
-		if (i+1)%10 == 0 {
-			o.progress(int64(i + 1))
-		}
-	}
-	w.Close(0)
-	o.progress(int64(len(recs)))
-	q.wd.Settle(q.led, outcome.WhyConnGone)
-
 	terms := map[string]bool{}
 	for _, r := range recs {
 		terms[r.term] = true
 	}
-	ph := q.frame(w, "search", "search", q.series, q.led,
-		results.CountSearches, results.CountFailed, results.CountTimedOut, results.CountEventsReturned)
-	ph.Params = map[string]any{
-		"queries": len(recs), "limit": o.Limit, "timeout": o.Timeout.String(), "shapes": SearchShapes,
-		"nip": 50, "terms": len(terms),
+	ph, err := runSerial(ctx, url, o.Base, serialPhase{
+		name: "search", op: results.OpQuery, silent: "searches ended without EOSE (timed out or connection lost)",
+		requested: o.Queries, drawn: len(recs), whole: true,
+		counters: []string{results.CountSearches, results.CountFailed, results.CountTimedOut, results.CountEventsReturned},
+		params: map[string]any{
+			"queries": len(recs), "limit": o.Limit, "timeout": o.Timeout.String(), "shapes": SearchShapes,
+			"nip": 50, "terms": len(terms),
+		},
+		step: func(ctx context.Context, s *serialRun, cn *wire.Conn, i int) {
+			s.query(ctx, cn, "s"+strconv.Itoa(i), &recs[i].queryRecord)
+		},
+	})
+	if err != nil {
+		return results.Phase{}, err
 	}
-	w.Finish(&ph)
 	searchGroups(&ph, recs, x, model, o)
 	return ph, ctx.Err()
 }
