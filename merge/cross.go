@@ -220,22 +220,9 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 	for i, r := range runs {
 		g := r.Segment
 		for ai, a := range r.Phases[pi].Answers {
-			var f nostr.Filter
-			if err := json.Unmarshal(a.Filter, &f); err != nil {
-				return fmt.Errorf("segment %d query answer %d: filter: %w", i, ai+1, err)
-			}
-			keys, err := results.DecodeIDs(a.IDs)
+			jd, err := decodeAnswer(a, byKey)
 			if err != nil {
 				return fmt.Errorf("segment %d query answer %d: %w", i, ai+1, err)
-			}
-			jd := judged{shape: a.Shape, reply: verify.Reply{Filter: &f, Invalid: a.Invalid}}
-			for _, k := range keys {
-				e := byKey[k]
-				if e == nil {
-					jd.unknown++
-					continue
-				}
-				jd.reply.Events = append(jd.reply.Events, e)
 			}
 			sent, eose := clock(g, a.SentNs), clock(g, a.EOSENs)
 			tol := int64(tolerance) + clockErr(g)
@@ -349,6 +336,34 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 	return nil
 }
 
+// decodeAnswer is a recorded answer as the verifier takes it: its REQ's
+// filters (several: the answer owes their union, each event once) and the
+// corpus events its ids name (jd.unknown counts the others).
+func decodeAnswer(a results.Answer, byKey map[string]*nostr.Event) (judged, error) {
+	jd := judged{shape: a.Shape, reply: verify.Reply{Invalid: a.Invalid}}
+	for k, raw := range append([]json.RawMessage{a.Filter}, a.More...) {
+		var f nostr.Filter
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return jd, fmt.Errorf("filter %d: %w", k+1, err)
+		}
+		jd.reply.Filters = append(jd.reply.Filters, &f)
+	}
+	jd.reply.Filter = jd.reply.Filters[0]
+	keys, err := results.DecodeIDs(a.IDs)
+	if err != nil {
+		return jd, err
+	}
+	for _, k := range keys {
+		e := byKey[k]
+		if e == nil {
+			jd.unknown++
+			continue
+		}
+		jd.reply.Events = append(jd.reply.Events, e)
+	}
+	return jd, nil
+}
+
 // judgeInFlight judges an answer to a REQ sent while other segments were
 // still publishing (jd.may holds what they stored). The relay may have
 // stored some of those events before the REQ and returned them as stored
@@ -365,22 +380,24 @@ func judgeInFlight(jd judged, relayCap int) results.Verification {
 	for _, e := range jd.may {
 		inMay[e] = true
 	}
-	f := jd.reply.Filter
+	fs := jd.reply.Filters
 	var stored, live []*nostr.Event
-	k := 0
+	k := make([]int, len(fs)) // per filter: in-flight events that may have taken a place
 	for _, e := range jd.reply.Events {
-		if inMay[e] {
-			live = append(live, e)
-			if f.Matches(e) {
-				k++
-			}
-		} else {
+		if !inMay[e] {
 			stored = append(stored, e)
+			continue
+		}
+		live = append(live, e)
+		for i, f := range fs {
+			if f.Matches(e) {
+				k[i]++
+			}
 		}
 	}
 	// The model: events stored before the REQ, and in-flight events that
 	// may have replaced some of them; the latter are never expected.
-	extra := allowed(f, jd.may, live, stored, jd.keys)
+	extra := allowed(fs, jd.may, live, stored, jd.keys)
 	model := jd.model
 	if len(extra) > 0 {
 		hide := make(map[*nostr.Event]bool, len(extra))
@@ -391,18 +408,22 @@ func judgeInFlight(jd judged, relayCap int) results.Verification {
 		model.Live = without(model.Live, hide)
 		model.All = without(model.All, hide)
 	}
-	fl := *f
-	if lim := effectiveLimit(f.Limit, relayCap); lim > 0 {
-		m := 0
-		for _, e := range stored {
-			if acc, _ := model.Accepted(e.ID); (acc || model.IsUnknown(e.ID)) && fl.Matches(e) {
-				m++
+	fls := make([]*nostr.Filter, len(fs))
+	for i, f := range fs {
+		fl := *f
+		if lim := effectiveLimit(f.Limit, relayCap); lim > 0 {
+			m := 0
+			for _, e := range stored {
+				if acc, _ := model.Accepted(e.ID); (acc || model.IsUnknown(e.ID)) && fl.Matches(e) {
+					m++
+				}
 			}
+			fl.Limit = min(lim, max(m, lim-k[i]))
 		}
-		fl.Limit = min(lim, max(m, lim-k))
+		fls[i] = &fl
 	}
-	v := verify.Judge([]verify.Reply{{Filter: &fl, Events: stored, Invalid: jd.reply.Invalid}}, model, 0, false).Answers[0]
-	lv := verify.Answer(f, live, 0, nil, 0)
+	v := verify.Judge([]verify.Reply{{Filter: fls[0], Filters: fls, Events: stored, Invalid: jd.reply.Invalid}}, model, 0, false).Answers[0]
+	lv := verify.Judge([]verify.Reply{{Filter: fs[0], Filters: fs, Events: live}}, nil, 0, false).Answers[0]
 	v.Returned += lv.Returned
 	v.NotMatching += lv.NotMatching
 	v.Duplicated += lv.Duplicated
@@ -432,7 +453,7 @@ func without(evs []*nostr.Event, hide map[*nostr.Event]bool) []*nostr.Event {
 // those returned (live), and those that do not match the filter, of keys
 // none of whose stored versions came back. Matching events it did not
 // return are taken as not yet stored.
-func allowed(f *nostr.Filter, may, live, stored []*nostr.Event, required map[string][]*nostr.Event) []*nostr.Event {
+func allowed(fs []*nostr.Filter, may, live, stored []*nostr.Event, required map[string][]*nostr.Event) []*nostr.Event {
 	got := make(map[*nostr.Event]bool, len(live))
 	for _, e := range live {
 		got[e] = true
@@ -445,7 +466,7 @@ func allowed(f *nostr.Filter, may, live, stored []*nostr.Event, required map[str
 	}
 	var out []*nostr.Event
 	for _, e := range may {
-		if k, ok := verify.ReplaceKey(e); ok && !keys[k] && (got[e] || !f.Matches(e)) && hidesMatch(f, e, required[k]) {
+		if k, ok := verify.ReplaceKey(e); ok && !keys[k] && (got[e] || !matchesAny(fs, e)) && hidesMatch(fs, e, required[k]) {
 			out = append(out, e)
 		}
 	}
@@ -453,10 +474,20 @@ func allowed(f *nostr.Filter, may, live, stored []*nostr.Event, required map[str
 }
 
 // hidesMatch reports whether e may hide a required version of its key that
-// matches f (only then does it change what is expected).
-func hidesMatch(f *nostr.Filter, e *nostr.Event, versions []*nostr.Event) bool {
+// matches one of fs (only then does it change what is expected).
+func hidesMatch(fs []*nostr.Filter, e *nostr.Event, versions []*nostr.Event) bool {
 	for _, v := range versions {
-		if v != e && f.Matches(v) {
+		if v != e && matchesAny(fs, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesAny reports whether e matches one of fs.
+func matchesAny(fs []*nostr.Filter, e *nostr.Event) bool {
+	for _, f := range fs {
+		if f.Matches(e) {
 			return true
 		}
 	}

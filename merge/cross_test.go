@@ -252,3 +252,49 @@ func TestCrossUnknownEvents(t *testing.T) {
 		t.Errorf("accepted event left out: %+v", v)
 	}
 }
+
+// An answer to a REQ of several filters is judged as their union (each
+// filter's newest under its own limit, each event once), after every
+// segment's publishing and while one still publishes (the other's
+// events then allowed, not required), from the filters the segment
+// recorded (more_filters).
+func TestCrossMultiFilter(t *testing.T) {
+	evs, model := crossCorpus(), crossModel()
+	fa := nostr.Filter{Authors: []string{evs[0].PubKey}, Limit: 3} // segment 0's events
+	fb := nostr.Filter{Authors: []string{evs[1].PubKey}, Limit: 3} // segment 1's
+	wantA, _ := model.Expected(&fa, 0)
+	wantB, _ := model.Expected(&fb, 0)
+	both := append(append([]*nostr.Event{}, wantA...), wantB...)
+	multi := func(got []*nostr.Event, at time.Duration, fs ...nostr.Filter) results.Answer {
+		a := answer(fs[0], got, at)
+		for i := range fs[1:] {
+			a.More = append(a.More, fs[1+i].AppendJSON(nil))
+		}
+		return a
+	}
+	pub := [2]time.Duration{time.Second, 1500 * time.Millisecond}
+	for _, c := range []struct {
+		name       string
+		a          results.Answer
+		pass       bool
+		miss, dups int64
+	}{
+		{"the union", multi(both, 2*time.Second, fa, fb), true, 0, 0},
+		{"one filter's event missing", multi(both[1:], 2*time.Second, fa, fb), false, 1, 0},
+		{"the first filter alone", multi(wantA, 2*time.Second, fa, fb), false, 3, 0},
+		{"an event matching both filters twice", multi(append(append([]*nostr.Event{}, wantA...), wantA[0]), 2*time.Second, fa, nostr.Filter{IDs: []string{wantA[0].ID}}), false, 0, 1},
+		{"in flight: the first filter's, the second's allowed", multi(wantA, 1200*time.Millisecond, fa, fb), true, 0, 0},
+		{"in flight: the union", multi(both, 1200*time.Millisecond, fa, fb), true, 0, 0},
+		{"in flight: one required event missing", multi(append(append([]*nostr.Event{}, wantA[1:]...), wantB...), 1200*time.Millisecond, fa, fb), false, 1, 0},
+		{"in flight: an allowed event twice", multi(append(append([]*nostr.Event{}, both...), wantB[0]), 1200*time.Millisecond, fa, fb), false, 0, 1},
+	} {
+		out, err := Merge(context.Background(), crossFiles(evs, pub, [2][]results.Answer{{c.a}, nil}), crossOptions(evs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := out.Runs[0].Phases[1].Verification
+		if v.Passed != c.pass || v.Missing != c.miss || v.Duplicated != c.dups || v.Checked != 1 || v.NotMatching != 0 || v.Extra != 0 {
+			t.Errorf("%s: %+v", c.name, v)
+		}
+	}
+}

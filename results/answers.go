@@ -14,7 +14,10 @@ import (
 // that ended with EOSE are recorded.
 type Answer struct {
 	Shape  string          `json:"shape"`
-	Filter json.RawMessage `json:"filter"` // the REQ's filter as sent
+	Filter json.RawMessage `json:"filter"` // the REQ's (first) filter as sent
+	// More are the REQ's other filters as sent, for a REQ of several (the
+	// answer owes their union, each event once); absent for one filter.
+	More []json.RawMessage `json:"more_filters,omitempty"`
 	// SentNs and EOSENs are the REQ's write and its EOSE's read, wall clock
 	// in unix nanoseconds: an event accepted after SentNs may or may not be
 	// in the answer.

@@ -217,18 +217,36 @@ func TestClientShapesSendSeveralFilters(t *testing.T) {
 	if both == 0 {
 		t.Fatal("no home REQ has an event matching both its filters")
 	}
-	// Segments for relaybench merge send each shape's own filter alone, the
-	// same draws.
-	one, _, _ := buildMix(c, QueryOptions{Queries: 90, Limit: 100, Shapes: ClientShapes, RecordAnswers: true})
-	for i, r := range one {
-		own := recs[i].filter // home: the authors
-		if r.shape == "thread" {
-			own = recs[i].more[0] // the replies
+	// Segments for relaybench merge send the same REQs (merge judges
+	// several filters as their union) and record every filter.
+	seg, _, _ := buildMix(c, QueryOptions{Queries: 90, Limit: 100, Shapes: ClientShapes, RecordAnswers: true})
+	for i, r := range seg {
+		if r.shape != recs[i].shape || string(appendFilters(r.req())) != string(appendFilters(recs[i].req())) {
+			t.Fatalf("recording answers: %s sends %s, not %s", r.shape, appendFilters(r.req()), appendFilters(recs[i].req()))
 		}
-		if len(r.req()) != 1 || r.shape != recs[i].shape || string(r.filter.AppendJSON(nil)) != string(own.AppendJSON(nil)) {
-			t.Fatalf("recording answers: %s sends %d filters: %s", r.shape, len(r.req()), r.filter.AppendJSON(nil))
+		r.ended = "eose"
+	}
+	for i, a := range recordAnswers(seg) {
+		got := append([]byte(nil), a.Filter...)
+		for _, m := range a.More {
+			got = append(append(got, ','), m...)
+		}
+		if string(got) != string(appendFilters(seg[i].req())) {
+			t.Fatalf("answer %d records %s, not %s", i, got, appendFilters(seg[i].req()))
 		}
 	}
+}
+
+// appendFilters is fs as a REQ carries them, comma-separated.
+func appendFilters(fs []nostr.Filter) []byte {
+	var b []byte
+	for i := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fs[i].AppendJSON(b)
+	}
+	return b
 }
 
 // The clients mix against an honest relay passes with its multi-filter

@@ -29,10 +29,8 @@ type QueryOptions struct {
 	RelayCap int
 	// RecordAnswers keeps every answer in the phase (results.Phase.Answers)
 	// for relaybench merge: an execution segment's answers are checked
-	// against all segments' events there (see answers.go). Its REQs hold
-	// one filter each (of a client shape that clients send as several, its
-	// own: the replies of a thread, the authors of a home feed): merge
-	// judges one-filter answers.
+	// against all segments' events there (see answers.go), REQs of several
+	// filters as their union.
 	RecordAnswers bool
 	// Shapes are the query shapes the queries rotate through, one Group
 	// each (nil: the reference suite's Shapes; ParseMix makes the others).
@@ -190,11 +188,7 @@ func buildMix(source []*nostr.Event, o QueryOptions) ([]*queryRecord, []string, 
 	recs := make([]*queryRecord, 0, o.Queries)
 	for i := 0; len(shapes) > 0 && len(recs) < o.Queries && i < o.Queries*4; i++ {
 		shape := shapes[i%len(shapes)]
-		if o.RecordAnswers { // relaybench merge judges one-filter answers
-			if f, ok := b.build(shape); ok {
-				recs = append(recs, &queryRecord{shape: shape, filter: f})
-			}
-		} else if fs, ok := b.buildReq(shape); ok {
+		if fs, ok := b.buildReq(shape); ok {
 			recs = append(recs, &queryRecord{shape: shape, filter: fs[0], more: fs[1:]})
 		}
 	}
