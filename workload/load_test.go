@@ -405,3 +405,255 @@ func runLoad(t *testing.T, cfg testrelay.Config, o LoadOptions) (results.Phase, 
 	checkBalance(t, ph)
 	return ph, r
 }
+
+// A relay with 2 workers × 5 ms can do at most 400 events/s (less: timers
+// overshoot). The search must land within a generous band of that.
+func TestFindMaxFindsTestRelayCapacity(t *testing.T) {
+	const capacity = 400.0
+	r := testrelay.Start(t, testrelay.Config{ProcessingTime: 5 * time.Millisecond, Workers: 2})
+	var progress bytes.Buffer
+	ph, res, err := FindMax(testCtx(t), r.URL(), smallCorpus(t), FindMaxOptions{
+		Load:      LoadOptions{Pool: 64, Connections: 4, Size: 100, MaxLateness: 500 * time.Millisecond},
+		StartRate: 50, StepDuration: 1500 * time.Millisecond, P99: 50 * time.Millisecond, Precision: 0.15,
+		Progress: &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\n%s", progress.String(), strings.Join(ph.Notes, "\n"))
+	if res.ClientLimited {
+		// Allowed only when the client really was the limit, and then the
+		// answer must say it is a lower bound.
+		if !strings.HasPrefix(res.Answer, "≥") && !strings.Contains(res.Answer, "client-limited") {
+			t.Errorf("client-limited search answered %q", res.Answer)
+		}
+		t.Skipf("the client limited the search on this machine: %s", res.Answer)
+	}
+	if res.Max < 0.3*capacity || res.Max > 1.5*capacity {
+		t.Errorf("found %v events/s, want between %v and %v", res.Max, 0.3*capacity, 1.5*capacity)
+	}
+	if res.FirstFail <= res.Max || res.FirstFail > 4*capacity {
+		t.Errorf("first failing rate %v (max %v)", res.FirstFail, res.Max)
+	}
+	if ph.Rates["max_rate"] != res.Max || len(ph.Groups) != len(res.Steps) || int(ph.Counts["steps"]) != len(res.Steps) {
+		t.Errorf("phase: rates %v, %d groups, %d steps", ph.Rates, len(ph.Groups), len(res.Steps))
+	}
+	// The steps double from the start rate until one fails, then bisect.
+	if res.Steps[0].Rate != 50 || res.Steps[1].Rate != 100 {
+		t.Errorf("first steps %v, %v; want 50, 100", res.Steps[0].Rate, res.Steps[1].Rate)
+	}
+	var passes, fails int
+	for _, st := range res.Steps {
+		if st.Pass {
+			passes++
+			if st.Rate > res.Max {
+				t.Errorf("passing step %v above the answer %v", st.Rate, res.Max)
+			}
+		} else {
+			fails++
+		}
+	}
+	if passes == 0 || fails == 0 {
+		t.Errorf("%d passing, %d failing steps", passes, fails)
+	}
+	if !strings.Contains(strings.Join(ph.Notes, "\n"), "| offered/s |") {
+		t.Error("no curve table in the notes")
+	}
+	checkFindMaxAccount(t, ph)
+}
+
+// checkFindMaxAccount asserts the phase's event account balances and sums
+// the steps' outcomes.
+func checkFindMaxAccount(t *testing.T, ph results.Phase) results.Account {
+	t.Helper()
+	a := account(t, ph, results.OpEvent)
+	var sum int64
+	for _, g := range ph.Groups {
+		sum += g.Counts["accepted"] + g.Counts["refused"] + g.Counts["dropped"] + g.Counts["failed"] + g.Counts["canceled"]
+	}
+	if sum != a.Requested || ph.Counts["accepted"] != a.Accepted {
+		t.Errorf("steps' outcomes sum to %d, account %+v, counts %v", sum, a, ph.Counts)
+	}
+	return a
+}
+
+// Ctrl-C during the second step: the first step stands, the second is not
+// judged (no failed step blamed on the relay), its work is cancelled, and
+// the judge says interrupted.
+func TestFindMaxCancelledMidSearch(t *testing.T) {
+	r := testrelay.Start(t, testrelay.Config{})
+	ctx := cancelWhen(t, func() bool { return r.Stats().Events >= 75 })
+	ph, res, err := FindMax(ctx, r.URL(), smallCorpus(t), FindMaxOptions{
+		Load:      LoadOptions{Pool: 64, Connections: 2, Size: 100, MaxLateness: 20 * time.Second},
+		StartRate: 50, StepDuration: time.Second, P99: 5 * time.Second,
+	})
+	checkCanceled(t, err)
+	if len(res.Steps) != 1 || !res.Steps[0].Pass || res.Cut == nil || res.Cut.Rate != 100 || res.Aborted != "" {
+		t.Fatalf("steps %+v, cut %+v, aborted %q", res.Steps, res.Cut, res.Aborted)
+	}
+	a := checkFindMaxAccount(t, ph)
+	if a.Requested != 150 || a.Cancelled == 0 || a.Accepted+a.Cancelled != 150 {
+		t.Errorf("account %+v", a)
+	}
+	if w, inc, _ := judge.Phase(&ph); len(w)+len(inc) > 0 {
+		t.Errorf("relay blamed: wrong %v, incomplete %v", w, inc)
+	}
+	if v := phaseVerdict(ph, true); v.Status != judge.Interrupted {
+		t.Errorf("verdict %+v", v)
+	}
+	if !strings.Contains(res.Answer, "interrupted") {
+		t.Errorf("answer %q", res.Answer)
+	}
+}
+
+// A relay that answers nothing stops the search at its first step, with
+// one Aborted line.
+func TestFindMaxRelayStallsAborts(t *testing.T) {
+	r := testrelay.Start(t, testrelay.Config{NeverOK: true})
+	ph, res, err := FindMax(testCtx(t), r.URL(), smallCorpus(t), FindMaxOptions{
+		Load:      LoadOptions{Base: Base{Timeout: 200 * time.Millisecond}, Pool: 10, Connections: 2, Size: 100, MaxLateness: 50 * time.Millisecond},
+		StartRate: 100, StepDuration: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 1 || res.Steps[0].Pass || res.Aborted == "" || ph.Aborted != res.Aborted {
+		t.Fatalf("steps %d, aborted %q / %q", len(res.Steps), res.Aborted, ph.Aborted)
+	}
+	a := checkFindMaxAccount(t, ph)
+	if a.Requested != 2000 || a.Accepted != 0 || a.NotRunBy[outcome.WhyAborted] == 0 {
+		t.Errorf("account %+v", a)
+	}
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete {
+		t.Errorf("verdict %+v", v)
+	}
+}
+
+func TestJudgeStep(t *testing.T) {
+	o := FindMaxOptions{P99: 50 * time.Millisecond, Load: LoadOptions{Pool: 100}}
+	_ = o.defaults()
+	hist := func(p99 int64) *results.Histogram {
+		return &results.Histogram{Count: 1, Mean: float64(p99) / 2, Percentiles: map[string]int64{"50": p99 / 2, "99": p99}}
+	}
+	phase := func(corr, unc int64, counts map[string]int64, limited bool, notes ...string) results.Phase {
+		c := map[string]int64{"intended": 1000}
+		for k, v := range counts {
+			c[k] = v
+		}
+		// The judgement reads the step's account: refusals, timeouts and
+		// client drops (not run, WhyClientDrop).
+		a := results.Account{Op: results.OpEvent, Requested: 1000, Refused: counts["refused"], TimedOut: counts["failed"],
+			NotRun: counts["dropped"] + counts["aborted"]}
+		if n := counts["dropped"]; n > 0 {
+			a.NotRunBy = map[string]int64{WhyClientDrop: n}
+		}
+		if n := counts["aborted"]; n > 0 {
+			a.NotRunBy = map[string]int64{outcome.WhyAborted: n}
+		}
+		a.Accepted = a.Requested - a.Total()
+		return results.Phase{Duration: int64(time.Second), Counts: c, ClientLimited: limited, Notes: notes,
+			Accounts: []results.Account{a},
+			Latency:  map[string]*results.Histogram{"ok": hist(corr), "ok_uncorrected": hist(unc)}}
+	}
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		name         string
+		ph           results.Phase
+		pass, client bool
+	}{
+		{"on target", phase(10*ms, 5*ms, nil, false), true, false},
+		{"relay slow", phase(90*ms, 80*ms, nil, false), false, false},
+		{"refusals", phase(10*ms, 5*ms, map[string]int64{"refused": 3}, false), false, false},
+		{"timeouts", phase(10*ms, 5*ms, map[string]int64{"failed": 1}, false), false, false},
+		{"not run: step stopped", phase(10*ms, 5*ms, map[string]int64{"aborted": 5}, false), false, false},
+		// Drops alone, with the client's CPU saturated: the client's doing.
+		{"client drops", phase(10*ms, 5*ms, map[string]int64{"dropped": 5}, true, "client-limited: CPU"), false, true},
+		{"client late", phase(90*ms, 5*ms, nil, true, "client-limited: the dispatcher handed ops out late"), false, true},
+		{"pool full, relay slow", phase(90*ms, 40*ms, map[string]int64{"dropped": 10}, false, "relay-limited: all in-flight slots"), false, false},
+		// 1000/s × 22.5 ms mean reply needs ~23 in flight: a pool of 100 is ample.
+		{"pool ample, drops are the relay's", phase(300*ms, 45*ms, map[string]int64{"dropped": 10}, false, "relay-limited: all in-flight slots"), false, false},
+	} {
+		pass, why, client := judgeStep(c.ph, o)
+		if pass != c.pass || client != c.client {
+			t.Errorf("%s: pass %v client %v (%s); want %v %v", c.name, pass, client, why, c.pass, c.client)
+		}
+	}
+	// 1000/s × 22.5 ms mean needs ~23 in flight of a pool of 25: too small.
+	o.Load.Pool = 25
+	if pass, why, client := judgeStep(phase(300*ms, 45*ms, map[string]int64{"dropped": 10}, false, "relay-limited: x"), o); pass || !client || !strings.Contains(why, "--load-pool") {
+		t.Errorf("small pool: pass %v client %v (%s)", pass, client, why)
+	}
+}
+
+// TestLoadSegmentsAddUp: three segments of a mixed open-loop load against
+// one relay plan and send, together, exactly the single run's operations:
+// publishes and queries requested add up to the pattern's, each segment with
+// its share of the pool and connections, and no event is published twice.
+func TestLoadSegmentsAddUp(t *testing.T) {
+	url := embeddedURL(t, "memory")
+	c := smallCorpus(t)
+	p := constant(t, 90, time.Second)
+	total := schedule.Count(p)
+	base := LoadOptions{Kind: LoadMixed, PublishParts: 2, QueryParts: 1, Pattern: p, Pool: 30, Connections: 4,
+		Size: 200, MaxLateness: 20 * time.Second, Source: c.Events}
+	want := map[string]int64{results.OpEvent: 2 * total / 3, results.OpQuery: total / 3}
+	got := map[string]int64{}
+	for i := range 3 {
+		o := base
+		o.Segment = Segment{Index: i, Count: 3}
+		ph, err := Load(testCtx(t), url, c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBalance(t, ph)
+		if ph.Counts["planned"] != total/3 {
+			t.Errorf("segment %d planned %d of %d", i, ph.Counts["planned"], total)
+		}
+		for _, a := range ph.Accounts {
+			got[a.Op] += a.Requested
+			if a.Op == results.OpEvent && a.Refused > 0 {
+				t.Errorf("segment %d: %d events refused (published twice?): %v", i, a.Refused, a.RefusedBy)
+			}
+		}
+		if c := ph.Params["connections"]; c != nil && c != 2 && c != 1 {
+			t.Errorf("segment %d: connections %v, want its share of 4 (2, 1, 1)", i, c)
+		}
+	}
+	for op, n := range want {
+		if got[op] != n {
+			t.Errorf("%s: segments requested %d, the pattern has %d", op, got[op], n)
+		}
+	}
+}
+
+// The queries of the segments of a mixed load are the single run's: each
+// query operation's number among the queries (which picks its filter) is
+// the same whichever segment sends it, so the segments together send every
+// query number once.
+func TestLoadSegmentQueriesAreTheSingleRunsQueries(t *testing.T) {
+	o := LoadOptions{Kind: LoadMixed, PublishParts: 3, QueryParts: 2}
+	const total = 1000
+	var single []int64
+	for k := int64(0); k < total; k++ {
+		if o.publishes(k+1) == o.publishes(k) {
+			single = append(single, o.queryOrdinal(k))
+		}
+	}
+	seen := map[int64]int{}
+	for i := range 4 {
+		s := Segment{Index: i, Count: 4}
+		for k := int64(0); k < total; k++ {
+			if s.Owns(k) && o.publishes(k+1) == o.publishes(k) {
+				seen[o.queryOrdinal(k)]++
+			}
+		}
+	}
+	if len(seen) != len(single) {
+		t.Fatalf("segments sent %d distinct query numbers, a single run %d", len(seen), len(single))
+	}
+	for n, q := range single {
+		if q != int64(n) || seen[q] != 1 {
+			t.Fatalf("query %d: ordinal %d, sent %d times by the segments", n, q, seen[q])
+		}
+	}
+}
