@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -374,10 +373,10 @@ func summaryRun(w io.Writer, r *results.Run) {
 		}
 		for _, p := range phases {
 			for _, e := range p.Errors {
-				fmt.Fprintf(w, "  ERROR (%s): %s\n", p.Name, e)
+				fmt.Fprintf(w, "  ERROR (%s): %s\n", fmtPayload(float64(p.Size)), e)
 			}
 		}
-		writeSweepNotes(w, phases)
+		writeSweepNotes(w, phases) // sweepnotes.go
 		fmt.Fprintln(w)
 	}
 	writeCheckText(w, r) // conformance.go
@@ -385,46 +384,6 @@ func summaryRun(w io.Writer, r *results.Run) {
 		fmt.Fprintf(w, "ERROR: %s\n", e)
 	}
 	writeNotes(w, "", "Note", r.Notes)
-}
-
-// noteFigures are the numbers in a note ("1,024", "0.18", "256").
-var noteFigures = regexp.MustCompile(`[0-9][0-9.,]*`)
-
-// writeSweepNotes prints the notes of a sweep's points, one line per kind
-// of note: the points' notes often say the same with other figures ("closed
-// loop: 4 connections …" at every size), so notes that differ only in their
-// numbers are one line, naming how many points had it and showing the
-// first ("Note (4 of 6 sizes, e.g. sweep/256): …").
-func writeSweepNotes(w io.Writer, phases []*results.Phase) {
-	type kindOf struct {
-		first, at string
-		n         int
-	}
-	var order []string
-	kinds := map[string]*kindOf{}
-	for _, p := range phases {
-		seen := map[string]bool{}
-		for _, n := range p.Notes {
-			k := noteFigures.ReplaceAllString(n, "#")
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			if kinds[k] == nil {
-				kinds[k] = &kindOf{first: n, at: p.Name}
-				order = append(order, k)
-			}
-			kinds[k].n++
-		}
-	}
-	for _, k := range order {
-		c := kinds[k]
-		if c.n == 1 {
-			fmt.Fprintf(w, "  Note (%s): %s\n", c.at, c.first)
-			continue
-		}
-		fmt.Fprintf(w, "  Note (%d of %d sizes, e.g. %s): %s\n", c.n, len(phases), c.at, c.first)
-	}
 }
 
 // kv prints "  Label: value".

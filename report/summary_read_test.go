@@ -97,31 +97,40 @@ func TestSummaryNoMarkdownTable(t *testing.T) {
 	}
 }
 
-// A sweep's points that note the same thing with other figures give one
-// line, not one per size.
+// A sweep's points that note the same thing with other figures give, in
+// the brief summary, one line under one heading naming the sizes (in
+// payload sizes, not phase names; results keys in words); the full one
+// gives each distinct text once, with its sizes.
 func TestSummarySweepNotesCollapsed(t *testing.T) {
 	var ps []results.Phase
 	for i := range 42 {
 		size := 256 * (i + 1)
 		ps = append(ps, results.Phase{Name: fmt.Sprintf("sweep/%d", size), Workload: "publish", Size: size, Duration: 1e9,
 			Counts: map[string]int64{"sent": 100, "accepted": 100},
-			Rates:  map[string]float64{"events_per_sec": 100},
+			Rates:  map[string]float64{"events_per_sec": 100, "msgs_per_sec": 100},
 			Notes: []string{fmt.Sprintf("neither side saturated its CPU (client 0.%d, relay %d.%d cores)", i, i/10, i),
-				fmt.Sprintf("payload sweep at %d content bytes", size), "closed loop: 4 connections"}})
+				fmt.Sprintf("payload sweep at %d content bytes: msgs_per_sec counts accepted events", size), "closed loop: 4 connections"}})
 	}
 	ps[7].Notes = append(ps[7].Notes, "the relay closed the connection once")
-	s := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{})
-	if n := strings.Count(s, "Note ("); n != 4 {
-		t.Errorf("%d sweep note lines, want 4:\n%s", n, s)
+	ps[9].Notes = append(ps[9].Notes, "the relay closed the connection once")
+	s := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{Brief: true})
+	want := "  Notes (every size; figures of 256 B where sizes differ):\n" +
+		"    neither side saturated its CPU (client 0.0, relay 0.0 cores)\n" +
+		"    payload sweep at 256 content bytes: throughput (msg/s) counts accepted events\n" +
+		"    closed loop: 4 connections\n" +
+		"  Note (2 KiB and 2560 B): the relay closed the connection once\n"
+	if !strings.Contains(s, want) || strings.Contains(s, "sweep/") || strings.Contains(s, "msgs_per_sec") {
+		t.Errorf("brief: want the notes once, under the sizes that have them, in words:\n%s\nin:\n%s", want, s)
 	}
-	for _, want := range []string{
-		"  Note (42 of 42 sizes, e.g. sweep/256): neither side saturated its CPU (client 0.0, relay 0.0 cores)\n",
-		"  Note (42 of 42 sizes, e.g. sweep/256): payload sweep at 256 content bytes\n",
-		"  Note (42 of 42 sizes, e.g. sweep/256): closed loop: 4 connections\n",
-		"  Note (sweep/2048): the relay closed the connection once\n",
-	} {
-		if !strings.Contains(s, want) {
-			t.Errorf("lacks %q:\n%s", want, s)
+	full := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{})
+	if n := strings.Count(full, "  Note (every size): closed loop: 4 connections\n"); n != 1 {
+		t.Errorf("full: a note of every size printed %d times, want once:\n%s", n, full)
+	}
+	for _, want := range []string{"  Note (256 B): payload sweep at 256 content bytes: msgs_per_sec counts accepted events\n",
+		"  Note (1 KiB): neither side saturated its CPU (client 0.3, relay 0.3 cores)\n",
+		"  Note (2 KiB and 2560 B): the relay closed the connection once\n"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("full: lacks %q:\n%s", want, full)
 		}
 	}
 }

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// noteFigures are the numbers in a note ("1,024", "0.18", "256").
+var noteFigures = regexp.MustCompile(`[0-9][0-9.,]*`)
+
+// sweepNote is one note of a sweep's points: its first text and the
+// points (phases) that have it.
+type sweepNote struct {
+	text   string
+	at     []*results.Phase
+	differ bool // the points' texts differ in their figures
+}
+
+// writeSweepNotes prints the notes of a sweep's points ("sweep/<bytes>"
+// phases), each point named by its payload size ("1 KiB"). The points'
+// notes often say the same with other figures ("closed loop: 4
+// connections …" at every size). The brief summary gives such notes once,
+// under one line naming the sizes that have them, with the first size's
+// figures and the results keys they name in words; the full one (-v) gives
+// each distinct text once with the sizes that have it.
+func writeSweepNotes(w io.Writer, phases []*results.Phase) {
+	if !isBrief(w) {
+		notes := groupSweepNotes(phases, func(n string) string { return n })
+		// The notes of every size first, then each size's own, size by size.
+		rank := func(n sweepNote) int {
+			if len(n.at) == len(phases) {
+				return -1
+			}
+			return slices.Index(phases, n.at[0])
+		}
+		slices.SortStableFunc(notes, func(a, b sweepNote) int { return cmp.Compare(rank(a), rank(b)) })
+		for _, n := range notes {
+			fmt.Fprintf(w, "  Note (%s): %s\n", sweepSizes(n.at, phases), n.text)
+		}
+		return
+	}
+	notes := groupSweepNotes(phases, func(n string) string { return noteFigures.ReplaceAllString(n, "#") })
+	var order []string
+	bySizes := map[string][]sweepNote{}
+	for _, n := range notes {
+		k := sweepSizes(n.at, phases)
+		if bySizes[k] == nil {
+			order = append(order, k)
+		}
+		bySizes[k] = append(bySizes[k], n)
+	}
+	for _, k := range order {
+		ns := bySizes[k]
+		if len(ns) == 1 && !ns[0].differ {
+			fmt.Fprintf(w, "  Note (%s): %s\n", k, sweepNoteWords(ns[0].text, ns[0].at[0]))
+			continue
+		}
+		head := "  Notes (" + k
+		if slices.ContainsFunc(ns, func(n sweepNote) bool { return n.differ }) {
+			head += "; figures of " + fmtPayload(float64(ns[0].at[0].Size)) + " where sizes differ"
+		}
+		fmt.Fprintln(w, head+"):")
+		for _, n := range ns {
+			fmt.Fprintf(w, "    %s\n", sweepNoteWords(n.text, n.at[0]))
+		}
+	}
+}
+
+// groupSweepNotes groups the notes of phases by key(note), in the order
+// first seen.
+func groupSweepNotes(phases []*results.Phase, key func(string) string) []sweepNote {
+	var order []string
+	byKey := map[string]*sweepNote{}
+	for _, p := range phases {
+		seen := map[string]bool{}
+		for _, n := range p.Notes {
+			k := key(n)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			g := byKey[k]
+			if g == nil {
+				g = &sweepNote{text: n}
+				byKey[k] = g
+				order = append(order, k)
+			}
+			g.differ = g.differ || n != g.text
+			g.at = append(g.at, p)
+		}
+	}
+	out := make([]sweepNote, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	return out
+}
+
+// sweepSizes names the points at among all: "every size", or their
+// payload sizes ("64 B, 256 B and 1 KiB").
+func sweepSizes(at, all []*results.Phase) string {
+	if len(at) == len(all) && len(all) > 1 {
+		return "every size"
+	}
+	var names []string
+	for _, p := range at {
+		names = append(names, fmtPayload(float64(p.Size)))
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// sweepKeyWords are the words for the results keys a sweep's notes name,
+// as the sweep table heads them.
+var sweepKeyWords = map[string]string{"msgs_per_sec": "throughput (msg/s)", "mb_per_sec": "data throughput (MB/s)"}
+
+// resultsKey matches a results key in a note ("mb_per_sec", "ok_from_intended").
+var resultsKey = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+
+// sweepNoteWords is note n of point p with the results keys it names in
+// words: the sweep table's heads, else the key's words ("ok from
+// intended") when it is one of p's figures.
+func sweepNoteWords(n string, p *results.Phase) string {
+	return resultsKey.ReplaceAllStringFunc(n, func(k string) string {
+		if s, ok := sweepKeyWords[k]; ok {
+			return s
+		}
+		_, c := p.Counts[k]
+		_, r := p.Rates[k]
+		_, l := p.Latency[k]
+		if c || r || l {
+			return humanName(k)
+		}
+		return k
+	})
+}
