@@ -203,11 +203,13 @@ func (c *conformanceCmd) Run(g *Globals) error {
 		cr.each = progressLine
 	}
 	// A relay that cannot be reached is said as such (a *wire.DialError)
-	// before any check.
-	if err := workload.Reach(g.Ctx, s.target.URL); err != nil {
-		// nothing to check: an error of the run (exit 1), not checks the
-		// relay left undecided
-		return s.finish(p, err)
+	// before any check (a --relay URL: startLive).
+	if s.target.Managed {
+		if err := workload.Reach(g.Ctx, s.target.URL); err != nil {
+			// nothing to check: an error of the run (exit 1), not checks
+			// the relay left undecided
+			return s.finish(p, err)
+		}
 	}
 	if c.UnderLoad == 0 {
 		s.run.Conformance, err = cr.run(g.Ctx)

@@ -11,6 +11,7 @@ import (
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/workload"
 )
 
 // liveSession is one live-workload command being run (subscribe, burst,
@@ -26,7 +27,10 @@ type liveSession struct {
 
 // startLive does what every live command does before measuring: the
 // session (results path, CPU pinning), the target (the embedded relay
-// unless --relay), and the relay's NIP-11 document.
+// unless --relay), and the relay's NIP-11 document. A --relay URL nothing
+// answers ends the run here (workload.Reach), before any key or corpus is
+// made: the same error of the run (exit 1, in the results file) as when
+// the workload's first dial finds it so.
 func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liveSession, error) {
 	ss, err := openSession(g, command, of, tf.ClientCPUs)
 	if err != nil {
@@ -40,6 +44,11 @@ func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liv
 	s.web.setTarget(target)
 	s.file.Runs = append(s.file.Runs, results.Run{Relay: results.Relay{Name: target.Name, URL: target.URL, Managed: target.Managed, LogFile: target.LogFile}})
 	s.run = &s.file.Runs[0]
+	if !target.Managed {
+		if err := workload.Reach(g.Ctx, target.URL); err != nil {
+			return nil, s.finish(nil, err)
+		}
+	}
 	s.fetchInfo()
 	return s, nil
 }
@@ -137,7 +146,7 @@ func (s *liveSession) keep(phases []results.Phase, err error) error {
 	for _, ph := range phases {
 		if ph.Counts != nil {
 			s.run.Phases = append(s.run.Phases, ph)
-			s.web.phaseDone(ph)
+			s.web.phaseDone(s.target, ph)
 		}
 	}
 	if s.ctx.Err() != nil {
