@@ -481,16 +481,17 @@ func relayBinDir(t *testing.T, name string) string {
 }
 
 // TestRelayMetricsOfNostrRsRelay runs relaybench run against
-// nostr-rs-relay with --relay-metrics /metrics: each phase holds what the
-// relay's own metrics counted over its window, with notes beside
-// relaybench's figures; a count outside what relaybench bounds it by is
-// flagged.
+// nostr-rs-relay, whose catalog entry names its metrics (metrics_path: no
+// --relay-metrics needed): each phase holds what the relay's own metrics
+// counted over its window, with notes beside relaybench's figures and the
+// checks of its counts (relay_checks); a count outside what relaybench
+// bounds it by is flagged, never failed.
 func TestRelayMetricsOfNostrRsRelay(t *testing.T) {
 	bin := cliBin(t)
 	dir := relayBinDir(t, "nostr-rs-relay-sqlite")
 	out := t.TempDir()
 	cmd := exec.Command(bin, "run", "--relay", "nostr-rs-relay-sqlite", "--bin-dir", dir, "--events", "300", "--queries", "40",
-		"--relay-metrics", "/metrics", "--out", out, "--json", filepath.Join(out, "r.json"), "--no-progress", "--quiet", "--cache-dir", "off")
+		"--out", out, "--json", filepath.Join(out, "r.json"), "--no-progress", "--quiet", "--cache-dir", "off")
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	done := make(chan error, 1)
 	var stderr strings.Builder
@@ -542,6 +543,16 @@ func TestRelayMetricsOfNostrRsRelay(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no %q note for %d EVENTs counted, %d sent: %q", wantWord, got, sent, pub.Notes)
+	}
+	checks := map[string]results.RelayCheck{}
+	for _, c := range pub.RelayChecks {
+		checks[c.Series] = c
+	}
+	if c := checks["nostr_events_write_seconds_count"]; c.Relay != float64(pub.Accounts[0].Accepted) || c.Low != pub.Accounts[0].Accepted || c.High != sent || c.Disagree {
+		t.Errorf("events written check %+v: want the relay's count within relaybench's %d … %d", c, pub.Accounts[0].Accepted, sent)
+	}
+	if c, ok := checks["nostr_cmd_event_total"]; !ok || c.Disagree != (got < pub.Accounts[0].Accepted || got > sent) {
+		t.Errorf("EVENT messages check %+v (present %v) for %d counted", c, ok, got)
 	}
 	t.Logf("nostr-rs-relay counted %d EVENT messages for %d sent; publish notes: %q", got, sent, pub.Notes)
 }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/results"
@@ -44,12 +45,15 @@ type phaseFigures struct {
 	accounts []results.Account
 	latency  map[string]classic
 	ver      *results.Verification
+	checks   []results.RelayCheck // the relay's own counts beside relaybench's
+	relayNts []string             // the notes that say them, and the relay's timings
 }
 
 // figuresOf reads ph's figures: its accounts, its latency histograms
 // decoded from the HDR encoding the report reads, its verification.
 func figuresOf(ph *results.Phase) phaseFigures {
-	f := phaseFigures{name: ph.Name, accounts: ph.Accounts, latency: map[string]classic{}, ver: ph.Verification}
+	f := phaseFigures{name: ph.Name, accounts: ph.Accounts, latency: map[string]classic{}, ver: ph.Verification,
+		checks: ph.RelayChecks, relayNts: relayNotes(ph.Notes)}
 	for name, lh := range ph.Latency {
 		h, err := metrics.FromResult(lh)
 		if err != nil || h.Count() == 0 {
@@ -80,7 +84,7 @@ func accountCounts(a results.Account) []int64 {
 
 func (f phaseFigures) summary() PhaseSummary {
 	m, req := f.totals()
-	p := PhaseSummary{Name: f.name, Outcomes: m, Requested: req}
+	p := PhaseSummary{Name: f.name, Relay: f.relay, Outcomes: m, Requested: req, RelayChecks: f.checks, RelayNotes: f.relayNts}
 	if f.ver != nil {
 		p.Verification = f.ver.Status()
 	}
@@ -94,4 +98,15 @@ func failureLine(phase string, v *results.Verification) string {
 		faults = "failed"
 	}
 	return fmt.Sprintf("%s: %s (of %d answers checked)", phase, faults, v.Checked)
+}
+
+// relayNotes are a phase's notes on the relay's own metrics (at most 20).
+func relayNotes(notes []string) []string {
+	var out []string
+	for _, n := range notes {
+		if strings.HasPrefix(n, "relay metrics") && len(out) < 20 {
+			out = append(out, n)
+		}
+	}
+	return out
 }

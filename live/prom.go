@@ -59,6 +59,7 @@ func (s *State) collect() *expo {
 	}
 	s.latencyFamily(e, base)
 	s.verificationFamily(e)
+	s.relayFamily(e, base)
 	s.gauges(e, base)
 	return e
 }
@@ -93,6 +94,11 @@ func (s *State) verificationFamily(e *expo) {
 			e.sample("relaybench_verification_faults_total", l.with("fault", c.k), float64(c.n))
 		}
 	})
+	e.family("relaybench_verification_found_total", "counter", "Faults the verifier found so far, as it found them (the phase in flight's too): events invalid, not matching or duplicated as they came, missing or extra as answers were judged.")
+	base := labels{{"run", s.opt.Run}, {"relay", s.relay}}
+	for i, k := range foundLabels {
+		e.sample("relaybench_verification_found_total", base.with("kind", k), float64(s.found[i].Load()))
+	}
 	e.family("relaybench_verification_failed", "gauge", "1 when the phase's verification failed.")
 	s.eachVerified(func(l labels, v *results.Verification) {
 		failed := 0.0
@@ -101,6 +107,41 @@ func (s *State) verificationFamily(e *expo) {
 		}
 		e.sample("relaybench_verification_failed", l, failed)
 	})
+}
+
+// relayFamily writes the relay's own counts beside relaybench's bounds
+// (s.mu held).
+func (s *State) relayFamily(e *expo, base labels) {
+	type row struct {
+		l labels
+		c results.RelayCheck
+	}
+	var rows []row
+	for _, f := range s.phases {
+		for _, c := range f.checks {
+			rows = append(rows, row{f.labels(base).with("series", c.Series).with("what", c.What), c})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	e.family("relaybench_relay_metric_count", "gauge", "The relay's own count over a finished phase's window, from its Prometheus metrics (merged overlapping segments: the least).")
+	for _, r := range rows {
+		e.sample("relaybench_relay_metric_count", r.l, r.c.Relay)
+	}
+	e.family("relaybench_relay_metric_bound", "gauge", "What relaybench bounds the relay's count by: low (what it saw accepted or answered), high (what it sent).")
+	for _, r := range rows {
+		e.sample("relaybench_relay_metric_bound", r.l.with("bound", "low"), float64(r.c.Low))
+		e.sample("relaybench_relay_metric_bound", r.l.with("bound", "high"), float64(r.c.High))
+	}
+	e.family("relaybench_relay_metric_disagree", "gauge", "1 when the relay's own count is outside relaybench's bounds (a named difference, not a failure).")
+	for _, r := range rows {
+		d := 0.0
+		if r.c.Disagree {
+			d = 1
+		}
+		e.sample("relaybench_relay_metric_disagree", r.l, d)
+	}
 }
 
 // eachVerified calls fn with each finished phase that has a verification

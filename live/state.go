@@ -21,6 +21,7 @@ import (
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 )
 
 // Bounds: what a run of any length may make the State hold.
@@ -28,6 +29,8 @@ const (
 	maxWatched  = 4096 // ledgers and series followed per phase in flight
 	maxPhases   = 4096 // finished phases kept
 	maxFailures = 200  // verification failures listed
+	maxExamples = 10   // faults found while the run goes, shown one by one
+	exampleLen  = 200  // bytes of a fault's example (the relay's bytes, a filter)
 	historyCap  = 3600 // points kept; past it, every other one is dropped
 )
 
@@ -69,9 +72,15 @@ type Point struct {
 // PhaseSummary is a finished phase, as the page lists it.
 type PhaseSummary struct {
 	Name         string           `json:"name"`
+	Relay        string           `json:"relay"`
 	Outcomes     map[string]int64 `json:"outcomes"`
 	Requested    int64            `json:"requested"`
 	Verification string           `json:"verification,omitempty"`
+	// The relay's own metrics (--relay-metrics, a catalog relay's
+	// metrics_path): its counts beside relaybench's bounds, and the notes
+	// that say them.
+	RelayChecks []results.RelayCheck `json:"relay_checks,omitempty"`
+	RelayNotes  []string             `json:"relay_notes,omitempty"`
 }
 
 // watchedSeries is a series followed, with the next second to read.
@@ -93,7 +102,11 @@ type State struct {
 	opt       Options
 	started   int64 // mono
 	prog      atomic.Pointer[phaseProgress]
-	relayPID  atomic.Int64
+	relayUse  atomic.Pointer[relayReader]
+	found     [len(foundKinds)]atomic.Int64 // faults the verifier found so far, by kind
+	examples  atomic.Int64                  // examples taken (at most maxExamples kept)
+	exMu      sync.Mutex                    // guards exList only: never held by a tick's encoding
+	exList    []string
 	unwatch   []func()
 	ticking   atomic.Bool
 	tickQuit  chan struct{}
@@ -127,7 +140,7 @@ func New(o Options) *State {
 	s := &State{opt: o, started: mono.Now(), relay: o.Relay, curLat: metrics.NewCoarse(), stride: 1,
 		subs: map[chan []byte]struct{}{}, tickQuit: make(chan struct{}), tickDone: make(chan struct{})}
 	s.last = tickBase{t: s.started, cpu: cpuSecs()}
-	s.unwatch = []func(){outcome.Watch(s.watchLedger), metrics.WatchSeries(s.watchSeries)}
+	s.unwatch = []func(){outcome.Watch(s.watchLedger), metrics.WatchSeries(s.watchSeries), verify.WatchFaults(s.faultFound)}
 	return s
 }
 
@@ -154,10 +167,32 @@ func (s *State) watchSeries(se *metrics.Series) {
 // SetRelay names the relay under test once it is known, and the process
 // to sample for its CPU and memory (0: none, the relay is not ours).
 func (s *State) SetRelay(name string, pid int) {
+	var read func() (float64, int64, bool)
+	if pid > 0 {
+		read = func() (float64, int64, bool) { return procSample(pid) }
+	}
+	s.SetRelayUsage(name, read)
+}
+
+// relayReader reads the relay's CPU seconds so far and resident memory
+// (ok false: not readable now).
+type relayReader struct {
+	read func() (cpuSecs float64, rss int64, ok bool)
+}
+
+// SetRelayUsage names the relay under test and what reads its CPU and
+// memory (nil: none, the relay is not ours), e.g. its whole process tree
+// (harness.Instance.Usage). A command measuring several relays one after
+// another calls it for each: the CPU total goes on from the last one's.
+func (s *State) SetRelayUsage(name string, read func() (cpuSecs float64, rss int64, ok bool)) {
 	s.mu.Lock()
 	s.relay = name
 	s.mu.Unlock()
-	s.relayPID.Store(int64(pid))
+	if read == nil {
+		s.relayUse.Store(nil)
+		return
+	}
+	s.relayUse.Store(&relayReader{read: read})
 }
 
 // Start ticks the State once a second (Tick) on its own goroutine, until
@@ -213,6 +248,7 @@ func (s *State) PhaseDone(phs ...results.Phase) {
 	defer s.mu.Unlock()
 	s.ledgers, s.series, s.curLat = nil, nil, metrics.NewCoarse()
 	for i, f := range figs {
+		f.relay = s.relay // the relay it measured, whatever comes next
 		s.addPhase(f, &phs[i])
 	}
 }

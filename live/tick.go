@@ -19,15 +19,15 @@ import (
 type tickBase struct {
 	t        int64 // mono
 	accepted int64
-	cpu      float64 // client CPU seconds
-	relayCPU float64 // relay CPU seconds (-1: not read)
+	cpu      float64      // client CPU seconds
+	relayCPU float64      // relay CPU seconds at the last reading
+	relayBy  *relayReader // the reader of that reading
 }
 
 // resources are the last CPU and memory readings, totals for /metrics.
 type resources struct {
-	clientCPU, relayCPU float64 // seconds so far (relay: since the State started)
+	clientCPU, relayCPU float64 // seconds so far (relay: since its first reading)
 	clientRSS, relayRSS int64
-	relayBase           float64
 	relayOK             bool
 }
 
@@ -37,9 +37,13 @@ type message struct {
 	History  []Point        `json:"history,omitempty"`
 	Phases   []PhaseSummary `json:"phases"`
 	Failures []string       `json:"failures"`
-	Finished bool           `json:"finished"`
-	Run      string         `json:"run"`
-	Relay    string         `json:"relay"`
+	// Found is the faults the verifier found so far, by kind, as it found
+	// them (the phase in flight's too); Examples the first few.
+	Found    map[string]int64 `json:"found"`
+	Examples []string         `json:"found_examples"`
+	Finished bool             `json:"finished"`
+	Run      string           `json:"run"`
+	Relay    string           `json:"relay"`
 }
 
 // Tick takes one point: the ledgers' counts, the latencies of the series'
@@ -55,7 +59,13 @@ func (s *State) Tick() {
 		next[i] = w.s.LatencySeconds(sec, w.next, now)
 	}
 	cpu, rss := cpuSecs(), sysinfo.RSS()
-	relayCPU, relayRSS, relayOK := procSample(int(s.relayPID.Load()))
+	rr := s.relayUse.Load()
+	var relayCPU float64
+	var relayRSS int64
+	relayOK := false
+	if rr != nil {
+		relayCPU, relayRSS, relayOK = rr.read()
+	}
 
 	s.mu.Lock()
 	if s.closed || s.final != nil {
@@ -65,7 +75,7 @@ func (s *State) Tick() {
 	s.advance(series, next)
 	s.curLat.Merge(sec)
 	p := s.point(now, counts, req, sec)
-	s.sampleResources(&p, now, cpu, rss, relayCPU, relayRSS, relayOK)
+	s.sampleResources(&p, now, cpu, rss, relaySample{rr, relayCPU, relayRSS, relayOK})
 	s.last.t, s.last.accepted, s.last.cpu = now, p.Outcomes["accepted"], cpu
 	s.keepPoint(p)
 	msg := s.messageLocked(&p, nil)
@@ -108,26 +118,41 @@ func (s *State) point(now int64, counts map[string]int64, req int64, sec *metric
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
-// sampleResources puts the CPU and memory into p and the totals (s.mu held).
-func (s *State) sampleResources(p *Point, now int64, cpu float64, rss int64, relayCPU float64, relayRSS int64, relayOK bool) {
+// relaySample is one reading of the relay's CPU and memory, by the
+// reader that took it.
+type relaySample struct {
+	by  *relayReader
+	cpu float64
+	rss int64
+	ok  bool
+}
+
+// sampleResources puts the CPU and memory into p and the totals (s.mu
+// held). The relay's CPU total counts what each reading adds to the one
+// before by the same reader: it never goes down (a process that left the
+// tree unreaped) and goes on from the last relay's when another relay is
+// read (SetRelayUsage).
+func (s *State) sampleResources(p *Point, now int64, cpu float64, rss int64, r relaySample) {
 	dt := float64(now-s.last.t) / 1e9
 	s.res.clientCPU, s.res.clientRSS = cpu, rss
 	p.ClientRSS = rss
 	if dt > 0 {
 		p.ClientCPU = (cpu - s.last.cpu) / dt
 	}
-	if !relayOK {
+	if !r.ok {
 		return
 	}
-	if !s.res.relayOK {
-		s.res.relayOK, s.res.relayBase, s.last.relayCPU = true, relayCPU, relayCPU
+	if !s.res.relayOK || s.last.relayBy != r.by {
+		s.res.relayOK, s.last.relayBy, s.last.relayCPU = true, r.by, r.cpu
 	}
+	added := max(0, r.cpu-s.last.relayCPU)
 	if dt > 0 {
-		p.RelayCPU = max(0, relayCPU-s.last.relayCPU) / dt
+		p.RelayCPU = added / dt
 	}
-	s.last.relayCPU = relayCPU
-	s.res.relayCPU, s.res.relayRSS = max(0, relayCPU-s.res.relayBase), relayRSS
-	p.RelayRSS = relayRSS
+	s.last.relayCPU = max(s.last.relayCPU, r.cpu)
+	s.res.relayCPU += added
+	s.res.relayRSS = r.rss
+	p.RelayRSS = r.rss
 }
 
 // keepPoint adds p to the history (s.mu held), one point every stride
@@ -154,6 +179,7 @@ func (s *State) keepPoint(p Point) {
 func (s *State) messageLocked(p *Point, history []Point) []byte {
 	m := message{Point: p, History: history, Failures: append([]string{}, s.failures...), Finished: s.final != nil,
 		Run: s.opt.Run, Relay: s.relay}
+	m.Found, m.Examples = s.foundSoFar()
 	m.Phases = make([]PhaseSummary, 0, len(s.phases))
 	for _, f := range s.phases {
 		m.Phases = append(m.Phases, f.summary())

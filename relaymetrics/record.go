@@ -38,14 +38,19 @@ func Resolve(flag, relayURL string) (string, error) {
 	return flag, Check(flag)
 }
 
-// Check checks --relay-metrics: an http(s) URL or a path starting with /.
+// Off is the --relay-metrics value that reads no metrics, not even those
+// of a catalog relay with metrics_path.
+const Off = "off"
+
+// Check checks --relay-metrics: an http(s) URL, a path starting with /,
+// or Off.
 func Check(flag string) error {
-	if strings.HasPrefix(flag, "/") {
+	if strings.HasPrefix(flag, "/") || flag == Off {
 		return nil
 	}
 	u, err := url.Parse(flag)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--relay-metrics %q: want the relay's Prometheus metrics URL (http://HOST:PORT/metrics) or a path on the relay's own port (/metrics)", flag)
+		return fmt.Errorf("--relay-metrics %q: want the relay's Prometheus metrics URL (http://HOST:PORT/metrics), a path on the relay's own port (/metrics) or off", flag)
 	}
 	return nil
 }

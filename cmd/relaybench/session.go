@@ -60,6 +60,7 @@ func (s *session) config(cfg runner.Config) runner.Config {
 	cfg.Progress = progressFunc(s.prog)
 	cfg.Log = os.Stderr
 	cfg.Waiting = s.waitNotice()
+	s.web.hook(&cfg) // the live view: each relay as it starts, each phase as it ends (web.go)
 	return cfg
 }
 

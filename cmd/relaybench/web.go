@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +27,7 @@ type webFlags struct {
 	Web           flagValue     `name:"web" placeholder:"ADDR" help:"Serve a live view of the run at ADDR (a port, :PORT or HOST:PORT; a port alone binds 127.0.0.1): a page updated every second that ends with the report, and /metrics in the Prometheus format. Off by default."`
 	WebAnyAddress bool          `name:"web-any-address" help:"Let --web listen on an address other than loopback (the page and /metrics are then open to the network)."`
 	WebKeep       time.Duration `name:"web-keep" default:"0s" placeholder:"DURATION" help:"With --web: once the results file is written, keep serving the final page and /metrics this long (Ctrl-C ends it sooner, exit status 130), e.g. 30s for a last Prometheus scrape."`
-	RelayMetrics  flagValue     `name:"relay-metrics" placeholder:"URL" help:"The relay's own Prometheus metrics (nostr-rs-relay serves them at /metrics on its port): an http(s) URL, or a path on the relay's own address (/metrics); redirects are followed on its host only. Read right before and after every timed window; what they counted goes into each phase of the results file, with notes comparing them with relaybench's figures and naming where the two disagree."`
+	RelayMetrics  flagValue     `name:"relay-metrics" placeholder:"URL" help:"The relay's own Prometheus metrics: an http(s) URL, a path on the relay's own address (/metrics), or off; redirects are followed on its host only. Without it, a catalog relay that serves them (metrics_path: nostr-rs-relay) is read at its path. Read right before and after every timed window; what they counted goes into each phase of the results file and the live view, beside relaybench's figures, each count relaybench can bound flagged where the two disagree (relay_checks)."`
 	PrometheusRW  flagValue     `name:"prometheus-rw" placeholder:"URL" help:"Push the figures of /metrics to a Prometheus remote-write receiver (e.g. http://127.0.0.1:9090/api/v1/write, Prometheus started with --web.enable-remote-write-receiver) every 5 s and once at the end; for runs no Prometheus can scrape. Works with or without --web."`
 }
 
@@ -66,8 +67,16 @@ type webRun struct {
 	keep time.Duration
 	ctx  context.Context // the run's
 
-	relayMetrics string                 // --relay-metrics
-	rm           *relaymetrics.Recorder // started with the target
+	relayMetrics string // --relay-metrics ("off": not even a catalog relay's)
+
+	rmMu sync.Mutex
+	rms  []relayRecorder // one per relay read, in turn; the last is reading
+}
+
+// relayRecorder reads the metrics of the relay at url.
+type relayRecorder struct {
+	url string
+	rec *relaymetrics.Recorder
 }
 
 var (
@@ -76,11 +85,10 @@ var (
 )
 
 // startWeb serves the live view of the run writing its results to path
-// (command's), fed by prog's phases, when --web is set; ctx is the run's.
+// (command's), fed by prog's phases, when --web or --prometheus-rw is set,
+// and reads the relay's own metrics (--relay-metrics, or a catalog relay's
+// metrics_path); ctx is the run's.
 func startWeb(ctx context.Context, f webFlags, command, path string, started time.Time, prog *progress.Reporter) (*webRun, error) {
-	if f.Web == "" && f.PrometheusRW == "" && f.RelayMetrics == "" {
-		return nil, nil
-	}
 	w := &webRun{ctx: ctx, relayMetrics: string(f.RelayMetrics), keep: f.WebKeep}
 	if f.Web != "" || f.PrometheusRW != "" {
 		if err := w.startLive(f, command, path, started, prog); err != nil {
@@ -120,35 +128,103 @@ func (w *webRun) startLive(f webFlags, command, path string, started time.Time, 
 	return nil
 }
 
-// setTarget names the relay in the live view and samples its process when
-// relaybench started it; it starts reading the relay's own metrics.
+// setTarget names the relay in the live view and samples its process tree
+// when relaybench started it; it starts reading the relay's own metrics.
 func (w *webRun) setTarget(t runner.Target) {
 	if w == nil {
 		return
 	}
-	if w.relayMetrics != "" && w.rm == nil {
-		if u, err := relaymetrics.Resolve(w.relayMetrics, t.URL); err == nil {
-			w.rm = relaymetrics.Start(w.ctx, u)
-		}
-	}
+	w.readRelayMetrics(t)
 	if w.st == nil {
 		return
 	}
-	name, pid := t.Name, 0
+	name := t.Name
 	if name == "" {
 		name = t.URL
 	}
+	var read func() (float64, int64, bool)
 	if inst, ok := t.Probe.(*harness.Instance); ok {
-		pid = inst.PID
+		read = inst.Usage().Read // the whole tree: children and PostgreSQL too
 	}
-	w.st.SetRelay(name, pid)
+	w.st.SetRelayUsage(name, read)
 }
 
-// phaseDone shows finished phases with their exact figures.
-func (w *webRun) phaseDone(phs ...results.Phase) {
-	if w != nil && w.st != nil {
-		w.st.PhaseDone(phs...)
+// readRelayMetrics starts reading the metrics of t (--relay-metrics, else
+// its catalog entry's metrics_path), unless they are read already; the
+// previous relay's reading stops (compare measures one after another).
+func (w *webRun) readRelayMetrics(t runner.Target) {
+	u := w.metricsURL(t)
+	if u == "" {
+		return
 	}
+	w.rmMu.Lock()
+	defer w.rmMu.Unlock()
+	if n := len(w.rms); n > 0 {
+		if w.rms[n-1].url == t.URL {
+			return
+		}
+		w.rms[n-1].rec.Stop()
+	}
+	w.rms = append(w.rms, relayRecorder{url: t.URL, rec: relaymetrics.Start(w.ctx, u)})
+}
+
+// metricsURL is where t's own metrics are read ("" when nowhere).
+func (w *webRun) metricsURL(t runner.Target) string {
+	flag := w.relayMetrics
+	if flag == relaymetrics.Off {
+		return ""
+	}
+	if flag == "" {
+		inst, ok := t.Probe.(*harness.Instance)
+		if !ok || inst.Spec.MetricsPath == "" {
+			return ""
+		}
+		flag = inst.Spec.MetricsPath
+	}
+	u, err := relaymetrics.Resolve(flag, t.URL)
+	if err != nil {
+		return ""
+	}
+	return u
+}
+
+// recorder is the reading of the relay at url (nil: none).
+func (w *webRun) recorder(url string) *relaymetrics.Recorder {
+	w.rmMu.Lock()
+	defer w.rmMu.Unlock()
+	for i := len(w.rms) - 1; i >= 0; i-- {
+		if w.rms[i].url == url {
+			return w.rms[i].rec
+		}
+	}
+	return nil
+}
+
+// phaseDone shows finished phases with their exact figures, and the
+// relay's own metrics of each (a copy annotated: the run's phases are at
+// its end).
+func (w *webRun) phaseDone(t runner.Target, phs ...results.Phase) {
+	if w == nil || w.st == nil {
+		return
+	}
+	if rec := w.recorder(t.URL); rec != nil {
+		phs = slices.Clone(phs)
+		for i := range phs {
+			phs[i].Notes = slices.Clip(phs[i].Notes) // the copy's notes go elsewhere
+			rec.AnnotatePhase(&phs[i])
+		}
+	}
+	w.st.PhaseDone(phs...)
+}
+
+// hook has the runner tell the live view of each relay as its run starts
+// and of each phase as it finishes (run, compare and the corpus commands).
+func (w *webRun) hook(cfg *runner.Config) {
+	if w == nil {
+		return
+	}
+	cfg.Started = w.setTarget
+	cfg.PhaseDone = func(t runner.Target, phs []results.Phase) { w.phaseDone(t, phs...) }
 }
 
 // end shows the results file and its report, serves them --web-keep
@@ -203,9 +279,11 @@ func (w *webRun) close(run context.Context) {
 	}
 	ctx, cancel := closeContext(run)
 	defer cancel()
-	if w.rm != nil {
-		w.rm.Stop()
+	w.rmMu.Lock()
+	if n := len(w.rms); n > 0 {
+		w.rms[n-1].rec.Stop()
 	}
+	w.rmMu.Unlock()
 	if w.st == nil {
 		return
 	}
@@ -220,18 +298,21 @@ func (w *webRun) close(run context.Context) {
 	w.st.Close()
 }
 
-// annotate puts the relay's own metrics into f's phases (--relay-metrics),
-// before f is written.
+// annotate puts the relay's own metrics into f's phases (--relay-metrics,
+// a catalog relay's metrics_path), before f is written.
 func (w *webRun) annotate(f *results.File) {
-	if w == nil || w.relayMetrics == "" {
+	if w == nil {
 		return
 	}
 	for i := range f.Runs {
-		if w.rm == nil {
-			f.Runs[i].Notes = append(f.Runs[i].Notes, "relay metrics not read: --relay-metrics is for commands that measure one relay")
+		r := &f.Runs[i]
+		if rec := w.recorder(r.Relay.URL); rec != nil {
+			rec.Annotate(r)
 			continue
 		}
-		w.rm.Annotate(&f.Runs[i])
+		if w.relayMetrics != "" && w.relayMetrics != relaymetrics.Off && r.Skipped == "" {
+			r.Notes = append(r.Notes, "relay metrics not read: the relay's address gives no metrics URL for --relay-metrics "+w.relayMetrics)
+		}
 	}
 }
 

@@ -1,0 +1,147 @@
+package live
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/relaybench/relaybench/nostr"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
+)
+
+// TestFaultsShowAsTheVerifierFindsThem: faults the verifier finds while a
+// phase runs (a stream's invalid events, here from several goroutines)
+// are in the next event and /metrics, counted by kind, before the phase
+// ends; the first maxExamples are listed, the relay's bytes clipped and
+// made printable; the count goes on past them.
+func TestFaultsShowAsTheVerifierFindsThem(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	st.Progress("Subscribing", 10)
+	c := verify.NewChecker()
+	hostileEvent := []byte(`{"id":"` + hostile + "\x00\x1b[31m" + strings.Repeat("x", 1000) + `"}`)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := c.NewStream(&nostr.Filter{Kinds: []int{1}})
+			for range 250 {
+				if _, f := s.Event(hostileEvent, nil, nil); f != verify.Invalid {
+					t.Errorf("fault %v", f)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st.mu.Lock()
+	msg := st.messageLocked(nil, nil)
+	st.mu.Unlock()
+	var m message
+	if err := json.Unmarshal(msg, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Found["invalid"] != 1000 || m.Found["missing"] != 0 {
+		t.Fatalf("found %v, want 1000 invalid", m.Found)
+	}
+	if len(m.Examples) != maxExamples {
+		t.Fatalf("%d examples, want %d", len(m.Examples), maxExamples)
+	}
+	for _, x := range m.Examples {
+		if !strings.HasPrefix(x, "Subscribing: invalid event: ") || len(x) > exampleLen+120 || strings.ContainsAny(x, "\x00\x1b\n") || !utf8.ValidString(x) {
+			t.Fatalf("example %q: want the step, the kind, the relay's bytes clipped and printable", x)
+		}
+	}
+	ss := parseExposition(t, string(st.Exposition()))
+	if v, _ := find(t, ss, "relaybench_verification_found_total", map[string]string{"kind": "invalid"}); v != 1000 {
+		t.Errorf("found_total{kind=invalid} = %v", v)
+	}
+	if v, ok := find(t, ss, "relaybench_verification_found_total", map[string]string{"kind": "missing"}); !ok || v != 0 {
+		t.Errorf("found_total{kind=missing} = %v (%v): every kind is exposed from the start", v, ok)
+	}
+	st.Finish(&results.File{})
+	c.NewStream(nil).Event([]byte("not an event"), nil, nil) // after the run: no longer watched
+	if n := st.found[0].Load(); n != 1000 {
+		t.Errorf("a fault after Finish was counted: %d", n)
+	}
+}
+
+// TestPhasesKeepTheirRelay: compare measures relays one after another:
+// each finished phase keeps the relay it measured, the same phase name
+// of two relays is two phases.
+func TestPhasesKeepTheirRelay(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	st.SetRelay("a", 0)
+	st.PhaseDone(latencyPhase("publish", 1e6))
+	st.SetRelay("b", 0)
+	st.PhaseDone(latencyPhase("publish", 1e6))
+	phs := st.Phases()
+	if len(phs) != 2 || phs[0].Relay != "a" || phs[1].Relay != "b" || phs[0].Name != "publish" || phs[1].Name != "publish" {
+		t.Fatalf("phases %+v", phs)
+	}
+	ss := parseExposition(t, string(st.Exposition()))
+	for _, r := range []string{"a", "b"} {
+		if v, _ := find(t, ss, "relaybench_operations_total", map[string]string{"relay": r, "phase": "publish", "outcome": "accepted"}); v != 1 {
+			t.Errorf("relay %s publish accepted = %v", r, v)
+		}
+	}
+}
+
+// TestRelayCPUNeverGoesDown: the relay's CPU total adds what each reading
+// adds to the one before by the same reader: a reading lower than the
+// last (a process left the tree unreaped) adds nothing, and another
+// relay's reader (compare) goes on from the total.
+func TestRelayCPUNeverGoesDown(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	readings := []float64{10, 12, 11, 15}
+	i := 0
+	st.SetRelayUsage("a", func() (float64, int64, bool) { v := readings[i]; i++; return v, 1 << 20, true })
+	for range readings {
+		st.Tick()
+	}
+	if got := st.res.relayCPU; got != 5 { // 10 → 12 (+2), 11 (+0), 15 (+3 from 12)
+		t.Fatalf("relay CPU %v s, want 5", got)
+	}
+	st.SetRelayUsage("b", func() (float64, int64, bool) { return 100, 2 << 20, true })
+	st.Tick()
+	st.Tick()
+	if got := st.res.relayCPU; got != 5 {
+		t.Fatalf("relay CPU %v s after another relay's first readings, want 5 still", got)
+	}
+	ss := parseExposition(t, string(st.Exposition()))
+	if v, _ := find(t, ss, "relaybench_relay_resident_memory_bytes", nil); v != 2<<20 {
+		t.Errorf("relay memory %v", v)
+	}
+}
+
+// TestRelayMetricsInThePageAndMetrics: a finished phase's relay checks
+// (the relay's own counts beside relaybench's bounds) are in the page's
+// events and in /metrics, a disagreement flagged.
+func TestRelayMetricsInThePageAndMetrics(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	ph := latencyPhase("publish", 1e6)
+	ph.RelayChecks = []results.RelayCheck{{Series: "nostr_cmd_event_total", What: "EVENT messages received", Relay: 4, Low: 1, High: 2, Disagree: true}}
+	ph.Notes = []string{"closed loop", "relay metrics disagree: the relay counted 4 EVENT messages received"}
+	st.PhaseDone(ph)
+	phs := st.Phases()
+	if len(phs) != 1 || len(phs[0].RelayChecks) != 1 || len(phs[0].RelayNotes) != 1 || !phs[0].RelayChecks[0].Disagree {
+		t.Fatalf("phases %+v", phs)
+	}
+	ss := parseExposition(t, string(st.Exposition()))
+	l := map[string]string{"phase": "publish", "series": "nostr_cmd_event_total"}
+	if v, _ := find(t, ss, "relaybench_relay_metric_count", l); v != 4 {
+		t.Errorf("count %v", v)
+	}
+	if v, _ := find(t, ss, "relaybench_relay_metric_bound", with(l, "bound", "high")); v != 2 {
+		t.Errorf("high %v", v)
+	}
+	if v, _ := find(t, ss, "relaybench_relay_metric_disagree", l); v != 1 {
+		t.Errorf("disagree %v", v)
+	}
+}
