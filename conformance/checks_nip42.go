@@ -58,15 +58,40 @@ func (t *checkRun) sendAuth(p *probe, ev *nostr.Event) error {
 	return p.write(t.ctx, append(ev.AppendJSON([]byte(`["AUTH",`)), ']'))
 }
 
+// challenged is a new connection without AUTH and the relay's challenge
+// on it, as challenge reads it ("" if none).
+func (t *checkRun) challenged() (*probe, string, error) {
+	p, err := t.rawConn()
+	if err != nil {
+		return nil, "", err
+	}
+	ch, err := t.challenge(p)
+	return p, ch, err
+}
+
+// authAnswer sends on p an AUTH signed by a fresh key for challenge and
+// reads its OK. When no OK could be read, the check's outcome is the
+// second value (undecided, or unknown: no OK) and answered is false.
+func (t *checkRun) authAnswer(p *probe, challenge string) (o ok, stop outcome, answered bool) {
+	ev, err := t.authEvent(t.key(), challenge)
+	if err != nil {
+		return ok{}, undecided(err), false
+	}
+	if err := t.sendAuth(p, ev); err != nil {
+		return ok{}, undecided(err), false
+	}
+	o, err = t.okFor(p, ev.ID)
+	if err != nil {
+		return ok{}, unknown("no OK for the AUTH (see nip42.auth-ok): %v", err), false
+	}
+	return o, outcome{}, true
+}
+
 // authOK (NIP-42): an AUTH (with the relay's challenge, or a made-up one
 // when it sent none) gets an OK, true or false; a regular EVENT sent after
 // it is the sync point.
 func authOK(t *checkRun) outcome {
-	p, err := t.rawConn()
-	if err != nil {
-		return undecided(err)
-	}
-	ch, err := t.challenge(p)
+	p, ch, err := t.challenged()
 	if err != nil {
 		return undecided(err)
 	}
@@ -94,28 +119,17 @@ func authOK(t *checkRun) outcome {
 // authAcceptedCheck (NIP-42): an AUTH signed for the relay's challenge is
 // answered OK true.
 func authAcceptedCheck(t *checkRun) outcome {
-	p, err := t.rawConn()
-	if err != nil {
-		return undecided(err)
-	}
-	ch, err := t.challenge(p)
+	p, ch, err := t.challenged()
 	switch {
 	case err != nil:
 		return undecided(err)
 	case ch == "":
 		return named("no AUTH challenge came on a new connection before the answer to a REQ: a client has nothing to sign (relays \"CAN send\" it)")
 	}
-	ev, err := t.authEvent(t.key(), ch)
-	if err != nil {
-		return undecided(err)
-	}
-	if err := t.sendAuth(p, ev); err != nil {
-		return undecided(err)
-	}
-	o, err := t.okFor(p, ev.ID)
+	o, stop, answered := t.authAnswer(p, ch)
 	switch {
-	case err != nil:
-		return unknown("no OK for the AUTH (see nip42.auth-ok): %v", err)
+	case !answered:
+		return stop
 	case !o.accepted:
 		return named("an AUTH signed for the relay's challenge %q by a fresh key was refused: %q", ch, o.reason)
 	}
@@ -125,25 +139,14 @@ func authAcceptedCheck(t *checkRun) outcome {
 // authWrongChallenge (NIP-42): an AUTH whose challenge tag is not the
 // relay's is refused (OK false).
 func authWrongChallenge(t *checkRun) outcome {
-	p, err := t.rawConn()
+	p, ch, err := t.challenged()
 	if err != nil {
 		return undecided(err)
 	}
-	ch, err := t.challenge(p)
-	if err != nil {
-		return undecided(err)
-	}
-	ev, err := t.authEvent(t.key(), "relaybench-wrong-"+t.nonce)
-	if err != nil {
-		return undecided(err)
-	}
-	if err := t.sendAuth(p, ev); err != nil {
-		return undecided(err)
-	}
-	o, err := t.okFor(p, ev.ID)
+	o, stop, answered := t.authAnswer(p, "relaybench-wrong-"+t.nonce)
 	switch {
-	case err != nil:
-		return unknown("no OK for the AUTH (see nip42.auth-ok): %v", err)
+	case !answered:
+		return stop
 	case o.accepted && ch == "":
 		return fail("an AUTH with a challenge the relay never sent (it sent none) was accepted: OK true %q", o.reason)
 	case o.accepted:
@@ -197,11 +200,7 @@ func authNotBroadcast(t *checkRun) outcome {
 // (at most Timeout each: a relay may not answer the EVENT). It returns
 // their ids.
 func (t *checkRun) publishAuthEvents(k *corpus.Author) ([]string, error) {
-	p, err := t.rawConn()
-	if err != nil {
-		return nil, err
-	}
-	ch, err := t.challenge(p)
+	p, ch, err := t.challenged()
 	if err != nil {
 		return nil, err
 	}
