@@ -39,7 +39,8 @@ type SummaryOptions struct {
 // summaryOut is the summary's writer; brief says which summary it writes.
 type summaryOut struct {
 	*bufio.Writer
-	brief bool
+	brief    bool
+	compared bool // the file has several runs: its comparison tables follow the runs' blocks
 }
 
 // isBrief reports whether w writes the brief summary.
@@ -50,7 +51,7 @@ func isBrief(w io.Writer) bool {
 
 // WriteSummary writes the summary of f as o says (Summary: the full one).
 func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
-	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief} // no string in it acts on the terminal
+	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief, len(f.Runs) > 1} // no string in it acts on the terminal
 	if v := f.Verdict; o.Brief && v != nil {
 		fmt.Fprintf(bw, "=== Benchmark Results: %s (exit %d) ===\n", strings.ToUpper(v.Outcome), v.Status)
 	} else {
@@ -654,6 +655,9 @@ func writeGroups(w io.Writer, p *results.Phase) {
 	}
 	if isBrief(w) && slices.ContainsFunc(p.Notes, isTableRow) {
 		return // the phase's own table of its groups (find-max's steps) is in its notes
+	}
+	if s, ok := w.(*summaryOut); ok && s.brief && s.compared {
+		return // the comparison's table of these groups, every run's rows, follows
 	}
 	t := groupTable(p.Name, []*relayRuns{{key: "-", runs: []*results.Run{{Phases: []results.Phase{*p}}}}})
 	if t == nil {

@@ -177,3 +177,16 @@ func TestSummaryBriefRestatedCounts(t *testing.T) {
 		t.Errorf("brief hides a sent count that differs from accepted:\n%s", s)
 	}
 }
+
+// A brief summary of several runs gives each group table (query shapes)
+// once, in the comparison with every run's rows, not again in each run's
+// block; the full summary keeps both.
+func TestSummaryBriefGroupsOnceCompared(t *testing.T) {
+	f := compareFile(0, 1)
+	if n := strings.Count(summaryText(t, f, SummaryOptions{Brief: true}), "Query shapes:"); n != 1 {
+		t.Errorf("brief: %d query shape tables, want the comparison's alone", n)
+	}
+	if n := strings.Count(summaryText(t, f, SummaryOptions{}), "Query shapes:"); n != len(f.Runs)+1 {
+		t.Errorf("full: %d query shape tables, want one per run and the comparison's", n)
+	}
+}
