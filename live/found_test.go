@@ -1,15 +1,20 @@
 package live
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
+	"github.com/relaybench/relaybench/workload"
 )
 
 // TestFaultsShowAsTheVerifierFindsThem: faults the verifier finds while a
@@ -143,5 +148,33 @@ func TestRelayMetricsInThePageAndMetrics(t *testing.T) {
 	}
 	if v, _ := find(t, ss, "relaybench_relay_metric_disagree", l); v != 1 {
 		t.Errorf("disagree %v", v)
+	}
+}
+
+// TestFaultsOfARealWorkloadAsFound: a relay that corrupts every third
+// live delivery, measured by the lifecycle workload: when the workload
+// returns, before its phase is handed over (PhaseDone), the live view has
+// counted each corrupted delivery as the verifier found it, as many as
+// the phase's verification books.
+func TestFaultsOfARealWorkloadAsFound(t *testing.T) {
+	r := testrelay.Start(t, testrelay.Config{Verify: true, InvalidDeliveriesEvery: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second) // a hang guard
+	defer cancel()
+	keys, err := corpus.Generate(ctx, corpus.Params{Seed: 3, Events: 30, Authors: 30, AvgSize: 200, Spread: corpus.DefaultSpread}.WithDefaults(), corpus.Options{CacheDir: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	ph, err := workload.Lifecycle(ctx, r.URL(), keys, workload.LifecycleOptions{Events: 9, Size: 100, Base: workload.Base{Timeout: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, examples := st.foundSoFar()
+	if v := ph.Verification; v == nil || v.Invalid != 3 || found["invalid"] != v.Invalid {
+		t.Fatalf("found %v as they came; the phase's verification %+v", found, v)
+	}
+	if len(examples) != 3 || !strings.Contains(examples[0], "invalid event: {") {
+		t.Errorf("examples %q", examples)
 	}
 }
