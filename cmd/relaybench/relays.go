@@ -34,24 +34,73 @@ func (c *relaysListCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
+	// A table that fits a terminal (what is installed, from where), then
+	// each relay's notes and how to install it, wrapped: in one table
+	// their lines were hundreds of columns wide.
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tKIND\tVERSION\tINSTALLED\tNOTES")
+	fmt.Fprintln(w, "NAME\tKIND\tVERSION\tINSTALLED")
+	var notes []string
 	for _, s := range specs {
 		ok, _, version, why := harness.Status(s, c.options())
-		inst := "no: " + why
+		inst, how := "no", why
+		if !strings.HasPrefix(why, "not installed") {
+			how = "not installed: " + why
+		}
 		if ok {
 			// Where the binary comes from: relaybench itself, --bin,
 			// the bin dir, an env var or the build cache.
 			bin, from, _ := harness.Binary(s, c.options())
-			inst = "yes " + bin + " (" + from + ")"
+			inst, how = "yes "+bin+" ("+from+")", ""
 		}
-		notes := s.Notes
+		n := strings.Join(nonEmpty(how, s.Notes), "; ")
 		if o := s.Origin(); o != "" {
-			notes = "[from " + o + "] " + notes
+			n = "[from " + o + "] " + n
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, version, inst, notes)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, version, inst)
+		if n != "" {
+			notes = append(notes, wrapText(s.Name+": "+n, 100, "    "))
+		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Printf("\n%s\n", strings.Join(notes, "\n"))
+	}
+	return nil
+}
+
+// nonEmpty is the strings of ss that are not empty.
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// wrapText breaks s at spaces into lines of at most width columns (a
+// longer word keeps its own line), the lines after the first indented.
+func wrapText(s string, width int, indent string) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(s) {
+		n := len([]rune(word))
+		switch {
+		case i == 0:
+		case line+1+n > width:
+			b.WriteString("\n" + indent)
+			line = len(indent)
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	return b.String()
 }
 
 type relaysInstallCmd struct {

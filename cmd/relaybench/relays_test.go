@@ -1,0 +1,53 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRelaysListFitsATerminal: relays list is a table of what is installed
+// and from where, then each relay's notes and install hint wrapped to 100
+// columns, the hint of a relay without its binary included; in one table
+// its lines were hundreds of columns wide.
+func TestRelaysListFitsATerminal(t *testing.T) {
+	noStrfry(t)
+	code, stdout, stderr := runHere(t, "relays", "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if h := strings.Fields(lines[0]); strings.Join(h, " ") != "NAME KIND VERSION INSTALLED" {
+		t.Fatalf("header %q", lines[0])
+	}
+	for _, l := range lines {
+		// A table row of an installed relay holds its binary's path.
+		if n := len([]rune(l)); n > 100 && !strings.Contains(l, " yes ") {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	var strfryRow bool
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "strfry" {
+			strfryRow = f[len(f)-1] == "no"
+		}
+	}
+	if !strfryRow || !strings.Contains(stdout, "\nstrfry: not installed: no binary; pass --bin strfry=PATH") {
+		t.Errorf("want strfry's row saying no and its install hint below:\n%s", stdout)
+	}
+}
+
+func TestWrapText(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{"a b c", "a b c"},
+		{"aaaa bbbb cccc", "aaaa bbbb\n  cccc"},
+		{"aaaaaaaaaaaa b", "aaaaaaaaaaaa\n  b"},
+		{"", ""},
+	} {
+		if got := wrapText(c.in, 10, "  "); got != c.want {
+			t.Errorf("wrapText(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
