@@ -308,3 +308,24 @@ func TestLatencyMaxUnderP99(t *testing.T) {
 		t.Errorf("max band drawn at path %d, p99 line at %d: want the max (wide, translucent) first", maxAt, p99At)
 	}
 }
+
+// A sweep whose points hold no latency (every event refused) draws its
+// throughput plots and leaves the latency plot out; its log axis had no
+// range and the page's rendering panicked.
+func TestSweepChartsWithoutLatency(t *testing.T) {
+	f := oneRun("sweep", nil, sweepNotePhases()...)
+	cs, err := charts([]*results.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.name)
+		if _, err := c.svg(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	}
+	if !slices.Contains(names, "sweep-throughput") || slices.Contains(names, "sweep-latency") {
+		t.Errorf("charts %v: want the throughput plot and no latency plot", names)
+	}
+}

@@ -1082,17 +1082,17 @@ func (t payloadTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// sweepCharts draw narwhal's three payload-sweep plots: msg/s, MB/s and
-// latency (mean solid, p99 dashed) against payload size, one line per run.
-func sweepCharts(groups []*relayRuns) ([]*chart, error) {
-	type line struct {
-		label  string
-		color  int
-		repeat bool
-		pts    []sweepPoint
-	}
-	var lines []line
-	var noSweep []string // relays of a comparison without a payload sweep
+// sweepLine is one run's line on the payload-sweep plots.
+type sweepLine struct {
+	label  string
+	color  int
+	repeat bool
+	pts    []sweepPoint
+}
+
+// sweepLines are the runs' lines of the payload-sweep plots, their payload
+// sizes (the x ticks) and the relays of a comparison without a sweep.
+func sweepLines(groups []*relayRuns) (lines []sweepLine, ticks payloadTicks, noSweep []string) {
 	sizes := map[float64]bool{}
 	for gi, g := range groups {
 		n := 0
@@ -1107,7 +1107,7 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		k := 0
 		for _, r := range g.runs {
 			if pts := sweep(r); len(pts) > 0 {
-				l := line{color: gi, repeat: k > 0, pts: pts}
+				l := sweepLine{color: gi, repeat: k > 0, pts: pts}
 				if k == 0 {
 					l.label = g.key
 					if n > 1 {
@@ -1122,15 +1122,37 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 			}
 		}
 	}
-	if len(lines) == 0 {
-		return nil, nil
-	}
-	var ticks payloadTicks
 	for s := range sizes {
 		ticks = append(ticks, s)
 	}
 	sort.Float64s(ticks)
-	mk := func(file, titleText, y string) *fig {
+	return lines, ticks, noSweep
+}
+
+// sweepMeanMs and sweepP99Ms are a sweep point's mean and p99 latency in
+// milliseconds.
+func sweepMeanMs(pt sweepPoint) (float64, bool) {
+	h := pt.latency()[results.PrimaryLatency(pt.latency())]
+	if h == nil || h.Count == 0 {
+		return 0, false
+	}
+	return h.Mean / 1e6, true
+}
+
+func sweepP99Ms(pt sweepPoint) (float64, bool) {
+	v, ok := latQ(pt.latency()[results.PrimaryLatency(pt.latency())], 99)
+	return float64(v) / 1e6, ok
+}
+
+// sweepCharts draw narwhal's three payload-sweep plots: msg/s, MB/s and
+// latency (mean solid, p99 dashed) against payload size, one line per run.
+// A plot with no point (no latency in the results) is left out.
+func sweepCharts(groups []*relayRuns) ([]*chart, error) {
+	lines, ticks, noSweep := sweepLines(groups)
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	mk := func(titleText, y string) *fig {
 		p := newPlot(titleText, "payload size", y)
 		if len(ticks) > 1 {
 			p.X.Scale = plot.LogScale{}
@@ -1138,41 +1160,28 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		p.X.Tick.Marker = ticks
 		return p
 	}
-	xy := func(pts []sweepPoint, get func(sweepPoint) (float64, bool)) plotter.XYs {
-		var xys plotter.XYs
-		for _, pt := range pts {
-			if v, ok := get(pt); ok {
-				xys = append(xys, plotter.XY{X: pt.size, Y: v})
-			}
-		}
-		return xys
-	}
-	msgs := mk("sweep-throughput", "Payload sweep: message throughput", "messages per second")
-	mbs := mk("sweep-data", "Payload sweep: data throughput", "MB per second")
-	lat := mk("sweep-latency", "Payload sweep: latency (mean solid, p99 dashed)", "milliseconds")
-	mean := func(pt sweepPoint) (float64, bool) {
-		h := pt.latency()[results.PrimaryLatency(pt.latency())]
-		if h == nil || h.Count == 0 {
-			return 0, false
-		}
-		return h.Mean / 1e6, true
-	}
-	p99 := func(pt sweepPoint) (float64, bool) {
-		v, ok := latQ(pt.latency()[results.PrimaryLatency(pt.latency())], 99)
-		return float64(v) / 1e6, ok
-	}
+	msgs := mk("Payload sweep: message throughput", "messages per second")
+	mbs := mk("Payload sweep: data throughput", "MB per second")
+	lat := mk("Payload sweep: latency (mean solid, p99 dashed)", "milliseconds")
+	drawn := map[*fig]int{} // points drawn: a plot with none is left out (its log axis has no range)
 	for _, l := range lines {
-		if err := addLinePoints(msgs, l.color, l.label, xy(l.pts, sweepRate), l.repeat); err != nil {
-			return nil, err
-		}
-		if err := addLinePoints(mbs, l.color, l.label, xy(l.pts, sweepMB), l.repeat); err != nil {
-			return nil, err
-		}
-		if err := addLinePoints(lat, l.color, suffix(l.label, " mean"), xy(l.pts, mean), false); err != nil {
-			return nil, err
-		}
-		if err := addLinePoints(lat, l.color, suffix(l.label, " p99"), xy(l.pts, p99), true); err != nil {
-			return nil, err
+		for _, d := range []struct {
+			p      *fig
+			label  string
+			get    func(sweepPoint) (float64, bool)
+			dashed bool
+		}{{msgs, l.label, sweepRate, l.repeat}, {mbs, l.label, sweepMB, l.repeat},
+			{lat, suffix(l.label, " mean"), sweepMeanMs, false}, {lat, suffix(l.label, " p99"), sweepP99Ms, true}} {
+			var xys plotter.XYs
+			for _, pt := range l.pts {
+				if v, ok := d.get(pt); ok {
+					xys = append(xys, plotter.XY{X: pt.size, Y: v})
+				}
+			}
+			drawn[d.p] += len(xys)
+			if err := addLinePoints(d.p, l.color, d.label, xys, d.dashed); err != nil {
+				return nil, err
+			}
 		}
 	}
 	lat.repeats = false // dashed is p99 there (the title says so), not a repeat
@@ -1181,6 +1190,9 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		name string
 		p    *fig
 	}{{"sweep-throughput", msgs}, {"sweep-data", mbs}, {"sweep-latency", lat}} {
+		if drawn[c.p] == 0 {
+			continue
+		}
 		var notes []string
 		for _, k := range noSweep {
 			c.p.addLegend(k + ": no sweep")

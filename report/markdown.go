@@ -117,19 +117,27 @@ func notes(files []*results.File) []string {
 			for _, n := range r.Notes {
 				out = append(out, fmt.Sprintf("%s: %s", runLabel(r), n))
 			}
+			var sweep []*results.Phase // its notes given once for the sizes that have them (below)
 			for j := range r.Phases {
 				p := &r.Phases[j]
 				for _, e := range p.Errors {
 					out = append(out, fmt.Sprintf("ERROR %s, %s: %s", runLabel(r), p.Name, e))
 				}
-				for _, n := range p.Notes {
-					out = append(out, fmt.Sprintf("%s, %s: %s", runLabel(r), p.Name, n))
+				if isSweepPhase(p.Name) && p.Size > 0 {
+					sweep = append(sweep, p)
+				} else {
+					for _, n := range p.Notes {
+						out = append(out, fmt.Sprintf("%s, %s: %s", runLabel(r), p.Name, n))
+					}
 				}
 				if v := p.Verification; v != nil {
 					for _, n := range v.Notes {
 						out = append(out, fmt.Sprintf("%s, %s, verification: %s", runLabel(r), p.Name, n))
 					}
 				}
+			}
+			for _, n := range sweepNotes(sweep) {
+				out = append(out, fmt.Sprintf("%s, sweep at %s: %s", runLabel(r), sweepSizes(n.at, sweep), n.text))
 			}
 		}
 	}

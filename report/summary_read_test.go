@@ -102,17 +102,7 @@ func TestSummaryNoMarkdownTable(t *testing.T) {
 // payload sizes, not phase names; results keys in words); the full one
 // gives each distinct text once, with its sizes.
 func TestSummarySweepNotesCollapsed(t *testing.T) {
-	var ps []results.Phase
-	for i := range 42 {
-		size := 256 * (i + 1)
-		ps = append(ps, results.Phase{Name: fmt.Sprintf("sweep/%d", size), Workload: "publish", Size: size, Duration: 1e9,
-			Counts: map[string]int64{"sent": 100, "accepted": 100},
-			Rates:  map[string]float64{"events_per_sec": 100, "msgs_per_sec": 100},
-			Notes: []string{fmt.Sprintf("neither side saturated its CPU (client 0.%d, relay %d.%d cores)", i, i/10, i),
-				fmt.Sprintf("payload sweep at %d content bytes: msgs_per_sec counts accepted events", size), "closed loop: 4 connections"}})
-	}
-	ps[7].Notes = append(ps[7].Notes, "the relay closed the connection once")
-	ps[9].Notes = append(ps[9].Notes, "the relay closed the connection once")
+	ps := sweepNotePhases()
 	s := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{Brief: true})
 	want := "  Notes (every size; figures of 256 B where sizes differ):\n" +
 		"    neither side saturated its CPU (client 0.0, relay 0.0 cores)\n" +
@@ -131,6 +121,44 @@ func TestSummarySweepNotesCollapsed(t *testing.T) {
 		"  Note (2 KiB and 2560 B): the relay closed the connection once\n"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("full: lacks %q:\n%s", want, full)
+		}
+	}
+}
+
+// sweepNotePhases are 42 sweep points (256 B to 10752 B) whose notes say
+// the same with other figures, one with the same figures, and one note two
+// points have.
+func sweepNotePhases() []results.Phase {
+	var ps []results.Phase
+	for i := range 42 {
+		size := 256 * (i + 1)
+		ps = append(ps, results.Phase{Name: fmt.Sprintf("sweep/%d", size), Workload: "publish", Size: size, Duration: 1e9,
+			Counts: map[string]int64{"sent": 100, "accepted": 100},
+			Rates:  map[string]float64{"events_per_sec": 100, "msgs_per_sec": 100},
+			Notes: []string{fmt.Sprintf("neither side saturated its CPU (client 0.%d, relay %d.%d cores)", i, i/10, i),
+				fmt.Sprintf("payload sweep at %d content bytes: msgs_per_sec counts accepted events", size), "closed loop: 4 connections"}})
+	}
+	ps[7].Notes = append(ps[7].Notes, "the relay closed the connection once")
+	ps[9].Notes = append(ps[9].Notes, "the relay closed the connection once")
+	return ps
+}
+
+// Markdown and HTML list a sweep's note that every size has once, and a
+// note of some sizes once, naming them.
+func TestReportSweepNotesOnce(t *testing.T) {
+	f := oneRun("sweep", nil, sweepNotePhases()...)
+	var md, page bytes.Buffer
+	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&page, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"markdown": md.String(), "html": page.String()} {
+		if strings.Count(s, "closed loop: 4 connections") != 1 || !strings.Contains(s, "khatru-native, sweep at every size: closed loop: 4 connections") ||
+			strings.Count(s, "the relay closed the connection once") != 1 || !strings.Contains(s, "sweep at 2 KiB and 2560 B: the relay closed") ||
+			!strings.Contains(s, "khatru-native, sweep at 1 KiB: neither side saturated its CPU (client 0.3, relay 0.3 cores)") {
+			t.Errorf("%s: want each sweep note once with its sizes:\n%s", name, s)
 		}
 	}
 }

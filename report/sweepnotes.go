@@ -31,16 +31,7 @@ type sweepNote struct {
 // each distinct text once with the sizes that have it.
 func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 	if !isBrief(w) {
-		notes := groupSweepNotes(phases, func(n string) string { return n })
-		// The notes of every size first, then each size's own, size by size.
-		rank := func(n sweepNote) int {
-			if len(n.at) == len(phases) {
-				return -1
-			}
-			return slices.Index(phases, n.at[0])
-		}
-		slices.SortStableFunc(notes, func(a, b sweepNote) int { return cmp.Compare(rank(a), rank(b)) })
-		for _, n := range notes {
+		for _, n := range sweepNotes(phases) {
 			fmt.Fprintf(w, "  Note (%s): %s\n", sweepSizes(n.at, phases), n.text)
 		}
 		return
@@ -70,6 +61,21 @@ func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 			fmt.Fprintf(w, "    %s\n", sweepNoteWords(n.text, n.at[0]))
 		}
 	}
+}
+
+// sweepNotes are the distinct notes of a sweep's points, each with the
+// points that have it: the notes of every size first, then each size's
+// own, size by size (the full summary, Markdown and HTML).
+func sweepNotes(phases []*results.Phase) []sweepNote {
+	notes := groupSweepNotes(phases, func(n string) string { return n })
+	rank := func(n sweepNote) int {
+		if len(n.at) == len(phases) {
+			return -1
+		}
+		return slices.Index(phases, n.at[0])
+	}
+	slices.SortStableFunc(notes, func(a, b sweepNote) int { return cmp.Compare(rank(a), rank(b)) })
+	return notes
 }
 
 // groupSweepNotes groups the notes of phases by key(note), in the order
