@@ -175,6 +175,9 @@ func headerLines(f *results.File) [][2]string {
 		when += " — INTERRUPTED: figures cover the time until the stop"
 	}
 	ls = append(ls, [2]string{"When", when})
+	// Every relay first, then what the runs shared (corpus, params): a
+	// compare's header lists its relays together.
+	var rest [][2]string
 	seen := map[string]bool{}
 	for i := range f.Runs {
 		r := &f.Runs[i]
@@ -190,22 +193,22 @@ func headerLines(f *results.File) [][2]string {
 		if e := freshLine(r); e != "" {
 			if !seen["events "+e] {
 				seen["events "+e] = true
-				ls = append(ls, [2]string{"Events", e})
+				rest = append(rest, [2]string{"Events", e})
 			}
 		} else if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) {
 			seen["corpus "+c] = true
-			ls = append(ls, [2]string{"Corpus", c})
+			rest = append(rest, [2]string{"Corpus", c})
 		}
 		if p := paramsLine(r.Params); p != "" && !seen["params "+p] {
 			seen["params "+p] = true
-			ls = append(ls, [2]string{"Params", p})
+			rest = append(rest, [2]string{"Params", p})
 		}
 		if s := segmentLine(r.Segment); s != "" && !seen["segment "+s] {
 			seen["segment "+s] = true
-			ls = append(ls, [2]string{"Segment", s})
+			rest = append(rest, [2]string{"Segment", s})
 		}
 	}
-	return ls
+	return append(ls, rest...)
 }
 
 // skipWhy is why r was skipped, without the "NAME: skipped: " its
