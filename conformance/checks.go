@@ -36,6 +36,7 @@ const (
 var all = []Check{
 	{ID: "req.multi-filter-union", NIP: 1, Level: MUST, Sentence: sentUnion, run: multiFilterUnion},
 	{ID: "req.multi-filter-once", NIP: 1, Level: MUST, Sentence: sentUnion, run: multiFilterOnce},
+	{ID: "req.multi-filter-own-limit", NIP: 1, Level: MUST, Sentence: sentUnion, run: multiFilterOwnLimit},
 	{ID: "req.same-id-replaces", NIP: 1, Level: MUST, Sentence: sentReplace, run: sameIDReplaces},
 	{ID: "req.close-then-reuse", NIP: 1, Level: MUST, Sentence: sentReturn, run: closeThenReuse},
 	{ID: "req.two-subscriptions-live", NIP: 1, Level: SHOULD, Sentence: sentReplace, run: twoSubscriptionsLive},
@@ -176,6 +177,28 @@ func multiFilterOnce(t *checkRun) outcome {
 		return pass()
 	}
 	return unknown("the event matching both filters did not come back at all (see req.multi-filter-union)")
+}
+
+// multiFilterOwnLimit: A (no tag) and B1..B3 (#t y), asked as clients
+// open a thread, the root by id beside its replies:
+// [{"ids":[A],"limit":1},{"#t":[y]}]. The first filter's limit bounds its
+// own events only: the union is all four.
+func multiFilterOwnLimit(t *checkRun) outcome {
+	y := t.tag("y")
+	evs, err := t.fresh(now()-60, func(i int) []nostr.Tag {
+		if i == 0 {
+			return nil
+		}
+		return []nostr.Tag{tTag(y)}
+	}, 4)
+	if err != nil {
+		return undecided(err)
+	}
+	if err := t.store(evs...); err != nil {
+		return undecided(err)
+	}
+	a, err := t.query("w"+t.nonce, nostr.Filter{IDs: []string{evs[0].ID}, Limit: 1}, nostr.Filter{Tags: map[string][]string{"t": {y}}})
+	return exactly(a, err, evs, `REQ [{"ids":[A],"limit":1},{"#t":[y]}]`)
 }
 
 // twoFilters stores A (#t x), B (#t y), C (both), D (#t z) and asks

@@ -82,6 +82,7 @@ func TestEachMisbehaviourCaught(t *testing.T) {
 	}{
 		{"same id does not replace", testrelay.Config{SameIDNoReplace: true}, want{"req.same-id-replaces": results.CheckFail}},
 		{"union duplicates", testrelay.Config{UnionDuplicates: true}, want{"req.multi-filter-once": results.CheckFail}},
+		{"the first filter's limit for all", testrelay.Config{FirstFilterLimit: true}, want{"req.multi-filter-own-limit": results.CheckFail}},
 		{"ids ignore other conditions", testrelay.Config{IgnoreIDsConditions: true}, want{"req.ids-and-conditions": results.CheckFail}},
 		{"tag values as prefixes", testrelay.Config{TagPrefixMatch: true}, want{"req.tag-value-exact": results.CheckFail}},
 		{"since and until exclusive", testrelay.Config{BoundsExclusive: true}, want{"req.since-until-inclusive": results.CheckFail}},

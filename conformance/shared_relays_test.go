@@ -150,6 +150,9 @@ var sharedFindings = map[string]map[string]results.CheckStatus{
 		"req.limit-zero":             results.CheckNamed,
 		"req.limit-tie-lowest-id":    results.CheckNamed,
 		"req.malformed-closed":       results.CheckNamed,
+		// A REQ of several filters gets the first filter's limit in all
+		// (src/handler.zig handleReq: limit = filters[0].limit()).
+		"req.multi-filter-own-limit": results.CheckFail,
 		// A challenge only when auth is needed (src/handler.zig); COUNT sums
 		// each filter's count (handleCount), a malformed COUNT is counted.
 		"nip42.auth-accepted":         results.CheckNamed,

@@ -220,6 +220,9 @@ type Config struct {
 	// the old subscription sent before the relay read the REQ would come;
 	// then its own answer.
 	ReplacedLiveEvent bool
+	// FirstFilterLimit: a REQ of several filters whose first has a limit
+	// gets at most that many events in all (Wisp v0.6.1).
+	FirstFilterLimit bool
 	// UnionDuplicates: an event matching several filters of one REQ is
 	// sent once per filter it matches.
 	UnionDuplicates bool
@@ -1049,6 +1052,9 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 		return
 	}
 	results := c.r.query(stored)
+	if lim := firstLimit(stored); c.r.cfg.FirstFilterLimit && len(stored) > 1 && lim > 0 && len(results) > lim {
+		results = results[:lim]
+	}
 	if c.r.cfg.LimitEndsSubscription {
 		c.mu.Lock()
 		sb.filters = unfilled(sb.filters, results)
@@ -1078,6 +1084,14 @@ func (c *conn) handleReq(msg []json.RawMessage) {
 			c.r.deliver(c, subID, ev)
 		}
 	}
+}
+
+// firstLimit is the limit of the first of filters (0: none, or no filter).
+func firstLimit(filters []nostr.Filter) int {
+	if len(filters) == 0 {
+		return 0
+	}
+	return filters[0].Limit
 }
 
 // replacedLive sends under subID the newest stored event that matches one
