@@ -62,6 +62,13 @@ func (g *Globals) AfterApply(kctx *kong.Context) error {
 				return err
 			}
 		}
+		if fc, ok := target.Interface().(interface {
+			checkFigures([]threshold.Threshold) error
+		}); ok {
+			if err := fc.checkFigures(gf.parsed); err != nil {
+				return err
+			}
+		}
 		activeGate = gf
 	}
 	if a, ok := target.Interface().(interface{ nip42() *authFlags }); ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/threshold"
 )
 
 type compareCmd struct {
@@ -53,6 +54,12 @@ func (c *compareCmd) checkFlags() error {
 	r.Add(c.conformanceFlags.validate())
 	r.Add(c.outputFlags.validate())
 	return r.Err()
+}
+
+// checkFigures: a threshold on a conformance check compare will not run
+// is refused before any work (conformanceFlags.checkFigures).
+func (c *compareCmd) checkFigures(ts []threshold.Threshold) error {
+	return c.conformanceFlags.checkFigures("compare", c.Conformance, ts)
 }
 
 func (c *compareCmd) Run(g *Globals) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,51 @@ func (f conformanceFlags) selected() ([]conformance.Check, error) {
 		return nil, fmt.Errorf("--check %s: no such check (there are: %s)", id, strings.Join(known, ", "))
 	}
 	return out, nil
+}
+
+// checkFigures refuses, before any work, the first threshold on a
+// conformance figure the checks to run will not write: a check --check
+// leaves out or that does not exist (conformance.req.nope), or any
+// conformance figure when no check runs (run false: compare without
+// --conformance). The error lists the conformance figures there will be,
+// once. Other figures are the command's plan's (figurePlan).
+func (f conformanceFlags) checkFigures(command string, run bool, ts []threshold.Threshold) error {
+	prefix := threshold.ConformanceScope + "."
+	var written map[string]threshold.Figure
+	var ids []string
+	if sel, err := f.selected(); run && err == nil {
+		r := results.Run{}
+		for _, c := range sel {
+			r.Conformance = append(r.Conformance, results.Check{ID: c.ID, Status: results.CheckPass})
+			ids = append(ids, c.ID)
+		}
+		written = threshold.Figures(&r) // the checks' figures, the tallies
+	}
+	for _, t := range ts {
+		check, ok := strings.CutPrefix(t.Figure, prefix)
+		if _, there := written[t.Figure]; !ok || there {
+			continue
+		}
+		if !run {
+			return fmt.Errorf("threshold %q: %s runs no conformance check without --conformance", t.Expr, command)
+		}
+		return fmt.Errorf("threshold %q: %s runs no check %s; its checks are %s; its tallies %s",
+			t.Expr, command, check, strings.Join(ids, ", "), strings.Join(tallies(written, ids, prefix), ", "))
+	}
+	return nil
+}
+
+// tallies are the conformance figures of written that are not a check of
+// ids: conformance.failed, …, sorted.
+func tallies(written map[string]threshold.Figure, ids []string, prefix string) []string {
+	var out []string
+	for name := range written {
+		if !slices.Contains(ids, strings.TrimPrefix(name, prefix)) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // params records the flags in the results file.
@@ -186,6 +232,12 @@ func (c *conformanceCmd) figurePlan() threshold.Plan {
 		return livePlan(false, threshold.ConformanceScope, "under-load")
 	}
 	return livePlan(false, threshold.ConformanceScope)
+}
+
+// checkFigures: a threshold on a conformance check that will not run is
+// refused before any work (conformanceFlags.checkFigures).
+func (c *conformanceCmd) checkFigures(ts []threshold.Threshold) error {
+	return c.conformanceFlags.checkFigures("conformance", true, ts)
 }
 
 func (c *conformanceCmd) Run(g *Globals) error {

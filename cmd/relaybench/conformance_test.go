@@ -161,10 +161,9 @@ func TestConformanceThreshold(t *testing.T) {
 	if res.code != judge.ThresholdsFailed {
 		t.Errorf("exit %d, want 5\n%s", res.code, lastLines(res.stderr, 10))
 	}
-	res, _ = runConformance(t, append(only, "--threshold", "conformance.req.nope==pass")...)
-	// The summary's verdict lists the figures there are (the last line on
-	// stderr keeps only the start of a long reason).
-	if res.code != judge.Usage || !strings.Contains(res.stdout, "conformance.req.limit-zero") || !strings.Contains(res.stderr, "no figure conformance.req.nope") {
+	// Refused before any check, in one line naming the checks there are.
+	res = runCLI(t, append(append([]string{"conformance"}, only...), "--threshold", "conformance.req.nope==pass", "--out", t.TempDir())...)
+	if res.code != judge.Usage || res.stdout != "" || !strings.Contains(res.stderr, "runs no check req.nope; its checks are req.multi-filter-union, req.limit-zero;") {
 		t.Errorf("exit %d, want 2 naming the checks there are\n%s", res.code, lastLines(res.stderr, 10))
 	}
 	broken := testrelay.Start(t, testrelay.Config{SameIDNoReplace: true})

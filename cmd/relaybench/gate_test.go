@@ -240,7 +240,8 @@ func TestCIRecipe(t *testing.T) {
 // write is refused in one line before any work, for run, compare, a
 // declared workload's command (keys and corpus) and every hand-written
 // live command (load, find-max, subscribe, mixed, clients, sync,
-// conformance), and that the relay is never connected to.
+// conformance), a conformance check that will not run (conformance,
+// compare), and that the relay is never connected to.
 func TestThresholdPlanBeforeWork(t *testing.T) {
 	url, connections := countingListener(t)
 	dir := t.TempDir()
@@ -276,6 +277,15 @@ func TestThresholdPlanBeforeWork(t *testing.T) {
 			`threshold "publish.rate>1": conformance writes no phase publish; its phases are conformance`},
 		{[]string{"conformance", "--relay", url, "--under-load", "10", "--threshold", "under-load.ok.p99<1s", "--threshold", "load.ok.p99<1s"},
 			`threshold "load.ok.p99<1s": conformance writes no phase load; its phases are conformance, under-load`},
+		{[]string{"conformance", "--relay", url, "--check", "req.limit-zero,nip11.cors", "--threshold", "conformance.failed==0", "--threshold", "conformance.req.limit-zero==pass",
+			"--threshold", "conformance.req.multi-filter-union==pass"},
+			`threshold "conformance.req.multi-filter-union==pass": conformance runs no check req.multi-filter-union; its checks are req.limit-zero, nip11.cors; its tallies conformance.checks, conformance.failed,`},
+		{[]string{"conformance", "--relay", url, "--threshold", "conformance.req.nope==pass"},
+			`threshold "conformance.req.nope==pass": conformance runs no check req.nope; its checks are req.multi-filter-union, `},
+		{[]string{"compare", "--relays", url, "--threshold", "conformance.failed==0"},
+			`threshold "conformance.failed==0": compare runs no conformance check without --conformance`},
+		{[]string{"compare", "--relays", url, "--conformance", "--check", "nip11.cors", "--threshold", "conformance.nip11.cors==pass", "--threshold", "conformance.req.limit-zero==pass"},
+			`threshold "conformance.req.limit-zero==pass": compare runs no check req.limit-zero; its checks are nip11.cors; its tallies`},
 	} {
 		out := filepath.Join(dir, fmt.Sprintf("%d-%s.json", i, c.args[0]))
 		code, stdout, stderr := runHere(t, append(c.args, "--json", out)...)
