@@ -59,3 +59,22 @@ func commOf(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	return strings.TrimSpace(string(b))
 }
+
+// BenchmarkUsageRead is what a live view's tick spends reading the
+// relay's tree: a full /proc scan every fullScanEvery reads, the known
+// processes' stat files in between.
+func BenchmarkUsageRead(b *testing.B) {
+	cmd := exec.Command("sh", "-c", "sleep 1000 & sleep 1000 & wait")
+	cmd.SysProcAttr = groupAttr()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { killGroup(cmd.Process.Pid); _ = cmd.Wait() }()
+	inst := &Instance{}
+	inst.pgid.Store(int64(cmd.Process.Pid))
+	u := inst.Usage()
+	b.ResetTimer()
+	for b.Loop() {
+		u.Read()
+	}
+}

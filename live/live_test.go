@@ -18,6 +18,7 @@ import (
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 )
 
 // hostile is a relay name no output may pass through raw: a quote, a
@@ -415,6 +416,9 @@ func TestConcurrentFeedsAndReaders(t *testing.T) {
 				l.Add(outcome.Accepted, "")
 				se.Latency(mono.Now()-int64(i%3)*1e9, i)
 				up(i)
+				if i%100 == 0 {
+					st.faultFound(verify.Found{Kind: verify.FoundInvalid, N: 1, Raw: []byte("x")})
+				}
 			}
 		}()
 	}
@@ -423,6 +427,9 @@ func TestConcurrentFeedsAndReaders(t *testing.T) {
 		parseExposition(t, string(st.Exposition()))
 		if i%10 == 0 {
 			st.PhaseDone(latencyPhase(fmt.Sprintf("p%d", i), 1e6))
+		}
+		if i%7 == 0 {
+			st.SetRelayUsage(fmt.Sprintf("relay %d", i), func() (float64, int64, bool) { return float64(i), 1, true })
 		}
 	}
 	close(done)

@@ -200,6 +200,13 @@ func (w *webRun) recorder(url string) *relaymetrics.Recorder {
 	return nil
 }
 
+// recorders is the relays whose metrics were read, in turn.
+func (w *webRun) recorders() []relayRecorder {
+	w.rmMu.Lock()
+	defer w.rmMu.Unlock()
+	return slices.Clone(w.rms)
+}
+
 // phaseDone shows finished phases with their exact figures, and the
 // relay's own metrics of each (a copy annotated: the run's phases are at
 // its end).

@@ -2,8 +2,20 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/progress"
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/runner"
+	"github.com/relaybench/relaybench/workload"
 )
 
 // TestWebFlags: --web, --web-keep, --prometheus-rw and --relay-metrics
@@ -45,5 +57,59 @@ func TestInterruptedRunClosesTheLiveViewWithinASecond(t *testing.T) {
 	defer cancel()
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > closeBudgetInterrupted || closeBudgetInterrupted > time.Second {
 		t.Fatalf("an interrupted run's close may take %s", time.Until(dl))
+	}
+}
+
+// TestLiveViewOfSeveralRelays: the live view of a command measuring
+// relays one after another (compare) shows each phase as it ends, named
+// with the relay it measured, and the relay's own metrics (--relay-metrics
+// /metrics on each relay's address) read per relay, checked beside
+// relaybench's counts.
+func TestLiveViewOfSeveralRelays(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second) // a hang guard
+	defer cancel()
+	var events atomic.Int64
+	relays := map[string]*testrelay.Relay{}
+	for _, name := range []string{"a", "b"} {
+		r := testrelay.Start(t, testrelay.Config{})
+		relays[name] = r
+	}
+	// The relays' metrics: one server answering for both, on its own
+	// address (--relay-metrics URL reads the same endpoint for each).
+	metricsSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "# TYPE nostr_cmd_req_total counter\nnostr_cmd_req_total %d\n", events.Add(7))
+	}))
+	defer metricsSrv.Close()
+	prog := progress.New(io.Discard, false)
+	w, err := startWeb(ctx, webFlags{Web: "0", RelayMetrics: flagValue(metricsSrv.URL)}, "compare", "-", time.Now(), prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close(ctx)
+	c, err := corpus.Generate(ctx, corpus.Params{Seed: 3, Events: 40, Authors: 5, AvgSize: 100}.WithDefaults(), corpus.Options{CacheDir: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runner.Config{Query: workload.QueryOptions{Queries: 5, Limit: 10}}
+	w.hook(&cfg)
+	for i, name := range []string{"a", "b"} {
+		url := relays[name].URL()
+		cfg.Workloads = []runner.Workload{{Name: "probe", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+			// While this relay's third step runs, its first two are shown.
+			phs := w.st.Phases()
+			if len(phs) != 2*i+2 || phs[2*i].Relay != url || phs[2*i+1].Name != "query" {
+				t.Errorf("relay %s: shown while its run goes: %+v", name, phs)
+			}
+			if len(phs[2*i+1].RelayChecks) != 1 || phs[2*i+1].RelayChecks[0].Series != "nostr_cmd_req_total" {
+				t.Errorf("relay %s: query phase's relay checks %+v", name, phs[2*i+1].RelayChecks)
+			}
+			return nil, nil
+		}}}
+		if _, err := runner.Run(ctx, c, cfg, runner.Target{URL: url}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(w.recorders()); n != 2 {
+		t.Errorf("%d relay metrics readings, want one per relay", n)
 	}
 }
