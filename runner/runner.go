@@ -520,10 +520,24 @@ func finish(ph *results.Phase, clientCores int) {
 	judgeClient(ph, clientCores)
 }
 
+// cpuTick is the coarsest step of the CPU clocks a phase's figures come
+// from: /proc/PID/stat counts the relay's CPU in USER_HZ ticks, 100 a
+// second on Linux, and getrusage's total for the client advances with the
+// scheduler tick (HZ ≥ USER_HZ) for each running thread. Over a window of
+// w seconds one tick moves a figure by cpuTick/w cores.
+const cpuTick = 10 * time.Millisecond
+
+// minJudgedPhase is the shortest timed window whose CPU figures are judged:
+// the judgement's margins are a tenth of the cores (0.9 of them busy), at
+// least 0.1 core, so one tick must move a figure by no more than 0.1 core:
+// ten ticks. A 4 ms phase whose relay used one tick reads 2.5 cores.
+const minJudgedPhase = 10 * cpuTick
+
 // judgeClient marks a phase client-limited when the client used (nearly) all
 // the CPU it may use, or when the machine was saturated and the client used
 // at least as much of it as the relay; otherwise it notes which side, if
-// any, was CPU-bound, so that every figure says what limited it.
+// any, was CPU-bound, so that every figure says what limited it. A phase
+// shorter than minJudgedPhase is not judged: its note says so.
 func judgeClient(ph *results.Phase, clientCores int) {
 	noteSetup(ph)
 	if ph.Duration <= 0 || ph.Resources == nil {
@@ -542,6 +556,9 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	switch {
 	case ph.ClientLimited:
 		// the workload already found the client to be the limit
+	case ph.Duration < int64(minJudgedPhase):
+		note("too short to judge what limited it: the timed window of %s is under %s, and the CPU clocks count in %s ticks, so its CPU figures (one tick is %.1f cores here) are tick noise",
+			time.Duration(ph.Duration).Round(100*time.Microsecond), minJudgedPhase, cpuTick, cpuTick.Seconds()/secs)
 	case client >= 0.9*cores:
 		ph.ClientLimited = true
 		note("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", client, cores)

@@ -70,6 +70,39 @@ func TestJudgeClient(t *testing.T) {
 	}
 }
 
+// A phase of a few milliseconds is not judged: one 10 ms tick of the
+// relay's CPU reads as 2.5 cores over 4 ms, so no side is named as the
+// limit and the note says why; from ten ticks on the judgement is made.
+func TestJudgeClientShortPhase(t *testing.T) {
+	machine := float64(runtime.NumCPU())
+	cores := runtime.GOMAXPROCS(0)
+	for _, ph := range []*results.Phase{
+		phase(0.004, 0.2, 2.38),
+		phase(0.004, 0.95*float64(cores), 0.1),
+		phase(0.004, machine*0.5, machine*0.45),
+		phase(0.099, 0.1, 0.9),
+	} {
+		judgeClient(ph, cores)
+		notes := strings.Join(ph.Notes, " ")
+		if ph.ClientLimited || strings.Contains(notes, "limited:") || strings.Contains(notes, "limited,") || strings.Contains(notes, "saturated") {
+			t.Errorf("%v phase judged: %q", time.Duration(ph.Duration), ph.Notes)
+		}
+		if len(ph.Notes) != 1 || !strings.HasPrefix(notes, "too short to judge what limited it: the timed window of ") {
+			t.Errorf("%v phase: notes %q, want the one too-short note", time.Duration(ph.Duration), ph.Notes)
+		}
+	}
+	ph := phase(0.004, 0.2, 2.38)
+	judgeClient(ph, cores)
+	if want := "the timed window of 4ms is under 100ms, and the CPU clocks count in 10ms ticks, so its CPU figures (one tick is 2.5 cores here) are tick noise"; !strings.Contains(ph.Notes[0], want) {
+		t.Errorf("note %q, want %q", ph.Notes[0], want)
+	}
+	ph = phase(float64(minJudgedPhase)/1e9, 0.1, 0.9)
+	judgeClient(ph, cores)
+	if !strings.Contains(strings.Join(ph.Notes, " "), "relay-limited:") {
+		t.Errorf("a phase of %v not judged: %q", minJudgedPhase, ph.Notes)
+	}
+}
+
 // dyingProbe is a managed relay's probe whose process exits after a delay.
 type dyingProbe struct {
 	exited chan struct{}

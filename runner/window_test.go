@@ -50,6 +50,14 @@ func TestPhaseResourcesCoverTheirTimedWindow(t *testing.T) {
 		// The judgement divides the window's CPU by the phase's duration.
 		notes := strings.Join(ph.Notes, "\n")
 		m := busyNote.FindStringSubmatch(notes)
+		if ph.Duration < int64(minJudgedPhase) && ph.Name != "burst" {
+			// publish and query of 200 events may take a few ms: too short
+			// to judge; burst waits 300 ms between its bursts.
+			if m != nil || !strings.Contains(notes, "too short to judge") {
+				t.Errorf("%s: %v phase judged: %q", ph.Name, time.Duration(ph.Duration), ph.Notes)
+			}
+			continue
+		}
 		if m == nil && strings.Contains(notes, "client-limited: the client kept") {
 			continue // a busy machine: the note names the client alone
 		}

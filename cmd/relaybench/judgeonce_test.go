@@ -9,7 +9,7 @@ import (
 
 // judgeNotes are the openings of the notes the runner's client-CPU
 // judgement writes, one per timed phase.
-var judgeNotes = []string{"client-limited:", "client CPU:", "relay-limited", "neither side saturated"}
+var judgeNotes = []string{"client-limited:", "client CPU:", "relay-limited", "neither side saturated", "too short to judge"}
 
 // Every timed phase, count, search and query included, is judged once, by
 // the runner (which honours --client-cpus): its client CPU use is recorded
