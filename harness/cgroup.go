@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Limits are resource limits for a relay's process tree (-load-constraints).
+// Limits are resource limits for a relay's process tree (--load-constraints).
 // Zero fields are not limited.
 type Limits struct {
 	CPU    float64 // cores (CFS quota / period); 0.5 is half a core
@@ -59,7 +59,7 @@ func ParseLimits(s string) (Limits, error) {
 	var l Limits
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return l, errors.New("-load-constraints: empty (want e.g. cpu=0.5,mem=256M)")
+		return l, errors.New("--load-constraints: empty (want e.g. cpu=0.5,mem=256M)")
 	}
 	for n, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
@@ -72,7 +72,7 @@ func ParseLimits(s string) (Limits, error) {
 			case 1:
 				k = "mem"
 			default:
-				return Limits{}, fmt.Errorf("-load-constraints: %q: more than two positional values (want CPU,MEM)", s)
+				return Limits{}, fmt.Errorf("--load-constraints: %q: more than two positional values (want CPU,MEM)", s)
 			}
 			if v == "" || v == "-" {
 				continue
@@ -82,27 +82,27 @@ func ParseLimits(s string) (Limits, error) {
 		case "cpu", "cpus":
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-				return Limits{}, fmt.Errorf("-load-constraints: cpu %q: want a positive number of cores (e.g. 0.5)", v)
+				return Limits{}, fmt.Errorf("--load-constraints: cpu %q: want a positive number of cores (e.g. 0.5)", v)
 			}
 			if f < 0.01 {
-				return Limits{}, fmt.Errorf("-load-constraints: cpu %q: below the 0.01-core minimum", v)
+				return Limits{}, fmt.Errorf("--load-constraints: cpu %q: below the 0.01-core minimum", v)
 			}
 			l.CPU = f
 		case "mem", "memory":
 			b, err := cgParseBytes(v)
 			if err != nil {
-				return Limits{}, fmt.Errorf("-load-constraints: mem %q: %v", v, err)
+				return Limits{}, fmt.Errorf("--load-constraints: mem %q: %v", v, err)
 			}
 			if b < 4<<20 {
-				return Limits{}, fmt.Errorf("-load-constraints: mem %q: below the 4M minimum", v)
+				return Limits{}, fmt.Errorf("--load-constraints: mem %q: below the 4M minimum", v)
 			}
 			l.Memory = b
 		default:
-			return Limits{}, fmt.Errorf("-load-constraints: unknown key %q (want cpu=CORES,mem=BYTES)", k)
+			return Limits{}, fmt.Errorf("--load-constraints: unknown key %q (want cpu=CORES,mem=BYTES)", k)
 		}
 	}
 	if l.IsZero() {
-		return l, fmt.Errorf("-load-constraints: %q limits nothing", s)
+		return l, fmt.Errorf("--load-constraints: %q limits nothing", s)
 	}
 	return l, nil
 }
@@ -264,7 +264,7 @@ func (i *Instance) LimitReport() (LimitReport, bool) {
 // the choice between v2 and v1).
 func NewCgroup(name string, l Limits) (*Cgroup, error) {
 	if l.IsZero() {
-		return nil, errors.New("-load-constraints: no limit given")
+		return nil, errors.New("--load-constraints: no limit given")
 	}
 	var why []string
 	cg, err := newV2(name, l)

@@ -32,7 +32,7 @@ func TestParseLimits(t *testing.T) {
 		_, err := ParseLimits(bad)
 		if err == nil {
 			t.Errorf("ParseLimits(%q): no error", bad)
-		} else if !strings.HasPrefix(err.Error(), "-load-constraints") || strings.Contains(err.Error(), "\n") {
+		} else if !strings.HasPrefix(err.Error(), "--load-constraints") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ParseLimits(%q): error %q should be one line naming the flag", bad, err)
 		}
 	}

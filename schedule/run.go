@@ -54,7 +54,7 @@ type Outcome struct {
 
 // Defaults of Config.
 const (
-	DefaultPool        = 10 // the reference suite's -load-pool
+	DefaultPool        = 10 // the reference suite's --load-pool
 	DefaultMaxLateness = time.Second
 	DefaultDrain       = 10 * time.Second
 	// DefaultMinSleep bounds the dispatcher's wake-ups to 20,000/s whatever
@@ -70,7 +70,7 @@ const (
 type Config struct {
 	Pattern Pattern
 	// Pool is the number of workers, hence the most operations in flight
-	// (-load-pool). Default DefaultPool.
+	// (--load-pool). Default DefaultPool.
 	Pool int
 	// MaxLateness: an operation that cannot start within this of its
 	// intended time is dropped and counted. Default DefaultMaxLateness.
@@ -116,13 +116,13 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, errors.New("schedule: no pattern"))
 	}
 	if c.Pool < 0 {
-		errs = append(errs, fmt.Errorf("-load-pool: must be positive, got %d", c.Pool))
+		errs = append(errs, fmt.Errorf("--load-pool: must be positive, got %d", c.Pool))
 	}
 	if c.MaxLateness < 0 {
-		errs = append(errs, fmt.Errorf("-load-max-lateness: must be positive, got %v", c.MaxLateness))
+		errs = append(errs, fmt.Errorf("--load-max-lateness: must be positive, got %v", c.MaxLateness))
 	}
 	if c.Warmup < 0 {
-		errs = append(errs, fmt.Errorf("-load-warmup: must be ≥ 0, got %v", c.Warmup))
+		errs = append(errs, fmt.Errorf("--load-warmup: must be ≥ 0, got %v", c.Warmup))
 	}
 	if c.MinSleep < 0 {
 		errs = append(errs, fmt.Errorf("min sleep: must be ≥ 0, got %v", c.MinSleep))

@@ -25,16 +25,16 @@ var Patterns = []string{"constant", "ramp", "step", "spike", "burst", "sine", "p
 //	sine      between Base and Peak (starting at Base), Period (default Duration).
 //	poisson   Poisson arrivals at a mean of Base ops/s, Seed.
 type Spec struct {
-	Pattern  string        // -load-pattern
-	Duration time.Duration // -load-duration
-	Base     float64       // -load-base, ops/s
-	Peak     float64       // -load-peak, ops/s
-	Period   time.Duration // -load-period (sine)
-	Every    time.Duration // -load-every (burst)
-	Width    time.Duration // -load-width (spike, burst)
-	At       time.Duration // -load-at (spike start)
-	Steps    int           // -load-steps (step)
-	Seed     int64         // -load-seed (poisson)
+	Pattern  string        // --load-pattern
+	Duration time.Duration // --load-duration
+	Base     float64       // --load-base, ops/s
+	Peak     float64       // --load-peak, ops/s
+	Period   time.Duration // --load-period (sine)
+	Every    time.Duration // --load-every (burst)
+	Width    time.Duration // --load-width (spike, burst)
+	At       time.Duration // --load-at (spike start)
+	Steps    int           // --load-steps (step)
+	Seed     int64         // --load-seed (poisson)
 }
 
 // DefaultSpec is the reference suite's defaults: constant, 60 s, base 50/s,
@@ -79,7 +79,7 @@ func (s Spec) Validate() error {
 	s = s.resolved()
 	var errs []error
 	bad := func(flag, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("-load-"+flag+": "+format, args...))
+		errs = append(errs, fmt.Errorf("--load-"+flag+": "+format, args...))
 	}
 	known := false
 	for _, p := range Patterns {
@@ -114,7 +114,7 @@ func (s Spec) Validate() error {
 		}
 	case "spike", "burst", "sine":
 		if okBase && okPeak && s.Peak < s.Base {
-			bad("peak", "must be ≥ -load-base (%g) for %s, got %g", s.Base, s.Pattern, s.Peak)
+			bad("peak", "must be ≥ --load-base (%g) for %s, got %g", s.Base, s.Pattern, s.Peak)
 		}
 		if okBase && okPeak && s.Peak == 0 {
 			bad("peak", "must be > 0 for %s, got 0", s.Pattern)
@@ -131,7 +131,7 @@ func (s Spec) Validate() error {
 				bad("width", "must be positive, got %v", s.Width)
 			}
 			if s.At < 0 || s.At+s.Width > s.Duration {
-				bad("at", "spike [%v, %v) must lie within -load-duration %v", s.At, s.At+s.Width, s.Duration)
+				bad("at", "spike [%v, %v) must lie within --load-duration %v", s.At, s.At+s.Width, s.Duration)
 			}
 		case "burst":
 			if s.Every <= 0 {
@@ -140,7 +140,7 @@ func (s Spec) Validate() error {
 			if s.Width <= 0 {
 				bad("width", "must be positive, got %v", s.Width)
 			} else if s.Every > 0 && s.Width > s.Every {
-				bad("width", "must not exceed -load-every %v, got %v", s.Every, s.Width)
+				bad("width", "must not exceed --load-every %v, got %v", s.Every, s.Width)
 			}
 		case "sine":
 			if s.Period <= 0 {
@@ -180,7 +180,7 @@ func (s Spec) Build() (Pattern, error) {
 }
 
 // Parse builds a pattern from a compact form: the pattern name, then
-// comma-separated key=value pairs named like the flags without "-load-",
+// comma-separated key=value pairs named like the flags without "--load-",
 // over DefaultSpec. Example: "spike,base=50,peak=200,duration=60s,width=5s".
 func Parse(spec string) (Pattern, error) {
 	parts := strings.Split(spec, ",")
@@ -219,7 +219,7 @@ func Parse(spec string) (Pattern, error) {
 			err = fmt.Errorf("unknown key (want duration, base, peak, period, every, width, at, steps, seed)")
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("-load-%s: %v", k, err))
+			errs = append(errs, fmt.Errorf("--load-%s: %v", k, err))
 		}
 	}
 	if len(errs) > 0 {
@@ -231,7 +231,7 @@ func Parse(spec string) (Pattern, error) {
 // Suites lists the suite names Suite accepts.
 var Suites = []string{"standard", "staircase"}
 
-// Suite returns the patterns of a named suite (-load-suite), run one after the
+// Suite returns the patterns of a named suite (--load-suite), run one after the
 // other and reported as separate phases, sharing total between them:
 //
 //	standard   constant at base, ramp base→peak, spike to peak (centred, a
@@ -253,7 +253,7 @@ func Suite(name string, base, peak float64, total time.Duration) ([]Pattern, err
 	case "staircase":
 		specs = []Spec{{Pattern: "step", Duration: total, Base: base, Peak: peak, Steps: 10}}
 	default:
-		return nil, fmt.Errorf("-load-suite: unknown suite %q (want one of %s)", name, strings.Join(Suites, ", "))
+		return nil, fmt.Errorf("--load-suite: unknown suite %q (want one of %s)", name, strings.Join(Suites, ", "))
 	}
 	var out []Pattern
 	var errs []error

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestSpecValidateReportsAll(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("want 3 one-line errors, got %q", lines)
 	}
-	for i, flag := range []string{"-load-pattern:", "-load-duration:", "-load-base:"} {
+	for i, flag := range []string{"--load-pattern:", "--load-duration:", "--load-base:"} {
 		if !strings.HasPrefix(lines[i], flag) {
 			t.Errorf("line %d %q does not name %s", i, lines[i], flag)
 		}
@@ -55,18 +56,47 @@ func TestSpecValidateReportsAll(t *testing.T) {
 		s    Spec
 		flag string
 	}{
-		{Spec{Pattern: "burst", Duration: time.Minute, Base: 1, Peak: 2, Every: time.Second, Width: 2 * time.Second}, "-load-width:"},
-		{Spec{Pattern: "spike", Duration: time.Minute, Base: 1, Peak: 2, At: 55 * time.Second, Width: 10 * time.Second}, "-load-at:"},
-		{Spec{Pattern: "sine", Duration: time.Minute, Base: 10, Peak: 2}, "-load-peak:"},
-		{Spec{Pattern: "constant", Duration: time.Minute}, "-load-base:"},
-		{Spec{Pattern: "step", Duration: time.Minute, Base: 1, Peak: 2, Steps: -1}, "-load-steps:"},
-		{Spec{Pattern: "sine", Duration: time.Minute, Base: 1, Peak: 2, Period: -time.Second}, "-load-period:"},
+		{Spec{Pattern: "burst", Duration: time.Minute, Base: 1, Peak: 2, Every: time.Second, Width: 2 * time.Second}, "--load-width:"},
+		{Spec{Pattern: "spike", Duration: time.Minute, Base: 1, Peak: 2, At: 55 * time.Second, Width: 10 * time.Second}, "--load-at:"},
+		{Spec{Pattern: "sine", Duration: time.Minute, Base: 10, Peak: 2}, "--load-peak:"},
+		{Spec{Pattern: "constant", Duration: time.Minute}, "--load-base:"},
+		{Spec{Pattern: "step", Duration: time.Minute, Base: 1, Peak: 2, Steps: -1}, "--load-steps:"},
+		{Spec{Pattern: "sine", Duration: time.Minute, Base: 1, Peak: 2, Period: -time.Second}, "--load-period:"},
 	} {
 		err := c.s.Validate()
 		if err == nil || !strings.HasPrefix(err.Error(), c.flag) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: got %v, want one line naming %s", c.s, err, c.flag)
 		}
+		noSingleDash(t, err)
 	}
+}
+
+// singleDash finds a flag written with one dash, as no other flag error is.
+var singleDash = regexp.MustCompile(`(^|[^-])-load-`)
+
+func noSingleDash(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && singleDash.MatchString(err.Error()) {
+		t.Errorf("a flag named with one dash (the CLI's errors say --flag): %v", err)
+	}
+}
+
+// Every error of the package names its flag as the CLI's other errors do:
+// --load-NAME.
+func TestFlagErrorsNameDoubleDash(t *testing.T) {
+	_, err := Parse("spike,base=x,zap=1")
+	if err == nil || !strings.HasPrefix(err.Error(), "--load-base: ") || !strings.Contains(err.Error(), "\n--load-zap: unknown key") {
+		t.Errorf("Parse: %v", err)
+	}
+	noSingleDash(t, err)
+	_, err = Suite("nope", 1, 2, time.Second)
+	noSingleDash(t, err)
+	_, err = Run(t.Context(), Config{Pool: -1, MaxLateness: -1, Warmup: -1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "--load-pool: ") || !strings.Contains(err.Error(), "--load-warmup: ") {
+		t.Errorf("Run: %v", err)
+	}
+	noSingleDash(t, err)
+	noSingleDash(t, Spec{Pattern: "sine", Duration: time.Minute, Base: 10, Peak: 2}.Validate())
 }
 
 func TestParse(t *testing.T) {
@@ -116,7 +146,7 @@ func TestSuite(t *testing.T) {
 	if ps, err := Suite("staircase", 0, 900, 10*time.Second); err != nil || len(ps) != 1 || Count(ps[0]) != 4500 {
 		t.Fatalf("staircase: %v %v", ps, err)
 	}
-	if _, err := Suite("nope", 1, 2, time.Second); err == nil || !strings.HasPrefix(err.Error(), "-load-suite:") {
+	if _, err := Suite("nope", 1, 2, time.Second); err == nil || !strings.HasPrefix(err.Error(), "--load-suite:") {
 		t.Fatalf("unknown suite: %v", err)
 	}
 }

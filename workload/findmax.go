@@ -272,7 +272,7 @@ func (s *maxSearch) stop(err error) bool {
 	}
 	var ec errEventCap
 	if errors.As(err, &ec) {
-		s.stopWhy = fmt.Sprintf("stopped: the next step would need %d events, above -load-max-events %d", ec.n, ec.max)
+		s.stopWhy = fmt.Sprintf("stopped: the next step would need %d events, above --load-max-events %d", ec.n, ec.max)
 		s.res.ClientLimited = true
 		return true
 	}
@@ -320,7 +320,7 @@ type errEventCap struct {
 }
 
 func (e errEventCap) Error() string {
-	return fmt.Sprintf("-load-max-events: the step needs %d events, above the cap of %d", e.n, e.max)
+	return fmt.Sprintf("--load-max-events: the step needs %d events, above the cap of %d", e.n, e.max)
 }
 
 // judgeStep decides whether a step passed and, if not, whether the relay

@@ -81,19 +81,19 @@ func (o *LoadOptions) defaults() error {
 	switch o.Kind {
 	case LoadPublish, LoadQuery, LoadMixed:
 	default:
-		errs = append(errs, fmt.Errorf("-load-kind: unknown kind %q (want publish, query or mixed)", o.Kind))
+		errs = append(errs, fmt.Errorf("--load-kind: unknown kind %q (want publish, query or mixed)", o.Kind))
 	}
 	if o.Pattern == nil {
 		errs = append(errs, errors.New("load: no pattern"))
 	}
 	if o.Pool < 0 {
-		errs = append(errs, fmt.Errorf("-load-pool: must be positive, got %d", o.Pool))
+		errs = append(errs, fmt.Errorf("--load-pool: must be positive, got %d", o.Pool))
 	}
 	if o.Pool == 0 {
 		o.Pool = schedule.DefaultPool
 	}
 	if o.Connections < 0 {
-		errs = append(errs, fmt.Errorf("-load-connections: must be positive, got %d", o.Connections))
+		errs = append(errs, fmt.Errorf("--load-connections: must be positive, got %d", o.Connections))
 	}
 	if o.Connections == 0 {
 		o.Connections = min(o.Pool, 8)
@@ -103,7 +103,7 @@ func (o *LoadOptions) defaults() error {
 		o.Timeout = 10 * time.Second
 	}
 	if o.PublishParts < 0 || o.QueryParts < 0 {
-		errs = append(errs, fmt.Errorf("-load-mix: parts must be ≥ 0, got %d:%d", o.PublishParts, o.QueryParts))
+		errs = append(errs, fmt.Errorf("--load-mix: parts must be ≥ 0, got %d:%d", o.PublishParts, o.QueryParts))
 	}
 	if o.PublishParts == 0 && o.QueryParts == 0 {
 		o.PublishParts, o.QueryParts = 4, 1
@@ -275,11 +275,11 @@ func prepareLoad(ctx context.Context, c *corpus.Corpus, o *LoadOptions) (*loadPl
 	p.total, p.nPub = o.segmentPlan(schedule.Count(o.Pattern))
 	p.nQuery = p.total - p.nPub
 	if o.MaxEvents > 0 && p.nPub > int64(o.MaxEvents) {
-		return nil, fmt.Errorf("-load-max-events: %s needs %d distinct events, above the cap of %d (events are never reused: relays would answer duplicate:); raise -load-max-events or lower the rate or duration",
+		return nil, fmt.Errorf("--load-max-events: %s needs %d distinct events, above the cap of %d (events are never reused: relays would answer duplicate:); raise --load-max-events or lower the rate or duration",
 			o.Pattern, p.nPub, o.MaxEvents)
 	}
 	if p.total == 0 {
-		return nil, fmt.Errorf("-load-base: %s intends no operation", o.Pattern)
+		return nil, fmt.Errorf("--load-base: %s intends no operation", o.Pattern)
 	}
 	if p.nPub > 0 {
 		var err error

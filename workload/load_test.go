@@ -213,11 +213,11 @@ func TestLoadMixedAndQuery(t *testing.T) {
 
 func TestLoadRefusesTooManyEvents(t *testing.T) {
 	_, err := Load(testCtx(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Pattern: constant(t, 1000, 10*time.Second), MaxEvents: 5000})
-	if err == nil || !strings.HasPrefix(err.Error(), "-load-max-events") || !strings.Contains(err.Error(), "10000") {
+	if err == nil || !strings.HasPrefix(err.Error(), "--load-max-events") || !strings.Contains(err.Error(), "10000") {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = Load(testCtx(t), "ws://127.0.0.1:1", smallCorpus(t), LoadOptions{Kind: "write", Pattern: constant(t, 1, time.Second)})
-	if err == nil || !strings.HasPrefix(err.Error(), "-load-kind") {
+	if err == nil || !strings.HasPrefix(err.Error(), "--load-kind") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -70,11 +70,11 @@ func (f loadRunFlags) limitRelay(s *liveSession) (inst *harness.Instance, cleanu
 	}
 	inst, ok := s.target.Probe.(*harness.Instance)
 	if !ok || inst == nil {
-		return nil, nil, errors.New("-load-constraints: needs a relay started by relaybench (leave out --relay)")
+		return nil, nil, errors.New("--load-constraints: needs a relay started by relaybench (leave out --relay)")
 	}
 	cleanup, err = inst.Limit(l)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-load-constraints: %w", err)
+		return nil, nil, fmt.Errorf("--load-constraints: %w", err)
 	}
 	s.run.Notes = append(s.run.Notes, fmt.Sprintf("relay run under resource limits %s", l))
 	return inst, cleanup, nil
