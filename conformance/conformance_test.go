@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +39,42 @@ func runAll(t *testing.T, url string, info *nip11.Info, only ...string) map[stri
 		m[c.ID] = c
 		if c.Status != results.CheckPass {
 			t.Logf("%s: %s: %s", c.ID, c.Status, c.Detail)
+		}
+	}
+	return m
+}
+
+// runEach runs every check at once, each on its own test relay with cfg
+// (a check that waits out a Timeout waits beside the others, not after
+// them), and returns them by ID.
+func runEach(t *testing.T, cfg testrelay.Config, info *nip11.Info) map[string]results.Check {
+	t.Helper()
+	ctx := testCtx(t)
+	got := make([][]results.Check, len(all))
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, c := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := testrelay.New(cfg)
+			defer r.Close()
+			o := testOpts
+			o.Only = []string{c.ID}
+			got[i], errs[i] = Run(ctx, r.URL(), info, o)
+		}()
+	}
+	wg.Wait()
+	m := map[string]results.Check{}
+	for i := range all {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		for _, c := range got[i] {
+			m[c.ID] = c
+			if c.Status != results.CheckPass {
+				t.Logf("%s: %s: %s", c.ID, c.Status, c.Detail)
+			}
 		}
 	}
 	return m
@@ -103,9 +140,7 @@ func TestEachMisbehaviourCaught(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // the knobs that leave answers out cost a Timeout each, idle
-			r := testrelay.New(tc.cfg)
-			defer r.Close()
-			got := runAll(t, r.URL(), nil)
+			got := runEach(t, tc.cfg, nil)
 			for id, w := range tc.want {
 				if c := got[id]; c.Status != w {
 					t.Errorf("%s: %s, want %s", id, describe(c), w)

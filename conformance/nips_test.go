@@ -189,6 +189,7 @@ func countRelay(t *testing.T, answer func(filters int) string, malformed func(id
 // refused-closed, with CLOSED without a prefix is named, with
 // CLOSED "invalid: …" passes.
 func TestNIP45Checks(t *testing.T) {
+	t.Parallel() // the NOTICE case waits a Timeout
 	info := &nip11.Info{SupportedNIPs: []any{45.0}}
 	sum := func(bare bool, approx string) func(int) string {
 		return func(n int) string {

@@ -226,6 +226,7 @@ func (p *sharedPart) run(ctx context.Context, name, tmp string) {
 
 func TestSharedRelays(t *testing.T) {
 	integration(t)
+	t.Parallel() // it waits on the relays: the package's other tests run meanwhile
 	names := []string{"strfry", "nostr-rs-relay-sqlite", "nostr-rs-relay-auth", "orly", "wisp"}
 	parts := runShared(testCtx(t), names, t.TempDir())
 	for _, name := range names {
