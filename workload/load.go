@@ -641,6 +641,7 @@ func (l *loadOps) measure() (*schedule.Result, loadMeasure, error) {
 	} else {
 		res, err = schedule.RunSlots(l.pctx, cfg, l.op)
 	}
+	l.live.end.Store(mono.Now())
 	w.Close(0)
 	m.cpu = w.CPU()
 	m.schedP99 = schedLatencyP99(sched0, schedLatencies())
@@ -1100,8 +1101,10 @@ const (
 // MaxLateness, at most liveMaxLag), so its dropped count is final.
 type liveStats struct {
 	t0       atomic.Int64 // mono ns of t = 0: the scheduler's start, from the first op
+	end      atomic.Int64 // mono ns the schedule returned at; 0 while it runs
 	off0     int64        // intended offset of the pattern's first op
-	intended []int64      // per second, from the pattern
+	pattern  schedule.Pattern
+	intended []int64 // per second, from the pattern
 	lag      time.Duration
 	// per second: started by intended second; sent by send second; replies
 	// by reply second; max in flight by start second.
@@ -1116,7 +1119,7 @@ type liveStats struct {
 
 func newLiveStats(p schedule.Pattern, maxLate time.Duration) *liveStats {
 	n := int(p.Duration()/time.Second) + 2
-	l := &liveStats{intended: make([]int64, n), off0: -1}
+	l := &liveStats{intended: make([]int64, n), off0: -1, pattern: p}
 	for off := range schedule.IntendedTimes(p) {
 		if l.off0 < 0 {
 			l.off0 = int64(off)
@@ -1204,10 +1207,55 @@ func (l *liveStats) line(name string, s int) string {
 	if s < len(l.intended) {
 		intended = l.intended[s]
 	}
+	span := l.span(s)
+	if span < time.Second {
+		intended = l.intendedBefore(s, span)
+	}
 	dropped := max(0, intended-l.started[s].Load())
+	if span < time.Second {
+		// The run ended inside this second: its counts, not per-second rates.
+		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %d sent %d accepted %d refused %d failed %d dropped %d in-flight %d p50 %v p99 %v",
+			name, s, span.Seconds(), intended, l.sent[s].Load(), l.accepted[s].Load(), l.refused[s].Load(), l.failed[s].Load(), dropped,
+			l.maxIn[s].Load(), roundLat(p50), roundLat(p99))
+	}
 	return fmt.Sprintf("%s t=%3ds intended %7d/s sent %7d/s accepted %7d/s refused %5d failed %5d dropped %6d in-flight %5d p50 %9v p99 %9v",
 		name, s, intended, l.sent[s].Load(), l.accepted[s].Load(), l.refused[s].Load(), l.failed[s].Load(), dropped,
 		l.maxIn[s].Load(), roundLat(p50), roundLat(p99))
+}
+
+// intendedBefore counts the ops of second s intended in its first span: all
+// of them unless the run stopped before the pattern's end (then the ops
+// after it were cancelled, not dropped).
+func (l *liveStats) intendedBefore(s int, span time.Duration) int64 {
+	from, to := time.Duration(s)*time.Second, time.Duration(s)*time.Second+span
+	if s < len(l.intended) && to >= l.pattern.Duration() {
+		return l.intended[s]
+	}
+	var n int64
+	for off := range schedule.IntendedTimes(l.pattern) {
+		if off >= to {
+			break
+		}
+		if off >= from {
+			n++
+		}
+	}
+	return n
+}
+
+// span is how much of second s the run lasted: a whole second, or from its
+// start to the schedule's return (at least 10 ms, so that it reads as
+// time), or 0 for a second the run did not reach (stopped early).
+func (l *liveStats) span(s int) time.Duration {
+	end := l.end.Load()
+	if end == 0 {
+		return time.Second
+	}
+	in := end - l.t0.Load() - int64(s)*1e9
+	if in <= 0 {
+		return 0
+	}
+	return time.Duration(min(int64(time.Second), max(int64(10*time.Millisecond), in)))
 }
 
 // roundLat keeps the three significant digits a reader can use.
@@ -1238,6 +1286,9 @@ func (l *liveStats) print(w io.Writer, name string) (stop func()) {
 				}
 				continue
 			}
+			if l.span(next) == 0 {
+				return // the run stopped before this second: stop says no more
+			}
 			fmt.Fprintln(w, l.line(name, next))
 			next++
 		}
@@ -1248,6 +1299,9 @@ func (l *liveStats) print(w io.Writer, name string) (stop func()) {
 		for ; next <= last; next++ {
 			if l.intended[next] == 0 && l.sent[next].Load() == 0 && l.accepted[next].Load() == 0 {
 				continue // the partial second after the pattern's end, empty
+			}
+			if l.span(next) == 0 {
+				break // the run stopped before this second
 			}
 			fmt.Fprintln(w, strings.TrimRight(l.line(name, next), " "))
 		}

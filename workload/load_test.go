@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/outcome"
@@ -654,6 +655,57 @@ func TestLoadSegmentQueriesAreTheSingleRunsQueries(t *testing.T) {
 	for n, q := range single {
 		if q != int64(n) || seen[q] != 1 {
 			t.Fatalf("query %d: ordinal %d, sent %d times by the segments", n, q, seen[q])
+		}
+	}
+}
+
+// The live line of a second the run ended inside gives its counts over the
+// part it lasted ("last 0.35 s: intended 31 sent 31 …"), not per-second
+// rates; a second the run did not reach has no line. The pattern's ops are
+// at 10 ms, 20 ms, … 2.3 s: 99, 100 and 31 in its seconds.
+func TestLiveLastPartialSecond(t *testing.T) {
+	for _, c := range []struct {
+		end  time.Duration // the run's end, after t = 0
+		sent []int64       // per second
+		want []string      // one per line, in order
+	}{
+		{2350 * time.Millisecond, []int64{99, 100, 31}, []string{
+			"load t=  0s intended      99/s sent      99/s accepted      99/s",
+			"load t=  1s intended     100/s sent     100/s accepted     100/s",
+			"load t=  2s last 0.35 s: intended 31 sent 31 accepted 30 refused 1 failed 0 dropped 0 in-flight 0"}},
+		// Stopped at 1.5 s: the ops intended after it were cancelled, not
+		// dropped, and the seconds after it have no line.
+		{1500 * time.Millisecond, []int64{99, 50}, []string{
+			"load t=  0s intended      99/s sent      99/s accepted      99/s",
+			"load t=  1s last 0.50 s: intended 50 sent 50 accepted 50 refused 0 failed 0 dropped 0 in-flight 0"}},
+	} {
+		l := newLiveStats(constant(t, 100, 2300*time.Millisecond), time.Second)
+		// t = 0 five seconds ago: every line is due at once.
+		t0 := mono.Now() - int64(5*time.Second)
+		l.t0.Store(t0)
+		l.end.Store(t0 + int64(c.end))
+		for s, n := range c.sent {
+			l.started[s].Store(n)
+			l.sent[s].Store(n)
+			l.accepted[s].Store(n)
+		}
+		if c.end > 2*time.Second {
+			l.accepted[2].Add(-1)
+			l.refused[2].Store(1)
+		}
+		var out bytes.Buffer
+		l.print(&out, "load")()
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(c.want) {
+			t.Fatalf("end %v: %d lines, want %d:\n%s", c.end, len(lines), len(c.want), out.String())
+		}
+		for i, w := range c.want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("end %v: line %d\n%s\nwant it to begin\n%s", c.end, i, lines[i], w)
+			}
+		}
+		if last := lines[len(lines)-1]; strings.Contains(last, "/s") {
+			t.Errorf("end %v: the partial second given as rates: %s", c.end, last)
 		}
 	}
 }
