@@ -364,7 +364,7 @@ func (r *subRun) openSubscriptions() {
 func (r *subRun) handler(s *subscriber) wire.SubHandler {
 	return wire.SubHandler{
 		OnEvent:      func(raw []byte, recv int64) { r.onEvent(s, raw, recv) },
-		OnKnownEvent: func(_ []byte, n int, recv int64) { r.onKnownEvent(s, n, recv) },
+		OnKnownEvent: func(raw []byte, n int, recv int64) { r.onKnownEvent(s, raw, n, recv) },
 		OnEOSE: func(int64) {
 			s.mu.Lock()
 			if s.state == outcome.None {
@@ -463,17 +463,17 @@ func (r *subRun) knownEvent(obj []byte) (int, int32) {
 
 // onKnownEvent is onEvent for a delivery that knownEvent recognised as
 // fresh event n's bytes: the same checks (filter, once, after EOSE) and
-// timing, given the published bytes (the same event: EventAt answers the
-// same).
-func (r *subRun) onKnownEvent(s *subscriber, n int, recv int64) {
+// timing. raw is given to EventAt as the bytes to compare with too: it is
+// event n's published bytes or other bytes of it checked in full, so it
+// needs no check again (a fault then names the bytes the relay sent).
+func (r *subRun) onKnownEvent(s *subscriber, raw []byte, n int, recv int64) {
 	if s.stopped.Load() {
 		return
 	}
 	if r.o.onDelivery != nil {
 		r.o.onDelivery()
 	}
-	pub := r.fresh.Raw[n]
-	_, fault := s.stream.EventAt(pub, n, r.fresh.Events[n], pub)
+	_, fault := s.stream.EventAt(raw, n, r.fresh.Events[n], raw)
 	r.book(s, fault, n, true, recv)
 }
 
