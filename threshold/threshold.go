@@ -11,6 +11,9 @@
 //	                                          verified when one checked nothing)
 //	           | scope "." name
 //	scope     := PHASE | PHASE "/" GROUP      e.g. publish, query/author, sweep/1024
+//	                                          (each name as Slug writes it:
+//	                                          publish_query_corpus for the
+//	                                          phase "publish (query corpus)")
 //	name      := LATENCY "." stat             publish.ok.p99, query.eose.p50
 //	           | stat                         the primary latency (results.PrimaryLatency): publish.p99 = publish.ok.p99
 //	           | "rate"                       the primary rate (results.PrimaryRate: events/s, else queries/s, …)
@@ -33,6 +36,9 @@
 //	             a conformance check (with == or != only); repeated runs
 //	             give the worst status, in this order from worst: fail,
 //	             unknown, not-run, named, not-announced, pass
+//
+// A phase's or group's name that has other characters than ASCII letters,
+// digits, "_" and "-" (spaces, brackets, dots) is written as its Slug.
 //
 // A threshold without a relay applies to every relay of the results, each
 // judged on its own; with repeated runs the value is the median of the
@@ -409,19 +415,28 @@ func Figures(r *results.Run) map[string]Figure {
 		}
 		out[name] = Figure{Value: v, Unit: unit, Alias: alias}
 	}
-	scope := func(prefix string, counts map[string]int64, rates map[string]float64, lat map[string]*results.Histogram, ver *results.Verification) {
+	scope := func(written string, counts map[string]int64, rates map[string]float64, lat map[string]*results.Histogram, ver *results.Verification) {
+		// Named by its slug; its name as written stays an alias when it
+		// parses (a group name with spaces).
+		slug := Slug(written)
+		at := func(rest string, v float64, unit string, alias bool) {
+			put(slug+rest, v, unit, alias)
+			if written != slug {
+				put(written+rest, v, unit, true)
+			}
+		}
 		for k, v := range rates {
-			put(prefix+"."+k, v, UnitRate, false)
-			put(prefix+".rates."+k, v, UnitRate, true)
+			at("."+k, v, UnitRate, false)
+			at(".rates."+k, v, UnitRate, true)
 		}
 		if k := results.PrimaryRate(rates); k != "" {
-			put(prefix+".rate", rates[k], UnitRate, true)
+			at(".rate", rates[k], UnitRate, true)
 		}
 		for k, v := range counts {
 			if _, clash := rates[k]; !clash {
-				put(prefix+"."+k, float64(v), UnitCount, false)
+				at("."+k, float64(v), UnitCount, false)
 			}
-			put(prefix+".counts."+k, float64(v), UnitCount, true)
+			at(".counts."+k, float64(v), UnitCount, true)
 		}
 		prim := results.PrimaryLatency(lat)
 		for name, h := range lat {
@@ -429,10 +444,10 @@ func Figures(r *results.Run) map[string]Figure {
 				continue
 			}
 			add := func(stat string, v float64, unit string) {
-				put(prefix+"."+name+"."+stat, v, unit, false)
-				put(prefix+".latency."+name+"."+stat, v, unit, true)
+				at("."+name+"."+stat, v, unit, false)
+				at(".latency."+name+"."+stat, v, unit, true)
 				if name == prim {
-					put(prefix+"."+stat, v, unit, true)
+					at("."+stat, v, unit, true)
 				}
 			}
 			for q, v := range h.Percentiles {
@@ -447,7 +462,7 @@ func Figures(r *results.Run) map[string]Figure {
 			add("count", float64(h.Count), UnitCount)
 		}
 		if judged(ver) {
-			put(prefix+".verification", verdictValue(ver), UnitVerdict, false)
+			at(".verification", verdictValue(ver), UnitVerdict, false)
 		}
 	}
 	all, any := VerdictPassed, false
@@ -467,6 +482,32 @@ func Figures(r *results.Run) map[string]Figure {
 	}
 	conformanceFigures(r.Conformance, put)
 	return out
+}
+
+// Slug is how a figure names a phase or a group (PHASE/GROUP): each run of
+// characters other than ASCII letters, digits, "_" and "-" becomes one
+// "_", and none is left at either end of a name, so that a name with
+// spaces, brackets or dots can be written in a threshold: "publish (query
+// corpus)" is publish_query_corpus. Other names are unchanged.
+func Slug(scope string) string {
+	parts := strings.Split(scope, "/")
+	for i, part := range parts {
+		var b strings.Builder
+		gap := false
+		for _, c := range part {
+			if c < 128 && (c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				if gap && b.Len() > 0 {
+					b.WriteByte('_')
+				}
+				b.WriteRune(c)
+				gap = false
+				continue
+			}
+			gap = true
+		}
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "/")
 }
 
 // conformanceFigures puts the figures of a run's conformance checks: each
@@ -832,9 +873,13 @@ func (p Plan) check(figure string) error {
 		return nil
 	}
 	family, _, _ := strings.Cut(scope, "/")
-	lats, ok := p.Phases[family]
+	phases := map[string][]string{}
+	for name, lats := range p.Phases {
+		phases[Slug(name)] = lats
+	}
+	lats, ok := phases[family]
 	if !ok {
-		return fmt.Errorf("%s writes no phase %s; its phases are %s", p.Command, family, strings.Join(sortedKeys(p.Phases), ", "))
+		return fmt.Errorf("%s writes no phase %s; its phases are %s", p.Command, family, strings.Join(sortedKeys(phases), ", "))
 	}
 	lat := latencyOf(name)
 	if lats == nil || lat == "" || slices.Contains(lats, lat) {

@@ -289,3 +289,51 @@ func TestParseRefusesImpossibleFigures(t *testing.T) {
 		}
 	}
 }
+
+// A phase whose name has brackets and spaces (load's corpus publish) is
+// named by its slug, the one rule: a threshold can judge it, a command's
+// plan accepts it before any work and a missing figure lists it so. A
+// group name with spaces keeps its written form as an alias.
+func TestSlugNamesAnyPhase(t *testing.T) {
+	for name, want := range map[string]string{
+		"publish (query corpus)": "publish_query_corpus", "publish": "publish", "load/constant": "load/constant",
+		"negentropy/delta/read-back of needed events": "negentropy/delta/read-back_of_needed_events",
+		"sweep/1.5k": "sweep/1_5k", "query/kind_1": "query/kind_1", " (x) ": "x",
+	} {
+		if got := Slug(name); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", name, got, want)
+		}
+	}
+	r := run("a", 5000, 8e6, true)
+	r.Phases[0].Name = "publish (query corpus)"
+	r.Phases = append(r.Phases, results.Phase{Name: "negentropy", Groups: []results.Group{{Name: "read-back of needed events", Counts: map[string]int64{"returned": 7}}}})
+	var ts []Threshold
+	for _, s := range []string{"publish_query_corpus.ok.p99<10ms", "publish_query_corpus.rate>4000",
+		"negentropy/read-back_of_needed_events.returned==7", "negentropy/read-back of needed events.returned==7"} {
+		th, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, th)
+	}
+	for _, res := range Evaluate(&results.File{Runs: []results.Run{r}}, ts) {
+		if res.Error != "" || !res.Passed {
+			t.Errorf("%s: passed %v, error %q", res.Threshold, res.Passed, res.Error)
+		}
+	}
+	if msg := Missing([]*results.Run{&r}, "publish.ok.p99"); !strings.Contains(msg, "publish_query_corpus") || strings.Contains(msg, "(query corpus)") {
+		t.Errorf("missing figure lists the phases as: %s", msg)
+	}
+	plan := Plan{Command: "load", Phases: map[string][]string{"load": nil, "publish (query corpus)": {"ok"}}}
+	if err := plan.Check(ts[:1]); err != nil {
+		t.Errorf("the plan refused the corpus's publish phase: %v", err)
+	}
+	bad, _ := Parse("publish.ok.p99<10ms")
+	if err := plan.Check([]Threshold{bad}); err == nil || !strings.Contains(err.Error(), "its phases are load, publish_query_corpus") {
+		t.Errorf("plan error: %v", err)
+	}
+	okk, _ := Parse("publish_query_corpus.okk.p99<10ms")
+	if err := plan.Check([]Threshold{okk}); err == nil || !strings.Contains(err.Error(), "phase publish_query_corpus writes no latency okk") {
+		t.Errorf("plan error: %v", err)
+	}
+}
