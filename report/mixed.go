@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/relaybench/relaybench/results"
@@ -25,6 +26,13 @@ type mixedSide struct {
 	p99Ratio              float64
 }
 
+// mixedSpecs name each side's figures in a mixed phase: its rate (alone:
+// with "_alone"), throughput ratio and latency.
+var mixedSpecs = []struct{ name, verb, unit, rate, ratio, lat string }{
+	{"publish", "publishing", "events/s", results.RateEvents, "publish_throughput_ratio", results.LatencyOK},
+	{"query", "querying", "queries/s", results.RateQueries, "query_throughput_ratio", results.LatencyEOSE},
+}
+
 // mixedSides reads the two sides of a mixed phase; nil when p is not a
 // mixed phase or holds no ratio (a part did not run).
 func mixedSides(p *results.Phase) []mixedSide {
@@ -32,10 +40,7 @@ func mixedSides(p *results.Phase) []mixedSide {
 		return nil
 	}
 	var out []mixedSide
-	for _, s := range []struct{ name, verb, unit, rate, ratio, lat string }{
-		{"publish", "publishing", "events/s", results.RateEvents, "publish_throughput_ratio", results.LatencyOK},
-		{"query", "querying", "queries/s", results.RateQueries, "query_throughput_ratio", results.LatencyEOSE},
-	} {
+	for _, s := range mixedSpecs {
 		r, ok := p.Rates[s.ratio]
 		if !ok || r <= 0 {
 			continue
@@ -54,6 +59,45 @@ func mixedSides(p *results.Phase) []mixedSide {
 var mixedShown = map[string]bool{"events_per_sec": true, "events_per_sec_alone": true, "queries_per_sec": true,
 	"queries_per_sec_alone": true, "publish_throughput_ratio": true, "query_throughput_ratio": true,
 	"ok_p50_ratio": true, "ok_p99_ratio": true, "eose_p50_ratio": true, "eose_p99_ratio": true}
+
+// mixedFigure reports whether figure k of p is one its together-vs-alone
+// block or table shows.
+func mixedFigure(p *results.Phase, k string) bool { return mixedShown[k] && len(mixedSides(p)) > 0 }
+
+// mixedTable is the together-vs-alone table of the phases called name
+// that are mixed phases: per relay and side, its throughput and p99
+// latency alone and together, and their ratios (medians over repeated
+// runs); nil when none is.
+func mixedTable(name string, groups []*relayRuns) *table {
+	t := &table{title: title(name) + ": together vs alone", left: map[int]bool{1: true, 5: true},
+		head: []string{"Relay", "Side", "Throughput alone", "Throughput together", "Ratio", "Latency", "p99 alone", "p99 together", "p99 ratio"}}
+	rateOf := func(k string) func(*results.Phase) (float64, bool) {
+		return func(p *results.Phase) (float64, bool) { return rate(p.Rates, k) }
+	}
+	p99Of := func(k string) func(*results.Phase) (float64, bool) {
+		return func(p *results.Phase) (float64, bool) {
+			v, ok := latQ(p.Latency[k], 99)
+			return float64(v), ok
+		}
+	}
+	for _, g := range groups {
+		ps := slices.DeleteFunc(g.phases(name), func(p *results.Phase) bool { return len(mixedSides(p)) == 0 })
+		if len(ps) == 0 {
+			continue
+		}
+		for _, s := range mixedSpecs {
+			unit := func(v float64) string { return fmtRate(v) + " " + s.unit }
+			t.add(g.key, s.name, agg(present(ps, rateOf(s.rate+"_alone")), unit), agg(present(ps, rateOf(s.rate)), unit),
+				agg(present(ps, rateOf(s.ratio)), fmtTimes), latencyLabel(s.lat),
+				agg(present(ps, p99Of(s.lat+"_alone")), fmtDur), agg(present(ps, p99Of(s.lat)), fmtDur),
+				agg(present(ps, rateOf(s.lat+"_p99_ratio")), fmtTimes))
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
 
 // isMixedRatioNote reports whether note n is one of a mixed phase's
 // ratio notes ("ok p99 ratio together/alone: 3.47× (…)"), which the brief

@@ -594,16 +594,22 @@ func restatesAccepted(p *results.Phase, k string) bool {
 // table, a figure a note states with its context ("publish throughput
 // ratio together/alone: 1.00× (…)").
 func elsewhere(p *results.Phase, k string) bool {
+	if groupFigure(p, k) || mixedFigure(p, k) {
+		return true // in the group table, or the together-vs-alone block
+	}
+	name := humanName(k) + " "
+	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, name) })
+}
+
+// groupFigure reports whether figure k of p is one of its groups'
+// ("publish_alone_sent" of the group "publish/alone").
+func groupFigure(p *results.Phase, k string) bool {
 	for _, g := range p.Groups {
 		if strings.HasPrefix(k, strings.NewReplacer("/", "_", "-", "_", " ", "_").Replace(g.Name)+"_") {
 			return true
 		}
 	}
-	if mixedShown[k] && len(mixedSides(p)) > 0 {
-		return true // in the together-vs-alone block
-	}
-	name := humanName(k) + " "
-	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, name) })
+	return false
 }
 
 // detailCount reports whether the brief summary leaves counter k to the

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"testing"
@@ -188,5 +189,38 @@ func TestSummaryBriefGroupsOnceCompared(t *testing.T) {
 	}
 	if n := strings.Count(summaryText(t, f, SummaryOptions{}), "Query shapes:"); n != len(f.Runs)+1 {
 		t.Errorf("full: %d query shape tables, want one per run and the comparison's", n)
+	}
+}
+
+// Markdown and HTML give a mixed phase's together-vs-alone table, one row
+// per side, and leave the figures it and the group table show out of the
+// phase's own table (a 43-column table in a real run).
+func TestMixedTables(t *testing.T) {
+	f := oneRun("mixed", nil, mixedPhase())
+	var md bytes.Buffer
+	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s := md.String()
+	for _, want := range []string{"### Mixed: together vs alone",
+		"| khatru-native | publish | 200 events/s | 200 events/s | 1.00× | OK | 1.42ms | 1.15ms | 0.81× |",
+		"| khatru-native | query | 20.00 queries/s | 10.00 queries/s | 0.50× | EOSE | 2.00ms | 5.00ms | 2.50× |"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lacks %q:\n%s", want, s)
+		}
+	}
+	i := strings.Index(s, "### Mixed\n")
+	if i < 0 {
+		t.Fatalf("no table of the phase:\n%s", s)
+	}
+	own := s[i+1:]
+	own = s[i : i+1+strings.Index(own, "###")]
+	for _, not := range []string{"publish alone", "query together", " ratio |", "per sec"} {
+		if strings.Contains(own, not) {
+			t.Errorf("the phase's table repeats %q:\n%s", not, own)
+		}
+	}
+	if !strings.Contains(own, "read back events") {
+		t.Errorf("the phase's table lost its own figures:\n%s", own)
 	}
 }

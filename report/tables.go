@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -248,21 +249,31 @@ func (fs *figureNames) add(counts map[string]int64, rates map[string]float64, la
 // hold, and the primary latency's percentiles.
 func genericTable(name string, groups []*relayRuns) *table {
 	var fs figureNames
+	var ps []*results.Phase
 	for _, g := range groups {
 		for _, p := range g.phases(name) {
 			fs.add(p.Counts, p.Rates, p.Latency)
+			ps = append(ps, p)
 		}
+	}
+	// A figure of one of the phase's groups ("publish_alone_sent") is in
+	// the group table that follows, a mixed phase's rates and ratios in
+	// its together-vs-alone table: all runs' phases must agree.
+	shown := func(k string) bool {
+		return len(ps) > 0 && !slices.ContainsFunc(ps, func(p *results.Phase) bool { return !groupFigure(p, k) && !mixedFigure(p, k) })
 	}
 	counts, rates, lats := fs.counts, fs.rates, fs.lats
 	cols := []col{durCol}
 	for _, k := range sortedKeys(counts) {
-		if perBurst.MatchString(k) {
+		if perBurst.MatchString(k) || shown(k) {
 			continue // one column per burst: their recovery is summed up below
 		}
 		cols = append(cols, countCol(k))
 	}
 	for _, k := range sortedKeys(rates) {
-		cols = append(cols, rateCol(humanName(k), k))
+		if !shown(k) {
+			cols = append(cols, rateCol(humanName(k), k))
+		}
 	}
 	if l := results.PrimaryLatency(lats); l != "" {
 		lb := latencyLabel(l)
@@ -678,6 +689,7 @@ func tables(files []*results.File) []*table {
 		case isSweepPhase(name):
 			continue
 		default:
+			addT(mixedTable(name, groups)) // mixed.go: nothing for another phase
 			addT(genericTable(name, groups))
 		}
 		if !(name == "sweep") {
