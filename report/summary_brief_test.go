@@ -224,3 +224,17 @@ func TestMixedTables(t *testing.T) {
 		t.Errorf("the phase's table lost its own figures:\n%s", own)
 	}
 }
+
+// The brief query block does not list events returned per second, the
+// events returned over the duration, both above it; -v does.
+func TestSummaryBriefNoDerivedQueryRate(t *testing.T) {
+	p := queryPhase(1, 600, 28.02, 30e6, 0)
+	p.Rates[results.RateEventsReturned] = 560.4
+	f := oneRun("run", nil, p)
+	if s := summaryText(t, f, SummaryOptions{Brief: true}); strings.Contains(s, "Events returned Rate") || !strings.Contains(s, "Events Returned: ") {
+		t.Errorf("brief: want events returned, not their rate:\n%s", s)
+	}
+	if s := summaryText(t, f, SummaryOptions{}); !strings.Contains(s, "Events returned Rate: 560.40") {
+		t.Errorf("full: lacks the events returned rate:\n%s", s)
+	}
+}
