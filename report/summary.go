@@ -581,6 +581,12 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		}
 		shown[v] = true
 		label, unit := rateLabel(k)
+		switch {
+		case isShare(k):
+			v, unit = fmtShare(p.Rates[k]), ""
+		case offeredRate[k]:
+			v, unit = fmtRate(p.Rates[k]), "events/second"
+		}
 		kv(w, label, strings.TrimSpace(v+" "+unit))
 	}
 }
@@ -909,6 +915,10 @@ func isRule(cells []string) bool {
 	}
 	return true
 }
+
+// offeredRate are find-max's rates: the highest rate that passed and the
+// first that failed, in events per second.
+var offeredRate = map[string]bool{"max_rate": true, "first_failing_rate": true}
 
 // rateLabel names a rate for the summary: "deliveries_per_sec" →
 // ("Deliveries Rate", "deliveries/second"), "mb_per_sec" → ("Bandwidth",

@@ -238,3 +238,25 @@ func TestSummaryBriefNoDerivedQueryRate(t *testing.T) {
 		t.Errorf("full: lacks the events returned rate:\n%s", s)
 	}
 }
+
+// A share of successes is a percentage with two decimals (one failure in
+// 2,000 is 99.95%, not 100% or 1.00), in the summary and the group table;
+// find-max's rates are events per second, not bare numbers.
+func TestSummaryShareAndOfferedRates(t *testing.T) {
+	p := burstPhase()
+	p.Rates["between_success_rate"] = 0.9995
+	p.Groups[0].Rates = map[string]float64{"success_rate": 1}
+	fm := results.Phase{Name: "find-max", Workload: "find-max", Duration: 2e9, Counts: map[string]int64{"steps": 2},
+		Rates: map[string]float64{"max_rate": 500, "first_failing_rate": 1000}}
+	for _, o := range []SummaryOptions{{}, {Brief: true}} {
+		s := summaryText(t, oneRun("burst", nil, p, fm), o)
+		for _, want := range []string{"Between success rate: 99.95%\n", "Max rate: 500 events/second\n", "First failing rate: 1,000 events/second\n"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("brief %v: lacks %q:\n%s", o.Brief, want, s)
+			}
+		}
+		if !regexp.MustCompile(`(?m)^    burst .* 100\.00% `).MatchString(s) {
+			t.Errorf("brief %v: the group's success rate is not a percentage:\n%s", o.Brief, s)
+		}
+	}
+}

@@ -185,8 +185,24 @@ func cntCol(head, name string) col {
 }
 
 func rateCol(head, name string) col {
-	return col{head, func(p *results.Phase) (float64, bool) { return rate(p.Rates, name) }, fmtRate}
+	return col{head, func(p *results.Phase) (float64, bool) { return rate(p.Rates, name) }, rateFmt(name)}
 }
+
+// rateFmt formats rate k in a table: a share of successes ("success_rate",
+// 0 to 1) in percent, any other rate per second.
+func rateFmt(k string) func(float64) string {
+	if isShare(k) {
+		return fmtShare
+	}
+	return fmtRate
+}
+
+// isShare reports whether rate k is a share (0 to 1), not a per-second rate.
+func isShare(k string) bool { return strings.HasSuffix(k, "success_rate") }
+
+// fmtShare formats a share in percent with two decimals: 0.9995 →
+// "99.95%", so that a single failure is not rounded away to 100%.
+func fmtShare(v float64) string { return fmtFloat(v*100, 2) + "%" }
 
 func latCol(head, name string, q float64) col {
 	return col{head, func(p *results.Phase) (float64, bool) {
@@ -340,7 +356,7 @@ func groupTable(name string, groups []*relayRuns) *table {
 			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return count(g.Counts, k) }, func(v float64) string { return fmtInt(int64(v)) }})
 		}
 		for _, k := range sortedKeys(rates) {
-			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return rate(g.Rates, k) }, fmtRate})
+			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return rate(g.Rates, k) }, rateFmt(k)})
 		}
 	}
 	if l := results.PrimaryLatency(lats); l != "" {
