@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -207,7 +208,7 @@ func (r *relayRun) publish() error {
 	po := cfg.Publish
 	cfg.segmentPublish(&po)
 	if cfg.Progress != nil {
-		po.Progress = cfg.Progress(fmt.Sprintf("Publishing %d events to %s", nPub, t.URL), int64(nPub))
+		po.Progress = cfg.Progress(fmt.Sprintf("Publishing %s to %s", numfmt.Count(nPub, "event"), t.URL), int64(nPub))
 	}
 	po.Begin = r.gate.sampler(sampler(t.Probe))
 	pr, err := workload.Publish(ctx, t.URL, c, all, po)

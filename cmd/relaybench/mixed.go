@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
@@ -55,7 +56,7 @@ func (c *mixedCmd) Run(g *Globals) error {
 				all[i] = i
 			}
 			po := workload.PublishOptions{Base: workload.Base{Timeout: c.Timeout, Begin: env.Sample}, Connections: 4, Mode: workload.ModePipeline}
-			po.Progress = env.Progress(fmt.Sprintf("Publishing %d events to %s", len(all), env.URL), int64(len(all)))
+			po.Progress = env.Progress(fmt.Sprintf("Publishing %s to %s", numfmt.Count(len(all), "event"), env.URL), int64(len(all)))
 			pr, err := workload.Publish(ctx, env.URL, crp, all, po)
 			if pr == nil {
 				return nil, err

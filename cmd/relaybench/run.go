@@ -13,6 +13,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/internal/secp"
 	"github.com/relaybench/relaybench/internal/sysinfo"
@@ -83,7 +84,7 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 			if done >= total {
 				return
 			}
-			update, stop = prog.Phase(fmt.Sprintf("Signing %d events", f.Events), countFmt("Signed", "event", "events", int64(f.Events)), int64(f.Events))
+			update, stop = prog.Phase("Signing "+numfmt.Count(f.Events, "event"), countFmt("Signed", "event", "events", int64(f.Events)), int64(f.Events))
 		}
 		update(int64(done))
 	}

@@ -1,6 +1,6 @@
 // Package progress shows how far a long phase is: a live bar on a terminal
-// (mpb), plain lines in the reference suite's style ("  Published 1000
-// events...") when the output is not a terminal, nothing when disabled.
+// (mpb), plain lines in the reference suite's style ("  Published 1,000
+// events...", counts grouped as in the summary) when the output is not a terminal, nothing when disabled.
 package progress
 
 import (
@@ -12,6 +12,8 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sys/unix"
+
+	"github.com/relaybench/relaybench/internal/numfmt"
 )
 
 // Reporter makes one progress display per phase.
@@ -87,8 +89,14 @@ func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done i
 		mu.Lock()
 		defer mu.Unlock()
 		for done >= next && next <= total {
-			fmt.Fprintf(r.w, "  "+doneFmt+"\n", next)
+			fmt.Fprintf(r.w, "  "+doneFmt+"\n", grouped(next))
 			next += step
 		}
 	}, func() {}
 }
+
+// grouped prints a count with thousands separators (3,000) for %d, as the
+// summary does.
+type grouped int64
+
+func (g grouped) Format(f fmt.State, _ rune) { fmt.Fprint(f, numfmt.Group(int64(g))) }
