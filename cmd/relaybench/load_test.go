@@ -82,10 +82,10 @@ func TestLoadBadFlagsOneLineErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"load", "-load-pattern", "zigzag"}, "-load-pattern"},
-		{[]string{"load", "-load-constraints", "cpu=lots"}, "-load-constraints"},
-		{[]string{"load", "-load-base", "100000", "-load-duration", "60s", "-load-max-events", "1000"}, "-load-max-events"},
-		{[]string{"load", "-load-suite", "nope"}, "-load-suite"},
+		{[]string{"load", "-load-pattern", "zigzag"}, "--load-pattern: "},
+		{[]string{"load", "-load-constraints", "cpu=lots"}, "--load-constraints: "},
+		{[]string{"load", "-load-base", "100000", "-load-duration", "60s", "-load-max-events", "1000"}, "--load-max-events "},
+		{[]string{"load", "-load-suite", "nope"}, "--load-suite: "},
 		{[]string{"load", "--load-mix", "1-1", "--load-kind", "mixed"}, "--load-mix"},
 		{[]string{"find-max", "--p99", "0s"}, "--p99"},
 		{[]string{"find-max", "--start-rate", "10", "--max-rate", "5"}, "--start-rate"},
