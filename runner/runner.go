@@ -558,8 +558,8 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	case ph.ClientLimited:
 		// the workload already found the client to be the limit
 	case ph.Duration < int64(minJudgedPhase):
-		note("too short to judge what limited it: the timed window of %s is under %s, and the CPU clocks count in %s ticks, so its CPU figures (one tick is %.1f cores here) are tick noise",
-			time.Duration(ph.Duration).Round(100*time.Microsecond), minJudgedPhase, cpuTick, cpuTick.Seconds()/secs)
+		note("too short to judge what limited it: the timed window of %s is under %d ms, ten ticks of the %d ms CPU clocks, so its CPU figures are tick noise (one tick is %.2f cores here)",
+			numfmt.Dur(time.Duration(ph.Duration)), minJudgedPhase.Milliseconds(), cpuTick.Milliseconds(), cpuTick.Seconds()/secs)
 	case client >= 0.9*cores:
 		ph.ClientLimited = true
 		note("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", client, cores)

@@ -93,7 +93,7 @@ func TestJudgeClientShortPhase(t *testing.T) {
 	}
 	ph := phase(0.004, 0.2, 2.38)
 	judgeClient(ph, cores)
-	if want := "the timed window of 4ms is under 100ms, and the CPU clocks count in 10ms ticks, so its CPU figures (one tick is 2.5 cores here) are tick noise"; !strings.Contains(ph.Notes[0], want) {
+	if want := "the timed window of 4.00ms is under 100 ms, ten ticks of the 10 ms CPU clocks, so its CPU figures are tick noise (one tick is 2.50 cores here)"; !strings.Contains(ph.Notes[0], want) {
 		t.Errorf("note %q, want %q", ph.Notes[0], want)
 	}
 	ph = phase(float64(minJudgedPhase)/1e9, 0.1, 0.9)
