@@ -49,8 +49,13 @@ func CompareHTML(w io.Writer, base, cand []*results.File, o Options, failOn []Fa
 	for _, side := range abSides(base, cand) {
 		fmt.Fprintf(bw, "<section id=\"%s\">\n<h2>%s</h2>\n", slug(side.name), side.name)
 		verdictHTML(bw, side.files)
-		for _, f := range side.files {
-			metaHTML(bw, f)
+		common, own := sideLines(side.files)
+		metaLinesHTML(bw, common)
+		for i, ls := range own {
+			if len(own) > 1 {
+				fmt.Fprintf(bw, "<h4>File %d</h4>\n", i+1)
+			}
+			metaLinesHTML(bw, ls)
 		}
 		fmt.Fprintln(bw, "</section>")
 	}

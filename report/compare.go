@@ -146,18 +146,7 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 		} else {
 			fmt.Fprintf(bw, "%s:\n", side.name)
 		}
-		for _, f := range side.files {
-			for _, l := range headerLines(f) {
-				if md {
-					fmt.Fprintf(bw, "- **%s**: %s\n", mdText(l[0]), mdText(l[1]))
-				} else {
-					fmt.Fprintf(bw, "  %-9s %s\n", l[0]+":", l[1])
-				}
-			}
-			if !md {
-				fmt.Fprintf(bw, "  %s\n", verdictHead(f))
-			}
-		}
+		writeSide(bw, side.files, md)
 		fmt.Fprintln(bw)
 	}
 	for _, t := range ab.tables {
@@ -177,6 +166,80 @@ func Compare(w io.Writer, base, cand []*results.File, format string) error {
 		fmt.Fprintf(bw, "Only in candidate: %s\n", esc(k))
 	}
 	return bw.Flush()
+}
+
+// writeSide writes what a side's files ran: the header lines they all
+// share once, then each file's own (with its verdict in text; Markdown
+// lists the verdicts above).
+func writeSide(w io.Writer, files []*results.File, md bool) {
+	common, own := sideLines(files)
+	line := func(indent string, l [2]string) {
+		if md {
+			fmt.Fprintf(w, "%s- **%s**: %s\n", indent, mdText(l[0]), mdText(l[1]))
+		} else {
+			fmt.Fprintf(w, "%s%-9s %s\n", indent, l[0]+":", l[1])
+		}
+	}
+	in := "  "
+	if md {
+		in = ""
+	}
+	for _, l := range common {
+		line(in, l)
+	}
+	for i, ls := range own {
+		fin := in
+		if len(own) > 1 {
+			if md {
+				fmt.Fprintf(w, "- **File %d**\n", i+1)
+			} else {
+				fmt.Fprintf(w, "  File %d:\n", i+1)
+			}
+			fin += "  "
+		}
+		for _, l := range ls {
+			line(fin, l)
+		}
+		if !md {
+			fmt.Fprintf(w, "%s%s\n", fin, verdictHead(files[i]))
+		}
+	}
+}
+
+// sideLines splits the header lines of a side's files into those every
+// file has (the tool, machine, corpus and parameters of repeated runs:
+// stated once) and each file's own (its command, time, relay URL).
+func sideLines(files []*results.File) (common [][2]string, own [][][2]string) {
+	all := make([][][2]string, len(files))
+	n := map[[2]string]int{}
+	for i, f := range files {
+		all[i] = headerLines(f)
+		seen := map[[2]string]bool{}
+		for _, l := range all[i] {
+			if !seen[l] {
+				seen[l] = true
+				n[l]++
+			}
+		}
+	}
+	if len(files) < 2 {
+		return nil, all
+	}
+	for _, l := range all[0] {
+		if n[l] == len(files) {
+			common = append(common, l)
+		}
+	}
+	for _, ls := range all {
+		var o [][2]string
+		for _, l := range ls {
+			if n[l] < len(files) {
+				o = append(o, l)
+			}
+		}
+		own = append(own, o)
+	}
+	return common, own
 }
 
 // legend explains the cells of a comparison's tables; "~" only when a

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/threshold"
@@ -300,6 +301,37 @@ func TestCompareSignificanceOnce(t *testing.T) {
 			if strings.Contains(s, "Significance not judged") || !strings.Contains(s, "n=5+5") || !strings.Contains(s, "not significant") {
 				t.Errorf("%s 5+5: want significance per row:\n%.3000s", format, s)
 			}
+		}
+	}
+}
+
+// A side of several files states what they share (tool, machine, corpus,
+// parameters) once and each file's own lines (command, time, relay) under
+// "File N", in text, Markdown and HTML.
+func TestCompareSideSharedOnce(t *testing.T) {
+	side := func(cmd string) []*results.File {
+		a, b := compareFile(0, 1), compareFile(0, 1)
+		a.Args, b.Args = []string{cmd, "a"}, []string{cmd, "b"}
+		b.StartedAt = b.StartedAt.Add(time.Hour)
+		return []*results.File{a, b}
+	}
+	base, cand := side("run base"), side("run cand")
+	for _, format := range []string{"text", "md", "html"} {
+		var b bytes.Buffer
+		var err error
+		if format == "html" {
+			err = CompareHTML(&b, base, cand, Options{}, nil)
+		} else {
+			err = Compare(&b, base, cand, format)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		machine := map[string]string{"text": "Machine:", "md": "**Machine**", "html": "<dt>Machine</dt>"}[format]
+		file2 := map[string]string{"text": "  File 2:\n", "md": "- **File 2**\n", "html": "<h4>File 2</h4>"}[format]
+		if strings.Count(s, machine) != 2 || strings.Count(s, file2) != 2 || format != "html" && !strings.Contains(s, "relaybench run cand b") {
+			t.Errorf("%s: want the shared lines once a side and each file's own under File N:\n%.4000s", format, s)
 		}
 	}
 }

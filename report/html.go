@@ -82,9 +82,12 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 // the page (a relay's long software string wraps anywhere), and an
 // argument of the command is not broken at its hyphens ("--" at the end of
 // one line, "start-at" on the next), unless it is too long for a line.
-func metaHTML(w io.Writer, f *results.File) {
+func metaHTML(w io.Writer, f *results.File) { metaLinesHTML(w, headerLines(f)) }
+
+// metaLinesHTML writes header lines (headerLines) as a definition list.
+func metaLinesHTML(w io.Writer, lines [][2]string) {
 	fmt.Fprintln(w, `<dl class="meta">`)
-	for _, l := range headerLines(f) {
+	for _, l := range lines {
 		v := html.EscapeString(l[1])
 		switch l[0] {
 		case "Command":
