@@ -586,6 +586,8 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			v, unit = fmtShare(p.Rates[k]), ""
 		case offeredRate[k]:
 			v, unit = fmtRate(p.Rates[k]), "events/second"
+		case opRates[k]:
+			unit = opNoun(p) + "/second" // "accepted/second" said what, not of what
 		}
 		kv(w, label, strings.TrimSpace(v+" "+unit))
 	}
@@ -914,6 +916,23 @@ func isRule(cells []string) bool {
 		}
 	}
 	return true
+}
+
+// opRates are the rates of a load's operations at one stage: intended,
+// sent, accepted.
+var opRates = map[string]bool{"intended_per_sec": true, "sent_per_sec": true, "accepted_per_sec": true}
+
+// opNoun is what a phase's operations are: events when it publishes,
+// queries when it queries, else operations.
+func opNoun(p *results.Phase) string {
+	k, _ := p.Params["kind"].(string)
+	switch {
+	case k == "publish" || k == "" && kind(p) == "publish":
+		return "events"
+	case k == "query" || k == "" && kind(p) == "query":
+		return "queries"
+	}
+	return "operations"
 }
 
 // offeredRate are find-max's rates: the highest rate that passed and the

@@ -57,7 +57,7 @@ func TestSummaryNoSentRateTwice(t *testing.T) {
 		}
 	}
 	s := summaryText(t, singleFile(), SummaryOptions{}) // 2 of 100,000 refused
-	if !strings.Contains(s, "Sent Rate: 7,731.00 sent/second") {
+	if !strings.Contains(s, "Sent Rate: 7,731.00 events/second") {
 		t.Errorf("a sent rate that differs from the rate is not shown:\n%s", s)
 	}
 }
@@ -213,7 +213,7 @@ func TestSummaryBrief(t *testing.T) {
 	if !strings.HasSuffix(s, "Verdict: PASSED (exit 0): all requested work ran and every check passed\n") {
 		t.Errorf("the brief summary does not end with the verdict:\n%s", s)
 	}
-	for _, want := range []string{"Command:", "Relay:", "Events:", "Accepted: 600", "Accepted Rate: 199.96 accepted/second",
+	for _, want := range []string{"Command:", "Relay:", "Events:", "Accepted: 600", "Accepted Rate: 199.96 events/second",
 		"OK Latency: p50", "-v shows every counter"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("brief lacks %q:\n%s", want, s)
