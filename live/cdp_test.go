@@ -160,12 +160,13 @@ type pageFigures struct {
 	Rows     [][]string `json:"rows"`
 	Report   bool       `json:"report"`
 	Canvas   int        `json:"canvas"`
+	Found    string     `json:"found"` // faults found as the verifier found them
 }
 
 const readPage = `(() => {
   if (!document.getElementById("status")) return {status: "loading", rows: []};
   const t = id => document.getElementById(id).textContent;
-  return {status: t("status"), accepted: t("accepted"), phase: t("phase"),
+  return {status: t("status"), accepted: t("accepted"), phase: t("phase"), found: t("found"),
     rows: [...document.querySelectorAll("#phases tr")].map(tr => [...tr.children].map(td => td.textContent)),
     report: !!document.getElementById("reportframe"),
     canvas: [...document.querySelectorAll("canvas")].filter(c => c.width > 0).length};

@@ -306,6 +306,9 @@ func checkPageAfter(t *testing.T, br *browser, f *results.File) {
 	if pf.Canvas != 4 {
 		t.Errorf("%d charts drawn, want 4", pf.Canvas)
 	}
+	if failed := f.Verdict != nil && f.Verdict.Status == 3; !failed && pf.Found != "none so far" {
+		t.Errorf("a run whose verification passed shows faults found: %q", pf.Found)
+	}
 }
 
 // fmtN formats n as the page does (en-US grouping).
