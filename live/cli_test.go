@@ -583,3 +583,48 @@ func TestWebCtrlCStillSaves(t *testing.T) {
 		t.Fatal("the live view still answers after relaybench exited")
 	}
 }
+
+// TestRelayMetricsOfWisp: Wisp's catalog entry names its metrics too: the
+// events it stored and the REQs it received over each phase's window are
+// checked beside relaybench's counts, and agree with them.
+func TestRelayMetricsOfWisp(t *testing.T) {
+	bin := cliBin(t)
+	dir := relayBinDir(t, "wisp")
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "--relay", "wisp", "--bin-dir", dir, "--events", "300", "--queries", "20",
+		"--out", out, "--json", filepath.Join(out, "r.json"), "--no-progress", "--quiet", "--cache-dir", "off")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(5*time.Minute, func() { cmd.Process.Kill() }) // hang guard
+	err := cmd.Wait()
+	timer.Stop()
+	if err != nil {
+		t.Fatalf("relaybench: %v: %s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(out, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f results.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"publish": "wisp_events_stored_total", "query": "wisp_req_total"}
+	for _, ph := range f.Runs[0].Phases {
+		series, ok := want[ph.Name]
+		if !ok {
+			continue
+		}
+		delete(want, ph.Name)
+		if len(ph.RelayChecks) != 1 || ph.RelayChecks[0].Series != series || ph.RelayChecks[0].Disagree || ph.RelayChecks[0].Relay == 0 {
+			t.Errorf("%s: relay checks %+v, want %s within relaybench's bounds", ph.Name, ph.RelayChecks, series)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("phases missing: %v", want)
+	}
+}

@@ -149,7 +149,7 @@ func opBounds(ph *results.Phase, ops ...string) (bounds, bool) {
 
 // check is one of the relay's counts relaybench can bound.
 type check struct {
-	series string // the relay's series (nostr-rs-relay's names)
+	series string // the relay's series (nostr-rs-relay's and Wisp's names)
 	what   string // what the relay counts
 	ours   string // what bounds it, in relaybench's words
 	ops    []string
@@ -159,6 +159,9 @@ var checks = []check{
 	{"nostr_events_write_seconds_count", "events written", "accepted (OK true) … sent", []string{results.OpEvent}},
 	{"nostr_cmd_event_total", "EVENT messages received", "accepted (OK true) … sent", []string{results.OpEvent}},
 	{"nostr_cmd_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}},
+	// Wisp (src/metrics.zig): a new event stored, not a duplicate.
+	{"wisp_events_stored_total", "events stored", "accepted (OK true; a duplicate is not stored again) … sent", []string{results.OpEvent}},
+	{"wisp_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}},
 }
 
 // timing is one of the relay's latency histograms beside relaybench's.
