@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -57,7 +58,7 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 		fmt.Fprintln(bw, "</ul></div>")
 	}
 	fmt.Fprintln(bw, "<h2>Results</h2>")
-	for _, tb := range append(tables(files), thresholdTables(files)...) {
+	for _, tb := range slices.Concat(tables(files), noteTables(files), thresholdTables(files)) {
 		fmt.Fprintln(bw, `<div class="scroll">`)
 		tb.html(bw)
 		fmt.Fprintln(bw, "</div>")

@@ -69,7 +69,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 	for _, t := range ts {
 		t.markdown(bw)
 	}
-	for _, t := range thresholdTables(files) {
+	for _, t := range append(noteTables(files), thresholdTables(files)...) {
 		t.markdown(bw)
 	}
 	conformanceMarkdown(bw, files)
@@ -127,7 +127,9 @@ func notes(files []*results.File) []string {
 					sweep = append(sweep, p)
 				} else {
 					for _, n := range p.Notes {
-						out = append(out, fmt.Sprintf("%s, %s: %s", runLabel(r), p.Name, n))
+						if !isTableRow(n) { // in its table (noteTables)
+							out = append(out, fmt.Sprintf("%s, %s: %s", runLabel(r), p.Name, n))
+						}
 					}
 				}
 				if v := p.Verification; v != nil {

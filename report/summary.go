@@ -874,25 +874,58 @@ func writeNotes(w io.Writer, indent, label string, notes []string) {
 			fmt.Fprintf(w, "%s%s: %s\n", indent, label, notes[i])
 			continue
 		}
-		t := &table{left: map[int]bool{}}
-		for ; i < len(notes) && isTableRow(notes[i]); i++ {
-			cells := tableCells(notes[i])
-			switch {
-			case t.head == nil:
-				t.head = cells
-			case isRule(cells):
-				for c, s := range cells {
-					if !strings.HasSuffix(s, ":") {
-						t.left[c] = true // "---" or ":---": left-aligned
-					}
-				}
-			default:
-				t.rows = append(t.rows, cells)
-			}
-		}
+		var t *table
+		t, i = noteTable(notes, i)
 		i--
 		t.text(w, indent+"  ")
 	}
+}
+
+// noteTable parses the run of notes from notes[i] that are the rows of a
+// Markdown table (its head, its "|---:|" rule, its rows) into a table; it
+// returns the index of the first note after them.
+func noteTable(notes []string, i int) (*table, int) {
+	t := &table{left: map[int]bool{}}
+	for ; i < len(notes) && isTableRow(notes[i]); i++ {
+		cells := tableCells(notes[i])
+		switch {
+		case t.head == nil:
+			t.head = cells
+		case isRule(cells):
+			for c, s := range cells {
+				if !strings.HasSuffix(s, ":") {
+					t.left[c] = true // "---" or ":---": left-aligned
+				}
+			}
+		default:
+			t.rows = append(t.rows, cells)
+		}
+	}
+	return t, i
+}
+
+// noteTables are the tables a phase's notes hold (find-max's steps), each
+// titled with its run and phase, for Markdown and HTML, whose notes
+// (notes) leave their rows out.
+func noteTables(files []*results.File) []*table {
+	var out []*table
+	for _, f := range files {
+		for i := range f.Runs {
+			r := &f.Runs[i]
+			for j := range r.Phases {
+				p := &r.Phases[j]
+				for k := 0; k < len(p.Notes); k++ {
+					if isTableRow(p.Notes[k]) {
+						var t *table
+						t, k = noteTable(p.Notes, k)
+						t.title = title(p.Name) + " — " + runLabel(r)
+						out = append(out, t)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 func isTableRow(s string) bool {
