@@ -329,3 +329,32 @@ func TestSweepChartsWithoutLatency(t *testing.T) {
 		t.Errorf("charts %v: want the throughput plot and no latency plot", names)
 	}
 }
+
+// Counters that are the same second by second (a load's intended, sent
+// and accepted when the relay keeps up) are one line on the throughput
+// chart, named after all of them; a counter that differs keeps its own.
+func TestThroughputSameLinesOnce(t *testing.T) {
+	p := loadPhase()
+	for s := range 3 {
+		n := int64(200)
+		p.Series = append(p.Series, results.Second{T: s, Counts: map[string]int64{"intended": n, "sent": n, "accepted": n - int64(s)}})
+	}
+	cs, err := charts([]*results.File{oneRun("load", nil, p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if c.name != "throughput-load" {
+			continue
+		}
+		var labels []string
+		for _, e := range c.plot.entries(chartW) {
+			labels = append(labels, e.text)
+		}
+		if !slices.Equal(labels, []string{"accepted", "intended = sent"}) {
+			t.Errorf("legend %q, want accepted and 'intended = sent'", labels)
+		}
+		return
+	}
+	t.Fatal("no load throughput chart")
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -588,15 +589,11 @@ func throughputChart(ps phaseSet) (*chart, error) {
 			}
 		}
 		var drawn []string
-		for i, k := range sortedKeys(names) {
-			xys := rateXY(r.p, k)
-			if len(xys) < 2 {
-				continue // under two intervals: nothing to draw over time
-			}
-			if err := addSeries(p, i, humanName(k), xys, false); err != nil {
+		for i, l := range sameLines(r.p, sortedKeys(names)) {
+			if err := addSeries(p, i, l.label, l.xys, false); err != nil {
 				return nil, err
 			}
-			drawn = append(drawn, k)
+			drawn = append(drawn, l.keys...)
 		}
 		if len(drawn) == 0 {
 			return nil, nil
@@ -636,6 +633,36 @@ func throughputChart(ps phaseSet) (*chart, error) {
 		ps.addMissing(p, &notes)
 	}
 	return timeChart("throughput-"+slug(ps.name), ps, p, notes), nil
+}
+
+// counterLine is the per-second line of one or more counters of a phase
+// that are the same second by second.
+type counterLine struct {
+	label string // "accepted = intended = sent"
+	keys  []string
+	xys   plotter.XYs
+}
+
+// sameLines are the per-second lines of counters keys of p with two points
+// or more (under two intervals there is nothing to draw over time), those
+// that are the same second by second drawn as one line named after all of
+// them: three lines on top of each other showed only the last one drawn.
+func sameLines(p *results.Phase, keys []string) []counterLine {
+	var out []counterLine
+	for _, k := range keys {
+		xys := rateXY(p, k)
+		if len(xys) < 2 {
+			continue
+		}
+		i := slices.IndexFunc(out, func(l counterLine) bool { return slices.Equal(l.xys, xys) })
+		if i < 0 {
+			out = append(out, counterLine{label: humanName(k), keys: []string{k}, xys: xys})
+			continue
+		}
+		out[i].label += " = " + humanName(k)
+		out[i].keys = append(out[i].keys, k)
+	}
+	return out
 }
 
 // timeChart is a chart over the time of its phase: both axes from zero,
