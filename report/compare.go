@@ -386,7 +386,7 @@ func unjudged(nb, nc int) string {
 	if nb < 2 || nc < 2 {
 		why = "so the run-to-run noise is unknown"
 	}
-	return fmt.Sprintf("Significance not judged: %s, %s; it takes %d runs on each side (--repeat %d or more). Any difference below may be noise.", sides, why, need, need)
+	return fmt.Sprintf("Significance not judged (n=%d+%d): %s, %s; it takes %d runs on each side (--repeat %d or more). Any difference below may be noise.", nb, nc, sides, why, need, need)
 }
 
 // significance describes whether two samples differ beyond noise.

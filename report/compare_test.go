@@ -285,7 +285,7 @@ func TestCompareSignificanceOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := b.String()
-			note := "Significance not judged: the baseline has 2 runs and the candidate 2, too few for Mann-Whitney U to ever reach α=0.05; it takes 4 runs on each side (--repeat 4 or more)."
+			note := "Significance not judged (n=2+2): the baseline has 2 runs and the candidate 2, too few for Mann-Whitney U to ever reach α=0.05; it takes 4 runs on each side (--repeat 4 or more)."
 			ab, err := abTables([]*results.File{f}, []*results.File{f})
 			if err != nil {
 				t.Fatal(err)

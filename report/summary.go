@@ -495,9 +495,6 @@ func summaryQuery(w io.Writer, p *results.Phase) {
 		kv(w, "Avg Events/Query", dash)
 	}
 	writeLatencies(w, p.Latency)
-	// Brief: events returned per second is the events returned over the
-	// duration, both above.
-	used[results.RateEventsReturned] = isBrief(w)
 	writeOther(w, p, used)
 	writeRest(w, p)
 }

@@ -225,20 +225,6 @@ func TestMixedTables(t *testing.T) {
 	}
 }
 
-// The brief query block does not list events returned per second, the
-// events returned over the duration, both above it; -v does.
-func TestSummaryBriefNoDerivedQueryRate(t *testing.T) {
-	p := queryPhase(1, 600, 28.02, 30e6, 0)
-	p.Rates[results.RateEventsReturned] = 560.4
-	f := oneRun("run", nil, p)
-	if s := summaryText(t, f, SummaryOptions{Brief: true}); strings.Contains(s, "Events returned Rate") || !strings.Contains(s, "Events Returned: ") {
-		t.Errorf("brief: want events returned, not their rate:\n%s", s)
-	}
-	if s := summaryText(t, f, SummaryOptions{}); !strings.Contains(s, "Events returned Rate: 560.40") {
-		t.Errorf("full: lacks the events returned rate:\n%s", s)
-	}
-}
-
 // A share of successes is a percentage with two decimals (one failure in
 // 2,000 is 99.95%, not 100% or 1.00), in the summary and the group table;
 // find-max's rates are events per second, not bare numbers.
