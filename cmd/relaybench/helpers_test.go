@@ -61,9 +61,19 @@ func runCLI(t *testing.T, args ...string) cliResult {
 // past limit fails the test.
 func runBin(t *testing.T, bin string, limit time.Duration, args ...string) cliResult {
 	t.Helper()
+	return runBinEnv(t, bin, nil, limit, args...)
+}
+
+// runBinEnv is runBin with env (KEY=VALUE) added to the binary's
+// environment: t.Setenv cannot be used in a parallel test.
+func runBinEnv(t *testing.T, bin string, env []string, limit time.Duration, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()

@@ -47,6 +47,7 @@ var suspectLog = regexp.MustCompile(`(?i)warn|error|fail|rate.?limit|reject|refu
 // pass every verification, keep its log free of unexplained warnings and
 // stop cleanly, leaving no process or data dir behind.
 func TestCompareSharedRelays(t *testing.T) {
+	t.Parallel() // most of its time it waits on the relays: the package's other parallel tests run meanwhile
 	dir := sharedBinDir(t)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -90,8 +91,8 @@ func TestCompareSharedRelays(t *testing.T) {
 	args = append(args, "--relays", strings.Join(relays, ","), "--events", "1500", "--queries", "60",
 		"--workloads", "lifecycle,subscribe", "--anchor", testAnchor, "--cache-dir", filepath.Join(tmp, "cache"),
 		"--out", out, "--json", jsonPath, "--no-progress", "--quiet")
-	t.Setenv("TMPDIR", tmp) // every relay's run dir lands here: checked empty after
-	res := runBin(t, relaybenchBin(t), 10*time.Minute, args...)
+	// every relay's run dir lands in tmp: checked empty after
+	res := runBinEnv(t, relaybenchBin(t), []string{"TMPDIR=" + tmp}, 10*time.Minute, args...)
 	if res.code != 0 {
 		t.Errorf("compare %s: exit %d\n%s", strings.Join(relays, ","), res.code, lastLines(res.stderr, 30))
 	}
