@@ -267,10 +267,13 @@ func TestHeaderShortRunLength(t *testing.T) {
 }
 
 // A table a phase's notes hold (find-max's steps) is a table in Markdown
-// and HTML, titled with its phase and relay, not list items of pipes.
+// and HTML, titled with its phase and relay, not list items of pipes; in
+// HTML a long text cell (a step's verdict) wraps instead of running past
+// the page.
 func TestReportNoteTable(t *testing.T) {
 	p := results.Phase{Name: "find-max", Workload: "find-max", Duration: 2e9, Counts: map[string]int64{"steps": 2},
-		Notes: []string{"find-max: ≥ 500 events/s", "| offered/s | p99 | verdict |", "|---:|---:|---|", "| 500 | 23.1ms | pass |", "| 1,000 | 57.8ms | <b>fail</b> |", "stopped at 1,000/s"}}
+		Notes: []string{"find-max: ≥ 500 events/s", "| offered/s | p99 | verdict |", "|---:|---:|---|", "| 500 | 23.1ms | pass |", "| 1,000 | 57.8ms | <b>fail</b> |",
+			"| 2,000 | 99.0ms | client-limited: p99 99.0ms > 50ms (client-limited: the dispatcher handed ops out late) |", "stopped at 1,000/s"}}
 	f := oneRun("find-max", nil, p)
 	var md, page bytes.Buffer
 	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
@@ -284,7 +287,7 @@ func TestReportNoteTable(t *testing.T) {
 		t.Errorf("markdown: want the steps as a table and the other notes listed:\n%s", s)
 	}
 	if s := page.String(); !strings.Contains(s, "<h3>Find-max — khatru-native</h3>") || !strings.Contains(s, `<td>1,000</td><td class="num">57.8ms</td><td>&lt;b&gt;fail&lt;/b&gt;</td>`) ||
-		strings.Contains(s, "<li>khatru-native, find-max: |") {
-		t.Errorf("html: want the steps as a table, escaped:\n%s", s)
+		strings.Contains(s, "<li>khatru-native, find-max: |") || !strings.Contains(s, `<td class="warn long">client-limited: p99 99.0ms`) {
+		t.Errorf("html: want the steps as a table, escaped, a long verdict wrapping (class long):\n%s", s)
 	}
 }

@@ -132,6 +132,9 @@ func (t *table) markdown(w io.Writer) {
 	}
 }
 
+// longCell is the length past which a text cell wraps in HTML.
+const longCell = 60
+
 // cell is column i of row r, "" past the row's end.
 func cell(r []string, i int) string {
 	if i < len(r) {
@@ -163,6 +166,9 @@ func (t *table) html(w io.Writer) {
 			}
 			if warnCell(c) {
 				cls = append(cls, "warn")
+			}
+			if t.isLeft(i) && utf8.RuneCountInString(c) > longCell {
+				cls = append(cls, "long") // a sentence (a step's verdict) wraps instead of running past the page
 			}
 			attr := ""
 			if len(cls) > 0 {
