@@ -16,8 +16,10 @@
 # The floor's events are published by `relaybench run` from another process.
 # CLIENTS (default "epoll goroutines shared goro") picks the clients run in
 # each round; "base" adds relaybench subscribe as built in BASE (another
-# build, e.g. the commit before a change: an A/B within the same rounds); the section ends with relaybench's ratio to the epoll floor,
-# round by round, and its median.
+# build, e.g. the commit before a change: an A/B within the same rounds).
+# The section ends with relaybench's client CPU per delivery over the epoll
+# floor's (and BASE's over the floor's, and relaybench's over BASE's),
+# round by round, and the medians.
 # Appends a table to bench/RESULTS.md with the machine, date, commit and load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,10 +134,11 @@ if python3 -c "import sys; sys.exit(0 if float('$load0'.split()[0]) > 1.0 else 1
   loaded=" · machine loaded"
 fi
 dirty=""
-git diff --quiet HEAD -- . || dirty=" (+uncommitted changes)"
+commit=$(git rev-parse --short HEAD 2>/dev/null) || commit="unknown (not a git checkout)"
+case $commit in unknown*) ;; *) git diff --quiet HEAD -- . || dirty=" (+uncommitted changes)" ;; esac
 {
   echo
-  echo "## $(date -u +%Y-%m-%dT%H:%MZ) · commit $(git rev-parse --short HEAD)$dirty · live delivery: the floor and relaybench (bench/fanfloor.sh)${loaded}"
+  echo "## $(date -u +%Y-%m-%dT%H:%MZ) · commit $commit$dirty · live delivery: the floor and relaybench (bench/fanfloor.sh)${loaded}"
   echo
   echo "Machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go env GOVERSION); load average before: $load0, after: $load1"
   echo
