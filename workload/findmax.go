@@ -251,7 +251,10 @@ func (s *maxSearch) step(rate float64) (Step, error) {
 	st.Pass, st.Why, st.ClientLimited = judgeStep(sp, o)
 	s.res.Steps = append(s.res.Steps, st)
 	verdict := "pass"
-	if !st.Pass {
+	switch {
+	case !st.Pass && st.ClientLimited:
+		verdict = "FAIL (client-limited): " + st.Why
+	case !st.Pass:
 		verdict = "FAIL: " + st.Why
 	}
 	progressLine(o.Progress, rate, verdict)
@@ -381,7 +384,8 @@ func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, clien
 	notes := strings.Join(ph.Notes, "\n")
 	switch {
 	case ph.ClientLimited:
-		return false, why + " (" + firstMatch(notes, "client-limited") + ")", true
+		// The note without its "client-limited: ": the step's verdict names it.
+		return false, why + " (" + strings.TrimPrefix(firstMatch(notes, "client-limited"), "client-limited: ") + ")", true
 	case strings.Contains(notes, "relay-limited"):
 		// Pool full while the client had spare CPU: is the pool simply too
 		// small for this rate at the relay's on-target reply time?

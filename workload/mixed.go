@@ -577,6 +577,7 @@ func mixedGroups(ph *results.Phase, parts []*mixedPart) {
 			mixedLatRatio(ph, hs.name+"_p99_ratio", hs.alone.Quantile(99), hs.tog.Quantile(99))
 		}
 	}
+	ph.Notes = pairPartNotes(ph.Notes) // mixednotes.go: a note both publishing parts have, once
 }
 
 // pubGroup adds a part's publishing side as a group; it returns its

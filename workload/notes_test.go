@@ -1,0 +1,58 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// One idle subscription is "1 idle subscription", not "1 idle subscriptions".
+func TestConnScaleNoteSingular(t *testing.T) {
+	ph := &results.Phase{Counts: map[string]int64{}}
+	connScale(ph, 1, 1<<20, 1<<20+45056, nil)
+	if len(ph.Notes) != 1 || !strings.HasPrefix(ph.Notes[0], "client memory for 1 idle subscription (") {
+		t.Errorf("memory note: %q", ph.Notes)
+	}
+}
+
+// A client-limited find-max step's verdict says "client-limited" once, not
+// again in the note it quotes.
+func TestFindMaxStepClientLimitedOnce(t *testing.T) {
+	o := FindMaxOptions{P99: 50 * time.Millisecond, Load: LoadOptions{Pool: 100}}
+	_ = o.defaults()
+	ms := int64(time.Millisecond)
+	h := func(p99 int64) *results.Histogram {
+		return &results.Histogram{Count: 1, Mean: float64(p99) / 2, Percentiles: map[string]int64{"50": p99 / 2, "99": p99}}
+	}
+	ph := results.Phase{Duration: int64(time.Second), Counts: map[string]int64{"intended": 1000}, ClientLimited: true,
+		Notes:    []string{"client-limited: the dispatcher handed ops out late"},
+		Accounts: []results.Account{{Op: results.OpEvent, Requested: 1000, Accepted: 1000}},
+		Latency:  map[string]*results.Histogram{"ok": h(90 * ms), "ok_uncorrected": h(5 * ms)}}
+	pass, why, client := judgeStep(ph, o)
+	if pass || !client {
+		t.Fatalf("pass %v client %v (%s)", pass, client, why)
+	}
+	st := Step{Rate: 2000, Phase: ph, Why: why, ClientLimited: client}
+	row := findMaxStepRow(st, results.Group{Counts: map[string]int64{}, Rates: map[string]float64{}}, false)
+	if n := strings.Count(row, "client-limited"); n != 1 || !strings.Contains(row, "the dispatcher handed ops out late") {
+		t.Errorf("step row says client-limited %d times: %s", n, row)
+	}
+}
+
+// A note both of mixed's publishing parts have is given once: the same
+// text once, figures that differ side by side.
+func TestMixedPairPartNotes(t *testing.T) {
+	got := pairPartNotes([]string{
+		"publish/alone: events went out late: p99 18.8ms behind the schedule (client timer wake-ups); ok_from_intended counts from the scheduled time",
+		"other",
+		"publish/together: events went out late: p99 5.26ms behind the schedule (client timer wake-ups); ok_from_intended counts from the scheduled time",
+		"publish/alone: closed loop", "publish/together: closed loop", "publish/together: only together"})
+	want := []string{
+		"publish: events went out late: p99 18.8ms alone, 5.26ms together behind the schedule (client timer wake-ups); ok_from_intended counts from the scheduled time",
+		"other", "publish (alone and together): closed loop", "publish/together: only together"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
