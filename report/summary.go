@@ -84,7 +84,7 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 		}
 	}
 	writeThresholds(bw, f)
-	if o.Brief {
+	if o.Brief && slices.ContainsFunc(f.Runs, func(r results.Run) bool { return len(r.Phases) > 0 }) {
 		fmt.Fprintln(bw, "(-v shows every counter, rate, latency, resource and parameter; all are in the results file)")
 	}
 	writeVerdict(bw, f)
@@ -195,7 +195,7 @@ func headerLines(f *results.File) [][2]string {
 				seen["events "+e] = true
 				rest = append(rest, [2]string{"Events", e})
 			}
-		} else if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) {
+		} else if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) && !noCorpus(r) {
 			seen["corpus "+c] = true
 			rest = append(rest, [2]string{"Corpus", c})
 		}
@@ -251,6 +251,12 @@ func freshLine(r *results.Run) string {
 	return s
 }
 
+// noCorpus reports whether r neither signed nor loaded a corpus (a run
+// that ended before it, as on an unreachable relay): no corpus line.
+func noCorpus(r *results.Run) bool {
+	return r.Corpus.Events == 0 && r.Corpus.Read == 0 && len(r.Phases) == 0
+}
+
 // checksOnly reports whether r ran conformance checks alone: they sign
 // fresh events of their own, so r has no corpus to describe.
 func checksOnly(r *results.Run) bool {
@@ -284,7 +290,7 @@ func relayLine(r *results.Relay) string {
 	}
 	sw := strings.TrimSpace(r.Software + " " + r.Version)
 	if sw == "" {
-		sw = "software unknown (no NIP-11)"
+		sw = "software unknown: no NIP-11 document"
 	}
 	s += " (" + sw
 	if r.Managed {
