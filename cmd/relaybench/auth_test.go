@@ -332,6 +332,7 @@ func TestAuthKeyFlag(t *testing.T) {
 // nostr-rs-relay-auth (0.8.12) accepts AUTH without answering it and
 // requires it for nothing.
 func TestAuthSharedRelays(t *testing.T) {
+	t.Parallel() // ORLY holds each WebSocket upgrade back: the package's other parallel tests run meanwhile
 	dir := sharedBinDir(t)
 	bin := relaybenchBin(t)
 	cache := t.TempDir()

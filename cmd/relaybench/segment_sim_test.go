@@ -18,6 +18,7 @@ import (
 // merge` of the three files must equal the single run on the same figures,
 // with its verification passed.
 func TestSegmentSimulation(t *testing.T) {
+	t.Parallel() // it waits for --start-at and --query-at: the package's other parallel tests run meanwhile
 	sim := newSegmentSim(t)
 	const segments, events, queries = 3, 900, 30
 	common := []string{"run", "--events", fmt.Sprint(events), "--size", "300", "--authors", "40", "--seed", "7",

@@ -14,6 +14,7 @@ import (
 // deliveries, missing (0), and the deliver histogram's count. Every
 // segment's subscribers receive the other segments' events.
 func TestSubscribeSegmentSimulation(t *testing.T) {
+	t.Parallel() // it waits for --start-at: the package's other parallel tests run meanwhile
 	sim := newSegmentSim(t)
 	const segments = 3
 	common := []string{"subscribe", "--sub-count", "8", "--publishers", "3", "--channels", "4", "--overlap", "2", "--filter", "mix",
