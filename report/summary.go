@@ -515,7 +515,11 @@ func writeRest(w io.Writer, p *results.Phase) {
 }
 
 func summaryGeneric(w io.Writer, p *results.Phase) {
-	fmt.Fprintln(w, phaseName(p)+" Performance:")
+	if t, ok := phaseTitles[p.Name]; ok {
+		fmt.Fprintln(w, t+":")
+	} else {
+		fmt.Fprintln(w, phaseName(p)+" Performance:")
+	}
 	writeDuration(w, p)
 	writeMixed(w, p) // mixed.go: nothing for another workload
 	writeOther(w, p, nil)
@@ -563,10 +567,14 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 	for _, k := range sortedKeys(p.Counts) {
 		// The headline figures come first, always; after them only what
 		// happened: a zero counter is in the results file, not here.
-		if used[k] || p.Counts[k] == 0 || brief && (detailCount(k) || elsewhere(p, k) || restatesAccepted(p, k)) {
+		if used[k] || p.Counts[k] == 0 || brief && (detailCount(k) || elsewhere(p, k) || restatesAccepted(p, k) ||
+			briefOmits(p, k, float64(p.Counts[k]))) {
 			continue
 		}
 		label, v := countLine(k, p.Counts[k])
+		if brief {
+			label = briefCountLabel(k, label) // summary_labels.go
+		}
 		kv(w, label, v)
 	}
 	if used == nil && len(p.Refused) > 0 {
@@ -579,7 +587,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 	shown := map[string]bool{}
 	for _, k := range sortedKeys(p.Rates) {
 		v := fmtFloat(p.Rates[k], 2)
-		if used[k] || brief && (shown[v] || elsewhere(p, k)) {
+		if used[k] || brief && (shown[v] || elsewhere(p, k) || briefOmits(p, k, p.Rates[k])) {
 			continue // brief: one of several rates that are the same (accepted = sent = intended)
 		}
 		shown[v] = true
@@ -591,6 +599,11 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			v, unit = fmtRate(p.Rates[k]), "events/second"
 		case opRates[k]:
 			unit = opNoun(p) + "/second" // "accepted/second" said what, not of what
+		}
+		if brief {
+			label, v = briefRateLine(p, k, label, v, unit) // summary_labels.go
+			kv(w, label, v)
+			continue
 		}
 		kv(w, label, strings.TrimSpace(v+" "+unit))
 	}

@@ -236,7 +236,11 @@ func TestSummaryShareAndOfferedRates(t *testing.T) {
 		Rates: map[string]float64{"max_rate": 500, "first_failing_rate": 1000}}
 	for _, o := range []SummaryOptions{{}, {Brief: true}} {
 		s := summaryText(t, oneRun("burst", nil, p, fm), o)
-		for _, want := range []string{"Between success rate: 99.95%\n", "Max rate: 500 events/second\n", "First failing rate: 1,000 events/second\n"} {
+		share := "Between success rate: 99.95%\n"
+		if o.Brief {
+			share = "Success between bursts: 99.95%\n" // its label in the brief summary
+		}
+		for _, want := range []string{share, "Max rate: 500 events/second\n", "First failing rate: 1,000 events/second\n"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("brief %v: lacks %q:\n%s", o.Brief, want, s)
 			}

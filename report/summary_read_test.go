@@ -213,14 +213,14 @@ func TestSummaryBrief(t *testing.T) {
 	if !strings.HasSuffix(s, "Verdict: PASSED (exit 0): all requested work ran and every check passed\n") {
 		t.Errorf("the brief summary does not end with the verdict:\n%s", s)
 	}
-	for _, want := range []string{"Command:", "Relay:", "Events:", "Accepted: 600", "Accepted Rate: 199.96 events/second",
+	for _, want := range []string{"Command:", "Relay:", "Events:", "Accepted: 600", "Accepted rate: 199.96 events/second",
 		"OK Latency: p50", "-v shows every counter"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("brief lacks %q:\n%s", want, s)
 		}
 	}
 	for _, not := range []string{"Tool:", "Machine:", "Params:", "When:", "Bytes sent", "Client sched", "Lateness Latency",
-		"Ok uncorrected", "Sent Rate", "Intended Rate", "Client CPU", "Relay Resources"} {
+		"Ok uncorrected", "Sent rate", "Intended rate", "Client CPU", "Relay Resources"} {
 		if strings.Contains(s, not) {
 			t.Errorf("brief shows %q:\n%s", not, s)
 		}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// briefLabel is how the brief summary shows one results key of a phase's
+// counters or rates (the results file keeps the key as it is).
+type briefLabel struct {
+	label string // the label; "" leaves the figure to -v (internal or diagnostic)
+	unit  string // a rate's unit when its key does not say it ("deliveries/second", "×")
+	// restates are keys whose figure, when equal, makes this one say
+	// nothing new (expected = deliveries: every expected delivery came).
+	restates []string
+}
+
+// briefLabels is the brief summary's one table of labels: a key not in it
+// is shown under its words ("Events counted"), as the full summary does.
+var briefLabels = map[string]briefLabel{
+	// subscribe
+	"subscriber_frames":  {},
+	"subscriber_reads":   {},
+	"expected":           {label: "Deliveries expected", restates: []string{"deliveries"}},
+	"fanout":             {label: "Deliveries per event"},
+	"deliveries_per_sec": {label: "Delivery rate", unit: "deliveries/second"},
+	"events_per_sec":     {label: "Publish rate", unit: "events/second"},
+	// sync
+	"have_ids":        {label: "Ids only the client had"},
+	"need_ids":        {label: "Ids only the relay had"},
+	"round_trips_max": {},
+	"round_trips_min": {},
+	"delta_sent":      {label: "Delta events sent", restates: []string{"delta_accepted"}},
+	"delta_accepted":  {label: "Delta events accepted"},
+	"syncs_per_sec":   {label: "Sync rate", unit: "syncs/second"},
+	// count
+	"count_vs_req_p50":    {label: "COUNT p50 vs REQ p50", unit: "×"},
+	"req_events_returned": {},
+	"req_queries":         {},
+	"count_exact":         {label: "Exact counts", restates: []string{"counts"}},
+	"count_approximate":   {label: "Approximate counts"},
+	"count_wrong":         {label: "Wrong counts"},
+	"counts_per_sec":      {label: "COUNT rate", unit: "counts/second"},
+	// search
+	"results_word":      {label: "Results holding the term as a word", restates: []string{"events_returned"}},
+	"results_substring": {label: "Results holding the term inside a word"},
+	"searches_per_sec":  {label: "Search rate", unit: "searches/second"},
+	// lifecycle (its notes say how many came before their OK)
+	"delivered_before_ok": {},
+	"sampled":             {},
+	"found":               {label: "Readable by id"},
+	"delivered":           {label: "Delivered live"},
+	// burst
+	"between_success_rate": {label: "Success between bursts"},
+	"burst_success_rate":   {label: "Success in bursts"},
+	// query, clients
+	"events_returned_per_sec": {label: "Event return rate", unit: "events/second"},
+	"queries_per_sec":         {label: "Query rate", unit: "queries/second"},
+	// load: what was planned, intended and sent says something only when
+	// it differs from what was accepted
+	"planned":              {label: "Planned", restates: []string{"intended", "ops_accepted", "accepted"}},
+	"intended":             {label: "Intended", restates: []string{"ops_accepted", "accepted"}},
+	"ops_sent":             {label: "Operations sent", restates: []string{"ops_accepted"}},
+	"ops_accepted":         {label: "Operations accepted", restates: []string{"accepted"}},
+	"accepted_per_sec":     {label: "Accepted rate"},
+	"intended_per_sec":     {label: "Intended rate"},
+	"sent_per_sec":         {label: "Sent rate"},
+	"ops_accepted_per_sec": {label: "Operations accepted rate", unit: "operations/second"},
+	"ops_sent_per_sec":     {label: "Operations sent rate", unit: "operations/second"},
+}
+
+// briefOmits reports whether the brief summary leaves figure k of p
+// (counter or rate, of value v) to -v: the table says so, or it restates
+// a figure it names.
+func briefOmits(p *results.Phase, k string, v float64) bool {
+	b, ok := briefLabels[k]
+	if !ok {
+		return false
+	}
+	if b.label == "" {
+		return true
+	}
+	for _, r := range b.restates {
+		if n, ok := p.Counts[r]; ok && float64(n) == v {
+			return true
+		}
+	}
+	return false
+}
+
+// briefCountLabel is the brief summary's label for counter k, else def.
+func briefCountLabel(k, def string) string {
+	if b, ok := briefLabels[k]; ok && b.label != "" {
+		return b.label
+	}
+	return def
+}
+
+// briefRateLine is the brief summary's label and value for rate k of p
+// (v its figure formatted, unit the unit rateLabel gave).
+func briefRateLine(p *results.Phase, k, label, v, unit string) (string, string) {
+	b, ok := briefLabels[k]
+	if !ok {
+		return label, strings.TrimSpace(v + " " + unit)
+	}
+	if b.unit != "" {
+		unit = b.unit
+	} else if opRates[k] && k != "intended_per_sec" && fmt.Sprint(p.Params["kind"]) == "mixed" {
+		unit = "events/second" // a mixed load's accepted and sent are its events; queries have their own rate
+	}
+	if strings.HasPrefix(unit, "×") {
+		return b.label, v + unit
+	}
+	return b.label, strings.TrimSpace(v + " " + unit)
+}
+
+// phaseTitles are the phases whose name is not a title ("negentropy/delta").
+var phaseTitles = map[string]string{"negentropy/initial": "Negentropy sync, initial overlap",
+	"negentropy/delta": "Negentropy sync, delta", "negentropy/steady": "Negentropy sync, steady state"}
