@@ -28,8 +28,8 @@ var briefLabels = map[string]briefLabel{
 	"deliveries_per_sec": {label: "Delivery rate", unit: "deliveries/second"},
 	"events_per_sec":     {label: "Publish rate", unit: "events/second"},
 	// sync
-	"have_ids":        {label: "Ids only the client had"},
-	"need_ids":        {label: "Ids only the relay had"},
+	"have_ids":        {label: "Ids only the client had (sum of syncs)"},
+	"need_ids":        {label: "Ids only the relay had (sum of syncs)"},
 	"round_trips_max": {},
 	"round_trips_min": {},
 	"delta_sent":      {label: "Delta events sent", restates: []string{"delta_accepted"}},

@@ -42,7 +42,7 @@ func TestSummaryBriefLabels(t *testing.T) {
 			[]string{"Subscriber", "Expected", "Fanout", "Deliveries Rate", "Events Rate"}},
 		{ph("negentropy/initial", "negentropy", map[string]int64{"have_ids": 150, "need_ids": 300, "round_trips": 5, "round_trips_max": 1, "round_trips_min": 1},
 			map[string]float64{"syncs_per_sec": 472.97}, nil),
-			[]string{"Negentropy sync, initial overlap:", "Ids only the client had: 150", "Ids only the relay had: 300", "Round trips: 5", "Sync rate: 472.97 syncs/second"},
+			[]string{"Negentropy sync, initial overlap:", "Ids only the client had (sum of syncs): 150", "Ids only the relay had (sum of syncs): 300", "Round trips: 5", "Sync rate: 472.97 syncs/second"},
 			[]string{"Negentropy/initial Performance", "Have ids", "Need ids", "Round trips max", "Round trips min"}},
 		{ph("count", "count", map[string]int64{"counts": 10, "count_exact": 10, "req_events_returned": 264, "req_queries": 10},
 			map[string]float64{"count_vs_req_p50": 0.63}, nil),
