@@ -382,6 +382,7 @@ func TestNegentropyUnknownNewerVersion(t *testing.T) {
 		{"stored, OK lost; accepted events dropped", loseOK, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out its lost OKs, on its own relay
 			relayURL := embeddedURL(t, "native")
 			info, _, err := nip11.Fetch(testCtx(t), relayURL)
 			if err != nil {
