@@ -15,11 +15,14 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// sharedBinDir is the folder of real relay binaries ($RELAYBENCH_BIN_DIR,
+// sharedBinDir is the folder of real relay binaries
+// ($RELAYBENCH_SHARED_BIN, as the CLI's tests, else $RELAYBENCH_BIN_DIR,
 // else ../../shared/relays/bin from this package).
 func sharedBinDir() string {
-	if d := os.Getenv("RELAYBENCH_BIN_DIR"); d != "" {
-		return d
+	for _, v := range []string{"RELAYBENCH_SHARED_BIN", "RELAYBENCH_BIN_DIR"} {
+		if d := os.Getenv(v); d != "" {
+			return d
+		}
 	}
 	d, _ := filepath.Abs(filepath.Join("..", "..", "shared", "relays", "bin"))
 	return d
