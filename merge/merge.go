@@ -34,6 +34,10 @@ type Options struct {
 	// Force merges files whose command, parameters, corpus or start time
 	// differ, and runs of relays relaybench started per segment.
 	Force bool
+	// Args is the merge's own command line ("merge seg0.json seg1.json -o
+	// m.json"), recorded as the merged file's; nil records the segments'
+	// (their --segment written for all, their output flags left out).
+	Args []string
 	// Corpus rebuilds the events of the corpus a run used, in corpus order,
 	// for the cross-segment check of query answers (nil: the answers are
 	// not judged again, and the merged query verification is unverified).
@@ -71,7 +75,7 @@ func Merge(ctx context.Context, in []Input, o Options) (*results.File, error) {
 		Tool:    first.Tool,
 		Machine: first.Machine,
 		Command: first.Command,
-		Args:    segmentArgs(first.Args, len(segs)),
+		Args:    o.Args,
 		Title:   first.Title,
 		Merged:  &results.Merged{Segments: len(segs), Warnings: warns},
 	}
@@ -88,6 +92,9 @@ func Merge(ctx context.Context, in []Input, o Options) (*results.File, error) {
 			Segment: i, File: s.Name, Machine: f.Machine, Tool: f.Tool,
 			StartedAt: f.StartedAt, FinishedAt: f.FinishedAt, Verdict: f.Verdict,
 		})
+	}
+	if out.Args == nil {
+		out.Args = segmentArgs(first.Args, len(segs))
 	}
 	out.Merged.StartSpreadNs = startSpread(segs)
 	cross := true
@@ -300,7 +307,10 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 		out.Corpus.Cached = out.Corpus.Cached && r.Corpus.Cached
 		out.Corpus.SignSecs = math.Max(out.Corpus.SignSecs, r.Corpus.SignSecs)
 	}
-	out.Notes = append(out.Notes, fmt.Sprintf("merged from %d segments (relaybench merge): counts and accounts added, histograms merged, each phase's window is the union of the segments' windows (earliest start to latest end)", n))
+	// The header says "merged from N segments"; this says what they ran and
+	// how every phase was merged, once for the run (not in each phase).
+	out.Notes = append(out.Notes, fmt.Sprintf("segments of relaybench %s: counts and accounts added, histograms merged; each phase's window runs from the earliest segment's start to the latest one's end, its rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum",
+		strings.Join(segmentArgs(segs[0].File.Args, n), " ")))
 	out.Notes = append(out.Notes, prefixed(n, func(i int) []string { return runs[i].Notes })...)
 	out.Errors = prefixed(n, func(i int) []string { return runs[i].Errors })
 	var skipped []string
@@ -310,6 +320,7 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 		}
 	}
 	out.Skipped = strings.Join(skipped, "; ")
+	series := false // a phase has per-second percentiles, which are not merged
 	for pi := range a.Phases {
 		phs := make([]*results.Phase, n)
 		for i, r := range runs {
@@ -320,6 +331,10 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 			return out, false, err
 		}
 		out.Phases = append(out.Phases, ph)
+		series = series || hasSeriesPercentiles(phs)
+	}
+	if series && n > 1 {
+		out.Notes = append(out.Notes, "per-second p50/p99 are not merged (the per-second histograms are not in the results files): a second where several segments ran shows only its exact maximum")
 	}
 	if oneClock(segs) {
 		runs = withoutOffsets(runs)
@@ -480,14 +495,8 @@ func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 	dropped = withoutDeliveryRatio(dropped, out.Rates)
 	out.Notes = append(prefixed(n, func(i int) []string { return phs[i].Notes }), dnotes...)
 	out.Errors = prefixed(n, func(i int) []string { return phs[i].Errors })
-	if n > 1 {
-		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d segments: the window runs from the earliest segment's start to the latest one's end; rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum", n))
-	}
 	if len(dropped) > 0 {
 		out.Notes = append(out.Notes, "not recomputable from merged counts, left out: "+strings.Join(dropped, ", "))
-	}
-	if hasSeriesPercentiles(phs) && n > 1 {
-		out.Notes = append(out.Notes, "per-second p50/p99 are not merged (the per-second histograms are not in the results files): a second where several segments ran shows only its exact maximum")
 	}
 	relaymetrics.Merge(&out, phs) // the relay's own metrics (--relay-metrics), kept per segment too
 	return out, nil
@@ -886,17 +895,32 @@ func mergeAccounts(phs []*results.Phase) []results.Account {
 }
 
 // segmentArgs is segment 0's command line with its --segment value written
-// for all of them ("0…N-1/N").
+// for all of them ("0…N-1/N") and without the flags naming its own output
+// (--json seg0.json, --out DIR, --junit FILE): they differ by segment.
 func segmentArgs(args []string, n int) []string {
-	out := append([]string(nil), args...)
+	var out []string
 	all := fmt.Sprintf("0…%d/%d", n-1, n)
-	for i, a := range out {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
-		case (a == "--segment" || a == "-segment") && i+1 < len(out):
-			out[i+1] = all
-		case strings.HasPrefix(a, "--segment=") || strings.HasPrefix(a, "-segment="):
-			out[i] = a[:strings.Index(a, "=")+1] + all
+		case !strings.HasPrefix(a, "-"):
+		case segmentOutput[name] && eq:
+			continue
+		case segmentOutput[name]:
+			i++ // and its value
+			continue
+		case name == "segment" && eq:
+			a = a[:strings.Index(a, "=")+1] + all
+		case name == "segment" && i+1 < len(args):
+			out = append(out, a, all)
+			i++
+			continue
 		}
+		out = append(out, a)
 	}
 	return out
 }
+
+// segmentOutput are the flags naming a segment's own output files.
+var segmentOutput = map[string]bool{"json": true, "out": true, "junit": true}

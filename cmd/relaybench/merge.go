@@ -33,6 +33,25 @@ func init() {
 	register("merge", "Merge the results files of a test's execution segments (--segment I/N) into one results file: counts add, histograms merge exactly, answers checked across segments.", &mergeCmd{})
 }
 
+// commandLine is this merge as a command line, the merged file's
+// recorded command ("merge seg0.json seg1.json -o merged.json").
+func (c *mergeCmd) commandLine() []string {
+	args := append([]string{"merge"}, c.Files...)
+	if c.Output != "" {
+		args = append(args, "-o", c.Output)
+	}
+	if c.Force {
+		args = append(args, "--force")
+	}
+	if c.Corpus != "" {
+		args = append(args, "--corpus", c.Corpus)
+	}
+	if c.ClockTolerance != 0 {
+		args = append(args, "--clock-tolerance", c.ClockTolerance.String())
+	}
+	return args
+}
+
 func (c *mergeCmd) checkFlags() error {
 	if len(c.Files) == 0 {
 		return fmt.Errorf("no results files given (relaybench merge -o merged.json seg0.json seg1.json …)")
@@ -77,7 +96,7 @@ func (c *mergeCmd) Run(g *Globals) error {
 		}
 		return withCode(judge.Usage, fmt.Errorf("%d of the %d segments' results files could not be read (named above): nothing merged", len(bad), len(c.Files)))
 	}
-	merged, err := merge.Merge(g.Ctx, in, merge.Options{Force: c.Force, Corpus: c.loadCorpus, ClockTolerance: c.ClockTolerance})
+	merged, err := merge.Merge(g.Ctx, in, merge.Options{Force: c.Force, Corpus: c.loadCorpus, ClockTolerance: c.ClockTolerance, Args: c.commandLine()})
 	var ue *merge.UsageError
 	if errors.As(err, &ue) {
 		return withCode(judge.Usage, err)
