@@ -119,3 +119,13 @@ func briefRateLine(p *results.Phase, k, label, v, unit string) (string, string) 
 // phaseTitles are the phases whose name is not a title ("negentropy/delta").
 var phaseTitles = map[string]string{"negentropy/initial": "Negentropy sync, initial overlap",
 	"negentropy/delta": "Negentropy sync, delta", "negentropy/steady": "Negentropy sync, steady state"}
+
+// phaseCell names phase name in a table's Phase column: a sweep's point
+// by its payload size ("sweep 1 KiB", not "sweep/1024"), as the sweep
+// table and notes name it; any other phase by its name.
+func phaseCell(name string) string {
+	if size, ok := results.SweepSize(name); ok && results.IsSweepPhase(name) {
+		return "sweep " + fmtPayload(float64(size))
+	}
+	return name
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -75,5 +76,23 @@ func TestSummaryBriefLabels(t *testing.T) {
 	full := summaryText(t, oneRun("count", nil, ph("count", "count", map[string]int64{"req_queries": 10}, nil, nil)), SummaryOptions{})
 	if !strings.Contains(full, "Req queries: 10") {
 		t.Errorf("full summary lacks a counter the brief leaves out:\n%s", full)
+	}
+}
+
+// A sweep's points are named by payload size in the Verification and
+// Resources tables ("sweep 1 KiB"), as in its own table, not "sweep/1024".
+func TestSweepPhaseCells(t *testing.T) {
+	ps := sweepPhases(1, 900)[:2]
+	for i := range ps {
+		ps[i].Verification = &results.Verification{Verified: true, Checked: 1, Expected: 10, Returned: 10, Passed: true}
+		ps[i].Resources = &results.Resources{RelayCPUSecs: 0.2, ClientCPUSecs: 0.1}
+	}
+	var b bytes.Buffer
+	if err := Markdown(&b, []*results.File{oneRun("sweep", nil, ps...)}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if strings.Contains(s, "sweep/") || strings.Count(s, "| sweep 1 KiB |") != 2 || strings.Count(s, "| sweep 256 B |") != 2 {
+		t.Errorf("sweep phases in the tables:\n%s", s)
 	}
 }

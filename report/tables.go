@@ -586,7 +586,7 @@ func verificationTable(groups []*relayRuns) *table {
 			if len(vers) == 0 {
 				continue
 			}
-			row := []string{g.key, name}
+			row := []string{g.key, phaseCell(name)}
 			for _, c := range cols {
 				var vs []float64
 				for _, v := range vers {
@@ -626,7 +626,7 @@ func resourceTable(groups []*relayRuns) *table {
 			if len(ps) == 0 {
 				continue
 			}
-			t.add(g.key, name,
+			t.add(g.key, phaseCell(name),
 				agg(get(func(_ *results.Phase, r *results.Resources) (float64, bool) {
 					return r.RelayCPUSecs, r.RelayCPUSecs > 0
 				})(ps), secs),
