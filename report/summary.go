@@ -61,6 +61,9 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 	writeHeader(bw, []*results.File{f}, "  ")
 	for i := range f.Runs {
 		r := &f.Runs[i]
+		if len(f.Runs) == 1 && emptyRun(r) {
+			break // nothing ran: the header and the verdict say it all
+		}
 		fmt.Fprintln(bw)
 		if len(f.Runs) > 1 {
 			rep := ""
@@ -89,6 +92,12 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 	}
 	writeVerdict(bw, f)
 	return bw.Flush()
+}
+
+// emptyRun reports whether r has nothing for its block: no phase, check,
+// error, note or skip (a run that ended before it began).
+func emptyRun(r *results.Run) bool {
+	return len(r.Phases) == 0 && len(r.Conformance) == 0 && len(r.Errors) == 0 && len(r.Notes) == 0 && r.Skipped == ""
 }
 
 // writeVerdict ends the summary with the run's one judgement.
