@@ -388,8 +388,17 @@ func copyParams(p map[string]any) map[string]any {
 // prefixed concatenates the segments' lines: a line every segment has is
 // kept once, said of each segment (its figures are a segment's: "closed
 // loop: 3 connections" of each of 2 segments is 6 in all); any other is
-// prefixed with its segment.
-func prefixed(n int, lines func(i int) []string) []string {
+// prefixed with its segment. A line that starts by naming its own segment
+// ("segment 0/2: this segment's share …") is compared without that.
+func prefixed(n int, segLines func(i int) []string) []string {
+	lines := func(i int) []string {
+		own := fmt.Sprintf("segment %d/%d: ", i, n)
+		var out []string
+		for _, l := range segLines(i) {
+			out = append(out, strings.TrimPrefix(l, own))
+		}
+		return out
+	}
 	count := map[string]int{}
 	for i := 0; i < n; i++ {
 		seen := map[string]bool{}

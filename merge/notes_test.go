@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -48,5 +49,17 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 	}
 	if got := strings.Join(m.Args, " "); got != "run --events 300 --segment 0…1/2" {
 		t.Errorf("without the merge's command: args %q", got)
+	}
+}
+
+// A note that each segment starts with its own "segment I/N: " and that
+// otherwise is the same is given once, of each segment.
+func TestPrefixedOwnSegment(t *testing.T) {
+	got := prefixed(2, func(i int) []string {
+		return []string{fmt.Sprintf("segment %d/2: this segment's share of the queries", i), fmt.Sprintf("window %d ms", i)}
+	})
+	want := []string{"each of the 2 segments: this segment's share of the queries", "segment 0: window 0 ms", "segment 1: window 1 ms"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
