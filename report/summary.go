@@ -735,7 +735,7 @@ func writeGroups(w io.Writer, p *results.Phase) {
 // p99 (max stays).
 func briefHidesColumn(h string) bool {
 	return strings.HasPrefix(h, "bytes ") || strings.HasPrefix(h, "client ") ||
-		strings.HasPrefix(h, "subscriber ") || strings.HasSuffix(h, " p99.9")
+		strings.HasPrefix(h, "subscriber ") || strings.HasSuffix(h, " p99.9") || briefOmitsHead(h)
 }
 
 // restates are the group columns that, when equal to an earlier one, say

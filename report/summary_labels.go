@@ -129,3 +129,14 @@ func phaseCell(name string) string {
 	}
 	return name
 }
+
+// briefOmitsHead reports whether a group table's column h is a figure
+// briefLabels leaves to -v ("req events returned").
+func briefOmitsHead(h string) bool {
+	for k, b := range briefLabels {
+		if b.label == "" && humanName(k) == h {
+			return true
+		}
+	}
+	return false
+}
