@@ -260,7 +260,7 @@ func TestThresholdPlanBeforeWork(t *testing.T) {
 		{[]string{"load", "--relay", url, "--threshold", "load.ok.p99<1s", "--threshold", "publish.rate>1"},
 			`threshold "publish.rate>1": load writes no phase publish; its phases are load`},
 		{[]string{"load", "--relay", url, "--load-kind", "query", "--threshold", "laod.rate>1"},
-			`threshold "laod.rate>1": load writes no phase laod; its phases are load, publish (query corpus)`},
+			`threshold "laod.rate>1": load writes no phase laod; its phases are load, publish_query_corpus`},
 		{[]string{"find-max", "--relay", url, "--threshold", "find-max.rate>1", "--threshold", "findmax.rate>1"},
 			`threshold "findmax.rate>1": find-max writes no phase findmax; its phases are find-max`},
 		{[]string{"subscribe", "--relay", url, "--threshold", "subscribe.deliver.p99<1s", "--threshold", "publish.ok.p99<1s"},
