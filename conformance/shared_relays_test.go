@@ -254,8 +254,19 @@ func TestSharedRelays(t *testing.T) {
 	}
 }
 
+// sharedRaces are checks whose outcome on a relay depends on a race in the
+// relay itself, read in its source: either pass or fail is its real
+// behaviour, so neither fails the test (the README names the race).
+var sharedRaces = map[string]map[string]string{
+	// strfry sends the replacing REQ's EOSE before its monitor thread drops
+	// the replaced subscription (src/apps/relay/RelayReqWorker.cpp, then
+	// ActiveMonitors.h addSub): an event published in between can still
+	// reach the old one. Seen in 1 of 84 rounds under load, 3 of 690 idle.
+	"strfry": {"req.same-id-replaces": "the replaced subscription lives until strfry's monitor thread drops it"},
+}
+
 // checkShared asserts that every finding pinned on name ends as pinned and
-// that no other check failed.
+// that no other check failed (a check racing in the relay may do either).
 func checkShared(t *testing.T, name string, got map[string]results.Check) {
 	t.Helper()
 	want := sharedFindings[name]
@@ -271,7 +282,12 @@ func checkShared(t *testing.T, name string, got map[string]results.Check) {
 	}
 	for id, c := range got {
 		w, pinned := want[id]
+		race, racy := sharedRaces[name][id]
 		switch {
+		case racy && (c.Status == results.CheckPass || c.Status == results.CheckFail):
+			if c.Status == results.CheckFail {
+				t.Logf("%s: %s (a race in the relay: %s)", id, describe(c), race)
+			}
 		case pinned && c.Status != w:
 			t.Errorf("%s: %s, pinned %s", id, describe(c), w)
 		case !pinned && c.Status == results.CheckFail:
