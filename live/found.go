@@ -75,6 +75,40 @@ func clipText(s string, n int) string {
 	return s + more
 }
 
+// relayFound is the faults found while relay was under test, by kind.
+type relayFound struct {
+	relay string
+	n     [len(foundKinds)]int64
+}
+
+// foundNow reads the run's faults so far by kind.
+func (s *State) foundNow() (n [len(foundKinds)]int64) {
+	for i := range n {
+		n[i] = s.found[i].Load()
+	}
+	return n
+}
+
+// foundOf is foundPast with the current relay's faults so far added
+// (s.mu held): what /metrics gives per relay, since compare measures one
+// relay after another and a relay's counter must not carry another's.
+func (s *State) foundOf(relay string) []relayFound {
+	cur := relayFound{relay: relay, n: s.foundNow()}
+	for i := range cur.n {
+		cur.n[i] -= s.foundBase[i]
+	}
+	out := append([]relayFound{}, s.foundPast...)
+	for i := range out {
+		if out[i].relay == relay { // the same relay again: one series goes on
+			for k := range cur.n {
+				out[i].n[k] += cur.n[k]
+			}
+			return out
+		}
+	}
+	return append(out, cur)
+}
+
 // foundSoFar is the faults found so far by kind (page labels) and the
 // examples kept.
 func (s *State) foundSoFar() (map[string]int64, []string) {

@@ -178,3 +178,31 @@ func TestFaultsOfARealWorkloadAsFound(t *testing.T) {
 		t.Errorf("examples %q", examples)
 	}
 }
+
+// TestFoundPerRelay: compare measures one relay after another; each
+// relay's relaybench_verification_found_total counts the faults found
+// while it was under test, not those of the relays before it, and a relay
+// measured again goes on from its own count.
+func TestFoundPerRelay(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	c := verify.NewChecker()
+	fault := func(n int) {
+		s := c.NewStream(nil)
+		for range n {
+			s.Event([]byte("not an event"), nil, nil)
+		}
+	}
+	st.SetRelayUsage("a", nil)
+	fault(3)
+	st.SetRelayUsage("b", nil)
+	fault(2)
+	st.SetRelayUsage("a", nil)
+	fault(1)
+	ss := parseExposition(t, string(st.Exposition()))
+	for relay, want := range map[string]float64{"a": 4, "b": 2} {
+		if v, ok := find(t, ss, "relaybench_verification_found_total", map[string]string{"relay": relay, "kind": "invalid"}); !ok || v != want {
+			t.Errorf("found_total{relay=%s,kind=invalid} = %v (%v), want %v", relay, v, ok, want)
+		}
+	}
+}

@@ -95,9 +95,11 @@ func (s *State) verificationFamily(e *expo) {
 		}
 	})
 	e.family("relaybench_verification_found_total", "counter", "Faults the verifier found so far, as it found them (the phase in flight's too): events invalid, not matching or duplicated as they came, missing or extra as answers were judged.")
-	base := labels{{"run", s.opt.Run}, {"relay", s.relay}}
-	for i, k := range foundLabels {
-		e.sample("relaybench_verification_found_total", base.with("kind", k), float64(s.found[i].Load()))
+	for _, rf := range s.foundOf(s.relay) {
+		base := labels{{"run", s.opt.Run}, {"relay", rf.relay}}
+		for i, k := range foundLabels {
+			e.sample("relaybench_verification_found_total", base.with("kind", k), float64(rf.n[i]))
+		}
 	}
 	e.family("relaybench_verification_failed", "gauge", "1 when the phase's verification failed.")
 	s.eachVerified(func(l labels, v *results.Verification) {

@@ -115,6 +115,8 @@ type State struct {
 
 	mu        sync.Mutex
 	relay     string
+	foundBase [len(foundKinds)]int64 // s.found when relay became the relay under test
+	foundPast []relayFound           // the faults of each relay measured before it
 	ledgers   []*outcome.Ledger
 	series    []watchedSeries
 	untracked int64
@@ -186,6 +188,9 @@ type relayReader struct {
 // another calls it for each: the CPU total goes on from the last one's.
 func (s *State) SetRelayUsage(name string, read func() (cpuSecs float64, rss int64, ok bool)) {
 	s.mu.Lock()
+	if name != s.relay {
+		s.foundPast, s.foundBase = s.foundOf(s.relay), s.foundNow()
+	}
 	s.relay = name
 	s.mu.Unlock()
 	if read == nil {
