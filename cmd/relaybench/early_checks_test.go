@@ -106,7 +106,8 @@ func TestRelayCheckedBeforeSigning(t *testing.T) {
 
 // TestStartAtWaitSaid: a run waiting for --start-at says so, with the
 // time, before it waits (plain line with --no-progress, a progress phase
-// otherwise); interrupted while waiting, it ends as a Ctrl-C does.
+// otherwise), and no "Publishing ..." line comes before it (the phase has
+// not begun); interrupted while waiting, it ends as a Ctrl-C does.
 func TestStartAtWaitSaid(t *testing.T) {
 	for _, extra := range [][]string{{"--no-progress"}, nil} {
 		out := t.TempDir()
@@ -116,6 +117,9 @@ func TestStartAtWaitSaid(t *testing.T) {
 		p.until(t, func(l string) bool {
 			return strings.HasPrefix(l, "Waiting until ") && strings.HasSuffix(l, " for --start-at...")
 		}, 2*time.Minute, "the waiting line")
+		if i := strings.Index(p.stderr(), "Publishing "); i >= 0 && i < strings.Index(p.stderr(), "Waiting until ") {
+			t.Errorf("%v: the publish phase is said before the wait for --start-at:\n%s", extra, p.stderr())
+		}
 		p.interrupt()
 		if code := p.exit(t, time.Minute); code != 130 {
 			t.Fatalf("%v: exit %d, want 130\n%s", extra, code, p.stderr())

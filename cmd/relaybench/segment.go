@@ -178,3 +178,22 @@ func waitNotice(quiet, noProgress bool, prog *progress.Reporter) func(flag strin
 		}
 	}
 }
+
+// heldProgress holds each phase's display (its first line, "Publishing
+// 1,000 events...") until the phase counts for the first time, which it
+// does once its clock has started: after the wait for --start-at or
+// --query-at, whose line (waitNotice) then comes first, as the work does.
+// Without either time it is progress itself.
+func heldProgress(cfg runner.Config, progress func(label string, total int64) func(int64)) func(label string, total int64) func(int64) {
+	if cfg.StartAt.IsZero() && cfg.QueryAt.IsZero() {
+		return progress
+	}
+	return func(label string, total int64) func(int64) {
+		var once sync.Once
+		var update func(int64)
+		return func(done int64) {
+			once.Do(func() { update = progress(label, total) })
+			update(done)
+		}
+	}
+}

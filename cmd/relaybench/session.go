@@ -57,7 +57,7 @@ func (s *session) cores() int { return clientCores(s.cpus) }
 // and the line said before a wait for --start-at or --query-at.
 func (s *session) config(cfg runner.Config) runner.Config {
 	cfg.ClientCores = s.cores()
-	cfg.Progress = progressFunc(s.prog)
+	cfg.Progress = heldProgress(cfg, progressFunc(s.prog)) // after a --start-at wait's line (segment.go)
 	cfg.Log = os.Stderr
 	cfg.Waiting = s.waitNotice()
 	s.web.hook(&cfg) // the live view: each relay as it starts, each phase as it ends (web.go)
