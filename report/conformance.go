@@ -38,6 +38,10 @@ func checkLabel(s results.CheckStatus) string {
 	return string(s)
 }
 
+// CheckLabel is how a check's status is shown in tables ("not announced",
+// "FAIL"), for lines printed while the checks run.
+func CheckLabel(s results.CheckStatus) string { return checkLabel(s) }
+
 // checkDecl is a check's declaration as results files hold it.
 type checkDecl struct {
 	id, level, sentence string

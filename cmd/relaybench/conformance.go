@@ -13,6 +13,7 @@ import (
 	"github.com/relaybench/relaybench/conformance"
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/nip11"
+	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/schedule"
@@ -174,7 +175,23 @@ func checksAuth() (conformance.AuthFunc, bool) {
 
 // progressLine prints one line per check on standard error.
 func progressLine(i, n int, _ time.Time, c results.Check) {
-	fmt.Fprintf(os.Stderr, "conformance %2d/%d %-28s %s (%d ms)\n", i+1, n, c.ID, c.Status, c.Millis)
+	fmt.Fprintln(os.Stderr, checkProgress(i, n, c))
+}
+
+// checkIDWidth is the longest check ID: the statuses of the progress lines
+// line up.
+var checkIDWidth = sync.OnceValue(func() int {
+	w := 0
+	for _, c := range conformance.Checks() {
+		w = max(w, len(c.ID))
+	}
+	return w
+})
+
+// checkProgress is the line said when check i of n ends, its status as
+// the table shows it ("not announced").
+func checkProgress(i, n int, c results.Check) string {
+	return fmt.Sprintf("conformance %2d/%d %-*s %s (%d ms)", i+1, n, checkIDWidth(), c.ID, report.CheckLabel(c.Status), c.Millis)
 }
 
 // fetchChecksInfo reads a relay's NIP-11 document for the checks (nil and

@@ -349,3 +349,22 @@ func TestConformanceAuth(t *testing.T) {
 		t.Errorf("without a key, authenticated with %v", got)
 	}
 }
+
+// TestCheckProgressLines: the line said as each check ends names its
+// status as the table does ("not announced", never "not-announced") and
+// every status starts in the same column, the longest check ID's included.
+func TestCheckProgressLines(t *testing.T) {
+	checks := conformance.Checks()
+	col := -1
+	for i, c := range checks {
+		line := checkProgress(i, len(checks), results.Check{ID: c.ID, Status: results.CheckNotAnnounced, Millis: 3})
+		at := strings.Index(line, " not announced (3 ms)")
+		if at < 0 {
+			t.Fatalf("%q: want the status as the table shows it (not announced)", line)
+		}
+		if col >= 0 && at != col {
+			t.Errorf("%q: status at column %d, want %d as the others", line, at, col)
+		}
+		col = at
+	}
+}
