@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +33,11 @@ type livePlan struct {
 	window   int       // max unacknowledged EVENTs per connection (pipeline, open loop)
 	timeout  time.Duration
 	stopAt   int64 // mono time after which nothing more is sent (0: none)
-	series   *metrics.Series
+	// behindWhy, when set, books the open-loop events scheduled before
+	// stopAt but still unsent then as not run for this reason (requested
+	// work that did not run); "": they are cut like those scheduled after.
+	behindWhy string
+	series    *metrics.Series
 	// okLatencySeries puts OK latency in the series' per-second latency.
 	okLatencySeries bool
 	progress        func(done int64)
@@ -56,6 +61,7 @@ type liveOut struct {
 	lastOK   atomic.Int64
 	done     atomic.Int64
 	cut      atomic.Int64 // events not sent because stopAt passed
+	behind   atomic.Int64 // of cut: scheduled before stopAt (with behindWhy)
 }
 
 func newLiveOut(n int) *liveOut {
@@ -80,8 +86,11 @@ func runLive(ctx context.Context, p *livePlan, out *liveOut) {
 	ctx, out.wd = outcome.NewWatchdog(ctx, max(3, 2*len(p.conns)), "EVENTs without an OK (timed out or connection lost)")
 	defer out.wd.Stop()
 	defer func() {
-		// Events a duration cut off were never part of the requested work.
-		out.led.Request(-out.cut.Load())
+		// Events a duration cut off were never part of the requested work;
+		// those it was due to send before then (behindWhy) did not run.
+		behind := out.behind.Load()
+		out.led.Request(-(out.cut.Load() - behind))
+		out.led.AddN(outcome.NotRun, p.behindWhy, behind)
 		out.wd.Settle(out.led, outcome.WhyConnGone)
 	}()
 	var reasonsMu sync.Mutex
@@ -186,6 +195,9 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		}
 		if p.stopAt > 0 && mono.Now() >= p.stopAt {
 			out.cut.Add(int64(len(order) - k))
+			if p.behindWhy != "" && intended != nil {
+				out.behind.Add(int64(scheduledBefore(intended[k:], p.stopAt)))
+			}
 			return false
 		}
 		select {
@@ -218,6 +230,13 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		pw.errs = append(pw.errs, s)
 		mu.Unlock()
 	})
+}
+
+// scheduledBefore is how many of the intended send times (ascending) come
+// before t.
+func scheduledBefore(intended []int64, t int64) int {
+	n, _ := slices.BinarySearch(intended, t)
+	return n
 }
 
 // sendWindowed sends event id (raw) on cn, its window slot already taken

@@ -161,6 +161,9 @@ const (
 	whySubNotOpen = "subscription not open"
 	whySubClosed  = "subscription closed by the relay"
 	whyNoSub      = "no subscription open"
+	// whyBehind: an open-loop event due before --sub-duration ended that
+	// was still unsent then (requested work that did not run).
+	whyBehind = "publishing fell behind: not sent within --sub-duration at --rate (the relay left the in-flight window full, or the client sent late)"
 )
 
 // subscriber is one connection holding one live REQ. Its callbacks run on
@@ -522,6 +525,7 @@ func (r *subRun) publish() {
 		plan.stopAt = r.start + int64(o.Duration)
 	}
 	if o.Rate > 0 {
+		plan.behindWhy = whyBehind
 		plan.intended = make([][]int64, np)
 		for w := range plan.order {
 			for _, n := range plan.order[w] {
@@ -827,8 +831,11 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	o := r.o
 	nEv := len(r.fresh.Events)
 	var notes []string
-	if n := r.out.cut.Load(); n > 0 {
-		notes = append(notes, fmt.Sprintf("publishing stopped at --duration %v with %d pre-signed events unsent", o.Duration, n))
+	if behind := r.out.behind.Load(); behind > 0 {
+		notes = append(notes, fmt.Sprintf("publishing fell behind the --rate schedule: %d events due before --sub-duration %v ended were still unsent then: not run", behind, o.Duration))
+	}
+	if n := r.out.cut.Load() - r.out.behind.Load(); n > 0 {
+		notes = append(notes, fmt.Sprintf("publishing stopped at --sub-duration %v with %d pre-signed events unsent (beyond the plan: not requested)", o.Duration, n))
 	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration {
 		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.Duration))
 	}
