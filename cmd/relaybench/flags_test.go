@@ -483,7 +483,6 @@ func TestReportRefusesEmptyAndForeignFiles(t *testing.T) {
 		{[]string{text}, text},
 		{[]string{array}, array},
 		{[]string{blank}, blank},
-		{[]string{filepath.Join(dir, "missing.json")}, "missing.json"},
 	} {
 		code, stdout, stderr := runHere(t, append([]string{"report"}, tc.args...)...)
 		if code != 1 {
@@ -497,6 +496,32 @@ func TestReportRefusesEmptyAndForeignFiles(t *testing.T) {
 	}
 	if code, stdout, stderr := runHere(t, "report", good, "--format", "json"); code != 0 || !json.Valid([]byte(stdout)) {
 		t.Fatalf("a file with a run: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestReportMissingFileIsUsage: a results file that does not exist is a
+// usage error (exit 2) naming it, as a missing --catalog FILE or --bin-dir
+// DIR is, alone, among others, or on either side of --base/--cand.
+func TestReportMissingFileIsUsage(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	if err := results.Write(good, &results.File{Command: "run", Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.json")
+	for _, args := range [][]string{
+		{missing},
+		{good, missing},
+		{"--base", good, "--cand", missing},
+		{"--base", missing, "--cand", good},
+		{"--merge", good, missing},
+	} {
+		code, stdout, stderr := runHere(t, append([]string{"report"}, args...)...)
+		if code != 2 || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing printed", args, code, stdout)
+			continue
+		}
+		wantOneLine(t, stderr, missing)
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -136,7 +138,7 @@ func readAll(paths []string) ([]*results.File, error) {
 }
 
 // readSome reads the results files that can be read: each one that
-// cannot (not a results file, no runs, an empty or missing file) is named
+// cannot (not a results file, no runs, an empty file) is named
 // on stderr and left out, and skipped says how many were. With none
 // readable, the error is the only file's, or names how many failed.
 func readSome(paths []string) (fs []*results.File, skipped, err error) {
@@ -164,9 +166,26 @@ func readSome(paths []string) (fs []*results.File, skipped, err error) {
 	return fs, fmt.Errorf("%d of %d results files could not be read and are not in the report (named above)", len(bad), len(paths)), nil
 }
 
-// checkFlags checks the report format before any file is read (see
-// flags.go): an unknown one is a usage error.
+// namedFilesExist refuses a results file that does not exist: a usage
+// error (exit 2) naming it, as a missing --catalog FILE is, before any file
+// is read.
+func namedFilesExist(lists ...[]string) error {
+	for _, l := range lists {
+		for _, p := range l {
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return fmt.Errorf("%s: no such results file", p)
+			}
+		}
+	}
+	return nil
+}
+
+// checkFlags checks the report format and that the named results files
+// exist before any file is read (see flags.go): either is a usage error.
 func (c *reportCmd) checkFlags() error {
+	if err := namedFilesExist(c.Files, c.Base, c.Cand); err != nil {
+		return err
+	}
 	if len(c.Base) > 0 || len(c.Cand) > 0 {
 		if _, err := threshold.ParseFailOns(c.FailOn, c.Thresholds); err != nil {
 			return err
