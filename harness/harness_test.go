@@ -92,6 +92,7 @@ func TestCatalogRejectsBadEntries(t *testing.T) {
 
 func TestBinaryRelayWithoutBinaryIsSkipped(t *testing.T) {
 	t.Setenv("RELAYBENCH_STRFRY_BIN", "")
+	t.Setenv("RELAYBENCH_BIN_DIR", "")
 	_, err := Start(context.Background(), "strfry", StartOptions{BaseDir: t.TempDir()})
 	if !IsSkip(err) {
 		t.Fatalf("Start(strfry) = %v, want a skip", err)
@@ -103,6 +104,28 @@ func TestBinaryRelayWithoutBinaryIsSkipped(t *testing.T) {
 	ok, _, _, why := Status(spec, Options{CacheDir: t.TempDir()})
 	if ok || !strings.Contains(why, "relaybench relays install relayer-postgres") {
 		t.Errorf("relayer in an empty cache: installed=%v why=%q", ok, why)
+	}
+}
+
+// TestEmptyBinDirSaysWhereItLooked: with an existing but empty bin dir, the
+// skip names the file it looked for there and how the dir was given, not
+// only "pass --bin-dir DIR" (given already).
+func TestEmptyBinDirSaysWhereItLooked(t *testing.T) {
+	t.Setenv("RELAYBENCH_STRFRY_BIN", "")
+	dir := t.TempDir()
+	for _, name := range []string{"strfry", "relayer-postgres"} {
+		spec, _ := Lookup(name)
+		for _, o := range []Options{{BinDir: dir, CacheDir: t.TempDir()}, {CacheDir: t.TempDir()}} {
+			from := "--bin-dir " + dir
+			if o.BinDir == "" {
+				t.Setenv("RELAYBENCH_BIN_DIR", dir)
+				from = "RELAYBENCH_BIN_DIR=" + dir
+			}
+			_, _, _, why := Status(spec, o)
+			if want := filepath.Join(dir, name) + " (from " + from + ")"; !strings.Contains(why, want) {
+				t.Errorf("%s: %q, want it to name %q", name, why, want)
+			}
+		}
 	}
 }
 

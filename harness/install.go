@@ -225,6 +225,9 @@ func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 			p, from = os.Getenv(spec.BinEnv), "$"+spec.BinEnv
 		}
 		if p == "" {
+			if dir, from := o.binDir(); dir != "" {
+				return "", "", &SkipError{spec.Name, fmt.Sprintf("no binary: %s (from %s) does not exist; put it there, pass --bin %s=PATH or set %s", filepath.Join(dir, spec.Name), from, spec.Name, spec.BinEnv)}
+			}
 			return "", "", &SkipError{spec.Name, fmt.Sprintf("no binary; pass --bin %s=PATH, --bin-dir DIR or set %s", spec.Name, spec.BinEnv)}
 		}
 		abs, err := exec.LookPath(p)
@@ -245,7 +248,11 @@ func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 		}
 		stamp, _ := os.ReadFile(filepath.Join(dir, "stamp"))
 		if _, err := os.Stat(bin); err != nil || string(stamp) != stampText(spec, want) {
-			return "", "", &SkipError{spec.Name, fmt.Sprintf("not installed; run: relaybench relays install %s", spec.Name)}
+			why := fmt.Sprintf("not installed; run: relaybench relays install %s", spec.Name)
+			if bd, from := o.binDir(); bd != "" {
+				why = fmt.Sprintf("no %s (from %s) and %s", filepath.Join(bd, spec.Name), from, why)
+			}
+			return "", "", &SkipError{spec.Name, why}
 		}
 		return bin, FromCache, nil
 	}
