@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/negentropy"
 	"github.com/relaybench/relaybench/nip11"
@@ -518,5 +519,46 @@ func TestNegentropyInterruptedBooksEveryScenario(t *testing.T) {
 		if a == nil || !a.Balanced() || a.Requested != 3 || a.Cancelled != 3 {
 			t.Errorf("%s: account %+v, want 3 rounds cancelled", ph.Name, a)
 		}
+	}
+}
+
+// TestNegentropyPrior: the probe asked before publishing finds nothing on an
+// empty relay, and on one holding events names how many (the embedded
+// relay announces NIP-45); on a relay without NIP-77 it says nothing (the
+// workload skips itself there).
+func TestNegentropyPrior(t *testing.T) {
+	url := embeddedURL(t, "native")
+	if why := NegentropyPrior(testCtx(t), url, 10*time.Second); why != "" {
+		t.Fatalf("empty relay: %q", why)
+	}
+	live, _ := publishForSync(t, url)
+	why := NegentropyPrior(testCtx(t), url, 10*time.Second)
+	if want := "already holds " + numfmt.Count(len(live), "event"); !strings.Contains(why, want) || !strings.Contains(why, "needs an empty relay") {
+		t.Errorf("relay holding %d events: %q, want %q", len(live), why, want)
+	}
+	tr := testrelay.Start(t, testrelay.Config{})
+	if why := NegentropyPrior(testCtx(t), tr.URL(), 10*time.Second); why != "" {
+		t.Errorf("relay without NIP-77: %q", why)
+	}
+}
+
+// TestNegentropyWrongSetsKeepCPU: reconciliations that end on sets the
+// verification rejects (here the relay holds events the run's set lacks)
+// still spent the protocol's client CPU: the note gives it, never "n/a".
+func TestNegentropyWrongSetsKeepCPU(t *testing.T) {
+	url := embeddedURL(t, "native")
+	live, info := publishForSync(t, url)
+	phases, err := Negentropy(testCtx(t), url, smallCorpus(t), live[:len(live)/2], info,
+		NegentropyOptions{Base: Base{Seed: 5, Timeout: 10 * time.Second}, Rounds: 2, Delta: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steady := phases[len(phases)-1]
+	if v := steady.Verification; v == nil || v.Passed || v.Extra == 0 {
+		t.Fatalf("steady: verification %+v, want failed with extra ids", v)
+	}
+	note := strings.Join(steady.Notes, "\n")
+	if _, ok := steady.Counts["client_cpu_us_p50"]; !ok || strings.Contains(note, "n/a") || !strings.Contains(note, "p50 ") {
+		t.Errorf("steady: no client CPU for reconciliations that ended: counts %v, notes %q", steady.Counts, note)
 	}
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+
+	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
@@ -30,6 +33,9 @@ func (c *syncCmd) checkFlags() error {
 func (c *syncCmd) figurePlan() threshold.Plan { return publishThenPlan("negentropy") }
 
 func (c *syncCmd) Run(g *Globals) error {
+	if err := c.refuseHeldEvents(g); err != nil {
+		return err
+	}
 	p := optionParams(&c.NegentropyOptions, "neg_")
 	p["events"], p["size"], p["seed"], p["authors"] = c.Events, c.Size, c.Seed, c.Authors
 	return runCorpusCommand(g, corpusCommand{name: "sync", target: c.targetFlags, corpus: c.corpusFlags,
@@ -42,4 +48,25 @@ func (c *syncCmd) workload() runner.Workload {
 	o := c.NegentropyOptions
 	o.Seed = c.corpusFlags.Seed
 	return declared("negentropy", &o)
+}
+
+// refuseHeldEvents refuses, before the corpus is signed and anything is
+// published, a --relay URL that already holds events: the reconciliations
+// would report them as ids this run never published, and convergence could
+// not be verified (exit 3 for a correct relay). Refused rather than taken
+// as the relay's prior set: knowing that set would mean fetching all of it
+// (unbounded on a real relay), and a prior set of unknown size would change
+// every figure (ids needed, bytes, round trips), so runs would not compare.
+// A relay relaybench starts has a fresh data dir; with --skip-publish
+// nothing is reconciled (the scenarios are not run).
+func (c *syncCmd) refuseHeldEvents(g *Globals) error {
+	ref, err := c.targetFlags.relayRef()
+	if err != nil || ref.URL == "" || c.SkipPublish {
+		return nil // a bad flag or a relay to start: the run says or needs nothing
+	}
+	why := workload.NegentropyPrior(g.Ctx, ref.URL, c.NegentropyOptions.Timeout)
+	if why == "" {
+		return nil
+	}
+	return withCode(judge.Error, errors.New(why+"; start a fresh one (relaybench relay serve --addr 127.0.0.1:7778 serves one from a new data dir) or omit --relay for the embedded relay"))
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -130,5 +134,33 @@ func TestSyncSkipsRelayWithoutNIP77(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(r.Notes, "\n"), "corpus not published: no workload of this run can run on this relay") {
 		t.Errorf("no note on the corpus not published: %q", r.Notes)
+	}
+}
+
+// TestSyncRefusesRelayHoldingEvents: sync against a --relay that already
+// holds events (here what a run of 300 published before) would count them as ids
+// the relay should not have (exit 3 for a correct relay): it is refused
+// before the corpus is signed, with one line naming the problem and the
+// way out, exit 1, nothing published and no results file.
+func TestSyncRefusesRelayHoldingEvents(t *testing.T) {
+	bin := relaybenchBin(t)
+	url := testkit.EmbeddedURL(t, "native")
+	if res := runBin(t, bin, 2*time.Minute, "run", "--relay", url, "--events", "300", "--skip-query", "--anchor", testAnchor,
+		"--cache-dir", "off", "--quiet", "--out", t.TempDir(), "--no-progress"); res.code != 0 {
+		t.Fatalf("filling the relay: exit %d\n%s", res.code, lastLines(res.stderr, 20))
+	}
+	out := t.TempDir()
+	res := runBin(t, bin, 2*time.Minute, "sync", "--relay", url, "--events", "200", "--anchor", testAnchor,
+		"--cache-dir", "off", "--out", out, "--no-progress")
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", res.code, lastLines(res.stderr, 20))
+	}
+	if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); len(lines) != 1 ||
+		!regexp.MustCompile(`already holds [1-9][0-9,]* events`).MatchString(lines[0]) || !strings.Contains(lines[0], "needs an empty relay") ||
+		!strings.Contains(lines[0], "relay serve") {
+		t.Errorf("stderr, want one line naming the events held and a fresh relay:\n%s", res.stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(out, "*.json")); len(files) != 0 {
+		t.Errorf("results files written for a refused run: %v", files)
 	}
 }
