@@ -28,13 +28,14 @@ bench_sink() {
   [ -n "$url" ] || { echo "sink relay did not start: $(cat "$work/sink.err")" >&2; exit 1; }
 }
 
-# bench_need_strfry ends the script (measuring nothing, exit 0) unless
-# $BIN_DIR (default ../shared/relays/bin) holds strfry; $1 names the script.
+# bench_need_strfry ends the script (skipped, nothing measured, exit 1)
+# unless $BIN_DIR (default ../shared/relays/bin, the lab's folder) holds an
+# executable strfry; the line says how to give one. $1 names the script.
 bench_need_strfry() {
   BIN_DIR=${BIN_DIR:-../shared/relays/bin}
   if [ ! -x "$BIN_DIR/strfry" ]; then
-    echo "$1: no strfry at $BIN_DIR/strfry (see ../shared/relays/README.md); nothing measured." >&2
-    exit 0
+    echo "$1: skipped, nothing measured: no executable strfry at $BIN_DIR/strfry; build strfry from https://github.com/hoytech/strfry (README, Known limits) and run BIN_DIR=DIR $1 with DIR the folder holding it" >&2
+    exit 1
   fi
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Measures relaybench against the fastest peer tool, ../shared/peers/bin/nostr-bench
-# (see ../shared/peers/README.md), on three grounds in one run, and appends
+# Measures relaybench against the fastest peer tool, nostr-bench ($PEER,
+# default the lab's ../shared/peers/bin/nostr-bench; built from
+# github.com/privkeyio/nostr-bench), on three grounds in one run, and appends
 # every figure to bench/RESULTS.md with the machine, load, date and commit:
 #   khatru  bench/khatrusink: khatru v0.19.1 as it comes (fasthttp/websocket,
 #           JSON parsing, id and signature checks, an OK per event) over a
@@ -44,8 +45,8 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 PEER=${PEER:-../shared/peers/bin/nostr-bench}
 if [ ! -x "$PEER" ]; then
-  echo "bench/peers.sh: no peer binary at $PEER (see ../shared/peers/README.md); nothing measured." >&2
-  exit 0
+  echo "bench/peers.sh: skipped, nothing measured: no executable nostr-bench at $PEER; build it from https://github.com/privkeyio/nostr-bench (Zig, ReleaseFast) and run PEER=PATH bench/peers.sh" >&2
+  exit 1
 fi
 GROUNDS=${GROUNDS:-khatru strfry sink}
 CONNS=${CONNS:-4}
@@ -63,7 +64,7 @@ RB_B_DESC=${RB_B_DESC:-$RB_B}
 FLOOR_FLAGS=${FLOOR_FLAGS:-}
 case " $TOOLS " in *" rbB "*) [ -x "$RB_B" ] || { echo "bench/peers.sh: TOOLS has rbB: set RB_B to a relaybench binary" >&2; exit 1; } ;; esac
 BIN_DIR=${BIN_DIR:-../shared/relays/bin}
-case " $GROUNDS " in *" strfry "*) [ -x "$BIN_DIR/strfry" ] || { echo "bench/peers.sh: no strfry at $BIN_DIR/strfry; set GROUNDS without it" >&2; exit 1; } ;; esac
+case " $GROUNDS " in *" strfry "*) [ -x "$BIN_DIR/strfry" ] || { echo "bench/peers.sh: no executable strfry at $BIN_DIR/strfry: run BIN_DIR=DIR bench/peers.sh with DIR the folder holding your strfry build (https://github.com/hoytech/strfry), or set GROUNDS without it" >&2; exit 1; } ;; esac
 command -v python3 >/dev/null || { echo "bench/peers.sh: needs python3 to check the figures" >&2; exit 1; }
 haveperf=""
 if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -o /dev/null true 2>/dev/null; then
