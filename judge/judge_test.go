@@ -65,6 +65,8 @@ func TestJudge(t *testing.T) {
 			Verification: &results.Verification{Verified: false, Passed: true, Notes: []string{"old file"}}}), false, nil, Incomplete, "no answer was checked"},
 		{"nothing checked because the user cancelled is not the relay's doing", file(results.Phase{Name: "query",
 			Verification: &results.Verification{Verified: true}, Accounts: []results.Account{events(0, 0, 0, 0, 0, 6, nil)}}), true, nil, Interrupted, ""},
+		{"counts in the reasons are grouped as the summary prints them", file(results.Phase{Name: "negentropy/steady",
+			Verification: &results.Verification{Verified: true, Checked: 10, Missing: 330, Extra: 466020}}), false, nil, WrongAnswers, "(330 missing, 466,020 extra)"},
 		{"a failed check beats not verified", file(results.Phase{Name: "query",
 			Verification: &results.Verification{Verified: true, Invalid: 2}}), false, nil, WrongAnswers, "2 invalid"},
 		{"a requested workload skipped did not run: never passed", file(results.Phase{Name: "publish", Accounts: []results.Account{events(10, 0, 0, 0, 0, 0, nil)}},

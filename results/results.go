@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/numfmt"
 )
 
 // SchemaVersion is the version of the results file format written by this
@@ -461,7 +463,7 @@ func (v *Verification) Faults() string {
 }
 
 // FaultCounts is the counts of what failed verification, e.g. "3 missing,
-// 1 invalid" ("" when every count is 0).
+// 1,200 invalid" ("" when every count is 0).
 func (v *Verification) FaultCounts() string {
 	var parts []string
 	for _, c := range []struct {
@@ -469,7 +471,7 @@ func (v *Verification) FaultCounts() string {
 		what string
 	}{{v.Missing, "missing"}, {v.Extra, "extra"}, {v.NotMatching, "not matching the filter"}, {v.Invalid, "invalid"}, {v.Duplicated, "duplicated"}} {
 		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+			parts = append(parts, numfmt.Group(c.n)+" "+c.what) // 466,020 as the summary prints it
 		}
 	}
 	return strings.Join(parts, ", ")
