@@ -14,8 +14,32 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// sweepBudget bounds the content bytes pre-signed for one size.
+// sweepBudget bounds the content bytes pre-signed for one size: the plan
+// at a size is at most sweepBudget/size events (at least 200), whatever
+// --events asks for (sweepCount).
 const sweepBudget = 128 << 20
+
+// sweepCount is the events planned at one size: events, capped so that
+// their content fits in sweepBudget (the pre-signed events are held in
+// memory twice), but never below 200.
+func sweepCount(events, size int) int {
+	return min(events, max(200, sweepBudget/max(1, size)))
+}
+
+// sweepPlan states, before any work, the sizes whose planned events are
+// fewer than --events; "" when none is capped.
+func sweepPlan(events int, sizes []int) string {
+	var capped []string
+	for _, size := range sizes {
+		if n := sweepCount(events, size); n < events {
+			capped = append(capped, fmt.Sprintf("%d at %d bytes", n, size))
+		}
+	}
+	if len(capped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d events per size; %s: at most %d MiB of pre-signed content per size)", events, strings.Join(capped, ", "), sweepBudget>>20)
+}
 
 // SweepOptions configure the payload sweep: at each content size, a
 // fan-out run (Subscribe) with fresh events of exactly that size.
@@ -33,7 +57,7 @@ func init() {
 type SweepOptions struct {
 	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK, and a REQ for its EOSE." param:"-"`
 	Sizes       []int         `default:"256,1024,4096,16384,65536,131072" help:"Content sizes in bytes (capped by the relay's announced max_message_length / max_content_length)."`
-	Events      int           `default:"2000" help:"Events per size."`
+	Events      int           `default:"2000" help:"Events per size, capped at 128 MiB of content per size (1024 events at 131072 bytes; the cap is never below 200 events)."`
 	Publishers  int           `default:"1" help:"Publisher connections."`                          // narwhal's table: 1 producer
 	Subscribers int           `default:"1" help:"Subscriber connections (each gets every event)."` // 1 consumer
 	Mode        string        `default:"pipeline" enum:"wait,pipeline" help:"wait: one EVENT in flight per publisher; pipeline: up to --window."`
@@ -66,7 +90,7 @@ func (o SweepOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 	o.OnSkip = func(size int, reason string) {
 		skipped = append(skipped, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
 	}
-	update := env.progressFor(fmt.Sprintf("Sweeping %d sizes", len(o.Sizes)), int64(len(o.Sizes)))
+	update := env.progressFor(fmt.Sprintf("Sweeping %d sizes%s", len(o.Sizes), sweepPlan(o.Events, o.Sizes)), int64(len(o.Sizes)))
 	sizes := o.Sizes
 	var phases []results.Phase
 	var err error
@@ -166,7 +190,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	}
 	nonce := RunNonce()
 	seed := o.Seed + int64(size)
-	count := min(o.Events, max(200, sweepBudget/size)) // pre-signed events are held in memory twice
+	count := sweepCount(o.Events, size)
 	fresh, err := NewFresh(ctx, c, FreshSpec{Count: count, Size: size, Seed: seed, Channels: ChannelNames(seed, nonce, 1)}, nonce)
 	if err != nil {
 		return nil, "", err
@@ -196,7 +220,9 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	ph.Rates[results.RateMsgs] = ph.Rates[results.RateEvents]
 	ph.Notes = append([]string{fmt.Sprintf("payload sweep at %d content bytes (EVENT messages up to %d bytes): msgs_per_sec counts accepted events, mb_per_sec the EVENT bytes sent", size, maxMsg)}, ph.Notes...)
 	if count < o.Events {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d events instead of %d at this size: the pre-signed events are kept in memory (budget %d MB)", count, o.Events, sweepBudget>>20))
+		// The plan, fixed before the work: every one of the count events
+		// was requested (the accounts say whether they all ran).
+		ph.Notes = append(ph.Notes, fmt.Sprintf("planned %d events at this size, not --events %d: at most %d MiB of pre-signed content per size (held in memory); the accounts count the %d planned", count, o.Events, sweepBudget>>20, count))
 	}
 	return &ph, "", err
 }

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +82,35 @@ func TestSweepPhasesCarryAccounts(t *testing.T) {
 		if v := ph.Verification; v.Passed || v.Duplicated != int64(6+i) || v.Missing != 0 {
 			t.Errorf("%s: verification %+v", ph.Name, v)
 		}
+	}
+}
+
+// TestSweepPlanStatedBeforeWork: a size whose --events would pre-sign more
+// than the sweep's budget of content is planned with fewer events; the plan
+// is said before any work (the progress label), and the phase's events
+// (params, accounts) are that plan, so "all requested work ran" is true.
+// Every size is skipped here (the announced max_content_length), so no
+// event is signed.
+func TestSweepPlanStatedBeforeWork(t *testing.T) {
+	if n := sweepCount(2000, 131072); n != 1024 {
+		t.Errorf("sweepCount(2000, 131072) = %d, want 1024", n)
+	}
+	if n := sweepCount(2000, 1<<30); n != 200 {
+		t.Errorf("sweepCount(2000, 1 GiB) = %d, want the floor 200", n)
+	}
+	if p := sweepPlan(2000, []int{256, 1024}); p != "" {
+		t.Errorf("no size capped, plan %q", p)
+	}
+	var label string
+	env := Env{URL: "ws://127.0.0.1:1", Corpus: testKeys(t), Progress: func(l string, _ int64) func(int64) {
+		label = l
+		return func(int64) {}
+	}}
+	o := SweepOptions{Sizes: []int{256, 131072}, Events: 2000, Limits: &nip11.Limitation{MaxContentLength: 1}}
+	if _, err := o.Run(testCtx(t), env); !errors.Is(err, ErrNoSize) {
+		t.Fatalf("err %v, want %v", err, ErrNoSize)
+	}
+	if !strings.Contains(label, "1024 at 131072 bytes") || strings.Contains(label, "at 256 bytes") {
+		t.Errorf("progress label %q does not state the plan at 131072 bytes only", label)
 	}
 }
