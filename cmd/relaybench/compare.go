@@ -114,8 +114,10 @@ func (c *compareCmd) checkRelays(ctx context.Context) ([]relayRef, error) {
 }
 
 // saySkips names, in the first lines, the relays that will be skipped at
-// their turn because their binary is not here (the turn still says so).
+// their turn because their binary is not here (the turn still says so),
+// and, once, how to build in the stores this relaybench left out.
 func (c *compareCmd) saySkips(refs []relayRef) {
+	said := map[string]bool{}
 	for _, r := range refs {
 		if r.URL != "" {
 			continue
@@ -123,6 +125,10 @@ func (c *compareCmd) saySkips(refs []relayRef) {
 		var skip *harness.SkipError
 		if _, _, err := harness.Binary(r.Spec, c.options()); errors.As(err, &skip) {
 			fmt.Fprintf(os.Stderr, "%s: will be skipped: %s\n", skip.Name, skip.Why)
+			if h := storeHint(r.Spec); h != "" && !said[h] {
+				said[h] = true
+				fmt.Fprintln(os.Stderr, "  "+h)
+			}
 		}
 	}
 }

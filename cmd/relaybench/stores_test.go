@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/relaybench/relaybench/relay/embedded"
@@ -12,5 +13,32 @@ func needCgoStores(t *testing.T) {
 	t.Helper()
 	if len(embedded.NotBuilt) > 0 {
 		t.Skip("skipping: needs the lmdb and sqlite3 stores (go test -tags cgostores)")
+	}
+}
+
+// TestLeftOutStoresSaidOnce: compare asked for khatru-lmdb and
+// khatru-sqlite3 by a build without their stores skips both with a short
+// reason, says how to build them in once (not at every mention of each
+// skip), and its last line (the verdict's reasons) is whole, not cut.
+func TestLeftOutStoresSaidOnce(t *testing.T) {
+	if len(embedded.NotBuilt) == 0 {
+		t.Skip("skipping: this build has the lmdb and sqlite3 stores")
+	}
+	out := t.TempDir()
+	code, _, stderr := runHere(t, "compare", "--relays", "khatru-lmdb,khatru-sqlite3", "--events", "10", "--queries", "1",
+		"--cache-dir", "off", "--out", out, "--no-progress")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (no relay asked for ran)\n%s", code, stderr)
+	}
+	if n := strings.Count(stderr, "needs cgo"); n != 1 {
+		t.Errorf("how to build the stores in said %d times, want once:\n%s", n, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	for _, want := range []string{"khatru-lmdb: skipped: this relaybench has no lmdb store: build relaybench with -tags cgostores",
+		"khatru-sqlite3: skipped: this relaybench has no sqlite3 store: build relaybench with -tags cgostores"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("last line %q: want %q in it", last, want)
+		}
 	}
 }
