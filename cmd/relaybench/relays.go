@@ -67,8 +67,14 @@ func (c *relaysListCmd) Run(g *Globals) error {
 	if len(notes) > 0 {
 		fmt.Printf("\n%s\n", strings.Join(notes, "\n"))
 	}
+	fmt.Printf("\n%s\n", wrapText(versionNote, 100, ""))
 	return nil
 }
+
+// versionNote says where relays list's versions come from, and where a
+// run's come from: they can differ.
+const versionNote = "VERSION is the catalog's: what relaybench builds or runs (user-supplied: whatever binary you give). " +
+	"A run's Software and Version are what the relay says of itself in NIP-11, which can differ or be empty."
 
 // nonEmpty is the strings of ss that are not empty.
 func nonEmpty(ss ...string) []string {

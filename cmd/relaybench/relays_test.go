@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/relay/sink"
 )
 
 // TestRelaysListFitsATerminal: relays list is a table of what is installed
@@ -33,6 +36,27 @@ func TestRelaysListFitsATerminal(t *testing.T) {
 	}
 	if !strfryRow || !strings.Contains(stdout, "\nstrfry: not installed: no binary; pass --bin strfry=PATH") {
 		t.Errorf("want strfry's row saying no and its install hint below:\n%s", stdout)
+	}
+}
+
+// TestCatalogVersionsSayWhence: relays list says its versions are the
+// catalog's and a run's come from the relay's NIP-11; the sink's catalog
+// version is the one the sink answers in NIP-11 (it said khatru v0.19.1,
+// which the sink does not use).
+func TestCatalogVersionsSayWhence(t *testing.T) {
+	code, stdout, stderr := runHere(t, "relays", "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(stdout), " "), versionNote) {
+		t.Errorf("relays list does not say where its versions come from:\n%s", stdout)
+	}
+	spec, err := harness.Lookup("sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "relaybench-sink " + sink.Version; spec.Version != want {
+		t.Errorf("sink's catalog version %q, want %q (what its NIP-11 says)", spec.Version, want)
 	}
 }
 
