@@ -47,26 +47,28 @@ func fmtRate(v float64) string {
 // 950ns, 12.3µs, 1.29ms, 3.57s, 1m14.4s (numfmt.DurNs, the one rule).
 var fmtDur = numfmt.DurNs
 
-// fmtBytes formats a size in decimal units (1 KB = 1000 B, 1 MB = 10^6 B).
+// fmtBytes formats a size in binary units (1 KiB = 1024 B, 1 MiB = 2^20 B,
+// 1 GiB = 2^30 B): one convention for every byte count and memory size,
+// as payload sizes and the machine's memory are counted.
 func fmtBytes(b float64) string {
 	if math.IsNaN(b) || math.IsInf(b, 0) {
 		return dash
 	}
 	a := math.Abs(b)
 	switch {
-	case a < 1e3:
+	case a < 1<<10:
 		return fmt.Sprintf("%.0f B", b)
-	case a < 1e6:
-		return fmt.Sprintf("%.2f KB", b/1e3)
-	case a < 1e9:
-		return fmt.Sprintf("%.2f MB", b/1e6)
+	case a < 1<<20:
+		return fmt.Sprintf("%.2f KiB", b/(1<<10))
+	case a < 1<<30:
+		return fmt.Sprintf("%.2f MiB", b/(1<<20))
 	default:
-		return fmt.Sprintf("%.2f GB", b/1e9)
+		return fmt.Sprintf("%.2f GiB", b/(1<<30))
 	}
 }
 
 // fmtPayload formats a payload size the way sweep tables label them:
-// 256 B, 1 KB, 128 KB (binary multiples, as payload sizes usually are).
+// 256 B, 1 KiB, 128 KiB (binary multiples, as payload sizes usually are).
 func fmtPayload(b float64) string {
 	switch {
 	case b >= 1<<20 && math.Mod(b, 1<<20) == 0:

@@ -149,7 +149,7 @@ func mixedVerdict(sides []mixedSide) string {
 	default:
 		parts = append(parts, strings.Join(fell, ", "))
 		if len(kept) > 0 {
-			parts[0] += "; " + kept[0] + " kept its"
+			parts[0] += "; " + kept[0] + " kept its throughput"
 		}
 	}
 	worst := -1

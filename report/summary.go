@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -52,7 +53,8 @@ func isBrief(w io.Writer) bool {
 // WriteSummary writes the summary of f as o says (Summary: the full one).
 func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief, len(f.Runs) > 1} // no string in it acts on the terminal
-	if v := f.Verdict; o.Brief && v != nil {
+	// The verdict leads, as the commands' own summaries do.
+	if v := f.Verdict; v != nil {
 		fmt.Fprintf(bw, "=== Benchmark Results: %s (exit %d) ===\n", strings.ToUpper(v.Outcome), v.Status)
 	} else {
 		fmt.Fprintln(bw, "=== Benchmark Results ===")
@@ -485,7 +487,7 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 		kv(w, "Bandwidth", dash)
 	}
 	used[results.RateEvents], used[results.RateMB] = true, true
-	writeLatencies(w, p.Latency)
+	writeLatencies(w, p)
 	writeOther(w, p, used)
 	writeRest(w, p)
 }
@@ -509,7 +511,7 @@ func summaryQuery(w io.Writer, p *results.Phase) {
 	} else {
 		kv(w, "Avg Events/Query", dash)
 	}
-	writeLatencies(w, p.Latency)
+	writeLatencies(w, p)
 	writeOther(w, p, used)
 	writeRest(w, p)
 }
@@ -518,7 +520,7 @@ func summaryQuery(w io.Writer, p *results.Phase) {
 // resources and the tail.
 func writeRest(w io.Writer, p *results.Phase) {
 	writeGroups(w, p)
-	writeVerification(w, p.Verification)
+	writeVerification(w, p)
 	writeResources(w, p)
 	writeTail(w, p)
 }
@@ -532,7 +534,7 @@ func summaryGeneric(w io.Writer, p *results.Phase) {
 	writeDuration(w, p)
 	writeMixed(w, p) // mixed.go: nothing for another workload
 	writeOther(w, p, nil)
-	writeLatencies(w, p.Latency)
+	writeLatencies(w, p)
 	writeRecovery(w, p)
 	writeRest(w, p)
 }
@@ -608,13 +610,11 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			v, unit = fmtRate(p.Rates[k]), "events/second"
 		case opRates[k]:
 			unit = opNoun(p) + "/second" // "accepted/second" said what, not of what
+		case k == results.RateMB && kind(p) == "subscribe":
+			label = "Publish bandwidth" // the subscribers' bytes are not in it
 		}
-		if brief {
-			label, v = briefRateLine(p, k, label, v, unit) // summary_labels.go
-			kv(w, label, v)
-			continue
-		}
-		kv(w, label, strings.TrimSpace(v+" "+unit))
+		label, v = briefRateLine(p, k, label, v, unit) // summary_labels.go: one label in both summaries
+		kv(w, label, v)
 	}
 }
 
@@ -668,7 +668,8 @@ func countLine(k string, n int64) (label, value string) {
 
 // writeLatencies prints p50/p90/p99/p99.9/max of every latency, the
 // primary one first.
-func writeLatencies(w io.Writer, lat map[string]*results.Histogram) {
+func writeLatencies(w io.Writer, p *results.Phase) {
+	lat := p.Latency
 	names := sortedKeys(lat)
 	prim := results.PrimaryLatency(lat)
 	sort.SliceStable(names, func(i, j int) bool { return names[i] == prim && names[j] != prim })
@@ -678,7 +679,7 @@ func writeLatencies(w io.Writer, lat map[string]*results.Histogram) {
 	for _, n := range names {
 		h := lat[n]
 		if h == nil || h.Count == 0 {
-			kv(w, title(latencyLabel(n))+" Latency", dash+" (no samples)")
+			kv(w, latencyLine(p, n), dash+" (no samples)")
 			continue
 		}
 		var parts []string
@@ -690,8 +691,29 @@ func writeLatencies(w io.Writer, lat map[string]*results.Histogram) {
 			parts = append(parts, fmt.Sprintf("p%g %s", q, s))
 		}
 		parts = append(parts, "max "+fmtDur(float64(h.Max)), "mean "+fmtDur(h.Mean), "n "+fmtInt(h.Count))
-		kv(w, title(latencyLabel(n))+" Latency", strings.Join(parts, "  "))
+		kv(w, latencyLine(p, n), strings.Join(parts, "  "))
 	}
+}
+
+// latencyLine labels latency n of p in the summary: "OK Latency", "First
+// Event Latency"; a mixed phase's with its side and part ("OK Latency
+// (publishing, together)").
+func latencyLine(p *results.Phase, n string) string {
+	base, alone := strings.CutSuffix(n, "_alone")
+	part := ""
+	for _, m := range mixedSpecs {
+		if p.Workload == "mixed" && base == m.lat {
+			n, part = base, " ("+m.verb+", together)"
+			if alone {
+				part = " (" + m.verb + ", alone)"
+			}
+		}
+	}
+	ws := strings.Fields(latencyLabel(n))
+	for i := range ws {
+		ws[i] = title(ws[i])
+	}
+	return strings.Join(ws, " ") + " Latency" + part
 }
 
 func writeGroups(w io.Writer, p *results.Phase) {
@@ -734,14 +756,25 @@ func writeGroups(w io.Writer, p *results.Phase) {
 // -v: byte counts, the client's own figures and reads, and the tail past
 // p99 (max stays).
 func briefHidesColumn(h string) bool {
-	return strings.HasPrefix(h, "bytes ") || strings.HasPrefix(h, "client ") ||
-		strings.HasPrefix(h, "subscriber ") || strings.HasSuffix(h, " p99.9") || briefOmitsHead(h)
+	l := strings.ToLower(h)
+	return strings.HasPrefix(l, "bytes ") || strings.HasPrefix(l, "client ") ||
+		strings.HasPrefix(l, "subscriber ") || strings.HasSuffix(h, " p99.9") || briefOmitsHead(h)
+}
+
+// restatesHead reports whether column h is a restates figure's.
+func restatesHead(h string) bool {
+	for k := range restates {
+		if countHead(k) == h || rateHead(k) == h {
+			return true
+		}
+	}
+	return false
 }
 
 // restates are the group columns that, when equal to an earlier one, say
 // only that nothing was lost between the two (requested = sent = accepted).
 var restates = map[string]bool{"requested": true, "sent": true, "intended": true, "planned": true,
-	"intended per sec": true, "sent per sec": true, "accepted per sec": true}
+	"intended_per_sec": true, "sent_per_sec": true, "accepted_per_sec": true}
 
 // briefColumns leaves out of a table, for the brief summary, the columns
 // that say nothing happened (every cell 0 or –), those briefHidesColumn
@@ -757,7 +790,7 @@ func briefColumns(t *table) {
 		if i > 0 && (briefHidesColumn(h) || !slices.ContainsFunc(t.rows, func(r []string) bool {
 			c := cell(r, i)
 			return c != "0" && c != dash && c != ""
-		}) || restates[h] && slices.ContainsFunc(keep, func(j int) bool { return j > 0 && same(i, j) })) {
+		}) || restatesHead(h) && slices.ContainsFunc(keep, func(j int) bool { return j > 0 && same(i, j) })) {
 			continue
 		}
 		keep = append(keep, i)
@@ -779,7 +812,8 @@ func briefColumns(t *table) {
 	}
 }
 
-func writeVerification(w io.Writer, v *results.Verification) {
+func writeVerification(w io.Writer, p *results.Phase) {
+	v := p.Verification
 	if v == nil {
 		return
 	}
@@ -787,7 +821,7 @@ func writeVerification(w io.Writer, v *results.Verification) {
 	case v.Status() == results.VerificationNotVerified:
 		kv(w, "Verification", "NOT VERIFIED: no answer was checked")
 	case isBrief(w):
-		kv(w, "Verification", verdict(v)+briefChecks(v))
+		kv(w, "Verification", verdict(v)+briefChecks(p, v))
 	case !v.Verified:
 		kv(w, "Verification", verdict(v)+": validity and filter match only")
 		fmt.Fprintf(w, "    checked %s, returned %s, not matching %s, invalid %s, duplicated %s, misordered %s\n",
@@ -805,8 +839,10 @@ func writeVerification(w io.Writer, v *results.Verification) {
 
 // briefChecks is the verification's counts in one parenthesis, the faults
 // only when there are some: " (20 answers checked)", " (20 answers
-// checked: missing 3, duplicated 1)".
-func briefChecks(v *results.Verification) string {
+// checked: missing 3, duplicated 1)"; a subscribe phase's checked answers
+// are its subscriptions, whose deliveries were checked (" (442,400
+// deliveries to 50 subscriptions checked)").
+func briefChecks(p *results.Phase, v *results.Verification) string {
 	var bad []string
 	for _, f := range []struct {
 		name string
@@ -818,6 +854,9 @@ func briefChecks(v *results.Verification) string {
 		}
 	}
 	s := " (" + fmtInt(v.Checked) + " answers checked"
+	if kind(p) == "subscribe" {
+		s = " (" + numfmt.Count(v.Returned, "delivery") + " to " + numfmt.Count(v.Checked, "subscription") + " checked"
+	}
 	if !v.Verified {
 		s += ", validity and filter match only"
 	}

@@ -55,11 +55,21 @@ var briefLabels = map[string]briefLabel{
 	// burst
 	"between_success_rate": {label: "Success between bursts"},
 	"burst_success_rate":   {label: "Success in bursts"},
+	"not_recovered":        {label: "Bursts not recovered"},
+	// mixed
+	"cut": {label: "Unsent when the part ended"},
+	// subscribe, and every phase that reads answers
+	"before_eose":                   {label: "Delivered before EOSE"},
+	"foreign_oks":                   {label: "OKs for ids not sent"},
+	"client_rss_idle_bytes":         {label: "Client memory, idle subscriptions"},
+	"client_bytes_per_subscription": {label: "Client memory per subscription"},
 	// query, clients
 	"events_returned_per_sec": {label: "Event return rate", unit: "events/second"},
 	"queries_per_sec":         {label: "Query rate", unit: "queries/second"},
 	// load: what was planned, intended and sent says something only when
 	// it differs from what was accepted
+	"canceled":             {label: "Cancelled"}, // load's spelling, kept in its results files
+	"ops_canceled":         {label: "Operations cancelled"},
 	"planned":              {label: "Planned", restates: []string{"intended", "ops_accepted", "accepted"}},
 	"intended":             {label: "Intended", restates: []string{"ops_accepted", "accepted"}},
 	"ops_sent":             {label: "Operations sent", restates: []string{"ops_accepted"}},
@@ -120,6 +130,18 @@ func briefRateLine(p *results.Phase, k, label, v, unit string) (string, string) 
 var phaseTitles = map[string]string{"negentropy/initial": "Negentropy sync, initial overlap",
 	"negentropy/delta": "Negentropy sync, delta", "negentropy/steady": "Negentropy sync, steady state"}
 
+// groupTitles are the groups whose name is a results key, not words
+// (lifecycle's stages).
+var groupTitles = map[string]string{"read_your_write": "read your write", "read_after_ok": "read after OK"}
+
+// groupCell names group name in a table's Group column.
+func groupCell(name string) string {
+	if t, ok := groupTitles[name]; ok {
+		return t
+	}
+	return name
+}
+
 // phaseCell names phase name in a table's Phase column: a sweep's point
 // by its payload size ("sweep 1 KiB", not "sweep/1024"), as the sweep
 // table and notes name it; any other phase by its name.
@@ -130,13 +152,75 @@ func phaseCell(name string) string {
 	return name
 }
 
-// briefOmitsHead reports whether a group table's column h is a figure
-// briefLabels leaves to -v ("req events returned").
+// briefOmitsHead reports whether a table's column h is a figure
+// briefLabels leaves to -v ("Req events returned").
 func briefOmitsHead(h string) bool {
 	for k, b := range briefLabels {
-		if b.label == "" && humanName(k) == h {
+		if b.label == "" && (countHead(k) == h || rateHead(k) == h) {
 			return true
 		}
 	}
 	return false
+}
+
+// figureLabel names counter or rate k wherever a report shows it (the
+// summaries' lines, the tables' headers): briefLabels' label, else the
+// key's words ("Events returned"). Results files keep the key.
+func figureLabel(k string) string {
+	if b, ok := briefLabels[k]; ok && b.label != "" {
+		return b.label
+	}
+	return title(humanName(k))
+}
+
+// isBytes reports whether counter k counts bytes ("bytes_sent",
+// "client_rss_idle_bytes", "client_bytes_per_subscription").
+func isBytes(k string) bool {
+	return strings.HasPrefix(k, "bytes_") || strings.HasSuffix(k, "_bytes") || strings.Contains(k, "_bytes_")
+}
+
+// countHead is counter k's column header: its label without the unit its
+// cells carry ("Recovery" for "recovery_ns", its cells durations).
+func countHead(k string) string {
+	switch {
+	case strings.HasSuffix(k, "_ns"):
+		return figureLabel(strings.TrimSuffix(k, "_ns"))
+	case strings.HasSuffix(k, "_us"):
+		return figureLabel(strings.TrimSuffix(k, "_us"))
+	case strings.Contains(k, "_us_"): // client_cpu_us_p50
+		return figureLabel(strings.Replace(k, "_us_", "_", 1))
+	}
+	return figureLabel(k)
+}
+
+// rateHead is rate k's column header with its unit: "Publish rate
+// (events/s)", "Events returned/s", "MB/s"; a share or ratio has its unit
+// in the cell ("99.95%", "0.67×").
+func rateHead(k string) string {
+	if k == results.RateMB {
+		return "MB/s"
+	}
+	base, perSec := strings.CutSuffix(k, "_per_sec")
+	b, ok := briefLabels[k]
+	switch {
+	case !perSec || ok && strings.HasPrefix(b.unit, "×"):
+		return figureLabel(k)
+	case ok && b.label != "" && b.unit != "":
+		return b.label + " (" + strings.Replace(b.unit, "/second", "/s", 1) + ")"
+	case ok && b.label != "":
+		return b.label + " (/s)"
+	}
+	return title(humanName(base)) + "/s"
+}
+
+// rateFmt formats rate k in a table: a share of successes ("success_rate",
+// 0 to 1) in percent, a ratio with its "×", any other rate per second.
+func rateFmt(k string) func(float64) string {
+	if isShare(k) {
+		return fmtShare
+	}
+	if b, ok := briefLabels[k]; ok && strings.HasPrefix(b.unit, "×") {
+		return func(v float64) string { return fmtFloat(v, 2) + b.unit }
+	}
+	return fmtRate
 }

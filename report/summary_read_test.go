@@ -52,12 +52,12 @@ func TestSummaryNoSentRateTwice(t *testing.T) {
 	p.Rates["sent_per_sec"] = p.Rates["events_per_sec"]
 	for _, o := range []SummaryOptions{{}, {Brief: true}} {
 		s := summaryText(t, oneRun("run", nil, p), o)
-		if !strings.Contains(s, "Rate: 500.00 events/second") || strings.Contains(s, "Sent Rate") {
+		if !strings.Contains(s, "Rate: 500.00 events/second") || strings.Contains(s, "Sent rate") {
 			t.Errorf("brief %v: want Rate alone:\n%s", o.Brief, s)
 		}
 	}
 	s := summaryText(t, singleFile(), SummaryOptions{}) // 2 of 100,000 refused
-	if !strings.Contains(s, "Sent Rate: 7,731.00 events/second") {
+	if !strings.Contains(s, "Sent rate: 7,731.00 events/second") {
 		t.Errorf("a sent rate that differs from the rate is not shown:\n%s", s)
 	}
 }
@@ -104,7 +104,7 @@ func TestSummaryNoMarkdownTable(t *testing.T) {
 func TestSummarySweepNotesCollapsed(t *testing.T) {
 	ps := sweepNotePhases()
 	s := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{Brief: true})
-	want := "  Notes (every size; figures of 256 B where sizes differ):\n" +
+	want := "  Notes for every size (numbers shown for 256 B; -v shows each size's):\n" +
 		"    neither side saturated its CPU (client 0.0, relay 0.0 cores)\n" +
 		"    payload sweep at 256 content bytes: throughput (msg/s) counts accepted events\n" +
 		"    closed loop: 4 connections\n" +
@@ -227,8 +227,8 @@ func TestSummaryBrief(t *testing.T) {
 	}
 	// The full summary has them all.
 	full := summaryText(t, f, SummaryOptions{})
-	for _, want := range []string{"=== Benchmark Results ===\n", "Tool:", "Machine:", "Params:", "Bytes sent: 832.93 KB",
-		"Client sched p99: 98.3µs", "Lateness Latency", "Sent Rate", "Client CPU"} {
+	for _, want := range []string{"=== Benchmark Results: ", "Tool:", "Machine:", "Params:", "Bytes sent: 813.41 KiB",
+		"Client sched p99: 98.3µs", "Lateness Latency", "Sent rate", "Client CPU"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("full summary lacks %q:\n%s", want, full)
 		}

@@ -52,11 +52,11 @@ func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 			fmt.Fprintf(w, "  Note (%s): %s\n", k, sweepNoteWords(ns[0].text, ns[0].at[0]))
 			continue
 		}
-		head := "  Notes (" + k
+		head := "  Notes for " + k
 		if slices.ContainsFunc(ns, func(n sweepNote) bool { return n.differ }) {
-			head += "; figures of " + fmtPayload(float64(ns[0].at[0].Size)) + " where sizes differ"
+			head += " (numbers shown for " + fmtPayload(float64(ns[0].at[0].Size)) + "; -v shows each size's)"
 		}
-		fmt.Fprintln(w, head+"):")
+		fmt.Fprintln(w, head+":")
 		for _, n := range ns {
 			fmt.Fprintf(w, "    %s\n", sweepNoteWords(n.text, n.at[0]))
 		}

@@ -188,15 +188,6 @@ func rateCol(head, name string) col {
 	return col{head, func(p *results.Phase) (float64, bool) { return rate(p.Rates, name) }, rateFmt(name)}
 }
 
-// rateFmt formats rate k in a table: a share of successes ("success_rate",
-// 0 to 1) in percent, any other rate per second.
-func rateFmt(k string) func(float64) string {
-	if isShare(k) {
-		return fmtShare
-	}
-	return fmtRate
-}
-
 // isShare reports whether rate k is a share (0 to 1), not a per-second rate.
 func isShare(k string) bool { return strings.HasSuffix(k, "success_rate") }
 
@@ -288,11 +279,11 @@ func genericTable(name string, groups []*relayRuns) *table {
 	}
 	for _, k := range sortedKeys(rates) {
 		if !shown(k) {
-			cols = append(cols, rateCol(humanName(k), k))
+			cols = append(cols, rateCol(rateHead(k), k))
 		}
 	}
 	if l := results.PrimaryLatency(lats); l != "" {
-		lb := latencyLabel(l)
+		lb := title(latencyLabel(l))
 		cols = append(cols, latCol(lb+" p50", l, 50), latCol(lb+" p99", l, 99), latCol(lb+" p99.9", l, 99.9), latCol(lb+" max", l, 100))
 	}
 	if lats["recovery"] != nil {
@@ -309,17 +300,16 @@ var perBurst = regexp.MustCompile(`^burst_[0-9]+_`)
 // 400,000,000" is "recovery 400ms").
 func countCol(k string) col {
 	get := func(p *results.Phase) (float64, bool) { return count(p.Counts, k) }
+	h := countHead(k)
 	switch {
-	case strings.HasPrefix(k, "bytes_"):
-		return col{humanName(k), get, fmtBytes}
+	case isBytes(k):
+		return col{h, get, fmtBytes}
 	case strings.HasSuffix(k, "_ns"):
-		return col{humanName(strings.TrimSuffix(k, "_ns")), get, fmtDur}
-	case strings.HasSuffix(k, "_us"):
-		return col{humanName(strings.TrimSuffix(k, "_us")), get, func(v float64) string { return fmtDur(v * 1e3) }}
-	case strings.Contains(k, "_us_"): // client_cpu_us_p50
-		return col{humanName(strings.Replace(k, "_us_", "_", 1)), get, func(v float64) string { return fmtDur(v * 1e3) }}
+		return col{h, get, fmtDur}
+	case strings.HasSuffix(k, "_us") || strings.Contains(k, "_us_"): // client_cpu_us_p50
+		return col{h, get, func(v float64) string { return fmtDur(v * 1e3) }}
 	}
-	return cntCol(humanName(k), k)
+	return cntCol(h, k)
 }
 
 // groupTable has one row per (relay, group) of phase name: query shapes,
@@ -353,14 +343,15 @@ func groupTable(name string, groups []*relayRuns) *table {
 		}
 	} else {
 		for _, k := range sortedKeys(counts) {
-			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return count(g.Counts, k) }, func(v float64) string { return fmtInt(int64(v)) }})
+			c := countCol(k)
+			cols = append(cols, gcol{c.head, func(g *results.Group) (float64, bool) { return count(g.Counts, k) }, c.fmt})
 		}
 		for _, k := range sortedKeys(rates) {
-			cols = append(cols, gcol{humanName(k), func(g *results.Group) (float64, bool) { return rate(g.Rates, k) }, rateFmt(k)})
+			cols = append(cols, gcol{rateHead(k), func(g *results.Group) (float64, bool) { return rate(g.Rates, k) }, rateFmt(k)})
 		}
 	}
 	if l := results.PrimaryLatency(lats); l != "" {
-		lb := latencyLabel(l)
+		lb := title(latencyLabel(l))
 		for _, q := range []float64{50, 99} {
 			cols = append(cols, gcol{fmt.Sprintf("%s p%g", lb, q), func(g *results.Group) (float64, bool) {
 				v, ok := latQ(g.Latency[l], q)
@@ -406,7 +397,7 @@ func groupTable(name string, groups []*relayRuns) *table {
 					}
 				}
 			}
-			row := []string{g.key, gn}
+			row := []string{g.key, groupCell(gn)}
 			for _, c := range cols {
 				row = append(row, agg(present(grs, c.get), c.fmt))
 			}
