@@ -162,25 +162,49 @@ type LimitReport struct {
 	ExitErr          string // why, when it exited without being asked to
 }
 
-// Summary is one line for a reader.
+// Summary is one line for a reader: Usage, then Death when the relay died.
 func (r LimitReport) Summary() string {
+	if d := r.Death(); d != "" {
+		return r.Usage() + "; relay died: " + d
+	}
+	return r.Usage()
+}
+
+// Usage is what the limits did to the relay, one line: the limits, CPU
+// throttling, memory peak and limit hits (its death apart: Death).
+func (r LimitReport) Usage() string {
 	s := fmt.Sprintf("relay under %s (%s)", r.Limits, r.Mechanism)
+	var parts []string
 	if r.CPUThrottled > 0 {
-		s += fmt.Sprintf(": CPU-throttled in %d periods (%v stopped)", r.CPUThrottled, r.CPUThrottledTime.Round(time.Millisecond))
+		parts = append(parts, fmt.Sprintf("CPU-throttled in %d periods (%v stopped)", r.CPUThrottled, r.CPUThrottledTime.Round(time.Millisecond)))
 	}
 	if r.MemPeak > 0 {
-		s += fmt.Sprintf("; memory peak %.1f MiB", float64(r.MemPeak)/(1<<20))
+		parts = append(parts, fmt.Sprintf("memory peak %.1f MiB", float64(r.MemPeak)/(1<<20)))
 	}
 	if r.MemLimitHits > 0 {
-		s += fmt.Sprintf("; memory limit reached %d times", r.MemLimitHits)
+		parts = append(parts, fmt.Sprintf("memory limit reached %d times", r.MemLimitHits))
 	}
-	if r.OOMKills > 0 {
-		s += fmt.Sprintf("; OOM-KILLED %d process(es)", r.OOMKills)
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, "; ")
+	}
+	return s
+}
+
+// Death says how the limited relay died, "" while it lives: OOM-killed
+// under the limits (the kernel killed it for exceeding the memory limit),
+// else exited, with the first line of why.
+func (r LimitReport) Death() string {
+	var s string
+	switch {
+	case r.OOMKills > 0:
+		s = fmt.Sprintf("OOM-killed under %s (the kernel killed %d process(es) for exceeding the memory limit)", r.Limits, r.OOMKills)
+	case r.ExitErr != "" || r.Exited:
+		s = fmt.Sprintf("exited under %s", r.Limits)
+	default:
+		return ""
 	}
 	if r.ExitErr != "" {
-		s += "; relay died: " + cgFirstLine(r.ExitErr)
-	} else if r.Exited {
-		s += "; relay exited"
+		s += ": " + cgFirstLine(r.ExitErr)
 	}
 	return s
 }

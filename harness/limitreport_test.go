@@ -1,0 +1,28 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLimitReportDeathApart: what the limits did (Usage) and how the relay
+// died (Death) are apart, so a reader can say each once: the OOM kill and
+// the exit only in Death, the limits' figures only in Usage.
+func TestLimitReportDeathApart(t *testing.T) {
+	r := LimitReport{Limits: Limits{CPU: 0.5, Memory: 256 << 20}, Mechanism: "cgroup v2", OOMKills: 1, MemPeak: 256 << 20,
+		CPUThrottled: 4, Exited: true, ExitErr: "khatru-native exited unexpectedly: signal: killed\nlast log lines: listening"}
+	u, d := r.Usage(), r.Death()
+	if strings.Contains(u, "OOM") || strings.Contains(u, "killed") || strings.Contains(u, "exited") || !strings.Contains(u, "memory peak 256.0 MiB") {
+		t.Errorf("usage %q: want the limits' figures and nothing of the death", u)
+	}
+	if !strings.HasPrefix(d, "OOM-killed under cpu=0.5,mem=256M") || !strings.HasSuffix(d, ": khatru-native exited unexpectedly: signal: killed") {
+		t.Errorf("death %q", d)
+	}
+	if s := r.Summary(); strings.Count(s, "OOM") != 1 || !strings.Contains(s, "relay died: OOM-killed") {
+		t.Errorf("summary %q", s)
+	}
+	alive := LimitReport{Limits: Limits{Memory: 256 << 20}, Mechanism: "cgroup v2", MemLimitHits: 3}
+	if alive.Death() != "" || alive.Summary() != alive.Usage() {
+		t.Errorf("a living relay: death %q, summary %q", alive.Death(), alive.Summary())
+	}
+}
