@@ -93,6 +93,14 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 			errs = append(errs, "not run: "+r.Skipped)
 			continue
 		}
+		// The run's errors first: a relay that died is why its phases
+		// fell short, the verdict's first reason.
+		for _, e := range r.Errors {
+			if interrupted {
+				continue // the error is the interrupt's doing
+			}
+			incomplete = append(incomplete, strings.TrimSpace(who+e))
+		}
 		for _, ph := range r.Phases {
 			w, inc, c := Phase(&ph)
 			for _, s := range w {
@@ -115,12 +123,6 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 			} else {
 				incomplete = append(incomplete, who+s)
 			}
-		}
-		for _, e := range r.Errors {
-			if interrupted {
-				continue // the error is the interrupt's doing
-			}
-			incomplete = append(incomplete, strings.TrimSpace(who+e))
 		}
 		if len(r.Phases) == 0 && len(r.Conformance) == 0 && len(r.Errors) == 0 && !interrupted && len(errs) == 0 {
 			incomplete = append(incomplete, strings.TrimSpace(who+"no phase ran"))

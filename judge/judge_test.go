@@ -74,6 +74,8 @@ func TestJudge(t *testing.T) {
 		{"a skip beside wrong answers is still wrong answers", file(results.Phase{Name: "query", Verification: failed},
 			results.Phase{Name: "search", Skipped: "no NIP-50"}), false, nil, WrongAnswers, "search: skipped: no NIP-50"},
 		{"run error", &results.File{Runs: []results.Run{{Errors: []string{"relay died: the relay process exited"}}}}, false, nil, Incomplete, "relay died"},
+		{"the relay's death is the first reason", &results.File{Runs: []results.Run{{Errors: []string{"relay died during load: OOM-killed under mem=256M"},
+			Phases: []results.Phase{{Name: "load", Accounts: []results.Account{events(5, 0, 0, 5, 0, 0, nil)}}}}}}, false, nil, Incomplete, "relay died during load"},
 		{"no run at all", &results.File{}, false, []error{errors.New("cannot start relay")}, Error, "cannot start relay"},
 		{"empty file", &results.File{}, false, nil, Error, "no run"},
 	}
@@ -85,6 +87,9 @@ func TestJudge(t *testing.T) {
 			}
 			if c.reason != "" && !strings.Contains(strings.Join(v.Reasons, "\n"), c.reason) {
 				t.Fatalf("reasons %q lack %q", v.Reasons, c.reason)
+			}
+			if strings.HasPrefix(c.reason, "relay died during") && !strings.HasPrefix(v.Reasons[0], c.reason) {
+				t.Fatalf("reasons %q: want %q first", v.Reasons, c.reason)
 			}
 			if c.status == Interrupted {
 				for _, r := range v.Reasons {
