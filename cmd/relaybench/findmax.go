@@ -116,7 +116,7 @@ func (c *findMaxCmd) Run(g *Globals) error {
 	}
 	ph, res, err := workload.FindMax(g.Ctx, s.target.URL, keys, o)
 	if ph.Counts != nil {
-		limitNotes(&ph, inst)
+		limitNotes(s.run, &ph, inst)
 		s.run.Phases = append(s.run.Phases, ph)
 	}
 	if res != nil && !c.Quiet {

@@ -77,12 +77,16 @@ func (f loadRunFlags) limitRelay(s *liveSession) (inst *harness.Instance, cleanu
 	if err != nil {
 		return nil, nil, fmt.Errorf("--load-constraints: %w", err)
 	}
-	s.run.Notes = append(s.run.Notes, fmt.Sprintf("relay run under resource limits %s", l))
+	// Each phase's note names the limits with what they did (limitNotes).
 	return inst, cleanup, nil
 }
 
-// limitNotes adds to ph what the limited relay went through.
-func limitNotes(ph *results.Phase, inst *harness.Instance) {
+// limitNotes adds to ph what the limited relay went through (a note of the
+// limits' figures) and, when it died, says so once: as run's error ("relay
+// died during load: OOM-killed under cpu=0.5,mem=256M …", the verdict's
+// first reason), the ops the phase dropped because every slot was waiting
+// on it booked to its death (diedDrops).
+func limitNotes(run *results.Run, ph *results.Phase, inst *harness.Instance) {
 	if inst == nil {
 		return
 	}
@@ -90,11 +94,30 @@ func limitNotes(ph *results.Phase, inst *harness.Instance) {
 	if !ok {
 		return
 	}
-	ph.Notes = append(ph.Notes, r.Summary())
+	ph.Notes = append(ph.Notes, r.Usage())
 	ph.Counts["relay_oom_kills"] = r.OOMKills
 	ph.Counts["relay_cpu_throttled_periods"] = r.CPUThrottled
-	if r.ExitErr != "" || r.OOMKills > 0 {
-		ph.Errors = append(ph.Errors, r.Summary())
+	if d := r.Death(); d != "" {
+		run.Errors = append(run.Errors, "relay died during "+ph.Name+": "+d)
+		diedDrops(ph)
+	}
+}
+
+// whyDiedDrop is the why of a load slot not started within max lateness in
+// a phase during which the relay died: its pool was full of ops waiting on
+// the relay, so the relay's death, not the client, kept it from starting.
+const whyDiedDrop = "relay died: not started within max lateness, every in-flight slot waiting on the relay"
+
+// diedDrops books ph's client drops (workload.WhyClientDrop, the client's
+// limit) to the relay's death: work the relay prevented, as the verdict
+// counts it.
+func diedDrops(ph *results.Phase) {
+	for i := range ph.Accounts {
+		a := &ph.Accounts[i]
+		if n := a.NotRunBy[workload.WhyClientDrop]; n > 0 {
+			delete(a.NotRunBy, workload.WhyClientDrop)
+			a.NotRunBy[whyDiedDrop] += n
+		}
 	}
 }
 
@@ -308,7 +331,7 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		stopProfile()
 		c.segRun.Settle(&ph)
 		if ph.Counts != nil {
-			limitNotes(&ph, inst)
+			limitNotes(s.run, &ph, inst)
 			s.run.Phases = append(s.run.Phases, ph)
 		}
 		if err != nil {
