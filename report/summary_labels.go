@@ -79,6 +79,12 @@ var briefLabels = map[string]briefLabel{
 	"sent_per_sec":         {label: "Sent rate"},
 	"ops_accepted_per_sec": {label: "Operations accepted rate", unit: "operations/second"},
 	"ops_sent_per_sec":     {label: "Operations sent rate", unit: "operations/second"},
+	"conn_lost":            {label: "Connection lost"},
+	"failed":               {label: "Failed", restates: []string{"conn_lost", "timed_out"}}, // load's: timed out + connection lost
+	// --load-constraints: the phase's note says what the limits did, the
+	// run's error how the relay died
+	"relay_oom_kills":             {label: "Relay processes OOM-killed"},
+	"relay_cpu_throttled_periods": {label: "Relay CPU-throttled periods"},
 }
 
 // briefOmits reports whether the brief summary leaves figure k of p
