@@ -14,12 +14,12 @@ import (
 
 // css is the page's only style: embedded, no web fonts.
 const css = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:#1d1f23;margin:0;background:#fafafa}
-main{max-width:1180px;margin:0 auto;padding:24px 28px 48px;background:#fff}
+main{max-width:1300px;margin:0 auto;padding:24px 28px 48px;background:#fff}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:32px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:16px;margin:22px 0 6px}
 dl.meta{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 14px;margin:8px 0}dl.meta dt{font-weight:600;color:#555}dl.meta dd{margin:0;overflow-wrap:anywhere}.arg{white-space:nowrap}
 code{font:13px ui-monospace,"Liberation Mono",Menlo,monospace;background:#f2f2f2;padding:1px 4px;border-radius:3px}
 table{border-collapse:collapse;margin:6px 0 4px;font-size:13px;font-variant-numeric:tabular-nums}
-th,td{padding:4px 9px;border-bottom:1px solid #e5e5e5;text-align:left;white-space:nowrap}td.long{white-space:normal;min-width:12em}th{background:#f4f5f7;font-weight:600}
+th,td{padding:4px 8px;border-bottom:1px solid #e5e5e5;text-align:left;white-space:nowrap}th{white-space:normal;vertical-align:bottom;min-width:3.5em}td.long{white-space:normal;min-width:12em}th{background:#f4f5f7;font-weight:600}
 td.num,th.num{text-align:right}td.warn{color:#b00020;font-weight:600}tbody tr:hover{background:#f8fbff}
 small.spread{color:#777;font-size:11px}.note{color:#666;font-size:12px;margin:2px 0 10px}.scroll{overflow-x:auto}
 .warnings{border-left:4px solid #b00020;background:#fff4f4;padding:8px 14px;margin:12px 0}.warnings li{margin:2px 0}
@@ -60,6 +60,8 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 	fmt.Fprintln(bw, "<h2>Results</h2>")
 	for _, tb := range slices.Concat(tables(files), noteTables(files), thresholdTables(files)) {
 		fmt.Fprintln(bw, `<div class="scroll">`)
+		tb.foldZeroColumns() // a wide phase table fits the page; its zeros are named under it
+		tb.fitPage()
 		tb.html(bw)
 		fmt.Fprintln(bw, "</div>")
 	}

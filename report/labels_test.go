@@ -15,8 +15,8 @@ func labelledFile() *results.File {
 	sub := results.Phase{Name: "subscribe", Workload: "subscribe", Duration: 4e9,
 		Counts: map[string]int64{"accepted": 10000, "expected": 39200, "deliveries": 39200, "before_eose": 3,
 			"client_bytes_per_subscription": 12698, "client_rss_idle_bytes": 126980, "foreign_oks": 1},
-		Rates: map[string]float64{"events_per_sec": 2223, "deliveries_per_sec": 8716, "fanout": 3.92, "mb_per_sec": 3.14},
-		Latency: map[string]*results.Histogram{"deliver": hist(1, 500, 800e3, 0.5)},
+		Rates:        map[string]float64{"events_per_sec": 2223, "deliveries_per_sec": 8716, "fanout": 3.92, "mb_per_sec": 3.14},
+		Latency:      map[string]*results.Histogram{"deliver": hist(1, 500, 800e3, 0.5)},
 		Verification: &results.Verification{Verified: true, Checked: 50, Expected: 442400, Returned: 442400, Passed: true}}
 	cnt := results.Phase{Name: "count", Workload: "count", Duration: 2e9,
 		Counts: map[string]int64{"counts": 26},

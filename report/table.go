@@ -47,6 +47,91 @@ func (t *table) dropColumn(i int) {
 	}
 }
 
+// foldZeroColumns moves the number columns in which no row has a figure
+// other than 0 (or –, not recorded) out of t into one note under it, so
+// that a wide phase table fits a page: "0 throughout (– where not recorded):
+// Cancelled, Failed".
+// Nothing when t fits the page already, has fewer than two such columns or
+// no row.
+func (t *table) foldZeroColumns() {
+	if t.width() <= pageChars {
+		return
+	}
+	var zero []int
+	for i := range t.head {
+		if t.isLeft(i) || len(t.rows) == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(t.rows, func(r []string) bool { c := cell(r, i); return c != "0" && c != dash }) {
+			zero = append(zero, i)
+		}
+	}
+	if len(zero) < 2 {
+		return
+	}
+	var names []string
+	for _, i := range slices.Backward(zero) {
+		names = append(names, t.head[i])
+		t.dropColumn(i)
+	}
+	slices.Reverse(names)
+	t.notes = append(t.notes, "0 throughout (– where not recorded): "+strings.Join(names, ", ")+".")
+}
+
+// pageChars is about how many characters of table cells fit the HTML
+// page's main column (1300 px less padding, 13 px tabular digits, 16 px
+// cell padding counted as two characters).
+const pageChars = 170
+
+// width estimates t's width in characters on the HTML page: each column
+// as wide as its widest cell or the longest word of its header (headers
+// wrap), plus its padding.
+func (t *table) width() int {
+	n := 0
+	for i, h := range t.head {
+		w := 0
+		for _, word := range strings.Fields(h) {
+			w = max(w, utf8.RuneCountInString(word))
+		}
+		for _, r := range t.rows {
+			w = max(w, utf8.RuneCountInString(cell(r, i)))
+		}
+		n += w + 2
+	}
+	return n
+}
+
+// fitPage turns t, when it is wider than the HTML page and has at most 12
+// rows, into its transpose: one row per figure, one column per row of t
+// (named by its leading text cells: relay, group), so that a phase with
+// many figures reads down the page instead of scrolling sideways.
+func (t *table) fitPage() {
+	if t.width() <= pageChars || len(t.rows) == 0 || len(t.rows) > 12 {
+		return
+	}
+	keys := 1 // the leading text columns name a row: relay, group
+	for keys < len(t.head) && t.left[keys] && keys < 3 {
+		keys++
+	}
+	head := []string{strings.Join(t.head[:keys], ", ")}
+	for _, r := range t.rows {
+		var k []string
+		for i := range keys {
+			k = append(k, cell(r, i))
+		}
+		head = append(head, strings.Join(k, " "))
+	}
+	var rows [][]string
+	for i := keys; i < len(t.head); i++ {
+		row := []string{t.head[i]}
+		for _, r := range t.rows {
+			row = append(row, cell(r, i))
+		}
+		rows = append(rows, row)
+	}
+	t.head, t.rows, t.left = head, rows, nil
+}
+
 // text renders t as aligned columns with an indent.
 func (t *table) text(w io.Writer, indent string) {
 	width := make([]int, len(t.head))
