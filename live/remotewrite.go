@@ -61,6 +61,9 @@ func Push(st *State, url string, interval time.Duration) *Pusher {
 			case <-p.ctx.Done():
 				return
 			case <-t.C:
+				if p.ctx.Err() != nil { // a tick and Close both ready: select picks either
+					return
+				}
 				p.push(p.ctx)
 			}
 		}
