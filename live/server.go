@@ -71,7 +71,8 @@ type Server struct {
 	wg    sync.WaitGroup
 	close sync.Once
 
-	streams atomic.Int64 // pages following the run now
+	streams atomic.Int64  // pages following the run now
+	idle    chan struct{} // a token each time a page's stream ended (Drain)
 }
 
 // Serve listens on addr (ParseAddr's) and serves st until Close (st.Start
@@ -81,7 +82,7 @@ func Serve(st *State, addr string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--web %s: %w", addr, err)
 	}
-	s := &Server{st: st, ln: ln}
+	s := &Server{st: st, ln: ln, idle: make(chan struct{}, 1)}
 	s.quit, s.stop = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
@@ -120,6 +121,31 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// Drain waits until no page follows the run any more, or ctx ends: after
+// State.Finish, each page's stream ends once it has written the last
+// message (the figures and the report), so that Close, which follows,
+// does not cut it off. A page that stopped reading holds it only until
+// ctx's deadline. It says whether every page got the end.
+func (s *Server) Drain(ctx context.Context) bool {
+	for s.streams.Load() > 0 {
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			return s.streams.Load() == 0
+		}
+	}
+	return true
+}
+
+// streamEnded counts a page's stream out and wakes Drain.
+func (s *Server) streamEnded() {
+	s.streams.Add(-1)
+	select {
+	case s.idle <- struct{}{}:
+	default:
+	}
 }
 
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +194,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%d pages already follow this run: close one", maxStreams), http.StatusServiceUnavailable)
 		return
 	}
-	defer s.streams.Add(-1)
+	defer s.streamEnded()
 	first, ch := s.st.subscribe()
 	if ch != nil {
 		defer s.st.unsubscribe(ch)
@@ -293,6 +319,30 @@ func (s *State) closeSubs() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.endSubsLocked()
+}
+
+// sendLast gives every page msg, the last message (Finish), and ends its
+// stream after it: a page whose buffer is full loses its oldest message
+// instead (msg holds every figure), so that every page gets the end.
+func (s *State) sendLast(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.subs {
+		select {
+		case ch <- msg:
+		default:
+			select { // only this goroutine sends (s.mu held): room is made
+			case <-ch:
+			default:
+			}
+			ch <- msg
+		}
+	}
+	s.endSubsLocked()
+}
+
+func (s *State) endSubsLocked() {
 	for ch := range s.subs {
 		delete(s.subs, ch)
 		close(ch)

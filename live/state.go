@@ -249,6 +249,7 @@ func (s *State) PhaseDone(phs ...results.Phase) {
 	for i := range phs {
 		figs = append(figs, figuresOf(&phs[i]))
 	}
+	s.prog.Store(nil) // the phase in flight ended: the next one that counts says so again
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ledgers, s.series, s.curLat = nil, nil, metrics.NewCoarse()

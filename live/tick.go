@@ -42,8 +42,12 @@ type message struct {
 	Found    map[string]int64 `json:"found"`
 	Examples []string         `json:"found_examples"`
 	Finished bool             `json:"finished"`
-	Run      string           `json:"run"`
-	Relay    string           `json:"relay"`
+	// Report is the run's HTML report, in the message that says the run
+	// finished: the page shows it without asking the server again (which
+	// stops when the run ends, unless --web-keep).
+	Report string `json:"report,omitempty"`
+	Run    string `json:"run"`
+	Relay  string `json:"relay"`
 }
 
 // Tick takes one point: the ledgers' counts, the latencies of the series'
@@ -180,6 +184,9 @@ func (s *State) messageLocked(p *Point, history []Point) []byte {
 	m := message{Point: p, History: history, Failures: append([]string{}, s.failures...), Finished: s.final != nil,
 		Run: s.opt.Run, Relay: s.relay}
 	m.Found, m.Examples = s.foundSoFar()
+	if s.final != nil {
+		m.Report = string(s.final)
+	}
 	m.Phases = make([]PhaseSummary, 0, len(s.phases))
 	for _, f := range s.phases {
 		m.Phases = append(m.Phases, f.summary())
@@ -220,7 +227,7 @@ func (s *State) Finish(f *results.File) {
 	s.final = buf.Bytes()
 	msg := s.messageLocked(nil, nil)
 	s.mu.Unlock()
-	s.broadcast(msg)
+	s.sendLast(msg) // each page's stream ends once it has written it (Server.Drain)
 }
 
 // relayName is how a run's relay is labelled: its catalog name, else its URL.

@@ -245,6 +245,18 @@ func (w *webRun) end(ctx context.Context, f *results.File) {
 		return
 	}
 	w.st.Finish(f)
+	if w.srv != nil {
+		// The pages following the run get the last figures and the report
+		// before the server stops (a page that stopped reading is not
+		// waited for longer).
+		budget := finalReportWait
+		if ctx.Err() != nil {
+			budget = closeBudgetInterrupted
+		}
+		dctx, cancel := context.WithTimeout(context.Background(), budget)
+		w.srv.Drain(dctx)
+		cancel()
+	}
 	if w.keep > 0 && w.srv != nil && ctx.Err() == nil {
 		t := time.NewTimer(w.keep)
 		select {
@@ -261,6 +273,8 @@ func (w *webRun) end(ctx context.Context, f *results.File) {
 const (
 	closeBudget            = 10 * time.Second
 	closeBudgetInterrupted = 500 * time.Millisecond
+	// finalReportWait bounds the wait for the pages to have the report.
+	finalReportWait = 2 * time.Second
 )
 
 // closeContext bounds a live view's close: closeBudget, or
