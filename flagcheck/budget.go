@@ -112,9 +112,9 @@ func (r *Ranges) QueryMemory(flag string, v any, queries, limit, events, size in
 	r.Memory(flag, v, float64(queries), per, "query, answers of up to "+fmt.Sprint(min(limit, events))+" events")
 }
 
-// fmtBytes is a byte count for a message: 1.5 GB, 64 KB.
+// fmtBytes is a byte count for a message in binary units: 1.5 GiB, 64 KiB.
 func fmtBytes(b float64) string {
-	units := []string{"B", "KB", "MB", "GB", "TB", "PB", "EB"}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for b >= 1024 && i < len(units)-1 {
 		b /= 1024

@@ -310,8 +310,8 @@ func connScale(ph *results.Phase, subs int, rssBefore, rssIdle int64, addrs []ne
 		ph.Counts["client_rss_idle_bytes"] = rssIdle - rssBefore
 		if per > 0 {
 			ph.Counts["client_bytes_per_subscription"] = int64(per + 0.5) // a count: rates are per second
-			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory for %s (connection, reader, subscription state; measured before publishing): %s resident, %.1f KiB each: %.0f connections per GiB",
-				numfmt.Count(subs, "idle subscription"), kib(rssIdle-rssBefore), per/1024, float64(1<<30)/per))
+			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory for %s (connection, reader, subscription state; measured before publishing): %s resident, %.1f KiB each: %s connections per GiB",
+				numfmt.Count(subs, "idle subscription"), kib(rssIdle-rssBefore), per/1024, numfmt.Group(int64(float64(1<<30)/per+0.5))))
 		}
 	}
 	if len(addrs) > 0 {
