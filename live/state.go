@@ -189,7 +189,10 @@ type relayReader struct {
 func (s *State) SetRelayUsage(name string, read func() (cpuSecs float64, rss int64, ok bool)) {
 	s.mu.Lock()
 	if name != s.relay {
-		s.foundPast, s.foundBase = s.foundOf(s.relay), s.foundNow()
+		if s.relay != "" { // before a relay is named nothing is verified
+			s.foundPast = s.foundOf(s.relay)
+		}
+		s.foundBase = s.foundNow()
 	}
 	s.relay = name
 	s.mu.Unlock()
