@@ -20,7 +20,10 @@
 //	     its NIP: "skipped: …"), or a conformance check ended unknown (no
 //	     decisive answer) or not run (the relay refused what it needs)
 //	1    error: relaybench could not run the benchmark, or a relay asked
-//	     for (set-up failure, a relay skipped for want of its binary)
+//	     for (set-up failure, a relay skipped for want of its binary), or
+//	     could not run the requested work though the relay did not prevent
+//	     it (operations not run with a "client-limited:" why: the client's
+//	     CPU or scheduling was the limit; find-max apart, see ClientShort)
 //	2    usage: a threshold names a figure or relay the results do not
 //	     hold (the reason lists what they hold)
 //	5    thresholds failed: every requested operation ran and every check
@@ -37,9 +40,11 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -101,19 +106,9 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 			}
 			incomplete = append(incomplete, strings.TrimSpace(who+e))
 		}
-		for _, ph := range r.Phases {
-			w, inc, c := Phase(&ph)
-			for _, s := range w {
-				wrong = append(wrong, who+ph.Name+": "+s)
-			}
-			for _, s := range inc {
-				incomplete = append(incomplete, who+ph.Name+": "+s)
-			}
-			for _, s := range c {
-				cancelled = append(cancelled, who+ph.Name+": "+s)
-			}
-		}
-		w, inc := Conformance(r.Conformance)
+		w, inc, c, e := phaseReasons(r, who)
+		wrong, incomplete, cancelled, errs = append(wrong, w...), append(incomplete, inc...), append(cancelled, c...), append(errs, e...)
+		w, inc = Conformance(r.Conformance)
 		for _, s := range w {
 			wrong = append(wrong, who+s)
 		}
@@ -131,15 +126,7 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 	if len(f.Runs) == 0 && len(errs) == 0 && !interrupted {
 		errs = append(errs, "the results hold no run")
 	}
-	var failedTh, badTh []string
-	for _, t := range f.Thresholds {
-		switch {
-		case t.Error != "":
-			badTh = append(badTh, "threshold "+t.Threshold+": "+t.Error)
-		case !t.Passed:
-			failedTh = append(failedTh, ThresholdReason(t, multi))
-		}
-	}
+	failedTh, badTh := thresholdReasons(f, multi)
 	v := results.Verdict{}
 	switch {
 	case interrupted:
@@ -167,6 +154,42 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 	}
 	v.Outcome = Name(v.Status)
 	return v
+}
+
+// phaseReasons are the reasons of run r's phases, each naming its phase
+// (and the relay: who): wrong answers, work the relay prevented, work the
+// user cancelled, and requested work the client could not run (errors).
+func phaseReasons(r results.Run, who string) (wrong, incomplete, cancelled, errs []string) {
+	for _, ph := range r.Phases {
+		w, inc, c := Phase(&ph)
+		for _, s := range w {
+			wrong = append(wrong, who+ph.Name+": "+s)
+		}
+		for _, s := range inc {
+			incomplete = append(incomplete, who+ph.Name+": "+s)
+		}
+		for _, s := range c {
+			cancelled = append(cancelled, who+ph.Name+": "+s)
+		}
+		if s := ClientShort(&ph); s != "" {
+			errs = append(errs, "relaybench could not run the requested work: "+who+ph.Name+": "+s)
+		}
+	}
+	return wrong, incomplete, cancelled, errs
+}
+
+// thresholdReasons are the reasons of f's thresholds: those not met, and
+// those that could not be judged (a figure or relay the results lack).
+func thresholdReasons(f *results.File, multi bool) (failed, bad []string) {
+	for _, t := range f.Thresholds {
+		switch {
+		case t.Error != "":
+			bad = append(bad, "threshold "+t.Threshold+": "+t.Error)
+		case !t.Passed:
+			failed = append(failed, ThresholdReason(t, multi))
+		}
+	}
+	return failed, bad
 }
 
 // Phase judges one phase: what it got wrong (wrong answers), what the relay
@@ -225,6 +248,34 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 		incomplete = append(incomplete, "stopped early: "+ph.Aborted)
 	}
 	return wrong, incomplete, cancelled
+}
+
+// ClientShort says how much of ph's requested work the client could not
+// start (not run with a "client-limited:" why: its CPU or scheduling, not
+// the relay, was the limit), "" when none. The run did not do what was
+// asked, without the relay's doing: an error, never passed and never
+// blamed on the relay. find-max's failing steps are its measurement: "".
+func ClientShort(ph *results.Phase) string {
+	if ph.Workload == "find-max" {
+		return ""
+	}
+	var n int64
+	var whys []string
+	for _, a := range ph.Accounts {
+		for why, c := range a.NotRunBy {
+			if c > 0 && strings.HasPrefix(why, outcome.WhyClientLimited) {
+				n += c
+				if w := strings.TrimSpace(strings.TrimPrefix(why, outcome.WhyClientLimited)); !slices.Contains(whys, w) {
+					whys = append(whys, w)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	slices.Sort(whys)
+	return fmt.Sprintf("%s not started, the client was the limit (%s)", numfmt.Count(n, "operation"), strings.Join(whys, "; "))
 }
 
 // Conformance judges a relay's conformance checks (results.Check): a

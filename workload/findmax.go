@@ -409,8 +409,8 @@ type stepOutcomes struct {
 	requested, accepted, refused, dropped, noReply, cancelled int64
 }
 
-// stepOutcomesOf reads a step's event account: dropped are the slots the
-// client could not start in time (WhyClientDrop); without a reply are those
+// stepOutcomesOf reads a step's event account: dropped are the slots not
+// started in time (Drops: relay- or client-limited); without a reply are those
 // timed out, whose connection was lost, or not run for another reason (the
 // step stopped early).
 func stepOutcomesOf(ph results.Phase) stepOutcomes {
@@ -418,7 +418,7 @@ func stepOutcomesOf(ph results.Phase) stepOutcomes {
 	if a == nil {
 		return stepOutcomes{}
 	}
-	drops := a.NotRunBy[WhyClientDrop]
+	drops := Drops(*a)
 	return stepOutcomes{requested: a.Requested, accepted: a.Accepted, refused: a.Refused, dropped: drops,
 		noReply: a.TimedOut + a.ConnLost + a.NotRun - drops, cancelled: a.Cancelled}
 }

@@ -226,8 +226,8 @@ func signLoadEvents(ctx context.Context, c *corpus.Corpus, n int, o *LoadOptions
 // Every slot of the pattern ends in exactly one outcome, in an account per
 // kind of op (results.OpEvent, OpQuery): accepted, refused (by class), timed
 // out, connection lost, not run (a slot the client could not start within
-// MaxLateness: WhyClientDrop, the client's limit; or the phase stopped) or
-// cancelled (Ctrl-C). A relay that answers nothing for a whole Timeout stops
+// MaxLateness: WhyRelayDrop or WhyClientDrop, by who limited the phase; or
+// the phase stopped) or cancelled (Ctrl-C). A relay that answers nothing for a whole Timeout stops
 // the phase early (Phase.Aborted). The phase says whether the client or the
 // relay limited what was sent.
 func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (results.Phase, error) {
@@ -320,11 +320,57 @@ func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter
 	return filters, nil
 }
 
-// WhyClientDrop is the why of a load slot the client could not start within
-// MaxLateness of its intended time (every slot of its pool was busy): the
-// client's limit, not work the relay refused or lost. The "client-limited:"
-// prefix tells readers (and the judge) so.
-const WhyClientDrop = outcome.WhyClientLimited + " pool full, not started within max lateness"
+// Whys of a load slot not started within MaxLateness of its intended time
+// (every slot of the pool busy, or the dispatcher late), booked once the
+// phase is over by who limited it (judgeLoad):
+//
+//   - WhyRelayDrop: every in-flight slot was waiting on the relay's replies
+//     while the client had CPU to spare: work the relay prevented
+//     (incomplete, exit 4).
+//   - WhyClientDrop: the client's CPU or scheduling was the limit: requested
+//     work relaybench could not run, not blamed on the relay (its
+//     "client-limited:" prefix tells readers and the judge: error, exit 1).
+//
+// While the phase runs such a slot is booked whyLateDrop.
+const (
+	WhyRelayDrop  = "relay-limited: pool full: every in-flight slot waited on the relay, not started within --load-max-lateness"
+	WhyClientDrop = outcome.WhyClientLimited + " not started within --load-max-lateness: the client's CPU or scheduling, not the relay, kept it from starting in time"
+	whyLateDrop   = "not started within --load-max-lateness"
+)
+
+// IsDrop says whether why is that of a load slot not started within
+// --load-max-lateness (WhyRelayDrop, WhyClientDrop, as booked while the
+// phase runs).
+func IsDrop(why string) bool {
+	return why == WhyRelayDrop || why == WhyClientDrop || why == whyLateDrop
+}
+
+// Drops counts a's slots not started within --load-max-lateness.
+func Drops(a results.Account) int64 {
+	var n int64
+	for why, c := range a.NotRunBy {
+		if IsDrop(why) {
+			n += c
+		}
+	}
+	return n
+}
+
+// bookDrops books ph's drops (whyLateDrop) by who limited the phase:
+// WhyRelayDrop when the relay did, WhyClientDrop otherwise.
+func bookDrops(ph *results.Phase, relayLimited bool) {
+	why := WhyClientDrop
+	if relayLimited {
+		why = WhyRelayDrop
+	}
+	for i := range ph.Accounts {
+		a := &ph.Accounts[i]
+		if n := a.NotRunBy[whyLateDrop]; n > 0 {
+			delete(a.NotRunBy, whyLateDrop)
+			a.NotRunBy[why] += n
+		}
+	}
+}
 
 // errStopped replaces the error of an op ended because the phase stopped
 // (the user interrupted, or the relay made no progress).
@@ -383,8 +429,9 @@ func (a *loadAccount) recorded(s schedule.Slot, out schedule.Outcome) {
 	a.watch(k)
 }
 
-// dropped books a slot the client could not start (schedule.Config.Dropped).
-func (a *loadAccount) dropped(s schedule.Slot) { a.ledger(s.Seq).Add(outcome.NotRun, WhyClientDrop) }
+// dropped books a slot not started in time (schedule.Config.Dropped): who
+// limited it is known once the phase is over (bookDrops).
+func (a *loadAccount) dropped(s schedule.Slot) { a.ledger(s.Seq).Add(outcome.NotRun, whyLateDrop) }
 
 func (a *loadAccount) classify(out schedule.Outcome) (outcome.Kind, string) {
 	switch {
@@ -704,7 +751,7 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 	if m.schedP99 > 0 {
 		ph.Counts["client_sched_p99_ns"] = int64(m.schedP99)
 	}
-	judgeLoad(&ph, res, m.schedP99)
+	bookDrops(&ph, judgeLoad(&ph, res, m.schedP99))
 	switch o.Kind {
 	case LoadQuery:
 		renameFigures(&ph.Counts, &ph.Rates, &ph.Latency, queryNames)
@@ -789,7 +836,8 @@ func splitMixedLoad(ph *results.Phase, kinds map[string]*kindStats) {
 
 // loadCounts sets the outcome counters from the accounts: accepted,
 // refused (and Refused by class), timed_out, conn_lost, failed (timed out +
-// connection lost), dropped (WhyClientDrop), not_run (other), canceled;
+// connection lost), dropped (not started within --load-max-lateness: Drops),
+// not_run (other), canceled;
 // planned is every slot of the pattern, intended those reached.
 func loadCounts(ph *results.Phase) {
 	var t results.Account
@@ -800,7 +848,7 @@ func loadCounts(ph *results.Phase) {
 	c["planned"] = t.Requested
 	c[results.CountAccepted], c[results.CountRefused] = t.Accepted, t.Refused
 	c[results.CountTimedOut], c["conn_lost"], c[results.CountFailed] = t.TimedOut, t.ConnLost, t.TimedOut+t.ConnLost
-	c["dropped"] = t.NotRunBy[WhyClientDrop]
+	c["dropped"] = Drops(t)
 	c["not_run"] = t.NotRun - c["dropped"]
 	c["canceled"] = t.Cancelled
 	delete(c, "unfinished") // settled: timed out (no reply by the drain's end), cancelled or not run
@@ -928,8 +976,9 @@ func (p *connPool) close() {
 // schedP99 is the p99 of how long the client's runnable goroutines waited
 // for a CPU during the run (Go's /sched/latencies:seconds): reply times
 // include it (the reader goroutine reading an OK late), so a full pool is
-// blamed on the relay only when replies were slow beyond it.
-func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) {
+// blamed on the relay only when replies were slow beyond it. relayLimited
+// says the relay was the limit (the note starts "relay-limited:").
+func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) (relayLimited bool) {
 	secs := float64(ph.Duration) / 1e9
 	cores := float64(runtime.GOMAXPROCS(0))
 	client := 0.0
@@ -975,8 +1024,8 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 	case (res.ClientLimited || dispatchLate) && poolFull:
 		// Late or dropped because every worker waited on the relay (the
 		// dispatcher then waits for room in the queue in front of the pool).
-		ph.ClientLimited = false
-		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because all %d in-flight slots (-load-pool) were waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
+		ph.ClientLimited, relayLimited = false, true
+		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because all %d in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
 			res.Pool, cpuNote))
 	case dispatchLate:
 		ph.ClientLimited = true
@@ -990,6 +1039,7 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 	default:
 		ph.Notes = append(ph.Notes, "sent on schedule: the client kept up ("+cpuNote+")")
 	}
+	return relayLimited
 }
 
 // schedLatencies reads the Go runtime's histogram of how long runnable
@@ -1080,7 +1130,7 @@ func (ks *kindStats) group(name string, dur int64, a results.Account) results.Gr
 	}
 	g.Counts[results.CountAccepted], g.Counts[results.CountRefused] = a.Accepted, a.Refused
 	g.Counts[results.CountFailed] = a.TimedOut + a.ConnLost
-	g.Counts["dropped"] = a.NotRunBy[WhyClientDrop]
+	g.Counts["dropped"] = Drops(a)
 	g.Counts["canceled"] = a.Cancelled
 	if dur > 0 {
 		g.Rates["accepted_per_sec"] = float64(g.Counts[results.CountAccepted]) / (float64(dur) / 1e9)

@@ -378,18 +378,6 @@ func TestLoadMixedAccounts(t *testing.T) {
 	}
 }
 
-// Slots the client could not start within MaxLateness are not run, with
-// the client's why, and counted as dropped.
-func TestLoadClientDropsAreNotRun(t *testing.T) {
-	ph, _ := runLoad(t, testrelay.Config{OKDelay: 50 * time.Millisecond}, LoadOptions{Pattern: constant(t, 400, time.Second), Pool: 2,
-		Connections: 1, MaxLateness: 10 * time.Millisecond, Size: 100})
-	a := account(t, ph, results.OpEvent)
-	if a.NotRunBy[WhyClientDrop] == 0 || a.NotRunBy[WhyClientDrop] != ph.Counts["dropped"] || a.NotRun != ph.Counts["dropped"] ||
-		a.Accepted+a.NotRun != 400 {
-		t.Errorf("account %+v, counts %v", a, ph.Counts)
-	}
-}
-
 // runLoad runs Load, with o, against a test relay with cfg (holding the
 // small corpus when the load queries it), and checks that every slot ended
 // in one outcome (checkBalance).

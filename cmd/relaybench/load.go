@@ -108,15 +108,17 @@ func limitNotes(run *results.Run, ph *results.Phase, inst *harness.Instance) {
 // the relay, so the relay's death, not the client, kept it from starting.
 const whyDiedDrop = "relay died: not started within max lateness, every in-flight slot waiting on the relay"
 
-// diedDrops books ph's client drops (workload.WhyClientDrop, the client's
-// limit) to the relay's death: work the relay prevented, as the verdict
-// counts it.
+// diedDrops books ph's slots not started in time (workload.IsDrop: booked
+// relay- or client-limited by the load's own judgement) to the relay's
+// death: work the relay prevented, as the verdict counts it.
 func diedDrops(ph *results.Phase) {
 	for i := range ph.Accounts {
 		a := &ph.Accounts[i]
-		if n := a.NotRunBy[workload.WhyClientDrop]; n > 0 {
-			delete(a.NotRunBy, workload.WhyClientDrop)
-			a.NotRunBy[whyDiedDrop] += n
+		for why, n := range a.NotRunBy {
+			if workload.IsDrop(why) {
+				delete(a.NotRunBy, why)
+				a.NotRunBy[whyDiedDrop] += n
+			}
 		}
 	}
 }

@@ -1,0 +1,119 @@
+package workload
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/schedule"
+)
+
+// TestDropsBookedByWhoLimited: the slots a load could not start within
+// --load-max-lateness are booked by the load's own judgement of who limited
+// it. Every slot of the pool waiting on slow replies while the client had
+// CPU to spare is the relay's doing (relay-limited: incomplete, exit 4);
+// the client's saturated CPU, its goroutines waiting to run or its late
+// dispatcher are the client's (client-limited: the requested work did not
+// run, exit 1, never "all requested work ran" and never blamed on the
+// relay).
+func TestDropsBookedByWhoLimited(t *testing.T) {
+	cores := float64(runtime.GOMAXPROCS(0))
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		name      string
+		clientCPU float64 // seconds over the 3 s phase
+		sched     time.Duration
+		maxIn     int64
+		dispatch  int64 // dispatch lateness of every op, ns
+		want      string
+		note      string
+		status    int
+	}{
+		{"slots waiting on the relay, client CPU to spare", 0.3, 0, 2, 0, WhyRelayDrop,
+			"relay-limited: ops were late or dropped because all 2 in-flight slots (--load-pool) were waiting", judge.Incomplete},
+		{"the client's CPU saturated", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error},
+		{"the client's goroutines waited to run", 0.3, 40 * time.Millisecond, 2, 0, WhyClientDrop,
+			"client-limited: all 2 in-flight slots filled, but the client's own goroutines waited", judge.Error},
+		{"the dispatcher woke late, the pool never full", 0.3, 0, 1, 5 * ms, WhyClientDrop,
+			"client-limited: the dispatcher handed ops out late", judge.Error},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := &schedule.Result{Pool: 2, MaxInFlight: c.maxIn, Intended: 9000, Dropped: 2044, ClientLimited: true,
+				ClientLimitedWhy: "2,044 operations dropped", Uncorrected: metrics.NewHistogram()}
+			for range 100 {
+				res.Uncorrected.Record(50 * ms) // replies far slower than the 0.67 ms the pool takes to fill
+			}
+			if c.dispatch > 0 {
+				res.DispatchLateness = metrics.NewHistogram()
+				res.DispatchLateness.Record(c.dispatch)
+			}
+			ph := results.Phase{Name: "load", Duration: int64(3 * time.Second), ClientLimited: true,
+				Resources: &results.Resources{ClientCPUSecs: c.clientCPU},
+				Accounts: []results.Account{{Op: results.OpEvent, Requested: 9000, Accepted: 6956, NotRun: 2044,
+					NotRunBy: map[string]int64{whyLateDrop: 2044}}}}
+			bookDrops(&ph, judgeLoad(&ph, res, c.sched))
+			a := ph.Accounts[0]
+			if a.NotRunBy[c.want] != 2044 || len(a.NotRunBy) != 1 || Drops(a) != 2044 || !a.Balanced() {
+				t.Fatalf("not run by %v, want 2,044 %q", a.NotRunBy, c.want)
+			}
+			notes := strings.Join(ph.Notes, "\n")
+			if !strings.Contains(notes, c.note) || ph.ClientLimited != (c.want == WhyClientDrop) {
+				t.Errorf("client-limited %v, notes:\n%s\nwant %q", ph.ClientLimited, notes, c.note)
+			}
+			checkDropVerdict(t, ph, c.status)
+		})
+	}
+}
+
+// checkDropVerdict checks that ph's verdict is status and its reasons say
+// who limited the drops: the relay (work it prevented, naming
+// relay-limited) or the client (relaybench could not run the work).
+func checkDropVerdict(t *testing.T, ph results.Phase, status int) {
+	t.Helper()
+	v := phaseVerdict(ph, false)
+	reasons := strings.Join(v.Reasons, "\n")
+	switch {
+	case v.Status != status:
+		t.Errorf("verdict %d %v, want %d", v.Status, v.Reasons, status)
+	case status == judge.Incomplete && !strings.Contains(reasons, "not run ("+WhyRelayDrop):
+		t.Errorf("incomplete without the relay-limited not run: %v", v.Reasons)
+	case status == judge.Error && (!strings.Contains(reasons, "relaybench could not run the requested work: load: ") ||
+		!strings.Contains(reasons, "operations not started, the client was the limit") || strings.Contains(reasons, "relay-limited")):
+		t.Errorf("error without the client's share: %v", v.Reasons)
+	}
+	if strings.Contains(judge.Summary(v), "all requested work ran") {
+		t.Errorf("summary %q with drops", judge.Summary(v))
+	}
+}
+
+// Slots a load could not start within MaxLateness are not run, counted as
+// dropped, and booked as the phase's judgement says: a relay whose OKs
+// take 50 ms filling a pool of 2 at 400/s is relay-limited unless this
+// machine's load made the client the limit (then its note says so); either
+// way the booking, the note and the verdict agree.
+func TestLoadDropsAreNotRunBookedByWhoLimited(t *testing.T) {
+	ph, _ := runLoad(t, testrelay.Config{OKDelay: 50 * time.Millisecond}, LoadOptions{Pattern: constant(t, 400, time.Second), Pool: 2,
+		Connections: 1, MaxLateness: 10 * time.Millisecond, Size: 100})
+	a := account(t, ph, results.OpEvent)
+	if Drops(a) == 0 || Drops(a) != ph.Counts["dropped"] || a.NotRun != ph.Counts["dropped"] || a.Accepted+a.NotRun != 400 {
+		t.Fatalf("account %+v, counts %v", a, ph.Counts)
+	}
+	notes := strings.Join(ph.Notes, "\n")
+	t.Logf("booked %v; notes:\n%s", a.NotRunBy, notes)
+	if a.NotRunBy[WhyRelayDrop] == a.NotRun {
+		if ph.ClientLimited || !strings.Contains(notes, "relay-limited: ") {
+			t.Errorf("booked relay-limited, judged otherwise (client-limited %v):\n%s", ph.ClientLimited, notes)
+		}
+		checkDropVerdict(t, ph, judge.Incomplete)
+		return
+	}
+	if a.NotRunBy[WhyClientDrop] != a.NotRun || strings.Contains(notes, "relay-limited: ") || !strings.Contains(notes, "client-limited: ") {
+		t.Fatalf("booked %v, notes:\n%s", a.NotRunBy, notes)
+	}
+	checkDropVerdict(t, ph, judge.Error)
+}
