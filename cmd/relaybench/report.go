@@ -183,9 +183,15 @@ func namedFilesExist(lists ...[]string) error {
 // checkFlags checks the report format and that the named results files
 // exist before any file is read (see flags.go): either is a usage error.
 func (c *reportCmd) checkFlags() error {
-	if err := namedFilesExist(c.Files, c.Base, c.Cand); err != nil {
+	if err := c.checkFormat(); err != nil { // a bad flag is named first, whatever the files
 		return err
 	}
+	return namedFilesExist(c.Files, c.Base, c.Cand)
+}
+
+// checkFormat checks the flags that choose the report: format, output and
+// the comparison's own flags.
+func (c *reportCmd) checkFormat() error {
 	if len(c.Base) > 0 || len(c.Cand) > 0 {
 		if _, err := threshold.ParseFailOns(c.FailOn, c.Thresholds); err != nil {
 			return err
