@@ -118,14 +118,15 @@ func TestConformanceUnderLoad(t *testing.T) {
 	if len(f.Runs[0].Conformance) != len(conformance.Checks()) {
 		t.Errorf("%d checks", len(f.Runs[0].Conformance))
 	}
-	// 0, or 4 when the machine was too busy for the load (its accounts
-	// then say so): never a wrong answer.
-	if res.code != judge.Passed && res.code != judge.Incomplete {
-		t.Errorf("exit %d\n%s", res.code, lastLines(res.stdout+res.stderr, 30))
-	}
 	ph := f.Runs[0].Phase("under-load")
 	if ph == nil {
 		t.Fatalf("no under-load phase; phases %d", len(f.Runs[0].Phases))
+	}
+	// 0; 4 when the relay did not keep up; 1 only when the machine was too
+	// busy for the load to start its events (booked client-limited): never
+	// a wrong answer.
+	if c := res.code; c != judge.Passed && c != judge.Incomplete && (c != judge.Error || judge.ClientShort(ph) == "") {
+		t.Errorf("exit %d\n%s", res.code, lastLines(res.stdout+res.stderr, 30))
 	}
 	a := ph.Account(results.OpEvent)
 	if a == nil || a.Requested != 400 || !a.Balanced() || a.Accepted == 0 {
