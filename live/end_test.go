@@ -137,6 +137,27 @@ func TestPageKeepsTheReportAfterTheServerStopped(t *testing.T) {
 	if !strings.HasPrefix(got.Doc, "<!DOCTYPE html>") || got.Src != "" {
 		t.Fatalf("the page's report frame: srcdoc %.100q, src %q; want the report itself, nothing asked of the stopped server", got.Doc, got.Src)
 	}
+	// The frame draws the report: its document is laid out with the
+	// verdict in it, and still runs no script (sandboxed).
+	var drawn struct {
+		Height  float64 `json:"height"`
+		Verdict bool    `json:"verdict"`
+		Sandbox string  `json:"sandbox"`
+	}
+	for {
+		br.eval(t, `(() => { const f = document.getElementById("reportframe"); const d = f.contentDocument;
+  return {height: d && d.body ? d.body.getBoundingClientRect().height : 0, verdict: !!(d && d.body && /PASSED|FAILED|INCOMPLETE|ERROR/.test(d.body.innerText)), sandbox: f.getAttribute("sandbox")}; })()`, &drawn)
+		if drawn.Height > 100 && drawn.Verdict {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the report frame is not drawn: %+v", drawn)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.Contains(drawn.Sandbox, "allow-scripts") {
+		t.Errorf("report frame sandbox %q: no script may run in it", drawn.Sandbox)
+	}
 	var labels []string
 	br.eval(t, `ticks(8816.6).labels`, &labels)
 	if strings.Join(labels, " ") != "0 2,500 5,000 7,500 10,000" {
