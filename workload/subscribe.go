@@ -825,6 +825,15 @@ func finishSubVerification(v *results.Verification, grace time.Duration) {
 	}
 }
 
+// eventsRanOut says whether n events are fewer than the run could have
+// published in --duration: closed loop, or an open loop whose --events is
+// below rate × duration (an open loop of exactly rate × duration answers
+// its last event just before the duration ends, as planned).
+func (r *subRun) eventsRanOut(n int) bool {
+	o := r.o
+	return o.Rate <= 0 || n < int(o.Rate*o.Duration.Seconds()) // as EventCount rounds
+}
+
 // notes explains the phase: how it was run and measured, and what did not
 // go as asked.
 func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
@@ -836,7 +845,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	}
 	if n := r.out.cut.Load() - r.out.behind.Load(); n > 0 {
 		notes = append(notes, fmt.Sprintf("publishing stopped at --sub-duration %v with %d pre-signed events unsent (beyond the plan: not requested)", o.Duration, n))
-	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration {
+	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration && r.eventsRanOut(nEv) {
 		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.Duration))
 	}
 	notes = append(notes, fmt.Sprintf("%s (%s filters, %s) each waited for EOSE before publishing; %s sent fresh events of %d content bytes signed before the clock (%d planned)",
