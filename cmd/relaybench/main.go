@@ -21,6 +21,7 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
@@ -116,6 +117,9 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 	}()
 	kctx, err := parser.Parse(args)
 	if err != nil {
+		if msg := unknownCommand(parser, args); msg != "" {
+			err = errors.New(msg)
+		}
 		fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
 		return judge.Usage
 	}
@@ -139,6 +143,25 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 		return judge.Interrupted // interrupted: results were printed and saved
 	}
 	return judge.Passed
+}
+
+// unknownCommand names a first argument that is no command, with the
+// commands there are ("" when the first argument is a command or a flag):
+// kong's own "unexpected argument X" does not say X was taken for one.
+func unknownCommand(parser *kong.Kong, args []string) string {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return ""
+	}
+	var names []string
+	for _, c := range parser.Model.Children {
+		if c.Name == args[0] || slices.Contains(c.Aliases, args[0]) {
+			return ""
+		}
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return fmt.Sprintf("unknown command %q: the commands are %s (relaybench --help)", safe.Line(args[0]), strings.Join(names, ", "))
 }
 
 // saveInterrupted saves the results file of a run interrupted before its

@@ -154,6 +154,19 @@ func TestNormalizeArgs(t *testing.T) {
 	}
 }
 
+// TestUnknownCommandNamed: a first argument that is no command is named
+// as such, with the commands there are (exit 2); kong alone said only
+// "unexpected argument".
+func TestUnknownCommandNamed(t *testing.T) {
+	res := runCLI(t, "frobnicate")
+	if res.code != 2 || !strings.Contains(res.stderr, `unknown command "frobnicate": the commands are `) || !strings.Contains(res.stderr, " run, ") {
+		t.Errorf("exit %d, stderr %q", res.code, res.stderr)
+	}
+	if res := runCLI(t, "run", "frobnicate"); res.code != 2 || strings.Contains(res.stderr, "unknown command") {
+		t.Errorf("run frobnicate: exit %d, stderr %q: an argument after a command is not a command", res.code, res.stderr)
+	}
+}
+
 // TestUsageAndVersion: no arguments and `help [COMMAND]` print the usage
 // (exit 0); --version says what the build says about itself, never a
 // placeholder beside a real module version.
