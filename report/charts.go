@@ -968,13 +968,14 @@ func cpuChart(ps phaseSet) (*chart, error) {
 }
 
 func rssChart(ps phaseSet) (*chart, error) {
-	rss := func(s results.ResourceSample) float64 { return float64(s.RelayRSS) / 1e6 }
-	return resourceChart(ps, "rss", title(ps.name)+": relay memory (RSS) over time", "MB", rss,
+	const mib = 1 << 20 // as the tables give memory (MiB)
+	rss := func(s results.ResourceSample) float64 { return float64(s.RelayRSS) / mib }
+	return resourceChart(ps, "rss", title(ps.name)+": relay memory (RSS) over time", "MiB", rss,
 		func(p *results.Phase) (float64, string, bool) {
 			if p.Resources == nil || p.Resources.RelayPeakRSS <= 0 {
 				return 0, "", false
 			}
-			return float64(p.Resources.RelayPeakRSS) / 1e6, "the relay's peak RSS in the phase", true
+			return float64(p.Resources.RelayPeakRSS) / mib, "the relay's peak RSS in the phase", true
 		},
 		func(p *fig, r runLine) error {
 			return addLine(p, 0, r.label, resLine(r, rss), false)
