@@ -12,6 +12,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
+	"github.com/relaybench/relaybench/relay/embedded"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/threshold"
 	"github.com/relaybench/relaybench/workload"
@@ -368,6 +369,9 @@ type targetFlags struct {
 }
 
 func (f targetFlags) validate() error {
+	if f.Relay == "" && embedded.NotBuilt[f.Store] != "" {
+		return fmt.Errorf("--store %s: this relaybench has no %s store: build relaybench with -tags cgostores", f.Store, f.Store)
+	}
 	return checkTarget(f.authFlags, f.RelayCPUs, f.ClientCPUs, f.relaySourceFlags, func() error {
 		_, err := f.relayRef()
 		return err

@@ -42,3 +42,17 @@ func TestLeftOutStoresSaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreNotBuiltIsUsage: --store lmdb or sqlite3 by a build without
+// them is a value this binary cannot honour: exit 2, one line naming the
+// flag and how to build them in, before any work.
+func TestStoreNotBuiltIsUsage(t *testing.T) {
+	if len(embedded.NotBuilt) == 0 {
+		t.Skip("skipping: this build has the lmdb and sqlite3 stores")
+	}
+	code, _, stderr := runHere(t, "run", "--store", "lmdb", "--events", "10", "--queries", "1", "--cache-dir", "off",
+		"--out", t.TempDir(), "--no-progress")
+	if code != 2 || strings.TrimSpace(stderr) != "relaybench: --store lmdb: this relaybench has no lmdb store: build relaybench with -tags cgostores" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
