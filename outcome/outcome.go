@@ -315,11 +315,17 @@ func MostFirst[N int | int64](counts map[string]N) []string {
 
 func byCount(m map[string]int64) string {
 	keys := MostFirst(m)
+	if len(keys) == 1 {
+		return keys[0] // its count is the outcome's, said before it
+	}
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %s", k, numfmt.Group(m[k]))
+		// The count first: a reason may end in a flag or a number
+		// ("not started within --load-max-lateness"), which a count after
+		// it would read as the flag's value.
+		parts[i] = fmt.Sprintf("%s %s", numfmt.Group(m[k]), k)
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, "; ")
 }
 
 // Book books the answer to one EVENT (its OK, or the error instead) and

@@ -24,10 +24,17 @@ func TestLedgerAddsUp(t *testing.T) {
 		t.Fatalf("account %+v", a)
 	}
 	s := Split(a)
-	for _, want := range []string{"10 events", "1 accepted", "3 refused (rate-limited 3)", "1 timed out", "1 connection lost", "4 not run (connection gone 4)"} {
+	for _, want := range []string{"10 events", "1 accepted", "3 refused (rate-limited)", "1 timed out", "1 connection lost", "4 not run (connection gone)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("split %q lacks %q", s, want)
 		}
+	}
+	// Several reasons: each with its count first, so that a reason ending
+	// in a flag never reads as taking the count as its value.
+	b := results.Account{Op: results.OpEvent, Requested: 5, NotRun: 5,
+		NotRunBy: map[string]int64{"not started within --load-max-lateness": 3, "connection gone": 2}}
+	if got, want := Split(b), "5 events: 5 not run (3 not started within --load-max-lateness; 2 connection gone)"; got != want {
+		t.Errorf("split %q, want %q", got, want)
 	}
 	l.Add(Accepted, "") // one outcome too many
 	if l.Result().Balanced() || !strings.Contains(Split(l.Result()), "ACCOUNTING ERROR") {

@@ -253,7 +253,7 @@ func TestLoadRefusalsByClassNotInLatency(t *testing.T) {
 			t.Errorf("latency %s: %+v, want %d samples", name, h, want)
 		}
 	}
-	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete || !strings.Contains(strings.Join(v.Reasons, "\n"), "rate-limited 100") {
+	if v := phaseVerdict(ph, false); v.Status != judge.Incomplete || !strings.Contains(strings.Join(v.Reasons, "\n"), "100 refused (rate-limited)") {
 		t.Errorf("verdict %+v", v)
 	}
 	if ph.Counts["refused"] != 100 || ph.Refused["rate-limited"] != 100 || ph.Counts["accepted"] != 200 {

@@ -261,7 +261,7 @@ func TestAuthRefusedOrOff(t *testing.T) {
 			if a := ph.Account(results.OpEvent); a == nil || a.RefusedBy["auth-required"] != 200 || a.Accepted != 0 {
 				t.Fatalf("publish account %+v", a)
 			}
-			if !strings.Contains(res.stderr, "auth-required 200") {
+			if !strings.Contains(res.stderr, "200 refused (auth-required)") {
 				t.Errorf("stderr does not name the class:\n%s", lastLines(res.stderr, 5))
 			}
 			c := authCounts(f)
