@@ -364,7 +364,9 @@ func paramsLine(p map[string]any) string {
 
 // summaryRun writes the blocks of one run.
 func summaryRun(w io.Writer, r *results.Run) {
-	if r.Skipped != "" {
+	if r.Skipped != "" && len(r.Phases) == 0 && len(r.Conformance) == 0 {
+		fmt.Fprintln(w, "SKIPPED (the Relay line at the top says why)") // not repeated
+	} else if r.Skipped != "" {
 		fmt.Fprintf(w, "SKIPPED: %s\n", skipWhy(r))
 	}
 	for i := range r.Phases {

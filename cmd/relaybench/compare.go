@@ -33,6 +33,8 @@ type compareCmd struct {
 	authFlags
 	benchFlags
 	outputFlags
+
+	saidSkip map[string]bool // relays saySkips named: their turn does not repeat why
 }
 
 func init() {
@@ -114,10 +116,12 @@ func (c *compareCmd) checkRelays(ctx context.Context) ([]relayRef, error) {
 }
 
 // saySkips names, in the first lines, the relays that will be skipped at
-// their turn because their binary is not here (the turn still says so),
-// and, once, how to build in the stores this relaybench left out.
+// their turn because their binary is not here (the turn says it skips
+// them, without repeating why), and, once, how to build in the stores this
+// relaybench left out.
 func (c *compareCmd) saySkips(refs []relayRef) {
 	said := map[string]bool{}
+	c.saidSkip = map[string]bool{}
 	for _, r := range refs {
 		if r.URL != "" {
 			continue
@@ -125,6 +129,7 @@ func (c *compareCmd) saySkips(refs []relayRef) {
 		var skip *harness.SkipError
 		if _, _, err := harness.Binary(r.Spec, c.options()); errors.As(err, &skip) {
 			fmt.Fprintf(os.Stderr, "%s: will be skipped: %s\n", skip.Name, skip.Why)
+			c.saidSkip[r.name()] = true
 			if h := storeHint(r.Spec); h != "" && !said[h] {
 				said[h] = true
 				fmt.Fprintln(os.Stderr, "  "+h)
@@ -197,7 +202,11 @@ func (c *compareCmd) runRelay(ctx context.Context, file *results.File, ref relay
 		fmt.Fprintf(os.Stderr, "== %s%s\n", name, repeatLabel(rep, c.Repeat))
 		r, err := c.runOne(ctx, ref, crp, cfg)
 		if harness.IsSkip(err) {
-			fmt.Fprintf(os.Stderr, "%v\n", err)
+			if c.saidSkip[name] {
+				fmt.Fprintf(os.Stderr, "%s: skipped, as said at the start\n", name)
+			} else {
+				fmt.Fprintf(os.Stderr, "%v\n", err)
+			}
 			file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Skipped: err.Error(), Params: params})
 			break
 		}

@@ -52,8 +52,39 @@ func TestCompareSaysSkipFirst(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "strfry: will be skipped: no binary") {
 		t.Fatalf("first line %q, want strfry: will be skipped: no binary\n%s", lines[0], stderr)
 	}
-	if signingAt(stderr) < 0 || !strings.Contains(stderr, "\nstrfry: skipped: no binary") {
+	if signingAt(stderr) < 0 || !strings.Contains(stderr, "\nstrfry: skipped, as said at the start\n") {
 		t.Fatalf("want the corpus signed and the skip at strfry's turn too:\n%s", stderr)
+	}
+	if n := strings.Count(stderr, "no binary"); n != 2 { // the first line and the verdict line
+		t.Fatalf("why strfry is skipped said %d times on stderr, want 2:\n%s", n, stderr)
+	}
+}
+
+// TestCompareSkipSaidOnceOneStream: with stdout and stderr on one file (a
+// terminal), why a relay is skipped is said at the start, at the top of
+// the summary and in its verdict, and the verdict line is not repeated
+// after the summary that ends with it.
+func TestCompareSkipSaidOnceOneStream(t *testing.T) {
+	noStrfry(t)
+	f, err := os.Create(filepath.Join(t.TempDir(), "both"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = f, f
+	code := func() int {
+		defer func() { os.Stdout, os.Stderr = oldOut, oldErr }()
+		return run([]string{"compare", "-relays", "strfry", "--events", "300", "--queries", "1",
+			"--cache-dir", "off", "--out", t.TempDir(), "--no-progress"})
+	}()
+	f.Close()
+	b, _ := os.ReadFile(f.Name())
+	all := string(b)
+	if code != 1 || strings.Contains(all, "relaybench: ERROR") || strings.Count(all, "Verdict: ERROR (exit 1)") != 1 {
+		t.Fatalf("exit %d, want 1 with one verdict line and no relaybench: ERROR line:\n%s", code, all)
+	}
+	if n := strings.Count(all, "no binary"); n != 3 {
+		t.Fatalf("why strfry is skipped said %d times, want 3 (start, Relay line, verdict):\n%s", n, all)
 	}
 }
 

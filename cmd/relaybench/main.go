@@ -52,10 +52,13 @@ type Globals struct {
 	Ctx context.Context `kong:"-"`
 }
 
-// exitError carries an exit code with an error.
+// exitError carries an exit code with an error. shown: the error is a
+// verdict the summary already ended with on a stream the user reads with
+// standard error (see verdictShown), so main does not repeat it.
 type exitError struct {
-	code int
-	err  error
+	code  int
+	err   error
+	shown bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -126,9 +129,12 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 	globals.Verbose = parsed.Verbose
 	fullSummary = parsed.Verbose
 	if err := kctx.Run(globals); err != nil {
-		fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(err))
 		var ee *exitError
-		if errors.As(err, &ee) {
+		isExit := errors.As(err, &ee)
+		if !isExit || !ee.shown {
+			fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(err))
+		}
+		if isExit {
 			return ee.code
 		}
 		if globals.Ctx.Err() != nil {

@@ -252,7 +252,7 @@ func judgeAndSave(file *results.File, path string, quiet bool, gate *gateFlags, 
 		v = unsaved(file, file.Interrupted, toolErrs, werr)
 		file.Verdict = &v
 	}
-	printSummary(path, quiet, file)
+	printed := printSummary(path, quiet, file)
 	if werr == nil && path != "-" {
 		fmt.Fprintf(os.Stderr, "results: %s\n", path)
 	}
@@ -265,7 +265,20 @@ func judgeAndSave(file *results.File, path string, quiet bool, gate *gateFlags, 
 	if v.Status == judge.Passed {
 		return nil
 	}
-	return withCode(v.Status, errors.New(judge.Summary(v)))
+	return &exitError{code: v.Status, err: errors.New(judge.Summary(v)), shown: printed && verdictShown(path)}
+}
+
+// verdictShown reports whether the summary just printed (it ends with the
+// verdict) is on standard error or on the same file or terminal as it:
+// a user reading standard error has read the verdict then, and a second
+// verdict line there would repeat it.
+func verdictShown(path string) bool {
+	if path == "-" {
+		return true // the summary went to stderr
+	}
+	so, err1 := os.Stdout.Stat()
+	se, err2 := os.Stderr.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(so, se)
 }
 
 // writeResults writes the results file (a test replaces it to fail).
@@ -291,10 +304,10 @@ var fullSummary bool
 // printSummary prints the summary of file, unless quiet: to stdout, or to
 // stderr when the results file itself goes to stdout. A summary that cannot
 // be printed (standard output closed) is said on stderr; the results file
-// is already written.
-func printSummary(path string, quiet bool, file *results.File) {
+// is already written. It reports whether the summary was printed.
+func printSummary(path string, quiet bool, file *results.File) bool {
 	if quiet {
-		return
+		return false
 	}
 	out := os.Stdout
 	if path == "-" {
@@ -305,7 +318,9 @@ func printSummary(path string, quiet bool, file *results.File) {
 			outputLost() // as SIGPIPE: the run is stopped (exit 130)
 		}
 		fmt.Fprintf(os.Stderr, "relaybench: summary not printed: %v\n", err)
+		return false
 	}
+	return true
 }
 
 // writeJUnit writes a JUnit XML report of cases to path.
