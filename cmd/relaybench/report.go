@@ -26,7 +26,7 @@ type reportCmd struct {
 	Format string    `short:"f" aliases:"report-format" placeholder:"FORMAT" help:"summary, md (markdown), json, csv or html; default: from the -o extension, else summary. For --base/--cand: summary (text), md or html."`
 	Output string    `name:"o" short:"o" aliases:"output,report-file" placeholder:"FILE" help:"Write the report to FILE instead of standard output."`
 	Title  string    `aliases:"report-title" help:"Report title (default: the results file's title, else \"Relay Benchmark\")."`
-	Charts string    `placeholder:"DIR" help:"Also write every chart as PNG and SVG into DIR."`
+	Charts string    `placeholder:"DIR" help:"Write every chart as PNG and SVG into DIR, instead of the terminal summary (also a report with -o or --format)."`
 	Base   sideFiles `placeholder:"FILE" help:"Baseline results files: compare them with --cand (repeat the flag, separate with commas, or list files after it)."`
 	Cand   sideFiles `placeholder:"FILE" help:"Candidate results files compared with --base (given as for --base)."`
 	FailOn []string  `name:"fail-on" sep:"none" placeholder:"FIGURE:±N%" help:"With --base/--cand: fail (exit 5) when FIGURE changed beyond N % in that direction AND significantly (Mann-Whitney U, α=0.05, over repeated runs; needs 4+ runs a side), e.g. 'publish.rate:-10%', 'query.eose.p99:+20%'. A change that is not significant (~) never fails. Repeatable; also fail_on = […] in --thresholds FILE."`
@@ -317,8 +317,10 @@ func (c *reportCmd) report(g *Globals, files []string) error {
 	if err := c.writeCharts(g, fs, o); err != nil {
 		return err
 	}
-	if err := c.emit(buf.Bytes()); err != nil {
-		return err
+	if !c.chartsOnly() { // the charts alone are said on stderr, as -o FILE is
+		if err := c.emit(buf.Bytes()); err != nil {
+			return err
+		}
 	}
 	if c.JUnit != "" {
 		var cases []report.JUnitCase
@@ -382,7 +384,15 @@ func writeReport(w io.Writer, format string, fs []*results.File, o report.Option
 	return nil
 }
 
-// writeCharts writes every chart into --charts, when given.
+// chartsOnly: --charts without -o or --format asks for the charts alone,
+// not the terminal summary besides.
+func (c *reportCmd) chartsOnly() bool {
+	return c.Charts != "" && c.Output == "" && c.Format == ""
+}
+
+// writeCharts writes every chart into --charts, when given, and says where
+// in one line on stderr, as -o FILE says its report's ("report: FILE");
+// -v names every file.
 func (c *reportCmd) writeCharts(g *Globals, fs []*results.File, o report.Options) error {
 	if c.Charts == "" {
 		return nil
@@ -393,10 +403,14 @@ func (c *reportCmd) writeCharts(g *Globals, fs []*results.File, o report.Options
 	}
 	if g.Verbose {
 		for _, p := range paths {
-			fmt.Fprintln(os.Stderr, "wrote", p)
+			fmt.Fprintf(os.Stderr, "chart: %s\n", p)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "relaybench: wrote %d chart files to %s\n", len(paths), c.Charts)
+	if len(paths) == 0 {
+		fmt.Fprintf(os.Stderr, "charts: none written to %s: these results hold nothing to chart\n", c.Charts)
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "charts: %s (%d files, PNG and SVG)\n", c.Charts, len(paths))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,35 @@ func TestReportCommand(t *testing.T) {
 // TestReportABFormats checks that report --base/--cand writes the format
 // -o names: an HTML page for .html (it wrote the terminal text), Markdown
 // for .md, and refuses .json before reading anything (exit 2).
+// TestReportChartsOnly: report --charts DIR writes the charts and says
+// where in one line on stderr, as -o FILE does, without the terminal
+// summary on stdout; with -o the report is written too.
+func TestReportChartsOnly(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "r.json")
+	f := &results.File{Tool: results.Tool{Name: "relaybench", Version: "test"}, Command: "compare", StartedAt: time.Unix(0, 0), FinishedAt: time.Unix(10, 0)}
+	for _, url := range []string{"ws://127.0.0.1:1", "ws://127.0.0.1:2"} { // two relays: bar charts
+		f.Runs = append(f.Runs, results.Run{Relay: results.Relay{URL: url}, Phases: []results.Phase{{Name: "publish", Duration: 1e9,
+			Counts: map[string]int64{"sent": 5, "accepted": 5}, Rates: map[string]float64{"events_per_sec": 5}}}})
+	}
+	if err := results.Write(in, f); err != nil {
+		t.Fatal(err)
+	}
+	charts := filepath.Join(dir, "charts")
+	code, stdout, stderr := runHere(t, "report", "--charts", charts, in)
+	if code != 0 || stdout != "" || !regexp.MustCompile(`^charts: `+regexp.QuoteMeta(charts)+` \(\d+ files, PNG and SVG\)\n$`).MatchString(stderr) {
+		t.Fatalf("exit %d, want 0, no stdout and one charts line\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if ents, err := os.ReadDir(charts); err != nil || len(ents) == 0 {
+		t.Fatalf("no charts written (%v)", err)
+	}
+	md := filepath.Join(dir, "r.md")
+	code, stdout, stderr = runHere(t, "report", "--charts", filepath.Join(dir, "c2"), "-o", md, in)
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "report: "+md+"\n") || !strings.Contains(stderr, "charts: ") {
+		t.Fatalf("with -o: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
 func TestReportABFormats(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "r.json")
