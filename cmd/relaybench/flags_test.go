@@ -441,14 +441,44 @@ func TestOutputPathCheckedBeforeTheRun(t *testing.T) {
 // TestUnwrittenReservationRemoved: a command that fails after reserving its
 // results name but before writing it leaves no empty file behind.
 func TestUnwrittenReservationRemoved(t *testing.T) {
+	noStrfry(t)
 	cache, out := t.TempDir(), t.TempDir()
-	code, _, stderr := runHere(t, "run", "--relay", "ws://192.0.2.1:7777", "--events", "5", "--queries", "1",
+	code, _, stderr := runHere(t, "run", "--relay", "strfry", "--events", "5", "--queries", "1",
 		"--cache-dir", cache, "--out", out, "--no-progress", "--quiet")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr)
 	}
-	wantOneLine(t, stderr, "i-operate-this-relay")
+	wantOneLine(t, stderr, "strfry: skipped: no binary")
 	wantEmptyDir(t, out)
+}
+
+// TestForeignRelayIsUsage: a relay URL outside this machine without
+// --i-operate-this-relay, or no ws:// URL, is refused before any work by
+// every command taking --relay or --relays: one line naming the flag (and
+// --i-operate-this-relay), exit 2, nothing written.
+func TestForeignRelayIsUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--relay", "ws://192.0.2.1:7777"}, "--relay: relay 192.0.2.1 is not on this machine"},
+		{[]string{"compare", "--relays", "khatru-memory,ws://192.0.2.1:7777"}, "--relays: relay 192.0.2.1 is not on this machine"},
+		{[]string{"load", "--relay", "ws://[2001:db8::1]:7777"}, "--relay: relay 2001:db8::1 is not on this machine"},
+		{[]string{"conformance", "--relay", "ws://192.0.2.1:7777"}, "--relay: relay 192.0.2.1 is not on this machine"},
+		{[]string{"sync", "--relay", "ws://192.0.2.1:7777"}, "--relay: relay 192.0.2.1 is not on this machine"},
+		{[]string{"run", "--relay", "http://127.0.0.1:7777"}, "--relay: relay URL \"http://127.0.0.1:7777\": scheme must be ws:// or wss://"},
+	} {
+		out := t.TempDir()
+		code, stdout, stderr := runHere(t, append(tc.args, "--out", out)...)
+		if code != 2 || stdout != "" {
+			t.Fatalf("%v: exit %d, want 2\n%s", tc.args, code, stderr)
+		}
+		wantOneLine(t, stderr, tc.want)
+		if strings.Contains(tc.want, "not on this machine") && !strings.Contains(stderr, "--i-operate-this-relay") {
+			t.Errorf("%v: --i-operate-this-relay not named: %s", tc.args, stderr)
+		}
+		wantEmptyDir(t, out)
+	}
 }
 
 // TestReportRefusesEmptyAndForeignFiles: a results file without runs, or a

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/runner"
 )
 
 // Relay selection: what compare --relays, --relay and relays start accept.
@@ -213,7 +214,11 @@ func (c *compareCmd) relayRefs() ([]relayRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	return resolveRelays(splitRelays(c.Relays), cat, c.RelayConfig)
+	refs, err := resolveRelays(splitRelays(c.Relays), cat, c.RelayConfig)
+	if err != nil {
+		return nil, err
+	}
+	return refs, checkURLs("--relays", refs, c.IOperate)
 }
 
 // relayRef resolves --relay: a URL, a catalog name, a command template, or
@@ -237,7 +242,22 @@ func (f targetFlags) relayRef() (relayRef, error) {
 	if err != nil {
 		return relayRef{}, err
 	}
-	return refs[0], nil
+	return refs[0], checkURLs("--relay", refs, f.IOperate)
+}
+
+// checkURLs refuses, as a usage error before any work, a relay URL of refs
+// that is no ws:// or wss:// URL, or is outside this machine without
+// --i-operate-this-relay (runner.CheckTarget, the one check), naming flag.
+func checkURLs(flag string, refs []relayRef, operated bool) error {
+	for _, r := range refs {
+		if r.URL == "" {
+			continue
+		}
+		if err := runner.CheckTarget(r.URL, operated); err != nil {
+			return fmt.Errorf("%s: %v", flag, err)
+		}
+	}
+	return nil
 }
 
 // relayRef resolves the relay relays start is asked for.
