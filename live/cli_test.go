@@ -137,7 +137,13 @@ func (r *cliRun) results(t *testing.T) *results.File {
 	if len(m) != 1 {
 		t.Fatalf("results files: %v", m)
 	}
-	b, err := os.ReadFile(m[0])
+	return readResults(t, m[0])
+}
+
+// readResults reads the results file at path.
+func readResults(t *testing.T, path string) *results.File {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,6 +489,33 @@ func relayBinDir(t *testing.T, name string) string {
 	return dir
 }
 
+// runOnRelay runs relaybench run, 300 events and queries queries, against
+// the catalog's relay (its binary built from source, the test skipped
+// without it) and returns the results file.
+func runOnRelay(t *testing.T, relay string, queries int) *results.File {
+	t.Helper()
+	bin := cliBin(t)
+	dir := relayBinDir(t, relay)
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "--relay", relay, "--bin-dir", dir, "--events", "300", "--queries", strconv.Itoa(queries),
+		"--out", out, "--json", filepath.Join(out, "r.json"), "--no-progress", "--quiet", "--cache-dir", "off")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(5*time.Minute, func() { cmd.Process.Kill() }) // hang guard
+	err := cmd.Wait()
+	if !timer.Stop() {
+		t.Fatalf("relaybench run did not end within 5 minutes: %s", stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("relaybench: %v: %s", err, stderr.String())
+	}
+	return readResults(t, filepath.Join(out, "r.json"))
+}
+
 // TestRelayMetricsOfNostrRsRelay runs relaybench run against
 // nostr-rs-relay, whose catalog entry names its metrics (metrics_path: no
 // --relay-metrics needed): each phase holds what the relay's own metrics
@@ -490,37 +523,7 @@ func relayBinDir(t *testing.T, name string) string {
 // checks of its counts (relay_checks); a count outside what relaybench
 // bounds it by is flagged, never failed.
 func TestRelayMetricsOfNostrRsRelay(t *testing.T) {
-	bin := cliBin(t)
-	dir := relayBinDir(t, "nostr-rs-relay-sqlite")
-	out := t.TempDir()
-	cmd := exec.Command(bin, "run", "--relay", "nostr-rs-relay-sqlite", "--bin-dir", dir, "--events", "300", "--queries", "40",
-		"--out", out, "--json", filepath.Join(out, "r.json"), "--no-progress", "--quiet", "--cache-dir", "off")
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-	done := make(chan error, 1)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("relaybench: %v: %s", err, stderr.String())
-		}
-	case <-time.After(5 * time.Minute): // hang guard
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("relaybench run did not end")
-	}
-	b, err := os.ReadFile(filepath.Join(out, "r.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f results.File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := runOnRelay(t, "nostr-rs-relay-sqlite", 40)
 	ph := map[string]results.Phase{}
 	for _, p := range f.Runs[0].Phases {
 		ph[p.Name] = p
@@ -588,31 +591,7 @@ func TestWebCtrlCStillSaves(t *testing.T) {
 // events it stored and the REQs it received over each phase's window are
 // checked beside relaybench's counts, and agree with them.
 func TestRelayMetricsOfWisp(t *testing.T) {
-	bin := cliBin(t)
-	dir := relayBinDir(t, "wisp")
-	out := t.TempDir()
-	cmd := exec.Command(bin, "run", "--relay", "wisp", "--bin-dir", dir, "--events", "300", "--queries", "20",
-		"--out", out, "--json", filepath.Join(out, "r.json"), "--no-progress", "--quiet", "--cache-dir", "off")
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	timer := time.AfterFunc(5*time.Minute, func() { cmd.Process.Kill() }) // hang guard
-	err := cmd.Wait()
-	timer.Stop()
-	if err != nil {
-		t.Fatalf("relaybench: %v: %s", err, stderr.String())
-	}
-	b, err := os.ReadFile(filepath.Join(out, "r.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f results.File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := runOnRelay(t, "wisp", 20)
 	want := map[string]string{"publish": "wisp_events_stored_total", "query": "wisp_req_total"}
 	for _, ph := range f.Runs[0].Phases {
 		series, ok := want[ph.Name]

@@ -1,11 +1,9 @@
 package live
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -25,22 +23,10 @@ func finishedFile() *results.File {
 // follows at once (no --web-keep), cuts nothing off and the page needs
 // nothing more from the server (its /report stops with it).
 func TestLastMessageCarriesTheReport(t *testing.T) {
-	st := New(Options{Run: "r"})
-	defer st.Close()
-	srv, err := Serve(st, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
+	st, srv := serveRun(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL()+"events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
+	_, br := follow(t, ctx, srv)
 	if m := readEvent(t, br); m.Finished || m.Report != "" {
 		t.Fatalf("first event: finished %v, report %d bytes", m.Finished, len(m.Report))
 	}
@@ -94,13 +80,7 @@ func TestPageKeepsTheReportAfterTheServerStopped(t *testing.T) {
 	if bin == "" {
 		t.Skip("skipping: no chromium (apt-get install chromium)")
 	}
-	st := New(Options{Run: "r"})
-	defer st.Close()
-	srv, err := Serve(st, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
+	st, srv := serveRun(t)
 	br := openBrowser(t, bin, srv.URL())
 	deadline := time.Now().Add(time.Minute) // hang guard
 	for srv.streams.Load() == 0 {           // the page follows the run

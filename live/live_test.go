@@ -280,33 +280,48 @@ func readEvent(t *testing.T, r *bufio.Reader) message {
 	return m
 }
 
-func TestEventStreamHistoryUpdatesReportAndShutdown(t *testing.T) {
+// serveRun is a State of run "r" served on a free port of 127.0.0.1; the
+// server, then the State, close when the test ends.
+func serveRun(t *testing.T) (*State, *Server) {
+	t.Helper()
 	st := New(Options{Run: "r"})
+	t.Cleanup(st.Close)
+	srv, err := Serve(st, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return st, srv
+}
+
+// follow opens srv's event stream as a page does, until ctx ends; its
+// body closes when the test ends.
+func follow(t *testing.T, ctx context.Context, srv *Server) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL()+"events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp, bufio.NewReader(resp.Body)
+}
+
+func TestEventStreamHistoryUpdatesReportAndShutdown(t *testing.T) {
+	st, srv := serveRun(t)
 	st.SetRelay(hostile, 0)
 	l := outcome.New(results.OpQuery, 100)
 	for range 5 {
 		l.AddN(outcome.Accepted, "", 3)
 		st.Tick()
 	}
-	srv, err := Serve(st, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
 	st.Start()
-	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL()+"events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, br := follow(t, ctx, srv)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
 	}
-	br := bufio.NewReader(resp.Body)
 	first := readEvent(t, br)
 	if len(first.History) < 5 || first.Relay != strings.ToValidUTF8(hostile, "\uFFFD") {
 		t.Fatalf("first event: %d points of history (want ≥ 5), relay %q", len(first.History), first.Relay)
@@ -321,8 +336,7 @@ func TestEventStreamHistoryUpdatesReportAndShutdown(t *testing.T) {
 			break
 		}
 	}
-	f := &results.File{Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1", Name: hostile}, Phases: []results.Phase{latencyPhase("publish", 1e6)}}}}
-	st.Finish(f)
+	st.Finish(finishedFile())
 	for {
 		if m := readEvent(t, br); m.Finished {
 			if len(m.Phases) != 1 || m.Phases[0].Outcomes["accepted"] != 1 || len(m.Failures) != 1 {
@@ -472,13 +486,8 @@ func TestCloseEndsAResponseWhoseReaderStopped(t *testing.T) {
 }
 
 func closeWithStalledReader(t *testing.T, path string) {
-	st := New(Options{Run: "r"})
-	defer st.Close()
+	st, srv := serveRun(t)
 	st.SetRelay(strings.Repeat("x", 16<<20), 0) // a response larger than any socket buffer
-	srv, err := Serve(st, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	conn, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -503,13 +512,7 @@ func closeWithStalledReader(t *testing.T, path string) {
 // is refused (each would get the whole history encoded); one that leaves
 // makes room.
 func TestStreamsAreBounded(t *testing.T) {
-	st := New(Options{Run: "r"})
-	defer st.Close()
-	srv, err := Serve(st, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close(context.Background())
+	_, srv := serveRun(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
 	defer cancel()
 	open := func() *http.Response {
