@@ -63,9 +63,23 @@ func (o MixedOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 		o.RelayCap = env.relayCap()
 	}
 	if o.Parts == nil && env.Log != nil {
-		o.Parts = func(part string) { fmt.Fprintf(env.Log, "mixed: %s (%v)\n", part, o.Duration) }
+		o.Parts = func(part string) { fmt.Fprintln(env.Log, mixedPartLine(part, o)) }
 	}
 	return onePhase(Mixed(ctx, env.URL, env.Corpus, o))
+}
+
+// mixedReadBackPart is the name of the untimed read-back after the parts.
+const mixedReadBackPart = "read-back"
+
+// mixedPartLine is the progress line of a part as it starts: the three
+// timed parts with their duration; the read-back, which has none (it asks
+// for every accepted event by id until done, each REQ within --timeout),
+// says so.
+func mixedPartLine(part string, o MixedOptions) string {
+	if part == mixedReadBackPart {
+		return fmt.Sprintf("mixed: %s (not timed: every accepted event by id, each REQ within %v)", part, o.Timeout)
+	}
+	return fmt.Sprintf("mixed: %s (%v)", part, o.Duration)
 }
 
 // Mixed runs publishers and queriers at once, each open loop at its own
@@ -189,6 +203,8 @@ type mixedPart struct {
 	qwd                  *outcome.Watchdog
 	eose, eoseInt, first *metrics.Histogram
 	lateQueries          int64
+	overAnswers          []overLimitAnswer // answers beyond their limit while this part published
+	overLive             int64             // of their excess, events still being published (mixedlimit.go)
 	cpu                  time.Duration
 	relay                *results.Resources // over the part's timed window (nil: not observed)
 	skipped              []results.Account  // work of a part not run
@@ -216,11 +232,12 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 	p.start = w.Start
 	stopAt := p.start + int64(o.Duration)
 	var wg sync.WaitGroup
+	var okRecv []int64 // by fresh number: when its OK was read
 	if spec.pub {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.pub, p.okHist, p.accepted = mixedPublish(ctx, e.pubConns, e.fresh, spec.first, e.perPart, *o, p.start, stopAt)
+			p.pub, p.okHist, p.accepted, okRecv = mixedPublish(ctx, e.pubConns, e.fresh, spec.first, e.perPart, *o, p.start, stopAt)
 		}()
 	}
 	if spec.query {
@@ -234,6 +251,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 	if p.qwd != nil {
 		p.qwd.Settle(p.qled, outcome.WhyConnGone)
 	}
+	p.overLive = stillPublishing(p.overAnswers, okRecv)
 	end := mono.Now()
 	if p.pub != nil {
 		end = max(end, p.start+p.pub.Duration)
@@ -268,6 +286,11 @@ func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *
 	o, cn := e.o, e.qConns[q]
 	eose, eoseInt, firstH := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
 	var late int64
+	var over []overLimitAnswer
+	var fresh *Fresh     // the fresh events of this part, when it publishes
+	if p.mixedSpec.pub { // (p.pub is the publishing side's result, set when it ends)
+		fresh = e.fresh
+	}
 	var mine []int // this querier's share: every len(qConns)-th query
 	var times []int64
 	for k := q; k < len(p.recs); k += len(e.qConns) {
@@ -286,7 +309,12 @@ func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *
 		qctx, cancel := context.WithTimeout(pctx, o.Timeout)
 		qr, err := cn.Query(qctx, "m"+strconv.Itoa(q)+"-"+strconv.Itoa(k), []nostr.Filter{r.filter})
 		cancel()
-		kind := bookQueryAnswer(user, p.qled, r, qr, err, o.Timeout)
+		kind := bookQueryEnd(user, p.qled, r, qr, err, o.Timeout)
+		a, beyond := overLimitOf(r, fresh, p.mixedSpec.first, p.mixedSpec.first+e.perPart-1)
+		r.hold(nil, 0, false)
+		if a.over = r.excess.OverLimit; beyond && a.over > 0 {
+			over = append(over, a)
+		}
 		p.qwd.Book(kind)
 		if kind == outcome.Accepted {
 			eose.Record(r.latency)
@@ -303,6 +331,7 @@ func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *
 	p.eoseInt.Merge(eoseInt)
 	p.first.Merge(firstH)
 	p.lateQueries += late
+	p.overAnswers = append(p.overAnswers, over...)
 }
 
 // bookQueryAnswer books one REQ's end in led and keeps its answer in r for
@@ -386,7 +415,7 @@ func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBa
 		return rb
 	}
 	if o := e.o; o.Parts != nil {
-		o.Parts("read-back")
+		o.Parts(mixedReadBackPart)
 	}
 	e.qConns = e.q.refresh(ctx)
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "read-back REQs ended without EOSE (timed out or connection lost)")
@@ -447,7 +476,7 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 	ph.Aborted = mixedAborted(parts)
 	var cpu time.Duration
 	var allRecs []*queryRecord
-	overlap := 0
+	overlap, overLive := 0, int64(0)
 	for i, p := range parts {
 		if !p.ran {
 			continue
@@ -462,11 +491,13 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 		}
 		ph.Duration += p.end - p.start
 		cpu += p.cpu
+		overLive += p.overLive
 		allRecs = append(allRecs, p.recs...)
 	}
 	ph.Accounts = mixedAccounts(parts, rb.acct)
 	ph.Counts["read_back_events"] = rb.ver.Returned
 	ph.Verification = mixedVerification(allRecs, o.RelayCap, rb)
+	ph.Verification.Notes = mixedOverLimitNote(ph.Verification.Notes, ph.Verification.OverLimit, overLive)
 	if overlap > 0 {
 		ph.Verification.Notes = append(ph.Verification.Notes, fmt.Sprintf("%d events came twice in one answer while publishing ran alongside (a relay whose live feed and stored results overlap for an event stored during the REQ; NIP-01 does not forbid it, clients drop repeats by id): counted once, not failed", overlap))
 		ph.Counts["repeated_while_storing"] = int64(overlap)
@@ -653,7 +684,7 @@ func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 // mixedPublish publishes fresh events first…first+n-1 open loop at
 // o.PublishRate until stopAt and returns the publishing side as a phase,
 // its OK latency (accepted events) and the events the relay accepted.
-func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64) (*results.Phase, *metrics.Histogram, []int) {
+func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64) (*results.Phase, *metrics.Histogram, []int, []int64) {
 	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start), okLatencySeries: true}
 	plan.order = make([][]int, len(conns))
 	plan.intended = make([][]int64, len(conns))
@@ -681,7 +712,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 			accepted = append(accepted, k)
 		}
 	}
-	return ph, hist, accepted
+	return ph, hist, accepted, out.okRecv
 }
 
 func dropPrefixed(list []string, prefix string) []string {

@@ -1,0 +1,93 @@
+package workload
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/verify"
+)
+
+// The progress names each part as it starts: the three timed parts with
+// their duration, the read-back as not timed (it has no duration: it reads
+// every accepted event by id, each REQ within --timeout).
+func TestMixedProgressReadBackNotTimed(t *testing.T) {
+	r, c := testrelay.Start(t, testrelay.Config{Verify: true}), testKeys(t)
+	r.Add(c.Events...)
+	var log bytes.Buffer
+	if _, err := smallMixed.Run(testCtx(t), Env{URL: r.URL(), Corpus: c, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"mixed: publish/alone (600ms)", "mixed: query/alone (600ms)", "mixed: together (600ms)",
+		"mixed: read-back (not timed: every accepted event by id, each REQ within 10s)"}
+	if got := strings.Split(strings.TrimSpace(log.String()), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("progress lines:\n%s\nwant:\n%s", log.String(), strings.Join(want, "\n"))
+	}
+}
+
+// An answer beyond its limit while the part publishes: the fresh events of
+// this part it holds are kept (distinct), others (the corpus, an earlier
+// part's) are not; an answer within its limit, or not ended by EOSE, is none.
+func TestOverLimitOf(t *testing.T) {
+	fresh, err := NewFresh(testCtx(t), testKeys(t), FreshSpec{Count: 6, Size: 10}, RunNonce())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testKeys(t)
+	raws := [][]byte{fresh.Raw[0], fresh.Raw[3], fresh.Raw[3], fresh.Raw[4], c.Events[0].AppendJSON(nil)}
+	r := &queryRecord{ended: "eose", sent: 7, raws: raws}
+	r.filter.Limit = 2
+	a, ok := overLimitOf(r, fresh, 2, 5) // this part published fresh events 2…5
+	if !ok || a.sent != 7 || len(a.fresh) != 2 || a.fresh[0] != 3 || a.fresh[1] != 4 {
+		t.Errorf("over-limit answer %+v %v, want fresh [3 4] sent 7", a, ok)
+	}
+	for _, lim := range []int{0, 5} {
+		r.filter.Limit = lim
+		if _, ok := overLimitOf(r, fresh, 2, 5); ok {
+			t.Errorf("limit %d: an answer of 5 events reported beyond it", lim)
+		}
+	}
+	r.filter.Limit, r.ended = 2, ""
+	if _, ok := overLimitOf(r, fresh, 2, 5); ok {
+		t.Error("an answer without EOSE reported beyond its limit")
+	}
+	r.ended = "eose"
+	if _, ok := overLimitOf(r, nil, 2, 5); ok {
+		t.Error("a part that does not publish reported an answer beyond its limit")
+	}
+}
+
+// Of each answer's excess, the events whose OK came back after the REQ was
+// written (or never) count, at most the excess; one acknowledged before
+// the REQ is a stored event beyond the limit.
+func TestStillPublishing(t *testing.T) {
+	okRecv := []int64{0, 50, 150, 0, 200}
+	answers := []overLimitAnswer{
+		{sent: 100, over: 1, fresh: []int{1, 2, 3}}, // 2 and 3 still publishing, excess 1
+		{sent: 100, over: 3, fresh: []int{1, 4}},    // 4 only: 1 of 3
+		{sent: 100, over: 2, fresh: []int{1}},       // acknowledged before: none
+	}
+	if got := stillPublishing(answers, okRecv); got != 2 {
+		t.Errorf("still publishing %d, want 2", got)
+	}
+}
+
+// The note beyond the limit says how many were still being published, and
+// what that means for the verdict (not failed); none leaves verify's note.
+func TestMixedOverLimitNote(t *testing.T) {
+	base := func() []string { return []string{"other", verify.OverLimitNote(5)} }
+	if got := mixedOverLimitNote(base(), 5, 0); got[1] != verify.OverLimitNote(5) {
+		t.Errorf("no live event: note changed to %q", got[1])
+	}
+	all := mixedOverLimitNote(base(), 5, 9)[1]
+	if !strings.HasPrefix(all, "5 events came back beyond their filter's limit, all of them events still being published when their REQ was sent") ||
+		!strings.Contains(all, "before its EOSE") || !strings.Contains(all, "not failed") || strings.Contains(all, "the other") {
+		t.Errorf("all live: %q", all)
+	}
+	part := mixedOverLimitNote(base(), 5, 3)[1]
+	if !strings.HasPrefix(part, "5 events came back beyond their filter's limit: 3 of them events still being published") ||
+		!strings.Contains(part, "the other 2 stored events beyond the limit (NIP-01 SHOULD, not failed") {
+		t.Errorf("partly live: %q", part)
+	}
+}
