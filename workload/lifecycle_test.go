@@ -295,3 +295,24 @@ func TestLifecycleInvalidAnswersStopEarly(t *testing.T) {
 		t.Error("the judge does not call invalid answers wrong (exit 3)")
 	}
 }
+
+// The notes say the stages in words ("read your write", "read after OK"),
+// as the summary's group table does; the results file keeps the keys.
+func TestLifecycleNotesInWords(t *testing.T) {
+	ph := runLifecycle(t, testrelay.Config{}, LifecycleOptions{Events: 4, Size: 100})
+	for _, s := range lifeStages {
+		if lifeStageWords[s] == "" {
+			t.Errorf("stage %s has no words", s)
+		}
+	}
+	if !containsPrefix(ph.Notes, "read your write: REQ {ids:[id]}") || !containsPrefix(ph.Notes, "slowest stage: ") {
+		t.Errorf("notes: %q", ph.Notes)
+	}
+	for _, n := range ph.Notes {
+		for _, key := range []string{StageReadOwn, StageReadAfterOK} {
+			if strings.Contains(n, key) {
+				t.Errorf("note says the key %s: %q", key, n)
+			}
+		}
+	}
+}
