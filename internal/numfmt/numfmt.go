@@ -103,3 +103,22 @@ func Plural(noun string) string {
 	}
 	return noun + "s"
 }
+
+// Bytes formats a byte count in binary units (1 KiB = 1024 B, 1 MiB =
+// 2^20 B, 1 GiB = 2^30 B), as the report's tables give sizes and memory:
+// "512 B", "56.00 KiB", "1.49 MiB", "2.00 GiB"; "–" when not a number. The
+// unit is chosen after rounding: 1,048,575 B is "1.00 MiB", not "1024.00 KiB".
+func Bytes(b float64) string {
+	if math.IsNaN(b) || math.IsInf(b, 0) {
+		return "–"
+	}
+	if math.Abs(b) < 1<<10 {
+		return strconv.FormatFloat(b, 'f', 0, 64) + " B"
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	v, u := b/(1<<10), 0
+	for u < len(units)-1 && math.Abs(math.Round(v*100)/100) >= 1<<10 {
+		v, u = v/(1<<10), u+1
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + " " + units[u]
+}

@@ -48,3 +48,12 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for b, want := range map[float64]string{0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1.00 KiB", 57344: "56.00 KiB",
+		1524 * 1024: "1.49 MiB", 1<<20 - 1: "1.00 MiB", 3 << 30: "3.00 GiB", -2048: "-2.00 KiB"} {
+		if got := Bytes(b); got != want {
+			t.Errorf("Bytes(%v) = %q, want %q", b, got, want)
+		}
+	}
+}
