@@ -11,9 +11,30 @@ import (
 // One idle subscription is "1 idle subscription", not "1 idle subscriptions".
 func TestConnScaleNoteSingular(t *testing.T) {
 	ph := &results.Phase{Counts: map[string]int64{}}
-	connScale(ph, 1, 1<<20, 1<<20+45056, nil)
+	connScale(ph, 1, 1<<20, 1<<20+9<<20, nil)
 	if len(ph.Notes) != 1 || !strings.HasPrefix(ph.Notes[0], "client memory for 1 idle subscription (") {
 		t.Errorf("memory note: %q", ph.Notes)
+	}
+}
+
+// The memory per subscription is given only when the idle subscriptions
+// hold enough that the resident memory's noise does not dominate it (10
+// subscriptions of a few KiB each: not given, and the note says why), in
+// binary units scaled to the figure (MiB, not 1524.0 KiB).
+func TestConnScaleMeasurable(t *testing.T) {
+	ph := &results.Phase{Counts: map[string]int64{}}
+	connScale(ph, 10, 1<<20, 1<<20+1524<<10, nil)
+	if _, ok := ph.Counts["client_bytes_per_subscription"]; ok || ph.Counts["client_rss_idle_bytes"] != 1524<<10 {
+		t.Errorf("10 subscriptions in 1.49 MiB: counts %v", ph.Counts)
+	}
+	if len(ph.Notes) != 1 || ph.Notes[0] != "client memory per subscription not given: 10 idle subscriptions held 1.49 MiB, under the 8.00 MiB needed to stand out from the noise of the process's resident memory (more subscriptions: --sub-count)" {
+		t.Errorf("not measurable: notes %q", ph.Notes)
+	}
+	ph = &results.Phase{Counts: map[string]int64{}}
+	connScale(ph, 1000, 1<<20, 1<<20+20000<<10, nil)
+	if ph.Counts["client_bytes_per_subscription"] != 20480 || len(ph.Notes) != 1 ||
+		ph.Notes[0] != "client memory for 1,000 idle subscriptions (connection, reader, subscription state; measured before publishing): 19.53 MiB resident, 20.00 KiB each: 52,429 connections per GiB" {
+		t.Errorf("1,000 subscriptions in 19.53 MiB: counts %v notes %q", ph.Counts, ph.Notes)
 	}
 }
 
