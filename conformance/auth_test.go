@@ -158,19 +158,6 @@ func authKey(t *testing.T) AuthFunc {
 	return func(challenge, relay string) ([]byte, string, error) { return ring.Sign(pub, challenge, relay) }
 }
 
-func runWith(t *testing.T, url string, info *nip11.Info, o Options) map[string]results.Check {
-	t.Helper()
-	got, err := Run(testCtx(t), url, info, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]results.Check{}
-	for _, c := range got {
-		m[c.ID] = c
-	}
-	return m
-}
-
 // Behind a relay that requires NIP-42 AUTH, the checks with Options.Auth
 // answer the challenge (on demand and at once) and end as against the
 // relay itself: every NIP-01 check passes, each connection authenticated

@@ -40,23 +40,46 @@ func ephemeralOK(t *checkRun) outcome {
 // fails when the marker is answered and then Timeout passes without an
 // answer to first.
 func answeredAfter(t *checkRun, p *probe, first, marker, label, what string) outcome {
+	return markerWait{probe: what, marker: "EVENT", unanswered: what + " was never answered with " + label,
+		answer: func(f frame) (outcome, bool) {
+			id := f.str(0)
+			return pass(), f.label == label && id == first || label == "CLOSED" && f.label == "EOSE" && id == first
+		},
+		isMarker: func(f frame) bool { return f.label == "OK" && f.str(0) == marker },
+	}.run(t, p)
+}
+
+// markerWait is a wait for the answer to a probe that a marker follows on
+// the same connection: the marker's answer says the relay got past the
+// probe, and gives the probe Timeout more from then.
+type markerWait struct {
+	probe, marker string // what they are, for the details: "the NEG-OPEN", "REQ"
+	unanswered    string // the failure's first words: what the probe never got
+	// answer is the probe's outcome when f answers the probe (done).
+	answer   func(f frame) (o outcome, done bool)
+	isMarker func(f frame) bool
+}
+
+// run reads p's frames until the probe's answer. A wait that ends with
+// the marker answered and the probe not fails; one that ends before the
+// marker's answer says nothing of the relay (unknown).
+func (w markerWait) run(t *checkRun, p *probe) outcome {
 	ctx, cancel := t.wait()
-	defer cancel()
-	markerOK := false
+	defer func() { cancel() }()
+	markerDone := false
 	for {
 		f, err := p.next(ctx)
 		if err != nil {
-			if markerOK {
-				return fail("%s was never answered with %s: the relay answered the EVENT sent after it, then nothing more for %s", what, label, t.opts.Timeout)
+			if markerDone {
+				return fail("%s: the relay answered the %s sent after it, then nothing more for %s", w.unanswered, w.marker, t.opts.Timeout)
 			}
-			return unknown("neither %s nor the EVENT after it was answered (%v)", what, err)
+			return unknown("neither %s nor the %s after it was answered (%v)", w.probe, w.marker, err)
 		}
-		id := f.str(0)
-		switch {
-		case f.label == label && id == first || label == "CLOSED" && f.label == "EOSE" && id == first:
-			return pass()
-		case f.label == "OK" && id == marker && !markerOK:
-			markerOK = true
+		if o, done := w.answer(f); done {
+			return o
+		}
+		if !markerDone && w.isMarker(f) {
+			markerDone = true
 			cancel()
 			ctx, cancel = t.wait() // Timeout more after the marker's answer
 		}
@@ -193,32 +216,22 @@ func malformedRefused(t *checkRun, verb, done string) outcome {
 	if err := p.sendRaw(t.ctx, []byte(`["`+verb+`",`+strconv.Quote(good)+`,{"#t":["`+t.tag("good")+`"]}]`)); err != nil {
 		return undecided(err)
 	}
-	ctx, cancel := t.wait()
-	defer cancel()
-	goodDone := false
-	for {
-		f, err := p.next(ctx)
-		if err != nil {
-			if goodDone {
-				return fail("a %s with a malformed filter ({\"kinds\":\"one\"}) got neither CLOSED nor %s: the relay answered the valid %s sent after it, then nothing more for %s", verb, done, verb, t.opts.Timeout)
+	return markerWait{probe: "the malformed " + verb, marker: "valid " + verb,
+		unanswered: "a " + verb + " with a malformed filter ({\"kinds\":\"one\"}) got neither CLOSED nor " + done,
+		answer: func(f frame) (outcome, bool) {
+			switch {
+			case f.label == "CLOSED" && f.str(0) == bad:
+				if r := f.str(1); !hasPrefix(r) {
+					return named("CLOSED came without the machine-readable prefix (\"prefix: message\"): %q", r), true
+				}
+				return pass(), true
+			case f.label == done && f.str(0) == bad:
+				return named("a %s with a malformed filter ({\"kinds\":\"one\"}) was answered %s, not refused with CLOSED", verb, done), true
 			}
-			return unknown("neither the malformed %s nor the valid one after it was answered (%v)", verb, err)
-		}
-		id := f.str(0)
-		switch {
-		case f.label == "CLOSED" && id == bad:
-			if r := f.str(1); !hasPrefix(r) {
-				return named("CLOSED came without the machine-readable prefix (\"prefix: message\"): %q", r)
-			}
-			return pass()
-		case f.label == done && id == bad:
-			return named("a %s with a malformed filter ({\"kinds\":\"one\"}) was answered %s, not refused with CLOSED", verb, done)
-		case (f.label == done || f.label == "CLOSED") && id == good && !goodDone:
-			goodDone = true
-			cancel()
-			ctx, cancel = t.wait()
-		}
-	}
+			return outcome{}, false
+		},
+		isMarker: func(f frame) bool { return (f.label == done || f.label == "CLOSED") && f.str(0) == good },
+	}.run(t, p)
 }
 
 // hasPrefix reports whether a CLOSED or OK reason starts "word:".

@@ -54,32 +54,21 @@ func negOpenAnswered(t *checkRun) outcome {
 // negAnswer waits for NEG-MSG or NEG-ERR for sub, or for the answer to the
 // REQ marker and Timeout more.
 func negAnswer(t *checkRun, p *probe, sub, marker string) outcome {
-	ctx, cancel := t.wait()
-	defer cancel()
-	markerDone := false
-	for {
-		f, err := p.next(ctx)
-		if err != nil {
-			if markerDone {
-				return fail("NEG-OPEN got neither NEG-MSG nor NEG-ERR: the relay answered the REQ sent after it, then nothing more for %s", t.opts.Timeout)
+	return markerWait{probe: "the NEG-OPEN", marker: "REQ", unanswered: "NEG-OPEN got neither NEG-MSG nor NEG-ERR",
+		answer: func(f frame) (outcome, bool) {
+			switch {
+			case f.label == "NEG-MSG" && f.str(0) == sub:
+				return pass(), true
+			case f.label == "NEG-ERR" && f.str(0) == sub:
+				if r := f.str(1); !hasPrefix(r) {
+					return named("NEG-ERR came without the machine-readable prefix (NIP-77: \"They should begin with a machine-readable single-word prefix\"): %q", r), true
+				}
+				return pass(), true
 			}
-			return unknown("neither the NEG-OPEN nor the REQ after it was answered (%v)", err)
-		}
-		id := f.str(0)
-		switch {
-		case f.label == "NEG-MSG" && id == sub:
-			return pass()
-		case f.label == "NEG-ERR" && id == sub:
-			if r := f.str(1); !hasPrefix(r) {
-				return named("NEG-ERR came without the machine-readable prefix (NIP-77: \"They should begin with a machine-readable single-word prefix\"): %q", r)
-			}
-			return pass()
-		case (f.label == "EOSE" || f.label == "CLOSED") && id == marker && !markerDone:
-			markerDone = true
-			cancel()
-			ctx, cancel = t.wait()
-		}
-	}
+			return outcome{}, false
+		},
+		isMarker: func(f frame) bool { return (f.label == "EOSE" || f.label == "CLOSED") && f.str(0) == marker },
+	}.run(t, p)
 }
 
 // negReconcile (NIP-77): three events stored by a fresh key; the client

@@ -30,6 +30,13 @@ func runAll(t *testing.T, url string, info *nip11.Info, only ...string) map[stri
 	t.Helper()
 	o := testOpts
 	o.Only = only
+	return runWith(t, url, info, o)
+}
+
+// runWith runs the checks of o against url and returns them by ID; a
+// check that did not pass is logged.
+func runWith(t *testing.T, url string, info *nip11.Info, o Options) map[string]results.Check {
+	t.Helper()
 	got, err := Run(testCtx(t), url, info, o)
 	if err != nil {
 		t.Fatal(err)
@@ -228,11 +235,7 @@ func integration(t *testing.T) {
 // The embedded relay (native store) passes every MUST.
 func TestEmbeddedNativeMUSTs(t *testing.T) {
 	integration(t)
-	url := embeddedURL(t, "native")
-	info, _, err := nip11.Fetch(testCtx(t), url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, info := embedded(t, "native")
 	for id, c := range runAll(t, url, info) {
 		if c.Status == results.CheckFail {
 			t.Errorf("%s: %s", id, describe(c))
@@ -240,9 +243,17 @@ func TestEmbeddedNativeMUSTs(t *testing.T) {
 	}
 }
 
-// embeddedURL starts the embedded relay with store on 127.0.0.1, closed
-// when the test ends.
-var embeddedURL = testkit.EmbeddedURL
+// embedded starts the embedded relay with store on 127.0.0.1, closed when
+// the test ends, and returns its URL and NIP-11 document.
+func embedded(t *testing.T, store string) (string, *nip11.Info) {
+	t.Helper()
+	url := testkit.EmbeddedURL(t, store)
+	info, _, err := nip11.Fetch(testCtx(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, info
+}
 
 // TestEmbeddedStoresReport runs every check against each other embedded
 // store and logs each one's statuses (a report for the README's table; the
@@ -256,11 +267,7 @@ func TestEmbeddedStoresReport(t *testing.T) {
 	}
 	for _, store := range strings.Split(stores, ",") {
 		t.Run(store, func(t *testing.T) {
-			url := embeddedURL(t, store)
-			info, _, err := nip11.Fetch(testCtx(t), url)
-			if err != nil {
-				t.Fatal(err)
-			}
+			url, info := embedded(t, store)
 			got := runAll(t, url, info)
 			var line []string
 			for _, c := range Checks() {

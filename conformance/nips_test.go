@@ -114,11 +114,7 @@ func TestNIP11Checks(t *testing.T) {
 // limitation.auth_required, nothing to refuse.
 func TestEmbeddedNativeNIPChecks(t *testing.T) {
 	integration(t)
-	url := embeddedURL(t, "native")
-	info, _, err := nip11.Fetch(testCtx(t), url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, info := embedded(t, "native")
 	var ids []string
 	for _, c := range Checks() {
 		if c.Needs == 11 || c.Needs == 42 || c.Needs == 45 || c.Needs == 50 || c.Needs == 77 {

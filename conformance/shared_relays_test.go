@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,43 +82,18 @@ var sharedFindings = map[string]map[string]results.CheckStatus{
 		"nip11.cors":              results.CheckFail,
 		"nip77.reconcile":         results.CheckPass,
 	},
-	// nostr-rs-relay 0.8.12: one SQL query per filter, not deduplicated
-	// (src/repo/sqlite.rs query_subscription); no OK for ephemeral events
-	// (fixed in a7b169c, after 0.8.12); no limit: ORDER BY created_at ASC.
-	"nostr-rs-relay-sqlite": {
-		"req.multi-filter-once":     results.CheckFail,
-		"ephemeral.ok":              results.CheckFail,
-		"req.limit-zero":            results.CheckNamed,
-		"req.order-no-limit":        results.CheckNamed,
-		"req.limit-tie-lowest-id":   results.CheckNamed,
-		"replaceable.tie-lowest-id": results.CheckNamed,
-		"addressable.tie-lowest-id": results.CheckNamed,
-		"req.malformed-closed":      results.CheckNamed,
-		// NIP-11 with Access-Control-Allow-Origin alone, no CORS on OPTIONS
-		// (src/server.rs); NIP-42 announced whatever nip42_auth says
-		// (src/info.rs), no challenge; a kind-22242 EVENT is ephemeral and
-		// broadcast (src/db.rs is_ephemeral branch).
-		"nip11.cors":          results.CheckFail,
+	// nostr-rs-relay 0.8.12 without AUTH: NIP-42 announced whatever
+	// nip42_auth says (src/info.rs), no challenge.
+	"nostr-rs-relay-sqlite": withFindings(nostrRsRelay, map[string]results.CheckStatus{
 		"nip42.auth-accepted": results.CheckNamed,
-		"nip42.not-broadcast": results.CheckFail,
-	},
+	}),
 	// nostr-rs-relay-sqlite with nip42_auth on: a challenge at connect; a
 	// valid AUTH is never answered (src/server.rs: the Ok(_) branch of
 	// conn.authenticate only logs), so it is neither accepted nor refused.
-	"nostr-rs-relay-auth": {
-		"req.multi-filter-once":     results.CheckFail,
-		"ephemeral.ok":              results.CheckFail,
-		"req.limit-zero":            results.CheckNamed,
-		"req.order-no-limit":        results.CheckNamed,
-		"req.limit-tie-lowest-id":   results.CheckNamed,
-		"replaceable.tie-lowest-id": results.CheckNamed,
-		"addressable.tie-lowest-id": results.CheckNamed,
-		"req.malformed-closed":      results.CheckNamed,
-		"nip11.cors":                results.CheckFail,
-		"nip42.auth-ok":             results.CheckFail,
-		"nip42.auth-accepted":       results.CheckUnknown,
-		"nip42.not-broadcast":       results.CheckFail,
-	},
+	"nostr-rs-relay-auth": withFindings(nostrRsRelay, map[string]results.CheckStatus{
+		"nip42.auth-ok":       results.CheckFail,
+		"nip42.auth-accepted": results.CheckUnknown,
+	}),
 	// ORLY v0.66.0: ids override every other condition
 	// (pkg/database/query-events.go); a filter whose limit its answer filled
 	// (limit 0 included) gets no live subscription (app/handle-req.go); a
@@ -168,6 +144,34 @@ var sharedFindings = map[string]map[string]results.CheckStatus{
 		"nip50.search-and-conditions": results.CheckPass,
 		"nip77.reconcile":             results.CheckPass,
 	},
+}
+
+// nostrRsRelay is what nostr-rs-relay 0.8.12 is found to do in both its
+// catalog entries (one binary, two configurations): one SQL query per
+// filter, not deduplicated (src/repo/sqlite.rs query_subscription); no OK
+// for ephemeral events (fixed in a7b169c, after 0.8.12); no limit: ORDER
+// BY created_at ASC; NIP-11 with Access-Control-Allow-Origin alone, no
+// CORS on OPTIONS (src/server.rs); a kind-22242 EVENT is ephemeral and
+// broadcast (src/db.rs is_ephemeral branch).
+var nostrRsRelay = map[string]results.CheckStatus{
+	"req.multi-filter-once":     results.CheckFail,
+	"ephemeral.ok":              results.CheckFail,
+	"req.limit-zero":            results.CheckNamed,
+	"req.order-no-limit":        results.CheckNamed,
+	"req.limit-tie-lowest-id":   results.CheckNamed,
+	"replaceable.tie-lowest-id": results.CheckNamed,
+	"addressable.tie-lowest-id": results.CheckNamed,
+	"req.malformed-closed":      results.CheckNamed,
+	"nip11.cors":                results.CheckFail,
+	"nip42.not-broadcast":       results.CheckFail,
+}
+
+// withFindings is base's findings with those of more added (a catalog
+// entry's own beside what its binary does in every configuration).
+func withFindings(base, more map[string]results.CheckStatus) map[string]results.CheckStatus {
+	m := maps.Clone(base)
+	maps.Copy(m, more)
+	return m
 }
 
 // sharedShards is how many instances of a relay share its checks, each
