@@ -11,6 +11,18 @@ import (
 	"github.com/relaybench/relaybench/workload"
 )
 
+// smallCorpus is a corpus of events notes of exactly avgSize bytes by
+// authors keys, the same every run (seed and anchor fixed), not cached.
+func smallCorpus(t *testing.T, ctx context.Context, events, authors, avgSize int) *corpus.Corpus {
+	t.Helper()
+	c, err := corpus.Generate(ctx, corpus.Params{Seed: 3, Events: events, Authors: authors, AvgSize: avgSize,
+		Anchor: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Unix()}.WithDefaults(), corpus.Options{CacheDir: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestPhaseDoneAsEachFinishes: Config.Started is told of the relay before
 // anything, and PhaseDone of each phase as it finishes, before the next
 // one starts: in order, the phases the run returns.
@@ -18,11 +30,7 @@ func TestPhaseDoneAsEachFinishes(t *testing.T) {
 	r := testrelay.Start(t, testrelay.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := corpus.Generate(ctx, corpus.Params{Seed: 3, Events: 60, Authors: 5, AvgSize: 100,
-		Anchor: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Unix()}.WithDefaults(), corpus.Options{CacheDir: "off"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := smallCorpus(t, ctx, 60, 5, 100)
 	var told []string
 	var started []string
 	during := ""

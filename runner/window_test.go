@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/results"
@@ -25,11 +24,7 @@ func TestPhaseResourcesCoverTheirTimedWindow(t *testing.T) {
 	r := testrelay.Start(t, testrelay.Config{ConnectDelay: delay})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := corpus.Generate(ctx, corpus.Params{Seed: 3, Events: 200, Authors: 10, AvgSize: 200,
-		Anchor: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Unix()}.WithDefaults(), corpus.Options{CacheDir: "off"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := smallCorpus(t, ctx, 200, 10, 200)
 	probe := &testkit.BusySampler{}
 	burst := Workload{Name: "burst", Run: func(ctx context.Context, env Env) ([]results.Phase, error) {
 		ph, err := workload.Burst(ctx, env.URL, env.Corpus, workload.BurstOptions{Base: workload.Base{Begin: env.Sample}, Bursts: 2, BurstSize: 30, Every: 300 * time.Millisecond,
