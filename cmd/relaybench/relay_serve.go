@@ -78,7 +78,7 @@ func (c *relayServeCmd) relay(verbose bool) (handler http.Handler, closeRelay fu
 		}
 		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 	}
-	r, err := embedded.New(embedded.Options{Store: c.Store, DataDir: dir, Version: sysinfo.Tool("").Version, Logger: logger})
+	r, err := embedded.New(embedded.Options{Store: c.Store, DataDir: dir, Version: sysinfo.ShortVersion(), Logger: logger})
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,24 @@ func TestUsageAndVersion(t *testing.T) {
 	res := runCLI(t, "--version")
 	if res.code != 0 || strings.TrimSpace(res.stdout) != want || !strings.HasPrefix(res.stdout, "relaybench ") {
 		t.Errorf("--version: exit %d, %q; want %q", res.code, res.stdout, want)
+	}
+}
+
+// TestVersionUnstampedSaid: a build without any version (go run, or
+// -buildvcs=false) says so and how to get one, where it said "dev"; a
+// build go stamped (go build in a checkout: a pseudo-version and the
+// revision, dirty or not) says what it is.
+func TestVersionUnstampedSaid(t *testing.T) {
+	if got, want := sysinfo.VersionLineOf(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}),
+		"relaybench "+sysinfo.Unstamped+" (go1.26.8)"; got != want {
+		t.Errorf("unstamped: %q, want %q", got, want)
+	}
+	if !strings.Contains(sysinfo.Unstamped, "built without version control information") {
+		t.Errorf("Unstamped %q does not say what is missing", sysinfo.Unstamped)
+	}
+	stamped := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20261126065110-f21ca5e5b4f1+dirty"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "f21ca5e5b4f1"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := sysinfo.VersionLineOf(stamped), "relaybench v0.0.0-20261126065110-f21ca5e5b4f1+dirty (commit f21ca5e5b4f1-dirty, go1.26.8)"; got != want {
+		t.Errorf("stamped: %q, want %q", got, want)
 	}
 }

@@ -66,6 +66,22 @@ var (
 	Commit  = ""
 )
 
+// Unstamped is the version of a build that carries no version at all:
+// no -ldflags version, no module version and no VCS revision (go run, and
+// go build with -buildvcs=false or outside a git checkout, leave them
+// out). What cannot be known is said: the --version line, the summary's
+// Tool line and the results file's tool version all read it.
+const Unstamped = "dev, built without version control information: go build in a git checkout or go install …@VERSION stamps the version"
+
+// ShortVersion is the build's version for a place with no room for why it
+// is unknown (the embedded relay's NIP-11 version): "dev" for Unstamped.
+func ShortVersion() string {
+	if v := Tool("").Version; v != Unstamped {
+		return v
+	}
+	return "dev"
+}
+
 // Tool describes this build.
 func Tool(signer string) results.Tool {
 	bi, _ := debug.ReadBuildInfo()
@@ -91,13 +107,16 @@ func toolOf(bi *debug.BuildInfo, signer string) results.Tool {
 			}
 		}
 	}
+	if t.Version == "dev" && t.Commit == "" {
+		t.Version = Unstamped
+	}
 	return t
 }
 
 // VersionLine is what --version prints: the module version, the VCS
 // revision (with -dirty for a modified tree) and the Go version of this
 // build, from the build's own information ("relaybench v0.3.0 (commit
-// 0123abc…, go1.26.8)"; "dev" when built without a module version).
+// 0123abc…, go1.26.8)"; Unstamped when it carries none).
 func VersionLine() string {
 	bi, _ := debug.ReadBuildInfo()
 	return VersionLineOf(bi)

@@ -160,7 +160,9 @@ func New(o Options) (*Relay, error) {
 	}
 	k.Info.Name = "relaybench embedded relay"
 	k.Info.Description = "khatru with the " + name + " store, run by relaybench for benchmarking: no rate limits"
-	k.Info.Software = fmt.Sprintf("relaybench-embedded (khatru %s, %s)", KhatruVersion, name)
+	// Read before the version (relaybench's) in a summary's Relay line:
+	// no brackets of its own, so that the line nests none.
+	k.Info.Software = fmt.Sprintf("khatru %s, %s store, embedded in relaybench", KhatruVersion, name)
 	k.Info.Version = version
 	k.Info.Limitation = &nip11.RelayLimitationDocument{
 		MaxMessageLength: MaxMessageLength,

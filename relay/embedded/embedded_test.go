@@ -145,7 +145,7 @@ func TestStores(t *testing.T) {
 			if info.Limitation.MaxLimit != MaxLimit {
 				t.Errorf("NIP-11 max_limit = %d, want %d", info.Limitation.MaxLimit, MaxLimit)
 			}
-			if wantSW := "relaybench-embedded (khatru v0.19.1, " + store + ")"; info.Software != wantSW {
+			if wantSW := "khatru v0.19.1, " + store + " store, embedded in relaybench"; info.Software != wantSW {
 				t.Errorf("NIP-11 software = %q, want %q", info.Software, wantSW)
 			}
 			if info.Version != "test-1" {
