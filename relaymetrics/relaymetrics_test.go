@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -186,25 +187,11 @@ func TestHostileValuesKeepTheResultsFileWritable(t *testing.T) {
 // TestHostileStatusIsBounded: a metrics endpoint's error (its status line)
 // goes into the run's notes at a bounded length.
 func TestHostileStatusIsBounded(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = c.Read(make([]byte, 4096))
-				fmt.Fprintf(c, "HTTP/1.1 500 %s\r\nContent-Length: 0\r\n\r\n", strings.Repeat("</script>", 100000))
-			}()
-		}
-	}()
-	r := &Recorder{url: "http://" + ln.Addr().String() + "/metrics", client: &http.Client{}, stop: func() {}}
+	addr := testkit.ServeTCP(t, func(c net.Conn) {
+		_, _ = c.Read(make([]byte, 4096))
+		fmt.Fprintf(c, "HTTP/1.1 500 %s\r\nContent-Length: 0\r\n\r\n", strings.Repeat("</script>", 100000))
+	})
+	r := &Recorder{url: "http://" + addr + "/metrics", client: &http.Client{}, stop: func() {}}
 	r.opened()(1000, 2000)
 	run := &results.Run{Phases: []results.Phase{phase(1000, 1, 1, 1)}}
 	r.Annotate(run)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/nostr"
 )
 
@@ -442,21 +444,8 @@ func TestDialErrors(t *testing.T) {
 	}
 
 	// Timeout: a listener that accepts TCP but never answers the upgrade.
-	l2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
-	go func() {
-		for {
-			c, err := l2.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	_, err = Dial(ctx, "ws://"+l2.Addr().String(), Options{DialTimeout: 200 * time.Millisecond})
+	silent := testkit.ServeTCP(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	_, err = Dial(ctx, "ws://"+silent, Options{DialTimeout: 200 * time.Millisecond})
 	if !errors.As(err, &de) || de.Kind != DialTimeout || !strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("timeout: %v", err)
 	}

@@ -1,9 +1,9 @@
 // Package testkit holds fixtures that the tests of several packages share:
 // the embedded relay on 127.0.0.1, a sampler of a busy relay with the
 // check that a phase's resources cover its timed window, the message loop
-// of a fake relay, the check that a CSV holds no formula, and the
-// relaybench binary built once per test binary. Only tests (and the fake
-// relays they start) import it.
+// of a fake relay, a TCP peer that answers below HTTP (ServeTCP), the
+// check that a CSV holds no formula, and the relaybench binary built once
+// per test binary. Only tests (and the fake relays they start) import it.
 package testkit
 
 import (
