@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nostr"
 )
@@ -18,7 +19,7 @@ type corpusCmd struct {
 	corpusFlags
 	NoProgress bool   `name:"no-progress" help:"No progress display."`
 	Export     string `name:"export" placeholder:"FILE" help:"Also write the corpus's events as a dump: NDJSON, a JSON array when FILE ends in .json, gzip when it ends in .gz (readable by --corpus)."`
-	Pubkeys    bool   `name:"pubkeys" help:"Print only the corpus's public keys, hex, one a line, to whitelist on a relay that requires NIP-42 AUTH: the keys that sign its events, fresh events and AUTH (for a dump: its synthetic keys, then its events' authors). Use the same corpus flags as the run (--seed, --authors, --events, --corpus)."`
+	Pubkeys    bool   `name:"pubkeys" help:"Print only the corpus's public keys, hex, one a line, to whitelist on a relay that requires NIP-42 AUTH: the keys that sign its events, fresh events and AUTH (for a dump: its synthetic keys, then its events' authors). Use the same corpus flags as the run (--seed, --authors, --corpus): the synthetic keys are derived from --seed and --authors, nothing is signed."`
 }
 
 func init() {
@@ -34,6 +35,18 @@ func (c *corpusCmd) checkFlags() error {
 }
 
 func (c *corpusCmd) Run(g *Globals) error {
+	if c.Pubkeys && c.Corpus == "" {
+		// The synthetic keys come from --seed and --authors alone: derived,
+		// not a corpus signed (or loaded) to read them from.
+		pks, err := corpus.AuthorPubkeys(c.params(), corpus.Options{})
+		if err != nil {
+			return fmt.Errorf("corpus: %w", err)
+		}
+		for _, pk := range pks {
+			fmt.Println(pk)
+		}
+		return nil
+	}
 	prog := progress.New(os.Stderr, !c.NoProgress)
 	start := time.Now()
 	crp, err := loadCorpus(g.Ctx, c.corpusFlags, prog)
@@ -69,8 +82,8 @@ func (c *corpusCmd) Run(g *Globals) error {
 	fmt.Printf("  Events:   %d by %d authors, seed %d, created_at %s … %s\n", n, len(crp.Authors), crp.Params.Seed,
 		time.Unix(crp.Params.Anchor-int64(crp.Params.Window/time.Second), 0).UTC().Format(time.RFC3339),
 		time.Unix(crp.Params.Anchor, 0).UTC().Format(time.RFC3339))
-	fmt.Printf("  Content:  %.0f B average (asked %d), %d tags in all, %.2f MB of wire JSON\n",
-		float64(content)/float64(n), crp.Params.AvgSize, tags, float64(crp.Bytes)/1e6)
+	fmt.Printf("  Content:  %.0f B average (asked %d), %d tags in all, %s of wire JSON\n",
+		float64(content)/float64(n), crp.Params.AvgSize, tags, numfmt.Bytes(float64(crp.Bytes)))
 	ks := make([]int, 0, len(kinds))
 	for k := range kinds {
 		ks = append(ks, k)
@@ -119,8 +132,8 @@ func describeDumpCorpus(crp *corpus.Corpus, elapsed time.Duration, export string
 	fmt.Printf("  Read:     %d, kept %d; dropped: %s\n", m.Read, m.Events, m.DroppedSummary())
 	fmt.Printf("  Events:   %d by %d authors, created_at %s … %s\n", m.Events, m.Authors,
 		time.Unix(m.First, 0).UTC().Format(time.RFC3339), time.Unix(m.Last, 0).UTC().Format(time.RFC3339))
-	fmt.Printf("  Sizes:    %.2f MB of wire JSON; per event min %d, p50 %d, p90 %d, p99 %d, max %d B; content %d B average\n",
-		float64(m.Bytes)/1e6, m.Sizes.Min, m.Sizes.P50, m.Sizes.P90, m.Sizes.P99, m.Sizes.Max, m.AvgContent)
+	fmt.Printf("  Sizes:    %s of wire JSON; per event min %d, p50 %d, p90 %d, p99 %d, max %d B; content %d B average\n",
+		numfmt.Bytes(float64(m.Bytes)), m.Sizes.Min, m.Sizes.P50, m.Sizes.P90, m.Sizes.P99, m.Sizes.Max, m.AvgContent)
 	ks := make([]int, 0, len(m.Kinds))
 	for k := range m.Kinds {
 		ks = append(ks, k)
