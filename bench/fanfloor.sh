@@ -41,46 +41,27 @@ go build -o "$work/fanfloor" ./bench/fanfloor
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-start_strfry() {
-  rm -rf "$work/db" && mkdir -p "$work/db"
-  cat >"$work/strfry.conf" <<EOF
-db = "$work/db/"
-relay {
-    bind = "127.0.0.1"
-    port = $PORT
-    nofiles = 0
-    maxWebsocketPayloadSize = 1048576
-}
-EOF
-  "$BIN_DIR/strfry" --config="$work/strfry.conf" --verbosity=WARNING relay >"$work/strfry.log" 2>&1 &
-  relaypid=$!
-  for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return; sleep 0.1; done
-  echo "strfry did not start: $(tail -3 "$work/strfry.log")" >&2
-  exit 1
-}
-stop_strfry() { kill "$relaypid" 2>/dev/null; wait "$relaypid" 2>/dev/null || true; relaypid=""; }
-
 # floor MODE: one fanfloor run; prints "µs/delivery deliveries/s reads/delivery"
 floor() {
-  start_strfry
+  bench_strfry_start "$PORT"
   "$work/fanfloor" -addr "127.0.0.1:$PORT" -subs "$SUBS" -mode "$1" -expect "$((SUBS * EVENTS))" -timeout 300s >"$work/floor.out" 2>&1 &
   local fpid=$!
   for _ in $(seq 3000); do grep -q '^ready' "$work/floor.out" && break; sleep 0.1; done
   "$rb" run --relay "ws://127.0.0.1:$PORT" --events "$EVENTS" --size 1024 --skip-query --mode wait --concurrency 4 \
     --no-progress --quiet --cache-dir "$work/cache" --json "$work/pub-$RANDOM.json" >/dev/null 2>&1 || true
   wait "$fpid" || true
-  stop_strfry
+  bench_relay_stop
   grep -q '^fanfloor .*deliveries in' "$work/floor.out" || echo "floor $1 gave no figure: $(tail -2 "$work/floor.out" | tr '\n' ' ') strfry: $(tail -2 "$work/strfry.log" | tr '\n' ' ')" >&2
   sed -n 's/.*deliveries in .*s (\([0-9]*\)\/s), client CPU \([0-9.]*\) µs\/delivery.*, \([0-9.]*\) reads\/delivery/\2 \1 \3/p' "$work/floor.out"
 }
 
 # rbsub LABEL [env] [binary]: one relaybench subscribe run; prints the same three figures and the verification
 rbsub() {
-  start_strfry
+  bench_strfry_start "$PORT"
   rm -f "$work/$1.json"
   env ${2:-} "${3:-$rb}" subscribe --relay "ws://127.0.0.1:$PORT" --subscribers "$SUBS" --events "$EVENTS" --filter kind \
     --timeout 60s --grace "$GRACE" --no-progress --quiet --cache-dir "$work/cache" --json "$work/$1.json" >/dev/null 2>&1 || true
-  stop_strfry
+  bench_relay_stop
   python3 - "$work/$1.json" "$work/strfry.log" <<'EOF'
 import json, sys
 f = json.load(open(sys.argv[1]))

@@ -58,3 +58,10 @@ CONF
   echo "strfry did not start: $(tail -3 "$work/strfry.log")" >&2
   exit 1
 }
+
+# bench_relay_stop stops the relay started as $relaypid and waits for it.
+bench_relay_stop() {
+  kill "$relaypid" 2>/dev/null || true
+  wait "$relaypid" 2>/dev/null || true
+  relaypid=""
+}

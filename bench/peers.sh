@@ -105,7 +105,6 @@ start_relay() { # start_relay GROUND: the relay as $relaypid, its URL as $url
   url=$(sed -n 's/^listening //p' "$work/relay.out")
   [ -n "$url" ] || fail "the $1 relay did not start" "$work/relay.err"
 }
-stop_relay() { kill "$relaypid" 2>/dev/null || true; wait "$relaypid" 2>/dev/null || true; relaypid=""; }
 
 # relay_stat: "cpu_ticks ctxsw" of $relaypid, every thread.
 relay_stat() {
@@ -155,7 +154,7 @@ one() {
   r1=$(relay_stat)
   ph=$(python3 bench/peers.py phase "$work/$tag.perf" "$n" "$rate" 2>"$work/$tag.why") ||
     fail "perf's intervals did not check out ($(cat "$work/$tag.why"))" "$work/$tag.perf"
-  if [ "$g" = strfry ]; then stop_relay; fi
+  if [ "$g" = strfry ]; then bench_relay_stop; fi
   echo "$g $i $tool $rate $ph $(echo "$r0 $r1" | awk '{ print $3 - $1, $4 - $2 }') $(getconf CLK_TCK) $n $(cut -d' ' -f1 /proc/loadavg)" |
     tee -a "$work/rows" >&2
 }
@@ -169,7 +168,7 @@ for g in $GROUNDS; do
     echo "== $g, pair $i" >&2
     for t in $TOOLS; do one "$g" "$i" "$t" "$n" "$work/k1-$n.ndjson"; done
   done
-  if [ "$g" != strfry ]; then stop_relay; fi
+  if [ "$g" != strfry ]; then bench_relay_stop; fi
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 bench/peers.py table "$work/rows" >"$work/table" || fail "the table did not check out" "$work/rows"
