@@ -56,7 +56,9 @@ func allCharts(t *testing.T) []*chart {
 		long.Runs[i].Relay.Name += "-with-a-name-as-long-as-a-relay-url-ws://127.0.0.1:7447/some/path/to/it"
 	}
 	ab := append(relabel([]*results.File{long}, "baseline"), relabel([]*results.File{compareFile(3, 1.2)}, "candidate")...)
-	for _, fs := range [][]*results.File{{deep}, {compareFile(0, 1)}, {compareFile(3, 1)}, ab} {
+	load := loadPhase() // titles that say from when OK latency is timed
+	load.Name, load.Series = "load/staircase-step-10", series(3, 3, 200, 6e5)
+	for _, fs := range [][]*results.File{{deep}, {compareFile(0, 1)}, {compareFile(3, 1)}, ab, {oneRun("load", nil, load)}} {
 		c, err := charts(fs)
 		if err != nil {
 			t.Fatal(err)

@@ -691,8 +691,7 @@ func latencyTimeChart(ps phaseSet) (*chart, error) {
 			break
 		}
 	}
-	lb := latencyLabel(lname)
-	p := newPlot(title(ps.name)+": "+lb+" latency over time", "seconds since phase start", "milliseconds")
+	p := newPlot(title(ps.name)+": "+chartLatency(ps.runs, lname)+" over time", "seconds since phase start", "milliseconds")
 	var notes []string
 	if !ps.compare {
 		r := ps.runs[0]
@@ -731,7 +730,7 @@ func latencyTimeChart(ps phaseSet) (*chart, error) {
 				}
 				notes = append(notes, fmt.Sprintf("%s: %s: one point, the p99 of its one interval.", r.who(), tooShort(r.p)))
 			default:
-				notDrawn(p, &notes, r.label, r.who(), "no "+lb+" latency recorded in its phase")
+				notDrawn(p, &notes, r.label, r.who(), "no "+latencyLabel(lname)+" latency recorded in its phase")
 			}
 		}
 		ps.addMissing(p, &notes)
@@ -830,6 +829,19 @@ func (percentileTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
+// chartLatency names latency lname of the runs' phases in a chart's
+// title: "OK latency", "OK latency (from intended send time)" when the
+// phases keep it both ways (load, find-max).
+func chartLatency(runs []runLine, lname string) string {
+	s := latencyLabel(lname) + " latency"
+	for _, r := range runs {
+		if t := latencyTiming(r.p.Latency, lname); t != "" {
+			return s + " (" + t + ")"
+		}
+	}
+	return s
+}
+
 func spectrumChart(ps phaseSet) (*chart, error) {
 	lname := ""
 	for _, r := range ps.runs {
@@ -840,7 +852,7 @@ func spectrumChart(ps phaseSet) (*chart, error) {
 	if lname == "" {
 		return nil, nil
 	}
-	p := newPlot(title(ps.name)+": "+latencyLabel(lname)+" latency by percentile", "percentile", "milliseconds")
+	p := newPlot(title(ps.name)+": "+chartLatency(ps.runs, lname)+" by percentile", "percentile", "milliseconds")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks{}
 	var notes []string

@@ -38,11 +38,16 @@ func decode(h *results.Histogram) (*metrics.Histogram, error) {
 	return metrics.FromResult(h)
 }
 
-// latencyLabel names a latency for readers: "ok" → "OK", "eose" → "EOSE".
+// latencyLabel names a latency for readers: "ok" → "OK", "eose" → "EOSE",
+// "deliver" → "delivery", "op" → "operation".
 func latencyLabel(name string) string {
 	switch name {
 	case results.LatencyOK, results.LatencyEOSE:
 		return strings.ToUpper(name)
+	case results.LatencyDeliver:
+		return "delivery"
+	case "op":
+		return "operation"
 	}
 	return humanName(name)
 }

@@ -588,6 +588,9 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		if brief {
 			label = briefCountLabel(k, label) // summary_labels.go
 		}
+		if k == results.CountAccepted && opNoun(p) == "operations" {
+			label = "Events accepted" // a mixed load's: its queries are counted apart
+		}
 		kv(w, label, v)
 	}
 	if used == nil && len(p.Refused) > 0 {
@@ -672,11 +675,9 @@ func countLine(k string, n int64) (label, value string) {
 // primary one first.
 func writeLatencies(w io.Writer, p *results.Phase) {
 	lat := p.Latency
-	names := sortedKeys(lat)
-	prim := results.PrimaryLatency(lat)
-	sort.SliceStable(names, func(i, j int) bool { return names[i] == prim && names[j] != prim })
-	if isBrief(w) && len(names) > 1 && names[0] == prim {
-		names = names[:1] // the others: -v
+	names := latencyOrder(lat)
+	if isBrief(w) {
+		names = headlineLatencies(p, names) // the others: -v
 	}
 	for _, n := range names {
 		h := lat[n]
@@ -697,25 +698,72 @@ func writeLatencies(w io.Writer, p *results.Phase) {
 	}
 }
 
+// latencyOrder is the names of lats in the order the summary lists them:
+// the primary latency first, each followed by its other timings and parts
+// ("ok", "ok_alone", "ok_uncorrected", then "eose", …).
+func latencyOrder(lats map[string]*results.Histogram) []string {
+	names := sortedKeys(lats)
+	family := func(n string) string { return latencyBase(strings.TrimSuffix(n, "_alone")) }
+	prim := family(results.PrimaryLatency(lats))
+	sort.SliceStable(names, func(i, j int) bool {
+		bi, bj := family(names[i]), family(names[j])
+		if (bi == prim) != (bj == prim) {
+			return bi == prim
+		}
+		return bi < bj
+	})
+	return names
+}
+
+// headlineLatencies are the latencies of names the brief summary shows:
+// the phase's primary one and its groups' (a mixed load's OK of its
+// publishes and EOSE of its queries, subscribe's delivery), when the
+// phase holds them.
+func headlineLatencies(p *results.Phase, names []string) []string {
+	if len(names) < 2 {
+		return names
+	}
+	want := map[string]bool{results.PrimaryLatency(p.Latency): true}
+	for _, g := range p.Groups {
+		want[results.PrimaryLatency(g.Latency)] = true
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !want[n] })
+}
+
 // latencyLine labels latency n of p in the summary: "OK Latency", "First
 // Event Latency"; a mixed phase's with its side and part ("OK Latency
 // (publishing, together)").
+// A latency kept both ways says from when it is timed ("OK Latency (from
+// intended send time)"); send lateness is "Lateness (actual − intended
+// send time)".
 func latencyLine(p *results.Phase, n string) string {
+	if t, ok := latencyTitles[n]; ok {
+		return t
+	}
+	var part []string
+	if t := latencyTiming(p.Latency, n); t != "" {
+		n, part = latencyBase(n), []string{t}
+	}
 	base, alone := strings.CutSuffix(n, "_alone")
-	part := ""
 	for _, m := range mixedSpecs {
 		if p.Workload == "mixed" && base == m.lat {
-			n, part = base, " ("+m.verb+", together)"
+			n = base
+			side := "together"
 			if alone {
-				part = " (" + m.verb + ", alone)"
+				side = "alone"
 			}
+			part = append([]string{m.verb, side}, part...)
 		}
 	}
 	ws := strings.Fields(latencyLabel(n))
 	for i := range ws {
 		ws[i] = title(ws[i])
 	}
-	return strings.Join(ws, " ") + " Latency" + part
+	s := strings.Join(ws, " ") + " Latency"
+	if len(part) > 0 {
+		s += " (" + strings.Join(part, ", ") + ")"
+	}
+	return s
 }
 
 func writeGroups(w io.Writer, p *results.Phase) {
@@ -731,6 +779,9 @@ func writeGroups(w io.Writer, p *results.Phase) {
 	t := groupTable(p.Name, []*relayRuns{{key: "-", runs: []*results.Run{{Phases: []results.Phase{*p}}}}})
 	if t == nil {
 		return
+	}
+	if timingLead(p.Latency, []string{results.LatencyOK, results.LatencyEOSE}) != "" {
+		t.lead = nil // the latency lines above say from when they are timed
 	}
 	// Drop the relay column: the block is already about one relay.
 	t.head = t.head[1:]

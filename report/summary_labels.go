@@ -230,3 +230,62 @@ func rateFmt(k string) func(float64) string {
 	}
 	return fmtRate
 }
+
+// A latency kept both ways is timed from the schedule's intended send time
+// (corrected for coordinated omission: a stalled client or relay shows up
+// in it) or from the actual send. Load and find-max keep the corrected one
+// as "ok" and the other as "ok_uncorrected"; burst and mixed keep "ok"
+// from the actual send and the other as "ok_from_intended".
+const (
+	fromIntended = "from intended send time"
+	fromActual   = "from actual send time"
+)
+
+// latencyTiming says from when latency n of lats is timed when lats keeps
+// it both ways: fromIntended or fromActual; "" when it is kept one way
+// only (the phase's notes say how it is timed).
+func latencyTiming(lats map[string]*results.Histogram, n string) string {
+	switch {
+	case strings.HasSuffix(n, "_from_intended") || lats[n+"_uncorrected"] != nil:
+		return fromIntended
+	case strings.HasSuffix(n, "_uncorrected") || lats[n+"_from_intended"] != nil:
+		return fromActual
+	}
+	return ""
+}
+
+// latencyBase is latency n without the suffix that says how it is timed
+// ("ok_uncorrected", "ok_from_intended" → "ok").
+func latencyBase(n string) string {
+	for _, s := range []string{"_uncorrected", "_from_intended"} {
+		if b, ok := strings.CutSuffix(n, s); ok {
+			return b
+		}
+	}
+	return n
+}
+
+// latencyTitles are the summary's lines for the latencies that are not
+// "X Latency": the send lateness of open-loop loads.
+var latencyTitles = map[string]string{
+	"lateness":          "Lateness (actual − intended send time)",
+	"send_lateness":     "Lateness (actual − intended send time)",
+	"lateness_dispatch": "Lateness, dispatcher's share",
+}
+
+// timingLead is the line a table of latency columns names, under its
+// title, when they are timed from the intended send time ("OK latency
+// (from intended send time): …"); "" when none is.
+func timingLead(lats map[string]*results.Histogram, names []string) string {
+	var ls []string
+	for _, n := range names {
+		if latencyTiming(lats, n) == fromIntended {
+			ls = append(ls, latencyLabel(n))
+		}
+	}
+	if len(ls) == 0 {
+		return ""
+	}
+	return strings.Join(ls, " and ") + " latency (" + fromIntended + "): each operation is timed from when the schedule " +
+		"meant to send it, so a send held up by the client or the relay counts (corrected for coordinated omission)"
+}

@@ -58,7 +58,7 @@ func TestSummaryBriefLabels(t *testing.T) {
 			[]string{"Event return rate: 42,984.62 events/second"}, []string{"Events returned Rate", "events returned/second"}},
 		{ph("load", "load", map[string]int64{"accepted": 80, "queries": 20, "intended": 100, "planned": 100, "ops_accepted": 100, "ops_sent": 100, "sent": 80},
 			map[string]float64{"accepted_per_sec": 80, "intended_per_sec": 100, "ops_accepted_per_sec": 100}, map[string]any{"kind": "mixed"}),
-			[]string{"Accepted: 80", "Operations accepted: 100", "Accepted rate: 80.00 events/second", "Intended rate: 100.00 operations/second"},
+			[]string{"Events accepted: 80", "Operations accepted: 100", "Accepted rate: 80.00 events/second", "Intended rate: 100.00 operations/second"},
 			[]string{"Intended:", "Planned", "Ops accepted", "Ops sent", "Operations sent", "Sent:"}},
 	} {
 		s := summaryText(t, oneRun(c.p.Workload, nil, c.p), SummaryOptions{Brief: true})

@@ -282,14 +282,19 @@ func genericTable(name string, groups []*relayRuns) *table {
 			cols = append(cols, rateCol(rateHead(k), k))
 		}
 	}
-	if l := results.PrimaryLatency(lats); l != "" {
+	l := results.PrimaryLatency(lats)
+	if l != "" {
 		lb := title(latencyLabel(l))
 		cols = append(cols, latCol(lb+" p50", l, 50), latCol(lb+" p99", l, 99), latCol(lb+" p99.9", l, 99.9), latCol(lb+" max", l, 100))
 	}
 	if lats["recovery"] != nil {
 		cols = append(cols, latCol("Recovery p50", "recovery", 50), latCol("Recovery max", "recovery", 100))
 	}
-	return phaseTable(title(name), name, groups, cols)
+	t := phaseTable(title(name), name, groups, cols)
+	if lead := timingLead(lats, []string{l}); t != nil && lead != "" {
+		t.lead = append(t.lead, lead)
+	}
+	return t
 }
 
 // perBurst are burst's counters of one burst ("burst_3_recovery_ns").
@@ -323,16 +328,10 @@ func groupTable(name string, groups []*relayRuns) *table {
 			}
 		}
 	}
-	counts, rates, lats := fs.counts, fs.rates, fs.lats
 	query := name == "query"
 	head := []string{"Relay", "Group"}
 	if query {
 		head[1] = "Shape"
-	}
-	type gcol struct {
-		head string
-		get  func(g *results.Group) (float64, bool)
-		fmt  func(float64) string
 	}
 	var cols []gcol
 	if query {
@@ -342,32 +341,16 @@ func groupTable(name string, groups []*relayRuns) *table {
 			{"Avg events/query", func(g *results.Group) (float64, bool) { return avgPerQuery(g.Counts) }, func(v float64) string { return fmtFloat(v, 2) }},
 		}
 	} else {
-		for _, k := range sortedKeys(counts) {
+		for _, k := range sortedKeys(fs.counts) {
 			c := countCol(k)
 			cols = append(cols, gcol{c.head, func(g *results.Group) (float64, bool) { return count(g.Counts, k) }, c.fmt})
 		}
-		for _, k := range sortedKeys(rates) {
+		for _, k := range sortedKeys(fs.rates) {
 			cols = append(cols, gcol{rateHead(k), func(g *results.Group) (float64, bool) { return rate(g.Rates, k) }, rateFmt(k)})
 		}
 	}
-	if l := results.PrimaryLatency(lats); l != "" {
-		lb := title(latencyLabel(l))
-		for _, q := range []float64{50, 99} {
-			cols = append(cols, gcol{fmt.Sprintf("%s p%g", lb, q), func(g *results.Group) (float64, bool) {
-				v, ok := latQ(g.Latency[l], q)
-				return float64(v), ok
-			}, fmtDur})
-		}
-		// Query shapes also time the first event (REQ → first EVENT).
-		if l == results.LatencyEOSE && lats[results.LatencyFirstEvent] != nil {
-			for _, q := range []float64{50, 99} {
-				cols = append(cols, gcol{fmt.Sprintf("First event p%g", q), func(g *results.Group) (float64, bool) {
-					v, ok := latQ(g.Latency[results.LatencyFirstEvent], q)
-					return float64(v), ok
-				}, fmtDur})
-			}
-		}
-	}
+	prims := groupLatencies(groups, name)
+	cols = append(cols, groupLatencyCols(prims, fs.lats)...)
 	for _, c := range cols {
 		head = append(head, c.head)
 	}
@@ -375,6 +358,9 @@ func groupTable(name string, groups []*relayRuns) *table {
 	t := &table{title: title(name) + " by group", head: head, left: map[int]bool{1: true, len(head) - 1: true}}
 	if query {
 		t.title = "Query shapes"
+	}
+	if l := timingLead(fs.lats, prims); l != "" {
+		t.lead = append(t.lead, l)
 	}
 	for _, g := range groups {
 		ps := g.phases(name)
@@ -412,6 +398,52 @@ func groupTable(name string, groups []*relayRuns) *table {
 		return nil
 	}
 	return t
+}
+
+// gcol is a column of a group table: its header, figure and format.
+type gcol struct {
+	head string
+	get  func(g *results.Group) (float64, bool)
+	fmt  func(float64) string
+}
+
+// groupLatencyCols are a group table's latency columns: p50 and p99 of
+// each latency of prims; query shapes (EOSE alone) also time the first
+// event (REQ → first EVENT) when lats hold it.
+func groupLatencyCols(prims []string, lats map[string]*results.Histogram) []gcol {
+	var cols []gcol
+	add := func(head, l string) {
+		for _, q := range []float64{50, 99} {
+			cols = append(cols, gcol{fmt.Sprintf("%s p%g", head, q), func(g *results.Group) (float64, bool) {
+				v, ok := latQ(g.Latency[l], q)
+				return float64(v), ok
+			}, fmtDur})
+		}
+	}
+	for _, l := range prims {
+		add(title(latencyLabel(l)), l)
+		if len(prims) == 1 && l == results.LatencyEOSE && lats[results.LatencyFirstEvent] != nil {
+			add("First event", results.LatencyFirstEvent)
+		}
+	}
+	return cols
+}
+
+// groupLatencies are the primary latencies of phase name's groups, each
+// once, in the order the groups have them: one for groups that all time
+// the same answer, OK and EOSE for a mixed load's publishes and queries.
+func groupLatencies(groups []*relayRuns, name string) []string {
+	var ls []string
+	for _, g := range groups {
+		for _, p := range g.phases(name) {
+			for _, gr := range p.Groups {
+				if l := results.PrimaryLatency(gr.Latency); l != "" && !slices.Contains(ls, l) {
+					ls = append(ls, l)
+				}
+			}
+		}
+	}
+	return ls
 }
 
 // aggVerdict merges verdicts of repeated runs: "PASSED", "FAILED (1/3 runs)".
