@@ -140,18 +140,15 @@ func (r *cliRun) results(t *testing.T) *results.File {
 	return readResults(t, m[0])
 }
 
-// readResults reads the results file at path.
+// readResults reads the results file at path (results.Read: this
+// build's schema).
 func readResults(t *testing.T, path string) *results.File {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	f, err := results.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f results.File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return &f
+	return f
 }
 
 // stop sends Ctrl-C, which ends --web-keep: exit status 130, as for
