@@ -108,3 +108,21 @@ func TestLoadLatencyFromIntended(t *testing.T) {
 		t.Errorf("find-max's group table does not say how OK is timed:\n%s", full)
 	}
 }
+
+// Burst keeps OK latency both ways ("ok" from the actual send,
+// "ok_from_intended"): the full summary labels each; the brief one names
+// the key its notes give in words.
+func TestBurstLatencyTimingWords(t *testing.T) {
+	p := burstPhase()
+	p.Latency["ok_from_intended"] = hist(9, 200, 3e6, 0.5)
+	p.Notes = append(p.Notes, "events went out late: p99 6.84ms behind the schedule; ok_from_intended counts from the scheduled time")
+	brief := summaryText(t, oneRun("burst", nil, p), SummaryOptions{Brief: true})
+	if !strings.Contains(brief, "\n  OK Latency (from actual send time): p50 ") ||
+		!strings.Contains(brief, "behind the schedule; OK latency (from intended send time) counts from the scheduled time\n") {
+		t.Errorf("brief:\n%s", brief)
+	}
+	full := summaryText(t, oneRun("burst", nil, p), SummaryOptions{})
+	if !strings.Contains(full, "\n  OK Latency (from intended send time): p50 ") || !strings.Contains(full, "; ok_from_intended counts") {
+		t.Errorf("full: want both timings labelled and the note as the results file has it:\n%s", full)
+	}
+}

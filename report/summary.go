@@ -588,7 +588,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		if brief {
 			label = briefCountLabel(k, label) // summary_labels.go
 		}
-		if k == results.CountAccepted && opNoun(p) == "operations" {
+		if k == results.CountAccepted && fmt.Sprint(p.Params["kind"]) == "mixed" {
 			label = "Events accepted" // a mixed load's: its queries are counted apart
 		}
 		kv(w, label, v)
@@ -959,8 +959,16 @@ func writeTail(w io.Writer, p *results.Phase) {
 	if p.Aborted != "" {
 		fmt.Fprintf(w, "  STOPPED EARLY: %s\n", p.Aborted)
 	}
+	notes := p.Notes
 	if p.ClientLimited {
-		fmt.Fprintln(w, "  WARNING: client-limited: the client, not the relay, limited these figures")
+		line := "client-limited: the client, not the relay, limited these figures"
+		why := outcome.WhyClientLimited + " " // a note giving the phase's own reason
+		if i := slices.IndexFunc(notes, func(n string) bool { return strings.HasPrefix(n, why) }); i >= 0 {
+			// One line with that reason, not the warning and the note after it.
+			line = "client-limited (these figures are the client's, not the relay's): " + strings.TrimPrefix(notes[i], why)
+			notes = slices.Delete(slices.Clone(notes), i, i+1)
+		}
+		fmt.Fprintf(w, "  WARNING: %s\n", line)
 	}
 	if v := p.Verification; v != nil && v.Status() == results.VerificationNotVerified {
 		fmt.Fprintln(w, "  WARNING: NOT VERIFIED: no answer was checked, so the requested verification did not happen")
@@ -975,9 +983,14 @@ func writeTail(w io.Writer, p *results.Phase) {
 	for _, e := range p.Errors {
 		fmt.Fprintf(w, "  ERROR: %s\n", e)
 	}
-	notes := p.Notes
 	if isBrief(w) && len(mixedSides(p)) > 0 {
 		notes = slices.DeleteFunc(slices.Clone(notes), isMixedRatioNote) // in the together-vs-alone block
+	}
+	if isBrief(w) {
+		notes = slices.Clone(notes)
+		for i, n := range notes {
+			notes[i] = noteWords(n, p) // sweepnotes.go: results keys in words
+		}
 	}
 	writeNotes(w, "  ", "Note", notes)
 }

@@ -38,7 +38,7 @@ func TestSummaryBriefBurst(t *testing.T) {
 		t.Errorf("brief group table keeps zero or restating columns:\n%s", s)
 	}
 	full := summaryText(t, oneRun("burst", nil, burstPhase()), SummaryOptions{})
-	for _, want := range []string{"Burst 1 recovery: 400ms", "Cancelled", "Requested", "Recovery Latency"} {
+	for _, want := range []string{"Burst 1 recovery: 400ms", "Cancelled", "Requested", "Recovery Time: p50"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("full summary lacks %q:\n%s", want, full)
 		}

@@ -80,6 +80,12 @@ var briefLabels = map[string]briefLabel{
 	"ops_accepted_per_sec": {label: "Operations accepted rate", unit: "operations/second"},
 	"ops_sent_per_sec":     {label: "Operations sent rate", unit: "operations/second"},
 	"conn_lost":            {label: "Connection lost"},
+	"ops_conn_lost":        {label: "Operations, connection lost"},
+	"ops_timed_out":        {label: "Operations timed out"},
+	"ops_failed":           {label: "Operations failed", restates: []string{"ops_conn_lost", "ops_timed_out"}},
+	"ops_refused":          {label: "Operations refused"},
+	"ops_not_run":          {label: "Operations not run"},
+	"client_sched_p99":     {label: "Client scheduling wait p99"},                           // client_sched_p99_ns: runnable goroutines' wait for a CPU
 	"failed":               {label: "Failed", restates: []string{"conn_lost", "timed_out"}}, // load's: timed out + connection lost
 	// --load-constraints: the phase's note says what the limits did, the
 	// run's error how the relay died
@@ -266,8 +272,9 @@ func latencyBase(n string) string {
 }
 
 // latencyTitles are the summary's lines for the latencies that are not
-// "X Latency": the send lateness of open-loop loads.
+// "X Latency": the send lateness of open-loop loads, burst's recovery.
 var latencyTitles = map[string]string{
+	"recovery":          "Recovery Time",
 	"lateness":          "Lateness (actual − intended send time)",
 	"send_lateness":     "Lateness (actual − intended send time)",
 	"lateness_dispatch": "Lateness, dispatcher's share",

@@ -219,7 +219,7 @@ func TestSummaryBrief(t *testing.T) {
 			t.Errorf("brief lacks %q:\n%s", want, s)
 		}
 	}
-	for _, not := range []string{"Tool:", "Machine:", "Params:", "When:", "Bytes sent", "Client sched", "Lateness (",
+	for _, not := range []string{"Tool:", "Machine:", "Params:", "When:", "Bytes sent", "Client scheduling", "Lateness (",
 		"from actual send", "Sent rate", "Intended rate", "Client CPU", "Relay Resources"} {
 		if strings.Contains(s, not) {
 			t.Errorf("brief shows %q:\n%s", not, s)
@@ -228,7 +228,7 @@ func TestSummaryBrief(t *testing.T) {
 	// The full summary has them all.
 	full := summaryText(t, f, SummaryOptions{})
 	for _, want := range []string{"=== Benchmark Results: ", "Tool:", "Machine:", "Params:", "Bytes sent: 813.41 KiB",
-		"Client sched p99: 98.3µs", "Lateness (actual − intended send time)", "Sent rate", "Client CPU"} {
+		"Client scheduling wait p99: 98.3µs", "Lateness (actual − intended send time)", "Sent rate", "Client CPU"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("full summary lacks %q:\n%s", want, full)
 		}

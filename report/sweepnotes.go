@@ -49,7 +49,7 @@ func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 	for _, k := range order {
 		ns := bySizes[k]
 		if len(ns) == 1 && !ns[0].differ {
-			fmt.Fprintf(w, "  Note (%s): %s\n", k, sweepNoteWords(ns[0].text, ns[0].at[0]))
+			fmt.Fprintf(w, "  Note (%s): %s\n", k, noteWords(ns[0].text, ns[0].at[0]))
 			continue
 		}
 		head := "  Notes for " + k
@@ -58,7 +58,7 @@ func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 		}
 		fmt.Fprintln(w, head+":")
 		for _, n := range ns {
-			fmt.Fprintf(w, "    %s\n", sweepNoteWords(n.text, n.at[0]))
+			fmt.Fprintf(w, "    %s\n", noteWords(n.text, n.at[0]))
 		}
 	}
 }
@@ -131,20 +131,42 @@ var sweepKeyWords = map[string]string{"msgs_per_sec": "throughput (msg/s)", "mb_
 // resultsKey matches a results key in a note ("mb_per_sec", "ok_from_intended").
 var resultsKey = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
 
-// sweepNoteWords is note n of point p with the results keys it names in
-// words: the sweep table's heads, else the key's words ("ok from
-// intended") when it is one of p's figures.
-func sweepNoteWords(n string, p *results.Phase) string {
+// noteWords is note n of phase p with the results keys it names in
+// words: the sweep table's heads; a latency's label, with its timing when
+// it is kept both ways ("ok_from_intended" → "OK latency (from intended
+// send time)"); else the key's words ("read back events") when it is one
+// of p's figures. Another key stays as it is.
+func noteWords(n string, p *results.Phase) string {
 	return resultsKey.ReplaceAllStringFunc(n, func(k string) string {
 		if s, ok := sweepKeyWords[k]; ok {
 			return s
 		}
+		if lats := latenciesWith(p, k); lats != nil {
+			s := latencyLabel(latencyBase(k)) + " latency"
+			if t := latencyTiming(lats, k); t != "" {
+				s += " (" + t + ")"
+			}
+			return s
+		}
 		_, c := p.Counts[k]
 		_, r := p.Rates[k]
-		_, l := p.Latency[k]
-		if c || r || l {
+		if c || r {
 			return humanName(k)
 		}
 		return k
 	})
+}
+
+// latenciesWith is the latencies of p, or of one of its groups, that
+// hold latency k; nil when none does.
+func latenciesWith(p *results.Phase, k string) map[string]*results.Histogram {
+	if p.Latency[k] != nil {
+		return p.Latency
+	}
+	for _, g := range p.Groups {
+		if g.Latency[k] != nil {
+			return g.Latency
+		}
+	}
+	return nil
 }
