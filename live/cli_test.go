@@ -137,18 +137,7 @@ func (r *cliRun) results(t *testing.T) *results.File {
 	if len(m) != 1 {
 		t.Fatalf("results files: %v", m)
 	}
-	return readResults(t, m[0])
-}
-
-// readResults reads the results file at path (results.Read: this
-// build's schema).
-func readResults(t *testing.T, path string) *results.File {
-	t.Helper()
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return testkit.ReadResults(t, m[0])
 }
 
 // stop sends Ctrl-C, which ends --web-keep: exit status 130, as for
@@ -510,7 +499,7 @@ func runOnRelay(t *testing.T, relay string, queries int) *results.File {
 	if err != nil {
 		t.Fatalf("relaybench: %v: %s", err, stderr.String())
 	}
-	return readResults(t, filepath.Join(out, "r.json"))
+	return testkit.ReadResults(t, filepath.Join(out, "r.json"))
 }
 
 // TestRelayMetricsOfNostrRsRelay runs relaybench run against

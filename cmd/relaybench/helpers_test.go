@@ -302,14 +302,7 @@ func wantEmptyDir(t *testing.T, dir string) {
 }
 
 // readResults reads the results file at path.
-func readResults(t *testing.T, path string) *results.File {
-	t.Helper()
-	f, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
+var readResults = testkit.ReadResults
 
 // lastLines is the last n lines of s.
 func lastLines(s string, n int) string {
