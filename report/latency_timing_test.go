@@ -107,6 +107,19 @@ func TestLoadLatencyFromIntended(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^    OK latency \(from intended send time\): .*\n    Group .*OK p50  OK p99`).MatchString(full) {
 		t.Errorf("find-max's group table does not say how OK is timed:\n%s", full)
 	}
+	// The brief summary shows the steps' table its notes hold instead.
+	fm.Notes = []string{"find-max: ≥ 400 events/s", "| offered/s | p50 | p99 |", "|---:|---:|---:|", "| 200 | 500µs | 1ms |"}
+	brief = summaryText(t, oneRun("find-max", nil, fm), SummaryOptions{Brief: true})
+	if !regexp.MustCompile(`(?m)^    OK latency \(from intended send time\): .*\n    offered/s +p50 +p99$`).MatchString(brief) {
+		t.Errorf("find-max's steps table does not say how OK is timed:\n%s", brief)
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, []*results.File{oneRun("find-max", nil, fm)}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^### Find-max — .*\n\nOK latency \(from intended send time\): .*\n\n\| offered/s \|`).MatchString(md.String()) {
+		t.Errorf("Markdown steps table:\n%s", md.String())
+	}
 }
 
 // Burst keeps OK latency both ways ("ok" from the actual send,

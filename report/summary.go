@@ -406,7 +406,7 @@ func summaryRun(w io.Writer, r *results.Run) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "ERROR: %s\n", e)
 	}
-	writeNotes(w, "", "Note", r.Notes)
+	writeNotes(w, "", "Note", r.Notes, "")
 }
 
 // kv prints "  Label: value".
@@ -992,13 +992,14 @@ func writeTail(w io.Writer, p *results.Phase) {
 			notes[i] = noteWords(n, p) // sweepnotes.go: results keys in words
 		}
 	}
-	writeNotes(w, "  ", "Note", notes)
+	writeNotes(w, "  ", "Note", notes, stepsLead(p))
 }
 
 // writeNotes prints notes, each "Note: …", except that a run of notes
 // that are the rows of a Markdown table (find-max's steps: "| offered/s |
-// … |" and its "|---:|" rule) is printed as an aligned text table.
-func writeNotes(w io.Writer, indent, label string, notes []string) {
+// … |" and its "|---:|" rule) is printed as an aligned text table, under
+// lead when it is not "".
+func writeNotes(w io.Writer, indent, label string, notes []string, lead string) {
 	for i := 0; i < len(notes); i++ {
 		if !isTableRow(notes[i]) {
 			fmt.Fprintf(w, "%s%s: %s\n", indent, label, notes[i])
@@ -1007,6 +1008,9 @@ func writeNotes(w io.Writer, indent, label string, notes []string) {
 		var t *table
 		t, i = noteTable(notes, i)
 		i--
+		if lead != "" {
+			t.lead = []string{lead}
+		}
 		t.text(w, indent+"  ")
 	}
 }
@@ -1049,6 +1053,9 @@ func noteTables(files []*results.File) []*table {
 						var t *table
 						t, k = noteTable(p.Notes, k)
 						t.title = title(p.Name) + " — " + runLabel(r)
+						if l := stepsLead(p); l != "" {
+							t.lead = []string{l}
+						}
 						out = append(out, t)
 					}
 				}
@@ -1056,6 +1063,21 @@ func noteTables(files []*results.File) []*table {
 		}
 	}
 	return out
+}
+
+// stepsLead is the line over the table p's notes hold (find-max's steps)
+// saying from when its latencies are timed, when p's groups (the steps)
+// keep their primary latency both ways; "" otherwise.
+func stepsLead(p *results.Phase) string {
+	var fs figureNames
+	var prims []string
+	for _, g := range p.Groups {
+		fs.add(nil, nil, g.Latency)
+		if l := results.PrimaryLatency(g.Latency); l != "" && !slices.Contains(prims, l) {
+			prims = append(prims, l)
+		}
+	}
+	return timingLead(fs.lats, prims)
 }
 
 func isTableRow(s string) bool {
