@@ -687,7 +687,10 @@ func latencyTimeChart(ps phaseSet) (*chart, error) {
 	}
 	lname := ""
 	for _, r := range ps.runs {
-		if lname = results.PrimaryLatency(r.p.Latency); lname != "" {
+		if lname = results.PrimaryLatency(r.p.Latency); r.p.Latency[opLatency] != nil {
+			lname = opLatency // a load of publishes and queries: its series times every operation
+		}
+		if lname != "" {
 			break
 		}
 	}
@@ -828,6 +831,10 @@ func (percentileTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	return ts
 }
+
+// opLatency is the latency of a load's operations of every kind (a mixed
+// load's publishes and queries), which its per-second series holds.
+const opLatency = "op"
 
 // chartLatency names latency lname of the runs' phases in a chart's
 // title: "OK latency", "OK latency (from intended send time)" when the

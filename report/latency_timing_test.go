@@ -19,7 +19,7 @@ func mixedLoadPhase() results.Phase {
 		return map[string]*results.Histogram{n: hist(seed, 75, med, 0.4), n + "_uncorrected": hist(seed+1, 75, med*0.9, 0.4)}
 	}
 	pub, qry := lat(1, "ok", 640e3), lat(3, "eose", 2.5e6)
-	all := map[string]*results.Histogram{"lateness": hist(5, 150, 70e3, 0.5), "op": hist(6, 150, 1e6, 0.5)}
+	all := map[string]*results.Histogram{"lateness": hist(5, 150, 70e3, 0.5), "op": hist(6, 150, 1e6, 0.5), "op_uncorrected": hist(7, 150, 9e5, 0.5)}
 	for _, m := range []map[string]*results.Histogram{pub, qry} {
 		for k, h := range m {
 			all[k] = h
@@ -48,6 +48,16 @@ func TestMixedLoadQueryLatency(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(s) {
 			t.Errorf("brief lacks %s:\n%s", re, s)
 		}
+	}
+	// Its per-second series times every operation, publishes and queries.
+	lp := mixedLoadPhase()
+	lp.Series = series(3, 3, 50, 1e6)
+	cs, err := charts([]*results.File{oneRun("load", nil, lp)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(cs, func(c *chart) bool { return c.title == "Load: operation latency (from intended send time) over time" }) {
+		t.Errorf("no latency-over-time chart of the operations among %d charts", len(cs))
 	}
 	var md bytes.Buffer
 	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
