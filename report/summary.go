@@ -41,7 +41,8 @@ type SummaryOptions struct {
 type summaryOut struct {
 	*bufio.Writer
 	brief    bool
-	compared bool // the file has several runs: its comparison tables follow the runs' blocks
+	compared bool   // the file has several runs: its comparison tables follow the runs' blocks
+	corpus   string // brief: the run's corpus note, given as the header's Corpus line
 }
 
 // isBrief reports whether w writes the brief summary.
@@ -52,7 +53,10 @@ func isBrief(w io.Writer) bool {
 
 // WriteSummary writes the summary of f as o says (Summary: the full one).
 func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
-	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief, len(f.Runs) > 1} // no string in it acts on the terminal
+	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief, len(f.Runs) > 1, ""} // no string in it acts on the terminal
+	if o.Brief {
+		bw.corpus = corpusNote(f)
+	}
 	// The verdict leads, as the commands' own summaries do.
 	if v := f.Verdict; v != nil {
 		fmt.Fprintf(bw, "=== Benchmark Results: %s (exit %d) ===\n", strings.ToUpper(v.Outcome), v.Status)
@@ -133,9 +137,41 @@ func writeHeader(w io.Writer, files []*results.File, indent string) {
 			if isBrief(w) && briefHides(l[0], f) {
 				continue
 			}
+			if n := headerCorpus(w); l[0] == "Corpus" && n != "" {
+				l[1] = strings.TrimPrefix(n, corpusNotePrefix) // says what was published: the note, once
+			}
 			fmt.Fprintf(w, "%s%-9s %s\n", indent, l[0]+":", l[1])
 		}
 	}
+}
+
+// corpusNotePrefix starts a run's note saying what its corpus was when the
+// run published fresh events ("corpus: the 240 fresh events published
+// (…); the key corpus (…) only provided the signing keys").
+const corpusNotePrefix = "corpus: "
+
+// corpusNote is the corpus note the brief summary of f gives as its
+// header's Corpus line: its one run's, when the header has that line; ""
+// otherwise.
+func corpusNote(f *results.File) string {
+	if len(f.Runs) != 1 || !slices.ContainsFunc(headerLines(f), func(l [2]string) bool { return l[0] == "Corpus" }) {
+		return ""
+	}
+	for _, n := range f.Runs[0].Notes {
+		if strings.HasPrefix(n, corpusNotePrefix) {
+			return n
+		}
+	}
+	return ""
+}
+
+// headerCorpus is the corpus note w gives as its header's Corpus line
+// (and not again after the run), "" when none.
+func headerCorpus(w io.Writer) string {
+	if s, ok := w.(*summaryOut); ok {
+		return s.corpus
+	}
+	return ""
 }
 
 // briefHides reports whether the brief summary leaves out the header line
@@ -406,7 +442,11 @@ func summaryRun(w io.Writer, r *results.Run) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "ERROR: %s\n", e)
 	}
-	writeNotes(w, "", "Note", r.Notes, "")
+	notes := r.Notes
+	if headerCorpus(w) != "" {
+		notes = slices.DeleteFunc(slices.Clone(notes), func(n string) bool { return strings.HasPrefix(n, corpusNotePrefix) })
+	}
+	writeNotes(w, "", "Note", notes, "") // brief: the corpus note is the header's Corpus line
 }
 
 // kv prints "  Label: value".

@@ -1,0 +1,25 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// A run that published fresh events has a note saying so ("corpus: the
+// 240 fresh events published …"); the brief summary gives it once, as the
+// header's Corpus line, not a Corpus line and then the note in other
+// words. The full summary keeps both.
+func TestBriefCorpusNoteOnce(t *testing.T) {
+	note := "corpus: the 240 fresh events published (content 1024 bytes, signed for this run by 50 keys before the clock); the key corpus (200 keys, seed 1) only provided the signing keys"
+	f := oneRun("burst", nil, burstPhase())
+	f.Runs[0].Notes = []string{note, "relay data directory on tmpfs"}
+	brief := summaryText(t, f, SummaryOptions{Brief: true})
+	if !strings.Contains(brief, "\n  Corpus:   the 240 fresh events published (content 1024 bytes,") || strings.Count(brief, "fresh events published") != 1 ||
+		!strings.Contains(brief, "\nNote: relay data directory on tmpfs\n") {
+		t.Errorf("brief: want the corpus note as the Corpus line, once, the other note kept:\n%s", brief)
+	}
+	full := summaryText(t, f, SummaryOptions{})
+	if !strings.Contains(full, "\n  Corpus:   200 events") || !strings.Contains(full, "\nNote: "+note+"\n") {
+		t.Errorf("full: want the corpus line and the note:\n%s", full)
+	}
+}
