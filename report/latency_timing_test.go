@@ -42,7 +42,7 @@ func mixedLoadPhase() results.Phase {
 func TestMixedLoadQueryLatency(t *testing.T) {
 	f := oneRun("load", nil, mixedLoadPhase())
 	s := summaryText(t, f, SummaryOptions{Brief: true})
-	for _, re := range []string{`(?m)^  Events accepted: 75$`, `(?m)^  OK Latency \(from intended send time\): p50 `, `(?m)^  EOSE Latency \(from intended send time\): p50 `,
+	for _, re := range []string{`(?m)^  Events accepted: 75$`, `(?m)^  Corpus: .*\n  Events:   the load's publishes: fresh events signed before the clock, average content 1,024 B; its queries ask for the corpus$`, `(?m)^  OK Latency \(from intended send time\): p50 `, `(?m)^  EOSE Latency \(from intended send time\): p50 `,
 		`(?m)^    Group +.*OK p50 +OK p99 +EOSE p50 +EOSE p99$`,
 		`(?m)^    publish .*\d(µs|ms) +\S*\d(µs|ms) +– +–$`, `(?m)^    query .* – +– +\S*\d(µs|ms) +\S*\d(µs|ms)$`} {
 		if !regexp.MustCompile(re).MatchString(s) {

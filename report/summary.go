@@ -245,6 +245,9 @@ func headerLines(f *results.File) [][2]string {
 		} else if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) && !noCorpus(r) {
 			seen["corpus "+c] = true
 			rest = append(rest, [2]string{"Corpus", c})
+			if e := mixedFreshLine(r); e != "" {
+				rest = append(rest, [2]string{"Events", e})
+			}
 		}
 		if p := paramsLine(r.Params); p != "" && !seen["params "+p] {
 			seen["params "+p] = true
@@ -296,6 +299,23 @@ func freshLine(r *results.Run) string {
 		s += fmt.Sprintf(", keys of seed %d (%s authors)", r.Corpus.Seed, fmtInt(int64(r.Corpus.Authors)))
 	}
 	return s
+}
+
+// mixedFreshLine describes the fresh events a load mixing publishes and
+// queries published (its queries are drawn from the corpus, which the
+// Corpus line describes); "" when r has no such load.
+func mixedFreshLine(r *results.Run) string {
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		if s, ok := p.Params["size"]; ok && p.Workload == "load" && fmt.Sprint(p.Params["kind"]) == "mixed" {
+			size := fmt.Sprint(s)
+			if n, err := strconv.ParseInt(size, 10, 64); err == nil {
+				size = fmtInt(n)
+			}
+			return "the load's publishes: fresh events signed before the clock, average content " + size + " B; its queries ask for the corpus"
+		}
+	}
+	return ""
 }
 
 // noCorpus reports whether r neither signed nor loaded a corpus (a run
