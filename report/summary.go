@@ -410,7 +410,7 @@ func paramsLine(p map[string]any) string {
 			continue
 		case k == "peak" && fmt.Sprint(p["pattern"]) == "constant":
 			continue
-		case k == "mix" && p["kind"] != nil && fmt.Sprint(p["kind"]) != "mix":
+		case k == "mix" && p["kind"] != nil && fmt.Sprint(p["kind"]) != "mixed":
 			continue
 		}
 		parts = append(parts, k+"="+v)

@@ -181,6 +181,10 @@ func TestSummaryLoadHeader(t *testing.T) {
 	if !strings.Contains(s, "Corpus:   100,000 events") || strings.Contains(s, "Events:   fresh") {
 		t.Errorf("the corpus line of a run publishing it is gone:\n%s", s)
 	}
+	// A mixed load's mix applies.
+	if got := paramsLine(map[string]any{"kind": "mixed", "mix": "4:1"}); got != "kind=mixed mix=4:1" {
+		t.Errorf("paramsLine of a mixed load = %q", got)
+	}
 	// A zero that is a setting stays.
 	if got := paramsLine(map[string]any{"max_drops": 0, "connections": 0, "pattern": "spike", "peak": 800}); got != "max_drops=0 pattern=spike peak=800" {
 		t.Errorf("paramsLine = %q", got)
