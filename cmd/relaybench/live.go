@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
@@ -102,7 +103,7 @@ func startLiveKeys(g *Globals, command string, tf targetFlags, kf liveKeyFlags, 
 // note says so).
 func (s *liveSession) setFresh(keys *corpus.Corpus) {
 	var sent, bytes, sizeSum int64
-	var sizes []string
+	var sizes []int
 	authors := 0
 	for _, ph := range s.run.Phases {
 		n := ph.Counts[results.CountSent]
@@ -110,7 +111,7 @@ func (s *liveSession) setFresh(keys *corpus.Corpus) {
 		bytes += ph.Counts[results.CountBytesSent]
 		if ph.Size > 0 {
 			sizeSum += int64(ph.Size) * n
-			sizes = append(sizes, strconv.Itoa(ph.Size))
+			sizes = append(sizes, ph.Size)
 		}
 		if a, ok := ph.Params["authors"].(int); ok {
 			authors = max(authors, a)
@@ -126,9 +127,27 @@ func (s *liveSession) setFresh(keys *corpus.Corpus) {
 	s.run.Corpus = results.Corpus{Seed: keys.Params.Seed, Events: int(sent), Authors: authors, AvgSize: avg, Bytes: bytes}
 	what := "no fresh events were published"
 	if len(sizes) > 0 {
-		what = fmt.Sprintf("the %d fresh events published (content %s bytes, signed for this run by %d keys before the clock)", sent, strings.Join(sizes, ", "), authors)
+		what = fmt.Sprintf("the %s fresh events published (content %s, signed for this run by %s keys before the clock)",
+			numfmt.Group(sent), contentSizes(sizes), numfmt.Group(int64(authors)))
 	}
-	s.run.Notes = append(s.run.Notes, fmt.Sprintf("corpus: %s; the key corpus (%d keys, seed %d) only provided the signing keys", what, len(keys.Authors), keys.Params.Seed))
+	s.run.Notes = append(s.run.Notes, fmt.Sprintf("corpus: %s; the key corpus (%s keys, seed %d) only provided the signing keys",
+		what, numfmt.Group(int64(len(keys.Authors))), keys.Params.Seed))
+}
+
+// contentSizes names the content sizes of the phases, each once, in the
+// form the summary's Corpus line gives a size in ("1,024 B"): "64 B",
+// "256 B and 1,024 B".
+func contentSizes(sizes []int) string {
+	var names []string
+	for _, n := range sizes {
+		if s := numfmt.Group(int64(n)) + " B"; !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // measure runs w against the session's relay, with the relay's resources

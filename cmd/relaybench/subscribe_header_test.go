@@ -22,8 +22,19 @@ func TestLiveHeaderDescribesPublishedEvents(t *testing.T) {
 	if c.Events != 400 || c.Authors != 50 || c.AvgSize != (300*256+100*1024)/400 || c.Bytes != 360000 || c.Seed != 9 || c.Key != "" || c.Cached {
 		t.Errorf("corpus %+v", c)
 	}
-	if len(run.Notes) != 1 || !strings.Contains(run.Notes[0], "400 fresh events published (content 256, 1024 bytes") || !strings.Contains(run.Notes[0], "only provided the signing keys") {
+	if len(run.Notes) != 1 || !strings.Contains(run.Notes[0], "400 fresh events published (content 256 B and 1,024 B,") || !strings.Contains(run.Notes[0], "only provided the signing keys") {
 		t.Errorf("notes %q", run.Notes)
+	}
+
+	// The sizes in the form of the header's Corpus line ("average content
+	// 1,024 B"), each once: not "content 1024, 1024 bytes".
+	same := &results.Run{Phases: []results.Phase{
+		{Name: "publish/alone", Size: 1024, Counts: map[string]int64{"sent": 1500}},
+		{Name: "publish/together", Size: 1024, Counts: map[string]int64{"sent": 1000}},
+	}}
+	(&liveSession{run: same}).setFresh(keys)
+	if len(same.Notes) != 1 || !strings.Contains(same.Notes[0], "the 2,500 fresh events published (content 1,024 B, signed") {
+		t.Errorf("one size: notes %q", same.Notes)
 	}
 
 	empty := &results.Run{}
