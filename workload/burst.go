@@ -397,7 +397,7 @@ func (b *burstResult) summary(ph *results.Phase) {
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("%s of %s every %v over %s (at most %d unacknowledged each); background %.0f events/s on a connection of its own", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"), o.Every, numfmt.Count(o.Connections, "connection"), o.Window, o.BetweenRate),
 		"burst duration (start → its last OK): "+joinComma(durs),
-		"ok latency is EVENT write → OK of accepted events only (refusals apart, as ok_refused); ok_from_intended also counts the time a burst event waited in the client for a free slot",
+		"OK latency (from actual send time) is EVENT write → OK of accepted events only (refusals are timed apart); ok_from_intended also counts the time a burst event waited in the client for a free slot",
 		fmt.Sprintf("recovery: from a burst's start until %d consecutive background events have OK latency within %.0f%% of the pre-burst median", o.RecoveryRun, o.RecoveryWithin*100),
 	)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/schedule"
 	"github.com/relaybench/relaybench/verify"
@@ -349,7 +350,7 @@ func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, clien
 	target := int64(o.P99)
 	relay := false
 	if p99 > target {
-		whys = append(whys, fmt.Sprintf("p99 %v > %v", roundLat(time.Duration(p99)), o.P99))
+		whys = append(whys, fmt.Sprintf("p99 %s > %v", numfmt.Dur(time.Duration(p99)), o.P99)) // as the steps table gives it
 		if unc > target {
 			relay = true
 		}
@@ -471,7 +472,7 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 	table := []string{
 		fmt.Sprintf("find-max: %s (target: corrected OK p99 ≤ %v, ≤ %d dropped, ≤ %d refused, none failed; %v steps, first %v excluded)",
 			res.Answer, o.P99, o.MaxDrops, o.MaxRefusals, o.StepDuration, o.Warmup),
-		"| offered/s | achieved/s | p50 | p99 | p99 uncorrected | lateness p99 | dropped | refused | failed | client cores | relay cores | verdict |",
+		"| offered/s | achieved/s | OK p50 | OK p99 | OK p99 from actual send | lateness p99 | dropped | refused | failed | client cores | relay cores | verdict |",
 		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 	}
 	steps := res.Steps
@@ -576,7 +577,7 @@ func findMaxStepRow(st Step, g results.Group, cut bool) string {
 	sp := st.Phase
 	q := func(k, p string) string {
 		if h := sp.Latency[k]; h != nil && h.Count > 0 {
-			return roundLat(time.Duration(h.Percentiles[p])).String()
+			return numfmt.Dur(time.Duration(h.Percentiles[p])) // as the group table has it: 4.80ms, not 4.8ms
 		}
 		return "–"
 	}

@@ -264,7 +264,7 @@ func publishPhase(ctx context.Context, src *pubSource, o PublishOptions, res *Pu
 	}
 	ph.Series = bk.series.Result(w.End)
 	if o.Mode == ModeWait {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("closed loop: %s, one EVENT in flight each; OK latency is EVENT write → OK read of accepted events (refusals apart, as ok_refused)", numfmt.Count(o.Connections, "connection")))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("closed loop: %s, one EVENT in flight each; OK latency is EVENT write → OK read of accepted events only (refusals are timed apart)", numfmt.Count(o.Connections, "connection")))
 	} else {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("pipelined: up to %d unacknowledged EVENTs per connection; OK latency is EVENT write → OK read of accepted events, so it includes the relay's queue", o.Window))
 	}
