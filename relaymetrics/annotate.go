@@ -153,15 +153,33 @@ type check struct {
 	what   string // what the relay counts
 	ours   string // what bounds it, in relaybench's words
 	ops    []string
+	over   *overCount // how a relay is known to count the series more than once, or nil
 }
 
+// overCount is a relay's known over-count of a series, read in its
+// source: each message relaybench sent counted times over, plus the
+// relay's own count of other messages (plus, a series of the same
+// window) counted there once each.
+type overCount struct {
+	times int64
+	plus  string // "": none
+	why   string // the relay's code that does it
+}
+
+// eventTwice: nostr-rs-relay 0.8.9 … 0.8.13 (the catalog's is 0.8.12)
+// increments nostr_cmd_event_total for every EVENT or AUTH message before
+// it parses it, then again for an EVENT found valid or invalid; 0.9.0
+// dropped the first (commit 388eadf, "feat: limit_scrapers").
+var eventTwice = &overCount{times: 2, plus: "nostr_cmd_auth_total",
+	why: "nostr-rs-relay 0.8.9 … 0.8.13 counts every EVENT message twice, once on arrival before parsing (src/server.rs:1266 in 0.8.12) and again as a valid event (:1269) or an invalid one (:1330), and every AUTH message once (:1266, and in nostr_cmd_auth_total at :1299); 0.9.0 counts an EVENT once (commit 388eadf)"}
+
 var checks = []check{
-	{"nostr_events_write_seconds_count", "events written", "accepted (OK true) … sent", []string{results.OpEvent}},
-	{"nostr_cmd_event_total", "EVENT messages received", "accepted (OK true) … sent", []string{results.OpEvent}},
-	{"nostr_cmd_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}},
+	{"nostr_events_write_seconds_count", "events written", "accepted (OK true) … sent", []string{results.OpEvent}, nil},
+	{"nostr_cmd_event_total", "EVENT messages received", "accepted (OK true) … sent", []string{results.OpEvent}, eventTwice},
+	{"nostr_cmd_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}, nil},
 	// Wisp (src/metrics.zig): a new event stored, not a duplicate.
-	{"wisp_events_stored_total", "events stored", "accepted (OK true; a duplicate is not stored again) … sent", []string{results.OpEvent}},
-	{"wisp_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}},
+	{"wisp_events_stored_total", "events stored", "accepted (OK true; a duplicate is not stored again) … sent", []string{results.OpEvent}, nil},
+	{"wisp_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}, nil},
 }
 
 // timing is one of the relay's latency histograms beside relaybench's.
@@ -190,14 +208,14 @@ func Checks(ph *results.Phase) []results.RelayCheck {
 	return out
 }
 
-// ours is what bounds a check's count, in relaybench's words.
-func ours(series string) string {
+// checkOf is the check of a series (the zero check if none).
+func checkOf(series string) check {
 	for _, c := range checks {
 		if c.series == series {
-			return c.ours
+			return c
 		}
 	}
-	return ""
+	return check{}
 }
 
 // notes name the relay's figures beside relaybench's: each check (outside
@@ -205,7 +223,7 @@ func ours(series string) string {
 func notes(ph *results.Phase) []string {
 	var out []string
 	for _, c := range ph.RelayChecks {
-		out = append(out, CheckNote(c))
+		out = append(out, CheckNote(c, ph.RelayMetrics))
 	}
 	m := ph.RelayMetrics
 	for _, tm := range timings {
@@ -220,19 +238,50 @@ func notes(ph *results.Phase) []string {
 }
 
 // CheckNote says a check in one line: the relay's count beside
-// relaybench's bounds, and whether they disagree.
-func CheckNote(c results.RelayCheck) string {
+// relaybench's bounds, and whether they disagree. m is the relay's
+// metrics of the same window: a count a relay is known to inflate
+// (overCount) is said to be its finding when m and the bounds account for
+// it exactly.
+func CheckNote(c results.RelayCheck, m map[string]float64) string {
 	n := int64(c.Relay)
 	count := fmt.Sprintf("%d", n)
 	if c.RelayMax > 0 {
 		count = fmt.Sprintf("%d … %d (merged segments whose windows overlap)", n, int64(c.RelayMax))
 	}
+	chk := checkOf(c.Series)
 	if !c.Disagree {
-		return fmt.Sprintf("relay metrics: %s %s (%s), within relaybench's %d … %d (%s)", count, c.What, c.Series, c.Low, c.High, ours(c.Series))
+		return fmt.Sprintf("relay metrics: %s %s (%s), within relaybench's %d … %d (%s)", count, c.What, c.Series, c.Low, c.High, chk.ours)
+	}
+	if f := overNote(c, chk, m); f != "" {
+		return fmt.Sprintf("relay metrics disagree: the relay counted %s %s (%s), %s; a relay finding, not an error of the run: %s", count, c.What, c.Series, f, chk.over.why)
 	}
 	times := ""
 	if c.RelayMax == 0 && c.High > 0 && n > c.High && n%c.High == 0 {
 		times = fmt.Sprintf(", %d times what relaybench sent", n/c.High)
 	}
-	return fmt.Sprintf("relay metrics disagree: the relay counted %s %s (%s%s), relaybench %d … %d (%s); other clients of the relay would count there too", count, c.What, c.Series, times, c.Low, c.High, ours(c.Series))
+	return fmt.Sprintf("relay metrics disagree: the relay counted %s %s (%s%s), relaybench %d … %d (%s); other clients of the relay would count there too", count, c.What, c.Series, times, c.Low, c.High, chk.ours)
+}
+
+// overNote says how c's count is what the relay's known over-count of
+// relaybench's bounds gives (its times, plus the relay's own count of the
+// plus series in m), or "" when it is not: then the two simply disagree.
+func overNote(c results.RelayCheck, chk check, m map[string]float64) string {
+	o := chk.over
+	if o == nil {
+		return ""
+	}
+	plus := int64(m[o.plus])
+	lo, hi := o.times*c.Low+plus, o.times*c.High+plus
+	most := c.Relay
+	if c.RelayMax > 0 {
+		most = c.RelayMax
+	}
+	if int64(most) < lo || int64(c.Relay) > hi {
+		return ""
+	}
+	and := ""
+	if plus > 0 {
+		and = fmt.Sprintf(" plus the relay's %d (%s)", plus, o.plus)
+	}
+	return fmt.Sprintf("%d times relaybench's %d … %d (%s)%s", o.times, c.Low, c.High, chk.ours, and)
 }

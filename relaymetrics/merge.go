@@ -59,7 +59,7 @@ func Merge(out *results.Phase, phs []*results.Phase) {
 	out.RelayChecks = mergedChecks(out, overlap, sum)
 	out.Notes = append(out.Notes, mergeNote(read, len(phs), overlap))
 	for _, c := range out.RelayChecks {
-		out.Notes = append(out.Notes, CheckNote(c))
+		out.Notes = append(out.Notes, CheckNote(c, out.RelayMetrics))
 	}
 }
 
