@@ -72,3 +72,23 @@ func TestKnownDoubleCountOfMergedSegments(t *testing.T) {
 		t.Errorf("notes %q", out.Notes)
 	}
 }
+
+// TestACountOfNoneIsChecked: a counter that did not move over the window
+// is left out of the relay's metrics, unless a check compares it: a relay
+// that counted none of the EVENTs relaybench sent disagrees, and Wisp
+// storing none of the events it answered OK true (all duplicates) is
+// within relaybench's bounds (it cannot tell duplicates apart).
+func TestACountOfNoneIsChecked(t *testing.T) {
+	page := Scrape{Values: map[string]float64{"nostr_cmd_event_total": 7, "wisp_events_stored_total": 5, "other_total": 3}, Types: map[string]string{}}
+	d, _ := deltas(page, page)
+	if v, ok := d["nostr_cmd_event_total"]; !ok || v != 0 || len(d) != 2 {
+		t.Fatalf("deltas %v: want the checked series at 0, other_total left out", d)
+	}
+	ph := results.NewPhase("publish", "publish")
+	ph.Accounts = []results.Account{{Op: results.OpEvent, Requested: 300, Accepted: 298, Refused: 2}}
+	ph.RelayMetrics = d
+	cs := Checks(&ph)
+	if len(cs) != 2 || cs[0].Series != "nostr_cmd_event_total" || !cs[0].Disagree || cs[1].Series != "wisp_events_stored_total" || cs[1].Disagree || cs[1].Low != 0 {
+		t.Errorf("checks %+v", cs)
+	}
+}
