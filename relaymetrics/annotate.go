@@ -185,7 +185,7 @@ var checks = []check{
 	{"nostr_events_write_seconds_count", "events written", "accepted (OK true) … sent", []string{results.OpEvent}, nil, false},
 	{"nostr_cmd_event_total", "EVENT messages received", "accepted (OK true) … sent", []string{results.OpEvent}, eventTwice, false},
 	{"nostr_cmd_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}, nil, false},
-	// Wisp 0.6.1 (src/metrics.zig) counts an event it stored, not a
+	// Wisp 0.6.1 (src/relay_metrics.zig) counts an event it stored, not a
 	// duplicate it answers OK true (src/handler.zig:423, src/writer.zig:184).
 	{"wisp_events_stored_total", "events stored", "none (an accepted duplicate is not stored again, and relaybench does not count duplicates apart) … sent", []string{results.OpEvent}, nil, true},
 	{"wisp_req_total", "REQ messages received", "answered … sent", []string{results.OpQuery, results.OpRead, results.OpSub}, nil, false},
