@@ -248,3 +248,15 @@ func TestSummaryShareAndOfferedRates(t *testing.T) {
 		}
 	}
 }
+
+// A burst the background never slowed (the workload stores 1 ns: its first
+// background event after the burst's start was within bounds) reads "at
+// once" in the brief summary, not "1ns".
+func TestSummaryBriefRecoveryAtOnce(t *testing.T) {
+	p := burstPhase()
+	p.Counts["burst_1_recovery_ns"] = 1
+	s := summaryText(t, oneRun("burst", nil, p), SummaryOptions{Brief: true})
+	if !strings.Contains(s, "  Recovery: burst 1 at once, burst 2 310ms\n") {
+		t.Errorf("brief recovery line:\n%s", s)
+	}
+}
