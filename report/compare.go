@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -514,42 +515,48 @@ func minP(n1, n2 int) float64 {
 // thing on the same kind of machine: the same corpus (seed, events,
 // authors, content size), the same parameters (but the relay commands and
 // the repeat count) and the same machine (CPU model, cores, OS and
-// architecture). It returns a one-line reason when they did not.
+// architecture). It returns a one-line reason when they did not, naming
+// the two files (baseline 2, candidate 1: their order on the command line)
+// and, for parameters, the ones that differ; two baselines (or two
+// candidates) that differ among themselves are said to, as such.
 func Comparable(base, cand []*results.File) error {
 	type ref struct {
-		what, val, file string
+		what, val, file, side string
+		params                map[string]any
 	}
-	var first map[string]ref
+	first := map[string]ref{}
 	check := func(side string, files []*results.File) error {
-		for _, f := range files {
+		for n, f := range files {
+			file := fmt.Sprintf("%s %d", side, n+1)
 			m := fmt.Sprintf("%s, %d cores, %s/%s", f.Machine.CPUModel, f.Machine.Cores, f.Machine.OS, f.Machine.Arch)
-			vals := []ref{{"machine", m, side}}
+			vals := []ref{{what: "machine", val: m}}
 			for i := range f.Runs {
 				r := &f.Runs[i]
 				if r.Skipped != "" {
 					continue
 				}
-				c := r.Corpus
-				desc := fmt.Sprintf("seed %d, %d events, %d authors, %d B content", c.Seed, c.Events, c.Authors, c.AvgSize)
-				if c.Fingerprint != "" {
-					// An event dump: its fingerprint (sha256 over the ordered ids) is the corpus.
-					desc = fmt.Sprintf("dump %s, %d events, fingerprint %s", c.Source, c.Events, c.Fingerprint)
-				}
-				vals = append(vals, ref{"corpus", desc, side})
-				vals = append(vals, ref{"parameters", paramsKey(r.Params), side})
+				vals = append(vals, ref{what: "corpus", val: corpusKey(r.Corpus)},
+					ref{what: "parameters", val: paramsKey(r.Params), params: r.Params})
 			}
 			for _, v := range vals {
-				if first == nil {
-					first = map[string]ref{}
-				}
+				v.file, v.side = file, side
 				old, ok := first[v.what]
 				if !ok {
 					first[v.what] = v
 					continue
 				}
-				if old.val != v.val {
-					return fmt.Errorf("baseline and candidate differ in %s (%s: %s; %s: %s): refusing to compare (--force to compare anyway)", v.what, old.file, old.val, v.file, v.val)
+				if old.val == v.val {
+					continue
 				}
+				who := "baseline and candidate differ"
+				if old.side == side {
+					who = "the " + side + "s differ among themselves"
+				}
+				what, ov, nv := v.what, old.val, v.val
+				if v.what == "parameters" {
+					what, ov, nv = paramsDiff(old.params, v.params)
+				}
+				return fmt.Errorf("%s in %s (%s: %s; %s: %s): refusing to compare (--force to compare anyway)", who, what, old.file, ov, v.file, nv)
 			}
 		}
 		return nil
@@ -558,6 +565,48 @@ func Comparable(base, cand []*results.File) error {
 		return err
 	}
 	return check("candidate", cand)
+}
+
+// corpusKey is what names a run's corpus for Comparable.
+func corpusKey(c results.Corpus) string {
+	if c.Fingerprint != "" {
+		// An event dump: its fingerprint (sha256 over the ordered ids) is the corpus.
+		return fmt.Sprintf("dump %s, %d events, fingerprint %s", c.Source, c.Events, c.Fingerprint)
+	}
+	return fmt.Sprintf("seed %d, %d events, %d authors, %d B content", c.Seed, c.Events, c.Authors, c.AvgSize)
+}
+
+// paramsDiff names the parameters (as paramsKey keeps them) on which a and b
+// differ, "parameter concurrency" or "parameters a, b", with each side's
+// values of those only ("concurrency=4"; "concurrency=<none>" when unset).
+func paramsDiff(a, b map[string]any) (what, av, bv string) {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	delete(keys, "relays")
+	delete(keys, "repeat")
+	val := func(p map[string]any, k string) string {
+		v, ok := p[k]
+		if !ok {
+			return k + "=<none>"
+		}
+		return fmt.Sprintf("%s=%v", k, v)
+	}
+	var names, as, bs []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if val(a, k) != val(b, k) {
+			names, as, bs = append(names, k), append(as, val(a, k)), append(bs, val(b, k))
+		}
+	}
+	what = "parameter "
+	if len(names) > 1 {
+		what = "parameters "
+	}
+	return what + strings.Join(names, ", "), strings.Join(as, " "), strings.Join(bs, " ")
 }
 
 // paramsKey is the run parameters that shape a measurement, as one string.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"html"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,7 +181,7 @@ func TestComparable(t *testing.T) {
 	}
 	d := gateFile("r", 1, 2)
 	d.Runs[0].Params["concurrency"] = 10
-	if err := Comparable([]*results.File{a}, []*results.File{d}); err == nil || !strings.Contains(err.Error(), "differ in parameters") {
+	if err := Comparable([]*results.File{a}, []*results.File{d}); err == nil || !strings.Contains(err.Error(), "differ in parameter concurrency") {
 		t.Errorf("different parameters: %v", err)
 	}
 	// Two dumps of the same size and name but other events: the fingerprint decides.
@@ -228,5 +229,54 @@ func TestThresholdsInMarkdownAndHTML(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "| publish.rate>6500 | strfry | 6000/s (median of 3) |") {
 		t.Errorf("Markdown row:\n%s", md.String())
+	}
+}
+
+// Two baselines that differ from each other are said to, with the parameter
+// that differs; the candidate is not named.
+func TestComparableBaselinesDiffer(t *testing.T) {
+	a, b, c := gateFile("r", 1), gateFile("r", 1), gateFile("r", 1)
+	b.Runs[0].Params["workloads"] = []string{"subscribe", "lifecycle"}
+	err := Comparable([]*results.File{a, b}, []*results.File{c})
+	if err == nil {
+		t.Fatal("baselines with different workloads: no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{"the baselines differ among themselves in parameter workloads", "baseline 1: workloads=<none>", "baseline 2: workloads=[subscribe lifecycle]"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in %q", want, msg)
+		}
+	}
+	if strings.Contains(msg, "candidate") || strings.Contains(msg, "concurrency") {
+		t.Errorf("names the candidate or an equal parameter: %q", msg)
+	}
+	d := gateFile("r", 1)
+	d.Runs[0].Params["concurrency"] = 10
+	if err := Comparable([]*results.File{a}, []*results.File{d}); err == nil || !strings.Contains(err.Error(), "baseline and candidate differ in parameter concurrency (baseline 1: concurrency=") {
+		t.Errorf("candidate differing: %v", err)
+	}
+}
+
+// A skipped relay's count is a column of its own: Runs stays a column of
+// numbers, each right-aligned under the header.
+func TestRelayTableSkippedColumn(t *testing.T) {
+	f := gateFile("a", 1)
+	f.Runs = append(f.Runs, results.Run{Relay: results.Relay{Name: "strfry"}, Skipped: "no binary"})
+	rt := relayTable(groupRuns([]*results.File{f}))
+	if got := rt.head[len(rt.head)-2:]; got[0] != "Runs" || got[1] != "Skipped" {
+		t.Fatalf("head %q: want Runs, Skipped last", rt.head)
+	}
+	var buf bytes.Buffer
+	rt.text(&buf, "")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	runsEnd := strings.Index(lines[0], "Runs") + len("Runs") // the header is ASCII
+	for _, l := range lines[1:] {
+		r := []rune(l) // the dash cells are not
+		if strings.Contains(l, "skipped") || len(r) < runsEnd || !strings.ContainsRune("01", r[runsEnd-1]) {
+			t.Errorf("Runs not a right-aligned number in %q (table:\n%s)", l, buf.String())
+		}
+	}
+	if one := relayTable(groupRuns([]*results.File{gateFile("a", 1)})); slices.Contains(one.head, "Skipped") {
+		t.Errorf("no relay skipped, yet a Skipped column: %q", one.head)
 	}
 }

@@ -680,6 +680,13 @@ func resourceTable(groups []*relayRuns) *table {
 func relayTable(groups []*relayRuns) *table {
 	t := &table{title: "Relays", head: []string{"Relay", "URL", "Software", "Version", "Managed", "Runs"},
 		left: map[int]bool{1: true, 2: true, 3: true, 4: true}}
+	anySkipped := false
+	for _, g := range groups {
+		anySkipped = anySkipped || slices.ContainsFunc(g.runs, func(r *results.Run) bool { return r.Skipped != "" })
+	}
+	if anySkipped { // a column of its own, so that Runs stays a column of numbers
+		t.head = append(t.head, "Skipped")
+	}
 	for _, g := range groups {
 		sw, ver := g.relay.Software, g.relay.Version
 		if sw == "" {
@@ -698,11 +705,11 @@ func relayTable(groups []*relayRuns) *table {
 				ran++
 			}
 		}
-		runs := fmt.Sprint(ran)
-		if ran < len(g.runs) {
-			runs += fmt.Sprintf(" (%d skipped)", len(g.runs)-ran)
+		row := []string{g.key, g.relay.URL, sw, ver, managed, fmt.Sprint(ran)}
+		if anySkipped {
+			row = append(row, fmt.Sprint(len(g.runs)-ran))
 		}
-		t.add(g.key, g.relay.URL, sw, ver, managed, runs)
+		t.add(row...)
 	}
 	return t
 }
