@@ -68,5 +68,5 @@ func (c *syncCmd) refuseHeldEvents(g *Globals) error {
 	if why == "" {
 		return nil
 	}
-	return withCode(judge.Error, errors.New(why+"; start a fresh one (relaybench relay serve --addr 127.0.0.1:7778 serves one from a new data dir) or omit --relay for the embedded relay"))
+	return withCode(judge.Error, errors.New(why+"; start a fresh one (relaybench relay serve serves one from a new data dir on a free port and prints its address: listening ws://HOST:PORT) or omit --relay for the embedded relay"))
 }
