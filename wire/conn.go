@@ -109,7 +109,7 @@ type Options struct {
 	// several source addresses, each with its own ephemeral ports).
 	LocalAddr net.IP
 	// SharedReader reads a plain ws:// connection on one of a few shared
-	// reader threads instead of a goroutine of its own (Linux; see
+	// readers (epoll sets) instead of a goroutine of its own (Linux; see
 	// poll_linux.go): far cheaper per message for thousands of
 	// subscriptions. Handlers (SubHandler, OnNotice, OnMalformed, SendEvent's
 	// done) then run on that thread for many connections in turn and must
@@ -183,7 +183,7 @@ func SetDefaultAnswerCap(events int, bytes int64) {
 
 // sharedReaders overrides Options.SharedReader for every connection:
 // RELAYBENCH_SHARED_READERS=all reads every plain ws:// connection on the
-// shared reader threads (to run every test through that path), =off none
+// shared readers (to run every test through that path), =off none
 // (to compare with a goroutine per connection).
 var sharedReaders = os.Getenv("RELAYBENCH_SHARED_READERS")
 
@@ -294,7 +294,7 @@ type Conn struct {
 	nc  net.Conn     // the TCP (or TLS-carrying TCP) connection under ws
 	fr  *frameReader // plain ws://: reads frames from nc itself (frames.go)
 
-	reasons map[string]string // interned OK reasons of a shared connection (its reader thread's)
+	reasons map[string]string // interned OK reasons of a shared connection (its reader's)
 
 	direct    bool       // frame and write ourselves (plain ws://), see write.go
 	wmu       sync.Mutex // guards the fields below
@@ -594,7 +594,7 @@ func (c *Conn) fail(why error) {
 	close(c.done)
 	c.ws.CloseNow()
 	if rs, ok := c.nc.(interface{ shutdown() }); ok {
-		rs.shutdown() // a shared connection's socket: its reader thread releases it
+		rs.shutdown() // a shared connection's socket: its reader releases it
 	}
 	c.stopWriter()
 	now := mono.Now()

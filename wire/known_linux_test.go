@@ -11,7 +11,7 @@ import (
 // does not recognise reaches OnEvent; a recognised object followed by a
 // fourth element is still a malformed frame (what follows the object is
 // checked); without OnKnownEvent a recognised object goes to OnEvent. On a
-// connection's own reader and on a shared reader thread alike.
+// connection's own reader and on a shared reader alike.
 func TestKnownEventHandler(t *testing.T) {
 	_, ours := fakeEvent(1, "ours")
 	_, other := fakeEvent(2, "other")

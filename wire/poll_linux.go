@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -18,8 +19,8 @@ import (
 )
 
 // Shared readers (Options.SharedReader): thousands of mostly idle
-// subscriber connections read by a few locked OS threads instead of a
-// goroutine each.
+// subscriber connections read by a few readers, each with an epoll set of
+// its own, instead of a goroutine each.
 //
 // A goroutine per connection costs, per delivered message, a netpoller
 // wake-up, a goroutine switch and the read that finds the socket empty
@@ -29,19 +30,21 @@ import (
 // sockets read from one epoll thread. So after the handshake a shared
 // connection's socket leaves Go's netpoller altogether (a duplicate
 // descriptor is kept and the original closed, which removes it from the
-// runtime's epoll set) and joins the epoll set of one of the shared reader
-// threads: edge-triggered, read until a read comes back short (the socket
+// runtime's epoll set) and joins the epoll set of one of the shared
+// readers: edge-triggered, read until a read comes back short (the socket
 // was then drained; anything arriving later raises a new edge; after a
 // hang-up, read to the end), every
-// complete message handled on that thread exactly as the goroutine reader
+// complete message handled on that reader exactly as the goroutine reader
 // handles it (handlers must not block: they run for many connections in
-// turn). Writes (REQ, CLOSE, pongs, AUTH) go to the descriptor directly,
+// turn). The reader is a goroutine: only the epoll set itself sits in
+// Go's netpoller (see loop). Writes (REQ, CLOSE, pongs, AUTH, EVENTs) go
+// to the descriptor directly,
 // waiting in poll(2) for room when the socket is full, within the write
-// deadline. Closing shuts the socket down; the reader thread sees the
+// deadline. Closing shuts the socket down; the reader sees the
 // hang-up, takes it out of its set and closes the descriptor, so a
 // descriptor number is never reused while a reader could still touch it.
 
-// readerThreads is how many reader threads serve shared connections:
+// readerThreads is how many readers serve shared connections:
 // one per two cores (one was the fastest on 2 cores, where the relay
 // needs the other).
 // RELAYBENCH_READER_THREADS sets it (for measuring).
@@ -54,6 +57,7 @@ func readerThreads() int {
 
 type poller struct {
 	ep    int
+	epf   *os.File // ep in Go's netpoller (nil: it refused it)
 	mu    sync.Mutex
 	conns []*Conn // by token (the epoll data); nil: free
 	free  []int32
@@ -66,17 +70,16 @@ var (
 	pollNext    atomic.Uint32
 )
 
-// sharedPoller returns the reader thread a new shared connection joins
-// (round robin), starting the threads on first use.
+// sharedPoller returns the reader a new shared connection joins (round
+// robin), starting the readers on first use.
 func sharedPoller() (*poller, error) {
 	pollersOnce.Do(func() {
 		for range readerThreads() {
-			ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+			p, err := newPoller()
 			if err != nil {
-				pollersErr = os.NewSyscallError("epoll_create1", err)
+				pollersErr = err
 				return
 			}
-			p := &poller{ep: ep}
 			pollers = append(pollers, p)
 			go p.loop()
 		}
@@ -87,7 +90,7 @@ func sharedPoller() (*poller, error) {
 	return pollers[int(pollNext.Add(1))%len(pollers)], nil
 }
 
-// add registers c (whose nc is a *rawSock) with the reader thread.
+// add registers c (whose nc is a *rawSock) with the reader.
 func (p *poller) add(c *Conn, rs *rawSock) error {
 	p.mu.Lock()
 	var tok int32
@@ -98,7 +101,7 @@ func (p *poller) add(c *Conn, rs *rawSock) error {
 		tok = int32(len(p.conns))
 		p.conns = append(p.conns, nil)
 	}
-	rs.tok, rs.p = tok, p // before the reader thread can see c
+	rs.tok, rs.p = tok, p // before the reader can see c
 	p.conns[tok] = c
 	p.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | unix.EPOLLET, Fd: tok}
@@ -121,29 +124,118 @@ func (p *poller) get(tok int32) *Conn {
 	return nil
 }
 
-// loop is one reader thread.
+// newPoller makes a reader's epoll set, non-blocking and in Go's own
+// netpoller (an epoll descriptor is readable while it holds ready
+// sockets), so that its reader can wait in the runtime instead of in a
+// blocking epoll_wait.
+func newPoller() (*poller, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	p := &poller{ep: ep}
+	if syscall.SetNonblock(ep, true) == nil {
+		p.epf = os.NewFile(uintptr(ep), "epoll") // owns ep from here; pollers keep it
+	}
+	return p, nil
+}
+
+// loop is one reader: a goroutine that sleeps in Go's netpoller until its
+// epoll set has ready sockets, then takes every ready one with
+// non-blocking epoll_waits and reads them. A reader blocked in epoll_wait
+// as a system call on a locked thread (as before) kept Go's sysmon
+// polling every 20 µs: in publish wait-for-OK runs (4 connections) 1.3
+// context switches per OK against khatru and 2.3 against strfry, 0.86
+// and 1.0 this way (bench/RESULTS.md, issue #26). Should the runtime
+// refuse the epoll descriptor, the reader blocks in epoll_wait on a
+// thread of its own.
 func (p *poller) loop() {
-	runtime.LockOSThread()
 	evs := make([]syscall.EpollEvent, 256)
 	var f frame
+	if p.epf != nil {
+		if rc, err := p.epf.SyscallConn(); err == nil {
+			// returns only if the descriptor cannot be waited for in the runtime
+			_ = rc.Read(func(uintptr) bool {
+				// a full batch may leave ready sockets behind, which
+				// raise no new edge: take them before waiting
+				for n := len(evs); n == len(evs) || n < 0; {
+					n = p.wait(evs, &f, 0)
+				}
+				return false // wait in the netpoller for the next ready socket
+			})
+		}
+	}
+	runtime.LockOSThread()
 	for {
-		n, err := syscall.EpollWait(p.ep, evs, -1)
-		if err != nil {
-			if err == syscall.EINTR {
-				continue
-			}
-			panic(os.NewSyscallError("epoll_wait", err)) // cannot happen with a valid epoll descriptor
-		}
-		for _, ev := range evs[:n] {
-			if c := p.get(ev.Fd); c != nil {
-				c.pollRead(&f, ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0)
-			}
-		}
+		p.wait(evs, &f, -1)
 	}
 }
 
+// wait takes the ready sockets of p's set (waiting up to ms milliseconds;
+// -1: until one is), reads each, and returns how many there were (-1:
+// interrupted).
+func (p *poller) wait(evs []syscall.EpollEvent, f *frame, ms int) int {
+	var n int
+	var err error
+	if ms == 0 {
+		n, err = rawEpollWait(p.ep, evs)
+	} else {
+		n, err = syscall.EpollWait(p.ep, evs, ms)
+	}
+	if err != nil {
+		if err == syscall.EINTR {
+			return -1
+		}
+		panic(os.NewSyscallError("epoll_wait", err)) // cannot happen with a valid epoll descriptor
+	}
+	for _, ev := range evs[:n] {
+		if c := p.get(ev.Fd); c != nil {
+			c.pollRead(f, ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0)
+		}
+	}
+	return n
+}
+
+// rawEpollWait, rawRead and rawWrite are epoll_wait with a zero timeout
+// and read(2) and write(2) on a non-blocking socket: calls that never
+// block, made without telling Go's scheduler. Told (syscall.Read and the
+// like), the first system call after the process went idle wakes sysmon
+// from its deep sleep (a futex wake-up), which then sleeps 20 µs at a
+// time until the process idles again: 0.8 futex calls and 0.4
+// nanosleeps per OK in a publish wait-for-OK run against khatru, with the
+// reader already in the netpoller.
+func rawEpollWait(ep int, evs []syscall.EpollEvent) (int, error) {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+func rawRead(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
 // pollRead reads and handles what has arrived on a shared connection, on
-// its reader thread. hup: the relay closed its side or the socket failed,
+// its reader. hup: the relay closed its side or the socket failed,
 // so reading goes on to the end (a short read is then no sign of more to
 // come: the hang-up's edge was this one). Every message is timed at the
 // return of the read that completed it: the reader's own work on the
@@ -163,7 +255,7 @@ func (c *Conn) pollRead(f *frame, hup bool) {
 		fr.room(need)
 		fr.unparsed.Store(0)
 		space := len(fr.buf) - fr.w
-		m, err := syscall.Read(rs.fd, fr.buf[fr.w:])
+		m, err := rawRead(rs.fd, fr.buf[fr.w:])
 		recv = mono.Now()
 		fr.reads.Add(1)
 		switch {
@@ -204,7 +296,7 @@ func (c *Conn) pollParse(rs *rawSock, f *frame, recv int64) int {
 	}
 }
 
-// pollDone ends a shared connection from its reader thread: the connection
+// pollDone ends a shared connection from its reader: the connection
 // fails with why (nothing if it had already failed) and its descriptor
 // leaves the epoll set and is closed.
 func (c *Conn) pollDone(rs *rawSock, why error) {
@@ -213,7 +305,7 @@ func (c *Conn) pollDone(rs *rawSock, why error) {
 }
 
 // rawSock is a shared connection's socket once out of Go's netpoller: the
-// writer writes to it directly; the reader thread owns reading and closing.
+// writer writes to it directly; the reader owns reading and closing.
 type rawSock struct {
 	fd           int
 	p            *poller
@@ -284,7 +376,7 @@ func (rs *rawSock) Write(b []byte) (int, error) {
 	}
 	n := 0
 	for n < len(b) {
-		m, err := syscall.Write(rs.fd, b[n:])
+		m, err := rawWrite(rs.fd, b[n:])
 		if m > 0 {
 			n += m
 			continue
@@ -314,7 +406,7 @@ func (rs *rawSock) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// Close shuts the socket down: the reader thread sees the hang-up and
+// Close shuts the socket down: the reader sees the hang-up and
 // releases the descriptor.
 func (rs *rawSock) Close() error {
 	if !rs.shut.CompareAndSwap(false, true) {
@@ -360,7 +452,7 @@ func (r rawCtl) Control(f func(fd uintptr)) error {
 func (rawCtl) Read(func(fd uintptr) bool) error  { return errDetached }
 func (rawCtl) Write(func(fd uintptr) bool) error { return errDetached }
 
-// startShared moves a new plain ws:// connection to a shared reader thread;
+// startShared moves a new plain ws:// connection to a shared reader;
 // false (and the goroutine reader) when that is not possible.
 func (c *Conn) startShared(under net.Conn) (bool, error) {
 	p, err := sharedPoller()

@@ -4,6 +4,6 @@ package wire
 
 import "net"
 
-// startShared: shared reader threads are Linux only; the connection keeps
+// startShared: shared readers are Linux only; the connection keeps
 // its goroutine reader.
 func (c *Conn) startShared(net.Conn) (bool, error) { return false, nil }
