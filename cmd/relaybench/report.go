@@ -368,7 +368,8 @@ func writeReport(w io.Writer, format string, fs []*results.File, o report.Option
 			if i > 0 {
 				fmt.Fprintln(w)
 			}
-			if err := report.Summary(w, f); err != nil {
+			// What the run printed: the brief summary, -v the full one.
+			if err := report.WriteSummary(w, f, report.SummaryOptions{Brief: !fullSummary}); err != nil {
 				return err
 			}
 		}

@@ -205,3 +205,28 @@ func TestBadThresholdBeforeWork(t *testing.T) {
 		t.Errorf("the relay was connected to %d times before the bad threshold was refused", n)
 	}
 }
+
+// `report FILE` prints the brief summary the run printed (results keys in
+// its notes in words); `report -v FILE` the full one, keys as written.
+func TestReportBriefAsTheRunPrinted(t *testing.T) {
+	dir := t.TempDir()
+	h := &results.Histogram{Count: 10, Min: 1e6, Max: 3e6, Percentiles: map[string]int64{"50": 1e6, "99": 2e6}}
+	f := &results.File{Tool: results.Tool{Name: "relaybench"}, Machine: results.Machine{CPUModel: "cpu", Cores: 2}, Command: "burst",
+		Runs: []results.Run{{Relay: results.Relay{Name: "r", URL: "ws://127.0.0.1:1"}, Phases: []results.Phase{{Name: "burst",
+			Counts:  map[string]int64{"sent": 10, "accepted": 10},
+			Latency: map[string]*results.Histogram{"ok": h, "ok_from_intended": h},
+			Notes:   []string{"events went out late; ok_from_intended counts from the scheduled time"}}}}},
+		Verdict: &results.Verdict{Outcome: "passed"}}
+	in := filepath.Join(dir, "r.json")
+	if err := results.Write(in, f); err != nil {
+		t.Fatal(err)
+	}
+	code, brief, stderr := runHere(t, "report", in)
+	if code != 0 || strings.Contains(brief, "ok_from_intended") || !strings.Contains(brief, "OK latency (from intended send time) counts") {
+		t.Errorf("report FILE: exit %d (%s); want the brief summary, keys in words:\n%s", code, stderr, brief)
+	}
+	code, full, stderr := runHere(t, "report", "-v", in)
+	if code != 0 || !strings.Contains(full, "; ok_from_intended counts") || !strings.Contains(full, "cpu") {
+		t.Errorf("report -v FILE: exit %d (%s); want the full summary:\n%s", code, stderr, full)
+	}
+}
