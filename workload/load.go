@@ -251,6 +251,9 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	pctx, acct := newLoadAccount(ctx, &o, plan)
 	defer acct.wd.Stop()
 	ops := newLoadOps(pctx, &o, plan, pool, acct)
+	if ops.ver != nil {
+		defer ops.ver.close()
+	}
 	stopExpiring := context.AfterFunc(pctx, ops.expireInFlight)
 	defer stopExpiring()
 	res, m, err := ops.measure()
@@ -501,6 +504,7 @@ type loadOps struct {
 	acct  *loadAccount
 	live  *liveStats
 	kinds map[string]*kindStats // mixed load: per kind
+	ver   *loadVerifier         // checks the queries' answers (nil: no query)
 
 	nextEv, subSeq, returned, bytesSent, nextConn atomic.Int64
 }
@@ -510,6 +514,9 @@ func newLoadOps(pctx context.Context, o *LoadOptions, plan *loadPlan, pool *conn
 	if o.Kind == LoadMixed {
 		l.kinds[LoadPublish] = newKindStats()
 		l.kinds[LoadQuery] = newKindStats()
+	}
+	if plan.nQuery > 0 {
+		l.ver = newLoadVerifier(o.Kind == LoadMixed)
 	}
 	return l
 }
@@ -576,11 +583,14 @@ func (l *loadOps) publish(ctx context.Context, cn *wire.Conn) schedule.Outcome {
 func (l *loadOps) query(ctx context.Context, cn *wire.Conn, seq int64) schedule.Outcome {
 	n := l.subSeq.Add(1) // this instance's: subscription ids stay unique
 	qn := l.o.queryOrdinal(seq)
-	f := l.plan.filters[int(qn%int64(len(l.plan.filters)))]
+	f := &l.plan.filters[int(qn%int64(len(l.plan.filters)))]
 	ctx, done := l.opCtx(ctx)
-	res, err := cn.Query(ctx, "lq"+strconv.FormatInt(n, 36), []nostr.Filter{f})
+	res, err := cn.Query(ctx, "lq"+strconv.FormatInt(n, 36), []nostr.Filter{*f})
 	done()
 	l.returned.Add(int64(len(res.Events)))
+	if err == nil && res.Ended == wire.EndEOSE {
+		l.ver.add(f, res.Events) // every complete answer goes through the verifier
+	}
 	out := schedule.Outcome{Sent: res.Sent, Done: res.End}
 	switch {
 	case err != nil:
@@ -727,6 +737,7 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 		ph.Params["query_limit"] = o.Limit
 		ph.Params["distinct_filters"] = len(plan.filters)
 		ph.Counts[results.CountEventsReturned] = l.returned.Load()
+		ph.Verification = l.ver.result(o.Kind)
 	}
 	for _, led := range l.acct.ledgers() {
 		ph.Accounts = append(ph.Accounts, led.Result())
