@@ -166,18 +166,7 @@ func (r *Result) notes() []string {
 			numfmt.Group(r.Dropped), r.MaxLateness, r.lateCause()))
 	}
 	if r.poolFull() && r.Latency.Count() > 0 && r.End > r.Start {
-		rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
-		need := rate * r.Uncorrected.Mean() / 1e9
-		about := fmt.Sprintf("about %.0f", need)
-		if need < 0.5 {
-			about = "on average under 1" // "about 0" reads as none
-		}
-		busy := fmt.Sprintf("all %d workers were", r.Pool)
-		if r.Pool == 1 {
-			busy = "the one worker was"
-		}
-		n = append(n, fmt.Sprintf("%s busy at times: at %.0f ops/s and a mean reply time of %v, %s must be in flight (Little's law)",
-			busy, rate, round(int64(r.Uncorrected.Mean())), about))
+		n = append(n, r.littleNote())
 	}
 	if r.Unfinished > 0 {
 		n = append(n, fmt.Sprintf("%s operations had not finished when the %v drain ended and were abandoned", numfmt.Group(r.Unfinished), r.Drain))
@@ -205,6 +194,33 @@ func (r *Result) notes() []string {
 			round(p99), round(mx), disp, verdict))
 	}
 	return n
+}
+
+// littleNote says what a pool that filled at times means: by Little's law
+// the ops in flight on average are the rate times the mean reply time; below
+// the pool, the slots filled in bursts only; at or above it, the pool was
+// too small for this rate at these reply times.
+func (r *Result) littleNote() string {
+	rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
+	mean := r.Uncorrected.Mean()
+	need := rate * mean / 1e9
+	slots := fmt.Sprintf("all %d in-flight slots (--load-pool) were", r.Pool)
+	if r.Pool == 1 {
+		slots = "the one in-flight slot (--load-pool) was"
+	}
+	avg := fmt.Sprintf("about %.0f ops", need)
+	switch {
+	case need < 0.5:
+		avg = "under 1 op" // "about 0" reads as none
+	case need < 1.5:
+		avg = "about 1 op"
+	}
+	why := fmt.Sprintf("%.0f ops/s × %v mean reply time, Little's law", rate, round(int64(mean)))
+	if need < float64(r.Pool) {
+		return fmt.Sprintf("%s busy at times, though on average %s in flight (%s): the slots filled only in bursts", slots, avg, why)
+	}
+	return fmt.Sprintf("%s busy at times: on average %s in flight (%s), at least as many as the %d slots hold: the pool is too small for this rate at these reply times",
+		slots, avg, why, r.Pool)
 }
 
 // round shows ns with the three significant digits a reader can use.

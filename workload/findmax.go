@@ -387,7 +387,7 @@ func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, clien
 	case ph.ClientLimited:
 		// The note without its "client-limited: ": the step's verdict names it.
 		return false, why + " (" + strings.TrimPrefix(firstMatch(notes, "client-limited"), "client-limited: ") + ")", true
-	case strings.Contains(notes, "relay-limited"):
+	case strings.Contains(notes, "relay-limited"), strings.Contains(notes, SlotWaitPrefix):
 		// Pool full while the client had spare CPU: is the pool simply too
 		// small for this rate at the relay's on-target reply time?
 		rate := float64(c["intended"]) / (float64(ph.Duration) / 1e9)

@@ -1032,12 +1032,17 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		ph.ClientLimited = true
 		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: all %d in-flight slots filled, but the client's own goroutines waited p99 %v to run, a large part of the reply time p99 %v: the client was slow to send and read, so the relay cannot be blamed (%s)",
 			res.Pool, roundLat(schedP99), roundLat(time.Duration(res.Uncorrected.Quantile(99))), cpuNote))
-	case (res.ClientLimited || dispatchLate) && poolFull:
-		// Late or dropped because every worker waited on the relay (the
+	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0:
+		// Dropped because every worker waited on the relay (the
 		// dispatcher then waits for room in the queue in front of the pool).
 		ph.ClientLimited, relayLimited = false, true
 		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because all %d in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
 			res.Pool, cpuNote))
+	case (res.ClientLimited || dispatchLate) && poolFull:
+		// Late, none dropped: the relay kept up, a burst of slow replies
+		// held every slot for a while.
+		ph.ClientLimited = false
+		ph.Notes = append(ph.Notes, slotWaitNote(res, cpuNote))
 	case dispatchLate:
 		// The figure is the lateness note's "dispatcher's share": said
 		// there once, not again here.
@@ -1053,6 +1058,22 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		ph.Notes = append(ph.Notes, "sent on schedule: the client kept up ("+cpuNote+")")
 	}
 	return relayLimited
+}
+
+// SlotWaitPrefix begins the note of a load phase whose ops started late
+// because every in-flight slot was waiting on the relay, none dropped.
+const SlotWaitPrefix = "waited on the relay at times:"
+
+// slotWaitNote is that note: every op started within --load-max-lateness,
+// some waited for a slot; it makes no claim that the relay kept up or not.
+func slotWaitNote(res *schedule.Result, cpuNote string) string {
+	late := "some ops started late"
+	if res.Lateness != nil && res.Lateness.Count() > 0 {
+		late = fmt.Sprintf("some ops started late (lateness p99 %v, max %v)",
+			roundLat(time.Duration(res.Lateness.Quantile(99))), roundLat(time.Duration(res.Lateness.Max())))
+	}
+	return fmt.Sprintf("%s all %d in-flight slots (--load-pool) were at times waiting for the relay's replies, so %s; none was dropped: every op started within --load-max-lateness (%v), and the client had CPU to spare (%s)",
+		SlotWaitPrefix, res.Pool, late, res.MaxLateness, cpuNote)
 }
 
 // schedLatencies reads the Go runtime's histogram of how long runnable

@@ -117,3 +117,31 @@ func TestLoadDropsAreNotRunBookedByWhoLimited(t *testing.T) {
 	}
 	checkDropVerdict(t, ph, judge.Error)
 }
+
+// Ops that started late while every in-flight slot waited on the relay,
+// none dropped: the note says so plainly, never "relay-limited" or "did
+// not keep up", and the phase is neither relay- nor client-limited; with
+// drops it is relay-limited.
+func TestLateWithoutDropsIsNotRelayLimited(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, dropped := range []int64{0, 30} {
+		res := &schedule.Result{Pool: 2, MaxInFlight: 2, Intended: 900, Dropped: dropped, ClientLimited: true, MaxLateness: time.Second,
+			ClientLimitedWhy: "lateness p99 5ms above 1ms: the pool of 2 was full", Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram()}
+		for range 100 {
+			res.Uncorrected.Record(50 * ms) // replies far slower than the 6.7 ms the pool takes to fill
+			res.Lateness.Record(5 * ms)
+		}
+		ph := results.Phase{Name: "load", Duration: int64(3 * time.Second), ClientLimited: true, Resources: &results.Resources{ClientCPUSecs: 0.3}}
+		relay := judgeLoad(&ph, res, 0)
+		notes := strings.Join(ph.Notes, "\n")
+		switch {
+		case ph.ClientLimited:
+			t.Errorf("dropped %d: client-limited:\n%s", dropped, notes)
+		case dropped == 0 && (relay || strings.Contains(notes, "relay-limited") || strings.Contains(notes, "did not keep up") ||
+			!strings.HasPrefix(notes, SlotWaitPrefix) || !strings.Contains(notes, "lateness p99 5ms") || !strings.Contains(notes, "none was dropped")):
+			t.Errorf("no drops: relay-limited %v, notes:\n%s", relay, notes)
+		case dropped > 0 && (!relay || !strings.HasPrefix(notes, "relay-limited: ")):
+			t.Errorf("%d dropped: relay-limited %v, notes:\n%s", dropped, relay, notes)
+		}
+	}
+}
