@@ -287,8 +287,13 @@ func Finish(v *results.Verification) {
 	if v.Misordered > 0 {
 		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%d events came out of newest-first order (NIP-01 SHOULD; not failed)", v.Misordered))
 	}
-	if v.OverLimit > 0 {
+	if v.OverLimit > 0 && v.Verified {
 		v.Notes = AppendUnique(v.Notes, OverLimitNote(v.OverLimit))
+	} else if v.OverLimit > 0 {
+		// No expected set (a partial verification): nothing was judged
+		// against one.
+		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%d events came back beyond their filter's limit (NIP-01 SHOULD, not failed: %q); each was checked for validity, filter match and duplicates",
+			v.OverLimit, LimitSentence))
 	}
 }
 
