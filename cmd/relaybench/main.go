@@ -50,6 +50,8 @@ type Globals struct {
 	// measuring, print and save what they have, stop child processes and
 	// return. A second signal exits at once.
 	Ctx context.Context `kong:"-"`
+	// Args is the command line as typed, after the program name.
+	Args []string `kong:"-"`
 }
 
 // exitError carries an exit code with an error. shown: the error is a
@@ -80,7 +82,7 @@ func run(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 
-	globals := &Globals{Ctx: ctx}
+	globals := &Globals{Ctx: ctx, Args: slices.Clone(args)}
 	var root struct {
 		Globals
 	}
@@ -199,8 +201,8 @@ var servingRelay atomic.Bool
 
 // signalContext returns a context cancelled on the first SIGINT/SIGTERM; a
 // second signal exits the process at once with code 130. Standard output or
-// error closed by their reader (SIGPIPE, e.g. `relaybench run | head`)
-// stops the run as SIGTERM does, instead of killing the process before it
+// error closed by their reader before a write (SIGPIPE, e.g. `relaybench
+// run | true`; `| head` reads the summary written at the end) stops the run as SIGTERM does, instead of killing the process before it
 // saves its results and stops the relay it started: writes to the closed
 // output then fail (EPIPE) and are skipped. A SIGPIPE from a connection to
 // a relay is left to the connection (its write fails).
@@ -232,6 +234,9 @@ func signalContext() (context.Context, func()) {
 	go func() {
 		n := 0
 		for sig := range ch {
+			if endServing(sig) {
+				continue // after the run (web.go): the live view stops, the run's status stands
+			}
 			n++
 			if n == 1 {
 				if servingRelay.Load() {
