@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
@@ -33,9 +34,13 @@ func init() {
 	register("merge", "Merge the results files of a test's execution segments (--segment I/N) into one results file: counts add, histograms merge exactly, answers checked across segments.", &mergeCmd{})
 }
 
-// commandLine is this merge as a command line, the merged file's
-// recorded command ("merge seg0.json seg1.json -o merged.json").
-func (c *mergeCmd) commandLine() []string {
+// commandLine is this merge's command line as typed, the merged file's
+// recorded command ("merge -o merged.json seg0.json seg1.json"); rebuilt
+// from the flags when it was not given (a caller other than main).
+func (c *mergeCmd) commandLine(g *Globals) []string {
+	if len(g.Args) > 0 {
+		return slices.Clone(g.Args)
+	}
 	args := append([]string{"merge"}, c.Files...)
 	if c.Output != "" {
 		args = append(args, "-o", c.Output)
@@ -96,7 +101,7 @@ func (c *mergeCmd) Run(g *Globals) error {
 		}
 		return withCode(judge.Usage, fmt.Errorf("%d of the %d segments' results files could not be read (named above): nothing merged", len(bad), len(c.Files)))
 	}
-	merged, err := merge.Merge(g.Ctx, in, merge.Options{Force: c.Force, Corpus: c.loadCorpus, ClockTolerance: c.ClockTolerance, Args: c.commandLine()})
+	merged, err := merge.Merge(g.Ctx, in, merge.Options{Force: c.Force, Corpus: c.loadCorpus, ClockTolerance: c.ClockTolerance, Args: c.commandLine(g)})
 	var ue *merge.UsageError
 	if errors.As(err, &ue) {
 		return withCode(judge.Usage, err)

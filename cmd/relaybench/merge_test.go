@@ -50,7 +50,7 @@ func TestMergeCommand(t *testing.T) {
 	if m.Merged == nil || m.Merged.Segments != 2 || ph.Counts["accepted"] != 3 || ph.Latency["ok"].Count != 3 || m.Verdict == nil || m.Verdict.Status != 0 {
 		t.Fatalf("merged %+v phase %+v verdict %+v", m.Merged, ph, m.Verdict)
 	}
-	if got, want := strings.Join(m.Args, " "), "merge "+b+" "+a+" -o "+out; got != want { // the merge's command, not segment 0's
+	if got, want := strings.Join(m.Args, " "), "merge --quiet -o "+out+" "+b+" "+a; got != want { // the merge's command as typed, not segment 0's
 		t.Fatalf("args %q", got)
 	}
 	// The merged file renders like any other.
