@@ -29,14 +29,20 @@ bench_sink() {
 }
 
 # bench_need_strfry ends the script (skipped, nothing measured, exit 1)
-# unless $BIN_DIR (default ../shared/relays/bin, the lab's folder) holds an
-# executable strfry; the line says how to give one. $1 names the script.
+# unless $BIN_DIR holds an executable strfry; the line says how to give one.
+# Without BIN_DIR, the lab's folder ../shared/relays/bin is used when it holds
+# strfry, and not named otherwise (a user has no such folder). $1 names the
+# script; $2, when given, ends the line (another way out).
 bench_need_strfry() {
-  BIN_DIR=${BIN_DIR:-../shared/relays/bin}
-  if [ ! -x "$BIN_DIR/strfry" ]; then
-    echo "$1: skipped, nothing measured: no executable strfry at $BIN_DIR/strfry; build strfry from https://github.com/hoytech/strfry (README, Known limits) and run BIN_DIR=DIR $1 with DIR the folder holding it" >&2
+  if [ -n "${BIN_DIR:-}" ]; then
+    [ -x "$BIN_DIR/strfry" ] && return
+    echo "$1: skipped, nothing measured: BIN_DIR=$BIN_DIR holds no executable strfry; run BIN_DIR=DIR $1 with DIR the folder holding your strfry build (https://github.com/hoytech/strfry; README, Known limits)${2:+$2}" >&2
     exit 1
   fi
+  BIN_DIR=../shared/relays/bin
+  [ -x "$BIN_DIR/strfry" ] && return
+  echo "$1: skipped, nothing measured: needs strfry: run BIN_DIR=DIR $1 with DIR the folder holding your strfry build (https://github.com/hoytech/strfry; README, Known limits)${2:+$2}" >&2
+  exit 1
 }
 
 # bench_strfry_start PORT starts $BIN_DIR/strfry on 127.0.0.1:PORT with a

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Measures relaybench against the fastest peer tool, nostr-bench ($PEER,
-# default the lab's ../shared/peers/bin/nostr-bench; built from
+# Measures relaybench against the fastest peer tool, nostr-bench (PEER=PATH
+# names it; built from
 # github.com/privkeyio/nostr-bench), on three grounds in one run, and appends
 # every figure to bench/RESULTS.md with the machine, load, date and commit:
 #   khatru  bench/khatrusink: khatru v0.19.1 as it comes (fasthttp/websocket,
 #           JSON parsing, id and signature checks, an OK per event) over a
 #           store that keeps nothing, a separate process: ground neither tool
 #           wrote;
-#   strfry  $BIN_DIR/strfry (default ../shared/relays/bin) with a fresh
+#   strfry  $BIN_DIR/strfry (BIN_DIR=DIR names your build's folder) with a fresh
 #           database for every run (so no event is a duplicate);
 #   sink    relaybench's own sink (relay serve --store sink), for reference.
 # On each ground PAIRS alternating pairs: nostr-bench (-w CONNS --rate 0
@@ -43,9 +43,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-PEER=${PEER:-../shared/peers/bin/nostr-bench}
-if [ ! -x "$PEER" ]; then
-  echo "bench/peers.sh: skipped, nothing measured: no executable nostr-bench at $PEER; build it from https://github.com/privkeyio/nostr-bench (Zig, ReleaseFast) and run PEER=PATH bench/peers.sh" >&2
+# PEER names nostr-bench; without it the lab's copy is used when present,
+# and not named otherwise (a user has no ../shared).
+if [ -z "${PEER:-}" ] && [ -x ../shared/peers/bin/nostr-bench ]; then
+  PEER=../shared/peers/bin/nostr-bench
+fi
+if [ -z "${PEER:-}" ]; then
+  echo "bench/peers.sh: skipped, nothing measured: needs nostr-bench: build it from https://github.com/privkeyio/nostr-bench (Zig, ReleaseFast) and run PEER=PATH bench/peers.sh" >&2
+  exit 1
+elif [ ! -x "$PEER" ]; then
+  echo "bench/peers.sh: skipped, nothing measured: PEER=$PEER is not an executable nostr-bench; build it from https://github.com/privkeyio/nostr-bench (Zig, ReleaseFast) and run PEER=PATH bench/peers.sh" >&2
   exit 1
 fi
 GROUNDS=${GROUNDS:-khatru strfry sink}
@@ -63,8 +70,9 @@ RB_B_ENV=${RB_B_ENV:-}
 RB_B_DESC=${RB_B_DESC:-$RB_B}
 FLOOR_FLAGS=${FLOOR_FLAGS:-}
 case " $TOOLS " in *" rbB "*) [ -x "$RB_B" ] || { echo "bench/peers.sh: TOOLS has rbB: set RB_B to a relaybench binary" >&2; exit 1; } ;; esac
-BIN_DIR=${BIN_DIR:-../shared/relays/bin}
-case " $GROUNDS " in *" strfry "*) [ -x "$BIN_DIR/strfry" ] || { echo "bench/peers.sh: no executable strfry at $BIN_DIR/strfry: run BIN_DIR=DIR bench/peers.sh with DIR the folder holding your strfry build (https://github.com/hoytech/strfry), or set GROUNDS without it" >&2; exit 1; } ;; esac
+case " $GROUNDS " in
+  *" strfry "*) bench_need_strfry bench/peers.sh ", or set GROUNDS without strfry" ;;
+esac
 command -v python3 >/dev/null || { echo "bench/peers.sh: needs python3 to check the figures" >&2; exit 1; }
 haveperf=""
 if command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -o /dev/null true 2>/dev/null; then
