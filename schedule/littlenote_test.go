@@ -17,6 +17,7 @@ func TestLittleNote(t *testing.T) {
 		want, not string
 	}{
 		{2 * time.Millisecond, "all 10 in-flight slots (--load-pool) were busy at times, though on average about 1 op in flight (500 ops/s × 2ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
+		{18 * time.Millisecond, "on average about 9 ops in flight (500 ops/s × 18ms mean reply time, Little's law), close to the 10 slots: the pool is nearly too small", "bursts"},
 		{40 * time.Millisecond, "on average about 20 ops in flight (500 ops/s × 40ms mean reply time, Little's law), at least as many as the 10 slots hold: the pool is too small", "bursts"},
 	} {
 		r := &Result{Pool: 10, MaxInFlight: 10, Intended: 500, Start: 1, End: 1 + int64(time.Second), Uncorrected: metrics.NewHistogram(), Latency: metrics.NewHistogram()}

@@ -216,8 +216,12 @@ func (r *Result) littleNote() string {
 		avg = "about 1 op"
 	}
 	why := fmt.Sprintf("%.0f ops/s × %v mean reply time, Little's law", rate, round(int64(mean)))
-	if need < float64(r.Pool) {
+	switch {
+	case need < 0.8*float64(r.Pool):
 		return fmt.Sprintf("%s busy at times, though on average %s in flight (%s): the slots filled only in bursts", slots, avg, why)
+	case need < float64(r.Pool):
+		return fmt.Sprintf("%s busy at times: on average %s in flight (%s), close to the %d slots: the pool is nearly too small for this rate at these reply times, so ops often wait for a slot",
+			slots, avg, why, r.Pool)
 	}
 	return fmt.Sprintf("%s busy at times: on average %s in flight (%s), at least as many as the %d slots hold: the pool is too small for this rate at these reply times",
 		slots, avg, why, r.Pool)

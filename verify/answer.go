@@ -292,9 +292,14 @@ func Finish(v *results.Verification) {
 	} else if v.OverLimit > 0 {
 		// No expected set (a partial verification): nothing was judged
 		// against one.
-		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%d events came back beyond their filter's limit (NIP-01 SHOULD, not failed: %q); each was checked for validity, filter match and duplicates",
-			v.OverLimit, LimitSentence))
+		v.Notes = AppendUnique(v.Notes, OverLimitCheckedNote(v.OverLimit))
 	}
+}
+
+// OverLimitCheckedNote names n events returned beyond their filters' limit
+// in answers judged without an expected set.
+func OverLimitCheckedNote(n int64) string {
+	return fmt.Sprintf("%d events came back beyond their filter's limit (NIP-01 SHOULD, not failed: %q); each was checked for validity, filter match and duplicates", n, LimitSentence)
 }
 
 // LimitSentence is NIP-01's word on `limit`.

@@ -261,7 +261,15 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 		return results.Phase{}, err
 	}
 	acct.settle()
+	var rb *loadReadBack
+	if o.Kind == LoadMixed {
+		r := ops.readBack(ctx) // not timed: after the phase's clock
+		rb = &r
+	}
 	ph := buildLoadPhase(ctx, res, &o, plan, ops, m)
+	if rb != nil {
+		addReadBack(&ph, *rb)
+	}
 	ph.SetupSecs = setupSince(setup, res.Start)
 	return ph, ctx.Err()
 }
@@ -505,6 +513,9 @@ type loadOps struct {
 	live  *liveStats
 	kinds map[string]*kindStats // mixed load: per kind
 	ver   *loadVerifier         // checks the queries' answers (nil: no query)
+	// accepted marks the events the relay accepted (mixed load: read back
+	// once the phase is over).
+	accepted loadAccepted
 
 	nextEv, subSeq, returned, bytesSent, nextConn atomic.Int64
 }
@@ -517,6 +528,9 @@ func newLoadOps(pctx context.Context, o *LoadOptions, plan *loadPlan, pool *conn
 	}
 	if plan.nQuery > 0 {
 		l.ver = newLoadVerifier(o.Kind == LoadMixed)
+	}
+	if o.Kind == LoadMixed {
+		l.accepted = newLoadAccepted(plan.nPub)
 	}
 	return l
 }
@@ -574,7 +588,11 @@ func (l *loadOps) publish(ctx context.Context, cn *wire.Conn) schedule.Outcome {
 	defer done()
 	ok, err := cn.Publish(ctx, evs.id(k), evs.raw(k))
 	l.bytesSent.Add(int64(evs.size(k)))
-	return l.stopped(okOutcome(ok, err))
+	out := okOutcome(ok, err)
+	if out.Accepted {
+		l.accepted.set(k)
+	}
+	return l.stopped(out)
 }
 
 // query sends the query of operation seq of the pattern: its filter is

@@ -8,11 +8,14 @@ import (
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/verify"
 )
 
 // Every answer a load's queries got goes through the verifier: an honest
-// relay's mixed and query loads pass, partially (what an answer owed is
-// not judged while the relay's set moves), with every query checked.
+// relay's query load passes partially (what an answer owed is not judged:
+// the relay may hold events this run did not publish); a mixed load reads
+// back every event the relay accepted, by id, once the load is over, and
+// passes in full.
 func TestLoadQueriesVerifiedHonestRelayPasses(t *testing.T) {
 	for _, kind := range []string{LoadMixed, LoadQuery} {
 		t.Run(kind, func(t *testing.T) {
@@ -23,14 +26,23 @@ func TestLoadQueriesVerifiedHonestRelayPasses(t *testing.T) {
 				t.Fatal("no verification: the queries' answers were not checked")
 			}
 			q := account(t, ph, results.OpQuery)
-			if v.Checked != q.Accepted || v.Checked == 0 {
-				t.Errorf("checked %d answers, %d queries ended with EOSE", v.Checked, q.Accepted)
+			var rb results.Account
+			if kind == LoadMixed {
+				rb = account(t, ph, results.OpRead)
+				if ev := account(t, ph, results.OpEvent); rb.Requested != (ev.Accepted+99)/100 || rb.Accepted != rb.Requested ||
+					ph.Counts["read_back_events"] != ev.Accepted {
+					t.Errorf("read-back %+v, %d events read, of %d accepted", rb, ph.Counts["read_back_events"], ev.Accepted)
+				}
 			}
-			if v.Returned != ph.Counts[results.CountEventsReturned] || v.Returned == 0 {
-				t.Errorf("verified %d events, the queries returned %d", v.Returned, ph.Counts[results.CountEventsReturned])
+			if v.Checked != q.Accepted+rb.Accepted || q.Accepted == 0 {
+				t.Errorf("checked %d answers, %d queries and %d read-backs ended with EOSE", v.Checked, q.Accepted, rb.Accepted)
 			}
-			if v.State != results.VerificationPassed || v.Verified || !strings.HasPrefix(strings.Join(v.Notes, "\n"), "partial: ") {
-				t.Errorf("want a partial pass: %+v", v)
+			if v.Returned != ph.Counts[results.CountEventsReturned]+ph.Counts["read_back_events"] || v.Returned == 0 {
+				t.Errorf("verified %d events, the queries returned %d, the read-back %d", v.Returned, ph.Counts[results.CountEventsReturned], ph.Counts["read_back_events"])
+			}
+			partial := strings.HasPrefix(strings.Join(v.Notes, "\n"), "partial: ")
+			if v.State != results.VerificationPassed || v.Verified != (kind == LoadMixed) || partial != (kind == LoadQuery) {
+				t.Errorf("want a pass, partial for a query load: %+v", v)
 			}
 			if vd := phaseVerdict(ph, false); vd.Status != judge.Passed {
 				t.Errorf("verdict %+v", vd)
@@ -40,7 +52,8 @@ func TestLoadQueriesVerifiedHonestRelayPasses(t *testing.T) {
 }
 
 // A relay whose answers under load hold events outside the filter, or
-// forged ones (wrong id or signature), fails verification: wrong answers,
+// forged ones (wrong id or signature), or that OKs events it does not
+// store (missing from the read-back), fails verification: wrong answers,
 // exit 3.
 func TestLoadQueriesWrongAnswersFail(t *testing.T) {
 	for _, c := range []struct {
@@ -50,6 +63,7 @@ func TestLoadQueriesWrongAnswersFail(t *testing.T) {
 	}{
 		{"not matching", testrelay.Config{ExtraEvents: 1}, func(v *results.Verification) int64 { return v.NotMatching }},
 		{"forged", testrelay.Config{InvalidEvery: 7}, func(v *results.Verification) int64 { return v.Invalid }},
+		{"accepted, not stored", testrelay.Config{DropEvery: 5}, func(v *results.Verification) int64 { return v.Missing }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ph, _ := runLoad(t, c.cfg, LoadOptions{Kind: LoadMixed, PublishParts: 1, QueryParts: 1,
@@ -71,5 +85,20 @@ func TestLoadPublishHasNoAnswersToVerify(t *testing.T) {
 	ph, _ := runLoad(t, testrelay.Config{}, LoadOptions{Pattern: constant(t, 50, time.Second), Pool: 50, MaxLateness: 20 * time.Second, Size: 100})
 	if ph.Verification != nil {
 		t.Errorf("verification %+v for a load without queries", ph.Verification)
+	}
+}
+
+// Events beyond a filter's limit are a SHOULD: named, not failed, and the
+// note says what was done with them (no expected set was judged in the
+// queries' answers, even when the read-back makes the whole verification
+// full).
+func TestLoadOverLimitNamedNotFailed(t *testing.T) {
+	ph, _ := runLoad(t, testrelay.Config{IgnoreLimit: true}, LoadOptions{Kind: LoadMixed, PublishParts: 1, QueryParts: 1, Limit: 2,
+		Pattern: constant(t, 100, time.Second), Pool: 100, MaxLateness: 20 * time.Second, Size: 100})
+	v := ph.Verification
+	notes := strings.Join(v.Notes, "\n")
+	if v.OverLimit == 0 || v.State != results.VerificationPassed || !strings.Contains(notes, verify.OverLimitCheckedNote(v.OverLimit)) ||
+		strings.Contains(notes, "judged against the expected set") {
+		t.Errorf("verification %+v", v)
 	}
 }
