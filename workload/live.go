@@ -34,9 +34,11 @@ type livePlan struct {
 	timeout  time.Duration
 	stopAt   int64 // mono time after which nothing more is sent (0: none)
 	// behindWhy, when set, books the open-loop events scheduled before
-	// stopAt but still unsent then as not run for this reason (requested
-	// work that did not run); "": they are cut like those scheduled after.
-	behindWhy string
+	// stopAt but still unsent then as not run (requested work that did not
+	// run), for the reason it gives for each publisher: relayLimited when
+	// that publisher fell behind waiting on a full in-flight window
+	// (senderLag); nil: they are cut like those scheduled after.
+	behindWhy func(relayLimited bool) string
 	series    *metrics.Series
 	// okLatencySeries puts OK latency in the series' per-second latency.
 	okLatencySeries bool
@@ -56,6 +58,7 @@ type liveOut struct {
 	led      *outcome.Ledger   // one outcome per event of the plan
 	wd       *outcome.Watchdog // stops the engine when the relay makes no progress
 	workers  []*pubWorker
+	lags     []senderLag        // open loop: per publisher, why it fell behind
 	late     *metrics.Histogram // open loop: actual − intended send time
 	fromInt  *metrics.Histogram // open loop: OK read − intended send time
 	lastOK   atomic.Int64
@@ -90,12 +93,17 @@ func runLive(ctx context.Context, p *livePlan, out *liveOut) {
 		// those it was due to send before then (behindWhy) did not run.
 		behind := out.behind.Load()
 		out.led.Request(-(out.cut.Load() - behind))
-		out.led.AddN(outcome.NotRun, p.behindWhy, behind)
+		for _, l := range out.lags {
+			if l.behind > 0 {
+				out.led.AddN(outcome.NotRun, p.behindWhy(l.relayLimited()), l.behind)
+			}
+		}
 		out.wd.Settle(out.led, outcome.WhyConnGone)
 	}()
 	var reasonsMu sync.Mutex
 	var wg sync.WaitGroup
 	out.workers = make([]*pubWorker, len(p.conns))
+	out.lags = make([]senderLag, len(p.conns))
 	var lateMu sync.Mutex
 	for w, cn := range p.conns {
 		pw := newPubWorker()
@@ -143,7 +151,7 @@ func runLive(ctx context.Context, p *livePlan, out *liveOut) {
 				liveWait(ctx, cn, p, out, p.order[w], book, pw, &mu)
 				return
 			}
-			liveAsync(ctx, cn, p, out, p.order[w], intended, book, pw, &mu, &lateMu)
+			liveAsync(ctx, cn, p, out, p.order[w], intended, book, pw, &out.lags[w], &mu, &lateMu)
 		}()
 	}
 	wg.Wait()
@@ -182,7 +190,7 @@ func liveWait(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, ord
 }
 
 func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, order []int, intended []int64,
-	book func(int, wire.OK, error), pw *pubWorker, mu, lateMu *sync.Mutex) {
+	book func(int, wire.OK, error), pw *pubWorker, lag *senderLag, mu, lateMu *sync.Mutex) {
 	slots := make(chan struct{}, p.window)
 	var inflight sync.WaitGroup
 	pace(ctx, len(order), intended, func(k int) bool {
@@ -193,22 +201,26 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		if ctx.Err() != nil || cn.Err() != nil {
 			return false
 		}
-		if p.stopAt > 0 && mono.Now() >= p.stopAt {
-			out.cut.Add(int64(len(order) - k))
-			if p.behindWhy != "" && intended != nil {
-				out.behind.Add(int64(scheduledBefore(intended[k:], p.stopAt)))
-			}
+		now := mono.Now()
+		if intended != nil {
+			lag.attempt(now, intended[k])
+		}
+		if p.stopAt > 0 && now >= p.stopAt {
+			cutFrom(p, out, lag, intended, len(order), k, len(slots))
 			return false
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		case <-cn.Done():
+		took, full := takeSlot(ctx, cn, slots, p.stopAt)
+		if full > 0 && intended != nil {
+			lag.waited(intended[k], full)
 		}
 		if ctx.Err() != nil || cn.Err() != nil {
 			return false
 		}
-		now := mono.Now()
+		if !took { // the duration ended while the window was full
+			cutFrom(p, out, lag, intended, len(order), k, len(slots))
+			return false
+		}
+		now = mono.Now()
 		out.sentAt[n].Store(now)
 		if intended != nil {
 			lateMu.Lock()
@@ -231,6 +243,100 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		mu.Unlock()
 	})
 }
+
+// takeSlot takes a slot of the in-flight window slots, waiting while the
+// window is full until a slot frees (an OK came), ctx or cn ends, or stopAt
+// (mono time; 0: none) passes. It says whether it took one, and how long it
+// waited for a full window (until stopAt at most).
+func takeSlot(ctx context.Context, cn *wire.Conn, slots chan struct{}, stopAt int64) (took bool, full int64) {
+	select {
+	case slots <- struct{}{}:
+		return true, 0
+	default:
+	}
+	t0 := mono.Now()
+	var stop <-chan time.Time
+	if stopAt > 0 {
+		tm := time.NewTimer(time.Duration(stopAt - t0))
+		defer tm.Stop()
+		stop = tm.C
+	}
+	select {
+	case slots <- struct{}{}:
+		took = true
+	case <-ctx.Done():
+	case <-cn.Done():
+	case <-stop:
+	}
+	end := mono.Now()
+	if stopAt > 0 {
+		end = min(end, stopAt)
+	}
+	return took, max(1, end-t0)
+}
+
+// cutFrom books the events of order from k on as cut by stopAt: those due
+// before it, with behindWhy, as behind, with the publisher's lag evidence
+// (lag) and its window's fill (inFlight) then.
+func cutFrom(p *livePlan, out *liveOut, lag *senderLag, intended []int64, n, k, inFlight int) {
+	out.cut.Add(int64(n - k))
+	if p.behindWhy == nil || intended == nil {
+		return
+	}
+	if b := int64(scheduledBefore(intended[k:], p.stopAt)); b > 0 {
+		out.behind.Add(b)
+		lag.cut(p.stopAt, intended[k], b, inFlight)
+	}
+}
+
+// senderLag is one open-loop publisher's evidence of why it fell behind
+// its schedule, kept by its sender goroutine: since when it was late, and
+// how much of that time it waited for a slot of its full in-flight window
+// (on the relay's OKs) rather than on itself (timer wake-ups, its CPU,
+// scheduling).
+type senderLag struct {
+	since    int64 // intended time of the first event it was late for since it last kept time; 0: on time
+	fullWait int64 // ns waited for a slot of a full window since then
+	lag      int64 // at the cut: how long it had been behind (stopAt − since)
+	behind   int64 // events due before stopAt left unsent
+	inFlight int   // EVENTs awaiting their OK at the cut
+}
+
+// attempt notes that the publisher came to send the event intended at t
+// at now: on time (within schedule.OnTime) it has caught up.
+func (l *senderLag) attempt(now, t int64) {
+	switch {
+	case now-t <= int64(schedule.OnTime):
+		l.since, l.fullWait = 0, 0
+	case l.since == 0:
+		l.since = t
+	}
+}
+
+// waited notes that the event intended at t waited d ns for a slot of the
+// full window.
+func (l *senderLag) waited(t, d int64) {
+	if l.since == 0 {
+		l.since = t
+	}
+	l.fullWait += d
+}
+
+// cut notes that stopAt passed with behind events due before it unsent,
+// the first of them intended at t, and inFlight EVENTs awaiting their OK.
+func (l *senderLag) cut(stopAt, t, behind int64, inFlight int) {
+	if l.since == 0 {
+		l.since = t
+	}
+	l.lag, l.behind, l.inFlight = max(1, stopAt-l.since), behind, inFlight
+}
+
+// relayLimited says whether the publisher fell behind because of the
+// relay: it spent at least half the time it was behind waiting for a slot
+// of its full in-flight window, that is on the relay's OKs. Otherwise the
+// client sent late with room in the window: its timer wake-ups, CPU or
+// scheduling.
+func (l *senderLag) relayLimited() bool { return 2*l.fullWait >= l.lag }
 
 // scheduledBefore is how many of the intended send times (ascending) come
 // before t.
@@ -299,9 +405,24 @@ func publishSummary(ph *results.Phase, out *liveOut, events int) *metrics.Histog
 		ph.Latency["send_lateness"] = out.late.Result()
 		ph.Latency["ok_from_intended"] = out.fromInt.Result()
 		if p99 := out.late.Quantile(99); p99 > int64(time.Millisecond) {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("events went out late: p99 %v behind the schedule (client timer wake-ups, a full in-flight window, or the relay not reading fast enough: TCP back-pressure); ok_from_intended counts from the scheduled time", numfmt.Round(time.Duration(p99))))
+			ph.Notes = append(ph.Notes, lateNote(p99, out.fromInt, hist))
 		}
 	}
 	ph.Notes = append(ph.Notes, reasonSamples(out.reasons, out.outcomes)...)
 	return hist
+}
+
+// lateNote says that open-loop events went out late (p99 behind the
+// schedule) and gives the OK latency both ways: from the intended send
+// time, which counts that lateness (fromInt), and from the actual send
+// (hist), the one the summaries lead with.
+func lateNote(p99 int64, fromInt, hist *metrics.Histogram) string {
+	q := func(h *metrics.Histogram) string {
+		return fmt.Sprintf("p50 %v, p99 %v", numfmt.Round(time.Duration(h.Quantile(50))), numfmt.Round(time.Duration(h.Quantile(99))))
+	}
+	s := fmt.Sprintf("events went out late: p99 %v behind the schedule (client timer wake-ups, a full in-flight window, or the relay not reading fast enough: TCP back-pressure)", numfmt.Round(time.Duration(p99)))
+	if fromInt.Count() == 0 || hist.Count() == 0 {
+		return s
+	}
+	return s + fmt.Sprintf("; OK latency timed from the intended send time, this lateness included: %s (from the actual send: %s)", q(fromInt), q(hist))
 }

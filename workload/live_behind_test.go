@@ -7,6 +7,7 @@ import (
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/wire"
 )
@@ -14,11 +15,13 @@ import (
 // TestOpenLoopBehindNotRun: open-loop events due before the duration's
 // end but still unsent when it passed are requested work that did not run
 // (behindWhy: subscribe --rate --sub-duration), so the account adds up to
-// the events due and the phase is incomplete, never "all requested work
-// ran"; an event due after the end is beyond the plan (not requested).
-// Without behindWhy (mixed) every unsent event is cut, as before. The
-// duration has already ended before the first send, so nothing depends on
-// timing.
+// the events due and the phase is never "all requested work ran"; an event
+// due after the end is beyond the plan (not requested). The publisher came
+// to them after the end with its in-flight window empty: the client sent
+// late, so they are the client's limit (an error, exit 1), not work the
+// relay prevented (exit 4). Without behindWhy (mixed) every unsent event
+// is cut, as before. The duration has already ended before the first
+// send, so nothing depends on timing.
 func TestOpenLoopBehindNotRun(t *testing.T) {
 	r := testrelay.Start(t, testrelay.Config{})
 	ctx := testCtx(t)
@@ -27,9 +30,9 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		why               string
+		why               func(bool) string
 		requested, behind int64
-	}{{whyBehind, 3, 3}, {"", 0, 0}} {
+	}{{subBehindWhy, 3, 3}, {nil, 0, 0}} {
 		cn, err := wire.Dial(ctx, r.URL(), wire.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -44,16 +47,83 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 		runLive(ctx, plan, out)
 		_ = cn.Close()
 		a := out.led.Result()
-		if !a.Balanced() || a.Requested != tc.requested || a.NotRun != tc.behind || a.NotRunBy[whyBehind] != tc.behind || a.Accepted != 0 {
-			t.Errorf("behindWhy %q: account %+v, want %d requested, %d not run (%s)", tc.why, a, tc.requested, tc.behind, whyBehind)
+		if !a.Balanced() || a.Requested != tc.requested || a.NotRun != tc.behind || a.NotRunBy[whyBehindClient] != tc.behind || a.Accepted != 0 {
+			t.Errorf("behind %d: account %+v, want %d requested, %d not run (%s)", tc.behind, a, tc.requested, tc.behind, whyBehindClient)
 		}
 		if out.cut.Load() != 4 || out.behind.Load() != tc.behind {
-			t.Errorf("behindWhy %q: cut %d behind %d, want 4 and %d", tc.why, out.cut.Load(), out.behind.Load(), tc.behind)
+			t.Errorf("behind %d: cut %d behind %d, want 4 and %d", tc.behind, out.cut.Load(), out.behind.Load(), tc.behind)
 		}
 		ph := results.Phase{Name: "subscribe", Accounts: []results.Account{a}}
 		_, inc, _ := judge.Phase(&ph)
-		if got := len(inc) > 0; got != (tc.behind > 0) {
-			t.Errorf("behindWhy %q: incomplete %q, want incomplete %v", tc.why, inc, tc.behind > 0)
+		if len(inc) > 0 || (judge.ClientShort(&ph) != "") != (tc.behind > 0) {
+			t.Errorf("behind %d: incomplete %q, client short %q: want the client's limit only", tc.behind, inc, judge.ClientShort(&ph))
 		}
+	}
+}
+
+// TestOpenLoopBehindRelayLimited: a publisher whose in-flight window is
+// full of EVENTs the relay has not answered stops waiting for a slot when
+// the duration ends; the events due before then are work the relay
+// prevented (relay-limited: incomplete, exit 4), with the window's fill as
+// evidence. The relay answers the first EVENT only after the duration has
+// ended (OKDelay from its receipt, longer than the duration), so the
+// one-slot window is full from that send to the end; the publisher reaches
+// its second event within half the duration (1 s) of the start, as long as
+// the test does not stall for half a second.
+func TestOpenLoopBehindRelayLimited(t *testing.T) {
+	const d = time.Second
+	r := testrelay.Start(t, testrelay.Config{OKDelay: d + 200*time.Millisecond})
+	ctx := testCtx(t)
+	fresh, err := NewFresh(ctx, testKeys(t), FreshSpec{Count: 3, Size: 10}, RunNonce())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn, err := wire.Dial(ctx, r.URL(), wire.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	t0 := mono.Now()
+	plan := &livePlan{user: ctx, conns: []*wire.Conn{cn}, fresh: fresh, window: 1, timeout: 10 * time.Second,
+		order: [][]int{{0, 1, 2}}, intended: [][]int64{{t0, t0, t0}}, stopAt: t0 + int64(d), behindWhy: subBehindWhy,
+		series: metrics.NewSeries(t0)}
+	out := newLiveOut(3)
+	runLive(ctx, plan, out)
+	a := out.led.Result()
+	if !a.Balanced() || a.Requested != 3 || a.Accepted != 1 || a.NotRunBy[whyBehindRelay] != 2 {
+		t.Errorf("account %+v, want 1 accepted and 2 not run (%s)", a, whyBehindRelay)
+	}
+	if l := out.lags[0]; l.inFlight != 1 || l.fullWait < l.lag/2 {
+		t.Errorf("evidence %+v: want the one slot in flight at the end, waited on for at least half the lag", l)
+	}
+	ph := results.Phase{Name: "subscribe", Accounts: []results.Account{a}}
+	if _, inc, _ := judge.Phase(&ph); len(inc) == 0 || judge.ClientShort(&ph) != "" {
+		t.Errorf("incomplete %q, client short %q: want the relay's doing only", inc, judge.ClientShort(&ph))
+	}
+}
+
+// TestSenderLagJudge: who held a publisher back is judged from how long it
+// waited on a full in-flight window of the time it was behind; catching up
+// (an event attempted on time) forgets the waits before.
+func TestSenderLagJudge(t *testing.T) {
+	ms := int64(time.Millisecond)
+	var l senderLag
+	l.attempt(100*ms, 100*ms)    // on time
+	l.waited(100*ms, 300*ms)     // a full window for 300 ms
+	l.attempt(450*ms, 200*ms)    // late: behind since 100 ms
+	l.cut(700*ms, 300*ms, 5, 64) // 600 ms behind, 300 ms of it on the window
+	if !l.relayLimited() || l.lag != 600*ms || l.behind != 5 || l.inFlight != 64 {
+		t.Errorf("window full half the lag: %+v, want relay-limited", l)
+	}
+	l = senderLag{}
+	l.waited(100*ms, 300*ms)    // the relay held it back once …
+	l.attempt(1000*ms, 1000*ms) // … it caught up …
+	l.attempt(1500*ms, 1100*ms) // … then the client fell behind
+	l.cut(1600*ms, 1200*ms, 3, 0)
+	if l.relayLimited() || l.fullWait != 0 || l.lag != 500*ms {
+		t.Errorf("caught up, then late with room in the window: %+v, want client-limited", l)
+	}
+	if subBehindWhy(true) != whyBehindRelay || subBehindWhy(false) != whyBehindClient {
+		t.Error("subBehindWhy")
 	}
 }

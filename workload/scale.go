@@ -304,20 +304,26 @@ const minIdleRSS = 8 << 20
 // connScale records in ph what holding the subscriptions cost the client:
 // resident memory per open idle subscription (measured between before the
 // dial and after every EOSE), when it is measurable (minIdleRSS), and the
-// source addresses used.
-func connScale(ph *results.Phase, subs int, rssBefore, rssIdle int64, addrs []net.IP) {
+// source addresses used. more is the command and flag that asks for more
+// subscriptions ("subscribe --sub-count"), for the note of a figure too
+// small to give. Memory that shrank is noise, never a negative size.
+func connScale(ph *results.Phase, subs int, rssBefore, rssIdle int64, addrs []net.IP, more string) {
 	if rssBefore > 0 && rssIdle > 0 && subs > 0 {
 		idle := rssIdle - rssBefore
-		ph.Counts["client_rss_idle_bytes"] = idle
 		per := float64(idle) / float64(subs)
 		switch {
 		case idle >= minIdleRSS:
+			ph.Counts["client_rss_idle_bytes"] = idle
 			ph.Counts["client_bytes_per_subscription"] = int64(per + 0.5) // a count: rates are per second
 			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory for %s (connection, reader, subscription state; measured before publishing): %s resident, %s each: %s connections per GiB",
 				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(float64(idle)), numfmt.Bytes(per), numfmt.Group(int64(float64(1<<30)/per+0.5))))
+		case idle > 0:
+			ph.Counts["client_rss_idle_bytes"] = idle
+			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not measurable: %s held %s, under the %s needed to stand out from the noise of the process's resident memory (more subscriptions: %s)",
+				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(float64(idle)), numfmt.Bytes(minIdleRSS), more))
 		default:
-			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not given: %s held %s, under the %s needed to stand out from the noise of the process's resident memory (more subscriptions: --sub-count)",
-				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(float64(idle)), numfmt.Bytes(minIdleRSS)))
+			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not measurable: the process's resident memory did not grow while %s opened (its noise hides what they hold; a figure needs at least %s held: more subscriptions, %s)",
+				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(minIdleRSS), more))
 		}
 	}
 	if len(addrs) > 0 {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -46,7 +47,7 @@ func init() {
 type SubscribeOptions struct {
 	Base        `set:"timeout=10s" set:"timeout_help=How long an EVENT may wait for its OK, and a REQ for its EOSE."`
 	Name        string `kong:"-" default:"subscribe"` // phase name
-	Subscribers int    `name:"sub-count" aliases:"subscribers" default:"10" help:"Subscriber connections, one live REQ each (reference: -sub-count)."`
+	Subscribers int    `name:"sub-count" aliases:"subscribers" default:"10" help:"Subscriber connections, one live REQ each (alias --subscribers; reference: -sub-count)."`
 	Publishers  int    `default:"2" help:"Publisher connections."`
 	Channels    int    `default:"10" help:"Distinct channel tags (t) the events are spread over."`
 	// Overlap is how many channels (tag filter) or authors (author filter)
@@ -64,7 +65,7 @@ type SubscribeOptions struct {
 	Rate     float64       `default:"0" help:"Total publish rate in events/s, open loop; 0: closed loop (--mode)."`
 	Mode     string        `default:"wait" enum:"wait,pipeline" help:"Closed loop: wait (one EVENT in flight per publisher) or pipeline (--window)."`
 	Window   int           `default:"0" help:"Unacknowledged EVENTs allowed per publisher (pipeline: 64; open loop: 1024)."`
-	Duration time.Duration `name:"sub-duration" aliases:"duration" default:"0s" help:"Stop publishing after this (0: when all events are sent) (reference: -sub-duration)."`
+	Duration time.Duration `name:"sub-duration" aliases:"duration" default:"0s" help:"Stop publishing after this (0: when all events are sent) (alias --duration; reference: -sub-duration)."`
 	// Grace is how long to wait after the last OK for deliveries still on
 	// their way before the missing ones are counted.
 	Grace time.Duration `default:"2s" zero:"keep" help:"Wait this long after the last OK for late deliveries before counting the missing ones."`
@@ -81,6 +82,7 @@ type SubscribeOptions struct {
 	StartAt time.Time `kong:"-"`
 
 	fresh      *Fresh // pre-signed events (sweep signs its own); nil: sign here
+	moreSubs   string // the command and flag asking for more subscribers, for notes ("": subscribe --sub-count)
 	onDelivery func() // test hook: called on the reader goroutine before each delivery is handled
 }
 
@@ -161,10 +163,23 @@ const (
 	whySubNotOpen = "subscription not open"
 	whySubClosed  = "subscription closed by the relay"
 	whyNoSub      = "no subscription open"
-	// whyBehind: an open-loop event due before --sub-duration ended that
-	// was still unsent then (requested work that did not run).
-	whyBehind = "publishing fell behind: not sent within --sub-duration at --rate (the relay left the in-flight window full, or the client sent late)"
+	// whyBehindRelay, whyBehindClient: an open-loop event due before
+	// --sub-duration ended that was still unsent then (requested work that
+	// did not run), its publisher held back by its in-flight window full
+	// of EVENTs awaiting the relay's OK (work the relay prevented: exit 4),
+	// or late with room in the window (the client's limit: exit 1).
+	whyBehindRelay  = "relay-limited: not sent within --sub-duration at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK"
+	whyBehindClient = outcome.WhyClientLimited + " not sent within --sub-duration at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
 )
+
+// subBehindWhy is the why of the events a publisher left unsent when
+// --sub-duration ended: whyBehindRelay or whyBehindClient.
+func subBehindWhy(relayLimited bool) string {
+	if relayLimited {
+		return whyBehindRelay
+	}
+	return whyBehindClient
+}
 
 // subscriber is one connection holding one live REQ. Its callbacks run on
 // the connection's reader goroutine; mu lets the workload read it.
@@ -262,7 +277,8 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	w.Close(0)
 	r.bl.stop()
 	ph := r.phase(w)
-	connScale(&ph, len(r.subs), rss0, rssIdle, r.addrs)
+	more := cmp.Or(o.moreSubs, "subscribe --sub-count")
+	connScale(&ph, len(r.subs), rss0, rssIdle, r.addrs, more)
 	readStats(&ph, r.subConns)
 	r.explainMissing(&ph, w.CPU())
 	w.Finish(&ph) // cut to the window when deliveries were waited for in vain
@@ -525,7 +541,7 @@ func (r *subRun) publish() {
 		plan.stopAt = r.start + int64(o.Duration)
 	}
 	if o.Rate > 0 {
-		plan.behindWhy = whyBehind
+		plan.behindWhy = subBehindWhy
 		plan.intended = make([][]int64, np)
 		for w := range plan.order {
 			for _, n := range plan.order[w] {
@@ -840,16 +856,20 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	o := r.o
 	nEv := len(r.fresh.Events)
 	var notes []string
-	if behind := r.out.behind.Load(); behind > 0 {
-		notes = append(notes, fmt.Sprintf("publishing fell behind the --rate schedule: %d events due before --sub-duration %v ended were still unsent then: not run", behind, o.Duration))
+	if r.out.behind.Load() > 0 {
+		notes = append(notes, r.behindNote(ph))
 	}
 	if n := r.out.cut.Load() - r.out.behind.Load(); n > 0 {
 		notes = append(notes, fmt.Sprintf("publishing stopped at --sub-duration %v with %d pre-signed events unsent (beyond the plan: not requested)", o.Duration, n))
 	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration && r.eventsRanOut(nEv) {
 		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.Duration))
 	}
-	notes = append(notes, fmt.Sprintf("%s (%s filters, %s) each waited for EOSE before publishing; %s sent fresh events of %d content bytes signed before the clock (%d planned)",
-		numfmt.Count(o.Subscribers, "subscriber"), o.Filter, r.follows(), numfmt.Count(o.Publishers, "publisher"), o.Size, nEv))
+	each, filters := "each ", " filters"
+	if o.Subscribers == 1 {
+		each, filters = "", " filter"
+	}
+	notes = append(notes, fmt.Sprintf("%s (%s%s, %s) %swaited for EOSE before publishing; %s sent fresh events of %d content bytes signed before the clock (%s planned)",
+		numfmt.Count(o.Subscribers, "subscriber"), o.Filter, filters, r.follows(each), each, numfmt.Count(o.Publishers, "publisher"), o.Size, numfmt.Group(int64(nEv))))
 	deliver := "deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events"
 	if o.sharedSchedule() {
 		deliver = "deliver latency: the event's intended send time on the open-loop schedule from --start-at (start + j/rate) → subscriber's read of the delivery, of credited deliveries only (valid, matching, first copies of accepted events); it includes the send lateness, and across machines the clock offset between the instances (see the run's segment clock offset)"
@@ -882,18 +902,64 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	return notes
 }
 
-// follows says what each subscriber follows.
-func (r *subRun) follows() string {
+// behindNote says, in one line, that publishing fell behind the --rate
+// schedule and who held it back, with the evidence: how long the
+// publishers waited on a full in-flight window of the time they were
+// behind, and how full it was when --sub-duration ended. Events the client
+// held back make the phase client-limited.
+func (r *subRun) behindNote(ph *results.Phase) string {
+	var by [2]struct {
+		events, pubs, fullWait, lag int64
+		inFlight                    int
+	}
+	for _, l := range r.out.lags {
+		if l.behind == 0 {
+			continue
+		}
+		b := &by[0] // the client's
+		if l.relayLimited() {
+			b = &by[1]
+		}
+		b.events += l.behind
+		b.pubs++
+		b.fullWait += l.fullWait
+		b.lag += l.lag
+		b.inFlight = max(b.inFlight, l.inFlight)
+	}
+	evidence := func(i int) string {
+		b := by[i]
+		f := "the publisher waited %v on a full window of the %v it was behind; %s of its %s slots awaited an OK at the end"
+		if b.pubs > 1 {
+			f = fmt.Sprintf("%d publishers waited %%v in all on a full window of the %%v they were behind in all; at most %%s of each one's %%s slots awaited an OK at the end", b.pubs)
+		}
+		return fmt.Sprintf(f, numfmt.Round(time.Duration(b.fullWait)), numfmt.Round(time.Duration(b.lag)), numfmt.Group(int64(b.inFlight)), numfmt.Group(int64(r.o.Window)))
+	}
+	head := fmt.Sprintf("publishing fell behind the --rate schedule: %s due before --sub-duration %v ended were still unsent then (not run)",
+		numfmt.Count(by[0].events+by[1].events, "event"), r.o.Duration)
+	client, relay := "the client sent late with room in its in-flight window, its CPU or timer wake-ups, not the relay", "the in-flight window (--window) was full of EVENTs awaiting the relay's OK"
+	ph.ClientLimited = ph.ClientLimited || by[0].events > 0
+	switch {
+	case by[1].events == 0:
+		return fmt.Sprintf("client-limited: %s: %s (%s)", head, client, evidence(0))
+	case by[0].events == 0:
+		return fmt.Sprintf("relay-limited: %s: %s (%s)", head, relay, evidence(1))
+	}
+	return fmt.Sprintf("%s: %d relay-limited: %s (%s); %d client-limited: %s (%s)", head, by[1].events, relay, evidence(1), by[0].events, client, evidence(0))
+}
+
+// follows says what each subscriber follows; each is "each " or, for one
+// subscriber, "".
+func (r *subRun) follows(each string) string {
 	o, na := r.o, len(r.fresh.Authors)
 	switch o.Filter {
 	case FilterKind:
 		return "kind 1: every event reaches every subscriber"
 	case FilterTag:
-		return fmt.Sprintf("each following %d of %d channels", o.Overlap, o.Channels)
+		return fmt.Sprintf("%sfollowing %s of %s", each, numfmt.Group(int64(o.Overlap)), numfmt.Count(o.Channels, "channel"))
 	case FilterAuthor:
-		return fmt.Sprintf("each following %d of %d authors", min(o.Overlap, na), na)
+		return fmt.Sprintf("%sfollowing %s of %s", each, numfmt.Group(int64(min(o.Overlap, na))), numfmt.Count(na, "author"))
 	}
-	return fmt.Sprintf("each following %d of %d channels or %d of %d authors", o.Overlap, o.Channels, min(o.Overlap, na), na)
+	return fmt.Sprintf("%sfollowing %s of %s or %s of %s", each, numfmt.Group(int64(o.Overlap)), numfmt.Count(o.Channels, "channel"), numfmt.Group(int64(min(o.Overlap, na))), numfmt.Count(na, "author"))
 }
 
 // loopNote says how the events were paced.

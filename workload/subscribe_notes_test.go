@@ -1,8 +1,12 @@
 package workload
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/results"
 )
 
 // TestEventsRanOut: "raise --events" is advice only when the events were
@@ -24,5 +28,42 @@ func TestEventsRanOut(t *testing.T) {
 		if got := r.eventsRanOut(c.n); got != c.want {
 			t.Errorf("rate %v duration %v events %d: ran out %v, want %v", c.rate, c.dur, c.n, got, c.want)
 		}
+	}
+}
+
+// TestSubscribeBehindNote: events left unsent when --sub-duration ended are
+// said in one line with who held them back and the evidence: the client
+// (late with room in its window: the phase is client-limited), the relay
+// (its window full of EVENTs awaiting OKs), or each publisher's share.
+func TestSubscribeBehindNote(t *testing.T) {
+	ms := int64(time.Millisecond)
+	client := senderLag{behind: 19, lag: 1200 * ms, inFlight: 87}
+	relay := senderLag{behind: 5, lag: 800 * ms, fullWait: 700 * ms, inFlight: 1024}
+	for _, c := range []struct {
+		lags      []senderLag
+		clientLtd bool
+		want      string
+	}{
+		{[]senderLag{client}, true, "client-limited: publishing fell behind the --rate schedule: 19 events due before --sub-duration 30s ended were still unsent then (not run): the client sent late with room in its in-flight window, its CPU or timer wake-ups, not the relay (the publisher waited 0s on a full window of the 1.2s it was behind; 87 of its 1,024 slots awaited an OK at the end)"},
+		{[]senderLag{relay, {}}, false, "relay-limited: publishing fell behind the --rate schedule: 5 events due before --sub-duration 30s ended were still unsent then (not run): the in-flight window (--window) was full of EVENTs awaiting the relay's OK (the publisher waited 700ms on a full window of the 800ms it was behind; 1,024 of its 1,024 slots awaited an OK at the end)"},
+		{[]senderLag{relay, client, client}, true, "publishing fell behind the --rate schedule: 43 events due before --sub-duration 30s ended were still unsent then (not run): 5 relay-limited: the in-flight window (--window) was full of EVENTs awaiting the relay's OK (the publisher waited 700ms on a full window of the 800ms it was behind; 1,024 of its 1,024 slots awaited an OK at the end); 38 client-limited: the client sent late with room in its in-flight window, its CPU or timer wake-ups, not the relay (2 publishers waited 0s in all on a full window of the 2.4s they were behind in all; at most 87 of each one's 1,024 slots awaited an OK at the end)"},
+	} {
+		r := &subRun{o: SubscribeOptions{Window: 1024, Duration: 30 * time.Second}, out: &liveOut{lags: c.lags}}
+		var ph results.Phase
+		if got := r.behindNote(&ph); got != c.want || ph.ClientLimited != c.clientLtd {
+			t.Errorf("got (client-limited %v)\n%s\nwant (client-limited %v)\n%s", ph.ClientLimited, got, c.clientLtd, c.want)
+		}
+	}
+}
+
+// One subscriber's note is in the singular: "1 subscriber (tag filter,
+// following 1 of 1 channel) waited", not "… each waited".
+func TestSubscribeOneSubscriberNote(t *testing.T) {
+	o := SubscribeOptions{Base: Base{Timeout: 5 * time.Second}, Subscribers: 1, Publishers: 1, Channels: 1, Overlap: 1,
+		Events: 5, Size: 100, Filter: FilterTag, Grace: 500 * time.Millisecond}
+	ph, _ := runSubscribe(t, testrelay.Config{Verify: true}, o)
+	want := "1 subscriber (tag filter, following 1 of 1 channel) waited for EOSE before publishing; 1 publisher sent fresh events of 100 content bytes signed before the clock (5 planned)"
+	if !slices.Contains(ph.Notes, want) {
+		t.Errorf("notes %q\nwant %q", ph.Notes, want)
 	}
 }
