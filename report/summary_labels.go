@@ -144,7 +144,7 @@ var phaseTitles = map[string]string{"negentropy/initial": "Negentropy sync, init
 
 // groupTitles are the groups whose name is a results key, not words
 // (lifecycle's stages).
-var groupTitles = map[string]string{"read_your_write": "read your write", "read_after_ok": "read after OK"}
+var groupTitles = map[string]string{"ok": "OK", "deliver": "live delivery", "read_your_write": "read your write", "read_after_ok": "read after OK"}
 
 // groupCell names group name in a table's Group column.
 func groupCell(name string) string {

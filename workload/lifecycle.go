@@ -30,8 +30,9 @@ const (
 var lifeStages = []string{StageOK, StageDeliver, StageReadOwn, StageReadAfterOK}
 
 // lifeStageWords is each stage as the notes say it (the results file
-// keeps the keys), as the summary's group table titles them.
-var lifeStageWords = map[string]string{StageOK: "ok", StageDeliver: "deliver", StageReadOwn: "read your write", StageReadAfterOK: "read after OK"}
+// keeps the keys), as the summary's group table titles them (report's
+// groupTitles).
+var lifeStageWords = map[string]string{StageOK: "OK", StageDeliver: "live delivery", StageReadOwn: "read your write", StageReadAfterOK: "read after OK"}
 
 func init() {
 	Declare[LifecycleOptions](Decl{Name: "lifecycle", Input: NeedsKeys,
@@ -721,12 +722,12 @@ func (lr *lifeRun) phaseNotes(t lifeTally) []string {
 		}
 	}
 	if slowest != "" {
-		notes = append(notes, fmt.Sprintf("slowest stage: %s (p50 %v, p99 %v), of ok (EVENT write → OK), deliver (EVENT write → live delivery) and read after OK (OK → readable by id; read your write is the whole EVENT write → readable)", lifeStageWords[slowest],
+		notes = append(notes, fmt.Sprintf("slowest stage: %s (p50 %v, p99 %v), of OK (EVENT write → OK read), live delivery (EVENT write → delivery on the live subscription) and read after OK (OK read → readable by id; read your write is the whole EVENT write → readable)", lifeStageWords[slowest],
 			numfmt.Round(time.Duration(t.hists[slowest].Quantile(50))), numfmt.Round(time.Duration(t.hists[slowest].Quantile(99)))))
 	}
 	notes = append(notes,
-		fmt.Sprintf("%d fresh events of %d content bytes sent one at a time on one connection; a live subscription on a second connection, REQs by id on a third", lr.sampled, lr.o.Size),
-		"every stage is measured from wire's send stamp of the EVENT (immediately before its write) on one monotonic clock; none is derived; only accepted events and valid first copies are timed",
+		fmt.Sprintf("%s of %s content bytes sent one at a time on one connection; a live subscription on a second connection, REQs by id on a third", numfmt.Count(lr.sampled, "fresh event"), numfmt.Group(int64(lr.o.Size))),
+		"every stage is timed on one monotonic clock from a stamp taken, never derived: the EVENT's send (just before its write) or, for read after OK, the OK's read; only accepted events and valid first copies are timed",
 		fmt.Sprintf("read your write: REQ {ids:[id]} sent right after the OK, retried with backoff 1 ms doubling to 50 ms for up to %v", lr.o.ReadTimeout),
 	)
 	notes = append(notes, lr.notes...)
