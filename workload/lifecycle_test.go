@@ -34,6 +34,14 @@ func TestLifecycleEmbedded(t *testing.T) {
 	if !containsPrefix(ph.Notes, "slowest stage: ") {
 		t.Errorf("no slowest stage in notes: %v", ph.Notes)
 	}
+	// The notes name stages in words, as the group table does, and no
+	// package of relaybench's.
+	for _, n := range ph.Notes {
+		if strings.Contains(n, "wire") || strings.Contains(n, " ok (") || strings.Contains(n, " deliver (") ||
+			(strings.HasPrefix(n, "slowest stage: ") && !strings.Contains(n, "of OK (EVENT write → OK read), live delivery (")) {
+			t.Errorf("note names a stage by its key or a package: %q", n)
+		}
+	}
 }
 
 func TestLifecycleMisbehaving(t *testing.T) {
