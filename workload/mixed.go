@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,8 @@ type MixedOptions struct {
 	// Parts receives the name of each part as it starts (nil: a line on
 	// env's Log).
 	Parts func(part string) `kong:"-"`
+
+	progressFor func(label string, total int64) func(done int64) // env's progress reporters (nil: none)
 }
 
 // Run runs the mixed workload on env's relay: fresh events signed by env's
@@ -56,6 +59,7 @@ type MixedOptions struct {
 func (o MixedOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
 	o.fromEnv(env, "", 0)
+	o.progressFor = env.Progress
 	if o.Source == nil {
 		o.Source = env.source()
 	}
@@ -421,9 +425,14 @@ func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBa
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "read-back REQs ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
 	model, sigs := verify.NewModel(accepted), verify.NewChecker()
+	tick := func(int64) {}
+	if e.o.progressFor != nil { // a running count of the events read back
+		tick = e.o.progressFor("mixed: reading back "+numfmt.Count(len(accepted), "accepted event")+" by id", int64(len(accepted)))
+	}
 	for i := 0; i < nReq && pctx.Err() == nil && e.qConns[0].Err() == nil; i++ {
 		batch := accepted[i*chunk : min(len(accepted), (i+1)*chunk)]
 		e.readBackOne(ctx, pctx, batch, i, led, wd, sigs, &rb)
+		tick(int64(min(len(accepted), (i+1)*chunk)))
 	}
 	// One reading of replaceable events (latest only, or keeps superseded
 	// versions) for every answer; no cap is inferred: every id is asked for.
@@ -511,9 +520,18 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 		"open loop: sends and REQs follow a schedule; ok_from_intended and eose_from_intended count from the scheduled time, so a stalled client or relay shows up in them",
 		"duration is the sum of the three parts (the final read-back is not timed)",
 	)
+	if mixedQueried(parts) {
+		ph.Notes = append(ph.Notes, "Late start (query groups): REQs sent more than 1 ms after their scheduled time, because each query connection runs one REQ at a time (one still awaiting its EOSE holds the next back) or the client woke late; EOSE latency from the intended send time counts that wait")
+	}
 	if ctx.Err() != nil {
 		ph.Notes = append(ph.Notes, "interrupted: the work not done is cancelled (later parts did not run, nothing was read back)")
 	}
+}
+
+// mixedQueried says whether a querying part ran (its group has a Late
+// start count).
+func mixedQueried(parts []*mixedPart) bool {
+	return slices.ContainsFunc(parts, func(p *mixedPart) bool { return p.ran && p.qled != nil })
 }
 
 // mixedAccounts sums the parts' accounts into one per kind of operation
