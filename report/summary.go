@@ -242,7 +242,7 @@ func headerLines(f *results.File) [][2]string {
 				seen["events "+e] = true
 				rest = append(rest, [2]string{"Events", e})
 			}
-		} else if c := corpusLine(&r.Corpus); !seen["corpus "+c] && !checksOnly(r) && !noCorpus(r) {
+		} else if c := corpusLine(&r.Corpus) + notPublished(r); !seen["corpus "+c] && !checksOnly(r) && !noCorpus(r) {
 			seen["corpus "+c] = true
 			rest = append(rest, [2]string{"Corpus", c})
 			if e := mixedFreshLine(r); e != "" {
@@ -389,6 +389,19 @@ func corpusLine(c *results.Corpus) string {
 		s += ", from cache"
 	}
 	return s
+}
+
+// notPublished is what the Corpus line adds when the run did not publish
+// the corpus (--skip-publish): the relay's own events answered, and the
+// corpus only gave the queries their filters; "" when it was published.
+func notPublished(r *results.Run) string {
+	if r.Params["skip_publish"] != true {
+		return ""
+	}
+	if slices.ContainsFunc(r.Phases, func(p results.Phase) bool { return p.Workload == "query" }) {
+		return "; not published (--skip-publish): it only gave the queries their filters, answered from what the relay already held"
+	}
+	return "; not published (--skip-publish)"
 }
 
 // unsetAtZero are the parameters whose zero means "not set" (the default
