@@ -513,7 +513,8 @@ func phaseHeading(p *results.Phase, def string) string {
 // already say it: "Warm-up (publish)", but "Publish (query corpus)" and
 // "Load/constant", not "Publish (query corpus) (publish)".
 func phaseName(p *results.Phase) string {
-	if p.Workload == "" || strings.HasPrefix(p.Name, p.Workload) {
+	// "under-load" names its workload already: not "Under-load (load)".
+	if p.Workload == "" || strings.HasPrefix(p.Name, p.Workload) || slices.Contains(strings.Split(p.Name, "-"), p.Workload) {
 		return title(p.Name)
 	}
 	return fmt.Sprintf("%s (%s)", title(p.Name), p.Workload)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/relaybench/relaybench/conformance"
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
@@ -307,7 +308,7 @@ func (c *conformanceCmd) underLoad(s *liveSession, cr checkRun) error {
 		return err
 	}
 	if n, _ := o.EventsNeeded(); !c.Quiet {
-		fmt.Fprintf(os.Stderr, "under-load: signing %d background events before the clock starts...\n", n)
+		fmt.Fprintf(os.Stderr, "under-load: signing %s background events before the clock starts...\n", numfmt.Group(int64(n)))
 	}
 	type loaded struct {
 		ph  results.Phase
@@ -374,7 +375,7 @@ type checkRounds struct {
 
 // rounds runs the checks from now, round after round while the load runs
 // (until end), at least once; the first round's lines go to cr.each, then
-// one line per round.
+// a bounded number of lines (roundLines): -v prints one per round.
 func (c *conformanceCmd) rounds(ctx context.Context, cr checkRun, end time.Time) (checkRounds, error) {
 	var r checkRounds
 	each := cr.each
@@ -387,16 +388,18 @@ func (c *conformanceCmd) rounds(ctx context.Context, cr checkRun, end time.Time)
 		}
 	}
 	var worst []worstCheck
+	var lines roundLines
 	for r.n == 0 || (time.Now().Before(end) && ctx.Err() == nil) {
 		start := time.Now()
 		checks, err := cr.run(ctx)
 		r.n++
+		worst = worstRounds(worst, checks, r.n)
 		if r.n == 1 {
 			r.took, cr.each = time.Since(start), nil
+			lines = roundLines{from: start, every: time.Until(end) / 10}
 		} else if each != nil {
-			fmt.Fprintf(os.Stderr, "under-load: round %d: %s\n", r.n, tallyLine(checks))
+			lines.round(r.n, checks, worst, time.Now().Before(end) && ctx.Err() == nil)
 		}
-		worst = worstRounds(worst, checks, r.n)
 		if err != nil {
 			r.checks = settleRounds(worst, r.n)
 			return r, err
@@ -404,6 +407,39 @@ func (c *conformanceCmd) rounds(ctx context.Context, cr checkRun, end time.Time)
 	}
 	r.checks = settleRounds(worst, r.n)
 	return r, nil
+}
+
+// roundLines says how the rounds after the first go, on standard error:
+// with -v a line per round (its own tally); else at most one line per
+// tenth of the load's duration and one after the last round, each with
+// every check's worst round so far, so that a long load prints about ten
+// lines, not one per round.
+type roundLines struct {
+	from  time.Time     // the first round's start
+	every time.Duration // between two lines
+	last  time.Time     // the last line's time
+}
+
+func (l *roundLines) round(n int, checks []results.Check, worst []worstCheck, more bool) {
+	if fullSummary { // -v
+		fmt.Fprintf(os.Stderr, "under-load: round %d: %s\n", n, tallyLine(checks))
+		return
+	}
+	now := time.Now()
+	since := l.from
+	if l.last.After(since) {
+		since = l.last
+	}
+	if more && now.Sub(since) < l.every {
+		return
+	}
+	l.last = now
+	ws := make([]results.Check, len(worst))
+	for i, w := range worst {
+		ws[i] = w.check
+	}
+	fmt.Fprintf(os.Stderr, "under-load: %d rounds in %v, each check's worst so far: %s\n",
+		n, now.Sub(l.from).Round(100*time.Millisecond), tallyLine(ws))
 }
 
 // note says how the checks ran under the load.
@@ -455,7 +491,7 @@ func settleRounds(w []worstCheck, n int) []results.Check {
 	for i, wc := range w {
 		out[i] = wc.check
 		if n > 1 && wc.check.Status != results.CheckPass {
-			out[i].Detail = fmt.Sprintf("round %d of %d (%d of %d rounds %s): %s", wc.round, n, wc.same, n, wc.check.Status, wc.check.Detail)
+			out[i].Detail = fmt.Sprintf("round %d of %d (%d of %d rounds %s): %s", wc.round, n, wc.same, n, report.CheckLabel(wc.check.Status), wc.check.Detail)
 		}
 	}
 	return out
@@ -470,7 +506,7 @@ func tallyLine(checks []results.Check) string {
 	var parts []string
 	for _, st := range []results.CheckStatus{results.CheckPass, results.CheckFail, results.CheckNamed, results.CheckNotAnnounced, results.CheckNotRun, results.CheckUnknown} {
 		if n[st] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], report.CheckLabel(st)))
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -142,6 +142,14 @@ func TestConformanceUnderLoad(t *testing.T) {
 	if !noted {
 		t.Errorf("no note on the load: %v", f.Runs[0].Notes)
 	}
+	// The rounds after the first print about ten lines, not one each; the
+	// statuses in words, as the table; the heading names the phase once.
+	if n := strings.Count(res.stderr, "under-load: "); n > 13 || strings.Contains(res.stderr, "not-announced") {
+		t.Errorf("%d under-load progress lines (want at most 13), or a status as a key:\n%s", n, lastLines(res.stderr, 20))
+	}
+	if !strings.Contains(res.stdout, "\nUnder-load Performance:") {
+		t.Errorf("want the heading 'Under-load Performance:':\n%s", lastLines(res.stdout, 80))
+	}
 }
 
 // TestConformanceThreshold: a check's status and the count of failed
@@ -367,5 +375,13 @@ func TestCheckProgressLines(t *testing.T) {
 			t.Errorf("%q: status at column %d, want %d as the others", line, at, col)
 		}
 		col = at
+	}
+}
+
+// A round's tally names the statuses as the table does.
+func TestTallyLineWords(t *testing.T) {
+	got := tallyLine([]results.Check{{Status: results.CheckPass}, {Status: results.CheckNotAnnounced}, {Status: results.CheckNotRun}})
+	if want := "1 pass, 1 not announced, 1 not run"; got != want {
+		t.Errorf("tally %q, want %q", got, want)
 	}
 }

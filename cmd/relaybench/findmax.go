@@ -91,6 +91,7 @@ func (c *findMaxCmd) Run(g *Globals) error {
 		return s.finish(params, err)
 	}
 	s.setCorpus(keys)
+	s.run.Corpus.Authors = signingKeys(keys) // the keys that sign its fresh events, as load records
 	o := workload.FindMaxOptions{
 		Load: workload.LoadOptions{Base: workload.Base{Timeout: c.Timeout, Seed: c.Seed},
 			Pool: c.Pool, Connections: c.Connections, MaxLateness: c.MaxLateness,

@@ -97,6 +97,10 @@ func startLiveKeys(g *Globals, command string, tf targetFlags, kf liveKeyFlags, 
 	return s, keys, nil
 }
 
+// signingKeys is how many of keys' authors sign the fresh events of a live
+// workload that names none: workload.NewFresh's and workload.Load's 50.
+func signingKeys(keys *corpus.Corpus) int { return min(50, len(keys.Authors)) }
+
 // setFresh makes the run's corpus describe what the live workload actually
 // published: the fresh events sent (count, content size, wire bytes, signing
 // keys), not the key corpus, which only provided the signing keys (a run
@@ -118,7 +122,7 @@ func (s *liveSession) setFresh(keys *corpus.Corpus) {
 		}
 	}
 	if authors == 0 {
-		authors = min(50, len(keys.Authors)) // workload.NewFresh's default
+		authors = signingKeys(keys)
 	}
 	avg := 0
 	if sent > 0 {

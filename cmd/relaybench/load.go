@@ -309,6 +309,9 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		return err
 	}
 	s.setCorpus(keys)
+	if c.Kind == workload.LoadPublish {
+		s.run.Corpus.Authors = signingKeys(keys) // the keys that sign, as conformance --under-load records
+	}
 	for i, p := range lp.pats {
 		if why := relayDied(inst); why != "" {
 			return fmt.Errorf("%s not run: %s", lp.names[i], why)

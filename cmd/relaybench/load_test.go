@@ -23,7 +23,15 @@ func TestLoadCommandSendsThePattern(t *testing.T) {
 	if !strings.Contains(r.stderr, "load t=  1s intended     500/s") {
 		t.Errorf("no live per-second lines on stderr:\n%s", r.stderr)
 	}
+	// The header names the keys that signed (50 of the key corpus's 200),
+	// as conformance --under-load's does.
+	if !strings.Contains(r.stdout, "keys of seed 1 (50 authors)") {
+		t.Errorf("header does not say the 50 signing keys:\n%s", r.stdout)
+	}
 	f := readResults(t, out)
+	if f.Runs[0].Corpus.Authors != 50 {
+		t.Errorf("corpus authors %d, want the 50 that signed", f.Runs[0].Corpus.Authors)
+	}
 	ph := f.Runs[0].Phases[0]
 	for _, k := range []string{"intended", "sent", "accepted"} {
 		if ph.Counts[k] != 1000 {
