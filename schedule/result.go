@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -204,9 +205,9 @@ func (r *Result) littleNote() string {
 	rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
 	mean := r.Uncorrected.Mean()
 	need := rate * mean / 1e9
-	slots := fmt.Sprintf("all %d in-flight slots (--load-pool) were", r.Pool)
+	slots, filled := fmt.Sprintf("all %d in-flight slots (--load-pool) were", r.Pool), "the slots filled"
 	if r.Pool == 1 {
-		slots = "the one in-flight slot (--load-pool) was"
+		slots, filled = "the one in-flight slot (--load-pool) was", "it filled"
 	}
 	avg := fmt.Sprintf("about %.0f ops", need)
 	switch {
@@ -215,10 +216,10 @@ func (r *Result) littleNote() string {
 	case need < 1.5:
 		avg = "about 1 op"
 	}
-	why := fmt.Sprintf("%.0f ops/s × %v mean reply time, Little's law", rate, round(int64(mean)))
+	why := fmt.Sprintf("%s ops/s × %v mean reply time, Little's law", numfmt.Group(int64(math.Round(rate))), round(int64(mean)))
 	switch {
 	case need < 0.8*float64(r.Pool):
-		return fmt.Sprintf("%s busy at times, though on average %s in flight (%s): the slots filled only in bursts", slots, avg, why)
+		return fmt.Sprintf("%s busy at times, though on average %s in flight (%s): %s only in bursts", slots, avg, why, filled)
 	case need < float64(r.Pool):
 		return fmt.Sprintf("%s busy at times: on average %s in flight (%s), close to the %d slots: the pool is nearly too small for this rate at these reply times, so ops often wait for a slot",
 			slots, avg, why, r.Pool)

@@ -402,8 +402,8 @@ func TestRunSlotsHooks(t *testing.T) {
 	})
 }
 
-// The pool note reads right at one worker and at a load needing under one
-// op in flight: no "all 1 workers", no "about 0 must be in flight".
+// The pool note reads right at one slot and at a load needing under one
+// op in flight: no "all 1 slots", no "about 0".
 func TestPoolNoteWording(t *testing.T) {
 	r := &Result{Pool: 1, MaxInFlight: 1, Intended: 200, Start: 0, End: int64(time.Second),
 		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram()}
@@ -412,7 +412,7 @@ func TestPoolNoteWording(t *testing.T) {
 		r.Uncorrected.Record(668_360)
 	}
 	got := strings.Join(r.notes(), "\n")
-	if !strings.Contains(got, "the one worker was busy at times: at 200 ops/s and a mean reply time of 668µs, on average under 1 must be in flight") {
+	if !strings.Contains(got, "the one in-flight slot (--load-pool) was busy at times, though on average under 1 op in flight (200 ops/s × 668µs mean reply time, Little's law): it filled only in bursts") {
 		t.Errorf("pool note: %q", got)
 	}
 }
