@@ -128,6 +128,9 @@ func addReadBack(ph *results.Phase, rb loadReadBack) {
 	switch {
 	case rb.acct.Requested == 0:
 		lead += "no event was accepted, so nothing was read back"
+	case rb.acct.Accepted == 0:
+		lead += fmt.Sprintf("none of the %s read-back REQs (every event the relay accepted, by id) ended with EOSE (the phase stopped, or the relay did not answer), so missing events were not checked",
+			numfmt.Group(rb.acct.Requested))
 	default:
 		lead += fmt.Sprintf("missing events are checked by reading back every event the relay accepted, by id, once the load was over (%s of %s ended with EOSE)",
 			numfmt.Group(rb.acct.Accepted), numfmt.Count(rb.acct.Requested, "read-back REQ"))

@@ -102,3 +102,19 @@ func TestLoadOverLimitNamedNotFailed(t *testing.T) {
 		t.Errorf("verification %+v", v)
 	}
 }
+
+// A read-back the relay does not answer leaves missing events unchecked:
+// the verification stays partial and says so, the read-back REQ is timed
+// out in its account, and the run is incomplete (exit 4), never passed.
+func TestLoadReadBackUnansweredIsNotAPass(t *testing.T) {
+	ph, _ := runLoad(t, testrelay.Config{NoEOSEAfter: 50}, LoadOptions{Base: Base{Timeout: 500 * time.Millisecond}, Kind: LoadMixed,
+		PublishParts: 1, QueryParts: 1, Pattern: constant(t, 100, time.Second), Pool: 100, Connections: 1, MaxLateness: 20 * time.Second, Size: 100})
+	rb := account(t, ph, results.OpRead)
+	v := ph.Verification
+	if rb.Requested != 1 || rb.TimedOut != 1 || v == nil || v.Verified || !strings.Contains(strings.Join(v.Notes, "\n"), "so missing events were not checked") {
+		t.Fatalf("read-back %+v, verification %+v", rb, v)
+	}
+	if vd := phaseVerdict(ph, false); vd.Status != judge.Incomplete {
+		t.Errorf("verdict %+v, want incomplete", vd)
+	}
+}
