@@ -1079,19 +1079,20 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 }
 
 // SlotWaitPrefix begins the note of a load phase whose ops started late
-// because every in-flight slot was waiting on the relay, none dropped.
-const SlotWaitPrefix = "waited on the relay at times:"
+// while every in-flight slot was busy waiting for replies, none dropped.
+const SlotWaitPrefix = "ops waited for a free slot at times:"
 
-// slotWaitNote is that note: every op started within --load-max-lateness,
-// some waited for a slot; it makes no claim that the relay kept up or not.
+// slotWaitNote is that note: some ops waited for a slot, every op started
+// within --load-max-lateness; it makes no claim that the relay kept up or
+// not (the Little's-law note says whether the pool was too small).
 func slotWaitNote(res *schedule.Result, cpuNote string) string {
-	late := "some ops started late"
+	late := "some started late"
 	if res.Lateness != nil && res.Lateness.Count() > 0 {
-		late = fmt.Sprintf("some ops started late (lateness p99 %v, max %v)",
+		late = fmt.Sprintf("some started late (lateness p99 %v, max %v)",
 			roundLat(time.Duration(res.Lateness.Quantile(99))), roundLat(time.Duration(res.Lateness.Max())))
 	}
-	return fmt.Sprintf("%s all %d in-flight slots (--load-pool) were at times waiting for the relay's replies, so %s; none was dropped: every op started within --load-max-lateness (%v), and the client had CPU to spare (%s)",
-		SlotWaitPrefix, res.Pool, late, res.MaxLateness, cpuNote)
+	return fmt.Sprintf("%s %s while all %d in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (%v) (%s)",
+		SlotWaitPrefix, late, res.Pool, res.MaxLateness, cpuNote)
 }
 
 // schedLatencies reads the Go runtime's histogram of how long runnable
