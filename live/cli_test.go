@@ -140,9 +140,9 @@ func (r *cliRun) results(t *testing.T) *results.File {
 	return testkit.ReadResults(t, m[0])
 }
 
-// stop sends Ctrl-C, which ends --web-keep: exit status 130, as for
-// every interrupt (the results file was written before).
-func (r *cliRun) stop(t *testing.T) {
+// stop sends Ctrl-C and wants exit status want: 130 during the run, the
+// run's own status once it ended (Ctrl-C then only ends --web-keep).
+func (r *cliRun) stop(t *testing.T, want int) {
 	t.Helper()
 	r.cmd.Process.Signal(syscall.SIGINT)
 	select {
@@ -150,8 +150,45 @@ func (r *cliRun) stop(t *testing.T) {
 	case <-time.After(time.Minute): // hang guard
 		t.Fatal("relaybench did not end after Ctrl-C")
 	}
-	if c := r.cmd.ProcessState.ExitCode(); c != 130 {
-		t.Fatalf("exit status %d: %s", c, r.errText())
+	if c := r.cmd.ProcessState.ExitCode(); c != want {
+		t.Fatalf("exit status %d, want %d: %s", c, want, r.errText())
+	}
+}
+
+// keepLine waits for the line --web-keep says after the verdict: where the
+// page is served, until when, and that Ctrl-C ends it.
+func (r *cliRun) keepLine(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for {
+		for _, l := range strings.Split(r.errText(), "\n") {
+			if strings.HasPrefix(l, "Serving the final page at "+r.base) {
+				return l
+			}
+		}
+		select {
+		case <-r.ended:
+			t.Fatalf("relaybench ended without serving the final page: %s", r.errText())
+		case <-time.After(50 * time.Millisecond): // polling pace
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no line about --web-keep: %s", r.errText())
+		}
+	}
+}
+
+// stopKeep ends --web-keep after a finished run with Ctrl-C: the exit
+// status is the run's verdict's, said in one line, never "interrupted".
+func (r *cliRun) stopKeep(t *testing.T, f *results.File) {
+	t.Helper()
+	l := r.keepLine(t)
+	if !strings.Contains(l, "until ") || !strings.Contains(l, "Ctrl-C") || !strings.Contains(l, fmt.Sprintf("(%d)", f.Verdict.Status)) {
+		t.Errorf("the --web-keep line does not say until when, Ctrl-C and the run's status %d: %s", f.Verdict.Status, l)
+	}
+	r.stop(t, f.Verdict.Status)
+	e := r.errText()
+	if strings.Contains(e, "interrupted") || !strings.Contains(e, fmt.Sprintf("interrupt after the run: the live view stops; the exit status is the run's (%d)", f.Verdict.Status)) {
+		t.Errorf("Ctrl-C after the run: %s", e)
 	}
 }
 
@@ -209,7 +246,7 @@ func TestWebDuringARealRun(t *testing.T) {
 	} else {
 		br = openBrowser(t, bin, r.base)
 	}
-	scraped, shown := map[float64]bool{}, map[string]bool{}
+	scraped, shown, phases := map[float64]bool{}, map[string]bool{}, map[string]bool{}
 	deadline := time.Now().Add(5 * time.Minute) // hang guard
 	for {
 		ss := r.scrape(t)
@@ -220,6 +257,7 @@ func TestWebDuringARealRun(t *testing.T) {
 		if br != nil {
 			if f := br.figures(t); f.Status == "running" {
 				shown[f.Accepted] = true
+				phases[f.Phase] = true
 			}
 		}
 		if time.Now().After(deadline) {
@@ -236,6 +274,9 @@ func TestWebDuringARealRun(t *testing.T) {
 		if len(shown) < 2 {
 			t.Errorf("the page during the run showed %d distinct accepted counts (%v), want them to change", len(shown), shown)
 		}
+		if !phases["mixed"] {
+			t.Errorf("the page during the run never showed the mixed phase under way: %v", phases)
+		}
 		checkPageAfter(t, br, f)
 	}
 	if prom != nil {
@@ -247,7 +288,7 @@ func TestWebDuringARealRun(t *testing.T) {
 			}
 		}
 	}
-	r.stop(t)
+	r.stopKeep(t, f)
 	if strings.Contains(r.errText(), "remote write") {
 		t.Errorf("a push failed: %s", r.errText())
 	}
@@ -298,7 +339,7 @@ func checkPageAfter(t *testing.T, br *browser, f *results.File) {
 	if pf.Canvas != 4 {
 		t.Errorf("%d charts drawn, want 4", pf.Canvas)
 	}
-	if failed := f.Verdict != nil && f.Verdict.Status == 3; !failed && pf.Found != "none so far" {
+	if failed := f.Verdict != nil && f.Verdict.Status == 3; !failed && pf.Found != "none found" {
 		t.Errorf("a run whose verification passed shows faults found: %q", pf.Found)
 	}
 }
@@ -561,8 +602,11 @@ func TestWebCtrlCStillSaves(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	r.stop(t)
+	r.stop(t, 130)
 	f := r.results(t)
+	if f.Verdict == nil || f.Verdict.Status != 130 || !strings.Contains(r.errText(), "interrupted") {
+		t.Errorf("a run interrupted: verdict %+v, stderr %s", f.Verdict, r.errText())
+	}
 	if len(f.Runs) != 1 || len(f.Runs[0].Phases) == 0 {
 		t.Fatalf("results file without the phases measured: %+v", f.Runs)
 	}

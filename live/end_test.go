@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -142,5 +143,123 @@ func TestPageKeepsTheReportAfterTheServerStopped(t *testing.T) {
 	br.eval(t, `ticks(8816.6).labels`, &labels)
 	if strings.Join(labels, " ") != "0 2,500 5,000 7,500 10,000" {
 		t.Errorf("axis ticks for 8,816.6: %q, want 0 2,500 5,000 7,500 10,000", labels)
+	}
+}
+
+// TestPhaseWithoutProgressShows: a workload that announces no progress of
+// its own (mixed after its preload: the page showed "—" and an empty bar
+// while the counters moved) is the phase in flight as soon as it measures:
+// under the command's name, or the workload's when the runner names it,
+// with the operations its ledgers ended of those requested so far, on the
+// page and in /metrics; between phases, none.
+func TestPhaseWithoutProgressShows(t *testing.T) {
+	st := New(Options{Run: "r", Command: "mixed"})
+	defer st.Close()
+	st.Progress("Publishing 10 events", 10)(10)
+	st.PhaseDone(latencyPhase("preload", 1e6))
+	st.Tick()
+	if p := st.History()[0]; p.Phase != "" || p.Total != 0 {
+		t.Fatalf("between phases: %+v, want no phase", p)
+	}
+	l := outcome.New(results.OpEvent, 100)
+	st.Tick()
+	if p := last(st); p.Phase != "mixed" || p.Done != 0 || p.Total != 100 || p.Of != ofRequested {
+		t.Fatalf("a phase without progress as it starts: phase %q %d/%d %q, want mixed 0/100 %q", p.Phase, p.Done, p.Total, p.Of, ofRequested)
+	}
+	l.AddN(outcome.Accepted, "", 30)
+	l.AddN(outcome.TimedOut, "", 2)
+	st.Tick()
+	if p := last(st); p.Phase != "mixed" || p.Done != 32 || p.Total != 100 {
+		t.Fatalf("a phase without progress: %q %d/%d, want mixed 32/100", p.Phase, p.Done, p.Total)
+	}
+	ss := parseExposition(t, string(st.Exposition()))
+	step := map[string]string{"phase": "current", "step": "mixed"}
+	if d, ok := find(t, ss, "relaybench_phase_done", step); !ok || d != 32 {
+		t.Errorf("relaybench_phase_done{step=mixed} = %v (%v), want 32", d, ok)
+	}
+	if p, ok := find(t, ss, "relaybench_phase_planned", step); !ok || p != 100 {
+		t.Errorf("relaybench_phase_planned{step=mixed} = %v (%v), want 100", p, ok)
+	}
+	st.Workload("load")
+	st.Tick()
+	if p := last(st); p.Phase != "load" || p.Done != 32 {
+		t.Errorf("a workload the runner named: %q %d, want load 32", p.Phase, p.Done)
+	}
+	st.Progress("Querying", 5)(4)
+	st.Tick()
+	if p := last(st); p.Phase != "Querying" || p.Done != 4 || p.Total != 5 || p.Of != "" {
+		t.Errorf("a phase announcing its progress: %+v", p)
+	}
+	st.PhaseDone(latencyPhase("mixed", 1e6))
+	st.Tick()
+	if p := last(st); p.Phase != "" {
+		t.Errorf("after its end: phase %q, want none", p.Phase)
+	}
+}
+
+func last(st *State) Point { h := st.History(); return h[len(h)-1] }
+
+// TestPageShowsThePhaseAndTheEnd: in Chromium, the page shows a phase that
+// announces no progress of its own with its operations and a bar as it
+// measures; memory in MiB, as every other output; and at the end the final
+// state of verification: "none found" when a phase checked answers, "not
+// verified" when none did, never "none so far".
+func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
+	bin := chromiumBin()
+	if bin == "" {
+		t.Skip("skipping: no chromium (apt-get install chromium)")
+	}
+	st, srv := serveRunOf(t, Options{Run: "r", Command: "mixed"})
+	l := outcome.New(results.OpEvent, 200)
+	l.AddN(outcome.Accepted, "", 50)
+	st.Tick()
+	br := openBrowser(t, bin, srv.URL())
+	type shown struct {
+		Phase    string `json:"phase"`
+		Progress string `json:"progress"`
+		Bar      string `json:"bar"`
+		Found    string `json:"found"`
+		Failures string `json:"failures"`
+		Memory   string `json:"memory"`
+		Status   string `json:"status"`
+	}
+	const read = `(() => { if (!document.getElementById("status")) return {status: "loading"};
+  const t = id => document.getElementById(id).textContent;
+  return {phase: t("phase"), progress: t("progress"), bar: document.getElementById("progressbar").style.width,
+    found: t("found"), failures: t("failures"), status: t("status"),
+    memory: document.getElementById("c-rss").nextElementSibling.textContent}; })()`
+	var got shown
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for br.eval(t, read, &got); got.Status != "running"; br.eval(t, read, &got) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the run: %+v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got.Phase != "mixed" || got.Progress != "50 / 200 "+ofRequested || got.Bar != "25%" {
+		t.Errorf("phase in flight shown as %q %q, bar %q; want mixed, 50 / 200 %s, 25%%", got.Phase, got.Progress, got.Bar, ofRequested)
+	}
+	if got.Found != "none so far" || !strings.Contains(got.Memory, "MiB") || strings.Contains(got.Memory, " MB") {
+		t.Errorf("while running: found %q, memory caption %q (want MiB)", got.Found, got.Memory)
+	}
+	f := finishedFile()
+	f.Runs[0].Phases[0].Verification = &results.Verification{Verified: true, Checked: 5, Passed: true, State: results.VerificationPassed}
+	f.Runs[0].Phases = append(f.Runs[0].Phases, results.NewPhase("burst", "burst"))
+	st.Finish(f)
+	for br.eval(t, read, &got); got.Status != "finished"; br.eval(t, read, &got) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the end: %+v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got.Found != "none found" || got.Failures != "none: 1 phase passed verification, 1 not verified" {
+		t.Errorf("after a verified run: found %q, failures %q", got.Found, got.Failures)
+	}
+	// A run in which no phase checked an answer is not verified, not clean.
+	var unverified shown
+	br.eval(t, `(() => { const v = verified([{verification: "not verified"}, {}]); showFound({}, [], v); showFailures([], v);
+  return {found: document.getElementById("found").textContent, failures: document.getElementById("failures").textContent}; })()`, &unverified)
+	if !strings.HasPrefix(unverified.Found, "not verified") || !strings.HasPrefix(unverified.Failures, "not verified") {
+		t.Errorf("after a run nothing verified: found %q, failures %q", unverified.Found, unverified.Failures)
 	}
 }

@@ -25,7 +25,8 @@ func (s *State) faultFound(f verify.Found) {
 	if s.examples.Load() >= maxExamples || s.examples.Add(1) > maxExamples {
 		return
 	}
-	line := exampleLine(s.prog.Load(), f)
+	st, _ := s.current(nil, 0, true) // a fault found: something measures
+	line := exampleLine(st.label, f)
 	s.exMu.Lock()
 	s.exList = append(s.exList, line)
 	s.exMu.Unlock()
@@ -44,10 +45,10 @@ func foundIndex(kind string) int {
 // the relay's bytes of the event (or the filter of the answer), clipped
 // to exampleLen and made printable (the page shows it as text; no control
 // character reaches any output).
-func exampleLine(pr *phaseProgress, f verify.Found) string {
+func exampleLine(label string, f verify.Found) string {
 	step := "—"
-	if pr != nil {
-		step = clipText(pr.label, 80)
+	if label != "" {
+		step = clipText(label, 80)
 	}
 	switch {
 	case f.Raw != nil:

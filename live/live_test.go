@@ -284,7 +284,13 @@ func readEvent(t *testing.T, r *bufio.Reader) message {
 // server, then the State, close when the test ends.
 func serveRun(t *testing.T) (*State, *Server) {
 	t.Helper()
-	st := New(Options{Run: "r"})
+	return serveRunOf(t, Options{Run: "r"})
+}
+
+// serveRunOf is serveRun with the State's options o.
+func serveRunOf(t *testing.T, o Options) (*State, *Server) {
+	t.Helper()
+	st := New(o)
 	t.Cleanup(st.Close)
 	srv, err := Serve(st, "127.0.0.1:0")
 	if err != nil {
@@ -352,6 +358,12 @@ func TestEventStreamHistoryUpdatesReportAndShutdown(t *testing.T) {
 	page := get(t, srv.URL())
 	if strings.Contains(page, "innerHTML") || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Fatal("the page writes markup from strings or loads something from elsewhere")
+	}
+	// As the run's end does: the page's stream ends once it wrote the
+	// last message (Drain), then the server closes; closed while the last
+	// write was still under way, the stream would be cut short.
+	if !srv.Drain(ctx) {
+		t.Fatal("Drain: the page's stream did not end")
 	}
 	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer ccancel()

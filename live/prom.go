@@ -60,7 +60,8 @@ func (s *State) collect() *expo {
 	s.latencyFamily(e, base)
 	s.verificationFamily(e)
 	s.relayFamily(e, base)
-	s.gauges(e, base)
+	st, inFlight := s.current(cur, curReq, len(ledgers) > 0)
+	s.gauges(e, base, st, inFlight)
 	return e
 }
 
@@ -157,20 +158,21 @@ func (s *State) eachVerified(fn func(l labels, v *results.Verification)) {
 	}
 }
 
-// gauges writes progress and resources (s.mu held).
-func (s *State) gauges(e *expo, base labels) {
+// gauges writes progress (st, the phase in flight, when inFlight) and
+// resources (s.mu held).
+func (s *State) gauges(e *expo, base labels, st step, inFlight bool) {
 	e.family("relaybench_run_finished", "gauge", "1 once the run ended and its results file was written.")
 	fin := 0.0
 	if s.final != nil {
 		fin = 1
 	}
 	e.sample("relaybench_run_finished", base, fin)
-	if pr := s.prog.Load(); pr != nil && s.final == nil {
-		l := base.with("phase", "current").with("step", pr.label)
+	if inFlight && s.final == nil {
+		l := base.with("phase", "current").with("step", st.label)
 		e.family("relaybench_phase_done", "gauge", "Operations of the phase in flight done so far (its progress).")
-		e.sample("relaybench_phase_done", l, float64(pr.done.Load()))
-		e.family("relaybench_phase_planned", "gauge", "Operations the phase in flight plans.")
-		e.sample("relaybench_phase_planned", l, float64(pr.total))
+		e.sample("relaybench_phase_done", l, float64(st.done))
+		e.family("relaybench_phase_planned", "gauge", "Operations the phase in flight plans (one that announces no progress of its own: the operations requested so far).")
+		e.sample("relaybench_phase_planned", l, float64(st.total))
 	}
 	e.family("relaybench_client_cpu_seconds_total", "counter", "User and system CPU used by relaybench.")
 	e.sample("relaybench_client_cpu_seconds_total", base, s.res.clientCPU)

@@ -38,6 +38,12 @@ const (
 type Options struct {
 	Run   string // the run's name (the results file's base name)
 	Relay string // the relay under test (catalog name or URL); SetRelay changes it
+	// Command names the phase in flight when nothing more precise does:
+	// while a workload that announces no progress of its own (mixed,
+	// load) measures, it shows under the workload's name (Workload), else
+	// under Command, with the operations its ledgers ended of those
+	// requested so far.
+	Command string
 	// HistoryCap bounds the points kept (0: historyCap).
 	HistoryCap int
 }
@@ -53,6 +59,7 @@ type Point struct {
 	Phase     string           `json:"phase"`
 	Done      int64            `json:"done"`
 	Total     int64            `json:"total"`
+	Of        string           `json:"of,omitempty"` // what Done and Total count, when Phase does not say
 	Requested int64            `json:"requested"`
 	Outcomes  map[string]int64 `json:"outcomes"` // the run's operations so far, by outcome
 	Rate      float64          `json:"rate"`     // accepted operations per second since the last point
@@ -102,6 +109,7 @@ type State struct {
 	opt       Options
 	started   int64 // mono
 	prog      atomic.Pointer[phaseProgress]
+	workload  atomic.Pointer[string] // the workload under way (Workload); nil between workloads
 	relayUse  atomic.Pointer[relayReader]
 	found     [len(foundKinds)]atomic.Int64 // faults the verifier found so far, by kind
 	examples  atomic.Int64                  // examples taken (at most maxExamples kept)
@@ -244,6 +252,53 @@ func (s *State) Progress(label string, total int64) func(done int64) {
 	return func(done int64) { p.done.Store(done) }
 }
 
+// Workload names the workload starting now ("": the workload ended):
+// until its phases are done (PhaseDone), it is the phase in flight
+// whenever no progress was announced (Progress), with the operations its
+// ledgers ended of those requested so far.
+func (s *State) Workload(name string) {
+	if name == "" {
+		s.workload.Store(nil)
+		return
+	}
+	s.workload.Store(&name)
+}
+
+// step is the phase in flight as the page and /metrics show it.
+type step struct {
+	label       string
+	done, total int64
+	of          string // what done and total count, when the label does not say
+}
+
+// ofRequested is what a step's done and total count when the phase
+// announced no progress of its own: its ledgers' operations.
+const ofRequested = "operations ended, of those requested so far"
+
+// current is the phase in flight (ok false: none): the progress it
+// announced, else the workload under way (Workload) or, while ledgers are
+// followed (measuring), the command (Options.Command), with cur, the
+// in-flight ledgers' operations by outcome, of curReq requested.
+func (s *State) current(cur map[string]int64, curReq int64, measuring bool) (step, bool) {
+	if pr := s.prog.Load(); pr != nil {
+		return step{label: pr.label, done: pr.done.Load(), total: pr.total}, true
+	}
+	var booked int64
+	for _, n := range cur {
+		booked += n
+	}
+	label := s.opt.Command
+	if w := s.workload.Load(); w != nil {
+		label = *w
+	} else if !measuring {
+		label = "" // between phases
+	}
+	if label == "" {
+		return step{}, false
+	}
+	return step{label: label, done: booked, total: curReq, of: ofRequested}, true
+}
+
 // PhaseDone records finished phases with their exact figures (the results
 // file's): the ledgers and series followed so far were theirs and are let
 // go.
@@ -253,6 +308,7 @@ func (s *State) PhaseDone(phs ...results.Phase) {
 		figs = append(figs, figuresOf(&phs[i]))
 	}
 	s.prog.Store(nil) // the phase in flight ended: the next one that counts says so again
+	s.workload.Store(nil)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ledgers, s.series, s.curLat = nil, nil, metrics.NewCoarse()

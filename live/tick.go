@@ -78,7 +78,7 @@ func (s *State) Tick() {
 	}
 	s.advance(series, next)
 	s.curLat.Merge(sec)
-	p := s.point(now, counts, req, sec)
+	p := s.point(now, counts, req, len(ledgers) > 0, sec)
 	s.sampleResources(&p, now, cpu, rss, relaySample{rr, relayCPU, relayRSS, relayOK})
 	s.last.t, s.last.accepted, s.last.cpu = now, p.Outcomes["accepted"], cpu
 	s.keepPoint(p)
@@ -99,17 +99,17 @@ func (s *State) advance(series []watchedSeries, next []int) {
 
 // point builds the point of now (s.mu held): finished phases plus the
 // phase in flight.
-func (s *State) point(now int64, counts map[string]int64, req int64, sec *metrics.Histogram) Point {
+func (s *State) point(now int64, counts map[string]int64, req int64, measuring bool, sec *metrics.Histogram) Point {
 	p := Point{T: s.elapsed(now), Outcomes: counts, Requested: req}
+	if st, ok := s.current(counts, req, measuring); ok {
+		p.Phase, p.Done, p.Total, p.Of = st.label, st.done, st.total, st.of
+	}
 	for _, f := range s.phases {
 		m, r := f.totals()
 		for k, v := range m {
 			p.Outcomes[k] += v
 		}
 		p.Requested += r
-	}
-	if pr := s.prog.Load(); pr != nil {
-		p.Phase, p.Total, p.Done = pr.label, pr.total, pr.done.Load()
 	}
 	if dt := float64(now-s.last.t) / 1e9; dt > 0 {
 		p.Rate = float64(max(0, p.Outcomes["accepted"]-s.last.accepted)) / dt

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -26,7 +28,7 @@ import (
 type webFlags struct {
 	Web           flagValue     `name:"web" placeholder:"ADDR" help:"Serve a live view of the run at ADDR (a port, :PORT or HOST:PORT; a port alone binds 127.0.0.1): a page updated every second that ends with the report, and /metrics in the Prometheus format. Off by default."`
 	WebAnyAddress bool          `name:"web-any-address" help:"Let --web listen on an address other than loopback (the page and /metrics are then open to the network)."`
-	WebKeep       time.Duration `name:"web-keep" default:"0s" placeholder:"DURATION" help:"With --web: once the results file is written, keep serving the final page and /metrics this long (Ctrl-C ends it sooner, exit status 130), e.g. 30s for a last Prometheus scrape."`
+	WebKeep       time.Duration `name:"web-keep" default:"0s" placeholder:"DURATION" help:"With --web: once the results file is written, keep serving the final page and /metrics this long, e.g. 30s for a last Prometheus scrape (Ctrl-C ends it sooner; the exit status stays the run's)."`
 	RelayMetrics  flagValue     `name:"relay-metrics" placeholder:"URL" help:"The relay's own Prometheus metrics: an http(s) URL, a path on the relay's own address (/metrics), or off; redirects are followed on its host only. Without it, a catalog relay that serves them (metrics_path: nostr-rs-relay, Wisp) is read at its path. Read right before and after every timed window; what they counted goes into each phase of the results file and the live view, beside relaybench's figures, each count relaybench can bound flagged where the two disagree (relay_checks)."`
 	PrometheusRW  flagValue     `name:"prometheus-rw" placeholder:"URL" help:"Push the figures of /metrics to a Prometheus remote-write receiver (e.g. http://127.0.0.1:9090/api/v1/write, Prometheus started with --web.enable-remote-write-receiver) every 5 s and once at the end; for runs no Prometheus can scrape. Works with or without --web."`
 }
@@ -107,7 +109,7 @@ func (w *webRun) startLive(f webFlags, command, path string, started time.Time, 
 	if path == "-" || path == "" {
 		name = command + "-" + started.UTC().Format("20060102T150405Z")
 	}
-	w.st = live.New(live.Options{Run: name})
+	w.st = live.New(live.Options{Run: name, Command: command})
 	if f.Web != "" {
 		addr, err := live.ParseAddr(string(f.Web), f.WebAnyAddress)
 		if err != nil {
@@ -232,10 +234,27 @@ func (w *webRun) hook(cfg *runner.Config) {
 	}
 	cfg.Started = w.setTarget
 	cfg.PhaseDone = func(t runner.Target, phs []results.Phase) { w.phaseDone(t, phs...) }
+	if w.st == nil {
+		return
+	}
+	// Each workload names the phase in flight as it starts: one that
+	// announces no progress of its own (mixed, load) is shown under its
+	// name, not as no phase at all.
+	cfg.Workloads = slices.Clone(cfg.Workloads)
+	for i := range cfg.Workloads {
+		name, run := cfg.Workloads[i].Name, cfg.Workloads[i].Run
+		cfg.Workloads[i].Run = func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+			w.st.Workload(name)
+			defer w.st.Workload("")
+			return run(ctx, env)
+		}
+	}
 }
 
 // end shows the results file and its report, serves them --web-keep
-// longer (until ctx ends), then stops the server.
+// longer (until ctx ends, or a signal ends the keep: endServing), then
+// stops the server. f was judged and saved: its verdict is the exit
+// status, which a signal from now on no longer changes.
 func (w *webRun) end(ctx context.Context, f *results.File) {
 	if w == nil {
 		return
@@ -243,6 +262,12 @@ func (w *webRun) end(ctx context.Context, f *results.File) {
 	if w.st == nil {
 		w.close(ctx)
 		return
+	}
+	e := newRunEnd(f)
+	defer e.stop()
+	if w.srv != nil && ctx.Err() == nil {
+		ending.Store(e)
+		defer ending.CompareAndSwap(e, nil)
 	}
 	w.st.Finish(f)
 	if w.srv != nil {
@@ -253,19 +278,84 @@ func (w *webRun) end(ctx context.Context, f *results.File) {
 		if ctx.Err() != nil {
 			budget = closeBudgetInterrupted
 		}
-		dctx, cancel := context.WithTimeout(context.Background(), budget)
+		dctx, cancel := context.WithTimeout(e.ctx, budget) // a signal ends it too
 		w.srv.Drain(dctx)
 		cancel()
 	}
-	if w.keep > 0 && w.srv != nil && ctx.Err() == nil {
+	if w.keep > 0 && w.srv != nil && ctx.Err() == nil && !e.ended() {
+		until := time.Now().Add(w.keep)
+		fmt.Fprintf(os.Stderr, "Serving the final page at %s (and %smetrics) until %s (--web-keep %s): Ctrl-C stops it sooner, the exit status staying the run's%s\n",
+			w.srv.URL(), w.srv.URL(), clock(until), w.keep, e.status)
 		t := time.NewTimer(w.keep)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
+		case <-e.ctx.Done():
 		}
 		t.Stop()
 	}
-	w.close(ctx)
+	run := ctx
+	if e.ended() {
+		// Stopped by the user: closed as fast as an interrupted run is.
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		run = cancelled
+	}
+	w.close(run)
+}
+
+// runEnd is a run's end under way (webRun.end): its results are judged
+// and saved, and the live view serves them before it stops.
+type runEnd struct {
+	ctx    context.Context // done once a signal stopped the serving (endServing)
+	cancel context.CancelFunc
+	once   sync.Once
+	status string // the run's exit status, as said after "exit status" (" (3)"; "": not known)
+}
+
+func newRunEnd(f *results.File) *runEnd {
+	e := &runEnd{}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if f != nil && f.Verdict != nil {
+		e.status = " (" + strconv.Itoa(f.Verdict.Status) + ")"
+	}
+	return e
+}
+
+// stop releases the end's context once the end is over.
+func (e *runEnd) stop() { e.once.Do(func() {}); e.cancel() }
+
+// ending is the run's end under way, while a live view serves its last
+// figures (and --web-keep): a signal then stops the serving, not the run.
+var ending atomic.Pointer[runEnd]
+
+// endServing is the signal handler's (main.go): while a run's end is under
+// way (its verdict printed, its results saved), sig stops the live view's
+// serving (--web-keep) and the process exits with the run's own status;
+// it says so in one line and returns true. False: no run is ending, sig
+// interrupts as usual (exit status 130).
+func endServing(sig os.Signal) bool {
+	e := ending.Load()
+	if e == nil {
+		return false
+	}
+	e.once.Do(func() {
+		fmt.Fprintf(os.Stderr, "\nrelaybench: %v after the run: the live view stops; the exit status is the run's%s\n", sig, e.status)
+		e.cancel()
+	})
+	return true
+}
+
+// ended says whether a signal stopped the serving.
+func (e *runEnd) ended() bool { return e.ctx.Err() != nil }
+
+// clock is t as a user reads it: the time of day, with the date when it
+// is not today.
+func clock(t time.Time) string {
+	if y, m, d := t.Date(); time.Now().Day() != d || time.Now().Month() != m || time.Now().Year() != y {
+		return t.Format("2006-01-02 15:04:05 MST")
+	}
+	return t.Format("15:04:05 MST")
 }
 
 // Time the last remote-write push and the server's shutdown may take: a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,11 +91,16 @@ func TestLiveViewOfSeveralRelays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := runner.Config{Query: workload.QueryOptions{Queries: 5, Limit: 10}}
-	w.hook(&cfg)
 	for i, name := range []string{"a", "b"} {
 		url := relays[name].URL()
+		cfg := runner.Config{Query: workload.QueryOptions{Queries: 5, Limit: 10}}
 		cfg.Workloads = []runner.Workload{{Name: "probe", Run: func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+			// The workload under way is the phase in flight (it announces
+			// no progress of its own).
+			w.st.Tick()
+			if h := w.st.History(); h[len(h)-1].Phase != "probe" {
+				t.Errorf("relay %s: phase in flight %q, want probe", name, h[len(h)-1].Phase)
+			}
 			// While this relay's third step runs, its first two are shown.
 			phs := w.st.Phases()
 			if len(phs) != 2*i+2 || phs[2*i].Relay != url || phs[2*i+1].Name != "query" {
@@ -105,11 +111,51 @@ func TestLiveViewOfSeveralRelays(t *testing.T) {
 			}
 			return nil, nil
 		}}}
+		w.hook(&cfg)
 		if _, err := runner.Run(ctx, c, cfg, runner.Target{URL: url}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := len(w.recorders()); n != 2 {
 		t.Errorf("%d relay metrics readings, want one per relay", n)
+	}
+}
+
+// TestSignalAfterTheRunEndsTheKeep: once a run ended (its verdict printed,
+// its results saved), a signal ends --web-keep and the live view, not the
+// run: the run's context is not cancelled (the exit status stays the
+// run's, not 130), and a signal after the end interrupts as usual.
+func TestSignalAfterTheRunEndsTheKeep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := startWeb(ctx, webFlags{Web: "0", WebKeep: time.Hour}, "run", "-", time.Now(), progress.New(io.Discard, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if endServing(os.Interrupt) {
+		t.Fatal("a signal during the run was taken for one after it")
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		w.end(ctx, &results.File{Verdict: &results.Verdict{Status: 0, Outcome: "passed"}})
+	}()
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for !endServing(os.Interrupt) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run's end never began")
+		}
+		time.Sleep(10 * time.Millisecond) // polling pace: end runs on its own goroutine
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Minute): // hang guard: the keep is an hour
+		t.Fatal("a signal after the run did not end --web-keep")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("a signal after the run cancelled the run")
+	}
+	if endServing(os.Interrupt) {
+		t.Fatal("a signal after the live view stopped was still taken for the keep's")
 	}
 }
