@@ -227,7 +227,11 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 			out.late.Record(max(1, now-intended[k]))
 			lateMu.Unlock()
 		}
-		if err := sendWindowed(cn, p.fresh.Events[n].ID, p.fresh.Raw[n], slots, &inflight, mu, pw, func(ok wire.OK, err error) { book(n, ok, err) }); err != nil {
+		err := sendWindowed(cn, p.fresh.Events[n].ID, p.fresh.Raw[n], slots, &inflight, mu, pw, func(ok wire.OK, err error) { book(n, ok, err) })
+		if d := until(mono.Now(), p.stopAt) - now; intended != nil && d > int64(schedule.OnTime) {
+			lag.blocked(intended[k], d) // the write waited: the relay did not read (TCP back-pressure)
+		}
+		if err != nil {
 			return cn.Err() == nil
 		}
 		return true
@@ -268,11 +272,16 @@ func takeSlot(ctx context.Context, cn *wire.Conn, slots chan struct{}, stopAt in
 	case <-cn.Done():
 	case <-stop:
 	}
-	end := mono.Now()
+	return took, max(1, until(mono.Now(), stopAt)-t0)
+}
+
+// until is now, or stopAt (0: none) when that came first: a wait is
+// evidence up to the end of the duration only.
+func until(now, stopAt int64) int64 {
 	if stopAt > 0 {
-		end = min(end, stopAt)
+		return min(now, stopAt)
 	}
-	return took, max(1, end-t0)
+	return now
 }
 
 // cutFrom books the events of order from k on as cut by stopAt: those due
@@ -291,15 +300,17 @@ func cutFrom(p *livePlan, out *liveOut, lag *senderLag, intended []int64, n, k, 
 
 // senderLag is one open-loop publisher's evidence of why it fell behind
 // its schedule, kept by its sender goroutine: since when it was late, and
-// how much of that time it waited for a slot of its full in-flight window
-// (on the relay's OKs) rather than on itself (timer wake-ups, its CPU,
-// scheduling).
+// how much of that time it waited on the relay, for a slot of its full
+// in-flight window (the relay's OKs) or in a write the relay did not read
+// (TCP back-pressure: the connection's write queue full), rather than on
+// itself (timer wake-ups, its CPU, scheduling).
 type senderLag struct {
-	since    int64 // intended time of the first event it was late for since it last kept time; 0: on time
-	fullWait int64 // ns waited for a slot of a full window since then
-	lag      int64 // at the cut: how long it had been behind (stopAt − since)
-	behind   int64 // events due before stopAt left unsent
-	inFlight int   // EVENTs awaiting their OK at the cut
+	since     int64 // intended time of the first event it was late for since it last kept time; 0: on time
+	fullWait  int64 // ns waited for a slot of a full window since then
+	writeWait int64 // ns spent in writes that took over schedule.OnTime since then
+	lag       int64 // at the cut: how long it had been behind (stopAt − since)
+	behind    int64 // events due before stopAt left unsent
+	inFlight  int   // EVENTs awaiting their OK at the cut
 }
 
 // attempt notes that the publisher came to send the event intended at t
@@ -307,7 +318,7 @@ type senderLag struct {
 func (l *senderLag) attempt(now, t int64) {
 	switch {
 	case now-t <= int64(schedule.OnTime):
-		l.since, l.fullWait = 0, 0
+		l.since, l.fullWait, l.writeWait = 0, 0, 0
 	case l.since == 0:
 		l.since = t
 	}
@@ -322,6 +333,16 @@ func (l *senderLag) waited(t, d int64) {
 	l.fullWait += d
 }
 
+// blocked notes that the write of the event intended at t took d ns, over
+// schedule.OnTime: the connection's write queue was full because the relay
+// was not reading (a write alone takes microseconds).
+func (l *senderLag) blocked(t, d int64) {
+	if l.since == 0 {
+		l.since = t
+	}
+	l.writeWait += d
+}
+
 // cut notes that stopAt passed with behind events due before it unsent,
 // the first of them intended at t, and inFlight EVENTs awaiting their OK.
 func (l *senderLag) cut(stopAt, t, behind int64, inFlight int) {
@@ -332,11 +353,11 @@ func (l *senderLag) cut(stopAt, t, behind int64, inFlight int) {
 }
 
 // relayLimited says whether the publisher fell behind because of the
-// relay: it spent at least half the time it was behind waiting for a slot
-// of its full in-flight window, that is on the relay's OKs. Otherwise the
-// client sent late with room in the window: its timer wake-ups, CPU or
-// scheduling.
-func (l *senderLag) relayLimited() bool { return 2*l.fullWait >= l.lag }
+// relay: it spent at least half the time it was behind waiting on it, for
+// a slot of its full in-flight window (the relay's OKs) or in writes the
+// relay did not read. Otherwise the client sent late with room in the
+// window: its timer wake-ups, CPU or scheduling.
+func (l *senderLag) relayLimited() bool { return 2*(l.fullWait+l.writeWait) >= l.lag }
 
 // scheduledBefore is how many of the intended send times (ascending) come
 // before t.

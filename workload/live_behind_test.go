@@ -32,7 +32,7 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 	for _, tc := range []struct {
 		why               func(bool) string
 		requested, behind int64
-	}{{subBehindWhy, 3, 3}, {nil, 0, 0}} {
+	}{{SubscribeOptions{}.behindWhy, 3, 3}, {nil, 0, 0}} {
 		cn, err := wire.Dial(ctx, r.URL(), wire.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -47,8 +47,8 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 		runLive(ctx, plan, out)
 		_ = cn.Close()
 		a := out.led.Result()
-		if !a.Balanced() || a.Requested != tc.requested || a.NotRun != tc.behind || a.NotRunBy[whyBehindClient] != tc.behind || a.Accepted != 0 {
-			t.Errorf("behind %d: account %+v, want %d requested, %d not run (%s)", tc.behind, a, tc.requested, tc.behind, whyBehindClient)
+		if !a.Balanced() || a.Requested != tc.requested || a.NotRun != tc.behind || a.NotRunBy[SubscribeOptions{}.behindWhy(false)] != tc.behind || a.Accepted != 0 {
+			t.Errorf("behind %d: account %+v, want %d requested, %d not run (%s)", tc.behind, a, tc.requested, tc.behind, SubscribeOptions{}.behindWhy(false))
 		}
 		if out.cut.Load() != 4 || out.behind.Load() != tc.behind {
 			t.Errorf("behind %d: cut %d behind %d, want 4 and %d", tc.behind, out.cut.Load(), out.behind.Load(), tc.behind)
@@ -85,13 +85,13 @@ func TestOpenLoopBehindRelayLimited(t *testing.T) {
 	defer cn.Close()
 	t0 := mono.Now()
 	plan := &livePlan{user: ctx, conns: []*wire.Conn{cn}, fresh: fresh, window: 1, timeout: 10 * time.Second,
-		order: [][]int{{0, 1, 2}}, intended: [][]int64{{t0, t0, t0}}, stopAt: t0 + int64(d), behindWhy: subBehindWhy,
+		order: [][]int{{0, 1, 2}}, intended: [][]int64{{t0, t0, t0}}, stopAt: t0 + int64(d), behindWhy: SubscribeOptions{}.behindWhy,
 		series: metrics.NewSeries(t0)}
 	out := newLiveOut(3)
 	runLive(ctx, plan, out)
 	a := out.led.Result()
-	if !a.Balanced() || a.Requested != 3 || a.Accepted != 1 || a.NotRunBy[whyBehindRelay] != 2 {
-		t.Errorf("account %+v, want 1 accepted and 2 not run (%s)", a, whyBehindRelay)
+	if !a.Balanced() || a.Requested != 3 || a.Accepted != 1 || a.NotRunBy[SubscribeOptions{}.behindWhy(true)] != 2 {
+		t.Errorf("account %+v, want 1 accepted and 2 not run (%s)", a, SubscribeOptions{}.behindWhy(true))
 	}
 	if l := out.lags[0]; l.inFlight != 1 || l.fullWait < l.lag/2 {
 		t.Errorf("evidence %+v: want the one slot in flight at the end, waited on for at least half the lag", l)
@@ -123,7 +123,22 @@ func TestSenderLagJudge(t *testing.T) {
 	if l.relayLimited() || l.fullWait != 0 || l.lag != 500*ms {
 		t.Errorf("caught up, then late with room in the window: %+v, want client-limited", l)
 	}
-	if subBehindWhy(true) != whyBehindRelay || subBehindWhy(false) != whyBehindClient {
-		t.Error("subBehindWhy")
+	l = senderLag{}
+	l.attempt(100*ms, 100*ms)
+	l.blocked(100*ms, 400*ms) // a write the relay did not read for 400 ms
+	l.attempt(500*ms, 105*ms)
+	l.cut(800*ms, 110*ms, 2, 10)
+	if !l.relayLimited() || l.writeWait != 400*ms || l.lag != 700*ms {
+		t.Errorf("writes held up most of the lag: %+v, want relay-limited", l)
+	}
+	// The reasons name the flag of the command that ran.
+	sweep := SubscribeOptions{flags: subFlags{duration: "--duration"}}
+	for _, c := range []struct{ got, want string }{
+		{SubscribeOptions{}.behindWhy(true), "relay-limited: not sent within --sub-duration at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"},
+		{sweep.behindWhy(false), "client-limited: not sent within --duration at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("reason %q, want %q", c.got, c.want)
+		}
 	}
 }

@@ -81,9 +81,9 @@ type SubscribeOptions struct {
 	Segment Segment   `kong:"-"`
 	StartAt time.Time `kong:"-"`
 
-	fresh      *Fresh // pre-signed events (sweep signs its own); nil: sign here
-	moreSubs   string // the command and flag asking for more subscribers, for notes ("": subscribe --sub-count)
-	onDelivery func() // test hook: called on the reader goroutine before each delivery is handled
+	fresh      *Fresh   // pre-signed events (sweep signs its own); nil: sign here
+	flags      subFlags // the command's flags, for notes and reasons (zero: subscribe's)
+	onDelivery func()   // test hook: called on the reader goroutine before each delivery is handled
 }
 
 // EventCount is the number of fresh events the options publish: Events,
@@ -164,21 +164,34 @@ const (
 	whySubClosed  = "subscription closed by the relay"
 	whyNoSub      = "no subscription open"
 	// whyBehindRelay, whyBehindClient: an open-loop event due before
-	// --sub-duration ended that was still unsent then (requested work that
-	// did not run), its publisher held back by its in-flight window full
-	// of EVENTs awaiting the relay's OK (work the relay prevented: exit 4),
-	// or late with room in the window (the client's limit: exit 1).
-	whyBehindRelay  = "relay-limited: not sent within --sub-duration at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK"
-	whyBehindClient = outcome.WhyClientLimited + " not sent within --sub-duration at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
+	// --sub-duration (%s: the command's flag) ended that was still unsent
+	// then (requested work that did not run), its publisher held back by
+	// its in-flight window full of EVENTs awaiting the relay's OK or by
+	// writes the relay did not read (work the relay prevented: exit 4), or
+	// late with room in the window (the client's limit: exit 1).
+	whyBehindRelay  = "relay-limited: not sent within %s at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
+	whyBehindClient = outcome.WhyClientLimited + " not sent within %s at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
 )
 
-// subBehindWhy is the why of the events a publisher left unsent when
-// --sub-duration ended: whyBehindRelay or whyBehindClient.
-func subBehindWhy(relayLimited bool) string {
+// subFlags are the flags of the command that ran the fan-out workload, as
+// its notes and reasons name them: subscribe's, or sweep's.
+type subFlags struct {
+	count    string // the command and flag asking for more subscribers
+	duration string // the flag that stops publishing
+}
+
+// flagNames are o's flags: subscribe's unless set (sweep).
+func (o SubscribeOptions) flagNames() subFlags {
+	return subFlags{count: cmp.Or(o.flags.count, "subscribe --sub-count"), duration: cmp.Or(o.flags.duration, "--sub-duration")}
+}
+
+// behindWhy is the why of the events a publisher left unsent when the
+// duration ended: whyBehindRelay or whyBehindClient, naming the flag.
+func (o SubscribeOptions) behindWhy(relayLimited bool) string {
 	if relayLimited {
-		return whyBehindRelay
+		return fmt.Sprintf(whyBehindRelay, o.flagNames().duration)
 	}
-	return whyBehindClient
+	return fmt.Sprintf(whyBehindClient, o.flagNames().duration)
 }
 
 // subscriber is one connection holding one live REQ. Its callbacks run on
@@ -277,8 +290,7 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	w.Close(0)
 	r.bl.stop()
 	ph := r.phase(w)
-	more := cmp.Or(o.moreSubs, "subscribe --sub-count")
-	connScale(&ph, len(r.subs), rss0, rssIdle, r.addrs, more)
+	connScale(&ph, len(r.subs), rss0, rssIdle, r.addrs, o.flagNames().count)
 	readStats(&ph, r.subConns)
 	r.explainMissing(&ph, w.CPU())
 	w.Finish(&ph) // cut to the window when deliveries were waited for in vain
@@ -541,7 +553,7 @@ func (r *subRun) publish() {
 		plan.stopAt = r.start + int64(o.Duration)
 	}
 	if o.Rate > 0 {
-		plan.behindWhy = subBehindWhy
+		plan.behindWhy = o.behindWhy
 		plan.intended = make([][]int64, np)
 		for w := range plan.order {
 			for _, n := range plan.order[w] {
@@ -860,16 +872,16 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 		notes = append(notes, r.behindNote(ph))
 	}
 	if n := r.out.cut.Load() - r.out.behind.Load(); n > 0 {
-		notes = append(notes, fmt.Sprintf("publishing stopped at --sub-duration %v with %d pre-signed events unsent (beyond the plan: not requested)", o.Duration, n))
+		notes = append(notes, fmt.Sprintf("publishing stopped at %s %v with %s unsent (beyond the plan: not requested)", o.flagNames().duration, o.Duration, numfmt.Count(n, "pre-signed event")))
 	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration && r.eventsRanOut(nEv) {
-		notes = append(notes, fmt.Sprintf("all %d pre-signed events were answered in %v, before --duration %v ended (raise --events)", nEv, numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.Duration))
+		notes = append(notes, fmt.Sprintf("all %s were answered in %v, before %s %v ended (raise --events)", numfmt.Count(nEv, "pre-signed event"), numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.flagNames().duration, o.Duration))
 	}
 	each, filters := "each ", " filters"
 	if o.Subscribers == 1 {
 		each, filters = "", " filter"
 	}
-	notes = append(notes, fmt.Sprintf("%s (%s%s, %s) %swaited for EOSE before publishing; %s sent fresh events of %d content bytes signed before the clock (%s planned)",
-		numfmt.Count(o.Subscribers, "subscriber"), o.Filter, filters, r.follows(each), each, numfmt.Count(o.Publishers, "publisher"), o.Size, numfmt.Group(int64(nEv))))
+	notes = append(notes, fmt.Sprintf("%s (%s%s, %s) %swaited for EOSE before publishing; %s sent fresh events of %s content bytes signed before the clock (%s planned)",
+		numfmt.Count(o.Subscribers, "subscriber"), o.Filter, filters, r.follows(each), each, numfmt.Count(o.Publishers, "publisher"), numfmt.Group(int64(o.Size)), numfmt.Group(int64(nEv))))
 	deliver := "deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events"
 	if o.sharedSchedule() {
 		deliver = "deliver latency: the event's intended send time on the open-loop schedule from --start-at (start + j/rate) → subscriber's read of the delivery, of credited deliveries only (valid, matching, first copies of accepted events); it includes the send lateness, and across machines the clock offset between the instances (see the run's segment clock offset)"
@@ -904,13 +916,14 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 
 // behindNote says, in one line, that publishing fell behind the --rate
 // schedule and who held it back, with the evidence: how long the
-// publishers waited on a full in-flight window of the time they were
-// behind, and how full it was when --sub-duration ended. Events the client
-// held back make the phase client-limited.
+// publishers waited on a full in-flight window and in writes the relay did
+// not read, of the time they were behind, and how full the window was when
+// the duration ended. Events the client held back make the phase
+// client-limited.
 func (r *subRun) behindNote(ph *results.Phase) string {
 	var by [2]struct {
-		events, pubs, fullWait, lag int64
-		inFlight                    int
+		events, pubs, fullWait, writeWait, lag int64
+		inFlight                               int
 	}
 	for _, l := range r.out.lags {
 		if l.behind == 0 {
@@ -923,20 +936,23 @@ func (r *subRun) behindNote(ph *results.Phase) string {
 		b.events += l.behind
 		b.pubs++
 		b.fullWait += l.fullWait
+		b.writeWait += l.writeWait
 		b.lag += l.lag
 		b.inFlight = max(b.inFlight, l.inFlight)
 	}
 	evidence := func(i int) string {
 		b := by[i]
-		f := "the publisher waited %v on a full window of the %v it was behind; %s of its %s slots awaited an OK at the end"
+		f := "the publisher waited %v on a full window and %v in writes the relay did not read, of the %v it was behind; %s of its %s awaited an OK at the end"
 		if b.pubs > 1 {
-			f = fmt.Sprintf("%d publishers waited %%v in all on a full window of the %%v they were behind in all; at most %%s of each one's %%s slots awaited an OK at the end", b.pubs)
+			f = fmt.Sprintf("%d publishers waited %%v in all on a full window and %%v in writes the relay did not read, of the %%v they were behind in all; at most %%s of each one's %%s awaited an OK at the end", b.pubs)
 		}
-		return fmt.Sprintf(f, numfmt.Round(time.Duration(b.fullWait)), numfmt.Round(time.Duration(b.lag)), numfmt.Group(int64(b.inFlight)), numfmt.Group(int64(r.o.Window)))
+		d := func(ns int64) time.Duration { return numfmt.Round(time.Duration(ns)) }
+		return fmt.Sprintf(f, d(b.fullWait), d(b.writeWait), d(b.lag), numfmt.Group(int64(b.inFlight)), numfmt.Count(r.o.Window, "slot"))
 	}
-	head := fmt.Sprintf("publishing fell behind the --rate schedule: %s due before --sub-duration %v ended were still unsent then (not run)",
-		numfmt.Count(by[0].events+by[1].events, "event"), r.o.Duration)
-	client, relay := "the client sent late with room in its in-flight window, its CPU or timer wake-ups, not the relay", "the in-flight window (--window) was full of EVENTs awaiting the relay's OK"
+	head := fmt.Sprintf("publishing fell behind the --rate schedule: %s due before %s %v ended were still unsent then (not run)",
+		numfmt.Count(by[0].events+by[1].events, "event"), r.o.flagNames().duration, r.o.Duration)
+	client := "the client sent late with room in its in-flight window and its writes not held up, its CPU or timer wake-ups, not the relay"
+	relay := "the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written (TCP back-pressure)"
 	ph.ClientLimited = ph.ClientLimited || by[0].events > 0
 	switch {
 	case by[1].events == 0:
@@ -966,11 +982,11 @@ func (r *subRun) follows(each string) string {
 func (r *subRun) loopNote() string {
 	switch {
 	case r.o.Rate > 0:
-		return fmt.Sprintf("open loop at %.0f events/s in total (at most %d unacknowledged per publisher)", r.o.Rate, r.o.Window)
+		return fmt.Sprintf("open loop at %s events/s in total (at most %s unacknowledged per publisher)", numfmt.Group(int64(r.o.Rate+0.5)), numfmt.Group(int64(r.o.Window)))
 	case r.o.Mode == ModeWait:
 		return "closed loop: one EVENT in flight per publisher"
 	}
-	return fmt.Sprintf("closed loop, pipelined: up to %d unacknowledged EVENTs per publisher", r.o.Window)
+	return fmt.Sprintf("closed loop, pipelined: up to %s unacknowledged EVENTs per publisher", numfmt.Group(int64(r.o.Window)))
 }
 
 // subFilter is subscriber i's filter of the given kind.

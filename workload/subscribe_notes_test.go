@@ -34,19 +34,26 @@ func TestEventsRanOut(t *testing.T) {
 // TestSubscribeBehindNote: events left unsent when --sub-duration ended are
 // said in one line with who held them back and the evidence: the client
 // (late with room in its window: the phase is client-limited), the relay
-// (its window full of EVENTs awaiting OKs), or each publisher's share.
+// (its window full of EVENTs awaiting OKs, or writes it did not read), or
+// each publisher's share.
 func TestSubscribeBehindNote(t *testing.T) {
 	ms := int64(time.Millisecond)
 	client := senderLag{behind: 19, lag: 1200 * ms, inFlight: 87}
 	relay := senderLag{behind: 5, lag: 800 * ms, fullWait: 700 * ms, inFlight: 1024}
+	unread := senderLag{behind: 7, lag: 900 * ms, writeWait: 850 * ms, inFlight: 300}
+	const (
+		clientWhy = "the client sent late with room in its in-flight window and its writes not held up, its CPU or timer wake-ups, not the relay"
+		relayWhy  = "the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written (TCP back-pressure)"
+	)
 	for _, c := range []struct {
 		lags      []senderLag
 		clientLtd bool
 		want      string
 	}{
-		{[]senderLag{client}, true, "client-limited: publishing fell behind the --rate schedule: 19 events due before --sub-duration 30s ended were still unsent then (not run): the client sent late with room in its in-flight window, its CPU or timer wake-ups, not the relay (the publisher waited 0s on a full window of the 1.2s it was behind; 87 of its 1,024 slots awaited an OK at the end)"},
-		{[]senderLag{relay, {}}, false, "relay-limited: publishing fell behind the --rate schedule: 5 events due before --sub-duration 30s ended were still unsent then (not run): the in-flight window (--window) was full of EVENTs awaiting the relay's OK (the publisher waited 700ms on a full window of the 800ms it was behind; 1,024 of its 1,024 slots awaited an OK at the end)"},
-		{[]senderLag{relay, client, client}, true, "publishing fell behind the --rate schedule: 43 events due before --sub-duration 30s ended were still unsent then (not run): 5 relay-limited: the in-flight window (--window) was full of EVENTs awaiting the relay's OK (the publisher waited 700ms on a full window of the 800ms it was behind; 1,024 of its 1,024 slots awaited an OK at the end); 38 client-limited: the client sent late with room in its in-flight window, its CPU or timer wake-ups, not the relay (2 publishers waited 0s in all on a full window of the 2.4s they were behind in all; at most 87 of each one's 1,024 slots awaited an OK at the end)"},
+		{[]senderLag{client}, true, "client-limited: publishing fell behind the --rate schedule: 19 events due before --sub-duration 30s ended were still unsent then (not run): " + clientWhy + " (the publisher waited 0s on a full window and 0s in writes the relay did not read, of the 1.2s it was behind; 87 of its 1,024 slots awaited an OK at the end)"},
+		{[]senderLag{relay, {}}, false, "relay-limited: publishing fell behind the --rate schedule: 5 events due before --sub-duration 30s ended were still unsent then (not run): " + relayWhy + " (the publisher waited 700ms on a full window and 0s in writes the relay did not read, of the 800ms it was behind; 1,024 of its 1,024 slots awaited an OK at the end)"},
+		{[]senderLag{unread}, false, "relay-limited: publishing fell behind the --rate schedule: 7 events due before --sub-duration 30s ended were still unsent then (not run): " + relayWhy + " (the publisher waited 0s on a full window and 850ms in writes the relay did not read, of the 900ms it was behind; 300 of its 1,024 slots awaited an OK at the end)"},
+		{[]senderLag{relay, client, client}, true, "publishing fell behind the --rate schedule: 43 events due before --sub-duration 30s ended were still unsent then (not run): 5 relay-limited: " + relayWhy + " (the publisher waited 700ms on a full window and 0s in writes the relay did not read, of the 800ms it was behind; 1,024 of its 1,024 slots awaited an OK at the end); 38 client-limited: " + clientWhy + " (2 publishers waited 0s in all on a full window and 0s in writes the relay did not read, of the 2.4s they were behind in all; at most 87 of each one's 1,024 slots awaited an OK at the end)"},
 	} {
 		r := &subRun{o: SubscribeOptions{Window: 1024, Duration: 30 * time.Second}, out: &liveOut{lags: c.lags}}
 		var ph results.Phase

@@ -209,7 +209,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	ph, err := Subscribe(ctx, url, c, SubscribeOptions{Base: Base{Timeout: o.Timeout, Seed: seed, Dial: o.Dial, Begin: o.Begin},
 		Name: results.SweepName(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
 		Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
-		Duration: o.Duration, Grace: o.Grace, fresh: fresh, moreSubs: "sweep --subscribers",
+		Duration: o.Duration, Grace: o.Grace, fresh: fresh, flags: subFlags{count: "sweep --subscribers", duration: "--duration"},
 	})
 	if ph.Counts == nil { // never started
 		return nil, "", err
