@@ -1191,7 +1191,7 @@ func sweepP99Ms(pt sweepPoint) (float64, bool) {
 	return float64(v) / 1e6, ok
 }
 
-// sweepCharts draw narwhal's three payload-sweep plots: msg/s, MB/s and
+// sweepCharts draw narwhal's three payload-sweep plots: msg/s, MiB/s and
 // latency (mean solid, p99 dashed) against payload size, one line per run.
 // A plot with no point (no latency in the results) is left out.
 func sweepCharts(groups []*relayRuns) ([]*chart, error) {
@@ -1208,7 +1208,7 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 		return p
 	}
 	msgs := mk("Payload sweep: message throughput", "messages per second")
-	mbs := mk("Payload sweep: data throughput", "MB per second")
+	mbs := mk("Payload sweep: data throughput", "MiB per second") // sweepMB
 	lat := mk("Payload sweep: latency (mean solid, p99 dashed)", "milliseconds")
 	drawn := map[*fig]int{} // points drawn: a plot with none is left out (its log axis has no range)
 	for _, l := range lines {

@@ -59,13 +59,13 @@ func figures(runs []*results.Run) []*figure {
 		for i := range r.Phases {
 			p := &r.Phases[i]
 			for _, k := range sortedKeys(p.Rates) {
-				add(p.Name, rateName(k), "1/s", p.Rates[k], false, fmtRate, p)
+				add(p.Name, rateName(k), "1/s", shownRate(k, p.Rates[k]), false, fmtRate, p)
 			}
 			lats(p.Name, p.Latency, p)
 			for _, g := range p.Groups {
 				gp := p.Name + "/" + g.Name
 				for _, k := range sortedKeys(g.Rates) {
-					add(gp, rateName(k), "1/s", g.Rates[k], false, fmtRate, p)
+					add(gp, rateName(k), "1/s", shownRate(k, g.Rates[k]), false, fmtRate, p)
 				}
 				lats(gp, g.Latency, p)
 			}
@@ -81,7 +81,7 @@ func figures(runs []*results.Run) []*figure {
 func rateName(k string) string {
 	if base, ok := strings.CutSuffix(k, "_per_sec"); ok {
 		if base == "mb" {
-			return "MB/s"
+			return "MiB/s" // its values through shownRate
 		}
 		return humanName(base) + "/s"
 	}

@@ -155,7 +155,7 @@ func TestCheckFailOn(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	WriteFailOn(&buf, CheckFailOn(base, slower, fo("publish.rate:-10%")), true)
-	if !strings.Contains(buf.String(), "| publish.rate:-10% | r | 1000/s | 800/s | -20.0% | p=0.008 n=5+5 | FAIL |") {
+	if !strings.Contains(buf.String(), "| publish.rate:-10% | r | 1,000/s | 800/s | -20.0% | p=0.008 n=5+5 | FAIL |") {
 		t.Errorf("markdown:\n%s", buf.String())
 	}
 	var x bytes.Buffer
@@ -227,7 +227,7 @@ func TestThresholdsInMarkdownAndHTML(t *testing.T) {
 			t.Errorf("HTML lacks %q", want)
 		}
 	}
-	if !strings.Contains(md.String(), "| publish.rate>6500 | strfry | 6000/s (median of 3) |") {
+	if !strings.Contains(md.String(), "| publish.rate>6500 | strfry | 6,000/s (median of 3) |") {
 		t.Errorf("Markdown row:\n%s", md.String())
 	}
 }

@@ -100,7 +100,7 @@ func TestSubscribeSummaryWording(t *testing.T) {
 		t.Errorf("brief verification does not say what was checked:\n%s", b)
 	}
 	full := summaryText(t, f, SummaryOptions{})
-	if !strings.Contains(full, "Publish bandwidth: 3.14 MB/second") || strings.Contains(full, "  Bandwidth:") {
+	if !strings.Contains(full, "Publish bandwidth: 2.99 MiB/second") || strings.Contains(full, "  Bandwidth:") {
 		t.Errorf("subscribe bandwidth not labelled as the publishing side's:\n%s", full)
 	}
 	if !strings.Contains(full, "8.00 GiB RAM") {
@@ -121,5 +121,23 @@ func TestMixedLatencyAndCutLabelled(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)^  OK Latency:`).MatchString(full) || regexp.MustCompile(`\bcut\b`).MatchString(full) {
 		t.Errorf("an unlabelled OK Latency or cut column:\n%s", full)
+	}
+}
+
+// A rate's column header says its unit once: "Accepted/s", not "Accepted
+// rate (/s)"; bandwidth is in MiB/s, as byte counts are in MiB, and its
+// cells are converted from the results file's MB/s.
+func TestRateHeadsAndMiB(t *testing.T) {
+	for k, want := range map[string]string{"accepted_per_sec": "Accepted/s", "sent_per_sec": "Sent/s", results.RateMB: "MiB/s"} {
+		if got := rateHead(k); got != want {
+			t.Errorf("rateHead(%s) = %q, want %q", k, got, want)
+		}
+	}
+	if got := rateFmt(results.RateMB)(1.048576); got != "1.00" {
+		t.Errorf("1.048576 MB/s shown as %q, want 1.00 (MiB/s)", got)
+	}
+	p := &results.Phase{Rates: map[string]float64{results.RateMB: 1.048576}}
+	if v, ok := bandwidth(p); !ok || v != 1 {
+		t.Errorf("bandwidth %v, want 1 MiB/s", v)
 	}
 }

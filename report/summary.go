@@ -558,7 +558,7 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 		kv(w, "Rate", dash)
 	}
 	if v, ok := bandwidth(p); ok && !brief {
-		kv(w, "Bandwidth", fmtFloat(v, 2)+" MB/second")
+		kv(w, "Bandwidth", fmtFloat(v, 2)+" MiB/second")
 	} else if !brief {
 		kv(w, "Bandwidth", dash)
 	}
@@ -699,8 +699,11 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			v, unit = fmtRate(p.Rates[k]), "events/second"
 		case opRates[k]:
 			unit = opNoun(p) + "/second" // "accepted/second" said what, not of what
-		case k == results.RateMB && kind(p) == "subscribe":
-			label = "Publish bandwidth" // the subscribers' bytes are not in it
+		case k == results.RateMB:
+			v = fmtFloat(mibps(p.Rates[k]), 2)
+			if kind(p) == "subscribe" {
+				label = "Publish bandwidth" // the subscribers' bytes are not in it
+			}
 		}
 		label, v = briefRateLine(p, k, label, v, unit) // summary_labels.go: one label in both summaries
 		kv(w, label, v)
@@ -1210,10 +1213,10 @@ var offeredRate = map[string]bool{"max_rate": true, "first_failing_rate": true}
 
 // rateLabel names a rate for the summary: "deliveries_per_sec" →
 // ("Deliveries Rate", "deliveries/second"), "mb_per_sec" → ("Bandwidth",
-// "MB/second"); a name without "_per_sec" ("events_per_query") has no unit.
+// "MiB/second", its value converted: mibps); a name without "_per_sec" ("events_per_query") has no unit.
 func rateLabel(k string) (label, unit string) {
 	if k == results.RateMB {
-		return "Bandwidth", "MB/second"
+		return "Bandwidth", "MiB/second"
 	}
 	base, ok := strings.CutSuffix(k, "_per_sec")
 	if !ok {

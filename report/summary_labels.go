@@ -210,7 +210,7 @@ func countHead(k string) string {
 // in the cell ("99.95%", "0.67×").
 func rateHead(k string) string {
 	if k == results.RateMB {
-		return "MB/s"
+		return "MiB/s"
 	}
 	base, perSec := strings.CutSuffix(k, "_per_sec")
 	b, ok := briefLabels[k]
@@ -220,7 +220,7 @@ func rateHead(k string) string {
 	case ok && b.label != "" && b.unit != "":
 		return b.label + " (" + strings.Replace(b.unit, "/second", "/s", 1) + ")"
 	case ok && b.label != "":
-		return b.label + " (/s)"
+		return strings.TrimSuffix(b.label, " rate") + "/s" // "Accepted rate" → "Accepted/s"
 	}
 	return title(humanName(base)) + "/s"
 }
@@ -230,6 +230,9 @@ func rateHead(k string) string {
 func rateFmt(k string) func(float64) string {
 	if isShare(k) {
 		return fmtShare
+	}
+	if k == results.RateMB {
+		return func(v float64) string { return fmtRate(mibps(v)) } // under "MiB/s" (rateHead)
 	}
 	if b, ok := briefLabels[k]; ok && strings.HasPrefix(b.unit, "×") {
 		return func(v float64) string { return fmtFloat(v, 2) + b.unit }

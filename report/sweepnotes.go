@@ -126,7 +126,7 @@ func sweepSizes(at, all []*results.Phase) string {
 
 // sweepKeyWords are the words for the results keys a sweep's notes name,
 // as the sweep table heads them.
-var sweepKeyWords = map[string]string{"msgs_per_sec": "throughput (msg/s)", "mb_per_sec": "data throughput (MB/s)"}
+var sweepKeyWords = map[string]string{"msgs_per_sec": "throughput (msg/s)", "mb_per_sec": "data throughput (MiB/s)"}
 
 // resultsKey matches a results key in a note ("mb_per_sec", "ok_from_intended").
 var resultsKey = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)

@@ -211,7 +211,7 @@ func publishTable(groups []*relayRuns) *table {
 		{"Data size", func(p *results.Phase) (float64, bool) { return count(p.Counts, results.CountBytesSent) }, fmtBytes},
 		durCol,
 		rateCol("Events/s", results.RateEvents),
-		{"Bandwidth", bandwidth, func(v float64) string { return fmtFloat(v, 2) + " MB/s" }},
+		{"Bandwidth", bandwidth, func(v float64) string { return fmtFloat(v, 2) + " MiB/s" }},
 		latCol("OK p50", results.LatencyOK, 50),
 		latCol("OK p99", results.LatencyOK, 99),
 	})
@@ -515,10 +515,10 @@ func sweepRate(pt sweepPoint) (float64, bool) {
 
 func sweepMB(pt sweepPoint) (float64, bool) {
 	if v, ok := pt.rates()[results.RateMB]; ok {
-		return v, true
+		return mibps(v), true
 	}
 	if pt.phase != nil {
-		return bandwidth(pt.phase)
+		return bandwidth(pt.phase) // MiB/s
 	}
 	return 0, false
 }
@@ -570,7 +570,7 @@ func sweepTable(groups []*relayRuns) *table {
 			}
 			t.add(g.key, fmtPayload(sz),
 				agg(vals(sweepRate), fmtRate),
-				agg(vals(sweepMB), func(v float64) string { return fmtFloat(v, 1) + " MB/s" }),
+				agg(vals(sweepMB), func(v float64) string { return fmtFloat(v, 1) + " MiB/s" }),
 				agg(vals(lat(0)), fmtDur), agg(vals(lat(50)), fmtDur), agg(vals(lat(95)), fmtDur), agg(vals(lat(99)), fmtDur),
 				agg(vals(sweepTotal), func(v float64) string { return fmtInt(int64(v)) }),
 				aggStatus(ps))

@@ -68,6 +68,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/results"
 )
@@ -746,7 +747,7 @@ func Failed(rs []results.ThresholdResult) (failed, errs int) {
 	return failed, errs
 }
 
-// Format formats a value in unit for tables: 12.3ms, 5210/s, 42, passed.
+// Format formats a value in unit for tables: 12.3ms, 5,210/s, 42, passed.
 func Format(v float64, unit string) string {
 	if math.IsNaN(v) {
 		return "–"
@@ -768,7 +769,16 @@ func Format(v float64, unit string) string {
 		}
 		return "failed"
 	case UnitRate:
-		return strconv.FormatFloat(v, 'f', decimals(v), 64) + "/s"
+		return number(v) + "/s"
+	}
+	return number(v)
+}
+
+// number is v as the summary prints figures: a whole number (or one of 100
+// and more) with thousands separators ("5,446"), else two decimals.
+func number(v float64) string {
+	if decimals(v) == 0 && math.Abs(v) < 1e18 {
+		return numfmt.Group(int64(math.Round(v)))
 	}
 	return strconv.FormatFloat(v, 'f', decimals(v), 64)
 }

@@ -241,7 +241,7 @@ func TestFormat(t *testing.T) {
 		v    float64
 		unit string
 		want string
-	}{{20e6, UnitNs, "20ms"}, {1234567, UnitNs, "1.235ms"}, {5446.3, UnitRate, "5446/s"}, {1.5, UnitRate, "1.50/s"}, {1, UnitVerdict, "passed"}, {0, UnitVerdict, "failed"}, {42, UnitCount, "42"}} {
+	}{{20e6, UnitNs, "20ms"}, {1234567, UnitNs, "1.235ms"}, {5446.3, UnitRate, "5,446/s"}, {1.5, UnitRate, "1.50/s"}, {1234567, UnitCount, "1,234,567"}, {1, UnitVerdict, "passed"}, {0, UnitVerdict, "failed"}, {42, UnitCount, "42"}} {
 		if got := Format(c.v, c.unit); got != c.want {
 			t.Errorf("Format(%g, %s) = %q, want %q", c.v, c.unit, got, c.want)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -79,11 +80,11 @@ func (c *corpusCmd) Run(g *Globals) error {
 		return describeDumpCorpus(crp, elapsed, c.Export)
 	}
 	fmt.Printf("Corpus %s\n", crp.Key)
-	fmt.Printf("  Events:   %d by %d authors, seed %d, created_at %s … %s\n", n, len(crp.Authors), crp.Params.Seed,
+	fmt.Printf("  Events:   %s by %s authors, seed %d, created_at %s … %s\n", num(n), num(len(crp.Authors)), crp.Params.Seed,
 		time.Unix(crp.Params.Anchor-int64(crp.Params.Window/time.Second), 0).UTC().Format(time.RFC3339),
 		time.Unix(crp.Params.Anchor, 0).UTC().Format(time.RFC3339))
-	fmt.Printf("  Content:  %.0f B average (asked %d), %d tags in all, %s of wire JSON\n",
-		float64(content)/float64(n), crp.Params.AvgSize, tags, numfmt.Bytes(float64(crp.Bytes)))
+	fmt.Printf("  Content:  %s B average (asked %s), %s tags in all, %s of wire JSON\n",
+		num(int(math.Round(float64(content)/float64(n)))), num(crp.Params.AvgSize), num(tags), numfmt.Bytes(float64(crp.Bytes)))
 	ks := make([]int, 0, len(kinds))
 	for k := range kinds {
 		ks = append(ks, k)
@@ -91,14 +92,14 @@ func (c *corpusCmd) Run(g *Globals) error {
 	sort.Ints(ks)
 	fmt.Print("  Kinds:   ")
 	for _, k := range ks {
-		fmt.Printf(" %d: %d (%.1f%%)", k, kinds[k], 100*float64(kinds[k])/float64(n))
+		fmt.Printf(" %d: %s (%.1f%%)", k, num(kinds[k]), 100*float64(kinds[k])/float64(n))
 	}
 	fmt.Println()
 	if crp.Cached {
 		fmt.Printf("  Loaded from the cache in %s: nothing signed\n", elapsed.Round(time.Millisecond))
 	} else {
 		secs := crp.SignDuration.Seconds()
-		fmt.Printf("  Signed with %s in %.2fs: %.0f events/s (generation, ids and signatures, all cores)\n", crp.Signer, secs, float64(n)/secs)
+		fmt.Printf("  Signed with %s in %.2fs: %s events/s (generation, ids and signatures, all cores)\n", crp.Signer, secs, num(int(math.Round(float64(n)/secs))))
 	}
 	if crp.CacheNote != "" {
 		fmt.Printf("  Cache: %s\n", crp.CacheNote)
@@ -120,7 +121,7 @@ func exportCorpus(crp *corpus.Corpus, path string) error {
 	if err := corpus.WriteDump(path, crp.Events); err != nil {
 		return fmt.Errorf("--export: %w", err)
 	}
-	fmt.Printf("  Exported %d events to %s\n", len(crp.Events), path)
+	fmt.Printf("  Exported %s events to %s\n", num(len(crp.Events)), path)
 	return nil
 }
 
@@ -129,11 +130,11 @@ func describeDumpCorpus(crp *corpus.Corpus, elapsed time.Duration, export string
 	m := crp.Manifest
 	fmt.Printf("Corpus from %s (%s%s)\n", m.Source, m.Format, map[bool]string{true: ", gzip"}[m.Gzip])
 	fmt.Printf("  Fingerprint: %s\n", m.Fingerprint)
-	fmt.Printf("  Read:     %d, kept %d; dropped: %s\n", m.Read, m.Events, m.DroppedSummary())
-	fmt.Printf("  Events:   %d by %d authors, created_at %s … %s\n", m.Events, m.Authors,
+	fmt.Printf("  Read:     %s, kept %s; dropped: %s\n", num(m.Read), num(m.Events), m.DroppedSummary())
+	fmt.Printf("  Events:   %s by %s authors, created_at %s … %s\n", num(m.Events), num(m.Authors),
 		time.Unix(m.First, 0).UTC().Format(time.RFC3339), time.Unix(m.Last, 0).UTC().Format(time.RFC3339))
-	fmt.Printf("  Sizes:    %s of wire JSON; per event min %d, p50 %d, p90 %d, p99 %d, max %d B; content %d B average\n",
-		numfmt.Bytes(float64(m.Bytes)), m.Sizes.Min, m.Sizes.P50, m.Sizes.P90, m.Sizes.P99, m.Sizes.Max, m.AvgContent)
+	fmt.Printf("  Sizes:    %s of wire JSON; per event min %s, p50 %s, p90 %s, p99 %s, max %s B; content %s B average\n",
+		numfmt.Bytes(float64(m.Bytes)), num(m.Sizes.Min), num(m.Sizes.P50), num(m.Sizes.P90), num(m.Sizes.P99), num(m.Sizes.Max), num(m.AvgContent))
 	ks := make([]int, 0, len(m.Kinds))
 	for k := range m.Kinds {
 		ks = append(ks, k)
@@ -141,7 +142,7 @@ func describeDumpCorpus(crp *corpus.Corpus, elapsed time.Duration, export string
 	sort.Ints(ks)
 	fmt.Print("  Kinds:   ")
 	for _, k := range ks {
-		fmt.Printf(" %d: %d (%.1f%%)", k, m.Kinds[k], 100*float64(m.Kinds[k])/float64(m.Events))
+		fmt.Printf(" %d: %s (%.1f%%)", k, num(m.Kinds[k]), 100*float64(m.Kinds[k])/float64(m.Events))
 	}
 	fmt.Println()
 	for _, n := range corpus.AgeNotes(crp.Events, time.Now()) {
@@ -180,3 +181,6 @@ func loadDump(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*cor
 	}
 	return c, nil
 }
+
+// num is n with thousands separators, as the summary prints counts ("2,000").
+func num[T ~int | ~int64](n T) string { return numfmt.Group(int64(n)) }

@@ -326,9 +326,9 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		}
 		o.Begin, o.Segment = c.segRun.Sampler(o.Begin), c.seg
 		if n, _ := o.EventsNeeded(); n > 0 && !c.Quiet {
-			fmt.Fprintf(os.Stderr, "%s: signing %d fresh events before the clock starts%s...\n", o.Name, n, signEstimate(ctx, keys, n, c.corpusFlags.Size))
+			fmt.Fprintf(os.Stderr, "%s: signing %s fresh events before the clock starts%s...\n", o.Name, num(n), signEstimate(ctx, keys, n, c.corpusFlags.Size))
 			o.Signed = func(n int, took time.Duration) {
-				fmt.Fprintf(os.Stderr, "%s: signed %d events in %v; %s\n", o.Name, n, took.Round(time.Millisecond), p)
+				fmt.Fprintf(os.Stderr, "%s: signed %s events in %v; %s\n", o.Name, num(n), took.Round(time.Millisecond), p)
 			}
 		}
 		stopProfile := startCPUProfile(o.Name)

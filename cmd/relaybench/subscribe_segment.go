@@ -85,8 +85,8 @@ func (c *subscribeCmd) segmentCorpus(run *results.Run, keys *corpus.Corpus) {
 	if n := len(run.Notes); n > 0 && strings.HasPrefix(run.Notes[n-1], "corpus: ") {
 		run.Notes = run.Notes[:n-1] // setFresh's, about this segment's share
 	}
-	run.Notes = append(run.Notes, fmt.Sprintf("corpus: the test's %d fresh events (signed alike by every segment, the nonce and created_at derived from --start-at); this segment published event j when j mod %d = %d; the key corpus (%d keys, seed %d) only provided the signing keys",
-		run.Corpus.Events, c.seg.Count, c.seg.Index, len(keys.Authors), keys.Params.Seed))
+	run.Notes = append(run.Notes, fmt.Sprintf("corpus: the test's %s fresh events (signed alike by every segment, the nonce and created_at derived from --start-at); this segment published event j when j mod %d = %d; the key corpus (%s keys, seed %d) only provided the signing keys",
+		num(run.Corpus.Events), c.seg.Count, c.seg.Index, num(len(keys.Authors)), keys.Params.Seed))
 }
 
 // segmentUsage marks a segment flag error as a usage error.
