@@ -517,7 +517,7 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("three parts of %v each: publish alone (%.0f events/s over %s), query alone (%.0f queries/s over %s, one REQ at a time each), then both together", o.Duration, o.PublishRate, numfmt.Count(o.Publishers, "connection"), o.QueryRate, numfmt.Count(o.Queriers, "connection")),
-		"open loop: sends and REQs follow a schedule; ok_from_intended and eose_from_intended count from the scheduled time, so a stalled client or relay shows up in them",
+		"open loop: sends and REQs follow a schedule; OK and EOSE latency are timed from the actual send, and each is also kept timed from the intended send time (labelled so), where a stalled client or relay shows up",
 		"duration is the sum of the three parts (the final read-back is not timed)",
 	)
 	if mixedQueried(parts) {
