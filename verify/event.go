@@ -25,7 +25,9 @@ func (f Fault) String() string {
 
 // Checker parses events a relay sends and checks their id and BIP-340
 // signature once per distinct raw JSON (the same event comes back in many
-// answers). Events relaybench published itself can be registered with Trust:
+// answers), and a signature once per event id (other bytes of it, a relay's
+// re-serialization, are parsed and their id checked, not the signature
+// again). Events relaybench published itself can be registered with Trust:
 // a byte-identical copy is then valid without a signature check, and any
 // other bytes claiming the same id are checked in full. It is safe for
 // concurrent use.
@@ -33,6 +35,11 @@ type Checker struct {
 	mu     sync.RWMutex
 	ok     map[string]*nostr.Event // raw JSON → parsed, valid event
 	cached int64                   // bytes of raw JSON cached by Check (not Trust)
+	// sigs: id → signature already verified for it (at most CheckCacheSigs):
+	// other bytes of an event whose id is right and whose signature was
+	// verified before need no second signature check (the id commits to
+	// the pubkey, so the same id and signature verify the same way).
+	sigs map[string]string
 
 	// alt: a known event (EventAt) → other bytes of it already checked in
 	// full ([]byte): a relay that re-serializes events (strfry sorts the
@@ -42,7 +49,9 @@ type Checker struct {
 }
 
 // NewChecker returns an empty checker.
-func NewChecker() *Checker { return &Checker{ok: map[string]*nostr.Event{}} }
+func NewChecker() *Checker {
+	return &Checker{ok: map[string]*nostr.Event{}, sigs: map[string]string{}}
+}
 
 // Trust registers raw, the exact bytes of an event relaybench signed.
 func (c *Checker) Trust(raw []byte, e *nostr.Event) {
@@ -60,17 +69,47 @@ func (c *Checker) Check(raw []byte) (*nostr.Event, bool) {
 		return e, true
 	}
 	e, err := nostr.ParseEvent(raw)
-	if err != nil || !e.CheckID() || !ValidSignature(e) {
+	if err != nil || !e.CheckID() {
 		return nil, false
+	}
+	c.mu.RLock()
+	sig, known := c.sigs[e.ID]
+	c.mu.RUnlock()
+	if !known || sig != e.Sig {
+		if !ValidSignature(e) {
+			return nil, false
+		}
 	}
 	c.mu.Lock()
 	if c.cached+int64(len(raw)) <= CheckCacheBytes {
 		c.ok[string(raw)] = e
 		c.cached += int64(len(raw))
 	}
+	if !known && len(c.sigs) < CheckCacheSigs {
+		c.sigs[e.ID] = e.Sig
+	}
 	c.mu.Unlock()
 	return e, true
 }
+
+// Vouch registers the id and signature of an event relaybench signed
+// itself: bytes of it with a right id then need no signature check, and
+// the same id with another signature is still checked in full. The event's
+// strings are kept, not copied; Vouch is not bounded by CheckCacheSigs (the
+// caller holds the events anyway).
+func (c *Checker) Vouch(e *nostr.Event) {
+	if len(e.Sig) != 128 || len(e.ID) != 64 {
+		return // not a signed event: nothing to vouch for
+	}
+	c.mu.Lock()
+	c.sigs[e.ID] = e.Sig
+	c.mu.Unlock()
+}
+
+// CheckCacheSigs bounds the signatures Check remembers as verified, by id
+// (about 200 bytes each): past it, every other event's signature is
+// verified each time its bytes are not cached.
+const CheckCacheSigs = 1 << 16
 
 // CheckCacheBytes bounds the raw JSON that Check remembers as valid: past
 // it, events relaybench did not publish are checked in full each time they

@@ -279,6 +279,7 @@ type loadPlan struct {
 	total, nPub, nQuery int64
 	evs                 *loadEvents
 	filters             []nostr.Filter
+	source              []*nostr.Event // the events the filters were drawn from (relaybench signed them)
 }
 
 func prepareLoad(ctx context.Context, c *corpus.Corpus, o *LoadOptions) (*loadPlan, error) {
@@ -300,7 +301,7 @@ func prepareLoad(ctx context.Context, c *corpus.Corpus, o *LoadOptions) (*loadPl
 	}
 	if p.nQuery > 0 {
 		var err error
-		if p.filters, err = loadFilters(c, o, p.nQuery); err != nil {
+		if p.filters, p.source, err = loadFilters(c, o, p.nQuery); err != nil {
 			return nil, err
 		}
 	}
@@ -308,15 +309,16 @@ func prepareLoad(ctx context.Context, c *corpus.Corpus, o *LoadOptions) (*loadPl
 }
 
 // loadFilters builds up to 4,096 distinct query filters from o.Source (or
-// the corpus), cycling through the shapes.
-func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter, error) {
+// the corpus), cycling through the shapes; it returns the events it drew
+// them from too.
+func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter, []*nostr.Event, error) {
 	source := o.Source
 	if len(source) == 0 && c != nil {
 		source = c.Events
 	}
 	b, err := newShapeBuilder(source, o.Limit, o.Seed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	want := int(min(nQuery, 4096))
 	var filters []nostr.Filter
@@ -326,9 +328,9 @@ func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter
 		}
 	}
 	if len(filters) == 0 {
-		return nil, errors.New("load: no query filter can be built from the source events")
+		return nil, nil, errors.New("load: no query filter can be built from the source events")
 	}
-	return filters, nil
+	return filters, source, nil
 }
 
 // Whys of a load slot not started within MaxLateness of its intended time
@@ -527,7 +529,7 @@ func newLoadOps(pctx context.Context, o *LoadOptions, plan *loadPlan, pool *conn
 		l.kinds[LoadQuery] = newKindStats()
 	}
 	if plan.nQuery > 0 {
-		l.ver = newLoadVerifier(o.Kind == LoadMixed)
+		l.ver = newLoadVerifier(o.Kind == LoadMixed, plan.source)
 	}
 	if o.Kind == LoadMixed {
 		l.accepted = newLoadAccepted(plan.nPub)

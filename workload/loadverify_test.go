@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -117,4 +118,56 @@ func TestLoadReadBackUnansweredIsNotAPass(t *testing.T) {
 	if vd := phaseVerdict(ph, false); vd.Status != judge.Incomplete {
 		t.Errorf("verdict %+v, want incomplete", vd)
 	}
+}
+
+// The checker verifies a signature once per event id: other bytes of an
+// event already checked are valid without a second signature check, while
+// the same id with another signature, or other content under the id, is
+// still invalid.
+func TestCheckerSignatureOncePerID(t *testing.T) {
+	c := smallCorpus(t)
+	e, other := *c.Events[0], c.Events[1]
+	raw, err := json.Marshal(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk := verify.NewChecker()
+	spaced := append([]byte("{ "), raw[1:]...)
+	forged := e
+	forged.Sig = other.Sig
+	edited := e
+	edited.Content += "x"
+	for i, step := range []struct {
+		raw  []byte
+		want bool
+	}{{raw, true}, {spaced, true}, {mustJSON(t, &forged), false}, {mustJSON(t, &edited), false}, {spaced, true}} {
+		if _, ok := chk.Check(step.raw); ok != step.want {
+			t.Errorf("step %d: valid %v, want %v", i, ok, step.want)
+		}
+	}
+	// Vouched for (relaybench signed it): other bytes are valid, another
+	// signature under its id or other content is not; an unsigned event is
+	// not vouched for.
+	vouched := verify.NewChecker()
+	vouched.Vouch(&e)
+	unsigned := *other
+	unsigned.Sig = ""
+	vouched.Vouch(&unsigned)
+	for i, step := range []struct {
+		raw  []byte
+		want bool
+	}{{mustJSON(t, &forged), false}, {mustJSON(t, &edited), false}, {spaced, true}, {mustJSON(t, &unsigned), false}} {
+		if _, ok := vouched.Check(step.raw); ok != step.want {
+			t.Errorf("vouched, step %d: valid %v, want %v", i, ok, step.want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
