@@ -216,11 +216,15 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		if ctx.Err() != nil || cn.Err() != nil {
 			return false
 		}
+		now = mono.Now()
+		if took && p.stopAt > 0 && now >= p.stopAt { // a slot freed as the duration ended: too late
+			<-slots
+			took = false
+		}
 		if !took { // the duration ended while the window was full
 			cutFrom(p, out, lag, intended, len(order), k, len(slots))
 			return false
 		}
-		now = mono.Now()
 		out.sentAt[n].Store(now)
 		if intended != nil {
 			lateMu.Lock()
