@@ -66,14 +66,14 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 // the duration ends; the events due before then are work the relay
 // prevented (relay-limited: incomplete, exit 4), with the window's fill as
 // evidence. The relay answers the first EVENT only after the duration has
-// ended (OKDelay from its receipt, twice the duration; a slot freed after
-// the end is too late anyway), so the one-slot window is full from that
-// send to the end; the publisher reaches its second event within half the
-// duration (0.5 s) of the start, as long as the test does not stall for
-// half a second.
+// ended (OKDelay from its receipt, longer than the duration; a slot freed
+// after the end is too late anyway), so the one-slot window is full from
+// that send to the end; the publisher reaches its second event within half
+// the duration (1.5 s) of the start: a stall that long is a hang, not a
+// loaded machine.
 func TestOpenLoopBehindRelayLimited(t *testing.T) {
-	const d = time.Second
-	r := testrelay.Start(t, testrelay.Config{OKDelay: 2 * d})
+	const d = 3 * time.Second
+	r := testrelay.Start(t, testrelay.Config{OKDelay: d + 250*time.Millisecond})
 	ctx := testCtx(t)
 	fresh, err := NewFresh(ctx, testKeys(t), FreshSpec{Count: 3, Size: 10}, RunNonce())
 	if err != nil {
