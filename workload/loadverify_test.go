@@ -108,7 +108,7 @@ func TestLoadOverLimitNamedNotFailed(t *testing.T) {
 // the verification stays partial and says so, the read-back REQ is timed
 // out in its account, and the run is incomplete (exit 4), never passed.
 func TestLoadReadBackUnansweredIsNotAPass(t *testing.T) {
-	ph, _ := runLoad(t, testrelay.Config{NoEOSEAfter: 50}, LoadOptions{Base: Base{Timeout: 500 * time.Millisecond}, Kind: LoadMixed,
+	ph, _ := runLoad(t, testrelay.Config{NoEOSEAfter: 50}, LoadOptions{Base: Base{Timeout: 2 * time.Second}, Kind: LoadMixed,
 		PublishParts: 1, QueryParts: 1, Pattern: constant(t, 100, time.Second), Pool: 100, Connections: 1, MaxLateness: 20 * time.Second, Size: 100})
 	rb := account(t, ph, results.OpRead)
 	v := ph.Verification
