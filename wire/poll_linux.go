@@ -36,7 +36,7 @@ import (
 // hang-up, read to the end), every
 // complete message handled on that reader exactly as the goroutine reader
 // handles it (handlers must not block: they run for many connections in
-// turn). The reader is a goroutine: only the epoll set itself sits in
+// turn). The reader is a goroutine; a few connections' epoll set waits in
 // Go's netpoller (see loop). Writes (REQ, CLOSE, pongs, AUTH, EVENTs) go
 // to the descriptor directly,
 // waiting in poll(2) for room when the socket is full, within the write
@@ -57,11 +57,26 @@ func readerThreads() int {
 
 type poller struct {
 	ep    int
-	epf   *os.File // ep in Go's netpoller (nil: it refused it)
 	mu    sync.Mutex
 	conns []*Conn // by token (the epoll data); nil: free
 	free  []int32
+	live  atomic.Int32 // connections in the set
 }
+
+// netpollMax: a reader whose set holds more connections than this waits
+// in a blocking epoll_wait on a thread of its own instead of in Go's
+// netpoller (see loop). With a few connections (publish: one per worker)
+// each wake-up serves an OK or two and the reader is mostly idle; with
+// thousands (fan-out) it is mostly busy, and a set in the netpoller woke
+// the runtime's netpoll thread for every socket ready meanwhile: 2,000
+// subscribers to strfry, 3,000,000 deliveries, 1.04 M epoll_pwait calls
+// and 378,000 context switches against 434,000 and 242,000 blocked in
+// epoll_wait (5.62 µs of client CPU per delivery against 4.59).
+var netpollMax atomic.Int32 // 64; tests lower it
+
+func init() { netpollMax.Store(64) }
+
+func (p *poller) crowded() bool { return p.live.Load() > netpollMax.Load() }
 
 var (
 	pollersOnce sync.Once
@@ -104,12 +119,14 @@ func (p *poller) add(c *Conn, rs *rawSock) error {
 	rs.tok, rs.p = tok, p // before the reader can see c
 	p.conns[tok] = c
 	p.mu.Unlock()
+	p.live.Add(1)
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | unix.EPOLLET, Fd: tok}
 	if err := syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, rs.fd, &ev); err != nil {
 		p.mu.Lock()
 		p.conns[tok] = nil
 		p.free = append(p.free, tok)
 		p.mu.Unlock()
+		p.live.Add(-1)
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	return nil
@@ -124,51 +141,71 @@ func (p *poller) get(tok int32) *Conn {
 	return nil
 }
 
-// newPoller makes a reader's epoll set, non-blocking and in Go's own
-// netpoller (an epoll descriptor is readable while it holds ready
-// sockets), so that its reader can wait in the runtime instead of in a
-// blocking epoll_wait.
+// newPoller makes a reader's epoll set.
 func newPoller() (*poller, error) {
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	p := &poller{ep: ep}
-	if syscall.SetNonblock(ep, true) == nil {
-		p.epf = os.NewFile(uintptr(ep), "epoll") // owns ep from here; pollers keep it
-	}
-	return p, nil
+	return &poller{ep: ep}, nil
 }
 
-// loop is one reader: a goroutine that sleeps in Go's netpoller until its
-// epoll set has ready sockets, then takes every ready one with
-// non-blocking epoll_waits and reads them. A reader blocked in epoll_wait
-// as a system call on a locked thread (as before) kept Go's sysmon
+// loop is one reader. While its set holds at most netpollMax connections
+// it is a goroutine that sleeps in Go's netpoller until the set has ready
+// sockets (an epoll descriptor is readable while it holds ready ones),
+// then takes every ready one with non-blocking epoll_waits and reads
+// them. A reader blocked in epoll_wait as a system call kept Go's sysmon
 // polling every 20 µs: in publish wait-for-OK runs (4 connections) 1.3
 // context switches per OK against khatru and 2.3 against strfry, 0.86
-// and 1.0 this way (bench/RESULTS.md, issue #26). Should the runtime
-// refuse the epoll descriptor, the reader blocks in epoll_wait on a
-// thread of its own.
+// and 1.0 this way (bench/RESULTS.md, issue #26). With more connections
+// (fan-out) the reader is busy most of the time, and the set in the
+// netpoller would wake the runtime's netpoll thread for every socket
+// that becomes ready meanwhile: then, and should the runtime refuse the
+// descriptor, the reader blocks in epoll_wait on a thread of its own.
 func (p *poller) loop() {
 	evs := make([]syscall.EpollEvent, 256)
 	var f frame
-	if p.epf != nil {
-		if rc, err := p.epf.SyscallConn(); err == nil {
-			// returns only if the descriptor cannot be waited for in the runtime
-			_ = rc.Read(func(uintptr) bool {
-				// a full batch may leave ready sockets behind, which
-				// raise no new edge: take them before waiting
-				for n := len(evs); n == len(evs) || n < 0; {
-					n = p.wait(evs, &f, 0)
-				}
-				return false // wait in the netpoller for the next ready socket
-			})
-		}
-	}
-	runtime.LockOSThread()
+	netpoll := true
 	for {
-		p.wait(evs, &f, -1)
+		if netpoll && !p.crowded() {
+			netpoll = p.waitNetpoll(evs, &f)
+			continue
+		}
+		runtime.LockOSThread()
+		for !netpoll || p.crowded() {
+			p.wait(evs, &f, -1)
+		}
+		runtime.UnlockOSThread()
 	}
+}
+
+// waitNetpoll reads p's set, waiting in Go's netpoller, until the set
+// holds more than netpollMax connections; false if the runtime cannot
+// wait for it. The set is in the netpoller through a non-blocking
+// duplicate of its descriptor, closed (which takes it out) on return.
+func (p *poller) waitNetpoll(evs []syscall.EpollEvent, f *frame) bool {
+	fd, err := unix.FcntlInt(uintptr(p.ep), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	if syscall.SetNonblock(fd, true) != nil { // epoll_wait(fd, …, -1) ignores it
+		syscall.Close(fd)
+		return false
+	}
+	file := os.NewFile(uintptr(fd), "epoll")
+	defer file.Close()
+	rc, err := file.SyscallConn()
+	if err != nil {
+		return false
+	}
+	return rc.Read(func(uintptr) bool {
+		// a full batch may leave ready sockets behind, which raise no
+		// new edge: take them before waiting
+		for n := len(evs); n == len(evs) || n < 0; {
+			n = p.wait(evs, f, 0)
+		}
+		return p.crowded() // false: wait in the netpoller
+	}) == nil
 }
 
 // wait takes the ready sockets of p's set (waiting up to ms milliseconds;
@@ -190,7 +227,7 @@ func (p *poller) wait(evs []syscall.EpollEvent, f *frame, ms int) int {
 	}
 	for _, ev := range evs[:n] {
 		if c := p.get(ev.Fd); c != nil {
-			c.pollRead(f, ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0)
+			c.pollRead(f, ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0, ms == 0)
 		}
 	}
 	return n
@@ -239,8 +276,10 @@ func rawWrite(fd int, b []byte) (int, error) {
 // so reading goes on to the end (a short read is then no sign of more to
 // come: the hang-up's edge was this one). Every message is timed at the
 // return of the read that completed it: the reader's own work on the
-// messages before it in the buffer is not the relay's latency.
-func (c *Conn) pollRead(f *frame, hup bool) {
+// messages before it in the buffer is not the relay's latency. raw: read
+// with rawRead (the reader waits in the netpoller; blocked in epoll_wait,
+// sysmon is awake anyway).
+func (c *Conn) pollRead(f *frame, hup, raw bool) {
 	rs := c.nc.(*rawSock)
 	fr := c.fr
 	if c.reasons == nil {
@@ -255,7 +294,13 @@ func (c *Conn) pollRead(f *frame, hup bool) {
 		fr.room(need)
 		fr.unparsed.Store(0)
 		space := len(fr.buf) - fr.w
-		m, err := rawRead(rs.fd, fr.buf[fr.w:])
+		var m int
+		var err error
+		if raw {
+			m, err = rawRead(rs.fd, fr.buf[fr.w:])
+		} else {
+			m, err = syscall.Read(rs.fd, fr.buf[fr.w:])
+		}
 		recv = mono.Now()
 		fr.reads.Add(1)
 		switch {
@@ -363,6 +408,7 @@ func (rs *rawSock) release() {
 	rs.p.conns[rs.tok] = nil
 	rs.p.free = append(rs.p.free, rs.tok)
 	rs.p.mu.Unlock()
+	rs.p.live.Add(-1)
 }
 
 func (rs *rawSock) Read([]byte) (int, error) { return 0, errDetached }

@@ -59,6 +59,7 @@ func TestSharedReaderDeliversAndReleases(t *testing.T) {
 	if _, err := sharedPoller(); err != nil { // its epoll descriptors stay
 		t.Fatal(err)
 	}
+	readerState(t, "[IO wait") // and the duplicate in the netpoller
 	before := openFDs(t)
 	var wg sync.WaitGroup
 	got := make([]atomic.Int64, conns)
@@ -166,20 +167,74 @@ func TestSharedReaderWaitsInNetpoller(t *testing.T) {
 	if _, err := sharedPoller(); err != nil {
 		t.Fatal(err)
 	}
+	readerState(t, "[IO wait")
+}
+
+// readerState waits (a hang guard of 10 s) until a shared reader's
+// goroutine is in state (its goroutine header, e.g. "[IO wait").
+func readerState(t *testing.T, state string) {
+	t.Helper()
 	buf := make([]byte, 1<<20)
 	var last string
-	deadline := time.Now().Add(10 * time.Second) // a hang guard: idle readers show at once
+	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		last = ""
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
 			if strings.Contains(g, "wire.(*poller).loop") {
 				last, _, _ = strings.Cut(g, "\n")
-				if strings.Contains(last, "[IO wait") {
+				if strings.Contains(last, state) {
 					return
 				}
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("no shared reader waiting in the netpoller; last seen: %q", last)
+	t.Fatalf("no shared reader in %s]; last seen: %q", state, last)
+}
+
+// A reader whose set holds more than netpollMax connections waits in a
+// blocking epoll_wait, every message still delivered, and goes back to
+// the netpoller once they are gone.
+func TestSharedReaderCrowded(t *testing.T) {
+	old := netpollMax.Swap(1)
+	t.Cleanup(func() { netpollMax.Store(old) })
+	if _, err := sharedPoller(); err != nil {
+		t.Fatal(err)
+	}
+	const events = 50
+	r := streamOnREQ(t, func(tc *tconn, sub string) {
+		for i := range events {
+			_, ev := fakeEvent(i, "x")
+			if tc.send(`["EVENT",`+sub+`,`+string(ev)+`]`) != nil {
+				return
+			}
+		}
+		_ = tc.send(`["EOSE",` + sub + `]`)
+	})
+	var cs []*Conn
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	for range 3 * len(pollers) { // 3 a reader: crowded
+		c := dialT(t, r.url, Options{SharedReader: true})
+		cs = append(cs, c)
+		wg.Add(1)
+		if _, err := c.Req("s", nil, SubHandler{
+			OnEvent: func([]byte, int64) { got.Add(1) },
+			OnEOSE:  func(int64) { wg.Done() },
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	within(t, done, "every EOSE")
+	if n, want := got.Load(), int64(events*len(cs)); n != want {
+		t.Fatalf("%d events delivered, want %d", n, want)
+	}
+	readerState(t, "[syscall")
+	for _, c := range cs {
+		c.Close()
+		within(t, c.Done(), "Done")
+	}
+	readerState(t, "[IO wait")
 }
