@@ -74,6 +74,8 @@ if d == 0:  # say why instead of a figure: the relay's last words
     print("- 0 - " + verdict + ":_" + "_/_".join(last).replace(" ", "_")[:200])
     sys.exit()
 rpf = c.get("subscriber_reads", 0) / max(1, c.get("subscriber_frames", 0))
+if verdict != "passed":  # the results file goes with the work dir: say what was wrong
+    print("bench/fanfloor.sh: verdict " + json.dumps(f.get("verdict"))[:4000], file=sys.stderr)
 print(f"{1e6 * res.get('client_cpu_secs', 0) / d:.2f} {r.get('deliveries_per_sec', 0):.0f} {rpf:.2f} {verdict}")
 EOF
 }
