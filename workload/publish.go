@@ -142,10 +142,11 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 		o.Dial.OKTimeout = o.Timeout
 	}
 	if o.Mode == ModeWait && maxEventSize(c, indexes) <= sharedWaitMax {
-		// The OKs are read on the shared reader threads (epoll, out of Go's
-		// scheduler), whose OK callbacks write the next EVENTs (publishWait):
-		// no goroutine wakes, no idle thread spins, between an OK and the
-		// next EVENT. Larger events keep a goroutine per connection: a write
+		// The OKs are read by a shared reader (one epoll set for the
+		// connections, waited on in Go's netpoller; see wire's
+		// poll_linux.go), whose OK callbacks write the next EVENTs
+		// (publishWait): no goroutine per connection wakes between an OK
+		// and the next EVENT. Larger events keep a goroutine per connection: a write
 		// waiting for room would hold up the other connections' OKs.
 		o.Dial.SharedReader = true
 	}
