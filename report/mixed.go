@@ -130,7 +130,7 @@ func writeMixed(w io.Writer, p *results.Phase) {
 
 // mixedVerdict is a mixed run's judgement in one line: which side kept
 // its throughput together (keptShare of it alone) and which fell, then
-// the largest p99 change.
+// the largest p99 change, faster or slower (the ratio farthest from 1×).
 func mixedVerdict(sides []mixedSide) string {
 	var kept, fell []string
 	for _, s := range sides {
@@ -152,15 +152,21 @@ func mixedVerdict(sides []mixedSide) string {
 			parts[0] += "; " + kept[0] + " kept its throughput"
 		}
 	}
+	// The largest change either way: 0.01× (100 times faster) is a
+	// larger change than 0.74×, and 3.47× than 1.20×.
 	worst := -1
 	for i, s := range sides {
-		if s.p99Ratio > 0 && (worst < 0 || s.p99Ratio > sides[worst].p99Ratio) {
+		if s.p99Ratio > 0 && (worst < 0 || math.Abs(math.Log(s.p99Ratio)) > math.Abs(math.Log(sides[worst].p99Ratio))) {
 			worst = i
 		}
 	}
 	if worst >= 0 {
 		s := sides[worst]
-		parts = append(parts, fmt.Sprintf("the largest p99 change is %s's, %s", s.lat, fmtTimes(s.p99Ratio)))
+		change := fmt.Sprintf("the largest p99 change is %s's, %s", s.lat, fmtTimes(s.p99Ratio))
+		if s.p99Ratio < 1 {
+			change += " (faster together)"
+		}
+		parts = append(parts, change)
 	}
 	return strings.Join(parts, "; ")
 }
