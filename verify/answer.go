@@ -2,7 +2,10 @@ package verify
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 )
@@ -244,7 +247,7 @@ func inferCapOf(filters []*nostr.Filter, parsed [][]*nostr.Event, lo *view, r Re
 
 // CapNote explains an inferred cap.
 func CapNote(n int) string {
-	return fmt.Sprintf("the relay returned at most %d events per REQ (observed; not announced in NIP-11 limitation.max_limit): expectations use that cap", n)
+	return fmt.Sprintf("the relay returned at most %s events per REQ (observed; not announced in NIP-11 limitation.max_limit): expectations use that cap", numfmt.Group(int64(n)))
 }
 
 // Add adds the counts and notes of v to t, and its semantics when t names
@@ -285,8 +288,12 @@ func Finish(v *results.Verification) {
 	v.State = ""
 	v.Settle()
 	if v.Misordered > 0 {
-		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%d events came out of newest-first order (NIP-01 SHOULD; not failed)", v.Misordered))
+		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%s events came out of newest-first order (NIP-01 SHOULD; not failed)", numfmt.Group(v.Misordered)))
 	}
+	// One note on events beyond the limit, for the total: a note an
+	// earlier Finish left (on part of the answers, or before an expected
+	// set came) would say the same events twice.
+	v.Notes = slices.DeleteFunc(v.Notes, isOverLimitNote)
 	if v.OverLimit > 0 && v.Verified {
 		v.Notes = AppendUnique(v.Notes, OverLimitNote(v.OverLimit))
 	} else if v.OverLimit > 0 {
@@ -299,7 +306,18 @@ func Finish(v *results.Verification) {
 // OverLimitCheckedNote names n events returned beyond their filters' limit
 // in answers judged without an expected set.
 func OverLimitCheckedNote(n int64) string {
-	return fmt.Sprintf("%d events came back beyond their filter's limit (NIP-01 SHOULD, not failed: %q); each was checked for validity, filter match and duplicates", n, LimitSentence)
+	return fmt.Sprintf("%s"+overLimitLead+"%q); each was checked for validity, filter match and duplicates", numfmt.Group(n), LimitSentence)
+}
+
+// overLimitLead is how OverLimitNote and OverLimitCheckedNote go on after
+// their count.
+const overLimitLead = " events came back beyond their filter's limit (NIP-01 SHOULD, not failed: "
+
+// isOverLimitNote reports whether note n is an OverLimitNote or
+// OverLimitCheckedNote (of any count).
+func isOverLimitNote(n string) bool {
+	i := strings.Index(n, overLimitLead)
+	return i > 0 && strings.Trim(n[:i], "0123456789,") == ""
 }
 
 // LimitSentence is NIP-01's word on `limit`.
@@ -307,7 +325,7 @@ const LimitSentence = "Relays SHOULD use the `limit` value to guide how many eve
 
 // OverLimitNote names n events returned beyond their filters' limit.
 func OverLimitNote(n int64) string {
-	return fmt.Sprintf("%d events came back beyond their filter's limit (NIP-01 SHOULD, not failed: %q); the newest `limit` of each answer were judged against the expected set, the rest only for validity, filter match and duplicates", n, LimitSentence)
+	return fmt.Sprintf("%s"+overLimitLead+"%q); the newest `limit` of each answer were judged against the expected set, the rest only for validity, filter match and duplicates", numfmt.Group(n), LimitSentence)
 }
 
 // AppendUnique appends the strings of src not yet in dst, keeping at most 50.

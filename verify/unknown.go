@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nostr"
 )
 
@@ -319,9 +320,9 @@ func seenUnknown(replies []Reply, model *Model) []*nostr.Event {
 // nor counted.
 func UnknownNote(stored, unknown int) string {
 	if stored == 0 {
-		return fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) turned up in no answer: neither owed nor counted wrong (the relay may or may not have stored them)", unknown)
+		return fmt.Sprintf("%s events whose OK never came (timed out, connection lost or cancelled) turned up in no answer: neither owed nor counted wrong (the relay may or may not have stored them)", numfmt.Group(int64(unknown)))
 	}
-	return fmt.Sprintf("%d events whose OK never came (timed out, connection lost or cancelled) were stored after all: they turned up in answers, each judged as accepted in the answers that returned it; the other %d were neither owed nor counted wrong (the relay may or may not have stored them)", stored, unknown-stored)
+	return fmt.Sprintf("%s events whose OK never came (timed out, connection lost or cancelled) were stored after all: they turned up in answers, each judged as accepted in the answers that returned it; the other %s were neither owed nor counted wrong (the relay may or may not have stored them)", numfmt.Group(int64(stored)), numfmt.Group(int64(unknown-stored)))
 }
 
 // newestFirst returns the n newest of evs in NIP-01's order (created_at
