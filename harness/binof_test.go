@@ -56,3 +56,27 @@ func TestBinOfVariants(t *testing.T) {
 		t.Errorf("install dirs %q and %q", a, b)
 	}
 }
+
+// A variant without a binary is told in one name, its relay's: the one its
+// environment variable is named after (not "--bin orly-auth=PATH … or set
+// RELAYBENCH_ORLY_BIN").
+func TestBinOfVariantWithoutBinary(t *testing.T) {
+	t.Setenv("RELAYBENCH_BIN_DIR", "")
+	t.Setenv("RELAYBENCH_ORLY_BIN", "")
+	s, err := Lookup("orly-auth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Binary(s, Options{CacheDir: t.TempDir()})
+	if want := "orly-auth: skipped: no binary (it runs orly's); pass --bin orly=PATH, --bin-dir DIR or set RELAYBENCH_ORLY_BIN"; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	dir := t.TempDir()
+	_, _, err = Binary(s, Options{CacheDir: t.TempDir(), BinDir: dir})
+	if want := "no binary (it runs orly's): " + filepath.Join(dir, "orly") + " (from --bin-dir " + dir + ") does not exist; put it there, pass --bin orly=PATH or set RELAYBENCH_ORLY_BIN"; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("with an empty bin dir: got %v\nwant …%s", err, want)
+	}
+	if err != nil && strings.Contains(err.Error(), "orly-auth=") {
+		t.Errorf("names --bin orly-auth=: %v", err)
+	}
+}

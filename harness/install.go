@@ -184,6 +184,21 @@ func fromBinDir(spec Spec, o Options) (path, from string, found bool, err error)
 	return abs, from, true, nil
 }
 
+// noBinary is the skip of a binary relay given none. A variant (BinOf) is
+// told in the name of the relay whose binary it runs, as its environment
+// variable is: --bin orly=PATH, DIR/orly, RELAYBENCH_ORLY_BIN (its own name
+// works for --bin and DIR too, but one name is said throughout).
+func noBinary(spec Spec, o Options) error {
+	name, runs := spec.Name, ""
+	if spec.BinOf != "" {
+		name, runs = spec.BinOf, " (it runs "+spec.BinOf+"'s)"
+	}
+	if dir, from := o.binDir(); dir != "" {
+		return &SkipError{spec.Name, fmt.Sprintf("no binary%s: %s (from %s) does not exist; put it there, pass --bin %s=PATH or set %s", runs, filepath.Join(dir, name), from, name, spec.BinEnv)}
+	}
+	return &SkipError{spec.Name, fmt.Sprintf("no binary%s; pass --bin %s=PATH, --bin-dir DIR or set %s", runs, name, spec.BinEnv)}
+}
+
 func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 	switch spec.Kind {
 	case KindSelf:
@@ -225,10 +240,7 @@ func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 			p, from = os.Getenv(spec.BinEnv), "$"+spec.BinEnv
 		}
 		if p == "" {
-			if dir, from := o.binDir(); dir != "" {
-				return "", "", &SkipError{spec.Name, fmt.Sprintf("no binary: %s (from %s) does not exist; put it there, pass --bin %s=PATH or set %s", filepath.Join(dir, spec.Name), from, spec.Name, spec.BinEnv)}
-			}
-			return "", "", &SkipError{spec.Name, fmt.Sprintf("no binary; pass --bin %s=PATH, --bin-dir DIR or set %s", spec.Name, spec.BinEnv)}
+			return "", "", noBinary(spec, o)
 		}
 		abs, err := exec.LookPath(p)
 		if err != nil {
