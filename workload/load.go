@@ -1063,6 +1063,12 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		// held every slot for a while.
 		ph.ClientLimited = false
 		ph.Notes = append(ph.Notes, slotWaitNote(res, cpuNote))
+	case (dispatchLate || res.ClientLimited && res.MaxInFlight < int64(res.Pool)) && client < cores/2 && schedP99 <= schedule.OnTime:
+		// Late while the client was idle and its goroutines got a CPU at
+		// once: the evidence is the lateness, and the CPU figures say the
+		// delay was not the client's own work.
+		ph.ClientLimited = true
+		ph.Notes = append(ph.Notes, quietLateNote(res, cpuNote))
 	case dispatchLate:
 		// The figure is the lateness note's "dispatcher's share": said
 		// there once, not again here.
@@ -1078,6 +1084,27 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		ph.Notes = append(ph.Notes, "sent on schedule: the client kept up ("+cpuNote+")")
 	}
 	return relayLimited
+}
+
+// quietLateNote is the note of a load whose ops started late (or were
+// dropped) while the client used little CPU and its runnable goroutines
+// waited little for one: it quotes the lateness, the evidence of the
+// judgement, and says the CPU figures put the delay outside the client's
+// own work (its timer wake-ups came late: other processes on the machine,
+// or the OS), so the figures are the machine's, not the relay's.
+func quietLateNote(res *schedule.Result, cpuNote string) string {
+	// The figures are the lateness note's: said there once, named here.
+	late := fmt.Sprintf("ops started late (lateness p99 over %v", schedule.OnTime)
+	if d := res.DispatchLateness; d != nil && d.Count() > 0 && d.Quantile(99) > int64(schedule.OnTime) {
+		late = fmt.Sprintf("the dispatcher handed ops out late (its share of the lateness over %v at p99", schedule.OnTime)
+	}
+	late += ", as the lateness note says)"
+	if res.Dropped > 0 {
+		late += fmt.Sprintf(" and %s were dropped (not started within %v)", numfmt.Group(res.Dropped), res.MaxLateness)
+	}
+	return fmt.Sprintf("client-limited: %s with at most %d of %d in-flight slots busy, while the client itself was not busy (%s): "+
+		"its wake-ups came late from outside its own work (other processes busy on this machine, or the OS), so these figures are the machine's, not the relay's; a quieter machine avoids it",
+		late, res.MaxInFlight, res.Pool, cpuNote)
 }
 
 // SlotWaitPrefix begins the note of a load phase whose ops started late

@@ -87,7 +87,7 @@ func TestDispatchLatenessSaidOnce(t *testing.T) {
 	ph.Resources = &results.Resources{ClientCPUSecs: 0.04}
 	judgeLoad(&ph, res, 0)
 	notes := strings.Join(ph.Notes, "\n")
-	if !ph.ClientLimited || !strings.Contains(notes, "client-limited: the dispatcher handed ops out late") {
+	if !ph.ClientLimited || !strings.Contains(notes, "client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99") {
 		t.Fatalf("client-limited %v, notes:\n%s", ph.ClientLimited, notes)
 	}
 	if n := strings.Count(notes, "7.4ms"); n != 1 || !strings.Contains(notes, "dispatcher's share p99 7.4ms") {

@@ -1,0 +1,78 @@
+package workload
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/schedule"
+)
+
+// TestClientLimitedQuotesItsEvidence: a load whose ops started late while
+// the client used little CPU and its goroutines waited little for one (the
+// sine load on a machine busy with other processes) is client-limited on
+// the evidence of its lateness: the note quotes that lateness and the
+// dispatcher's share, and says the CPU figures put the delay outside the
+// client's own work, never that the client's CPU could not keep up. With
+// the client's goroutines waiting to run, the note is the dispatcher's.
+func TestClientLimitedQuotesItsEvidence(t *testing.T) {
+	ms := int64(time.Millisecond)
+	cores := float64(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		name      string
+		clientCPU float64 // seconds over the 20 s phase
+		sched     time.Duration
+		dispatch  bool
+		want      []string
+		not       []string
+	}{
+		{"dispatcher late, client idle", 2.4, 98 * time.Microsecond, true,
+			[]string{"client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99, as the lateness note says) with at most 3 of 10 in-flight slots busy, while the client itself was not busy (CPU: client 0.12 of",
+				"waited p99 98µs for a CPU", "outside its own work"},
+			[]string{"could not keep up", "saturated", "dropped"}},
+		{"workers late, client idle", 2.4, 98 * time.Microsecond, false,
+			[]string{"client-limited: ops started late (lateness p99 over 1ms, as the lateness note says) with at most 3 of 10", "outside its own work"},
+			[]string{"could not keep up", "dispatcher"}},
+		{"dispatcher late, client's goroutines waited", 2.4, 4 * time.Millisecond, true,
+			[]string{"client-limited: the dispatcher handed ops out late", "waited p99 4ms for a CPU"},
+			[]string{"outside its own work"}},
+		{"dispatcher late, client busy", 0.7 * cores * 20, 0, true,
+			[]string{"client-limited: the dispatcher handed ops out late"},
+			[]string{"outside its own work"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := &schedule.Result{Pool: 10, MaxInFlight: 3, Intended: 22000, ClientLimited: true, MaxLateness: time.Second,
+				ClientLimitedWhy: "lateness p99 3ms above 1ms: workers picked ops up late with the pool never full: the client's CPU could not keep up",
+				Uncorrected:      metrics.NewHistogram(), Lateness: metrics.NewHistogram()}
+			if c.dispatch {
+				res.DispatchLateness = metrics.NewHistogram()
+			}
+			for range 100 {
+				res.Uncorrected.Record(ms / 3)
+				res.Lateness.Record(3 * ms)
+				if c.dispatch {
+					res.DispatchLateness.Record(3 * ms)
+				}
+			}
+			ph := results.Phase{Name: "load", Duration: int64(20 * time.Second), ClientLimited: true,
+				Resources: &results.Resources{ClientCPUSecs: c.clientCPU}}
+			if judgeLoad(&ph, res, c.sched) || !ph.ClientLimited {
+				t.Fatalf("relay-limited or not client-limited (%v): %q", ph.ClientLimited, ph.Notes)
+			}
+			notes := strings.Join(ph.Notes, "\n")
+			for _, w := range c.want {
+				if !strings.Contains(notes, w) {
+					t.Errorf("notes lack %q:\n%s", w, notes)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(notes, n) {
+					t.Errorf("notes say %q:\n%s", n, notes)
+				}
+			}
+		})
+	}
+}
