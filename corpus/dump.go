@@ -124,7 +124,8 @@ func (m *Manifest) DroppedSummary() string {
 // DumpOptions control LoadDump.
 type DumpOptions struct {
 	// CacheDir, Workers and Progress are as in Options (Progress counts
-	// verified events).
+	// verified events; a load from the cache, which verifies none, never
+	// calls it).
 	Options
 	// KeySeed and KeyAuthors select the synthetic keys the corpus carries
 	// in Authors for workloads that sign fresh events (a dump has no
@@ -171,10 +172,7 @@ func LoadDump(ctx context.Context, path string, o DumpOptions) (*Corpus, error) 
 			c.Authors = authors
 			c.Params = dumpParams(c.Manifest, o.KeySeed, keyAuthors)
 			c.Manifest.Source = filepath.Base(path)
-			if o.Progress != nil {
-				o.Progress(len(c.Events), len(c.Events))
-			}
-			return c, nil
+			return c, nil // nothing verified: no progress
 		case errors.Is(err, os.ErrNotExist):
 		default:
 			note = fmt.Sprintf("dump cache %s unusable (%v); prepared again", dumpCachePath(dir, key), err)

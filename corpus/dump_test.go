@@ -222,3 +222,33 @@ func TestSampleFingerprintPinned(t *testing.T) {
 		t.Errorf("sample fingerprint %s, pinned %s", got, pinned)
 	}
 }
+
+// TestLoadDumpProgressCountsVerified: Progress counts verified events, so
+// a load from the cache (nothing verified) never calls it.
+func TestLoadDumpProgressCountsVerified(t *testing.T) {
+	lines, _, _ := sample(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dump.ndjson")
+	if err := WriteLines(path, lines); err != nil {
+		t.Fatal(err)
+	}
+	o := DumpOptions{Options: Options{CacheDir: filepath.Join(dir, "cache")}}
+	calls, last := 0, 0
+	o.Progress = func(done, total int) { calls, last = calls+1, done }
+	for _, cached := range []bool{false, true} {
+		calls, last = 0, 0
+		c, err := LoadDump(context.Background(), path, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Cached != cached {
+			t.Fatalf("cached %v, want %v", c.Cached, cached)
+		}
+		if cached && calls != 0 {
+			t.Errorf("from the cache: progress called %d times (up to %d)", calls, last)
+		}
+		if !cached && (calls == 0 || last != len(lines)) {
+			t.Errorf("verifying: progress called %d times, last at %d of %d lines", calls, last, len(lines))
+		}
+	}
+}

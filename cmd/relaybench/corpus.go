@@ -62,6 +62,7 @@ func (c *corpusCmd) Run(g *Globals) error {
 		return nil
 	}
 	kinds := map[int]int{}
+	signers := map[string]struct{}{} // at most len(crp.Authors) keys
 	var content, tags int
 	first := ""
 	if err := crp.Scan(func(i int, e *nostr.Event) error { // streamed: one event at a time
@@ -69,6 +70,7 @@ func (c *corpusCmd) Run(g *Globals) error {
 			first = e.Content
 		}
 		kinds[e.Kind]++
+		signers[e.PubKey] = struct{}{}
 		content += len(e.Content)
 		tags += len(e.Tags)
 		return nil
@@ -80,7 +82,7 @@ func (c *corpusCmd) Run(g *Globals) error {
 		return describeDumpCorpus(crp, elapsed, c.Export)
 	}
 	fmt.Printf("Corpus %s\n", crp.Key)
-	fmt.Printf("  Events:   %s by %s authors, seed %d, created_at %s … %s\n", num(n), num(len(crp.Authors)), crp.Params.Seed,
+	fmt.Printf("  Events:   %s by %s, seed %d, created_at %s … %s\n", num(n), authorsUsed(len(signers), len(crp.Authors)), crp.Params.Seed,
 		time.Unix(crp.Params.Anchor-int64(crp.Params.Window/time.Second), 0).UTC().Format(time.RFC3339),
 		time.Unix(crp.Params.Anchor, 0).UTC().Format(time.RFC3339))
 	fmt.Printf("  Content:  %s B average (asked %s), %s tags in all, %s of wire JSON\n",
@@ -108,6 +110,16 @@ func (c *corpusCmd) Run(g *Globals) error {
 		return fmt.Errorf("corpus content is not valid UTF-8")
 	}
 	return exportCorpus(crp, c.Export)
+}
+
+// authorsUsed says how many authors signed a generated corpus's events: the
+// count a dump of it reports when loaded, with the keys --authors gave when
+// the events (Zipf-weighted over the keys) did not reach them all.
+func authorsUsed(signed, keys int) string {
+	if signed == keys {
+		return num(signed) + " authors"
+	}
+	return fmt.Sprintf("%s authors (of %s keys: the events pick them Zipf-weighted)", num(signed), num(keys))
 }
 
 // exportCorpus writes the corpus as a dump when --export is given.
@@ -166,7 +178,7 @@ func loadDump(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*cor
 	c, err := corpus.LoadDump(ctx, f.Corpus, corpus.DumpOptions{
 		Options: corpus.Options{CacheDir: f.CacheDir, Progress: func(done, total int) {
 			if update == nil {
-				update, stop = prog.Phase(fmt.Sprintf("Verifying %d events of %s", total, filepath.Base(f.Corpus)), "Verified %d events...", int64(total))
+				update, stop = prog.Phase(fmt.Sprintf("Verifying %s of %s", numfmt.Count(total, "event"), filepath.Base(f.Corpus)), countFmt("Verified", "event", "events", int64(total)), int64(total))
 			}
 			update(int64(done))
 		}},

@@ -44,3 +44,49 @@ func TestCorpusSizeBinaryUnit(t *testing.T) {
 		t.Fatalf("exit %d, want the wire JSON in KiB\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestCorpusExportAuthorsAsLoaded: a small corpus's events (Zipf-weighted
+// over the --authors keys) are signed by fewer authors than keys; corpus
+// says how many signed, the figure its dump gives when loaded, not the keys.
+func TestCorpusExportAuthorsAsLoaded(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump.ndjson")
+	authors := regexp.MustCompile(`Events: +300 by (\d+) authors`)
+	code, stdout, stderr := runHere(t, "corpus", "--events", "300", "--cache-dir", "off", "--no-progress", "--export", dump)
+	m := authors.FindStringSubmatch(stdout)
+	if code != 0 || m == nil || !strings.Contains(stdout, m[1]+" authors (of 200 keys") {
+		t.Fatalf("export: exit %d, want 300 events by fewer authors than the 200 keys, saying so\n%s%s", code, stdout, stderr)
+	}
+	code, loaded, stderr := runHere(t, "corpus", "--corpus", dump, "--cache-dir", "off", "--no-progress")
+	if l := authors.FindStringSubmatch(loaded); code != 0 || l == nil || l[1] != m[1] {
+		t.Fatalf("the dump loaded: exit %d, want 300 by %s authors as exported\n%s%s", code, m[1], loaded, stderr)
+	}
+	code, stdout, stderr = runHere(t, "corpus", "--events", "300", "--authors", "3", "--cache-dir", "off", "--no-progress")
+	if code != 0 || !strings.Contains(stdout, "300 by 3 authors, seed") {
+		t.Fatalf("every key signing: exit %d, want plain '300 by 3 authors'\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestDumpProgressOnlyWhenVerifying: loading a dump shows "Verifying …"
+// only while its events are verified: not when it comes from the cache
+// (nothing verified), never with --no-progress.
+func TestDumpProgressOnlyWhenVerifying(t *testing.T) {
+	dir := t.TempDir()
+	path, _, _ := writeSample(t, dir, "sample.ndjson", 300)
+	cache := filepath.Join(dir, "cache")
+	code, _, stderr := runHere(t, "corpus", "--corpus", path, "--cache-dir", cache, "--no-progress")
+	if code != 0 || strings.Contains(stderr, "Verif") {
+		t.Fatalf("--no-progress: exit %d, progress shown:\n%s", code, stderr)
+	}
+	if err := os.RemoveAll(cache); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runHere(t, "corpus", "--corpus", path, "--cache-dir", cache)
+	if code != 0 || !strings.Contains(stderr, "Verifying 307 events of sample.ndjson...") || !strings.Contains(stderr, "Verified 30 events...") {
+		t.Fatalf("first load: exit %d, no verifying progress:\n%s", code, stderr)
+	}
+	code, stdout, stderr := runHere(t, "corpus", "--corpus", path, "--cache-dir", cache)
+	if code != 0 || strings.Contains(stderr, "Verif") || !strings.Contains(stdout, "Loaded from the cache") {
+		t.Fatalf("from the cache: exit %d, progress shown (nothing is verified):\n%s%s", code, stdout, stderr)
+	}
+}

@@ -66,6 +66,9 @@ func TestRunCorpusDumpEndToEnd(t *testing.T) {
 	if !strings.Contains(res.stdout, "fingerprint "+c.Fingerprint) || !strings.Contains(res.stdout, "from sample.ndjson.gz") {
 		t.Errorf("summary does not show the dump and its fingerprint:\n%s", res.stdout)
 	}
+	if strings.Contains(res.stderr, "Verif") {
+		t.Errorf("--no-progress, yet the dump's verification progress was shown:\n%s", res.stderr)
+	}
 
 	// The corpus command describes the (now cached) dump; a JSON array of
 	// the same events has the same fingerprint.
