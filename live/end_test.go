@@ -252,7 +252,7 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got.Found != "none found" || got.Failures != "none: 1 phase passed verification, 1 not verified" {
+	if got.Found != "none found" || got.Failures != "none: 1 phase passed verification, 1 with nothing to verify (burst)" {
 		t.Errorf("after a verified run: found %q, failures %q", got.Found, got.Failures)
 	}
 	// A run in which no phase checked an answer is not verified, not clean.
@@ -261,5 +261,13 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
   return {found: document.getElementById("found").textContent, failures: document.getElementById("failures").textContent}; })()`, &unverified)
 	if !strings.HasPrefix(unverified.Found, "not verified") || !strings.HasPrefix(unverified.Failures, "not verified") {
 		t.Errorf("after a run nothing verified: found %q, failures %q", unverified.Found, unverified.Failures)
+	}
+	// Phases with no verification (a publish: its OKs are its check) have
+	// nothing to verify: never "not verified", which is exit 4 elsewhere.
+	var nothing shown
+	br.eval(t, `(() => { const v = verified([{name: "publish"}, {name: "burst"}]); showFound({}, [], v); showFailures([], v);
+  return {found: document.getElementById("found").textContent, failures: document.getElementById("failures").textContent}; })()`, &nothing)
+	if nothing.Found != "nothing to verify" || nothing.Failures != "none: 2 phases with nothing to verify (publish, burst)" {
+		t.Errorf("after a run with nothing to verify: found %q, failures %q", nothing.Found, nothing.Failures)
 	}
 }
