@@ -109,6 +109,3 @@ func title(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
-
-// humanName turns a counter name into words: "timed_out" → "timed out".
-func humanName(s string) string { return strings.ReplaceAll(s, "_", " ") }

@@ -27,3 +27,25 @@ func TestMixedVerdictLargestChangeEitherWay(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanNameAcronyms: a results key shown under its words writes
+// acronyms as such and a rate's "per sec" as "/s" (-v and report -v).
+func TestHumanNameAcronyms(t *testing.T) {
+	for k, want := range map[string]string{
+		"eose_p50_ratio":       "EOSE p50 ratio",
+		"ok_p99_ratio":         "OK p99 ratio",
+		"events_per_sec_alone": "events/s alone",
+		"client_cpu_p50":       "client CPU p50",
+		"req_queries":          "REQ queries",
+		"delivered_before_ok":  "delivered before OK",
+		"timed_out":            "timed out",
+		"looking":              "looking",
+	} {
+		if got := humanName(k); got != want {
+			t.Errorf("humanName(%q) = %q, want %q", k, got, want)
+		}
+	}
+	if got := figureLabel("queries_per_sec_alone"); got != "Queries/s alone" {
+		t.Errorf("figureLabel(queries_per_sec_alone) = %q", got)
+	}
+}

@@ -725,7 +725,7 @@ func elsewhere(p *results.Phase, k string) bool {
 	if groupFigure(p, k) || mixedFigure(p, k) {
 		return true // in the group table, or the together-vs-alone block
 	}
-	name := humanName(k) + " "
+	name := strings.ReplaceAll(k, "_", " ") + " " // as the notes write the key ("ok p99 ratio together/alone")
 	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, name) })
 }
 

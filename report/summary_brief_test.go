@@ -70,7 +70,7 @@ func mixedPhase() results.Phase {
 // (the ratio notes are -v's); the full one lists them all.
 func TestSummaryBriefMixed(t *testing.T) {
 	s := summaryText(t, oneRun("mixed", nil, mixedPhase()), SummaryOptions{Brief: true})
-	for _, not := range []string{"Publish alone", "Query together queries", "Publish throughput ratio:", "Ok p99 ratio:",
+	for _, not := range []string{"Publish alone", "Query together queries", "Publish throughput ratio:", "Ok p99 ratio:", "OK p99 ratio:",
 		"ratio together/alone", "Events Rate", "Queries Rate", "per sec alone"} {
 		if strings.Contains(s, not) {
 			t.Errorf("brief shows %q:\n%s", not, s)
@@ -84,7 +84,7 @@ func TestSummaryBriefMixed(t *testing.T) {
 		}
 	}
 	full := summaryText(t, oneRun("mixed", nil, mixedPhase()), SummaryOptions{})
-	for _, want := range []string{"Publish alone accepted: 600", "Publish throughput ratio: 1.00", "Ok p99 ratio: 0.81",
+	for _, want := range []string{"Publish alone accepted: 600", "Publish throughput ratio: 1.00", "OK p99 ratio: 0.81", "Events/s alone: 200.20", "Queries/s alone: 20.00",
 		"Note: query throughput ratio together/alone: 0.50×", "Together vs alone: "} {
 		if !strings.Contains(full, want) {
 			t.Errorf("full summary lacks %q:\n%s", want, full)

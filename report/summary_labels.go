@@ -175,6 +175,33 @@ func briefOmitsHead(h string) bool {
 	return false
 }
 
+// keyAcronyms are the words of results keys that are written as
+// acronyms ("eose_p50_ratio" → "EOSE p50 ratio").
+var keyAcronyms = map[string]string{"ok": "OK", "oks": "OKs", "eose": "EOSE", "cpu": "CPU", "req": "REQ", "reqs": "REQs",
+	"rss": "RSS", "oom": "OOM", "nip": "NIP", "id": "ID", "ids": "IDs"}
+
+// humanName turns a results key into words: "timed_out" → "timed out",
+// acronyms as such ("eose_p50_ratio" → "EOSE p50 ratio", "client_cpu_p50"
+// → "client CPU p50"), a rate's "per sec" as "/s" ("events_per_sec_alone"
+// → "events/s alone").
+func humanName(k string) string {
+	words := strings.Split(k, "_")
+	out := make([]string, 0, len(words))
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if w == "per" && i+1 < len(words) && words[i+1] == "sec" && len(out) > 0 {
+			out[len(out)-1] += "/s"
+			i++
+			continue
+		}
+		if a, ok := keyAcronyms[w]; ok {
+			w = a
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
 // figureLabel names counter or rate k wherever a report shows it (the
 // summaries' lines, the tables' headers): briefLabels' label, else the
 // key's words ("Events returned"). Results files keep the key.

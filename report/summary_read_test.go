@@ -116,7 +116,7 @@ func TestSummarySweepNotesCollapsed(t *testing.T) {
 	if n := strings.Count(full, "  Note (every size): closed loop: 4 connections\n"); n != 1 {
 		t.Errorf("full: a note of every size printed %d times, want once:\n%s", n, full)
 	}
-	for _, want := range []string{"  Note (256 B): payload sweep at 256 content bytes: msgs_per_sec counts accepted events\n",
+	for _, want := range []string{"  Note (256 B): payload sweep at 256 content bytes: throughput (msg/s) counts accepted events\n",
 		"  Note (1 KiB): neither side saturated its CPU (client 0.3, relay 0.3 cores)\n",
 		"  Note (2 KiB and 2560 B): the relay closed the connection once\n"} {
 		if !strings.Contains(full, want) {

@@ -32,7 +32,7 @@ type sweepNote struct {
 func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 	if !isBrief(w) {
 		for _, n := range sweepNotes(phases) {
-			fmt.Fprintf(w, "  Note (%s): %s\n", sweepSizes(n.at, phases), n.text)
+			fmt.Fprintf(w, "  Note (%s): %s\n", sweepSizes(n.at, phases), noteWords(n.text, n.at[0]))
 		}
 		return
 	}
