@@ -71,7 +71,7 @@ func mixedPhase() results.Phase {
 func TestSummaryBriefMixed(t *testing.T) {
 	s := summaryText(t, oneRun("mixed", nil, mixedPhase()), SummaryOptions{Brief: true})
 	for _, not := range []string{"Publish alone", "Query together queries", "Publish throughput ratio:", "Ok p99 ratio:", "OK p99 ratio:",
-		"ratio together/alone", "Events Rate", "Queries Rate", "per sec alone"} {
+		"ratio together/alone", "Events Rate", "Queries Rate", "per sec alone", "Events/s alone", "Queries/s alone"} {
 		if strings.Contains(s, not) {
 			t.Errorf("brief shows %q:\n%s", not, s)
 		}
