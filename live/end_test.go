@@ -150,7 +150,7 @@ func TestPageKeepsTheReportAfterTheServerStopped(t *testing.T) {
 // its own (mixed after its preload: the page showed "—" and an empty bar
 // while the counters moved) is the phase in flight as soon as it measures:
 // under the command's name, or the workload's when the runner names it,
-// with the operations its ledgers ended of those requested so far, on the
+// with the operations its ledgers ended of those requested, on the
 // page and in /metrics; between phases, none.
 func TestPhaseWithoutProgressShows(t *testing.T) {
 	st := New(Options{Run: "r", Command: "mixed"})
@@ -241,6 +241,10 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 	}
 	if got.Found != "none so far" || !strings.Contains(got.Memory, "MiB") || strings.Contains(got.Memory, " MB") {
 		t.Errorf("while running: found %q, memory caption %q (want MiB)", got.Found, got.Memory)
+	}
+	var finished string // no finished phase yet: said, not a table of headers only
+	if br.eval(t, `document.getElementById("phases").textContent`, &finished); finished != "none yet" {
+		t.Errorf("finished phases while the first runs: %q, want none yet", finished)
 	}
 	f := finishedFile()
 	f.Runs[0].Phases[0].Verification = &results.Verification{Verified: true, Checked: 5, Passed: true, State: results.VerificationPassed}

@@ -42,7 +42,7 @@ type Options struct {
 	// while a workload that announces no progress of its own (mixed,
 	// load) measures, it shows under the workload's name (Workload), else
 	// under Command, with the operations its ledgers ended of those
-	// requested so far.
+	// requested.
 	Command string
 	// HistoryCap bounds the points kept (0: historyCap).
 	HistoryCap int
@@ -255,7 +255,7 @@ func (s *State) Progress(label string, total int64) func(done int64) {
 // Workload names the workload starting now ("": the workload ended):
 // until its phases are done (PhaseDone), it is the phase in flight
 // whenever no progress was announced (Progress), with the operations its
-// ledgers ended of those requested so far.
+// ledgers ended of those requested.
 func (s *State) Workload(name string) {
 	if name == "" {
 		s.workload.Store(nil)
@@ -272,8 +272,10 @@ type step struct {
 }
 
 // ofRequested is what a step's done and total count when the phase
-// announced no progress of its own: its ledgers' operations.
-const ofRequested = "operations ended, of those requested so far"
+// announced no progress of its own: its ledgers' operations. Requested is
+// what the ledgers book: a load books its whole plan as it starts, so the
+// words claim no "so far".
+const ofRequested = "operations ended, of those requested"
 
 // current is the phase in flight (ok false: none): the progress it
 // announced, else the workload under way (Workload) or, while ledgers are
