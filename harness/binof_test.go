@@ -79,4 +79,10 @@ func TestBinOfVariantWithoutBinary(t *testing.T) {
 	if err != nil && strings.Contains(err.Error(), "orly-auth=") {
 		t.Errorf("names --bin orly-auth=: %v", err)
 	}
+	// A built variant is installed as its relay is, and told so.
+	nrs, _ := Lookup("nostr-rs-relay-auth")
+	ok, _, _, why := Status(nrs, Options{CacheDir: t.TempDir()})
+	if want := "not installed (it runs nostr-rs-relay-sqlite's); run: relaybench relays install nostr-rs-relay-sqlite"; ok || why != want {
+		t.Errorf("nostr-rs-relay-auth in an empty cache: installed %v, %q, want %q", ok, why, want)
+	}
 }

@@ -184,15 +184,21 @@ func fromBinDir(spec Spec, o Options) (path, from string, found bool, err error)
 	return abs, from, true, nil
 }
 
+// binName is the name a missing binary is asked for under: a variant's
+// relay's (with runs saying so), as its environment variable and build are.
+func binName(spec Spec) (name, runs string) {
+	if spec.BinOf != "" {
+		return spec.BinOf, " (it runs " + spec.BinOf + "'s)"
+	}
+	return spec.Name, ""
+}
+
 // noBinary is the skip of a binary relay given none. A variant (BinOf) is
 // told in the name of the relay whose binary it runs, as its environment
 // variable is: --bin orly=PATH, DIR/orly, RELAYBENCH_ORLY_BIN (its own name
 // works for --bin and DIR too, but one name is said throughout).
 func noBinary(spec Spec, o Options) error {
-	name, runs := spec.Name, ""
-	if spec.BinOf != "" {
-		name, runs = spec.BinOf, " (it runs "+spec.BinOf+"'s)"
-	}
+	name, runs := binName(spec)
 	if dir, from := o.binDir(); dir != "" {
 		return &SkipError{spec.Name, fmt.Sprintf("no binary%s: %s (from %s) does not exist; put it there, pass --bin %s=PATH or set %s", runs, filepath.Join(dir, name), from, name, spec.BinEnv)}
 	}
@@ -260,9 +266,10 @@ func resolveBinFrom(spec Spec, o Options) (string, string, error) {
 		}
 		stamp, _ := os.ReadFile(filepath.Join(dir, "stamp"))
 		if _, err := os.Stat(bin); err != nil || string(stamp) != stampText(spec, want) {
-			why := fmt.Sprintf("not installed; run: relaybench relays install %s", spec.Name)
+			name, runs := binName(spec)
+			why := fmt.Sprintf("not installed%s; run: relaybench relays install %s", runs, name)
 			if bd, from := o.binDir(); bd != "" {
-				why = fmt.Sprintf("no %s (from %s) and %s", filepath.Join(bd, spec.Name), from, why)
+				why = fmt.Sprintf("no %s (from %s) and %s", filepath.Join(bd, name), from, why)
 			}
 			return "", "", &SkipError{spec.Name, why}
 		}
