@@ -82,7 +82,7 @@ func Name(s int) string {
 // runErrs are errors that stopped relaybench itself (set-up failures). The
 // reasons name each relay (when the file holds several) and phase.
 func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict {
-	var wrong, incomplete, cancelled, errs []string
+	var wrong, incomplete, cancelled, errs, skipped []string
 	for _, err := range runErrs {
 		if err != nil {
 			errs = append(errs, err.Error())
@@ -95,7 +95,10 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 			who = relayName(r) + " "
 		}
 		if r.Skipped != "" {
-			errs = append(errs, "not run: "+r.Skipped)
+			// Named in every verdict, not only when nothing worse
+			// happened: a relay asked for that did not run.
+			skipped = append(skipped, "not run: "+r.Skipped)
+			errs = append(errs, skipped[len(skipped)-1])
 			continue
 		}
 		// The run's errors first: a relay that died is why its phases
@@ -151,6 +154,9 @@ func Judge(f *results.File, interrupted bool, runErrs ...error) results.Verdict 
 		v.Reasons = failedTh
 	default:
 		v.Status = Passed
+	}
+	if v.Status != Error && v.Status != Passed {
+		v.Reasons = append(v.Reasons, skipped...) // Error's reasons hold them already
 	}
 	v.Outcome = Name(v.Status)
 	return v
