@@ -61,6 +61,9 @@ type poller struct {
 	conns []*Conn // by token (the epoll data); nil: free
 	free  []int32
 	live  atomic.Int32 // connections in the set
+	// blocking: the reader is out of the netpoller, in a blocking
+	// epoll_wait on its own thread (set as it switches; for the tests)
+	blocking atomic.Bool
 }
 
 // netpollMax: a reader whose set holds more connections than this waits
@@ -172,9 +175,11 @@ func (p *poller) loop() {
 			continue
 		}
 		runtime.LockOSThread()
+		p.blocking.Store(true)
 		for !netpoll || p.crowded() {
 			p.wait(evs, &f, -1)
 		}
+		p.blocking.Store(false)
 		runtime.UnlockOSThread()
 	}
 }
