@@ -315,7 +315,7 @@ func (b *burstResult) recovery(ph *results.Phase) {
 	ph.Counts["recovery_unjudged"] = unjudged
 	if notRun > 0 {
 		ph.Counts["bursts_not_run"] = notRun
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d bursts were not sent (the phase ended first): no recovery judged for them", notRun))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s were not sent (the phase ended first): no recovery judged for them", numfmt.Count(notRun, "burst")))
 	}
 }
 
@@ -390,12 +390,12 @@ func (b *burstResult) summary(ph *results.Phase) {
 			continue
 		}
 		if k+1 < len(b.s.burstAt) && b.burstEnd[k] > b.start+b.s.burstAt[k+1] {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d was still being answered when burst %d started: the relay needs longer than --every to absorb a burst of %d", k+1, k+2, o.BurstSize))
+			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d was still being answered when burst %d started: the relay needs longer than --every to absorb a burst of %s", k+1, k+2, numfmt.Group(int64(o.BurstSize))))
 		}
 		durs = append(durs, numfmt.Dur(time.Duration(b.burstEnd[k]-(b.start+b.s.burstAt[k]))))
 	}
 	ph.Notes = append(ph.Notes,
-		fmt.Sprintf("%s of %s every %v over %s (at most %d unacknowledged each); background %.0f events/s on a connection of its own", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"), o.Every, numfmt.Count(o.Connections, "connection"), o.Window, o.BetweenRate),
+		fmt.Sprintf("%s of %s every %v over %s (at most %s unacknowledged each); background %s events/s on a connection of its own", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"), o.Every, numfmt.Count(o.Connections, "connection"), numfmt.Group(int64(o.Window)), numfmt.Group(int64(o.BetweenRate+0.5))),
 		"burst duration (start → its last OK): "+joinComma(durs),
 		"OK latency (from actual send time) is EVENT write → OK of accepted events only (refusals are timed apart); ok_from_intended also counts the time a burst event waited in the client for a free slot",
 		fmt.Sprintf("recovery: from a burst's start until %d consecutive background events have OK latency within %.0f%% of the pre-burst median", o.RecoveryRun, o.RecoveryWithin*100),

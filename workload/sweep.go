@@ -10,6 +10,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
 )
@@ -32,13 +33,13 @@ func sweepPlan(events int, sizes []int) string {
 	var capped []string
 	for _, size := range sizes {
 		if n := sweepCount(events, size); n < events {
-			capped = append(capped, fmt.Sprintf("%d at %d bytes", n, size))
+			capped = append(capped, fmt.Sprintf("%s at %s bytes", numfmt.Group(int64(n)), numfmt.Group(int64(size))))
 		}
 	}
 	if len(capped) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d events per size; %s: at most %d MiB of pre-signed content per size)", events, strings.Join(capped, ", "), sweepBudget>>20)
+	return fmt.Sprintf(" (%s events per size; %s: at most %s MiB of pre-signed content per size)", numfmt.Group(int64(events)), strings.Join(capped, ", "), numfmt.Group(int64(sweepBudget>>20)))
 }
 
 // SweepOptions configure the payload sweep: at each content size, a
@@ -49,7 +50,7 @@ var ErrNoSize = errors.New("sweep: no size could run")
 
 func init() {
 	Declare[SweepOptions](Decl{Name: "sweep", Input: NeedsKeys,
-		Summary: "Payload sweep: publish and fan-out at each content size; msg/s, MB/s, mean, p50, p95, p99 per size."})
+		Summary: "Payload sweep: publish and fan-out at each content size; msg/s, MiB/s, mean, p50, p95, p99 per size."})
 }
 
 // SweepOptions configure Sweep. Base's Timeout bounds the wait for an OK
@@ -88,7 +89,7 @@ func (o SweepOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 	}
 	var skipped []string
 	o.OnSkip = func(size int, reason string) {
-		skipped = append(skipped, fmt.Sprintf("sweep: %d bytes skipped: %s", size, reason))
+		skipped = append(skipped, fmt.Sprintf("sweep: %s bytes skipped: %s", numfmt.Group(int64(size)), reason))
 	}
 	update := env.progressFor(fmt.Sprintf("Sweeping %d sizes%s", len(o.Sizes), sweepPlan(o.Events, o.Sizes)), int64(len(o.Sizes)))
 	sizes := o.Sizes
@@ -183,7 +184,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 		return nil, "not a positive size", nil
 	}
 	if lim.MaxContentLength > 0 && size > lim.MaxContentLength {
-		return nil, fmt.Sprintf("content of %d bytes exceeds the relay's announced max_content_length %d", size, lim.MaxContentLength), nil
+		return nil, fmt.Sprintf("content of %s bytes exceeds the relay's announced max_content_length %s", numfmt.Group(int64(size)), numfmt.Group(int64(lim.MaxContentLength))), nil
 	}
 	if o.OnSize != nil {
 		o.OnSize(size)
@@ -201,15 +202,15 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 		maxRunes = max(maxRunes, utf8.RuneCountInString(fresh.Events[i].Content))
 	}
 	if lim.MaxMessageLength > 0 && maxMsg > lim.MaxMessageLength {
-		return nil, fmt.Sprintf("%d-byte content makes EVENT messages of up to %d bytes, above the relay's announced max_message_length %d", size, maxMsg, lim.MaxMessageLength), nil
+		return nil, fmt.Sprintf("%s-byte content makes EVENT messages of up to %s bytes, above the relay's announced max_message_length %s", numfmt.Group(int64(size)), numfmt.Group(int64(maxMsg)), numfmt.Group(int64(lim.MaxMessageLength))), nil
 	}
 	if lim.MaxContentLength > 0 && maxRunes > lim.MaxContentLength {
-		return nil, fmt.Sprintf("%d-byte content has up to %d characters, above the relay's announced max_content_length %d", size, maxRunes, lim.MaxContentLength), nil
+		return nil, fmt.Sprintf("%s-byte content has up to %s characters, above the relay's announced max_content_length %s", numfmt.Group(int64(size)), numfmt.Group(int64(maxRunes)), numfmt.Group(int64(lim.MaxContentLength))), nil
 	}
 	ph, err := Subscribe(ctx, url, c, SubscribeOptions{Base: Base{Timeout: o.Timeout, Seed: seed, Dial: o.Dial, Begin: o.Begin},
 		Name: results.SweepName(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
 		Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
-		Duration: o.Duration, Grace: o.Grace, fresh: fresh, flags: subFlags{count: "sweep --subscribers", duration: "--duration"},
+		Duration: o.Duration, Grace: o.Grace, fresh: fresh, flags: subFlags{count: "the sweep command's --subscribers", duration: "--duration"},
 	})
 	if ph.Counts == nil { // never started
 		return nil, "", err
@@ -218,11 +219,11 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	ph.Params["size"] = size
 	ph.Params["max_message_bytes"] = maxMsg
 	ph.Rates[results.RateMsgs] = ph.Rates[results.RateEvents]
-	ph.Notes = append([]string{fmt.Sprintf("payload sweep at %d content bytes (EVENT messages up to %d bytes): msgs_per_sec counts accepted events, mb_per_sec the EVENT bytes sent", size, maxMsg)}, ph.Notes...)
+	ph.Notes = append([]string{fmt.Sprintf("payload sweep at %s content bytes (EVENT messages up to %s bytes): the message rate (msg/s) counts accepted events, MiB/s the EVENT bytes sent", numfmt.Group(int64(size)), numfmt.Group(int64(maxMsg)))}, ph.Notes...)
 	if count < o.Events {
 		// The plan, fixed before the work: every one of the count events
 		// was requested (the accounts say whether they all ran).
-		ph.Notes = append(ph.Notes, fmt.Sprintf("planned %d events at this size, not --events %d: at most %d MiB of pre-signed content per size (held in memory); the accounts count the %d planned", count, o.Events, sweepBudget>>20, count))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("planned %s events at this size, not --events %s: at most %s MiB of pre-signed content per size (held in memory); the accounts count the %s planned", numfmt.Group(int64(count)), numfmt.Group(int64(o.Events)), numfmt.Group(int64(sweepBudget>>20)), numfmt.Group(int64(count))))
 	}
 	return &ph, "", err
 }

@@ -110,7 +110,7 @@ func TestSweepPlanStatedBeforeWork(t *testing.T) {
 	if _, err := o.Run(testCtx(t), env); !errors.Is(err, ErrNoSize) {
 		t.Fatalf("err %v, want %v", err, ErrNoSize)
 	}
-	if !strings.Contains(label, "1024 at 131072 bytes") || strings.Contains(label, "at 256 bytes") {
+	if !strings.Contains(label, "(2,000 events per size; 1,024 at 131,072 bytes") || strings.Contains(label, "at 256 bytes") {
 		t.Errorf("progress label %q does not state the plan at 131072 bytes only", label)
 	}
 }

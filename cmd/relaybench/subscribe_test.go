@@ -59,7 +59,7 @@ func TestLiveCommandsEndToEnd(t *testing.T) {
 					t.Errorf("%s: verification %+v", ph.Name, ph.Verification)
 				}
 			}
-			if tc.name == "sweep" && !strings.Contains(strings.Join(r.Phases[0].Notes, "\n"), "600000 bytes skipped") {
+			if tc.name == "sweep" && !strings.Contains(strings.Join(r.Phases[0].Notes, "\n"), "600,000 bytes skipped") {
 				t.Errorf("skipped size not noted: %v", r.Phases[0].Notes)
 			}
 			if !r.Relay.Managed || r.Relay.Software == "" {
