@@ -11,7 +11,7 @@ import (
 // One idle subscription is "1 idle subscription", not "1 idle subscriptions".
 func TestConnScaleNoteSingular(t *testing.T) {
 	ph := &results.Phase{Counts: map[string]int64{}}
-	connScale(ph, 1, 1<<20, 1<<20+9<<20, nil, "subscribe --sub-count")
+	connScale(ph, 1, 1<<20, 1<<20+9<<20, nil, "the subscribe command's --sub-count")
 	if len(ph.Notes) != 1 || !strings.HasPrefix(ph.Notes[0], "client memory for 1 idle subscription (") {
 		t.Errorf("memory note: %q", ph.Notes)
 	}
@@ -23,15 +23,15 @@ func TestConnScaleNoteSingular(t *testing.T) {
 // binary units scaled to the figure (MiB, not 1524.0 KiB).
 func TestConnScaleMeasurable(t *testing.T) {
 	ph := &results.Phase{Counts: map[string]int64{}}
-	connScale(ph, 10, 1<<20, 1<<20+1524<<10, nil, "subscribe --sub-count")
+	connScale(ph, 10, 1<<20, 1<<20+1524<<10, nil, "the subscribe command's --sub-count")
 	if _, ok := ph.Counts["client_bytes_per_subscription"]; ok || ph.Counts["client_rss_idle_bytes"] != 1524<<10 {
 		t.Errorf("10 subscriptions in 1.49 MiB: counts %v", ph.Counts)
 	}
-	if len(ph.Notes) != 1 || ph.Notes[0] != "client memory per subscription not measurable: 10 idle subscriptions held 1.49 MiB, under the 8.00 MiB needed to stand out from the noise of the process's resident memory (more subscriptions: subscribe --sub-count)" {
+	if len(ph.Notes) != 1 || ph.Notes[0] != "client memory per subscription not measurable: 10 idle subscriptions held 1.49 MiB, under the 8.00 MiB needed to stand out from the noise of the process's resident memory (more subscriptions: the subscribe command's --sub-count)" {
 		t.Errorf("not measurable: notes %q", ph.Notes)
 	}
 	ph = &results.Phase{Counts: map[string]int64{}}
-	connScale(ph, 1000, 1<<20, 1<<20+20000<<10, nil, "subscribe --sub-count")
+	connScale(ph, 1000, 1<<20, 1<<20+20000<<10, nil, "the subscribe command's --sub-count")
 	if ph.Counts["client_bytes_per_subscription"] != 20480 || len(ph.Notes) != 1 ||
 		ph.Notes[0] != "client memory for 1,000 idle subscriptions (connection, reader, subscription state; measured before publishing): 19.53 MiB resident, 20.00 KiB each: 52,429 connections per GiB" {
 		t.Errorf("1,000 subscriptions in 19.53 MiB: counts %v notes %q", ph.Counts, ph.Notes)
@@ -45,11 +45,11 @@ func TestConnScaleMeasurable(t *testing.T) {
 func TestConnScaleShrank(t *testing.T) {
 	for _, grew := range []int64{-148 << 10, 0} {
 		ph := &results.Phase{Counts: map[string]int64{}}
-		connScale(ph, 4, 64<<20, 64<<20+grew, nil, "sweep --subscribers")
+		connScale(ph, 4, 64<<20, 64<<20+grew, nil, "the sweep command's --subscribers")
 		if len(ph.Counts) != 0 {
 			t.Errorf("grew %d: counts %v, want none", grew, ph.Counts)
 		}
-		want := "client memory per subscription not measurable: the process's resident memory did not grow while 4 idle subscriptions opened (its noise hides what they hold; a figure needs at least 8.00 MiB held: more subscriptions, sweep --subscribers)"
+		want := "client memory per subscription not measurable: the process's resident memory did not grow while 4 idle subscriptions opened (its noise hides what they hold; a figure needs at least 8.00 MiB held: more subscriptions, the sweep command's --subscribers)"
 		if len(ph.Notes) != 1 || ph.Notes[0] != want {
 			t.Errorf("grew %d: notes %q, want %q", grew, ph.Notes, want)
 		}

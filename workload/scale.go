@@ -305,7 +305,8 @@ const minIdleRSS = 8 << 20
 // resident memory per open idle subscription (measured between before the
 // dial and after every EOSE), when it is measurable (minIdleRSS), and the
 // source addresses used. more is the command and flag that asks for more
-// subscriptions ("subscribe --sub-count"), for the note of a figure too
+// subscriptions ("the subscribe command's --sub-count": run has no such
+// flag), for the note of a figure too
 // small to give. Memory that shrank is noise, never a negative size.
 func connScale(ph *results.Phase, subs int, rssBefore, rssIdle int64, addrs []net.IP, more string) {
 	if rssBefore > 0 && rssIdle > 0 && subs > 0 {

@@ -176,13 +176,13 @@ const (
 // subFlags are the flags of the command that ran the fan-out workload, as
 // its notes and reasons name them: subscribe's, or sweep's.
 type subFlags struct {
-	count    string // the command and flag asking for more subscribers
+	count    string // the command and flag asking for more subscribers, named as a command's: run --workloads has no such flag (it runs the workload with its command's defaults)
 	duration string // the flag that stops publishing
 }
 
 // flagNames are o's flags: subscribe's unless set (sweep).
 func (o SubscribeOptions) flagNames() subFlags {
-	return subFlags{count: cmp.Or(o.flags.count, "subscribe --sub-count"), duration: cmp.Or(o.flags.duration, "--sub-duration")}
+	return subFlags{count: cmp.Or(o.flags.count, "the subscribe command's --sub-count"), duration: cmp.Or(o.flags.duration, "--sub-duration")}
 }
 
 // behindWhy is the why of the events a publisher left unsent when the
