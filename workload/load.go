@@ -769,7 +769,7 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 	if redials > 0 || redialErrs > 0 {
 		ph.Counts["reconnects"] = redials
 		ph.Counts["reconnect_failures"] = redialErrs
-		ph.Notes = append(ph.Notes, fmt.Sprintf("connections were lost during the load: %d redialed, %d redials failed; ops on a lost connection got no reply until it was back (connection lost in the outcomes)", redials, redialErrs))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("connections were lost during the load: %s redialed, %s failed; ops on a lost connection got no reply until it was back (connection lost in the outcomes)", numfmt.Group(int64(redials)), numfmt.Count(redialErrs, "redial")))
 	}
 	for name, op := range map[string]string{LoadPublish: results.OpEvent, LoadQuery: results.OpQuery} {
 		if ks, a := l.kinds[name], ph.Account(op); ks != nil && a != nil {
@@ -1081,7 +1081,9 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 	case res.ClientLimited:
 		ph.Notes = append(ph.Notes, "client-limited: "+res.ClientLimitedWhy+" ("+cpuNote+")")
 	default:
-		ph.Notes = append(ph.Notes, "sent on schedule: the client kept up ("+cpuNote+")")
+		// The lateness note (schedule.Result.Notes) says whether ops went
+		// out on schedule: this one says only whose limit it was not.
+		ph.Notes = append(ph.Notes, "the client kept up ("+cpuNote+")")
 	}
 	return relayLimited
 }

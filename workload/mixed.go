@@ -508,7 +508,7 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 	ph.Verification = mixedVerification(allRecs, o.RelayCap, rb)
 	ph.Verification.Notes = mixedOverLimitNote(ph.Verification.Notes, ph.Verification.OverLimit, overLive)
 	if overlap > 0 {
-		ph.Verification.Notes = append(ph.Verification.Notes, fmt.Sprintf("%d events came twice in one answer while publishing ran alongside (a relay whose live feed and stored results overlap for an event stored during the REQ; NIP-01 does not forbid it, clients drop repeats by id): counted once, not failed", overlap))
+		ph.Verification.Notes = append(ph.Verification.Notes, fmt.Sprintf("%s events came twice in one answer while publishing ran alongside (a relay whose live feed and stored results overlap for an event stored during the REQ; NIP-01 does not forbid it, clients drop repeats by id): counted once, not failed", numfmt.Group(int64(overlap))))
 		ph.Counts["repeated_while_storing"] = int64(overlap)
 	}
 	mixedGroups(ph, parts)
@@ -594,7 +594,7 @@ func mixedVerification(recs []*queryRecord, relayCap int, rb mixedReadBack) *res
 	ver.Notes = append(ver.Notes, "events arrive while the queries run, so their answers are checked for validity, filter match and duplicates only; missing events are checked by reading back every accepted event by id once the publishers stopped")
 	verify.Add(ver, rb.ver)
 	if rb.acct.Accepted < rb.acct.Requested {
-		ver.Notes = append(ver.Notes, fmt.Sprintf("%d of %d read-back REQs did not end with EOSE: the events they asked for were not checked", rb.acct.Requested-rb.acct.Accepted, rb.acct.Requested))
+		ver.Notes = append(ver.Notes, fmt.Sprintf("%s of %s read-back REQs did not end with EOSE: the events they asked for were not checked", numfmt.Group(rb.acct.Requested-rb.acct.Accepted), numfmt.Group(rb.acct.Requested)))
 	}
 	ver.Verified = ver.Checked > 0
 	verify.Finish(ver)
@@ -721,7 +721,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	hist := publishSummary(ph, out, n)
 	if cut := out.cut.Load(); cut > 0 {
 		ph.Counts["cut"] = cut // scheduled, not requested: with the account, n in all
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d of %d scheduled events were still unsent when the part ended (the client or the relay fell behind the schedule; not requested)", cut, n))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s of %s scheduled events were still unsent when the part ended (the client or the relay fell behind the schedule; not requested)", numfmt.Group(int64(cut)), numfmt.Group(int64(n))))
 	}
 	ph.Rates = map[string]float64{results.RateEvents: results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration), "intended_per_sec": o.PublishRate}
 	var accepted []int

@@ -95,6 +95,28 @@ func TestDispatchLatenessSaidOnce(t *testing.T) {
 	}
 }
 
+// A load that went out on schedule says so once: in the lateness note,
+// not again in the judgement's (which says only that the client kept up).
+func TestOnScheduleSaidOnce(t *testing.T) {
+	us := int64(time.Microsecond)
+	res := &schedule.Result{Pool: 100, MaxInFlight: 3, Intended: 1000, Sent: 1000, Accepted: 1000,
+		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), RefusedLatency: metrics.NewHistogram(),
+		Lateness: metrics.NewHistogram(), DispatchLateness: metrics.NewHistogram(), Series: metrics.NewSeries(0), End: int64(time.Second)}
+	for range 1000 {
+		res.Latency.Record(900 * us)
+		res.Uncorrected.Record(800 * us)
+		res.Lateness.Record(40 * us)
+		res.DispatchLateness.Record(20 * us)
+	}
+	ph := res.Phase("load")
+	ph.Resources = &results.Resources{ClientCPUSecs: 0.04}
+	judgeLoad(&ph, res, 0)
+	notes := strings.Join(ph.Notes, "\n")
+	if ph.ClientLimited || strings.Count(notes, "on schedule") != 1 || !strings.Contains(notes, "the client kept up (CPU: client") {
+		t.Errorf("client-limited %v; want 'on schedule' once and the client keeping up:\n%s", ph.ClientLimited, notes)
+	}
+}
+
 // The steps table of find-max heads its latencies as the summary's tables
 // label them (OK p50, OK p99, and the p99 from the actual send), and gives
 // durations as the group table does: 4.80ms, not 4.8ms.

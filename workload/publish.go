@@ -665,13 +665,13 @@ func (p protoCounts) into(ph *results.Phase) {
 		ph.Errors = append(ph.Errors, fmt.Sprintf(unsolicitedErr, p.unsolicited))
 	}
 	if p.late > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d OKs arrived after their events had timed out or been cancelled (not credited)", p.late))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s arrived after their events had timed out or been cancelled (not credited)", numfmt.Count(p.late, "OK")))
 	}
 	if p.afterClose > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d EVENTs arrived for subscriptions relaybench had already closed, not counted as answers: in flight when the relay got the CLOSE, or sent after it (NIP-01: new events SHOULD be sent \"until the connection is closed, a CLOSE event is received with the same <subscription_id>\"…; no MUST forbids them)", p.afterClose))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s arrived for subscriptions relaybench had already closed, not counted as answers: in flight when the relay got the CLOSE, or sent after it (NIP-01: new events SHOULD be sent \"until the connection is closed, a CLOSE event is received with the same <subscription_id>\"…; no MUST forbids them)", numfmt.Count(p.afterClose, "EVENT")))
 	}
 	if p.overCap > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%d answers outgrew the client's cap before EOSE (default 2 × max(the filter's limit, 5,000) + 100 events; --max-answer-events, --max-answer-bytes): collection stopped and the subscription was closed; each is booked refused (%s), neither credited nor verified (NIP-01: relays SHOULD use limit, \"returning (much) more should be avoided to prevent overwhelming clients\")", p.overCap, outcome.OverCap))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s outgrew the client's cap before EOSE (default 2 × max(the filter's limit, 5,000) + 100 events; --max-answer-events, --max-answer-bytes): collection stopped and the subscription was closed; each is booked refused (%s), neither credited nor verified (NIP-01: relays SHOULD use limit, \"returning (much) more should be avoided to prevent overwhelming clients\")", numfmt.Count(p.overCap, "answer"), outcome.OverCap))
 	}
 }
 
