@@ -14,6 +14,9 @@
 #   - the same with RELAYBENCH_SHARED_READERS=off (a goroutine per
 #                        connection, as before).
 # The floor's events are published by `relaybench run` from another process.
+# A relaybench round whose verdict is not passed keeps its results file and
+# the relay's log in KEEP (default: a new fanfloor-failed.* folder under
+# $TMPDIR, named on stderr): the work dir goes when the script ends.
 # CLIENTS (default "epoll goroutines shared goro") picks the clients run in
 # each round; "base" adds relaybench subscribe as built in BASE (another
 # build, e.g. the commit before a change: an A/B within the same rounds).
@@ -62,8 +65,8 @@ rbsub() {
   env ${2:-} "${3:-$rb}" subscribe --relay "ws://127.0.0.1:$PORT" --subscribers "$SUBS" --events "$EVENTS" --filter kind \
     --timeout 60s --grace "$GRACE" --no-progress --quiet --cache-dir "$work/cache" --json "$work/$1.json" >/dev/null 2>&1 || true
   bench_relay_stop
-  python3 - "$work/$1.json" "$work/strfry.log" <<'EOF'
-import json, sys
+  python3 - "$work/$1.json" "$work/strfry.log" "${KEEP:-}" <<'EOF'
+import json, os, shutil, sys, tempfile
 f = json.load(open(sys.argv[1]))
 ph = f["runs"][0]["phases"][0]
 c, r, res = ph["counts"], ph.get("rates", {}), ph.get("resources") or {}
@@ -74,8 +77,13 @@ if d == 0:  # say why instead of a figure: the relay's last words
     print("- 0 - " + verdict + ":_" + "_/_".join(last).replace(" ", "_")[:200])
     sys.exit()
 rpf = c.get("subscriber_reads", 0) / max(1, c.get("subscriber_frames", 0))
-if verdict != "passed":  # the results file goes with the work dir: say what was wrong
-    print("bench/fanfloor.sh: verdict " + json.dumps(f.get("verdict"))[:4000], file=sys.stderr)
+if verdict != "passed":  # the work dir goes: keep the evidence and say what was wrong
+    keep = sys.argv[3] or tempfile.mkdtemp(prefix="fanfloor-failed.")
+    os.makedirs(keep, exist_ok=True)
+    stem = os.path.join(keep, os.path.basename(sys.argv[1])[:-5] + "-" + str(os.getpid()))
+    shutil.copy(sys.argv[1], stem + ".json")
+    shutil.copy(sys.argv[2], stem + "-strfry.log")
+    print("bench/fanfloor.sh: verdict " + json.dumps(f.get("verdict"))[:4000] + "; kept: " + stem + ".json, " + stem + "-strfry.log", file=sys.stderr)
 print(f"{1e6 * res.get('client_cpu_secs', 0) / d:.2f} {r.get('deliveries_per_sec', 0):.0f} {rpf:.2f} {verdict}")
 EOF
 }
