@@ -119,6 +119,28 @@ func TestReportFailOnExitStatus(t *testing.T) {
 	}
 }
 
+// A --fail-on that can never be judged (too few runs a side) is a usage
+// error found before the report: exit 2 with nothing written, not the
+// whole table and then the error.
+func TestReportFailOnUsageBeforeReport(t *testing.T) {
+	dir := t.TempDir()
+	base := gateResults(t, dir, "base.json", 100, 1000)
+	cand := gateResults(t, dir, "cand.json", 100, 800)
+	out := filepath.Join(dir, "ab.txt")
+	if code := run([]string{"report", "--base", base, "--cand", cand, "--fail-on", "publish.rate:-10%", "-o", out}); code != 2 {
+		t.Errorf("1+1 runs with --fail-on: exit %d, want 2", code)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a report was written before the usage error: %v", err)
+	}
+	if code := run([]string{"report", "--base", base, "--cand", cand, "-o", out}); code != 0 {
+		t.Errorf("1+1 runs without --fail-on: exit %d, want 0 (a report)", code)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no report without --fail-on: %v", err)
+	}
+}
+
 // TestRunThresholds runs the embedded relay with thresholds: the table, the
 // results file, the exit status and JUnit; --json - stays pure JSON.
 func TestRunThresholds(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -260,6 +261,9 @@ func (c *reportCmd) compare(files, base, cand []string) error {
 	var rs []report.FailOnResult
 	if len(fos) > 0 {
 		rs = report.CheckFailOn(bf, cf, fos)
+	}
+	if slices.ContainsFunc(rs, func(r report.FailOnResult) bool { return r.Error != "" }) {
+		return failOnStatus(rs) // a usage error: known before a report is written, so none is
 	}
 	var buf bytes.Buffer
 	if format == "html" {
