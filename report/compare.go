@@ -325,7 +325,7 @@ func abTables(base, cand []*results.File) (abResult, error) {
 
 // compareTable compares the figures of one relay's baseline and candidate runs.
 func compareTable(b, c *relayRuns) (*table, abTally) {
-	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Ratio", "Delta", sigHead, "Status"},
+	t := &table{title: "Relay " + b.key, head: []string{"Phase", "Figure", "Baseline", "Candidate", "Ratio", "Delta", sigHead, "Phase status"},
 		left: map[int]bool{1: true, 6: true, 7: true}}
 	tally := abTally{relay: b.key}
 	cf := map[string]*figure{}

@@ -115,7 +115,7 @@ func TestCompare(t *testing.T) {
 	if strings.Contains(b.String(), "| p=") {
 		t.Errorf("identical files gave a significant difference:\n%s", b.String())
 	}
-	if !strings.Contains(b.String(), "| Phase | Figure | Baseline | Candidate | Ratio | Delta | Significance | Status |") {
+	if !strings.Contains(b.String(), "| Phase | Figure | Baseline | Candidate | Ratio | Delta | Significance | Phase status |") {
 		t.Error("no Markdown table")
 	}
 
