@@ -571,9 +571,11 @@ func Comparable(base, cand []*results.File) error {
 func corpusKey(c results.Corpus) string {
 	if c.Fingerprint != "" {
 		// An event dump: its fingerprint (sha256 over the ordered ids) is the corpus.
-		return fmt.Sprintf("dump %s, %d events, fingerprint %s", c.Source, c.Events, c.Fingerprint)
+		return fmt.Sprintf("dump %s, %s events, fingerprint %s", c.Source, numfmt.Group(int64(c.Events)), c.Fingerprint)
 	}
-	return fmt.Sprintf("seed %d, %d events, %d authors, %d B content", c.Seed, c.Events, c.Authors, c.AvgSize)
+	// Counts grouped as everywhere else ("1,024 B").
+	return fmt.Sprintf("seed %d, %s events, %s authors, %s B content", c.Seed,
+		numfmt.Group(int64(c.Events)), numfmt.Group(int64(c.Authors)), numfmt.Group(int64(c.AvgSize)))
 }
 
 // paramsDiff names the parameters (as paramsKey keeps them) on which a and b
