@@ -292,9 +292,12 @@ func Finish(v *results.Verification) {
 	}
 	// One note on events beyond the limit, for the total: a note an
 	// earlier Finish left (on part of the answers, or before an expected
-	// set came) would say the same events twice.
+	// set came) would say the same events twice. Answers an earlier Finish
+	// judged without an expected set still had none (a read-back added
+	// later does not judge them): their note's kind stays.
+	unjudged := slices.ContainsFunc(v.Notes, func(n string) bool { return isOverLimitNote(n) && strings.HasSuffix(n, overLimitCheckedTail) })
 	v.Notes = slices.DeleteFunc(v.Notes, isOverLimitNote)
-	if v.OverLimit > 0 && v.Verified {
+	if v.OverLimit > 0 && v.Verified && !unjudged {
 		v.Notes = AppendUnique(v.Notes, OverLimitNote(v.OverLimit))
 	} else if v.OverLimit > 0 {
 		// No expected set (a partial verification): nothing was judged
@@ -306,8 +309,11 @@ func Finish(v *results.Verification) {
 // OverLimitCheckedNote names n events returned beyond their filters' limit
 // in answers judged without an expected set.
 func OverLimitCheckedNote(n int64) string {
-	return fmt.Sprintf("%s"+overLimitLead+"%q); each was checked for validity, filter match and duplicates", numfmt.Group(n), LimitSentence)
+	return fmt.Sprintf("%s"+overLimitLead+"%q"+overLimitCheckedTail, numfmt.Group(n), LimitSentence)
 }
+
+// overLimitCheckedTail ends OverLimitCheckedNote.
+const overLimitCheckedTail = "); each was checked for validity, filter match and duplicates"
 
 // overLimitLead is how OverLimitNote and OverLimitCheckedNote go on after
 // their count.

@@ -55,13 +55,23 @@ func stillPublishing(answers []overLimitAnswer, okRecv []int64) int64 {
 }
 
 // mixedOverLimitNote replaces verification's note on events beyond their
-// filter's limit (verify.OverLimitNote(over)) in notes with one that says
-// how many of them (live) were still being published when their REQ was
-// sent, and what that means: live events before EOSE, not stored events
-// beyond `limit`. Neither fails the run.
+// filter's limit (verify.OverLimitNote or OverLimitCheckedNote of over) in
+// notes with one that says how many of them (live) were still being
+// published when their REQ was sent, and what that means: live events before EOSE, not stored events
+// beyond `limit`; with none live, verify.OverLimitCheckedNote (the
+// queries' answers had no expected set). Neither fails the run.
 func mixedOverLimitNote(notes []string, over, live int64) []string {
 	i := slices.Index(notes, verify.OverLimitNote(over))
-	if i < 0 || live <= 0 {
+	if i < 0 {
+		i = slices.Index(notes, verify.OverLimitCheckedNote(over))
+	}
+	if i < 0 {
+		return notes
+	}
+	if live <= 0 {
+		// The queries' answers had no expected set (only the read-back
+		// had): none was judged against one.
+		notes[i] = verify.OverLimitCheckedNote(over)
 		return notes
 	}
 	live = min(live, over)

@@ -97,8 +97,8 @@ func TestStillPublishing(t *testing.T) {
 // what that means for the verdict (not failed); none leaves verify's note.
 func TestMixedOverLimitNote(t *testing.T) {
 	base := func() []string { return []string{"other", verify.OverLimitNote(5)} }
-	if got := mixedOverLimitNote(base(), 5, 0); got[1] != verify.OverLimitNote(5) {
-		t.Errorf("no live event: note changed to %q", got[1])
+	if got := mixedOverLimitNote(base(), 5, 0); got[1] != verify.OverLimitCheckedNote(5) {
+		t.Errorf("no live event: note %q, want the one of answers judged without an expected set", got[1])
 	}
 	all := mixedOverLimitNote(base(), 5, 9)[1]
 	if !strings.HasPrefix(all, "5 events came back beyond their filter's limit, all of them events still being published when their REQ was sent") ||
