@@ -240,6 +240,7 @@ type missingEvidence struct {
 	lastOK       int64   // mono time of the last OK
 	graceEnd     int64   // mono time the wait for deliveries ended
 	bl           *backlog
+	graceFlag    string // the command and flag of the wait ("the subscribe command's --grace")
 }
 
 // conclusion is the one-line verdict on missing deliveries, and the
@@ -280,8 +281,8 @@ func (m missingEvidence) conclusion() string {
 	stillArriving := m.lastDelivery > 0 && m.graceEnd > 0 && m.graceEnd-m.lastDelivery < int64(200*time.Millisecond)
 	switch {
 	case stillArriving && m.unreadEnd < m.missing*64: // far fewer unread bytes than the missing deliveries need
-		verdict = fmt.Sprintf("late, not necessarily lost: deliveries were still arriving when relaybench stopped waiting (the last %v before), while the client had only %d bytes unread: the relay was still sending them (a longer --grace tells late from lost)",
-			numfmt.Round(time.Duration(m.graceEnd-m.lastDelivery)), m.unreadEnd)
+		verdict = fmt.Sprintf("late, not necessarily lost: deliveries were still arriving when relaybench stopped waiting (the last %v before), while the client had only %d bytes unread: the relay was still sending them (a longer wait, %s, tells late from lost)",
+			numfmt.Round(time.Duration(m.graceEnd-m.lastDelivery)), m.unreadEnd, m.graceFlag)
 	case m.unreadEnd > 0:
 		verdict = fmt.Sprintf("the client could not keep up: %d of the missing deliveries may still have been unread in its sockets when it stopped waiting", m.missing)
 	case m.busy >= 0.9*m.cores:

@@ -171,7 +171,8 @@ func TestMissingConclusion(t *testing.T) {
 	}
 	late := base
 	late.lastDelivery, late.graceEnd, late.unreadEnd, late.missing = 1000, 1000+int64(50*time.Millisecond), 300, 100000
-	if c := late.conclusion(); !strings.Contains(c, "late, not necessarily lost") {
+	late.graceFlag = "the sweep command's --grace"
+	if c := late.conclusion(); !strings.Contains(c, "late, not necessarily lost") || !strings.Contains(c, "(a longer wait, the sweep command's --grace, tells late from lost)") {
 		t.Errorf("still arriving: %s", c)
 	}
 }

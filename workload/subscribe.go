@@ -175,14 +175,26 @@ const (
 
 // subFlags are the flags of the command that ran the fan-out workload, as
 // its notes and reasons name them: subscribe's, or sweep's.
+//
+// A flag a note can name inside run --workloads (or compare's) is named as
+// its command's: run runs the workload with its command's defaults and has
+// no such flag, or one of the same name for something else (run's --events
+// is the corpus size). The others (duration, and --rate and --window in
+// the notes and reasons of an open loop) appear only when --rate or the
+// duration is set, which run never does (TestRunDefaultsNameNoBareFlag).
 type subFlags struct {
-	count    string // the command and flag asking for more subscribers, named as a command's: run --workloads has no such flag (it runs the workload with its command's defaults)
+	count    string // the command and flag asking for more subscribers
+	events   string // the command and flag asking for more fresh events
+	grace    string // the command and flag of the wait for late deliveries
 	duration string // the flag that stops publishing
 }
 
 // flagNames are o's flags: subscribe's unless set (sweep).
 func (o SubscribeOptions) flagNames() subFlags {
-	return subFlags{count: cmp.Or(o.flags.count, "the subscribe command's --sub-count"), duration: cmp.Or(o.flags.duration, "--sub-duration")}
+	return subFlags{count: cmp.Or(o.flags.count, "the subscribe command's --sub-count"),
+		events:   cmp.Or(o.flags.events, "the subscribe command's --events"),
+		grace:    cmp.Or(o.flags.grace, "the subscribe command's --grace"),
+		duration: cmp.Or(o.flags.duration, "--sub-duration")}
 }
 
 // behindWhy is the why of the events a publisher left unsent when the
@@ -874,7 +886,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	if n := r.out.cut.Load() - r.out.behind.Load(); n > 0 {
 		notes = append(notes, fmt.Sprintf("publishing stopped at %s %v with %s unsent (beyond the plan: not requested)", o.flagNames().duration, o.Duration, numfmt.Count(n, "pre-signed event")))
 	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration && r.eventsRanOut(nEv) {
-		notes = append(notes, fmt.Sprintf("all %s were answered in %v, before %s %v ended (raise --events)", numfmt.Count(nEv, "pre-signed event"), numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.flagNames().duration, o.Duration))
+		notes = append(notes, fmt.Sprintf("all %s were answered in %v, before %s %v ended (raise %s)", numfmt.Count(nEv, "pre-signed event"), numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.flagNames().duration, o.Duration, o.flagNames().events))
 	}
 	each, filters := "each ", " filters"
 	if o.Subscribers == 1 {
@@ -1041,7 +1053,7 @@ func (r *subRun) explainMissing(ph *results.Phase, cpu time.Duration) {
 		return
 	}
 	m := missingEvidence{missing: d.TimedOut, duplicated: ph.Counts["duplicated"], cores: float64(runtime.GOMAXPROCS(0)),
-		unreadEnd: r.unread, unreadConns: r.unreadN, lastDelivery: r.lastRecv, lastOK: r.out.lastOK.Load(), graceEnd: r.graceEnd, bl: r.bl}
+		unreadEnd: r.unread, unreadConns: r.unreadN, lastDelivery: r.lastRecv, lastOK: r.out.lastOK.Load(), graceEnd: r.graceEnd, bl: r.bl, graceFlag: r.o.flagNames().grace}
 	if wall := float64(r.graceEnd-r.start) / 1e9; wall > 0 { // the CPU was measured until the wait ended
 		m.busy = cpu.Seconds() / wall
 	}

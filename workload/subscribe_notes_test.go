@@ -2,6 +2,7 @@ package workload
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +74,64 @@ func TestSubscribeOneSubscriberNote(t *testing.T) {
 	if !slices.Contains(ph.Notes, want) {
 		t.Errorf("notes %q\nwant %q", ph.Notes, want)
 	}
+}
+
+// TestRunDefaultsNameNoBareFlag: run --workloads (and compare's) runs
+// subscribe and sweep with their commands' defaults and has flags of its
+// own of the same names (--events: the corpus size), so a note they can
+// give there names the flag as its command's. The notes naming --rate,
+// --window and the duration bare come only from an open loop or a set
+// duration, which those defaults never are.
+func TestRunDefaultsNameNoBareFlag(t *testing.T) {
+	for _, name := range []string{"subscribe", "sweep"} {
+		d, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("%s is not registered", name)
+		}
+		cfg := d.New()
+		applyDefaults(cfg)
+		var rate float64
+		var dur time.Duration
+		switch o := cfg.(type) {
+		case *SubscribeOptions:
+			rate, dur = o.Rate, o.Duration
+		case *SweepOptions:
+			rate, dur = o.Rate, o.Duration
+		default:
+			t.Fatalf("%s: options %T", name, cfg)
+		}
+		if rate != 0 || dur != 0 {
+			t.Errorf("%s's defaults: rate %v, duration %v: its notes naming --rate, --window and the duration bare would reach run --workloads", name, rate, dur)
+		}
+	}
+	for _, c := range []struct {
+		got  subFlags
+		want subFlags
+	}{
+		{SubscribeOptions{}.flagNames(), subFlags{count: "the subscribe command's --sub-count", events: "the subscribe command's --events", grace: "the subscribe command's --grace", duration: "--sub-duration"}},
+		{sweepFlags, subFlags{count: "the sweep command's --subscribers", events: "the sweep command's --events", grace: "the sweep command's --grace", duration: "--duration"}},
+	} {
+		if c.got != c.want {
+			t.Errorf("flags %+v, want %+v", c.got, c.want)
+		}
+	}
+	want := "planned 1,024 events at this size, not the sweep command's --events 2,000: at most 128 MiB of pre-signed content per size (held in memory); the accounts count the 1,024 planned"
+	if got := sweepCapNote(sweepCount(2000, 131072), 2000); got != want {
+		t.Errorf("sweep's cap note %q, want %q", got, want)
+	}
+}
+
+// TestSubscribeRaiseEventsNote: events that ran out before the duration
+// ended ask for more with the subscribe command's --events (run's --events
+// is the corpus size).
+func TestSubscribeRaiseEventsNote(t *testing.T) {
+	o := SubscribeOptions{Base: Base{Timeout: 5 * time.Second}, Subscribers: 1, Publishers: 1, Channels: 1, Overlap: 1,
+		Events: 5, Size: 100, Filter: FilterTag, Grace: 500 * time.Millisecond, Duration: 10 * time.Minute} // the events run out long before
+	ph, _ := runSubscribe(t, testrelay.Config{Verify: true}, o)
+	for _, n := range ph.Notes {
+		if strings.HasPrefix(n, "all 5 pre-signed events were answered in ") && strings.HasSuffix(n, ", before --sub-duration 10m0s ended (raise the subscribe command's --events)") {
+			return
+		}
+	}
+	t.Errorf("notes %q: want the events ran out, raise the subscribe command's --events", ph.Notes)
 }

@@ -42,6 +42,19 @@ func sweepPlan(events int, sizes []int) string {
 	return fmt.Sprintf(" (%s events per size; %s: at most %s MiB of pre-signed content per size)", numfmt.Group(int64(events)), strings.Join(capped, ", "), numfmt.Group(int64(sweepBudget>>20)))
 }
 
+// sweepFlags are sweep's flags, as the notes of its fan-out runs name
+// them (see subFlags).
+var sweepFlags = subFlags{count: "the sweep command's --subscribers", events: "the sweep command's --events", grace: "the sweep command's --grace", duration: "--duration"}
+
+// sweepCapNote says that count events were planned at a size instead of
+// the events asked for: the flag is named as the sweep command's, for run
+// --workloads sweep runs with its defaults and has an --events of its own
+// (the corpus size).
+func sweepCapNote(count, events int) string {
+	return fmt.Sprintf("planned %s events at this size, not the sweep command's --events %s: at most %s MiB of pre-signed content per size (held in memory); the accounts count the %s planned",
+		numfmt.Group(int64(count)), numfmt.Group(int64(events)), numfmt.Group(int64(sweepBudget>>20)), numfmt.Group(int64(count)))
+}
+
 // SweepOptions configure the payload sweep: at each content size, a
 // fan-out run (Subscribe) with fresh events of exactly that size.
 // ErrNoSize is returned by Sweep when every size was skipped (too large for
@@ -210,7 +223,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	ph, err := Subscribe(ctx, url, c, SubscribeOptions{Base: Base{Timeout: o.Timeout, Seed: seed, Dial: o.Dial, Begin: o.Begin},
 		Name: results.SweepName(size), Subscribers: o.Subscribers, Publishers: o.Publishers,
 		Filter: FilterTag, Events: count, Size: size, Rate: o.Rate, Mode: o.Mode, Window: o.Window,
-		Duration: o.Duration, Grace: o.Grace, fresh: fresh, flags: subFlags{count: "the sweep command's --subscribers", duration: "--duration"},
+		Duration: o.Duration, Grace: o.Grace, fresh: fresh, flags: sweepFlags,
 	})
 	if ph.Counts == nil { // never started
 		return nil, "", err
@@ -223,7 +236,7 @@ func sweepSize(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions
 	if count < o.Events {
 		// The plan, fixed before the work: every one of the count events
 		// was requested (the accounts say whether they all ran).
-		ph.Notes = append(ph.Notes, fmt.Sprintf("planned %s events at this size, not --events %s: at most %s MiB of pre-signed content per size (held in memory); the accounts count the %s planned", numfmt.Group(int64(count)), numfmt.Group(int64(o.Events)), numfmt.Group(int64(sweepBudget>>20)), numfmt.Group(int64(count))))
+		ph.Notes = append(ph.Notes, sweepCapNote(count, o.Events))
 	}
 	return &ph, "", err
 }
