@@ -272,7 +272,7 @@ func (d Decl) Workload(cfg Config) Workload {
 	if f, ok := cfg.(interface{ forced() bool }); ok {
 		force = f.forced()
 	}
-	w.Unsupported = func(info *nip11.Info) string { return NotAnnounced(info, d.NIP, d.What, force) }
+	w.Unsupported = func(info *nip11.Info) string { return NotAnnounced(info, d.NIP, d.What, d.Name, force) }
 	w.Run = func(ctx context.Context, env Env) ([]results.Phase, error) {
 		if why := w.Unsupported(env.Info); why != "" {
 			return SkipUnsupported(ctx, env, d.Name, why)
@@ -282,16 +282,17 @@ func (d Decl) Workload(cfg Config) Workload {
 	return w
 }
 
-// NotAnnounced says why a workload for NIP n does not run on a relay whose
-// NIP-11 document is info: "" when it announces n (or force).
-func NotAnnounced(info *nip11.Info, n int, what string, force bool) string {
+// NotAnnounced says why the workload called name, for NIP n, does not run
+// on a relay whose NIP-11 document is info: "" when it announces n (or
+// force). --force is named as the command's: run --workloads has none.
+func NotAnnounced(info *nip11.Info, n int, what, name string, force bool) string {
 	switch {
 	case force:
 		return ""
 	case info == nil:
-		return fmt.Sprintf("the relay serves no NIP-11 document, so it does not announce NIP-%d (%s); --force runs it anyway", n, what)
+		return fmt.Sprintf("the relay serves no NIP-11 document, so it does not announce NIP-%d (%s); the %s command's --force runs it anyway", n, what, name)
 	case !info.SupportsNIP(n):
-		return fmt.Sprintf("the relay does not announce NIP-%d (%s) in its NIP-11 supported_nips; --force runs it anyway", n, what)
+		return fmt.Sprintf("the relay does not announce NIP-%d (%s) in its NIP-11 supported_nips; the %s command's --force runs it anyway", n, what, name)
 	}
 	return ""
 }

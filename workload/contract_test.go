@@ -216,3 +216,21 @@ func (l testLogWriter) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// TestNotAnnouncedNamesTheCommand: a NIP workload skipped on a relay that
+// does not announce its NIP names --force as its command's, for run
+// --workloads (and compare's) has no --force.
+func TestNotAnnouncedNamesTheCommand(t *testing.T) {
+	for _, name := range []string{"count", "search"} {
+		d, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("%s is not registered", name)
+		}
+		w := d.Workload(d.New())
+		for _, info := range []*nip11.Info{nil, {}} {
+			if why := w.Unsupported(info); !strings.HasSuffix(why, "; the "+name+" command's --force runs it anyway") {
+				t.Errorf("%s on NIP-11 %v: skipped %q, want --force named as the %s command's", name, info, why, name)
+			}
+		}
+	}
+}
