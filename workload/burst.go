@@ -390,7 +390,7 @@ func (b *burstResult) summary(ph *results.Phase) {
 			continue
 		}
 		if k+1 < len(b.s.burstAt) && b.burstEnd[k] > b.start+b.s.burstAt[k+1] {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d was still being answered when burst %d started: the relay needs longer than --every to absorb a burst of %s", k+1, k+2, numfmt.Group(int64(o.BurstSize))))
+			ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d was still being answered when burst %d started: the relay needs longer than the burst command's --every (%v) to absorb a burst of %s", k+1, k+2, o.Every, numfmt.Group(int64(o.BurstSize))))
 		}
 		durs = append(durs, numfmt.Dur(time.Duration(b.burstEnd[k]-(b.start+b.s.burstAt[k]))))
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -205,5 +206,21 @@ func TestBurstCancelledMidPhase(t *testing.T) {
 	a := checkBurstAccounts(t, ph)
 	if a.Cancelled == 0 || a.TimedOut+a.ConnLost+a.NotRun > 0 || ph.Aborted != "" {
 		t.Fatalf("account %+v aborted %q", a, ph.Aborted)
+	}
+}
+
+// TestBurstOverlapNote: a burst still answered when the next one started
+// is said with --every named as the burst command's (run --workloads burst
+// has no such flag). Every OK comes 400 ms after its EVENT, the next burst
+// 100 ms after the first: the overlap holds at any speed.
+func TestBurstOverlapNote(t *testing.T) {
+	r := testrelay.Start(t, testrelay.Config{OKDelay: 400 * time.Millisecond})
+	ph, err := Burst(testCtx(t), r.URL(), testKeys(t), BurstOptions{Bursts: 2, BurstSize: 5, Every: 100 * time.Millisecond, Connections: 1, BetweenRate: 10, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "burst 1 was still being answered when burst 2 started: the relay needs longer than the burst command's --every (100ms) to absorb a burst of 5"
+	if !slices.Contains(ph.Notes, want) {
+		t.Errorf("notes %q\nwant %q", ph.Notes, want)
 	}
 }
