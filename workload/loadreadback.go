@@ -93,19 +93,11 @@ func (l *loadOps) readBackOne(user, pctx context.Context, batch []int64, i int, 
 		evs[j], f.IDs[j] = e, e.ID
 		sigs.Trust(l.plan.evs.c.RawAt(int(k)), e)
 	}
-	qctx, cancel := context.WithTimeout(pctx, l.o.Timeout)
-	qr, err := l.pool.get(i).Query(qctx, "lrb-"+strconv.Itoa(i), []nostr.Filter{f})
-	cancel()
-	r := &queryRecord{filter: f}
-	k := bookQueryAnswer(user, led, r, qr, err, l.o.Timeout)
-	wd.Book(k)
-	if k != outcome.Accepted {
-		if r.err != "" {
-			rb.errs = verify.AppendUnique(rb.errs, "read-back: "+r.err)
-		}
+	raws, ok := readBackIDs(user, pctx, l.pool.get(i), "lrb-"+strconv.Itoa(i), f, l.o.Timeout, led, wd, &rb.errs)
+	if !ok {
 		return nil
 	}
-	got, invalid := sigs.Events(r.raws)
+	got, invalid := sigs.Events(raws)
 	j := verify.Judge([]verify.Reply{{Filter: &f, Events: got, Invalid: invalid}}, verify.NewModel(evs), 0, false)
 	verify.Add(rb.ver, &j.Answers[0])
 	return nil

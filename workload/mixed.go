@@ -456,20 +456,33 @@ func (e *mixedEnv) readBackOne(user, pctx context.Context, batch []*nostr.Event,
 		f.IDs[j] = ev.ID
 		known[ev.ID] = j
 	}
-	qctx, cancel := context.WithTimeout(pctx, e.o.Timeout)
-	qr, err := e.qConns[0].Query(qctx, "rb-"+strconv.Itoa(i), []nostr.Filter{f})
+	raws, ok := readBackIDs(user, pctx, e.qConns[0], "rb-"+strconv.Itoa(i), f, e.o.Timeout, led, wd, &rb.errs)
+	if !ok {
+		return
+	}
+	evs, invalid := sigs.Events(raws)
+	rb.replies = append(rb.replies, verify.Reply{Filter: &f, Events: evs, Invalid: invalid})
+}
+
+// readBackIDs sends one read-back REQ of f (ids of accepted events) on
+// conn within timeout, books its outcome, and returns the events' raw JSON
+// when it ended with EOSE; an answer that did not end so adds its error to
+// errs (each once).
+func readBackIDs(user, pctx context.Context, conn *wire.Conn, sub string, f nostr.Filter, timeout time.Duration,
+	led *outcome.Ledger, wd *outcome.Watchdog, errs *[]string) ([][]byte, bool) {
+	qctx, cancel := context.WithTimeout(pctx, timeout)
+	qr, err := conn.Query(qctx, sub, []nostr.Filter{f})
 	cancel()
 	r := &queryRecord{filter: f}
-	k := bookQueryAnswer(user, led, r, qr, err, e.o.Timeout)
+	k := bookQueryAnswer(user, led, r, qr, err, timeout)
 	wd.Book(k)
 	if k != outcome.Accepted {
 		if r.err != "" {
-			rb.errs = verify.AppendUnique(rb.errs, "read-back: "+r.err)
+			*errs = verify.AppendUnique(*errs, "read-back: "+r.err)
 		}
-		return
+		return nil, false
 	}
-	evs, invalid := sigs.Events(r.raws)
-	rb.replies = append(rb.replies, verify.Reply{Filter: &f, Events: evs, Invalid: invalid})
+	return r.raws, true
 }
 
 // buildMixedPhase assembles the phase: the accounts, the groups of each
