@@ -49,16 +49,8 @@ func Generate(ctx context.Context, p Params, o Options) (*Corpus, error) {
 // generate builds the corpus for p; when dir is set it writes the corpus
 // file there as it signs and renames it to path at the end.
 func generate(ctx context.Context, p Params, o Options, dir, path string) (*Corpus, error) {
-	p = p.WithDefaults()
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	signer, err := o.signer()
-	if err != nil {
-		return nil, err
-	}
 	start := mono.Now()
-	authors, keys, err := makeAuthors(p.Seed, p.Authors, signer)
+	p, signer, authors, keys, err := authorsOf(p, o)
 	if err != nil {
 		return nil, err
 	}
