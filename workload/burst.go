@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	Declare[BurstOptions](Decl{Name: "burst", Input: NeedsKeys,
+	Declare[BurstOptions](Decl{Name: "burst", Input: NeedsKeys, Adds: true,
 		Summary: "Bursts of events over a low background rate: success and OK latency in and between bursts, and recovery time."})
 }
 

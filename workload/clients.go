@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	Declare[ClientsOptions](Decl{Name: "clients", Input: NeedsCorpus,
+	Declare[ClientsOptions](Decl{Name: "clients", Input: NeedsCorpus, JudgesSet: true,
 		Summary: "Publish the corpus, then send the queries Nostr clients send (home feed, profiles, threads, notifications, …), each drawn from the corpus so it hits, and verify every answer."})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -189,6 +190,34 @@ type Decl struct {
 	Unsupported func(info *nip11.Info) string
 	// New returns the workload's options with their defaults.
 	New func() Config
+	// Adds: the workload publishes events of its own (fresh events signed
+	// with the corpus's keys), which the relay then holds beside the corpus.
+	Adds bool
+	// JudgesSet: the workload judges answers against exactly what the
+	// relay accepted of the corpus (Env.Model): events another workload
+	// added before it would read as extra (see RunOrder).
+	JudgesSet bool
+}
+
+// RunOrder is the order in which run and compare run the workloads ds
+// after publish and query: those that judge answers against the corpus's
+// set and add nothing first, then those that judge it and add (negentropy's
+// delta), then those that only add, each group in the order given. Events a
+// workload publishes are not in the corpus's model, so a workload judging
+// that set after them would call a correct relay's answers wrong.
+func RunOrder(ds []Decl) []Decl {
+	rank := func(d Decl) int {
+		switch {
+		case d.JudgesSet && !d.Adds:
+			return 0
+		case d.JudgesSet:
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(ds)
+	slices.SortStableFunc(out, func(a, b Decl) int { return rank(a) - rank(b) })
+	return out
 }
 
 // RunPlan is what publish, query and then the workloads named write (run

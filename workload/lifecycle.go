@@ -35,7 +35,7 @@ var lifeStages = []string{StageOK, StageDeliver, StageReadOwn, StageReadAfterOK}
 var lifeStageWords = map[string]string{StageOK: "OK", StageDeliver: "live delivery", StageReadOwn: "read your write", StageReadAfterOK: "read after OK"}
 
 func init() {
-	Declare[LifecycleOptions](Decl{Name: "lifecycle", Input: NeedsKeys,
+	Declare[LifecycleOptions](Decl{Name: "lifecycle", Input: NeedsKeys, Adds: true,
 		Summary: "Event lifecycle timing: send→OK, send→live delivery, send→readable by id, per event (reference: -timing)."})
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	Declare[LoadSpec](Decl{Name: "load", Input: NeedsCorpus,
+	Declare[LoadSpec](Decl{Name: "load", Input: NeedsCorpus, Adds: true,
 		Summary: "Open-loop load: ops at the intended times of a pattern whatever the relay answers; corrected latency, drops counted, per-second series."})
 }
 

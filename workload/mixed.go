@@ -24,7 +24,7 @@ import (
 )
 
 func init() {
-	Declare[MixedOptions](Decl{Name: "mixed", Input: NeedsCorpus,
+	Declare[MixedOptions](Decl{Name: "mixed", Input: NeedsCorpus, Adds: true,
 		Summary: "Publishers and queriers at once, each at its own rate, compared with each side alone."})
 }
 

@@ -37,7 +37,7 @@ const (
 )
 
 func init() {
-	Declare[SubscribeOptions](Decl{Name: "subscribe", Input: NeedsKeys,
+	Declare[SubscribeOptions](Decl{Name: "subscribe", Input: NeedsKeys, Adds: true,
 		Summary: "Fan-out: subscribers hold live REQs while publishers send fresh events; every delivery timed and checked."})
 }
 

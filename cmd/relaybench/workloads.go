@@ -9,15 +9,15 @@ import (
 )
 
 // workloadFlags selects more workloads for run and compare, run after the
-// publish and query phases on each relay.
+// publish and query phases on each relay, in workload.RunOrder.
 type workloadFlags struct {
-	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep, load (constant 50 ops/s for 60 s), clients (the queries clients send, 20 of each shape), count (NIP-45 COUNT, 100), search (NIP-50, 100), negentropy (NIP-77 sync, 5 rounds of 3 scenarios; each skipped on a relay that does not announce its NIP)."`
+	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep, load (constant 50 ops/s for 60 s), clients (the queries clients send, 20 of each shape), count (NIP-45 COUNT, 100), search (NIP-50, 100), negentropy (NIP-77 sync, 5 rounds of 3 scenarios; each skipped on a relay that does not announce its NIP). Those that check answers against the corpus (clients, count, search, then negentropy) run before those that publish events of their own; otherwise in the order given."`
 }
 
 // build returns the selected workloads, each with its declaration's
 // defaults (those of its subcommand's flags: declared once, in workload/).
 func (f workloadFlags) build() ([]runner.Workload, error) {
-	var out []runner.Workload
+	var ds []workload.Decl
 	for _, name := range f.Workloads {
 		name = strings.TrimSpace(name)
 		if name == "" || name == "publish" || name == "query" {
@@ -31,6 +31,10 @@ func (f workloadFlags) build() ([]runner.Workload, error) {
 			}
 			return nil, fmt.Errorf("--workloads: unknown workload %q (known: %s)", name, strings.Join(known, ", "))
 		}
+		ds = append(ds, d)
+	}
+	var out []runner.Workload
+	for _, d := range workload.RunOrder(ds) {
 		out = append(out, d.Workload(d.New()))
 	}
 	return out, nil
