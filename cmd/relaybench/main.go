@@ -147,7 +147,7 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 		}
 		return judge.Error
 	}
-	if globals.Ctx.Err() != nil {
+	if globals.Ctx.Err() != nil && signalStops.Load() == nil {
 		return judge.Interrupted // interrupted: results were printed and saved
 	}
 	return judge.Passed
@@ -199,6 +199,11 @@ func oneLine(err error) string {
 // not interrupt a measurement.
 var servingRelay atomic.Bool
 
+// signalStops is set by a command whose documented way to stop is Ctrl-C
+// ("relays start"): the first signal prints this line, not "interrupted",
+// and a command that then ends without error exits 0, not 130.
+var signalStops atomic.Pointer[string]
+
 // signalContext returns a context cancelled on the first SIGINT/SIGTERM; a
 // second signal exits the process at once with code 130. Standard output or
 // error closed by their reader before a write (SIGPIPE, e.g. `relaybench
@@ -242,6 +247,8 @@ func signalContext() (context.Context, func()) {
 				if servingRelay.Load() {
 					// "relay serve" started by the harness: a stop, not an interruption.
 					fmt.Fprintf(os.Stderr, "relaybench relay: %v: stopping\n", sig)
+				} else if line := signalStops.Load(); line != nil {
+					fmt.Fprintf(os.Stderr, "\n%s\n", *line)
 				} else {
 					fmt.Fprintln(os.Stderr, "\nrelaybench: interrupted: stopping, saving what was measured (Ctrl-C again to quit at once)")
 				}

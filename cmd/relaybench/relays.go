@@ -197,6 +197,8 @@ func (c *relaysStartCmd) Run(g *Globals) error {
 		}
 		return err
 	}
+	stopping := name + ": stopping"
+	signalStops.Store(&stopping) // Ctrl-C is how it stops: exit 0, not "interrupted"
 	fmt.Printf("%s: %s (pid %d)\nlog: %s\ndata: %s\nCtrl-C stops it.\n", inst.Name, inst.URL, inst.PID, inst.LogFile, inst.DataDir)
 	var runErr error
 	select {

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/relay/sink"
@@ -73,5 +74,23 @@ func TestWrapText(t *testing.T) {
 		if got := wrapText(c.in, 10, "  "); got != c.want {
 			t.Errorf("wrapText(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestRelaysStartCtrlCIsItsStop: relays start says "Ctrl-C stops it.", so
+// Ctrl-C is its way to stop, not an interruption: it printed "interrupted:
+// stopping, saving what was measured" (nothing is measured) and exited 130.
+func TestRelaysStartCtrlCIsItsStop(t *testing.T) {
+	p := startCLI(t, "relays", "start", "khatru-memory", "--out", t.TempDir())
+	p.await(t, func(stdout, _ string) bool { return strings.Contains(stdout, "Ctrl-C stops it.") }, 2*time.Minute, "the relay's start")
+	p.interrupt()
+	if code := p.exit(t, time.Minute); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr: %s", code, p.stderr())
+	}
+	if e := p.stderr(); strings.Contains(e, "interrupted") || strings.Contains(e, "measured") || !strings.Contains(e, "khatru-memory: stopping") {
+		t.Errorf("stderr %q: want a plain stopping line", e)
+	}
+	if !strings.Contains(p.stdout(), "khatru-memory: stopped") {
+		t.Errorf("stdout %q lacks the stop", p.stdout())
 	}
 }
