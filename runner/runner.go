@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -575,8 +577,19 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	case relay >= 0.75:
 		note("relay-limited: the relay kept %.2f cores busy while the client had spare CPU (%.2f of %.0f cores)", relay, client, cores)
 	default:
-		note("neither side saturated its CPU (client %.2f, relay %.2f cores): the figure is bounded by latency (round trips, waits), not CPU", client, relay)
+		note("neither side saturated its CPU (client %.2f, relay %.2f cores, averages over the timed window): not CPU-bound on average; the figures are bounded by round trips and waits, or by the schedule of a paced workload, and a burst may still have kept a side busy for its moments%s", client, relay, othersBusy(client+relay))
 	}
+}
+
+// othersBusy says, when the machine's load average is above what the two
+// sides account for by at least one core, that other processes competed
+// for the cores (their CPU is counted on neither side); "" otherwise.
+func othersBusy(sides float64) string {
+	la, err := strconv.ParseFloat(sysinfo.LoadAvg(), 64)
+	if err != nil || la < sides+1 {
+		return ""
+	}
+	return fmt.Sprintf("; the machine's 1-minute load average was %.1f: other processes competed for its cores, and their waits count in these figures", la)
 }
 
 // noteSetup names a long set-up (dialling, subscribing) before the phase's

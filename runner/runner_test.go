@@ -134,3 +134,21 @@ func TestRelayDeathNoticedAfterLostConnections(t *testing.T) {
 		t.Fatalf("phase not marked: %q", lost.Phases[0].Aborted)
 	}
 }
+
+// Neither side busy on average: the note says the CPU figures are averages
+// over the timed window (a burst may have kept a side busy for its
+// moments) and does not call the figures latency-bound alone; a machine
+// whose load average exceeds what both sides account for by a core says
+// other processes competed (othersBusy: "" below that).
+func TestJudgeClientNeitherSide(t *testing.T) {
+	ph := phase(10, 0.04, 0.15)
+	judgeClient(ph, runtime.GOMAXPROCS(0))
+	n := strings.Join(ph.Notes, " ")
+	if ph.ClientLimited || !strings.Contains(n, "neither side saturated its CPU (client 0.04, relay 0.15 cores, averages over the timed window)") ||
+		!strings.Contains(n, "a burst may still have kept a side busy") {
+		t.Fatalf("idle sides: %q", n)
+	}
+	if s := othersBusy(1e9); s != "" {
+		t.Fatalf("load average above a billion cores of the two sides: %q", s)
+	}
+}

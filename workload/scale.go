@@ -249,7 +249,7 @@ func (m missingEvidence) conclusion() string {
 	idle := 1 - m.busy/max(m.cores, 1)
 	var ev []string
 	ev = append(ev, fmt.Sprintf("client CPU %.2f of %.0f cores (idle %.0f%% of the time)", m.busy, m.cores, 100*max(0, idle)))
-	if la := loadAvg(); la != "" {
+	if la := sysinfo.LoadAvg(); la != "" {
 		ev = append(ev, "machine load average "+la)
 	}
 	ev = append(ev, fmt.Sprintf("bytes the relay sent that the client had not handled when the grace ended: %d on %d connections", m.unreadEnd, m.unreadConns))
@@ -351,17 +351,4 @@ func readStats(ph *results.Phase, conns []*wire.Conn) {
 		ph.Counts["subscriber_reads"] = reads
 		ph.Counts["subscriber_frames"] = frames
 	}
-}
-
-// loadAvg is the machine's 1-minute load average ("" when unknown): other
-// processes competing for the cores starve the client too.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return ""
 }

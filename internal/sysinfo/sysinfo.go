@@ -169,3 +169,17 @@ func MemoryLimit() int64 {
 	}
 	return limit
 }
+
+// LoadAvg is the machine's 1-minute load average as /proc/loadavg gives it
+// ("" when unknown): runnable processes, relaybench and the relay included;
+// others competing for the cores starve both sides.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
