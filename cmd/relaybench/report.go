@@ -14,6 +14,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/report"
 	"github.com/relaybench/relaybench/results"
@@ -142,7 +143,8 @@ func readAll(paths []string) ([]*results.File, error) {
 // cannot (not a results file, no runs, an empty file) is named
 // on stderr and left out, and skipped says how many were. With none
 // readable, the error is the only file's, or names how many failed.
-func readSome(paths []string) (fs []*results.File, skipped, err error) {
+// names[i] is the path fs[i] was read from.
+func readSome(paths []string) (fs []*results.File, names []string, skipped, err error) {
 	var bad []error
 	for _, p := range paths {
 		f, err := readAll([]string{p})
@@ -151,20 +153,21 @@ func readSome(paths []string) (fs []*results.File, skipped, err error) {
 			continue
 		}
 		fs = append(fs, f...)
+		names = append(names, p)
 	}
 	switch {
 	case len(bad) == 0:
-		return fs, nil, nil
+		return fs, names, nil, nil
 	case len(fs) == 0 && len(bad) == 1:
-		return nil, nil, bad[0]
+		return nil, nil, nil, bad[0]
 	}
 	for _, e := range bad {
 		fmt.Fprintf(os.Stderr, "relaybench: %s (skipped)\n", oneLine(e))
 	}
 	if len(fs) == 0 {
-		return nil, nil, fmt.Errorf("none of the %d results files could be read (named above)", len(paths))
+		return nil, nil, nil, fmt.Errorf("none of the %d results files could be read (named above)", len(paths))
 	}
-	return fs, fmt.Errorf("%d of %d results files could not be read and are not in the report (named above)", len(bad), len(paths)), nil
+	return fs, names, fmt.Errorf("%d of %d results files could not be read and are not in the report (named above)", len(bad), len(paths)), nil
 }
 
 // namedFilesExist refuses a results file that does not exist: a usage
@@ -309,13 +312,13 @@ func (c *reportCmd) report(g *Globals, files []string) error {
 	if err != nil {
 		return err
 	}
-	fs, err := c.read(g, files)
+	fs, names, err := c.read(g, files)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
 	o := report.Options{Title: c.Title}
-	if err := writeReport(&buf, format, fs, o); err != nil {
+	if err := writeReport(&buf, format, fs, names, o); err != nil {
 		return err
 	}
 	if err := c.writeCharts(g, fs, o); err != nil {
@@ -340,37 +343,43 @@ func (c *reportCmd) report(g *Globals, files []string) error {
 
 // read reads the results files that can be read (readSome; c.skipped says
 // which could not), merges them with --merge, and judges them again with
-// thresholds.
-func (c *reportCmd) read(g *Globals, files []string) ([]*results.File, error) {
-	fs, skipped, err := readSome(files)
+// thresholds. names[i] is the file fs[i] came from (nil for a merge).
+func (c *reportCmd) read(g *Globals, files []string) (fs []*results.File, names []string, err error) {
+	fs, names, skipped, err := readSome(files)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.skipped = skipped
 	if c.Merge && skipped != nil {
 		// No merge without every segment (merge names them the same way).
-		return nil, withCode(judge.Usage, fmt.Errorf("--merge: %v: nothing merged", skipped))
+		return nil, nil, withCode(judge.Usage, fmt.Errorf("--merge: %v: nothing merged", skipped))
 	}
 	if c.Merge {
 		if fs, err = mergeForReport(g, files, fs, c.Force); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		names = nil
 	}
 	if len(c.parsed) > 0 {
 		for _, f := range fs {
 			rejudge(f, c.parsed)
 		}
 	}
-	return fs, nil
+	return fs, names, nil
 }
 
-// writeReport writes the report of fs in format (formatFor) to w.
-func writeReport(w io.Writer, format string, fs []*results.File, o report.Options) error {
+// writeReport writes the report of fs in format (formatFor) to w. The
+// summaries of several files are each headed by the file's name (names[i],
+// when known): back to back, nothing said which file each came from.
+func writeReport(w io.Writer, format string, fs []*results.File, names []string, o report.Options) error {
 	switch format {
 	case "summary":
 		for i, f := range fs {
 			if i > 0 {
 				fmt.Fprintln(w)
+			}
+			if len(fs) > 1 && len(names) == len(fs) {
+				fmt.Fprintf(w, "File %d of %d: %s\n", i+1, len(fs), safe.Line(names[i]))
 			}
 			// What the run printed: the brief summary, -v the full one.
 			if err := report.WriteSummary(w, f, report.SummaryOptions{Brief: !fullSummary}); err != nil {

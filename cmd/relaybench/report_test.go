@@ -230,3 +230,28 @@ func TestReportBriefAsTheRunPrinted(t *testing.T) {
 		t.Errorf("report -v FILE: exit %d (%s); want the full summary:\n%s", code, stderr, full)
 	}
 }
+
+// TestReportNamesEachFile: `report run-*.json` printed the summaries back
+// to back, nothing naming which file each came from; each is now headed by
+// its file's name. One file has no heading.
+func TestReportNamesEachFile(t *testing.T) {
+	dir := t.TempDir()
+	f := &results.File{Tool: results.Tool{Name: "relaybench"}, Machine: results.Machine{CPUModel: "cpu", Cores: 2}, Command: "run",
+		Runs: []results.Run{{Relay: results.Relay{Name: "r", URL: "ws://127.0.0.1:1"}, Phases: []results.Phase{{Name: "publish", Duration: 1e9,
+			Counts: map[string]int64{"sent": 5, "accepted": 5}}}}},
+		Verdict: &results.Verdict{Outcome: "passed"}}
+	a, b := filepath.Join(dir, "run-a.json"), filepath.Join(dir, "run-b.json")
+	for _, p := range []string{a, b} {
+		if err := results.Write(p, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := runHere(t, "report", a, b)
+	ia, ib := strings.Index(out, "File 1 of 2: "+a+"\n"), strings.Index(out, "\nFile 2 of 2: "+b+"\n")
+	if code != 0 || ia != 0 || ib <= ia {
+		t.Errorf("exit %d (%s); want each summary headed by its file:\n%s", code, stderr, out)
+	}
+	if _, one, _ := runHere(t, "report", a); strings.Contains(one, "File 1") {
+		t.Errorf("one file got a heading:\n%s", one)
+	}
+}
