@@ -270,6 +270,9 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	if rb != nil {
 		addReadBack(&ph, *rb)
 	}
+	if v := ph.Verification; v != nil && o.Kind == LoadMixed {
+		v.Notes = mixedOverLimitNote(v.Notes, v.OverLimit, ops.ver.overLive)
+	}
 	ph.SetupSecs = setupSince(setup, res.Start)
 	return ph, ctx.Err()
 }
@@ -518,6 +521,9 @@ type loadOps struct {
 	// accepted marks the events the relay accepted (mixed load: read back
 	// once the phase is over).
 	accepted loadAccepted
+	// oks tells a mixed load's events still being published when a REQ
+	// was sent from stored ones (nil: not a mixed load).
+	oks *okTimes
 
 	nextEv, subSeq, returned, bytesSent, nextConn atomic.Int64
 }
@@ -533,6 +539,7 @@ func newLoadOps(pctx context.Context, o *LoadOptions, plan *loadPlan, pool *conn
 	}
 	if o.Kind == LoadMixed {
 		l.accepted = newLoadAccepted(plan.nPub)
+		l.oks = newOKTimes(int64(o.Timeout))
 	}
 	return l
 }
@@ -588,7 +595,14 @@ func (l *loadOps) publish(ctx context.Context, cn *wire.Conn) schedule.Outcome {
 	}
 	ctx, done := l.opCtx(ctx)
 	defer done()
-	ok, err := cn.Publish(ctx, evs.id(k), evs.raw(k))
+	id := evs.id(k)
+	if l.oks != nil {
+		l.oks.sending(id)
+	}
+	ok, err := cn.Publish(ctx, id, evs.raw(k))
+	if l.oks != nil {
+		l.oks.ended(id, ok.Recv)
+	}
 	l.bytesSent.Add(int64(evs.size(k)))
 	out := okOutcome(ok, err)
 	if out.Accepted {
@@ -609,7 +623,11 @@ func (l *loadOps) query(ctx context.Context, cn *wire.Conn, seq int64) schedule.
 	done()
 	l.returned.Add(int64(len(res.Events)))
 	if err == nil && res.Ended == wire.EndEOSE {
-		l.ver.add(f, res.Events) // every complete answer goes through the verifier
+		var live int64 // beyond the limit: events still being published when the REQ was sent
+		if l.oks != nil && f.Limit > 0 && len(res.Events) > f.Limit {
+			live = l.oks.liveIn(res.Events, res.Sent)
+		}
+		l.ver.add(f, res.Events, live) // every complete answer goes through the verifier
 	}
 	out := schedule.Outcome{Sent: res.Sent, Done: res.End}
 	switch {

@@ -36,13 +36,17 @@ type loadVerifier struct {
 	ver     results.Verification
 	repeats int64 // mixed load: repeats of an event in one answer, set aside (dropRepeats)
 	late    int64 // answers that came after the phase's verification closed
-	mixed   bool
+	// overLive: of the events beyond a filter's limit, those still being
+	// published when their REQ was sent (mixed load: okTimes.liveIn).
+	overLive int64
+	mixed    bool
 }
 
 // loadAnswer is one answer to check.
 type loadAnswer struct {
 	f    *nostr.Filter
 	raws [][]byte
+	live int64 // its events still being published when the REQ was sent
 }
 
 // loadVerifyQueue is how many answers may wait to be checked: past it, a
@@ -72,8 +76,10 @@ func newLoadVerifier(mixed bool, source []*nostr.Event) *loadVerifier {
 	return v
 }
 
-// add queues an answer to f for checking.
-func (v *loadVerifier) add(f *nostr.Filter, raws [][]byte) {
+// add queues an answer to f for checking, with how many of its events
+// were still being published when the REQ was sent (counted at most up to
+// its excess beyond the limit).
+func (v *loadVerifier) add(f *nostr.Filter, raws [][]byte, live int64) {
 	v.sendMu.RLock()
 	defer v.sendMu.RUnlock()
 	if v.closed {
@@ -82,7 +88,7 @@ func (v *loadVerifier) add(f *nostr.Filter, raws [][]byte) {
 		v.mu.Unlock()
 		return
 	}
-	v.in <- loadAnswer{f, raws}
+	v.in <- loadAnswer{f, raws, live}
 }
 
 // check judges one answer and adds it to the phase's verification. In a
@@ -101,6 +107,7 @@ func (v *loadVerifier) check(a loadAnswer) {
 	defer v.mu.Unlock()
 	verify.Add(&v.ver, &j.Answers[0])
 	v.repeats += int64(repeats)
+	v.overLive += min(a.live, j.Answers[0].OverLimit)
 }
 
 // close stops taking answers and waits for those queued to be checked
