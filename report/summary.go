@@ -43,6 +43,35 @@ type summaryOut struct {
 	brief    bool
 	compared bool   // the file has several runs: its comparison tables follow the runs' blocks
 	corpus   string // brief: the run's corpus note, given as the header's Corpus line
+	tail     [2]byte
+}
+
+// Write and WriteString keep the last two bytes written (tail), so that
+// blankLine knows whether a blank line ends what was written.
+func (s *summaryOut) Write(p []byte) (int, error) {
+	s.keepTail(string(p[max(0, len(p)-2):]))
+	return s.Writer.Write(p)
+}
+
+func (s *summaryOut) WriteString(p string) (int, error) {
+	s.keepTail(p[max(0, len(p)-2):])
+	return s.Writer.WriteString(p)
+}
+
+func (s *summaryOut) keepTail(end string) {
+	for i := 0; i < len(end); i++ {
+		s.tail = [2]byte{s.tail[1], end[i]}
+	}
+}
+
+// blankLine puts one blank line after what w holds so far, never a
+// second: the blocks before the hint and the verdict end with one or not
+// (a compare's tables did not; a conformance block did, and got two).
+func blankLine(w io.Writer) {
+	if s, ok := w.(*summaryOut); ok && s.tail == [2]byte{'\n', '\n'} {
+		return
+	}
+	fmt.Fprintln(w)
 }
 
 // isBrief reports whether w writes the brief summary.
@@ -53,7 +82,7 @@ func isBrief(w io.Writer) bool {
 
 // WriteSummary writes the summary of f as o says (Summary: the full one).
 func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
-	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief, len(f.Runs) > 1, ""} // no string in it acts on the terminal
+	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief, len(f.Runs) > 1, "", [2]byte{}} // no string in it acts on the terminal
 	if o.Brief {
 		bw.corpus = corpusNote(f)
 	}
@@ -93,11 +122,24 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 		}
 	}
 	writeThresholds(bw, f)
-	if o.Brief && slices.ContainsFunc(f.Runs, func(r results.Run) bool { return len(r.Phases) > 0 }) {
-		fmt.Fprintln(bw, "(-v shows every counter, rate, latency, resource and parameter; all are in the results file)")
-	}
+	writeHint(bw, f, o.Brief)
 	writeVerdict(bw, f)
 	return bw.Flush()
+}
+
+// writeHint says what the full summary (-v) adds to the brief one: each
+// phase's every figure, or, for checks alone (conformance), the tool,
+// machine, times and parameters.
+func writeHint(w io.Writer, f *results.File, brief bool) {
+	switch {
+	case !brief:
+	case slices.ContainsFunc(f.Runs, func(r results.Run) bool { return len(r.Phases) > 0 }):
+		blankLine(w)
+		fmt.Fprintln(w, "(-v shows every counter, rate, latency, resource and parameter; all are in the results file)")
+	case slices.ContainsFunc(f.Runs, func(r results.Run) bool { return len(r.Conformance) > 0 }):
+		blankLine(w)
+		fmt.Fprintln(w, "(-v shows the tool, machine, times and parameters; all are in the results file)")
+	}
 }
 
 // emptyRun reports whether r has nothing for its block: no phase, check,
@@ -112,7 +154,7 @@ func writeVerdict(w io.Writer, f *results.File) {
 	if v == nil {
 		return
 	}
-	fmt.Fprintln(w)
+	blankLine(w)
 	if v.Status == 0 {
 		fmt.Fprintln(w, "Verdict: PASSED (exit 0): all requested work ran and every check passed")
 		return
