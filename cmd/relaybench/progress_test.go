@@ -7,7 +7,9 @@ import (
 )
 
 // A progress line never reads "Executed 1 queries...": below 20 the plain
-// lines (every tenth of the total) can count 1.
+// lines (every tenth of the total) can count 1. Each says the total:
+// compare's read "Executed 2 queries..." where run's read "Executed 1 of
+// 10 queries...".
 func TestCountFmt(t *testing.T) {
 	for _, c := range []struct {
 		total int64
@@ -17,8 +19,9 @@ func TestCountFmt(t *testing.T) {
 		{1, 1, "Executed 1 query..."},
 		{5, 1, "Executed 1 of 5 queries..."},
 		{19, 1, "Executed 1 of 19 queries..."},
-		{20, 2, "Executed 2 queries..."},
-		{100, 10, "Executed 10 queries..."},
+		{20, 2, "Executed 2 of 20 queries..."},
+		{100, 10, "Executed 10 of 100 queries..."},
+		{10000, 1000, "Executed 1000 of 10,000 queries..."},
 	} {
 		if got := fmt.Sprintf(countFmt("Executed", "query", "queries", c.total), c.done); got != c.want {
 			t.Errorf("total %d: %q, want %q", c.total, got, c.want)

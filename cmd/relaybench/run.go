@@ -185,17 +185,14 @@ func progressFunc(prog *progress.Reporter) func(label string, total int64) func(
 	}
 }
 
-// countFmt is a progress line's format for done of total things: the
-// plain lines come every tenth of total, so below 20 a count can be 1
-// ("Executed 1 of 5 queries...", never "Executed 1 queries...").
+// countFmt is a progress line's format for done of total things, the
+// total always said ("Executed 1 of 5 queries...", never "Executed 1
+// queries...", nor "Executed 2 queries..." of an unsaid total).
 func countFmt(verb, one, many string, total int64) string {
-	switch {
-	case total == 1:
+	if total == 1 {
 		return verb + " %d " + one + "..."
-	case total < 20:
-		return fmt.Sprintf("%s %%d of %d %s...", verb, total, many)
 	}
-	return verb + " %d " + many + "..."
+	return fmt.Sprintf("%s %%d of %s %s...", verb, numfmt.Group(total), many)
 }
 
 func newResultsFile(command string, started time.Time) *results.File {
