@@ -767,8 +767,10 @@ func elsewhere(p *results.Phase, k string) bool {
 	if groupFigure(p, k) || mixedFigure(p, k) {
 		return true // in the group table, or the together-vs-alone block
 	}
-	name := strings.ReplaceAll(k, "_", " ") + " " // as the notes write the key ("ok p99 ratio together/alone")
-	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, name) })
+	// As the notes write the key: "OK p99 ratio together/alone" (humanName),
+	// "ok p99 ratio together/alone" in results files written before.
+	name, old := humanName(k)+" ", strings.ReplaceAll(k, "_", " ")+" "
+	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, name) || strings.HasPrefix(n, old) })
 }
 
 // groupFigure reports whether figure k of p is one of its groups'

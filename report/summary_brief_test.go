@@ -60,8 +60,8 @@ func mixedPhase() results.Phase {
 			{Name: "query/together", Counts: map[string]int64{"queries": 60}}},
 		Notes: []string{"publish throughput ratio together/alone: 1.00× (200 events/s alone, 200 together)",
 			"query throughput ratio together/alone: 0.50× (20.00 queries/s alone, 10.00 together)",
-			"ok p99 ratio together/alone: 0.81× (1.42ms alone, 1.15ms together)",
-			"eose p99 ratio together/alone: 2.50× (2ms alone, 5ms together)", "three parts of 3s each"}}
+			"OK p99 ratio together/alone: 0.81× (1.42ms alone, 1.15ms together)",
+			"EOSE p99 ratio together/alone: 2.50× (2ms alone, 5ms together)", "three parts of 3s each"}}
 }
 
 // The brief summary gives a mixed run's verdict and each side's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -529,7 +530,7 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 	ph.Errors = verify.AppendUnique(ph.Errors, rb.errs...)
 	ph.Resources = &results.Resources{ClientCPUSecs: cpu.Seconds()}
 	ph.Notes = append(ph.Notes,
-		fmt.Sprintf("three parts of %v each: publish alone (%.0f events/s over %s), query alone (%.0f queries/s over %s, one REQ at a time each), then both together", o.Duration, o.PublishRate, numfmt.Count(o.Publishers, "connection"), o.QueryRate, numfmt.Count(o.Queriers, "connection")),
+		fmt.Sprintf("three parts of %v each: publish alone (%s events/s over %s), query alone (%s queries/s over %s, one REQ at a time each), then both together", o.Duration, fmtRate(o.PublishRate), numfmt.Count(o.Publishers, "connection"), fmtRate(o.QueryRate), numfmt.Count(o.Queriers, "connection")),
 		"open loop: sends and REQs follow a schedule; OK and EOSE latency are timed from the actual send, and each is also kept timed from the intended send time (labelled so), where a stalled client or relay shows up",
 		"duration is the sum of the three parts (the final read-back is not timed)",
 	)
@@ -701,14 +702,14 @@ func mixedQueryGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *
 func mixedRatio(ph *results.Phase, name string, a, b float64, unit string) {
 	if a > 0 && b > 0 {
 		ph.Rates[name] = b / a
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%s %s alone, %s together)", strings.ReplaceAll(name, "_", " "), b/a, fmtNum(a), unit, fmtNum(b)))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%s %s alone, %s together)", ratioLabel(name), b/a, fmtNum(a), unit, fmtNum(b)))
 	}
 }
 
 func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 	if a > 0 && b > 0 {
 		ph.Rates[name] = float64(b) / float64(a)
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", strings.ReplaceAll(name, "_", " "), float64(b)/float64(a), numfmt.Round(time.Duration(a)), numfmt.Round(time.Duration(b))))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", ratioLabel(name), float64(b)/float64(a), numfmt.Round(time.Duration(a)), numfmt.Round(time.Duration(b))))
 	}
 }
 
@@ -758,9 +759,22 @@ func dropPrefixed(list []string, prefix string) []string {
 
 func fmtNum(v float64) string {
 	if v >= 100 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return numfmt.Group(int64(math.Round(v)))
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// ratioLabel is a ratio's results key as its note writes it, acronyms as
+// such ("ok_p99_ratio" → "OK p99 ratio").
+func ratioLabel(key string) string {
+	words := strings.Split(key, "_")
+	for i, w := range words {
+		switch w {
+		case "ok", "eose":
+			words[i] = strings.ToUpper(w)
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // Check checks the options as the CLI's flags set them (Checked), with the

@@ -272,3 +272,17 @@ func TestMixedCancelledMidPhase(t *testing.T) {
 		t.Errorf("verdict %+v", v)
 	}
 }
+
+// The ratio notes write their labels as the summary does (OK, EOSE) and
+// their figures grouped ("1,000 events/s").
+func TestMixedRatioNotesLabels(t *testing.T) {
+	ph := &results.Phase{Rates: map[string]float64{}}
+	mixedRatio(ph, "publish_throughput_ratio", 1000, 1500, "events/s")
+	mixedLatRatio(ph, "ok_p99_ratio", int64(time.Millisecond), int64(2*time.Millisecond))
+	mixedLatRatio(ph, "eose_p50_ratio", int64(time.Millisecond), int64(time.Millisecond))
+	want := []string{"publish throughput ratio together/alone: 1.50× (1,000 events/s alone, 1,500 together)",
+		"OK p99 ratio together/alone: 2.00× (1ms alone, 2ms together)", "EOSE p50 ratio together/alone: 1.00× (1ms alone, 1ms together)"}
+	if strings.Join(ph.Notes, "|") != strings.Join(want, "|") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(ph.Notes, "\n"), strings.Join(want, "\n"))
+	}
+}
