@@ -27,19 +27,27 @@ func sweepCount(events, size int) int {
 	return min(events, max(200, sweepBudget/max(1, size)))
 }
 
-// sweepPlan states, before any work, the sizes whose planned events are
-// fewer than --events; "" when none is capped.
+// sweepPlan states the sweep's plan before any work: the sizes, the
+// events per size, and the sizes whose planned events are fewer than
+// --events ("Sweeping 2 sizes (256 and 131,072 bytes), 2,000 events each;
+// 1,024 at 131,072 bytes: at most 128 MiB of pre-signed content per size").
 func sweepPlan(events int, sizes []int) string {
-	var capped []string
+	var capped, all []string
 	for _, size := range sizes {
+		all = append(all, numfmt.Group(int64(size)))
 		if n := sweepCount(events, size); n < events {
 			capped = append(capped, fmt.Sprintf("%s at %s bytes", numfmt.Group(int64(n)), numfmt.Group(int64(size))))
 		}
 	}
-	if len(capped) == 0 {
-		return ""
+	list := strings.Join(all, ", ")
+	if len(all) > 1 {
+		list = strings.Join(all[:len(all)-1], ", ") + " and " + all[len(all)-1]
 	}
-	return fmt.Sprintf(" (%s events per size; %s: at most %s MiB of pre-signed content per size)", numfmt.Group(int64(events)), strings.Join(capped, ", "), numfmt.Group(int64(sweepBudget>>20)))
+	s := fmt.Sprintf("Sweeping %s (%s bytes), %s events each", numfmt.Count(len(sizes), "size"), list, numfmt.Group(int64(events)))
+	if len(capped) > 0 {
+		s += fmt.Sprintf("; %s: at most %s MiB of pre-signed content per size", strings.Join(capped, ", "), numfmt.Group(int64(sweepBudget>>20)))
+	}
+	return s
 }
 
 // sweepFlags are sweep's flags, as the notes of its fan-out runs name
@@ -104,7 +112,7 @@ func (o SweepOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 	o.OnSkip = func(size int, reason string) {
 		skipped = append(skipped, fmt.Sprintf("sweep: %s bytes skipped: %s", numfmt.Group(int64(size)), reason))
 	}
-	update := env.progressFor(fmt.Sprintf("Sweeping %d sizes%s", len(o.Sizes), sweepPlan(o.Events, o.Sizes)), int64(len(o.Sizes)))
+	update := env.progressFor(sweepPlan(o.Events, o.Sizes), int64(len(o.Sizes)))
 	sizes := o.Sizes
 	var phases []results.Phase
 	var err error

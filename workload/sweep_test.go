@@ -98,7 +98,8 @@ func TestSweepPlanStatedBeforeWork(t *testing.T) {
 	if n := sweepCount(2000, 1<<30); n != 200 {
 		t.Errorf("sweepCount(2000, 1 GiB) = %d, want the floor 200", n)
 	}
-	if p := sweepPlan(2000, []int{256, 1024}); p != "" {
+	// The plan is said whether or not a size is capped.
+	if p := sweepPlan(200, []int{256, 1024, 4096}); p != "Sweeping 3 sizes (256, 1,024 and 4,096 bytes), 200 events each" {
 		t.Errorf("no size capped, plan %q", p)
 	}
 	var label string
@@ -110,7 +111,7 @@ func TestSweepPlanStatedBeforeWork(t *testing.T) {
 	if _, err := o.Run(testCtx(t), env); !errors.Is(err, ErrNoSize) {
 		t.Fatalf("err %v, want %v", err, ErrNoSize)
 	}
-	if !strings.Contains(label, "(2,000 events per size; 1,024 at 131,072 bytes") || strings.Contains(label, "at 256 bytes") {
+	if want := "Sweeping 2 sizes (256 and 131,072 bytes), 2,000 events each; 1,024 at 131,072 bytes: at most 128 MiB"; !strings.HasPrefix(label, want) || strings.Contains(label, "at 256 bytes") {
 		t.Errorf("progress label %q does not state the plan at 131072 bytes only", label)
 	}
 }

@@ -174,6 +174,8 @@ func progressFunc(prog *progress.Reporter) func(label string, total int64) func(
 			doneFmt = countFmt("Published", "event", "events", total)
 		case len(label) >= 8 && label[:8] == "Querying":
 			doneFmt = countFmt("Executed", "query", "queries", total)
+		case len(label) >= 8 && label[:8] == "Sweeping":
+			doneFmt = countFmt("Swept", "size", "sizes", total)
 		}
 		update, stop := prog.Phase(label, doneFmt, total)
 		return func(done int64) {
