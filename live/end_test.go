@@ -275,3 +275,29 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 		t.Errorf("after a run with nothing to verify: found %q, failures %q", nothing.Found, nothing.Failures)
 	}
 }
+
+// TestWorkloadInPartsSaysSo: mixed books each part's operations as the
+// part starts, so its requested total went 800, 880, 1,760 and the bar
+// read 94% with the whole "together" part to come. Once a part is named
+// (Part), the words say the total is the parts' begun so far, and which
+// part is under way; the next workload starts without one.
+func TestWorkloadInPartsSaysSo(t *testing.T) {
+	st := New(Options{Run: "r", Command: "mixed"})
+	defer st.Close()
+	st.Workload("mixed")
+	st.Part("publish/alone (10s)")
+	l := outcome.New(results.OpEvent, 800)
+	l.AddN(outcome.Accepted, "", 800)
+	st.Part("query/alone (10s)")
+	outcome.New(results.OpQuery, 80).AddN(outcome.Accepted, "", 31)
+	st.Tick()
+	p := last(st)
+	if p.Phase != "mixed" || p.Done != 831 || p.Total != 880 || !strings.Contains(p.Of, "parts begun so far") || !strings.Contains(p.Of, "now: query/alone (10s)") {
+		t.Fatalf("a workload in parts: %q %d/%d %q; want mixed 831/880, the parts begun so far, now query/alone", p.Phase, p.Done, p.Total, p.Of)
+	}
+	st.Workload("load")
+	st.Tick()
+	if p := last(st); p.Of != ofRequested {
+		t.Errorf("the next workload kept the part: %q", p.Of)
+	}
+}

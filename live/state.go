@@ -110,6 +110,7 @@ type State struct {
 	started   int64 // mono
 	prog      atomic.Pointer[phaseProgress]
 	workload  atomic.Pointer[string] // the workload under way (Workload); nil between workloads
+	part      atomic.Pointer[string] // the part of it under way (Part); nil: none said
 	relayUse  atomic.Pointer[relayReader]
 	found     [len(foundKinds)]atomic.Int64 // faults the verifier found so far, by kind
 	examples  atomic.Int64                  // examples taken (at most maxExamples kept)
@@ -257,12 +258,19 @@ func (s *State) Progress(label string, total int64) func(done int64) {
 // whenever no progress was announced (Progress), with the operations its
 // ledgers ended of those requested.
 func (s *State) Workload(name string) {
+	s.part.Store(nil)
 	if name == "" {
 		s.workload.Store(nil)
 		return
 	}
 	s.workload.Store(&name)
 }
+
+// Part names the part of the workload under way starting now (mixed's
+// "together (10s)"): a workload in parts books each part's operations as
+// the part starts, so the requested total is the parts' begun so far, not
+// the phase's plan (mixed's went 800, 880, 1,760), and the words say so.
+func (s *State) Part(part string) { s.part.Store(&part) }
 
 // step is the phase in flight as the page and /metrics show it.
 type step struct {
@@ -276,6 +284,10 @@ type step struct {
 // what the ledgers book: a load books its whole plan as it starts, so the
 // words claim no "so far".
 const ofRequested = "operations ended, of those requested"
+
+// ofPartsBegun is what they count for a workload in parts (Part): the
+// later parts' operations are not among those requested yet.
+const ofPartsBegun = "operations ended, of those the parts begun so far requested (later parts add theirs; now: %s)"
 
 // current is the phase in flight (ok false: none): the progress it
 // announced, else the workload under way (Workload) or, while ledgers are
@@ -298,7 +310,11 @@ func (s *State) current(cur map[string]int64, curReq int64, measuring bool) (ste
 	if label == "" {
 		return step{}, false
 	}
-	return step{label: label, done: booked, total: curReq, of: ofRequested}, true
+	of := ofRequested
+	if p := s.part.Load(); p != nil && s.workload.Load() != nil {
+		of = fmt.Sprintf(ofPartsBegun, *p)
+	}
+	return step{label: label, done: booked, total: curReq, of: of}, true
 }
 
 // PhaseDone records finished phases with their exact figures (the results

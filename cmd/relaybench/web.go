@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -246,9 +247,30 @@ func (w *webRun) hook(cfg *runner.Config) {
 		cfg.Workloads[i].Run = func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
 			w.st.Workload(name)
 			defer w.st.Workload("")
+			if env.Log != nil {
+				env.Log = partLines{env.Log, name + ": ", w.st.Part}
+			}
 			return run(ctx, env)
 		}
 	}
+}
+
+// partLines passes a workload's lines on and gives the live view each
+// one that names a part starting ("mixed: together (10s)", written in one
+// Write): the phase in flight then says its requested total is the parts'
+// begun so far, not the phase's plan. A skip line names no part.
+type partLines struct {
+	w      io.Writer
+	prefix string
+	part   func(string)
+}
+
+func (p partLines) Write(b []byte) (int, error) {
+	line := strings.TrimSpace(string(b))
+	if rest, ok := strings.CutPrefix(line, p.prefix); ok && !strings.Contains(line, "\n") && !strings.HasPrefix(rest, "skipped on ") {
+		p.part(rest)
+	}
+	return p.w.Write(b)
 }
 
 // end shows the results file and its report, serves them --web-keep

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -157,5 +158,20 @@ func TestSignalAfterTheRunEndsTheKeep(t *testing.T) {
 	}
 	if endServing(os.Interrupt) {
 		t.Fatal("a signal after the live view stopped was still taken for the keep's")
+	}
+}
+
+// partLines gives the live view the part a workload's line names as it
+// starts ("mixed: together (10s)"), passes every line on, and names no
+// part for a skip line or another workload's line.
+func TestPartLines(t *testing.T) {
+	var out strings.Builder
+	var parts []string
+	w := partLines{&out, "mixed: ", func(p string) { parts = append(parts, p) }}
+	for _, l := range []string{"mixed: together (10s)\n", "mixed: skipped on ws://x: no\n", "load: x\n"} {
+		fmt.Fprint(w, l)
+	}
+	if strings.Join(parts, "|") != "together (10s)" || strings.Count(out.String(), "\n") != 3 {
+		t.Errorf("parts %q, passed on %q", parts, out.String())
 	}
 }
