@@ -82,7 +82,7 @@ func TestDumpProgressOnlyWhenVerifying(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = runHere(t, "corpus", "--corpus", path, "--cache-dir", cache)
-	if code != 0 || !strings.Contains(stderr, "Verifying 307 events of sample.ndjson...") || !strings.Contains(stderr, "Verified 30 events...") {
+	if code != 0 || !strings.Contains(stderr, "Verifying 307 events of sample.ndjson...") || !strings.Contains(stderr, "Verified 30 of 307 events...") {
 		t.Fatalf("first load: exit %d, no verifying progress:\n%s", code, stderr)
 	}
 	code, stdout, stderr := runHere(t, "corpus", "--corpus", path, "--cache-dir", cache)

@@ -35,7 +35,7 @@ func TestCorpusFromCacheIsQuiet(t *testing.T) {
 	cache, out := t.TempDir(), t.TempDir()
 	args := []string{"run", "--events", "3000", "--queries", "2", "--cache-dir", cache, "--out", out, "--anchor", testAnchor}
 	first := runCLI(t, args...)
-	if first.code != 0 || !strings.Contains(first.stderr, "Signing 3,000 events") || !strings.Contains(first.stderr, "Signed 3,000 events...") {
+	if first.code != 0 || !strings.Contains(first.stderr, "Signing 3,000 events") || !strings.Contains(first.stderr, "Signed 3,000 of 3,000 events...") {
 		t.Fatalf("first run: exit %d, no signing progress:\n%s", first.code, first.stderr)
 	}
 	second := runCLI(t, args...)
