@@ -248,7 +248,13 @@ func (valueTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
-	step := niceStep(lo, hi)
+	return stepTicks(lo, hi, niceStep(lo, hi), fmtTick)
+}
+
+// stepTicks marks lo..hi at every multiple of step, labelled by label
+// with no more decimals than the step needs (prec), and an unlabelled tick
+// halfway between two labelled ones.
+func stepTicks(lo, hi, step float64, label func(v float64, prec int) string) []plot.Tick {
 	prec := max(-int(math.Floor(math.Log10(step)+1e-9)), 0)
 	var ts []plot.Tick
 	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
@@ -256,7 +262,7 @@ func (valueTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v == 0 {
 			v = 0 // not -0
 		}
-		ts = append(ts, plot.Tick{Value: v, Label: fmtTick(v, prec)})
+		ts = append(ts, plot.Tick{Value: v, Label: label(v, prec)})
 		if h := v + step/2; h < hi {
 			ts = append(ts, plot.Tick{Value: h})
 		}

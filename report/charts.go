@@ -801,19 +801,9 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
-	prec := max(-int(math.Floor(math.Log10(step)+1e-9)), 0)
-	var ts []plot.Tick
-	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
-		v := i * step
-		if v == 0 {
-			v = 0 // not -0
-		}
-		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
-		if h := v + step/2; h < hi {
-			ts = append(ts, plot.Tick{Value: h})
-		}
-	}
-	return ts
+	return stepTicks(lo, hi, step, func(v float64, prec int) string {
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	})
 }
 
 // percentileTicks label the 1/(1-q) axis in percentiles.
