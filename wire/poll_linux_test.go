@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -29,6 +30,28 @@ func streamOnREQ(t *testing.T, stream func(tc *tconn, sub string)) *testRelay {
 			go stream(tc, string(arr[1]))
 		}
 	})
+}
+
+// subscribeAll dials n connections to url on shared readers, opens
+// subscription sub on each (connection k's events go to onEvent(k, raw)),
+// and waits for every EOSE (a hang guard: what names the wait).
+func subscribeAll(t *testing.T, url, sub string, n int, onEvent func(k int, raw []byte), what string) []*Conn {
+	t.Helper()
+	var cs []*Conn
+	var wg sync.WaitGroup
+	for k := range n {
+		c := dialT(t, url, Options{SharedReader: true})
+		cs = append(cs, c)
+		wg.Add(1)
+		if _, err := c.Req(sub, nil, SubHandler{OnEvent: func(raw []byte, _ int64) { onEvent(k, raw) },
+			OnEOSE: func(int64) { wg.Done() }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	within(t, done, what)
+	return cs
 }
 
 // Shared connections (read on the shared readers, out of Go's
@@ -61,39 +84,13 @@ func TestSharedReaderDeliversAndReleases(t *testing.T) {
 	}
 	readerState(t, "[IO wait") // and the duplicate in the netpoller
 	before := openFDs(t)
-	var wg sync.WaitGroup
-	got := make([]atomic.Int64, conns)
-	order := make([]atomic.Bool, conns)
-	var cs []*Conn
-	for k := range conns {
-		c := dialT(t, r.url, Options{SharedReader: true})
+	seq := make([]seqCheck, conns)
+	cs := subscribeAll(t, r.url, "s", conns, func(k int, raw []byte) { seq[k].event(raw) }, "every EOSE")
+	for k, c := range cs {
 		if _, ok := c.nc.(*rawSock); !ok {
-			t.Fatal("the connection is not on a shared reader")
+			t.Fatalf("connection %d is not on a shared reader", k)
 		}
-		cs = append(cs, c)
-		wg.Add(1)
-		next := 0
-		if _, err := c.Req("s", nil, SubHandler{
-			OnEvent: func(raw []byte, _ int64) {
-				id, _ := fakeEvent(next, "")
-				if !strings.Contains(string(raw), id) {
-					order[k].Store(true)
-				}
-				next++
-				got[k].Add(1)
-			},
-			OnEOSE: func(int64) { wg.Done() },
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	within(t, done, "every EOSE")
-	for k := range conns {
-		if n := got[k].Load(); n != events || order[k].Load() {
-			t.Fatalf("connection %d: %d events (want %d), out of order: %v", k, n, events, order[k].Load())
-		}
+		seq[k].check(t, fmt.Sprintf("connection %d", k), events)
 	}
 	// half closed by us, then the rest by the relay
 	for k, c := range cs {
@@ -211,23 +208,8 @@ func TestSharedReaderCrowded(t *testing.T) {
 		}
 		_ = tc.send(`["EOSE",` + sub + `]`)
 	})
-	var cs []*Conn
 	var got atomic.Int64
-	var wg sync.WaitGroup
-	for range 3 * len(pollers) { // 3 a reader: crowded
-		c := dialT(t, r.url, Options{SharedReader: true})
-		cs = append(cs, c)
-		wg.Add(1)
-		if _, err := c.Req("s", nil, SubHandler{
-			OnEvent: func([]byte, int64) { got.Add(1) },
-			OnEOSE:  func(int64) { wg.Done() },
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	within(t, done, "every EOSE")
+	cs := subscribeAll(t, r.url, "s", 3*len(pollers), func(int, []byte) { got.Add(1) }, "every EOSE") // 3 a reader: crowded
 	if n, want := got.Load(), int64(events*len(cs)); n != want {
 		t.Fatalf("%d events delivered, want %d", n, want)
 	}

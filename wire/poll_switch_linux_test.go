@@ -140,20 +140,7 @@ func TestSharedReaderModeSwitchUnderTraffic(t *testing.T) {
 func switchCycle(t *testing.T, url string, cy, n, events int, leaving chan struct{}) {
 	t.Helper()
 	seq := make([]seqCheck, n)
-	var cs []*Conn
-	var wg sync.WaitGroup
-	for k := range n {
-		c := dialT(t, url, Options{SharedReader: true})
-		cs = append(cs, c)
-		wg.Add(1)
-		if _, err := c.Req(fmt.Sprintf("x%d", k), nil, SubHandler{OnEvent: func(raw []byte, _ int64) { seq[k].event(raw) },
-			OnEOSE: func(int64) { wg.Done() }}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	within(t, done, fmt.Sprintf("cycle %d: every EOSE", cy))
+	cs := subscribeAll(t, url, "x", n, func(k int, raw []byte) { seq[k].event(raw) }, fmt.Sprintf("cycle %d: every EOSE", cy))
 	for k := range seq {
 		seq[k].check(t, fmt.Sprintf("cycle %d, subscriber %d", cy, k), events)
 	}
