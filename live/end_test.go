@@ -276,25 +276,32 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 	}
 }
 
-// TestWorkloadInPartsSaysSo: mixed books each part's operations as the
-// part starts, so its requested total went 800, 880, 1,760 and the bar
-// read 94% with the whole "together" part to come. Once a part is named
-// (Part), the words say the total is the parts' begun so far, and which
-// part is under way; the next workload starts without one.
+// TestWorkloadInPartsSaysSo: mixed announces its three parts' operations
+// before the first starts (where each part booked its own as it started,
+// so the total went 800, 880, 1,760 and the bar read 94% with the whole
+// "together" part to come): the bar and the planned total are the plan's
+// from the start, the words claim no "parts begun so far" and say which
+// part is under way (Part); the next workload starts without one.
 func TestWorkloadInPartsSaysSo(t *testing.T) {
 	st := New(Options{Run: "r", Command: "mixed"})
 	defer st.Close()
 	st.Workload("mixed")
+	plan := st.Progress("mixed: 1,760 operations in three parts of 10s each", 1760)
 	st.Part("publish/alone (10s)")
 	l := outcome.New(results.OpEvent, 800)
 	l.AddN(outcome.Accepted, "", 800)
 	st.Part("query/alone (10s)")
 	outcome.New(results.OpQuery, 80).AddN(outcome.Accepted, "", 31)
+	plan(831)
 	st.Tick()
 	p := last(st)
-	if p.Phase != "mixed" || p.Done != 831 || p.Total != 880 || !strings.Contains(p.Of, "parts begun so far") || !strings.Contains(p.Of, "now: query/alone (10s)") {
-		t.Fatalf("a workload in parts: %q %d/%d %q; want mixed 831/880, the parts begun so far, now query/alone", p.Phase, p.Done, p.Total, p.Of)
+	if p.Phase != "mixed: 1,760 operations in three parts of 10s each" || p.Done != 831 || p.Total != 1760 || p.Of != "now: query/alone (10s)" {
+		t.Fatalf("a workload in parts: %q %d/%d %q; want its plan, 831/1760, now query/alone", p.Phase, p.Done, p.Total, p.Of)
 	}
+	if m := string(st.Exposition()); !strings.Contains(m, `step="mixed: 1,760 operations in three parts of 10s each"} 1760`) || strings.Contains(m, "begun so far") {
+		t.Errorf("relaybench_phase_planned is not the plan's:\n%s", m)
+	}
+	st.PhaseDone()
 	st.Workload("load")
 	st.Tick()
 	if p := last(st); p.Of != ofRequested {

@@ -39,8 +39,8 @@ type Options struct {
 	Run   string // the run's name (the results file's base name)
 	Relay string // the relay under test (catalog name or URL); SetRelay changes it
 	// Command names the phase in flight when nothing more precise does:
-	// while a workload that announces no progress of its own (mixed,
-	// load) measures, it shows under the workload's name (Workload), else
+	// while a workload that announces no progress of its own (load)
+	// measures, it shows under the workload's name (Workload), else
 	// under Command, with the operations its ledgers ended of those
 	// requested.
 	Command string
@@ -267,9 +267,9 @@ func (s *State) Workload(name string) {
 }
 
 // Part names the part of the workload under way starting now (mixed's
-// "together (10s)"): a workload in parts books each part's operations as
-// the part starts, so the requested total is the parts' begun so far, not
-// the phase's plan (mixed's went 800, 880, 1,760), and the words say so.
+// "together (10s)"): the progress of the phase in flight says which part
+// it has reached (mixed announces its whole plan before its first part,
+// so the total is the plan's from the start).
 func (s *State) Part(part string) { s.part.Store(&part) }
 
 // step is the phase in flight as the page and /metrics show it.
@@ -285,9 +285,8 @@ type step struct {
 // words claim no "so far".
 const ofRequested = "operations ended, of those requested"
 
-// ofPartsBegun is what they count for a workload in parts (Part): the
-// later parts' operations are not among those requested yet.
-const ofPartsBegun = "operations ended, of those the parts begun so far requested (later parts add theirs; now: %s)"
+// ofPart says which part of a workload in parts is under way (Part).
+const ofPart = "now: %s"
 
 // current is the phase in flight (ok false: none): the progress it
 // announced, else the workload under way (Workload) or, while ledgers are
@@ -295,7 +294,7 @@ const ofPartsBegun = "operations ended, of those the parts begun so far requeste
 // in-flight ledgers' operations by outcome, of curReq requested.
 func (s *State) current(cur map[string]int64, curReq int64, measuring bool) (step, bool) {
 	if pr := s.prog.Load(); pr != nil {
-		return step{label: pr.label, done: pr.done.Load(), total: pr.total}, true
+		return step{label: pr.label, done: pr.done.Load(), total: pr.total, of: s.partOf("")}, true
 	}
 	var booked int64
 	for _, n := range cur {
@@ -310,11 +309,20 @@ func (s *State) current(cur map[string]int64, curReq int64, measuring bool) (ste
 	if label == "" {
 		return step{}, false
 	}
-	of := ofRequested
-	if p := s.part.Load(); p != nil && s.workload.Load() != nil {
-		of = fmt.Sprintf(ofPartsBegun, *p)
+	return step{label: label, done: booked, total: curReq, of: s.partOf(ofRequested)}, true
+}
+
+// partOf is what a step's done and total count (what, "" when its label
+// says), followed by the part under way when the workload named one.
+func (s *State) partOf(what string) string {
+	p := s.part.Load()
+	if p == nil || s.workload.Load() == nil {
+		return what
 	}
-	return step{label: label, done: booked, total: curReq, of: of}, true
+	if what == "" {
+		return fmt.Sprintf(ofPart, *p)
+	}
+	return what + "; " + fmt.Sprintf(ofPart, *p)
 }
 
 // PhaseDone records finished phases with their exact figures (the results

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
@@ -110,13 +111,17 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 	ph := results.NewPhase("mixed", "mixed")
 	defer e.close()
 	var parts []*mixedPart
-	for _, spec := range []mixedSpec{{"publish/alone", true, false, 0}, {"query/alone", false, true, 0}, {"together", true, true, e.perPart}} {
+	specs := []mixedSpec{{"publish/alone", true, false, 0}, {"query/alone", false, true, 0}, {"together", true, true, e.perPart}}
+	mp := e.startProgress(specs) // the whole plan, before the first part
+	for _, spec := range specs {
 		if ctx.Err() != nil || mixedAborted(parts) != "" {
 			parts = append(parts, e.skipPart(ctx, spec, mixedAborted(parts)))
-			continue
+		} else {
+			parts = append(parts, e.runPart(ctx, spec, mp))
 		}
-		parts = append(parts, e.runPart(ctx, spec))
+		mp.partOver(e.mixedPlanned(spec))
 	}
+	mp.done()
 	rb := e.readBack(ctx, parts)
 	buildMixedPhase(ctx, &ph, e, parts, rb)
 	mixedWindows(&ph, e.setup, parts)
@@ -213,11 +218,12 @@ type mixedPart struct {
 	cpu                  time.Duration
 	relay                *results.Resources // over the part's timed window (nil: not observed)
 	skipped              []results.Account  // work of a part not run
+	pubDone              atomic.Int64       // events answered so far (the progress display)
 }
 
 // runPart runs one part: the publishers and/or the queriers, each on its
 // own schedule from the part's start, for o.Duration.
-func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
+func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgress) *mixedPart {
 	o := e.o
 	if o.Parts != nil {
 		o.Parts(spec.name)
@@ -233,6 +239,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 		qctx, p.qwd = outcome.NewWatchdog(ctx, 3, "queries ended without EOSE (timed out or connection lost)")
 		defer p.qwd.Stop()
 	}
+	mp.begin(p)
 	w := o.open(0) // each part's own window; the phase joins them (mixedWindows)
 	p.start = w.Start
 	stopAt := p.start + int64(o.Duration)
@@ -242,7 +249,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec) *mixedPart {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.pub, p.okHist, p.accepted, okRecv = mixedPublish(ctx, e.pubConns, e.fresh, spec.first, e.perPart, *o, p.start, stopAt)
+			p.pub, p.okHist, p.accepted, okRecv = mixedPublish(ctx, e.pubConns, e.fresh, spec.first, e.perPart, *o, p.start, stopAt, p.pubDone.Store)
 		}()
 	}
 	if spec.query {
@@ -716,8 +723,10 @@ func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 // mixedPublish publishes fresh events first…first+n-1 open loop at
 // o.PublishRate until stopAt and returns the publishing side as a phase,
 // its OK latency (accepted events) and the events the relay accepted.
-func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64) (*results.Phase, *metrics.Histogram, []int, []int64) {
-	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start), okLatencySeries: true}
+func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64,
+	answered func(int64)) (*results.Phase, *metrics.Histogram, []int, []int64) {
+	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start),
+		okLatencySeries: true, progress: answered}
 	plan.order = make([][]int, len(conns))
 	plan.intended = make([][]int64, len(conns))
 	times := schedule.ConstantTimes(start, o.PublishRate, n)

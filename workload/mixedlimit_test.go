@@ -18,15 +18,8 @@ func TestMixedProgressReadBackNotTimed(t *testing.T) {
 	r, c := testrelay.Start(t, testrelay.Config{Verify: true}), testKeys(t)
 	r.Add(c.Events...)
 	var log bytes.Buffer
-	var bars []string // each progress bar's label, total and last count
-	var last []int64
-	progress := func(label string, total int64) func(int64) {
-		bars = append(bars, fmt.Sprintf("%s of %d", label, total))
-		last = append(last, 0)
-		i := len(last) - 1
-		return func(done int64) { last[i] = done } // called on this goroutine: the read-back is sequential
-	}
-	phs, err := smallMixed.Run(testCtx(t), Env{URL: r.URL(), Corpus: c, Log: &log, Progress: progress})
+	bars := &progressBars{}
+	phs, err := smallMixed.Run(testCtx(t), Env{URL: r.URL(), Corpus: c, Log: &log, Progress: bars.progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +28,12 @@ func TestMixedProgressReadBackNotTimed(t *testing.T) {
 	if got := strings.Split(strings.TrimSpace(log.String()), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("progress lines:\n%s\nwant:\n%s", log.String(), strings.Join(want, "\n"))
 	}
-	// The read-back counts the events it has read back as it goes.
+	// The read-back counts the events it has read back as it goes, after
+	// the parts' plan (TestMixedAnnouncesItsWholePlan).
 	n := phs[0].Counts["read_back_events"]
-	if wantBar := fmt.Sprintf("mixed: reading back %s by id of %d", numfmt.Count(n, "accepted event"), n); n == 0 || len(bars) != 1 || bars[0] != wantBar || last[0] != n {
-		t.Errorf("read-back progress: bars %q ending at %v, want %q ending at %d", bars, last, wantBar, n)
+	labels, last := bars.get()
+	if wantBar := fmt.Sprintf("mixed: reading back %s by id of %d", numfmt.Count(n, "accepted event"), n); n == 0 || len(labels) != 2 || labels[1] != wantBar || last[1] != n {
+		t.Errorf("read-back progress: bars %q ending at %v, want %q ending at %d", labels, last, wantBar, n)
 	}
 	// Its query groups' Late start column is explained.
 	if !containsPrefix(phs[0].Notes, "Late start (query groups): REQs sent more than 1 ms after their scheduled time") {

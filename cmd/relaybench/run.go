@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -176,6 +177,10 @@ func progressFunc(prog *progress.Reporter) func(label string, total int64) func(
 			doneFmt = countFmt("Executed", "query", "queries", total)
 		case len(label) >= 8 && label[:8] == "Sweeping":
 			doneFmt = countFmt("Swept", "size", "sizes", total)
+		case strings.HasPrefix(label, "mixed: reading back"):
+			doneFmt = countFmt("Read back", "event", "events", total)
+		case strings.HasPrefix(label, "mixed: "): // its plan: the three parts' operations
+			doneFmt = countFmt("Ended", "operation", "operations", total)
 		}
 		update, stop := prog.Phase(label, doneFmt, total)
 		return func(done int64) {
