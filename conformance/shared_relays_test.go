@@ -12,29 +12,17 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/internal/testkit"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
 )
 
-// sharedBinDir is the folder of real relay binaries
-// ($RELAYBENCH_SHARED_BIN, as the CLI's tests, else $RELAYBENCH_BIN_DIR,
-// else ../../shared/relays/bin from this package).
-func sharedBinDir() string {
-	for _, v := range []string{"RELAYBENCH_SHARED_BIN", "RELAYBENCH_BIN_DIR"} {
-		if d := os.Getenv(v); d != "" {
-			return d
-		}
-	}
-	d, _ := filepath.Abs(filepath.Join("..", "..", "shared", "relays", "bin"))
-	return d
-}
-
-// sharedInstance starts the real relay name from sharedBinDir in its own
-// folders under tmp, stopped by the returned function. skip is why it
-// cannot run here (its binary is absent); err is any other failure. It
+// sharedInstance starts the real relay name from testkit.SharedBinDir in
+// its own folders under tmp, stopped by the returned function. skip is why
+// it cannot run here (its binary is absent); err is any other failure. It
 // calls no t method, so that instances start on goroutines.
 func sharedInstance(ctx context.Context, name, tmp string) (url string, info *nip11.Info, stop func(), skip string, err error) {
-	dir := sharedBinDir()
+	dir := testkit.SharedBinDir()
 	file := name
 	if f, ok := sharedBinOf[name]; ok {
 		file = f

@@ -502,14 +502,11 @@ func (p *promServer) check(t *testing.T, f *results.File, sel string) {
 }
 
 // relayBinDir is the folder of relay binaries built from source
-// (RELAYBENCH_SHARED_BIN, else ../../shared/relays/bin of this checkout),
-// with name in it; the test is skipped in one line without it.
+// (testkit.SharedBinDir), with name in it; the test is skipped in one line
+// without it.
 func relayBinDir(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("RELAYBENCH_SHARED_BIN")
-	if dir == "" {
-		dir, _ = filepath.Abs(filepath.Join("..", "..", "shared", "relays", "bin"))
-	}
+	dir := testkit.SharedBinDir()
 	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 		t.Skipf("no %s in %s: relays built from source are not on this machine", name, dir)
 	}

@@ -18,24 +18,12 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// sharedBinDir is the folder of real relay binaries ($RELAYBENCH_SHARED_BIN,
-// else $RELAYBENCH_BIN_DIR, else ../../shared/relays/bin from here).
-func sharedBinDir() string {
-	for _, v := range []string{"RELAYBENCH_SHARED_BIN", "RELAYBENCH_BIN_DIR"} {
-		if d := os.Getenv(v); d != "" {
-			return d
-		}
-	}
-	d, _ := filepath.Abs(filepath.Join("..", "..", "shared", "relays", "bin"))
-	return d
-}
-
-// startShared starts the catalog relay name from sharedBinDir (the test
-// skipped in one line without its binary), stopped at the test's end, and
-// returns it with its metrics URL (the catalog's metrics_path).
+// startShared starts the catalog relay name from testkit.SharedBinDir
+// (the test skipped in one line without its binary), stopped at the test's
+// end, and returns it with its metrics URL (the catalog's metrics_path).
 func startShared(t *testing.T, ctx context.Context, name string) (*harness.Instance, string) {
 	t.Helper()
-	dir := sharedBinDir()
+	dir := testkit.SharedBinDir()
 	bin := filepath.Join(dir, name)
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("no %s binary in %s", name, dir)
