@@ -156,15 +156,7 @@ func annotated(d map[string]float64) results.Phase {
 // duplicate is written again) and REQs (1) are as sent. relaybench's note
 // names the double count as the relay's.
 func TestNostrRsRelayCountsEveryEVENTTwice(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // hang guard
-	defer cancel()
-	inst, url := startShared(t, ctx, "nostr-rs-relay-sqlite")
-	msgs, ends := countingMessages(t, true)
-	var oks map[string]bool
-	d := readDelta(t, url, func() { oks = sendAndWait(t, ctx, inst.URL, msgs, ends) })
-	if n := countTrue(oks); n != 3 {
-		t.Fatalf("OK true for %d ids, want 3 (the duplicate's OK shares the first's id): %v", n, oks)
-	}
+	d := countedBy(t, "nostr-rs-relay-sqlite", true)
 	want := map[string]float64{"nostr_cmd_event_total": 11, "nostr_cmd_auth_total": 1, "nostr_events_write_seconds_count": 4, "nostr_cmd_req_total": 1}
 	for k, v := range want {
 		if d[k] != v {
@@ -183,15 +175,7 @@ func TestNostrRsRelayCountsEveryEVENTTwice(t *testing.T) {
 // event it stored once (not the duplicate, not the broken one) and
 // wisp_req_total each REQ: within relaybench's bounds, no finding.
 func TestWispCountsAsSent(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // hang guard
-	defer cancel()
-	inst, url := startShared(t, ctx, "wisp")
-	msgs, ends := countingMessages(t, false)
-	var oks map[string]bool
-	d := readDelta(t, url, func() { oks = sendAndWait(t, ctx, inst.URL, msgs, ends) })
-	if n := countTrue(oks); n != 3 {
-		t.Fatalf("OK true for %d ids, want 3 (the duplicate's OK shares the first's id): %v", n, oks)
-	}
+	d := countedBy(t, "wisp", false)
 	if d["wisp_events_stored_total"] != 3 || d["wisp_req_total"] != 1 {
 		t.Errorf("stored rose by %v, REQs by %v; want 3 and 1 (all: %v)", d["wisp_events_stored_total"], d["wisp_req_total"], d)
 	}
@@ -206,12 +190,25 @@ func TestWispCountsAsSent(t *testing.T) {
 	}
 }
 
-func countTrue(m map[string]bool) int {
+// countedBy starts the catalog relay name, sends it countingMessages (with
+// the AUTH when auth), checks that it accepted the 3 new events, and
+// returns what its metrics counted of it.
+func countedBy(t *testing.T, name string, auth bool) map[string]float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // hang guard
+	defer cancel()
+	inst, url := startShared(t, ctx, name)
+	msgs, ends := countingMessages(t, auth)
+	var oks map[string]bool
+	d := readDelta(t, url, func() { oks = sendAndWait(t, ctx, inst.URL, msgs, ends) })
 	n := 0
-	for _, v := range m {
-		if v {
+	for _, ok := range oks {
+		if ok {
 			n++
 		}
 	}
-	return n
+	if n != 3 {
+		t.Fatalf("OK true for %d ids, want 3 (the duplicate's OK shares the first's id): %v", n, oks)
+	}
+	return d
 }
