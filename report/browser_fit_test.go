@@ -52,13 +52,7 @@ func TestWideTableFitsPage(t *testing.T) {
 // Chromium 1400 px wide: the main column uses the width (over 1,200 px)
 // and no table scrolls sideways.
 func TestBrowserTablesFit(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		t.Skip("chromium not installed (apt-get install -y chromium): skipping the real-browser test")
-	}
-	if testing.Short() {
-		t.Skip("-short: skipping the real-browser test")
-	}
+	bin := chromium(t)
 	var b bytes.Buffer
 	if err := HTML(&b, []*results.File{wideFile()}, Options{}); err != nil {
 		t.Fatal(err)

@@ -16,8 +16,13 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// chromium returns the path of a Chromium-like browser, or "".
-func chromium() string {
+// chromium returns the path of a Chromium-like browser; the real-browser
+// test t is skipped in one line without one, and with -short.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the real-browser test")
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -26,6 +31,7 @@ func chromium() string {
 	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
 		return "/usr/bin/chromium"
 	}
+	t.Skip("chromium not installed (apt-get install -y chromium): skipping the real-browser test")
 	return ""
 }
 
@@ -53,13 +59,7 @@ func runChromium(t *testing.T, bin, page string, args ...string) []byte {
 // checks that the screenshot is a real picture and that every chart is an
 // SVG element of the rendered DOM.
 func TestBrowserRendersHTML(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		t.Skip("chromium not installed (apt-get install -y chromium): skipping the real-browser test")
-	}
-	if testing.Short() {
-		t.Skip("-short: skipping the real-browser test")
-	}
+	bin := chromium(t)
 	dir, err := filepath.Abs(filepath.Join("testdata", "artifacts"))
 	if err != nil {
 		t.Fatal(err)
@@ -154,13 +154,7 @@ func TestBrowserRendersHTML(t *testing.T) {
 // headless Chromium 1400 px wide and checks that nothing widens the page:
 // a wide table scrolls inside its box, a long header value wraps.
 func TestBrowserPageWidth(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		t.Skip("chromium not installed (apt-get install -y chromium): skipping the real-browser test")
-	}
-	if testing.Short() {
-		t.Skip("-short: skipping the real-browser test")
-	}
+	bin := chromium(t)
 	long := func(scale float64) *results.File {
 		f := compareFile(0, scale)
 		for i := range f.Runs {
