@@ -250,18 +250,9 @@ func TestCompareHeadline(t *testing.T) {
 	few.Runs[0].Relay.Name = "<b>x</b>"
 	few.Runs[1].Relay.Name = "<b>x</b>"
 	for _, format := range []string{"text", "md", "html"} {
-		var b bytes.Buffer
-		var err error
-		if format == "html" {
-			err = CompareHTML(&b, []*results.File{few}, []*results.File{few}, Options{}, nil)
-		} else {
-			err = Compare(&b, []*results.File{few}, []*results.File{few}, format)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(b.String(), "can be told from noise with 2+2 runs") || format != "text" && strings.Contains(b.String(), "<b>x</b>") {
-			t.Errorf("%s: 2+2 runs: no headline saying no change can be judged, or a relay name unescaped:\n%.600s", format, b.String())
+		s := compareIn(t, format, []*results.File{few}, []*results.File{few})
+		if !strings.Contains(s, "can be told from noise with 2+2 runs") || format != "text" && strings.Contains(s, "<b>x</b>") {
+			t.Errorf("%s: 2+2 runs: no headline saying no change can be judged, or a relay name unescaped:\n%.600s", format, s)
 		}
 	}
 }
@@ -274,17 +265,7 @@ func TestCompareSignificanceOnce(t *testing.T) {
 	few, enough := compareFile(2, 1), compareFile(5, 1)
 	for _, format := range []string{"text", "md", "html"} {
 		for _, f := range []*results.File{few, enough} {
-			var b bytes.Buffer
-			var err error
-			if format == "html" {
-				err = CompareHTML(&b, []*results.File{f}, []*results.File{f}, Options{}, nil)
-			} else {
-				err = Compare(&b, []*results.File{f}, []*results.File{f}, format)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := b.String()
+			s := compareIn(t, format, []*results.File{f}, []*results.File{f})
 			note := "Significance not judged (n=2+2): the baseline has 2 runs and the candidate 2, too few for Mann-Whitney U to ever reach α=0.05; it takes 4 runs on each side (--repeat 4 or more)."
 			ab, err := abTables([]*results.File{f}, []*results.File{f})
 			if err != nil {
@@ -317,21 +298,28 @@ func TestCompareSideSharedOnce(t *testing.T) {
 	}
 	base, cand := side("run base"), side("run cand")
 	for _, format := range []string{"text", "md", "html"} {
-		var b bytes.Buffer
-		var err error
-		if format == "html" {
-			err = CompareHTML(&b, base, cand, Options{}, nil)
-		} else {
-			err = Compare(&b, base, cand, format)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := b.String()
+		s := compareIn(t, format, base, cand)
 		machine := map[string]string{"text": "Machine:", "md": "**Machine**", "html": "<dt>Machine</dt>"}[format]
 		file2 := map[string]string{"text": "  File 2:\n", "md": "- **File 2**\n", "html": "<h4>File 2</h4>"}[format]
 		if strings.Count(s, machine) != 2 || strings.Count(s, file2) != 2 || format != "html" && !strings.Contains(s, "relaybench run cand b") {
 			t.Errorf("%s: want the shared lines once a side and each file's own under File N:\n%.4000s", format, s)
 		}
 	}
+}
+
+// compareIn is the comparison of base and cand in format (text, md or
+// html).
+func compareIn(t *testing.T, format string, base, cand []*results.File) string {
+	t.Helper()
+	var b bytes.Buffer
+	var err error
+	if format == "html" {
+		err = CompareHTML(&b, base, cand, Options{}, nil)
+	} else {
+		err = Compare(&b, base, cand, format)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
