@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -585,11 +584,10 @@ func judgeClient(ph *results.Phase, clientCores int) {
 // sides account for by at least one core, that other processes competed
 // for the cores (their CPU is counted on neither side); "" otherwise.
 func othersBusy(sides float64) string {
-	la, err := strconv.ParseFloat(sysinfo.LoadAvg(), 64)
-	if err != nil || la < sides+1 {
-		return ""
+	if s := sysinfo.OthersBusy(sides); s != "" {
+		return "; " + s
 	}
-	return fmt.Sprintf("; the machine's 1-minute load average was %.1f: other processes competed for its cores, and their waits count in these figures", la)
+	return ""
 }
 
 // noteSetup names a long set-up (dialling, subscribing) before the phase's

@@ -19,6 +19,7 @@ import (
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/rlimit"
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -258,6 +259,7 @@ type subRun struct {
 	lastRecv int64    // the last credited delivery
 	unread   int64    // bytes sent to subscribers not yet handled when the wait ended
 	unreadN  int      // connections with such bytes
+	behind   string   // the note of publishing behind the --rate schedule (behindNote; "": none)
 }
 
 // Subscribe runs the fan-out workload: it pre-signs fresh events, opens the
@@ -306,7 +308,28 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	readStats(&ph, r.subConns)
 	r.explainMissing(&ph, w.CPU())
 	w.Finish(&ph) // cut to the window when deliveries were waited for in vain
+	r.behindOthersBusy(&ph)
 	return ph, ctx.Err()
+}
+
+// machineOthersBusy is sysinfo.OthersBusy (a test sets the machine's load).
+var machineOthersBusy = sysinfo.OthersBusy
+
+// behindOthersBusy ends the note of publishing behind the schedule with
+// the machine's load when other processes competed for its cores beyond
+// what the two sides kept busy over the timed window (sysinfo.OthersBusy,
+// the runner's "neither side saturated its CPU" note's clause): a window
+// full of EVENTs awaiting OKs, or a publisher sending late, is then the
+// machine's doing too, not the relay's or the client's alone.
+func (r *subRun) behindOthersBusy(ph *results.Phase) {
+	i := slices.Index(ph.Notes, r.behind)
+	if r.behind == "" || i < 0 || ph.Resources == nil || ph.Duration <= 0 {
+		return
+	}
+	sides := (ph.Resources.ClientCPUSecs + ph.Resources.RelayCPUSecs) / (float64(ph.Duration) / 1e9)
+	if busy := machineOthersBusy(sides); busy != "" {
+		ph.Notes[i] += "; " + busy
+	}
 }
 
 // newSubRun signs the fresh events (unless the sweep did) and sets up the
@@ -881,7 +904,8 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	nEv := len(r.fresh.Events)
 	var notes []string
 	if r.out.behind.Load() > 0 {
-		notes = append(notes, r.behindNote(ph))
+		r.behind = r.behindNote(ph)
+		notes = append(notes, r.behind)
 	}
 	if n := r.out.cut.Load() - r.out.behind.Load(); n > 0 {
 		notes = append(notes, fmt.Sprintf("publishing stopped at %s %v with %s unsent (beyond the plan: not requested)", o.flagNames().duration, o.Duration, numfmt.Count(n, "pre-signed event")))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/results"
 )
@@ -134,4 +135,41 @@ func TestSubscribeRaiseEventsNote(t *testing.T) {
 		}
 	}
 	t.Errorf("notes %q: want the events ran out, raise the subscribe command's --events", ph.Notes)
+}
+
+// TestSubscribeBehindNoteNamesMachineLoad: publishing that fell behind
+// the --rate schedule while other processes competed for the machine's
+// cores says so in the same note (sysinfo.OthersBusy, the clause the
+// "neither side saturated its CPU" note ends with), given the two sides'
+// CPU over the timed window; a quiet machine adds nothing. The relay
+// answers the first EVENT after the duration, so the one-slot window is
+// full from the first send to the end: the rest fall behind.
+func TestSubscribeBehindNoteNamesMachineLoad(t *testing.T) {
+	const busy = "the machine's 1-minute load average was 7.0: other processes competed for its cores, and their waits count in these figures"
+	var sides []float64
+	defer func() { machineOthersBusy = sysinfo.OthersBusy }()
+	for _, loaded := range []bool{true, false} {
+		machineOthersBusy = func(s float64) string {
+			sides = append(sides, s)
+			if loaded {
+				return busy
+			}
+			return ""
+		}
+		o := SubscribeOptions{Base: Base{Timeout: 5 * time.Second}, Subscribers: 1, Publishers: 1, Channels: 1, Overlap: 1,
+			Events: 50, Size: 100, Filter: FilterTag, Rate: 50, Window: 1, Duration: time.Second, Grace: 100 * time.Millisecond}
+		ph, _ := runSubscribe(t, testrelay.Config{Verify: true, OKDelay: 1250 * time.Millisecond}, o)
+		i := slices.IndexFunc(ph.Notes, func(n string) bool { return strings.Contains(n, "publishing fell behind the --rate schedule") })
+		switch {
+		case i < 0:
+			t.Fatalf("no note of publishing behind the schedule: %q", ph.Notes)
+		case loaded && !strings.HasSuffix(ph.Notes[i], "awaited an OK at the end); "+busy):
+			t.Errorf("a loaded machine, the note does not say so:\n%s", ph.Notes[i])
+		case !loaded && strings.Contains(ph.Notes[i], "load average"):
+			t.Errorf("a quiet machine, the note names its load:\n%s", ph.Notes[i])
+		}
+	}
+	if len(sides) != 2 || sides[0] < 0 {
+		t.Errorf("the two sides' cores given: %v, want one figure per run", sides)
+	}
 }

@@ -4,6 +4,7 @@ package sysinfo
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -168,6 +169,20 @@ func MemoryLimit() int64 {
 		}
 	}
 	return limit
+}
+
+// OthersBusy says, when the machine's 1-minute load average is above what
+// relaybench and the relay account for (sides: the cores they kept busy)
+// by at least one core, that other processes competed for the cores (their
+// CPU is counted on neither side), as a clause a note ends with ("the
+// machine's 1-minute load average was 7.0: other processes competed for
+// its cores, and their waits count in these figures"); "" otherwise.
+func OthersBusy(sides float64) string {
+	la, err := strconv.ParseFloat(LoadAvg(), 64)
+	if err != nil || la < sides+1 {
+		return ""
+	}
+	return fmt.Sprintf("the machine's 1-minute load average was %.1f: other processes competed for its cores, and their waits count in these figures", la)
 }
 
 // LoadAvg is the machine's 1-minute load average as /proc/loadavg gives it
