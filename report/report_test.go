@@ -137,31 +137,44 @@ func TestMarkdownGolden(t *testing.T) {
 }
 
 func TestCSVGolden(t *testing.T) {
-	var b bytes.Buffer
-	if err := CSV(&b, []*results.File{roundTrip(t, singleFile()), roundTrip(t, compareFile(0, 1))}); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "report.csv.golden", b.Bytes())
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, rows := csvOf(t, roundTrip(t, singleFile()), roundTrip(t, compareFile(0, 1)))
+	golden(t, "report.csv.golden", raw)
 	// single: 3 phases + 5 sweeps + 6 shapes = 14 rows; compare: 2 × (2 + 6).
-	if got, want := len(rows), 1+14+16; got != want {
+	if got, want := len(rows), 14+16; got != want {
 		t.Fatalf("%d rows, want %d", got, want)
 	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	for _, r := range rows[1:] {
-		if len(r) != len(CSVHeader) {
-			t.Fatalf("row has %d cells, header %d", len(r), len(CSVHeader))
-		}
-		if r[col["phase"]] == "subscribe" && !strings.Contains(r[col["status"]], "client-limited") {
+	for _, r := range rows {
+		if r["phase"] == "subscribe" && !strings.Contains(r["status"], "client-limited") {
 			t.Error("subscribe row not marked client-limited")
 		}
 	}
+}
+
+// csvOf is the CSV report of files, and its rows (the header's left out)
+// with each cell under its column's name; every row has the header's
+// columns (CSVHeader).
+func csvOf(t *testing.T, files ...*results.File) ([]byte, []map[string]string) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := CSV(&b, files); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV does not parse back: %v", err)
+	}
+	if len(rows) == 0 || len(rows[0]) != len(CSVHeader) {
+		t.Fatalf("CSV header %q, want the %d columns of CSVHeader", rows, len(CSVHeader))
+	}
+	out := make([]map[string]string, 0, len(rows)-1)
+	for _, r := range rows[1:] {
+		m := make(map[string]string, len(r))
+		for i, h := range rows[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return b.Bytes(), out
 }
 
 func TestJSON(t *testing.T) {
