@@ -70,23 +70,30 @@ func TestNotesNameOnlyHeldKeys(t *testing.T) {
 	}
 }
 
-// A load whose dispatcher was late gives the dispatcher's share of the
-// lateness once: in the lateness note, not again in the client-limited one.
-func TestDispatchLatenessSaidOnce(t *testing.T) {
-	ms := int64(time.Millisecond)
+// judgedSteadyLoad is the judged phase of a load of 1,000 operations in a
+// second, all accepted, each with the same latency (ok), latency from the
+// actual send (uncorrected), lateness and dispatcher's share of it, with
+// its notes joined.
+func judgedSteadyLoad(ok, uncorrected, lateness, dispatch time.Duration) (results.Phase, string) {
 	res := &schedule.Result{Pool: 100, MaxInFlight: 3, Intended: 1000, Sent: 1000, Accepted: 1000,
 		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), RefusedLatency: metrics.NewHistogram(),
 		Lateness: metrics.NewHistogram(), DispatchLateness: metrics.NewHistogram(), Series: metrics.NewSeries(0), End: int64(time.Second)}
 	for range 1000 {
-		res.Latency.Record(9 * ms)
-		res.Uncorrected.Record(2 * ms)
-		res.Lateness.Record(7430 * int64(time.Microsecond))
-		res.DispatchLateness.Record(7400 * int64(time.Microsecond))
+		res.Latency.Record(int64(ok))
+		res.Uncorrected.Record(int64(uncorrected))
+		res.Lateness.Record(int64(lateness))
+		res.DispatchLateness.Record(int64(dispatch))
 	}
 	ph := res.Phase("load")
 	ph.Resources = &results.Resources{ClientCPUSecs: 0.04}
 	judgeLoad(&ph, res, 0)
-	notes := strings.Join(ph.Notes, "\n")
+	return ph, strings.Join(ph.Notes, "\n")
+}
+
+// A load whose dispatcher was late gives the dispatcher's share of the
+// lateness once: in the lateness note, not again in the client-limited one.
+func TestDispatchLatenessSaidOnce(t *testing.T) {
+	ph, notes := judgedSteadyLoad(9*time.Millisecond, 2*time.Millisecond, 7430*time.Microsecond, 7400*time.Microsecond)
 	if !ph.ClientLimited || !strings.Contains(notes, "client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99") {
 		t.Fatalf("client-limited %v, notes:\n%s", ph.ClientLimited, notes)
 	}
@@ -98,20 +105,7 @@ func TestDispatchLatenessSaidOnce(t *testing.T) {
 // A load that went out on schedule says so once: in the lateness note,
 // not again in the judgement's (which says only that the client kept up).
 func TestOnScheduleSaidOnce(t *testing.T) {
-	us := int64(time.Microsecond)
-	res := &schedule.Result{Pool: 100, MaxInFlight: 3, Intended: 1000, Sent: 1000, Accepted: 1000,
-		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram(), RefusedLatency: metrics.NewHistogram(),
-		Lateness: metrics.NewHistogram(), DispatchLateness: metrics.NewHistogram(), Series: metrics.NewSeries(0), End: int64(time.Second)}
-	for range 1000 {
-		res.Latency.Record(900 * us)
-		res.Uncorrected.Record(800 * us)
-		res.Lateness.Record(40 * us)
-		res.DispatchLateness.Record(20 * us)
-	}
-	ph := res.Phase("load")
-	ph.Resources = &results.Resources{ClientCPUSecs: 0.04}
-	judgeLoad(&ph, res, 0)
-	notes := strings.Join(ph.Notes, "\n")
+	ph, notes := judgedSteadyLoad(900*time.Microsecond, 800*time.Microsecond, 40*time.Microsecond, 20*time.Microsecond)
 	if ph.ClientLimited || strings.Count(notes, "on schedule") != 1 || !strings.Contains(notes, "the client kept up (CPU: client") {
 		t.Errorf("client-limited %v; want 'on schedule' once and the client keeping up:\n%s", ph.ClientLimited, notes)
 	}
