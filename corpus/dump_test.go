@@ -29,6 +29,20 @@ func sample(t *testing.T) ([][]byte, map[string]int, []*nostr.Event) {
 	return lines, drops, want
 }
 
+// sampleFile writes the sample dump's lines as dump.ndjson in a new
+// folder dir, and returns both with the lines and the events preparation
+// must keep.
+func sampleFile(t *testing.T) (dir, path string, lines [][]byte, want []*nostr.Event) {
+	t.Helper()
+	lines, _, want = sample(t)
+	dir = t.TempDir()
+	path = filepath.Join(dir, "dump.ndjson")
+	if err := WriteLines(path, lines); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, lines, want
+}
+
 func loadDump(t *testing.T, path, cacheDir string) *Corpus {
 	t.Helper()
 	c, err := LoadDump(context.Background(), path, DumpOptions{Options: Options{CacheDir: cacheDir}, KeySeed: 3, KeyAuthors: 5})
@@ -133,12 +147,7 @@ func TestFingerprintStable(t *testing.T) {
 }
 
 func TestLoadDumpCache(t *testing.T) {
-	lines, _, want := sample(t)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "dump.ndjson")
-	if err := WriteLines(path, lines); err != nil {
-		t.Fatal(err)
-	}
+	dir, path, _, want := sampleFile(t)
 	cache := filepath.Join(dir, "cache")
 	first := loadDump(t, path, cache)
 	if first.Cached || first.CacheNote != "" {
@@ -226,12 +235,7 @@ func TestSampleFingerprintPinned(t *testing.T) {
 // TestLoadDumpProgressCountsVerified: Progress counts verified events, so
 // a load from the cache (nothing verified) never calls it.
 func TestLoadDumpProgressCountsVerified(t *testing.T) {
-	lines, _, _ := sample(t)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "dump.ndjson")
-	if err := WriteLines(path, lines); err != nil {
-		t.Fatal(err)
-	}
+	dir, path, lines, _ := sampleFile(t)
 	o := DumpOptions{Options: Options{CacheDir: filepath.Join(dir, "cache")}}
 	calls, last := 0, 0
 	o.Progress = func(done, total int) { calls, last = calls+1, done }
