@@ -32,14 +32,7 @@ func TestLastMessageCarriesTheReport(t *testing.T) {
 		t.Fatalf("first event: finished %v, report %d bytes", m.Finished, len(m.Report))
 	}
 	st.Finish(finishedFile())
-	if !srv.Drain(ctx) {
-		t.Fatal("Drain: the page's stream did not end")
-	}
-	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer ccancel()
-	if err := srv.Close(cctx); err != nil {
-		t.Fatalf("close: %v", err)
-	}
+	drainAndClose(t, ctx, srv)
 	var last message
 	for {
 		m := readEvent(t, br)
@@ -93,12 +86,7 @@ func TestPageKeepsTheReportAfterTheServerStopped(t *testing.T) {
 	st.Finish(finishedFile())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if !srv.Drain(ctx) {
-		t.Fatal("Drain: the page's stream did not end")
-	}
-	if err := srv.Close(ctx); err != nil {
-		t.Fatalf("close: %v", err)
-	}
+	drainAndClose(t, ctx, srv)
 	var got struct {
 		Status string `json:"status"`
 		Doc    string `json:"doc"`

@@ -300,6 +300,20 @@ func serveRunOf(t *testing.T, o Options) (*State, *Server) {
 	return st, srv
 }
 
+// drainAndClose ends srv as the run's end does: Drain (within ctx) until
+// every page's stream has ended, then Close (a hang guard of 20 s).
+func drainAndClose(t *testing.T, ctx context.Context, srv *Server) {
+	t.Helper()
+	if !srv.Drain(ctx) {
+		t.Fatal("Drain: the page's stream did not end")
+	}
+	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer ccancel()
+	if err := srv.Close(cctx); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
+
 // follow opens srv's event stream as a page does, until ctx ends; its
 // body closes when the test ends.
 func follow(t *testing.T, ctx context.Context, srv *Server) (*http.Response, *bufio.Reader) {
@@ -362,14 +376,7 @@ func TestEventStreamHistoryUpdatesReportAndShutdown(t *testing.T) {
 	// As the run's end does: the page's stream ends once it wrote the
 	// last message (Drain), then the server closes; closed while the last
 	// write was still under way, the stream would be cut short.
-	if !srv.Drain(ctx) {
-		t.Fatal("Drain: the page's stream did not end")
-	}
-	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer ccancel()
-	if err := srv.Close(cctx); err != nil {
-		t.Fatalf("close: %v", err)
-	}
+	drainAndClose(t, ctx, srv)
 	if _, err := io.ReadAll(br); err != nil { // ends (EOF), not hangs: the hang guard is ctx
 		t.Fatalf("stream after close: %v", err)
 	}
