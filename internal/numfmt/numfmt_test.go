@@ -5,35 +5,33 @@ import (
 	"time"
 )
 
-func TestGroup(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 3120: "3,120", 1234567: "1,234,567", -4500: "-4,500", -1234567: "-1,234,567"} {
-		if got := Group(n); got != want {
-			t.Errorf("Group(%d) = %q, want %q", n, got, want)
+// wantEach checks name's fn on each input against the string it wants.
+func wantEach[K comparable](t *testing.T, name string, fn func(K) string, want map[K]string) {
+	t.Helper()
+	for in, w := range want {
+		if got := fn(in); got != w {
+			t.Errorf("%s(%v) = %q, want %q", name, in, got, w)
 		}
 	}
+}
+
+func TestGroup(t *testing.T) {
+	wantEach(t, "Group", Group, map[int64]string{0: "0", 999: "999", 1000: "1,000", 3120: "3,120", 1234567: "1,234,567", -4500: "-4,500", -1234567: "-1,234,567"})
 }
 
 func TestDur(t *testing.T) {
-	for d, want := range map[time.Duration]string{
+	wantEach(t, "Dur", Dur, map[time.Duration]string{
 		950: "950ns", 12345 * time.Nanosecond: "12.3µs", 668360 * time.Nanosecond: "668µs",
 		999600 * time.Nanosecond: "1.00ms", 1250303 * time.Nanosecond: "1.25ms", 257163 * time.Microsecond: "257ms",
 		1700790 * time.Microsecond: "1.70s", 74400 * time.Millisecond: "1m14.4s", -2500 * time.Microsecond: "-2.50ms",
-	} {
-		if got := Dur(d); got != want {
-			t.Errorf("Dur(%v) = %q, want %q", d, got, want)
-		}
-	}
+	})
 }
 
 func TestRound(t *testing.T) {
-	for d, want := range map[time.Duration]string{
+	wantEach(t, "Round", func(d time.Duration) string { return Round(d).String() }, map[time.Duration]string{
 		950: "950ns", 1250303 * time.Nanosecond: "1.25ms", 1700790 * time.Microsecond: "1.7s",
 		668360 * time.Nanosecond: "668µs", 2304117 * time.Nanosecond: "2.3ms", 257163 * time.Microsecond: "257ms",
-	} {
-		if got := Round(d).String(); got != want {
-			t.Errorf("Round(%v) = %q, want %q", d, got, want)
-		}
-	}
+	})
 }
 
 func TestCount(t *testing.T) {
@@ -50,10 +48,6 @@ func TestCount(t *testing.T) {
 }
 
 func TestBytes(t *testing.T) {
-	for b, want := range map[float64]string{0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1.00 KiB", 57344: "56.00 KiB",
-		1524 * 1024: "1.49 MiB", 1<<20 - 1: "1.00 MiB", 3 << 30: "3.00 GiB", -2048: "-2.00 KiB"} {
-		if got := Bytes(b); got != want {
-			t.Errorf("Bytes(%v) = %q, want %q", b, got, want)
-		}
-	}
+	wantEach(t, "Bytes", Bytes, map[float64]string{0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1.00 KiB", 57344: "56.00 KiB",
+		1524 * 1024: "1.49 MiB", 1<<20 - 1: "1.00 MiB", 3 << 30: "3.00 GiB", -2048: "-2.00 KiB"})
 }
