@@ -1054,14 +1054,7 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		// read replies, not (only) because the relay was slow to send them.
 		clientSlow = schedP99 > schedule.OnTime && float64(schedP99) >= unc/4
 	}
-	relayCPU := ""
-	if ph.Resources.RelayCPUSecs > 0 && secs > 0 {
-		relayCPU = fmt.Sprintf(", relay %.2f cores", ph.Resources.RelayCPUSecs/secs)
-	}
-	cpuNote := fmt.Sprintf("CPU: client %.2f of %.0f cores%s", client, cores, relayCPU)
-	if schedP99 > 0 {
-		cpuNote += fmt.Sprintf("; the client's runnable goroutines waited p99 %v for a CPU", roundLat(schedP99))
-	}
+	cpuNote := loadCPUNote(ph, secs, client, cores, schedP99)
 	switch {
 	case cpuSaturated:
 		ph.ClientLimited = true
@@ -1070,13 +1063,18 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		ph.ClientLimited = true
 		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: all %d in-flight slots filled, but the client's own goroutines waited p99 %v to run, a large part of the reply time p99 %v: the client was slow to send and read, so the relay cannot be blamed (%s)",
 			res.Pool, roundLat(schedP99), roundLat(time.Duration(res.Uncorrected.Quantile(99))), cpuNote))
-	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0:
+	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0 && !dispatcherMostly(res):
 		// Dropped because every worker waited on the relay (the
 		// dispatcher then waits for room in the queue in front of the pool).
 		ph.ClientLimited, relayLimited = false, true
 		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because all %d in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
 			res.Pool, cpuNote))
-	case (res.ClientLimited || dispatchLate) && poolFull:
+	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped == 0 && dispatcherMostly(res):
+		// Late, none dropped, every slot busy at times, but the dispatcher
+		// handing ops out late was most of the lateness: the client's.
+		ph.ClientLimited = true
+		ph.Notes = append(ph.Notes, dispatcherLateNote(res, cpuNote))
+	case (res.ClientLimited || dispatchLate) && poolFull && !dispatcherMostly(res):
 		// Late, none dropped: the relay kept up, a burst of slow replies
 		// held every slot for a while.
 		ph.ClientLimited = false
@@ -1106,6 +1104,21 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 	return relayLimited
 }
 
+// loadCPUNote is the CPU evidence load's notes quote: the client's cores
+// busy of its own, the relay's when known, and how long the client's
+// runnable goroutines waited for a CPU at p99 when measured.
+func loadCPUNote(ph *results.Phase, secs, client, cores float64, schedP99 time.Duration) string {
+	relayCPU := ""
+	if ph.Resources.RelayCPUSecs > 0 && secs > 0 {
+		relayCPU = fmt.Sprintf(", relay %.2f cores", ph.Resources.RelayCPUSecs/secs)
+	}
+	cpuNote := fmt.Sprintf("CPU: client %.2f of %.0f cores%s", client, cores, relayCPU)
+	if schedP99 > 0 {
+		cpuNote += fmt.Sprintf("; the client's runnable goroutines waited p99 %v for a CPU", roundLat(schedP99))
+	}
+	return cpuNote
+}
+
 // quietLateNote is the note of a load whose ops started late (or were
 // dropped) while the client used little CPU and its runnable goroutines
 // waited little for one: it quotes the lateness, the evidence of the
@@ -1132,16 +1145,58 @@ func quietLateNote(res *schedule.Result, cpuNote string) string {
 const SlotWaitPrefix = "ops waited for a free slot at times:"
 
 // slotWaitNote is that note: some ops waited for a slot, every op started
-// within --load-max-lateness; it makes no claim that the relay kept up or
-// not (the Little's-law note says whether the pool was too small).
+// within --load-max-lateness, and the dispatcher's share of the lateness
+// (the lateness note's) was the smaller part, so the slots held by the
+// relay's replies made ops wait, not the client's wake-ups; it makes no
+// claim that the relay kept up or not (the Little's-law note says whether
+// the pool was too small).
 func slotWaitNote(res *schedule.Result, cpuNote string) string {
-	late := "some started late"
-	if res.Lateness != nil && res.Lateness.Count() > 0 {
-		late = fmt.Sprintf("some started late (lateness p99 %v, max %v)",
-			roundLat(time.Duration(res.Lateness.Quantile(99))), roundLat(time.Duration(res.Lateness.Max())))
+	who := "the dispatcher's share of the lateness was not measured"
+	if d, ok := dispatchP99(res); ok {
+		who = fmt.Sprintf("the dispatcher handed ops out on time or nearly (its share of the lateness p99 %v, under half): the slots, held by the relay's replies, made ops wait, not the client's wake-ups", roundLat(d))
 	}
-	return fmt.Sprintf("%s %s while all %d in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (%v) (%s)",
-		SlotWaitPrefix, late, res.Pool, res.MaxLateness, cpuNote)
+	return fmt.Sprintf("%s some started late%s while all %d in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (%v); %s (%s)",
+		SlotWaitPrefix, lateFigures(res), res.Pool, res.MaxLateness, who, cpuNote)
+}
+
+// dispatcherLateNote is the note of a load whose ops started late, none
+// dropped, every slot busy at times, when the dispatcher's share of the
+// lateness was half of it or more: the client was late to start work, and
+// the slot waits were the smaller part.
+func dispatcherLateNote(res *schedule.Result, cpuNote string) string {
+	d, _ := dispatchP99(res)
+	return fmt.Sprintf("client-limited: some ops started late%s because the dispatcher handed them out late (its share of the lateness p99 %v, half of it or more): the client was late to start work, not the relay; all %d in-flight slots (--load-pool) were busy at times too, but waiting for a free slot was the smaller part; none was dropped (%s)",
+		lateFigures(res), roundLat(d), res.Pool, cpuNote)
+}
+
+// lateFigures is the lateness figures, " (lateness p99 …, max …)", when
+// known.
+func lateFigures(res *schedule.Result) string {
+	if res.Lateness == nil || res.Lateness.Count() == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (lateness p99 %v, max %v)", roundLat(time.Duration(res.Lateness.Quantile(99))), roundLat(time.Duration(res.Lateness.Max())))
+}
+
+// dispatchP99 is the p99 of the dispatcher's share of the lateness (ok
+// false: not measured).
+func dispatchP99(res *schedule.Result) (time.Duration, bool) {
+	if res.DispatchLateness == nil || res.DispatchLateness.Count() == 0 {
+		return 0, false
+	}
+	return time.Duration(res.DispatchLateness.Quantile(99)), true
+}
+
+// dispatcherMostly says, for ops that started late, whether the
+// dispatcher handing them out late (the client waking late) was half of
+// the lateness or more at p99, over schedule.OnTime: the rest is the wait
+// for a free slot.
+func dispatcherMostly(res *schedule.Result) bool {
+	d, ok := dispatchP99(res)
+	if !ok || d <= schedule.OnTime {
+		return false
+	}
+	return res.Lateness == nil || res.Lateness.Count() == 0 || 2*d >= time.Duration(res.Lateness.Quantile(99))
 }
 
 // schedLatencies reads the Go runtime's histogram of how long runnable

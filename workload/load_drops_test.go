@@ -147,3 +147,42 @@ func TestLateWithoutDropsIsNotRelayLimited(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotWaitSaysWhoWasLate: ops that started late while every in-flight
+// slot was busy at times, beside a dispatcher that handed ops out late,
+// get one judgement from the evidence, the dispatcher's share of the
+// lateness (the lateness note's) against the whole: half of it or more is
+// the client late to start work (client-limited, no slot-wait note, and
+// drops are the client's too); less is the slots held by the relay's
+// replies, and the slot-wait note says so, never two notes naming
+// different culprits.
+func TestSlotWaitSaysWhoWasLate(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		dispatch, dropped int64
+		client            bool
+		note              string
+	}{
+		{4 * ms, 0, true, "client-limited: some ops started late (lateness p99 5ms, max 5ms) because the dispatcher handed them out late (its share of the lateness p99 4ms, half of it or more): the client was late to start work, not the relay; all 2 in-flight slots (--load-pool) were busy at times too"},
+		{3 * ms / 2, 0, false, SlotWaitPrefix + " some started late (lateness p99 5ms, max 5ms) while all 2 in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (1s); the dispatcher handed ops out on time or nearly (its share of the lateness p99 1.5ms, under half): the slots, held by the relay's replies, made ops wait, not the client's wake-ups"},
+		{ms / 5, 0, false, "(its share of the lateness p99 200µs, under half): the slots, held by the relay's replies"},
+		{4 * ms, 30, true, "client-limited: "},
+	} {
+		res := &schedule.Result{Pool: 2, MaxInFlight: 2, Intended: 900, Dropped: c.dropped, ClientLimited: true, MaxLateness: time.Second,
+			ClientLimitedWhy: "lateness p99 5ms above 1ms: the pool of 2 was full", Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram(),
+			DispatchLateness: metrics.NewHistogram()}
+		for range 100 {
+			res.Uncorrected.Record(50 * ms) // replies far slower than the 6.7 ms the pool takes to fill
+			res.Lateness.Record(5 * ms)
+			res.DispatchLateness.Record(c.dispatch)
+		}
+		ph := results.Phase{Name: "load", Duration: int64(3 * time.Second), ClientLimited: true, Resources: &results.Resources{ClientCPUSecs: 0.3}}
+		relay := judgeLoad(&ph, res, 0)
+		notes := strings.Join(ph.Notes, "\n")
+		blames := strings.Contains(notes, "client-limited") || strings.Contains(notes, "client was late")
+		if !strings.Contains(notes, c.note) || ph.ClientLimited != c.client || relay || blames != c.client ||
+			c.client == strings.Contains(notes, "relay's replies") || c.client == strings.Contains(notes, SlotWaitPrefix) {
+			t.Errorf("dispatcher p99 %v, %d dropped: client-limited %v, relay-limited %v, notes:\n%s\nwant %q", time.Duration(c.dispatch), c.dropped, ph.ClientLimited, relay, notes, c.note)
+		}
+	}
+}
