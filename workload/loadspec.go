@@ -133,6 +133,7 @@ func (s LoadSpec) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 		}
 		ph, err := Load(ctx, env.URL, env.Corpus, o)
 		if ph.Counts != nil {
+			loadCommandsFlags(&ph)
 			phases = append(phases, ph)
 		}
 		if err != nil {
@@ -140,4 +141,45 @@ func (s LoadSpec) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 		}
 	}
 	return phases, nil
+}
+
+// loadCommandsFlags names load's flags in what ph says as the load
+// command's ("all 10 in-flight slots (the load command's --load-pool)",
+// "not started within the load command's --load-max-lateness"): run and
+// compare --workloads load run the workload with those flags' defaults and
+// have none of them. Notes, errors, the reason it stopped and why
+// operations did not run (the verdict quotes these) are named so.
+func loadCommandsFlags(ph *results.Phase) {
+	ph.Notes = replaceEach(ph.Notes, loadCommandsFlag)
+	ph.Errors = replaceEach(ph.Errors, loadCommandsFlag)
+	ph.Aborted = loadCommandsFlag(ph.Aborted)
+	if v := ph.Verification; v != nil {
+		v.Notes = replaceEach(v.Notes, loadCommandsFlag)
+	}
+	for i := range ph.Accounts {
+		a := &ph.Accounts[i]
+		if len(a.NotRunBy) == 0 {
+			continue
+		}
+		by := make(map[string]int64, len(a.NotRunBy))
+		for why, n := range a.NotRunBy {
+			by[loadCommandsFlag(why)] += n
+		}
+		a.NotRunBy = by
+	}
+}
+
+// loadCommandsFlag names every bare --load-… flag in s as the load
+// command's.
+func loadCommandsFlag(s string) string {
+	const own = "the load command's --load-"
+	return strings.ReplaceAll(strings.ReplaceAll(s, "--load-", own), "the load command's "+own, own)
+}
+
+// replaceEach is list with each string through f (nil stays nil).
+func replaceEach(list []string, f func(string) string) []string {
+	for i := range list {
+		list[i] = f(list[i])
+	}
+	return list
 }

@@ -1,0 +1,54 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybench/relaybench/internal/testrelay"
+)
+
+// TestLoadUnderRunNamesTheCommandsFlags: run and compare --workloads load
+// have none of load's flags, so what the workload says names them as the
+// load command's ("all 2 in-flight slots (the load command's --load-pool)",
+// "not started within the load command's --load-max-lateness"): the
+// notes and the reasons operations did not run, which the verdict quotes.
+// A relay whose OKs take 50 ms fills a pool of 2 at 400/s, and ops not
+// started within 10 ms are dropped: the notes and reasons name both flags.
+func TestLoadUnderRunNamesTheCommandsFlags(t *testing.T) {
+	r, c := testrelay.Start(t, testrelay.Config{OKDelay: 50 * time.Millisecond}), smallCorpus(t)
+	s := LoadSpec{Base: Base{Timeout: 5 * time.Second}, LoadTuning: LoadTuning{Pool: 2, Connections: 1, MaxLateness: 10 * time.Millisecond},
+		Pattern: "constant", Duration: time.Second, BaseRate: 400, Peak: 400, Kind: LoadPublish, Mix: "4:1", PatternSeed: 1, Size: 100}
+	phs, err := s.Run(testCtx(t), Env{URL: r.URL(), Corpus: c})
+	if err != nil || len(phs) != 1 {
+		t.Fatalf("%d phases, %v", len(phs), err)
+	}
+	said := append([]string(nil), phs[0].Notes...)
+	for _, a := range phs[0].Accounts {
+		for why := range a.NotRunBy {
+			said = append(said, why)
+		}
+	}
+	all := strings.Join(said, "\n")
+	for _, l := range said {
+		if strings.Contains(l, "--load-") && strings.Contains(strings.ReplaceAll(l, "the load command's --load-", ""), "--load-") {
+			t.Errorf("a flag of load not named as the load command's: %q", l)
+		}
+	}
+	if !strings.Contains(all, "the load command's --load-pool") || !strings.Contains(all, "the load command's --load-max-lateness") {
+		t.Errorf("nothing names load's flags (the test shows nothing):\n%s", all)
+	}
+}
+
+// loadCommandsFlag names each bare flag once, never twice.
+func TestLoadCommandsFlag(t *testing.T) {
+	for in, want := range map[string]string{
+		"all 2 slots (--load-pool) busy; within --load-max-lateness": "all 2 slots (the load command's --load-pool) busy; within the load command's --load-max-lateness",
+		"the load command's --load-pool":                             "the load command's --load-pool",
+		"no flag":                                                    "no flag",
+	} {
+		if got := loadCommandsFlag(in); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}
