@@ -86,12 +86,19 @@ func repeated(groups []*relayRuns) bool {
 	return false
 }
 
-// col is one numeric column of a per-relay table.
-type col struct {
+// column is one numeric column of a table of T (a phase of each relay's
+// runs, or a phase's groups): its header, figure and format.
+type column[T any] struct {
 	head string
-	get  func(p *results.Phase) (float64, bool)
+	get  func(*T) (float64, bool)
 	fmt  func(float64) string
 }
+
+// col is a column of a per-relay table; gcol of a group table.
+type (
+	col  = column[results.Phase]
+	gcol = column[results.Group]
+)
 
 // agg formats the values one figure took over repeated runs: the value
 // itself for one run, else the median and the spread "median (min–max)".
@@ -398,13 +405,6 @@ func groupTable(name string, groups []*relayRuns) *table {
 		return nil
 	}
 	return t
-}
-
-// gcol is a column of a group table: its header, figure and format.
-type gcol struct {
-	head string
-	get  func(g *results.Group) (float64, bool)
-	fmt  func(float64) string
 }
 
 // groupLatencyCols are a group table's latency columns: p50 and p99 of
