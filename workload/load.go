@@ -1055,6 +1055,8 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		clientSlow = schedP99 > schedule.OnTime && float64(schedP99) >= unc/4
 	}
 	cpuNote := loadCPUNote(ph, secs, client, cores, schedP99)
+	clientBusy := client >= cores/2 || schedP99 > schedule.OnTime // evidence of a late start (clientLateToStart)
+	lateToStart := clientLateToStart(res, clientBusy)
 	switch {
 	case cpuSaturated:
 		ph.ClientLimited = true
@@ -1063,22 +1065,22 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		ph.ClientLimited = true
 		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: all %d in-flight slots filled, but the client's own goroutines waited p99 %v to run, a large part of the reply time p99 %v: the client was slow to send and read, so the relay cannot be blamed (%s)",
 			res.Pool, roundLat(schedP99), roundLat(time.Duration(res.Uncorrected.Quantile(99))), cpuNote))
-	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0 && !dispatcherMostly(res):
+	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0 && !lateToStart:
 		// Dropped because every worker waited on the relay (the
 		// dispatcher then waits for room in the queue in front of the pool).
 		ph.ClientLimited, relayLimited = false, true
 		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because all %d in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
 			res.Pool, cpuNote))
-	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped == 0 && dispatcherMostly(res):
+	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped == 0 && lateToStart:
 		// Late, none dropped, every slot busy at times, but the dispatcher
 		// handing ops out late was most of the lateness: the client's.
 		ph.ClientLimited = true
 		ph.Notes = append(ph.Notes, dispatcherLateNote(res, cpuNote))
-	case (res.ClientLimited || dispatchLate) && poolFull && !dispatcherMostly(res):
+	case (res.ClientLimited || dispatchLate) && poolFull && !lateToStart:
 		// Late, none dropped: the relay kept up, a burst of slow replies
 		// held every slot for a while.
 		ph.ClientLimited = false
-		ph.Notes = append(ph.Notes, slotWaitNote(res, cpuNote))
+		ph.Notes = append(ph.Notes, slotWaitNote(res, cpuNote, clientBusy))
 	case (dispatchLate || res.ClientLimited && res.MaxInFlight < int64(res.Pool)) && client < cores/2 && schedP99 <= schedule.OnTime:
 		// Late while the client was idle and its goroutines got a CPU at
 		// once: the evidence is the lateness, and the CPU figures say the
@@ -1145,27 +1147,36 @@ func quietLateNote(res *schedule.Result, cpuNote string) string {
 const SlotWaitPrefix = "ops waited for a free slot at times:"
 
 // slotWaitNote is that note: some ops waited for a slot, every op started
-// within --load-max-lateness, and the dispatcher's share of the lateness
-// (the lateness note's) was the smaller part, so the slots held by the
-// relay's replies made ops wait, not the client's wake-ups; it makes no
-// claim that the relay kept up or not (the Little's-law note says whether
-// the pool was too small).
-func slotWaitNote(res *schedule.Result, cpuNote string) string {
-	who := "the dispatcher's share of the lateness was not measured"
-	if d, ok := dispatchP99(res); ok {
-		who = fmt.Sprintf("the dispatcher handed ops out on time or nearly (its share of the lateness p99 %v, under half): the slots, held by the relay's replies, made ops wait, not the client's wake-ups", roundLat(d))
+// within --load-max-lateness, and the slots, held by the relay's replies,
+// made them wait, not the client: the dispatcher handed ops out on time,
+// or its share of the lateness (the lateness note's) was its wait for room
+// in the queue in front of the full pool (the client neither busy nor kept
+// from a CPU: clientBusy false), or the smaller part. It makes no claim
+// that the relay kept up or not (the Little's-law note says whether the
+// pool was too small).
+func slotWaitNote(res *schedule.Result, cpuNote string, clientBusy bool) string {
+	d, ok := dispatchP99(res)
+	var who string
+	switch {
+	case !ok:
+		who = "the dispatcher's share of the lateness was not measured"
+	case d <= schedule.OnTime:
+		who = fmt.Sprintf("the dispatcher handed ops out on time (its share of the lateness p99 %v)", roundLat(d))
+	case !clientBusy:
+		who = fmt.Sprintf("the dispatcher's share of the lateness (p99 %v) was its wait for room in the queue in front of the full pool, not a late wake-up: the client had CPU to spare and its goroutines got one when runnable", roundLat(d))
+	default:
+		who = fmt.Sprintf("the dispatcher's share of the lateness (p99 %v) was the smaller part", roundLat(d))
 	}
-	return fmt.Sprintf("%s some started late%s while all %d in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (%v); %s (%s)",
+	return fmt.Sprintf("%s some started late%s while all %d in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (%v); %s: the slots, held by the relay's replies, made ops wait, not the client (%s)",
 		SlotWaitPrefix, lateFigures(res), res.Pool, res.MaxLateness, who, cpuNote)
 }
 
 // dispatcherLateNote is the note of a load whose ops started late, none
-// dropped, every slot busy at times, when the dispatcher's share of the
-// lateness was half of it or more: the client was late to start work, and
-// the slot waits were the smaller part.
+// dropped, every slot busy at times, when the client was late to start
+// work (clientLateToStart): the slot waits were the smaller part.
 func dispatcherLateNote(res *schedule.Result, cpuNote string) string {
 	d, _ := dispatchP99(res)
-	return fmt.Sprintf("client-limited: some ops started late%s because the dispatcher handed them out late (its share of the lateness p99 %v, half of it or more): the client was late to start work, not the relay; all %d in-flight slots (--load-pool) were busy at times too, but waiting for a free slot was the smaller part; none was dropped (%s)",
+	return fmt.Sprintf("client-limited: some ops started late%s because the dispatcher handed them out late (its share of the lateness p99 %v, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; all %d in-flight slots (--load-pool) were busy at times too, but waiting for a free slot was the smaller part; none was dropped (%s)",
 		lateFigures(res), roundLat(d), res.Pool, cpuNote)
 }
 
@@ -1187,13 +1198,16 @@ func dispatchP99(res *schedule.Result) (time.Duration, bool) {
 	return time.Duration(res.DispatchLateness.Quantile(99)), true
 }
 
-// dispatcherMostly says, for ops that started late, whether the
-// dispatcher handing them out late (the client waking late) was half of
-// the lateness or more at p99, over schedule.OnTime: the rest is the wait
-// for a free slot.
-func dispatcherMostly(res *schedule.Result) bool {
+// clientLateToStart says, for ops that started late, whether the client
+// was late to start work: the dispatcher's share of the lateness over
+// schedule.OnTime and half of it or more at p99, while the client was busy
+// or its goroutines waited for a CPU (clientBusy). The dispatcher's share
+// alone is no evidence: it also counts its wait for room in the queue in
+// front of a pool the relay's replies kept full (an op waiting there holds
+// back the ops due after it).
+func clientLateToStart(res *schedule.Result, clientBusy bool) bool {
 	d, ok := dispatchP99(res)
-	if !ok || d <= schedule.OnTime {
+	if !clientBusy || !ok || d <= schedule.OnTime {
 		return false
 	}
 	return res.Lateness == nil || res.Lateness.Count() == 0 || 2*d >= time.Duration(res.Lateness.Quantile(99))
