@@ -332,20 +332,14 @@ func twoSubscriptionsLive(t *checkRun) outcome {
 // untilAll reads p's frames until the EVENT id came under every one of
 // subs, or Timeout; it returns the subscriptions that got it.
 func (t *checkRun) untilAll(p *probe, id string, subs ...string) map[string]bool {
-	ctx, cancel := t.wait()
-	defer cancel()
 	got := map[string]bool{}
-	for len(got) < len(subs) {
-		f, err := p.next(ctx)
-		if err != nil {
-			break
+	_ = t.frames(p, "", func(f frame) (bool, error) {
+		if f.label == "EVENT" && slices.Contains(subs, f.str(0)) {
+			if ev := t.event(f); ev != nil && ev.ID == id {
+				got[f.str(0)] = true
+			}
 		}
-		if f.label != "EVENT" || !slices.Contains(subs, f.str(0)) {
-			continue
-		}
-		if ev := t.event(f); ev != nil && ev.ID == id {
-			got[f.str(0)] = true
-		}
-	}
+		return len(got) == len(subs), nil
+	})
 	return got
 }

@@ -30,21 +30,14 @@ func (t *checkRun) challenge(p *probe) (string, error) {
 	if err := p.req(t.ctx, sub, nostr.Filter{Tags: map[string][]string{"t": {t.tag("challenge")}}}); err != nil {
 		return "", err
 	}
-	ctx, cancel := t.wait()
-	defer cancel()
 	var ch string
-	for {
-		f, err := p.next(ctx)
-		if err != nil {
-			return ch, err
-		}
-		switch {
-		case f.label == "AUTH":
+	err := t.frames(p, "", func(f frame) (bool, error) {
+		if f.label == "AUTH" {
 			ch = f.str(0)
-		case (f.label == "EOSE" || f.label == "CLOSED") && f.str(0) == sub:
-			return ch, nil
 		}
-	}
+		return (f.label == "EOSE" || f.label == "CLOSED") && f.str(0) == sub, nil
+	})
+	return ch, err
 }
 
 // authEvent signs a kind-22242 event for this relay and challenge with k.

@@ -49,35 +49,42 @@ func (t *checkRun) count(sub string, filters ...nostr.Filter) (countAnswer, erro
 	if err := p.sendRaw(t.ctx, append(b, ']')); err != nil {
 		return countAnswer{}, err
 	}
-	ctx, cancel := t.wait()
-	defer cancel()
-	for {
-		f, err := p.next(ctx)
-		if err != nil {
-			return countAnswer{}, fmt.Errorf("waiting for the COUNT of %q: %w", sub, err)
-		}
+	var a countAnswer
+	err = t.frames(p, fmt.Sprintf("the COUNT of %q", sub), func(f frame) (bool, error) {
 		if f.str(0) != sub {
-			continue
+			return false, nil
 		}
 		switch f.label {
 		case "CLOSED":
-			return countAnswer{closed: true, reason: f.str(1)}, nil
+			a = countAnswer{closed: true, reason: f.str(1)}
+			return true, nil
 		case "COUNT":
-			var a countAnswer
-			if len(f.parts) < 2 {
-				a.bad = "the COUNT answer has no count object"
-				return a, nil
-			}
-			n, approx, _, err := wire.ParseCountObject(f.parts[1])
-			a.n, a.approximate = n, approx
-			var bare *wire.BareCountError
-			a.bare = errors.As(err, &bare)
-			if err != nil {
-				a.bad = err.Error()
-			}
-			return a, nil
+			a = countOf(f)
+			return true, nil
 		}
+		return false, nil
+	})
+	if err != nil {
+		return countAnswer{}, err
 	}
+	return a, nil
+}
+
+// countOf is the answer a COUNT frame gives.
+func countOf(f frame) countAnswer {
+	var a countAnswer
+	if len(f.parts) < 2 {
+		a.bad = "the COUNT answer has no count object"
+		return a
+	}
+	n, approx, _, err := wire.ParseCountObject(f.parts[1])
+	a.n, a.approximate = n, approx
+	var bare *wire.BareCountError
+	a.bare = errors.As(err, &bare)
+	if err != nil {
+		a.bad = err.Error()
+	}
+	return a
 }
 
 // countEvents stores A (#t x), B (#t x), C (#t x and y), D (#t y), E (#t z)

@@ -304,17 +304,12 @@ func (t *checkRun) send(ev *nostr.Event) (ok, error) {
 // okFor waits for the OK for id on p (other frames are skipped; the OKs
 // among them are kept in t.oks).
 func (t *checkRun) okFor(p *probe, id string) (ok, error) {
-	ctx, cancel := t.wait()
-	defer cancel()
-	for {
-		f, err := p.next(ctx)
-		if err != nil {
-			return ok{}, fmt.Errorf("waiting for the OK of %.16s…: %w", id, err)
-		}
+	var o ok
+	err := t.frames(p, fmt.Sprintf("the OK of %.16s…", id), func(f frame) (bool, error) {
 		if f.label != "OK" {
-			continue
+			return false, nil
 		}
-		var o ok
+		o = ok{}
 		if len(f.parts) > 1 {
 			o = ok{string(f.parts[1]) == "true", f.str(2)}
 		}
@@ -324,8 +319,31 @@ func (t *checkRun) okFor(p *probe, id string) (ok, error) {
 		if len(t.oks) < framesQueued {
 			t.oks[f.str(0)] = o
 		}
-		if f.str(0) == id {
-			return o, nil
+		return f.str(0) == id, nil
+	})
+	if err != nil {
+		return ok{}, err
+	}
+	return o, nil
+}
+
+// frames hands p's frames to take, within the check's wait (Timeout),
+// until take is done with one or fails (its error returned as it is). A
+// read that fails first (the wait over, the connection lost) is "waiting
+// for what: …", or its bare error without what.
+func (t *checkRun) frames(p *probe, what string, take func(f frame) (done bool, err error)) error {
+	ctx, cancel := t.wait()
+	defer cancel()
+	for {
+		f, err := p.next(ctx)
+		if err != nil {
+			if what == "" {
+				return err
+			}
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if done, err := take(f); done || err != nil {
+			return err
 		}
 	}
 }
@@ -372,21 +390,15 @@ func (a answer) ids() []string {
 // collect reads p's frames until EOSE or CLOSED for sub; events for sub
 // are kept (an invalid one is an error of the check's reading, noted).
 func (t *checkRun) collect(p *probe, sub string) (answer, error) {
-	ctx, cancel := t.wait()
-	defer cancel()
 	var a answer
-	for {
-		f, err := p.next(ctx)
-		if err != nil {
-			return a, fmt.Errorf("waiting for EOSE of %q: %w", sub, err)
-		}
+	err := t.frames(p, fmt.Sprintf("EOSE of %q", sub), func(f frame) (bool, error) {
 		if f.str(0) != sub {
-			continue
+			return false, nil
 		}
 		switch f.label {
 		case "EVENT":
 			if len(a.events)+a.invalid >= answerCap {
-				return a, errOverCap
+				return false, errOverCap
 			}
 			if ev := t.event(f); ev != nil {
 				a.events = append(a.events, ev)
@@ -395,12 +407,14 @@ func (t *checkRun) collect(p *probe, sub string) (answer, error) {
 			}
 		case "EOSE":
 			a.eose = true
-			return a, nil
+			return true, nil
 		case "CLOSED":
 			a.closed, a.reason = true, f.str(1)
-			return a, nil
+			return true, nil
 		}
-	}
+		return false, nil
+	})
+	return a, err
 }
 
 // query opens a REQ on a new connection and collects its answer.
