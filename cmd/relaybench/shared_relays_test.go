@@ -54,7 +54,6 @@ func TestCompareSharedRelays(t *testing.T) {
 		t.Fatal(err)
 	}
 	var relays []string
-	args := []string{"compare", "--bin-dir", dir}
 	for _, e := range ents {
 		name := e.Name()
 		if e.IsDir() || strings.HasPrefix(name, ".") {
@@ -75,6 +74,25 @@ func TestCompareSharedRelays(t *testing.T) {
 		relays = append(relays, "relayer-postgres")
 		installRelayer(t)
 	}
+	// Two compares at once, each over every other relay (both mostly wait
+	// on the relays): each part is still a compare of several relays.
+	for part := range 2 {
+		var mine []string
+		for i, name := range relays {
+			if i%2 == part {
+				mine = append(mine, name)
+			}
+		}
+		t.Run(strings.Join(mine, ","), func(t *testing.T) {
+			t.Parallel()
+			compareShared(t, dir, mine)
+		})
+	}
+}
+
+// compareShared runs compare over relays (binaries in dir) and checks each
+// run, its relay's log, and that nothing is left running or on disk.
+func compareShared(t *testing.T, dir string, relays []string) {
 	out := t.TempDir()
 	// The relays' run dirs land in tmp; PostgreSQL (relayer) runs as the
 	// postgres user when the tests run as root, so tmp must be enterable
@@ -88,9 +106,9 @@ func TestCompareSharedRelays(t *testing.T) {
 		t.Fatal(err)
 	}
 	jsonPath := filepath.Join(out, "c.json")
-	args = append(args, "--relays", strings.Join(relays, ","), "--events", "1500", "--queries", "60",
+	args := []string{"compare", "--bin-dir", dir, "--relays", strings.Join(relays, ","), "--events", "1500", "--queries", "60",
 		"--workloads", "lifecycle,subscribe", "--anchor", testAnchor, "--cache-dir", filepath.Join(tmp, "cache"),
-		"--out", out, "--json", jsonPath, "--no-progress", "--quiet")
+		"--out", out, "--json", jsonPath, "--no-progress", "--quiet"}
 	// every relay's run dir lands in tmp: checked empty after
 	res := runBinEnv(t, relaybenchBin(t), []string{"TMPDIR=" + tmp}, 10*time.Minute, args...)
 	if res.code != 0 {
@@ -104,51 +122,9 @@ func TestCompareSharedRelays(t *testing.T) {
 		t.Fatalf("%d runs, want %d", len(f.Runs), len(relays))
 	}
 	for i, r := range f.Runs {
-		name := relays[i]
-		if r.Relay.Name != name || r.Skipped != "" || len(r.Errors) > 0 {
-			t.Errorf("%s: run %q skipped %q errors %v", name, r.Relay.Name, r.Skipped, r.Errors)
-			continue
+		if checkSharedRun(t, relays[i], r) {
+			checkRelayLog(t, relays[i], filepath.Join(out, relays[i]+".log"))
 		}
-		if strings.ContainsAny(r.Relay.Software+r.Relay.Version, "\n\r\x1b") {
-			t.Errorf("%s: NIP-11 strings not made printable: %q %q", name, r.Relay.Software, r.Relay.Version)
-		}
-		pub := r.Phase("publish")
-		if pub == nil {
-			t.Errorf("%s: no publish phase", name)
-			continue
-		}
-		acc := pub.Account("event")
-		if acc == nil || !acc.Balanced() || acc.Requested != 1500 {
-			t.Errorf("%s: publish account %+v", name, acc)
-		} else {
-			for class, n := range acc.RefusedBy {
-				if !outcome.Benign(class) {
-					t.Errorf("%s: %d events refused (%s): %v", name, n, class, pub.Refused)
-				}
-			}
-			if acc.Accepted+acc.Refused != acc.Requested {
-				t.Errorf("%s: %d accepted, %d refused of %d", name, acc.Accepted, acc.Refused, acc.Requested)
-			}
-		}
-		for _, ph := range r.Phases {
-			if ph.Aborted != "" {
-				t.Errorf("%s %s: aborted: %s", name, ph.Name, ph.Aborted)
-			}
-			for _, a := range ph.Accounts {
-				if !a.Balanced() || a.TimedOut+a.ConnLost+a.NotRun+a.Cancelled > 0 {
-					t.Errorf("%s %s: %s account %+v", name, ph.Name, a.Op, a)
-				}
-			}
-			if v := ph.Verification; v != nil && v.Verified && !v.Passed {
-				t.Errorf("%s %s: verification failed: %+v", name, ph.Name, *v)
-			}
-		}
-		for _, want := range []string{"query", "subscribe", "lifecycle"} {
-			if r.Phase(want) == nil && !hasPhasePrefix(r, want) {
-				t.Errorf("%s: no %s phase", name, want)
-			}
-		}
-		checkRelayLog(t, name, filepath.Join(out, name+".log"))
 	}
 	if left := relaysUnder(tmp); len(left) > 0 {
 		t.Errorf("processes left running: %v", left)
@@ -159,6 +135,58 @@ func TestCompareSharedRelays(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "relaybench-run-*")); len(left) > 0 {
 		t.Errorf("run dirs not removed: %v", left)
 	}
+}
+
+// checkSharedRun checks the run of the relay called name: the corpus
+// accepted (refusals only benign), every account balanced and complete,
+// every verification passed, each workload's phase present. It is false
+// for a run that is not the relay's, skipped, in error or without publish.
+func checkSharedRun(t *testing.T, name string, r results.Run) bool {
+	t.Helper()
+	if r.Relay.Name != name || r.Skipped != "" || len(r.Errors) > 0 {
+		t.Errorf("%s: run %q skipped %q errors %v", name, r.Relay.Name, r.Skipped, r.Errors)
+		return false
+	}
+	if strings.ContainsAny(r.Relay.Software+r.Relay.Version, "\n\r\x1b") {
+		t.Errorf("%s: NIP-11 strings not made printable: %q %q", name, r.Relay.Software, r.Relay.Version)
+	}
+	pub := r.Phase("publish")
+	if pub == nil {
+		t.Errorf("%s: no publish phase", name)
+		return false
+	}
+	acc := pub.Account("event")
+	if acc == nil || !acc.Balanced() || acc.Requested != 1500 {
+		t.Errorf("%s: publish account %+v", name, acc)
+	} else {
+		for class, n := range acc.RefusedBy {
+			if !outcome.Benign(class) {
+				t.Errorf("%s: %d events refused (%s): %v", name, n, class, pub.Refused)
+			}
+		}
+		if acc.Accepted+acc.Refused != acc.Requested {
+			t.Errorf("%s: %d accepted, %d refused of %d", name, acc.Accepted, acc.Refused, acc.Requested)
+		}
+	}
+	for _, ph := range r.Phases {
+		if ph.Aborted != "" {
+			t.Errorf("%s %s: aborted: %s", name, ph.Name, ph.Aborted)
+		}
+		for _, a := range ph.Accounts {
+			if !a.Balanced() || a.TimedOut+a.ConnLost+a.NotRun+a.Cancelled > 0 {
+				t.Errorf("%s %s: %s account %+v", name, ph.Name, a.Op, a)
+			}
+		}
+		if v := ph.Verification; v != nil && v.Verified && !v.Passed {
+			t.Errorf("%s %s: verification failed: %+v", name, ph.Name, *v)
+		}
+	}
+	for _, want := range []string{"query", "subscribe", "lifecycle"} {
+		if r.Phase(want) == nil && !hasPhasePrefix(r, want) {
+			t.Errorf("%s: no %s phase", name, want)
+		}
+	}
+	return true
 }
 
 // installRelayer builds relayer (a pinned Go build) if it is not built yet.
