@@ -450,10 +450,7 @@ func orderNoLimit(t *checkRun) outcome {
 	for i := range evs {
 		evs[i] = note(kindNote, base+int64(i)*10, "order "+t.nonce, tTag(tag))
 	}
-	if err := t.sign([]*corpus.Author{t.key()}, evs...); err != nil {
-		return undecided(err)
-	}
-	if err := t.store(evs...); err != nil {
+	if err := t.signStore([]*corpus.Author{t.key()}, evs...); err != nil {
 		return undecided(err)
 	}
 	a, err := t.query("o"+t.nonce, nostr.Filter{Tags: map[string][]string{"t": {tag}}})
@@ -482,10 +479,7 @@ func idsAndConditions(t *checkRun) outcome {
 	a := note(kindNote, now()-60, "ids "+t.nonce, tTag(tag))
 	b := note(kindNote, now()-60, "ids "+t.nonce, tTag(tag))
 	c := note(7, now()-60, "+", tTag(tag))
-	if err := t.sign([]*corpus.Author{k1, k2, k1}, a, b, c); err != nil {
-		return undecided(err)
-	}
-	if err := t.store(a, b, c); err != nil {
+	if err := t.signStore([]*corpus.Author{k1, k2, k1}, a, b, c); err != nil {
 		return undecided(err)
 	}
 	ans, err := t.query("i"+t.nonce, nostr.Filter{IDs: []string{a.ID, b.ID, c.ID}, Authors: []string{a.PubKey}, Kinds: []int{kindNote}})
@@ -516,10 +510,7 @@ func sinceUntilInclusive(t *checkRun) outcome {
 	for i := range evs {
 		evs[i] = note(kindNote, at+int64(i)-1, "since "+t.nonce, tTag(tag))
 	}
-	if err := t.sign([]*corpus.Author{t.key()}, evs...); err != nil {
-		return undecided(err)
-	}
-	if err := t.store(evs...); err != nil {
+	if err := t.signStore([]*corpus.Author{t.key()}, evs...); err != nil {
 		return undecided(err)
 	}
 	a, err := t.query("s"+t.nonce, nostr.Filter{Tags: map[string][]string{"t": {tag}}, Since: nostr.Int64(at), Until: nostr.Int64(at)})
@@ -564,10 +555,7 @@ func replaceableLatest(t *checkRun) outcome {
 	k := t.key()
 	old := note(kindReplaceable, now()-120, "old "+t.nonce)
 	newer := note(kindReplaceable, now()-60, "new "+t.nonce)
-	if err := t.sign([]*corpus.Author{k}, old, newer); err != nil {
-		return undecided(err)
-	}
-	if err := t.store(old, newer); err != nil {
+	if err := t.signStore([]*corpus.Author{k}, old, newer); err != nil {
 		return undecided(err)
 	}
 	a, err := t.query("p"+t.nonce, nostr.Filter{Authors: []string{old.PubKey}, Kinds: []int{kindReplaceable}})

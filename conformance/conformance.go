@@ -348,6 +348,14 @@ func (t *checkRun) frames(p *probe, what string, take func(f frame) (done bool, 
 	}
 }
 
+// signStore signs evs as sign does, then stores them.
+func (t *checkRun) signStore(keys []*corpus.Author, evs ...*nostr.Event) error {
+	if err := t.sign(keys, evs...); err != nil {
+		return err
+	}
+	return t.store(evs...)
+}
+
 // store publishes evs one after the other and wants each accepted.
 func (t *checkRun) store(evs ...*nostr.Event) error {
 	for _, ev := range evs {
