@@ -218,7 +218,6 @@ type mixedPart struct {
 	cpu                  time.Duration
 	relay                *results.Resources // over the part's timed window (nil: not observed)
 	skipped              []results.Account  // work of a part not run
-	pubDone              atomic.Int64       // events answered so far (the progress display)
 }
 
 // runPart runs one part: the publishers and/or the queriers, each on its
@@ -249,7 +248,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgres
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.pub, p.okHist, p.accepted, okRecv = mixedPublish(ctx, e.pubConns, e.fresh, spec.first, e.perPart, *o, p.start, stopAt, p.pubDone.Store)
+			p.pub, p.okHist, p.accepted, okRecv = mixedPublish(ctx, e.pubConns, e.fresh, spec.first, e.perPart, *o, p.start, stopAt, mp.publishing)
 		}()
 	}
 	if spec.query {
@@ -724,9 +723,8 @@ func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 // o.PublishRate until stopAt and returns the publishing side as a phase,
 // its OK latency (accepted events) and the events the relay accepted.
 func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64,
-	answered func(int64)) (*results.Phase, *metrics.Histogram, []int, []int64) {
-	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start),
-		okLatencySeries: true, progress: answered}
+	answered func(*atomic.Int64)) (*results.Phase, *metrics.Histogram, []int, []int64) {
+	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start), okLatencySeries: true}
 	plan.order = make([][]int, len(conns))
 	plan.intended = make([][]int64, len(conns))
 	times := schedule.ConstantTimes(start, o.PublishRate, n)
@@ -736,6 +734,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 		plan.intended[w] = append(plan.intended[w], times[k])
 	}
 	out := newLiveOut(len(fresh.Events))
+	answered(&out.done) // the events answered so far, for the progress display
 	runLive(ctx, plan, out)
 	end := max(out.lastOK.Load(), start+1)
 	part := results.NewPhase("", "") // the publishing side of one part, merged into the phase

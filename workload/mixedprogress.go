@@ -40,10 +40,11 @@ func (e *mixedEnv) mixedPlanned(spec mixedSpec) int64 {
 	return n
 }
 
-// mixedPlanLabel is the plan as the progress display says it.
-func mixedPlanLabel(o *MixedOptions, perPart, nQ int, total int64) string {
-	return fmt.Sprintf("mixed: %s in three parts of %v each (publish alone %s, query alone %s, then both together), then the read-back",
-		numfmt.Count(total, "operation"), o.Duration, numfmt.Count(perPart, "event"), numfmt.Count(nQ, "query"))
+// mixedPlanLabel is the plan as the progress display says it, short
+// enough to leave a terminal's bar room (each part's line says what it
+// runs).
+func mixedPlanLabel(o *MixedOptions, total int64) string {
+	return fmt.Sprintf("mixed: %s in three parts of %v each", numfmt.Count(total, "operation"), o.Duration)
 }
 
 // startProgress announces the plan of specs and reports the operations
@@ -56,7 +57,7 @@ func (e *mixedEnv) startProgress(specs []mixedSpec) *mixedProgress {
 	if e.o.progressFor == nil || mp.total == 0 {
 		return mp
 	}
-	mp.update = e.o.progressFor(mixedPlanLabel(e.o, e.perPart, e.nQ, mp.total), mp.total)
+	mp.update = e.o.progressFor(mixedPlanLabel(e.o, mp.total), mp.total)
 	mp.stop = every(250*time.Millisecond, mp.tick)
 	return mp
 }
@@ -76,11 +77,18 @@ func (mp *mixedProgress) tick() {
 	mp.update(min(n, mp.total-1))
 }
 
-// begin follows part p's operations as they end.
+// begin follows part p's queries as they end (publishing: its events).
 func (mp *mixedProgress) begin(p *mixedPart) {
 	mp.mu.Lock()
 	defer mp.mu.Unlock()
-	mp.pub, mp.qled = &p.pubDone, p.qled
+	mp.qled = p.qled
+}
+
+// publishing follows the part's events answered so far.
+func (mp *mixedProgress) publishing(answered *atomic.Int64) {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	mp.pub = answered
 }
 
 // partOver counts the n operations of a part over (run or not).

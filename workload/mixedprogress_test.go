@@ -58,7 +58,7 @@ func checkPlanBar(t *testing.T, b *progressBars, total int64) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	want := fmt.Sprintf("mixed: %d operations in three parts of 600ms each (publish alone 180 events, query alone 24 queries, then both together), then the read-back of %d", total, total)
+	want := fmt.Sprintf("mixed: %d operations in three parts of 600ms each of %d", total, total)
 	if len(b.labels) == 0 || b.labels[0] != want {
 		t.Fatalf("bars %q, want the plan first: %q", b.labels, want)
 	}

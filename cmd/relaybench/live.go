@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -157,7 +156,7 @@ func contentSizes(sizes []int) string {
 // measure runs w against the session's relay, with the relay's resources
 // sampled around it, and keeps the phases it measured.
 func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr.Event) error {
-	env := runner.Env{URL: s.target.URL, Corpus: c, Info: s.info, Live: live, Progress: progressFunc(s.prog), Log: os.Stderr}
+	env := runner.Env{URL: s.target.URL, Corpus: c, Info: s.info, Live: live, Progress: progressFunc(s.prog), Log: s.prog}
 	phases, err := runner.RunWorkload(s.ctx, w, env, s.target.Probe, s.cores())
 	return s.keep(phases, err)
 }

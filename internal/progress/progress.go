@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -22,6 +23,21 @@ type Reporter struct {
 	tty     bool
 	enabled bool
 	tap     func(label string, total int64) func(done int64)
+	drawn   *atomic.Pointer[mpb.Progress] // the bar drawn now on a terminal (nil: none); shared by copies
+}
+
+// Write prints b (whole lines) to the reporter's writer: above the bar
+// drawn now on a terminal, so that a line a workload says while its bar
+// runs (mixed's parts) is neither erased nor breaks the bar.
+func (r *Reporter) Write(b []byte) (int, error) {
+	if r.drawn != nil {
+		if p := r.drawn.Load(); p != nil {
+			if n, err := p.Write(b); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return r.w.Write(b)
 }
 
 // Tap makes every phase also report to tap (a live view of the run), with
@@ -30,7 +46,7 @@ func (r *Reporter) Tap(tap func(label string, total int64) func(done int64)) { r
 
 // New returns a reporter writing to w (normally os.Stderr).
 func New(w io.Writer, enabled bool) *Reporter {
-	r := &Reporter{w: w, enabled: enabled}
+	r := &Reporter{w: w, enabled: enabled, drawn: &atomic.Pointer[mpb.Progress]{}}
 	if f, ok := w.(*os.File); ok {
 		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 		r.tty = err == nil
@@ -55,11 +71,14 @@ func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done i
 		return func(int64) {}, func() {}
 	}
 	if r.tty {
-		p := mpb.New(mpb.WithOutput(r.w), mpb.WithWidth(40))
+		p := mpb.New(mpb.WithOutput(r.w), mpb.WithWidth(40), mpb.WithAutoRefresh()) // r.tty: a terminal, as mpb finds too
 		bar := p.AddBar(total,
 			mpb.PrependDecorators(decor.Name(label+" ")),
 			mpb.AppendDecorators(decor.CountersNoUnit("%d/%d"), decor.Name(" "), decor.AverageSpeed(0, "%.0f/s")),
 		)
+		if r.drawn != nil {
+			r.drawn.Store(p)
+		}
 		var mu sync.Mutex
 		var last int64
 		return func(done int64) {
@@ -76,6 +95,9 @@ func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done i
 				}
 				mu.Unlock()
 				p.Wait()
+				if r.drawn != nil {
+					r.drawn.CompareAndSwap(p, nil)
+				}
 			}
 	}
 	fmt.Fprintln(r.w, label+"...")
