@@ -58,7 +58,7 @@ func (s *session) cores() int { return clientCores(s.cpus) }
 func (s *session) config(cfg runner.Config) runner.Config {
 	cfg.ClientCores = s.cores()
 	cfg.Progress = heldProgress(cfg, progressFunc(s.prog)) // after a --start-at wait's line (segment.go)
-	cfg.Log = s.prog // standard error, above a progress bar drawn then
+	cfg.Log = s.prog                                       // standard error, above a progress bar drawn then
 	cfg.Waiting = s.waitNotice()
 	s.web.hook(&cfg) // the live view: each relay as it starts, each phase as it ends (web.go)
 	return cfg
