@@ -239,8 +239,8 @@ func (w *webRun) hook(cfg *runner.Config) {
 		return
 	}
 	// Each workload names the phase in flight as it starts: one that
-	// announces no progress of its own (mixed, load) is shown under its
-	// name, not as no phase at all.
+	// announces no progress of its own (load) is shown under its name,
+	// not as no phase at all.
 	cfg.Workloads = slices.Clone(cfg.Workloads)
 	for i := range cfg.Workloads {
 		name, run := cfg.Workloads[i].Name, cfg.Workloads[i].Run
@@ -257,8 +257,8 @@ func (w *webRun) hook(cfg *runner.Config) {
 
 // partLines passes a workload's lines on and gives the live view each
 // one that names a part starting ("mixed: together (10s)", written in one
-// Write): the phase in flight then says its requested total is the parts'
-// begun so far, not the phase's plan. A skip line names no part.
+// Write): the phase in flight (mixed's plan, announced before its first
+// part) then says which part is under way. A skip line names no part.
 type partLines struct {
 	w      io.Writer
 	prefix string
