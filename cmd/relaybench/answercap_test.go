@@ -18,6 +18,7 @@ import (
 // below what the answers would take uncapped (about 100 MB per second of
 // streaming). The cap does not depend on how fast the relay streams.
 func TestEndlessAnswersKeepMemoryBounded(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: its deadlines are 10 s hang guards; nothing shared
 	r := testrelay.Start(t, testrelay.Config{Verify: true, EndlessAnswers: true})
 	for _, tc := range []struct {
 		name  string

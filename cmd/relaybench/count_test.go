@@ -118,6 +118,7 @@ func TestCountWrongAnswerExit3(t *testing.T) {
 // checked), Wisp NIP-50; nostr-rs-relay announces neither and is skipped
 // (exit 4: the count asked for did not run).
 func TestCountSearchSharedRelays(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: the relays start on free ports, in their own run dirs
 	dir := sharedBinDir(t)
 	for _, tc := range []struct{ cmd, relay string }{
 		{"count", "strfry"}, {"search", "wisp"}, {"count", "wisp"}, {"count", "nostr-rs-relay-sqlite"},

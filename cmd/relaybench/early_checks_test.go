@@ -140,6 +140,7 @@ func TestRelayCheckedBeforeSigning(t *testing.T) {
 // otherwise), and no "Publishing ..." line comes before it (the phase has
 // not begun); interrupted while waiting, it ends as a Ctrl-C does.
 func TestStartAtWaitSaid(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: it waits for a line, then interrupts: nothing shared
 	for _, extra := range [][]string{{"--no-progress"}, nil} {
 		out := t.TempDir()
 		args := append([]string{"run", "--events", "10", "--queries", "1", "--start-at", "+10m",

@@ -229,6 +229,7 @@ func checkAccounts(t *testing.T, f *results.File) {
 // saved with the interrupt, work not done counted as cancelled, and nothing
 // in the summary blaming the relay.
 func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: it interrupts once the relay holds events; 5 s timeouts against a 5 ms relay
 	cache := t.TempDir()
 	long := map[string][]string{
 		"run":       {"run", "--events", "3000", "--queries", "30", "--concurrency", "2", "--timeout", "5s"},
@@ -296,6 +297,7 @@ func TestInterruptMidPhaseEveryWorkload(t *testing.T) {
 // exits at once, yet the relay relaybench started is stopped and its temp
 // data dir removed.
 func TestDoubleInterruptLeavesNothing(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: TMPDIR is the child's own (cmd.Env), its leftovers looked for there
 	tmp := t.TempDir()
 	out := t.TempDir()
 	for _, gap := range []time.Duration{0, 50 * time.Millisecond, 500 * time.Millisecond} {

@@ -20,6 +20,7 @@ import (
 // 4); on a machine so loaded that the client was judged the limit, exit 1
 // with client-limited everywhere instead.
 func TestLoadDropsNeverPass(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: either judgement (relay- or client-limited) is checked, as a loaded machine may give
 	r := testrelay.Start(t, testrelay.Config{ProcessingTime: 20 * time.Millisecond, Workers: 1})
 	res, f, _ := runRecorded(t, relaybenchBin(t), "load", "--relay", r.URL(), "--load-base", "200", "--load-duration", "2s",
 		"--load-pool", "2", "--load-max-lateness", "20ms", "--size", "100", "--cache-dir", t.TempDir())

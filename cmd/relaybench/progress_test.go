@@ -32,6 +32,7 @@ func TestCountFmt(t *testing.T) {
 // A corpus signed once is loaded from the cache the next time, and then
 // nothing says it is being signed.
 func TestCorpusFromCacheIsQuiet(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: its own cache and out dirs
 	cache, out := t.TempDir(), t.TempDir()
 	args := []string{"run", "--events", "3000", "--queries", "2", "--cache-dir", cache, "--out", out, "--anchor", testAnchor}
 	first := runCLI(t, args...)

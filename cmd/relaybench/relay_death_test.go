@@ -19,6 +19,7 @@ import (
 // reported as dead, with its exit status, as the reason the work stopped
 // (exit 4), not only as lost connections.
 func TestLiveCommandReportsRelayDeath(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: the relay is killed once it holds 100 events, whenever that is
 	bin := relaybenchBin(t)
 	tmp := t.TempDir()
 	script := filepath.Join(tmp, "dying-relay.sh")

@@ -23,6 +23,7 @@ import (
 const testAnchor = "2026-11-01T00:00:00Z"
 
 func TestRunDefaultBenchmarkEndToEnd(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: its own cache and out dirs; the relay on a free port
 	out := t.TempDir()
 	cache := t.TempDir()
 	res := runCLI(t, "run", "-events", "400", "-queries", "18", "-concurrency", "4",

@@ -46,6 +46,7 @@ func hidden(dir string) []string {
 // signal is counted in runner's TestCancelDuringPublishDoesNoCorpusWork;
 // here the deadline is a hang guard only.
 func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: a 30 s publish is signalled after its first progress line: no race
 	r := testrelay.Start(t, testrelay.Config{OKDelay: 20 * time.Millisecond})
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")
@@ -84,6 +85,7 @@ func TestSIGTERMDuringPublishStopsAtOnce(t *testing.T) {
 // visible results file — no empty one for `report DIR/*.json` to fail on —
 // and its hidden reservation goes at the next run in that folder.
 func TestSIGKILLLeavesNoResultsFile(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: a 30 s publish is killed after its first progress line: no race
 	r := testrelay.Start(t, testrelay.Config{OKDelay: 20 * time.Millisecond})
 	out := t.TempDir()
 	p := startPublishing(t, r.URL(), out)
@@ -184,6 +186,7 @@ func TestResultsWriteFailureIsTheVerdict(t *testing.T) {
 // saves a results file that says so, with the verdict interrupted: nothing
 // measured, nothing blamed on the relay.
 func TestInterruptWhileSigningSavesResults(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: it interrupts after a progress line: no race
 	out := t.TempDir()
 	path := filepath.Join(out, "r.json")
 	// A reachable relay (the target is checked before signing); signing

@@ -18,6 +18,7 @@ import (
 // does not announce it and is skipped with one note: the comparison exits 4
 // naming that relay (the negentropy asked of it did not run).
 func TestCompareNegentropyStrfry(t *testing.T) {
+	t.Parallel() // beside the package's other parallel tests: the relays start on free ports, in their own run dirs
 	dir := sharedBinWith(t, "strfry")
 	res, f, _ := runRecorded(t, relaybenchBin(t), "compare", "--bin-dir", dir, "--relays", "strfry,khatru-memory",
 		"--events", "3000", "--skip-query", "--workloads", "negentropy", "--anchor", testAnchor,
