@@ -550,34 +550,63 @@ func judgeClient(ph *results.Phase, clientCores int) {
 		cores = float64(clientCores)
 	}
 	secs := float64(ph.Duration) / 1e9
-	client := ph.Resources.ClientCPUSecs / secs // cores busy
-	relay := ph.Resources.RelayCPUSecs / secs
-	ph.Resources.ClientCPUUtil = client / cores
+	ph.Resources.ClientCPUUtil = ph.Resources.ClientCPUSecs / secs / cores
+	f := cpuFigures(ph)
+	client, relay := f.client, f.relay // cores busy
 	machine := float64(runtime.NumCPU())
 	note := func(format string, a ...any) { ph.Notes = append(ph.Notes, fmt.Sprintf(format, a...)) }
 	switch {
 	case ph.ClientLimited:
 		// the workload already found the client to be the limit
-	case ph.Duration < int64(minJudgedPhase):
-		note("too short to judge what limited it: the timed window of %s is under %d ms, ten ticks of the %d ms CPU clocks, so its CPU figures are tick noise (one tick is %.2f cores here)",
-			numfmt.Dur(time.Duration(ph.Duration)), minJudgedPhase.Milliseconds(), cpuTick.Milliseconds(), cpuTick.Seconds()/secs)
+	case f.ns < int64(minJudgedPhase):
+		note("too short to judge what limited it: %s %s is under %d ms, ten ticks of the %d ms CPU clocks, so its CPU figures are tick noise (one tick is %.2f cores here)",
+			f.window, numfmt.Dur(time.Duration(f.ns)), minJudgedPhase.Milliseconds(), cpuTick.Milliseconds(), cpuTick.Seconds()/(float64(f.ns)/1e9))
 	case client >= 0.9*cores:
 		ph.ClientLimited = true
-		note("client-limited: the client kept %.2f of its %.0f cores busy; the relay may be faster than this figure", client, cores)
+		note("client-limited: the client kept %.2f of its %.0f cores busy%s; the relay may be faster than this figure", client, cores, f.during)
 	case relay <= 0 && ph.Resources.RelayPeakRSS == 0:
-		note("client CPU: %.2f cores busy (relay CPU unknown: relaybench did not start this relay)", client)
+		note("client CPU: %.2f cores busy%s (relay CPU unknown: relaybench did not start this relay)", client, f.during)
 	case relay <= 0:
-		note("client CPU: %.2f cores busy; the relay's CPU time rounded to zero in this phase (the kernel counts it in 10 ms ticks)", client)
+		note("client CPU: %.2f cores busy%s; the relay's CPU time rounded to zero in this phase (the kernel counts it in 10 ms ticks)", client, f.during)
 	case client+relay >= 0.9*machine && client >= relay:
 		ph.ClientLimited = true
-		note("client-limited: the machine's %.0f cores were saturated (client %.2f, relay %.2f cores) and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus) or use a bigger machine", machine, client, relay)
+		note("client-limited: the machine's %.0f cores were saturated (client %.2f, relay %.2f cores%s) and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus) or use a bigger machine", machine, client, relay, f.during)
 	case client+relay >= 0.9*machine:
-		note("relay-limited, machine saturated: client %.2f + relay %.2f cores of %.0f; the relay had less CPU than it would alone", client, relay, machine)
+		note("relay-limited, machine saturated: client %.2f + relay %.2f cores of %.0f%s; the relay had less CPU than it would alone", client, relay, machine, f.during)
 	case relay >= 0.75:
-		note("relay-limited: the relay kept %.2f cores busy while the client had spare CPU (%.2f of %.0f cores)", relay, client, cores)
+		note("relay-limited: the relay kept %.2f cores busy%s while the client had spare CPU (%.2f of %.0f cores)", relay, f.during, client, cores)
 	default:
-		note("neither side saturated its CPU (client %.2f, relay %.2f cores, averages over the timed window): not CPU-bound on average; the figures are bounded by round trips and waits, or by the schedule of a paced workload, and a burst may still have kept a side busy for its moments%s", client, relay, othersBusy(client+relay))
+		note("neither side saturated its CPU (client %.2f, relay %.2f cores, %s): %s%s", client, relay, f.over, f.tail, othersBusy(client+relay))
 	}
+}
+
+// phaseCPU is what judgeClient judges: the cores each side kept busy over
+// a stretch of ns nanoseconds, with the words that say which.
+type phaseCPU struct {
+	client, relay float64
+	ns            int64
+	window        string // "the timed window of"
+	during        string // appended to a figure: "" or " during the bursts"
+	over          string // "averages over the timed window"
+	tail          string // what the figures are bounded by when neither side was busy
+}
+
+// cpuFigures are a phase's CPU figures: a burst phase's during its bursts
+// themselves (process CPU time read at each burst's start and at its last
+// answer), which the idle time between bursts would dilute in an average
+// over the timed window; other phases' averages over that window.
+func cpuFigures(ph *results.Phase) phaseCPU {
+	if c, ok := ph.Rates[workload.RateBurstClientCores]; ok && ph.Counts[workload.CountBurstCPUTime] > 0 {
+		ns := ph.Counts[workload.CountBurstCPUTime]
+		return phaseCPU{client: c, relay: ph.Rates[workload.RateBurstRelayCores], ns: ns,
+			window: "the bursts' time of", during: " during the bursts",
+			over: fmt.Sprintf("during the bursts: CPU time read at each burst's start and at its last answer, %s in all", numfmt.Dur(time.Duration(ns))),
+			tail: "not CPU-bound while the bursts were sent and answered; the figures are bounded by round trips and waits"}
+	}
+	secs := float64(ph.Duration) / 1e9
+	return phaseCPU{client: ph.Resources.ClientCPUSecs / secs, relay: ph.Resources.RelayCPUSecs / secs, ns: ph.Duration,
+		window: "the timed window of", over: "averages over the timed window",
+		tail: "not CPU-bound on average; the figures are bounded by round trips and waits, or by the schedule of a paced workload, and a burst may still have kept a side busy for its moments"}
 }
 
 // othersBusy says, when the machine's load average is above what the two

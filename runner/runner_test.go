@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/workload"
 )
 
 func TestCheckTarget(t *testing.T) {
@@ -150,5 +151,33 @@ func TestJudgeClientNeitherSide(t *testing.T) {
 	}
 	if s := othersBusy(1e9); s != "" {
 		t.Fatalf("load average above a billion cores of the two sides: %q", s)
+	}
+}
+
+// A burst phase is judged on its CPU during the bursts (read at each
+// burst's start and last answer), not on averages the idle time between
+// bursts dilutes: a relay busy only while the bursts ran is named, and the
+// note says which figures it judged.
+func TestJudgeClientBurstMoments(t *testing.T) {
+	burst := func(client, relay float64) *results.Phase {
+		ph := phase(10, 0.04, 0.15) // idle on average
+		ph.Counts = map[string]int64{workload.CountBurstCPUTime: int64(time.Second)}
+		ph.Rates = map[string]float64{workload.RateBurstClientCores: client, workload.RateBurstRelayCores: relay}
+		return ph
+	}
+	ph := burst(0.3, 0.9)
+	judgeClient(ph, runtime.GOMAXPROCS(0))
+	if n := strings.Join(ph.Notes, " "); !strings.Contains(n, "relay-limited: the relay kept 0.90 cores busy during the bursts") {
+		t.Fatalf("relay busy in the bursts: %q", n)
+	}
+	ph = burst(0.1, 0.2)
+	judgeClient(ph, runtime.GOMAXPROCS(0))
+	n := strings.Join(ph.Notes, " ")
+	if !strings.Contains(n, "(client 0.10, relay 0.20 cores, during the bursts: CPU time read at each burst's start and at its last answer, 1.00s in all)") ||
+		strings.Contains(n, "averages") || strings.Contains(n, "a burst may still") {
+		t.Fatalf("idle in the bursts: %q", n)
+	}
+	if r := ph.Resources.ClientCPUUtil; r <= 0 || r > 0.04 {
+		t.Fatalf("client utilisation %v: the average over the window", r)
 	}
 }

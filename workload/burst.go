@@ -133,8 +133,13 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	w := o.open(setup)
 	series := metrics.NewSeries(w.Start)
 	out := newLiveOut(len(fresh.Events))
-	runLive(ctx, s.plan(ctx, o, conns, fresh, w.Start, series), out)
+	cpu := newBurstCPU(o)
+	p := s.plan(ctx, o, conns, fresh, w.Start, series)
+	p.booked = cpu.booked(s)
+	go cpu.run(w.Start, s.burstAt)
+	runLive(ctx, p, out)
 	w.Close(out.lastOK.Load())
+	cpu.halt()
 
 	ph := w.Phase("burst", "burst")
 	ph.Params = map[string]any{
@@ -151,6 +156,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	ph.Groups = append(ph.Groups, b.groups()...)
 	b.recovery(&ph)
 	b.summary(&ph)
+	cpu.into(&ph)
 	ph.Series = series.Result(w.End)
 	w.Finish(&ph)
 	return ph, ctx.Err()

@@ -43,6 +43,9 @@ type livePlan struct {
 	// okLatencySeries puts OK latency in the series' per-second latency.
 	okLatencySeries bool
 	progress        func(done int64)
+	// booked, when set, is told of each event whose outcome was booked
+	// (on the goroutine that read its answer: it must not block).
+	booked func(n int)
 }
 
 // liveOut is what the engine measured. Per-event slices are indexed by
@@ -134,6 +137,9 @@ func runLive(ctx context.Context, p *livePlan, out *liveOut) {
 				if now <= last || out.lastOK.CompareAndSwap(last, now) {
 					break
 				}
+			}
+			if p.booked != nil {
+				p.booked(n)
 			}
 			d := out.done.Add(1)
 			if p.progress != nil && d%256 == 0 {
