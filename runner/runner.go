@@ -16,6 +16,7 @@ import (
 
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
@@ -209,7 +210,7 @@ func (r *relayRun) publish() error {
 	po := cfg.Publish
 	cfg.segmentPublish(&po)
 	if cfg.Progress != nil {
-		po.Progress = cfg.Progress(fmt.Sprintf("Publishing %s to %s", numfmt.Count(nPub, "event"), t.URL), int64(nPub))
+		po.Progress = cfg.Progress(progress.Counting(fmt.Sprintf("Publishing %s to %s", numfmt.Count(nPub, "event"), t.URL), "Published", "event", "events", int64(nPub)), int64(nPub))
 	}
 	po.Begin = r.gate.sampler(sampler(t.Probe))
 	pr, err := workload.Publish(ctx, t.URL, c, all, po)
@@ -277,7 +278,7 @@ func (r *relayRun) query() error {
 		qo.RelayCap = r.run.Relay.MaxLimit
 	}
 	if cfg.Progress != nil {
-		qo.Progress = cfg.Progress(fmt.Sprintf("Querying events from %s", t.URL), int64(qo.Queries))
+		qo.Progress = cfg.Progress(progress.Counting(fmt.Sprintf("Querying events from %s", t.URL), "Executed", "query", "queries", int64(qo.Queries)), int64(qo.Queries))
 	}
 	source := c.Events
 	if model != nil {

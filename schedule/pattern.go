@@ -23,7 +23,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/numfmt"
 )
 
 // Pattern is a rate pattern: the intended rate of operations over a run.
@@ -176,7 +180,22 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-func rate(r float64) string { return fmt.Sprintf("%g/s", r) }
+func rate(r float64) string { return num(r) + "/s" }
+
+// num is r as the summary prints numbers: thousands grouped, no exponent,
+// its fraction (if any) as given (1,500, 2.5, 1,000,000).
+func num(r float64) string {
+	s := strconv.FormatFloat(r, 'f', -1, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return s
+	}
+	if frac != "" {
+		frac = "." + frac
+	}
+	return numfmt.Group(n) + frac
+}
 
 // Constant intends rate ops/s for d.
 func Constant(r float64, d time.Duration) (Pattern, error) {
@@ -191,7 +210,7 @@ func Ramp(from, to float64, d time.Duration) (Pattern, error) {
 	if err := firstErr(checkRate("ramp start", from), checkRate("ramp end", to), checkDur("duration", d)); err != nil {
 		return nil, err
 	}
-	return newPiecewise(fmt.Sprintf("ramp %g→%s over %v", from, rate(to), d), []piece{{d, from, to}}), nil
+	return newPiecewise(fmt.Sprintf("ramp %s→%s over %v", num(from), rate(to), d), []piece{{d, from, to}}), nil
 }
 
 // Step holds `steps` evenly spaced levels from `from` to `to` ops/s, each for
@@ -213,7 +232,7 @@ func Step(from, to float64, steps int, d time.Duration) (Pattern, error) {
 		pieces[i] = piece{each, r, r}
 	}
 	pieces[steps-1].d = d - each*time.Duration(steps-1)
-	return newPiecewise(fmt.Sprintf("step %g→%s in %d steps of %v", from, rate(to), steps, each), pieces), nil
+	return newPiecewise(fmt.Sprintf("step %s→%s in %d steps of %v", num(from), rate(to), steps, each), pieces), nil
 }
 
 // Spike holds base ops/s for d except during [at, at+width), where it holds
@@ -272,7 +291,7 @@ func Sine(base, peak float64, period, d time.Duration) (Pattern, error) {
 
 func (s *sine) Duration() time.Duration { return s.d }
 func (s *sine) String() string {
-	return fmt.Sprintf("sine %g↔%s, period %v, over %v", s.base, rate(s.peak), s.period, s.d)
+	return fmt.Sprintf("sine %s↔%s, period %v, over %v", num(s.base), rate(s.peak), s.period, s.d)
 }
 
 func (s *sine) Rate(t time.Duration) float64 {

@@ -11,6 +11,7 @@ import (
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -46,11 +47,15 @@ type BurstOptions struct {
 // env's corpus keys.
 func (o BurstOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
-	total := int64(o.Bursts * o.BurstSize)
+	inBursts := int64(o.Bursts * o.BurstSize)
+	made := fmt.Sprintf("events (%s of %s)", numfmt.Count(o.Bursts, "burst"), numfmt.Group(int64(o.BurstSize)))
+	total := inBursts
 	if o.BetweenRate > 0 {
 		total += int64(o.BetweenRate * (time.Duration(o.Bursts) * o.Every).Seconds())
+		made = fmt.Sprintf("events (%s of %s and %s between)", numfmt.Count(o.Bursts, "burst"), numfmt.Group(int64(o.BurstSize)), numfmt.Group(total-inBursts))
 	}
-	o.fromEnv(env, fmt.Sprintf("Sending %s of %s", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event")), total)
+	label := fmt.Sprintf("Sending %s of %s", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"))
+	o.fromEnv(env, progress.Counting(label, "Sent", "event", made, total), total)
 	return onePhase(Burst(ctx, env.URL, env.Corpus, o))
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/relaybench/relaybench/flagcheck"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -53,7 +54,7 @@ func (o ClientsOptions) Run(ctx context.Context, env Env) ([]results.Phase, erro
 		ph.Accounts, ph.Notes = []results.Account{l.Result()}, []string{"not run: " + why}
 		return []results.Phase{ph}, nil
 	}
-	o.fromEnv(env, fmt.Sprintf("Querying events from %s", env.URL), int64(o.Queries))
+	o.fromEnv(env, progress.Counting(fmt.Sprintf("Querying events from %s", env.URL), "Executed", "query", "queries", int64(o.Queries)), int64(o.Queries))
 	q := QueryOptions{Base: o.Base, Queries: o.Queries, Limit: o.QueryLimit, Connections: o.QueryConcurrency,
 		Shapes: shapes, Name: "clients", RelayCap: env.relayCap()}
 	return onePhase(Query(ctx, env.URL, model, source, q))

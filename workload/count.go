@@ -9,6 +9,7 @@ import (
 
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -69,7 +70,7 @@ type CountOptions struct {
 // accepted in the publish phase.
 func (o CountOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
-	o.fromEnv(env, fmt.Sprintf("Counting (NIP-45) on %s", env.URL), int64(o.Queries))
+	o.fromEnv(env, progress.Counting(fmt.Sprintf("Counting (NIP-45) on %s", env.URL), "Ran", "COUNT query", "COUNT queries", int64(o.Queries)), int64(o.Queries))
 	if o.RelayCap == 0 {
 		o.RelayCap = env.relayCap()
 	}

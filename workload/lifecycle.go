@@ -11,6 +11,7 @@ import (
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -54,7 +55,7 @@ type LifecycleOptions struct {
 // Run times the lifecycle of fresh events signed by env's corpus keys.
 func (o LifecycleOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
-	o.fromEnv(env, fmt.Sprintf("Timing %d events", o.Events), int64(o.Events))
+	o.fromEnv(env, progress.Counting("Timing "+numfmt.Count(o.Events, "event"), "Timed", "event", "events", int64(o.Events)), int64(o.Events))
 	return onePhase(Lifecycle(ctx, env.URL, env.Corpus, o))
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -434,7 +435,7 @@ func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBa
 	model, sigs := verify.NewModel(accepted), verify.NewChecker()
 	tick := func(int64) {}
 	if e.o.progressFor != nil { // a running count of the events read back
-		tick = e.o.progressFor("mixed: reading back "+numfmt.Count(len(accepted), "accepted event")+" by id", int64(len(accepted)))
+		tick = e.o.progressFor(progress.Counting("mixed: reading back "+numfmt.Count(len(accepted), "accepted event")+" by id", "Read back", "event", "events", int64(len(accepted))), int64(len(accepted)))
 	}
 	for i := 0; i < nReq && pctx.Err() == nil && e.qConns[0].Err() == nil; i++ {
 		batch := accepted[i*chunk : min(len(accepted), (i+1)*chunk)]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/outcome"
 )
 
@@ -57,7 +58,7 @@ func (e *mixedEnv) startProgress(specs []mixedSpec) *mixedProgress {
 	if e.o.progressFor == nil || mp.total == 0 {
 		return mp
 	}
-	mp.update = e.o.progressFor(mixedPlanLabel(e.o, mp.total), mp.total)
+	mp.update = e.o.progressFor(progress.Counting(mixedPlanLabel(e.o, mp.total), "Ended", "operation", "operations", mp.total), mp.total)
 	mp.stop = every(250*time.Millisecond, mp.tick)
 	return mp
 }

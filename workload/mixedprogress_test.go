@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/results"
 )
@@ -25,7 +26,8 @@ type progressBars struct {
 func (b *progressBars) progress(label string, total int64) func(int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.labels = append(b.labels, fmt.Sprintf("%s of %d", label, total))
+	shown, _ := progress.Split(label) // the label shown, without its count lines' form
+	b.labels = append(b.labels, fmt.Sprintf("%s of %d", shown, total))
 	b.counts = append(b.counts, nil)
 	if b.lines != nil {
 		b.before = append(b.before, b.lines())

@@ -14,6 +14,7 @@ import (
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/negentropy"
 	"github.com/relaybench/relaybench/nip11"
@@ -70,7 +71,7 @@ func (o NegentropyOptions) Run(ctx context.Context, env Env) ([]results.Phase, e
 		o.Unknown = env.Model.Unknown // published without a decisive answer: may be there
 	}
 	if NegentropySkip(env.Info) == "" {
-		o.fromEnv(env, fmt.Sprintf("Reconciling (NIP-77) with %s", env.URL), int64(3*o.Rounds))
+		o.fromEnv(env, progress.Counting(fmt.Sprintf("Reconciling (NIP-77) with %s", env.URL), "Ran", "round", fmt.Sprintf("rounds (3 scenarios × %s)", numfmt.Group(int64(o.Rounds))), int64(3*o.Rounds)), int64(3*o.Rounds))
 	} else if err := Reach(ctx, env.URL); err != nil {
 		return nil, err // unreachable: an error, not a relay without NIP-77
 	}

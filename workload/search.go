@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/flagcheck"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
@@ -44,7 +45,7 @@ type SearchOptions struct {
 // accepted in the publish phase.
 func (o SearchOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
-	o.fromEnv(env, fmt.Sprintf("Searching (NIP-50) on %s", env.URL), int64(o.Queries))
+	o.fromEnv(env, progress.Counting(fmt.Sprintf("Searching (NIP-50) on %s", env.URL), "Ran", "search query", "search queries", int64(o.Queries)), int64(o.Queries))
 	if o.RelayCap == 0 {
 		o.RelayCap = env.relayCap()
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/internal/rlimit"
 	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/metrics"
@@ -104,7 +105,7 @@ func (o SubscribeOptions) EventCount() int {
 func (o SubscribeOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
 	total := int64(o.Segment.Share(o.EventCount())) // a segment publishes its share
-	o.fromEnv(env, fmt.Sprintf("Publishing %s to %s", numfmt.Count(total, "event"), numfmt.Count(o.Subscribers, "subscriber")), total)
+	o.fromEnv(env, progress.Counting(fmt.Sprintf("Publishing %s to %s", numfmt.Count(total, "event"), numfmt.Count(o.Subscribers, "subscriber")), "Published", "event", "events", total), total)
 	return onePhase(Subscribe(ctx, env.URL, env.Corpus, o))
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/results"
 )
@@ -112,7 +113,7 @@ func (o SweepOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 	o.OnSkip = func(size int, reason string) {
 		skipped = append(skipped, fmt.Sprintf("sweep: %s bytes skipped: %s", numfmt.Group(int64(size)), reason))
 	}
-	update := env.progressFor(sweepPlan(o.Events, o.Sizes), int64(len(o.Sizes)))
+	update := env.progressFor(progress.Counting(sweepPlan(o.Events, o.Sizes), "Swept", "size", "sizes", int64(len(o.Sizes))), int64(len(o.Sizes)))
 	sizes := o.Sizes
 	var phases []results.Phase
 	var err error

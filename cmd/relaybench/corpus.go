@@ -178,7 +178,7 @@ func loadDump(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*cor
 	c, err := corpus.LoadDump(ctx, f.Corpus, corpus.DumpOptions{
 		Options: corpus.Options{CacheDir: f.CacheDir, Progress: func(done, total int) {
 			if update == nil {
-				update, stop = prog.Phase(fmt.Sprintf("Verifying %s of %s", numfmt.Count(total, "event"), filepath.Base(f.Corpus)), countFmt("Verified", "event", "events", int64(total)), int64(total))
+				update, stop = prog.Phase(fmt.Sprintf("Verifying %s of %s", numfmt.Count(total, "event"), filepath.Base(f.Corpus)), progress.CountFmt("Verified", "event", "events", int64(total)), int64(total))
 			}
 			update(int64(done))
 		}},

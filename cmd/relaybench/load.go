@@ -13,6 +13,7 @@ import (
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/harness"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
@@ -351,7 +352,7 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 func (c *loadCmd) publishCorpus(ctx context.Context, s *liveSession, crp *corpus.Corpus) ([]*nostr.Event, error) {
 	n := crp.Len()
 	o := workload.PublishOptions{Base: workload.Base{Timeout: c.Timeout}, Connections: 4, Mode: workload.ModePipeline, Window: 256}
-	o.Progress = progressFunc(s.prog)(fmt.Sprintf("Publishing %s for the queries to match", numfmt.Count(n, "event")), int64(n))
+	o.Progress = progressFunc(s.prog)(progress.Counting(fmt.Sprintf("Publishing %s for the queries to match", numfmt.Count(n, "event")), "Published", "event", "events", int64(n)), int64(n))
 	pr, err := workload.Publish(ctx, s.target.URL, crp, nil, o)
 	if pr != nil {
 		pr.Phase.Name = queryCorpusPhase

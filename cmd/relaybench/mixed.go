@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/runner"
@@ -56,7 +57,7 @@ func (c *mixedCmd) Run(g *Globals) error {
 				all[i] = i
 			}
 			po := workload.PublishOptions{Base: workload.Base{Timeout: c.Timeout, Begin: env.Sample}, Connections: 4, Mode: workload.ModePipeline}
-			po.Progress = env.Progress(fmt.Sprintf("Publishing %s to %s", numfmt.Count(len(all), "event"), env.URL), int64(len(all)))
+			po.Progress = env.Progress(progress.Counting(fmt.Sprintf("Publishing %s to %s", numfmt.Count(len(all), "event"), env.URL), "Published", "event", "events", int64(len(all))), int64(len(all)))
 			pr, err := workload.Publish(ctx, env.URL, crp, all, po)
 			if pr == nil {
 				return nil, err

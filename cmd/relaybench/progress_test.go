@@ -1,33 +1,10 @@
 package main
 
 import (
-	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
-
-// A progress line never reads "Executed 1 queries...": below 20 the plain
-// lines (every tenth of the total) can count 1. Each says the total:
-// compare's read "Executed 2 queries..." where run's read "Executed 1 of
-// 10 queries...".
-func TestCountFmt(t *testing.T) {
-	for _, c := range []struct {
-		total int64
-		done  int64
-		want  string
-	}{
-		{1, 1, "Executed 1 query..."},
-		{5, 1, "Executed 1 of 5 queries..."},
-		{19, 1, "Executed 1 of 19 queries..."},
-		{20, 2, "Executed 2 of 20 queries..."},
-		{100, 10, "Executed 10 of 100 queries..."},
-		{10000, 1000, "Executed 1000 of 10,000 queries..."},
-	} {
-		if got := fmt.Sprintf(countFmt("Executed", "query", "queries", c.total), c.done); got != c.want {
-			t.Errorf("total %d: %q, want %q", c.total, got, c.want)
-		}
-	}
-}
 
 // A corpus signed once is loaded from the cache the next time, and then
 // nothing says it is being signed.
@@ -45,5 +22,28 @@ func TestCorpusFromCacheIsQuiet(t *testing.T) {
 	}
 	if !strings.Contains(second.stdout, "from cache") {
 		t.Errorf("the summary does not say the corpus came from the cache:\n%s", second.stdout)
+	}
+}
+
+// Every workload's progress names what it counts when it starts, so each
+// count line says done of total and of what ("Ran 10 of 100 COUNT
+// queries...", "Timed 20 of 200 events..."), never "Done 20...".
+func TestEveryPhaseNamesItsUnit(t *testing.T) {
+	t.Parallel()
+	res := runCLI(t, "run", "--events", "300", "--queries", "10", "--workloads", "count,negentropy,lifecycle,search",
+		"--anchor", testAnchor, "--cache-dir", t.TempDir(), "--out", t.TempDir(), "--quiet")
+	if res.code != 0 {
+		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
+	}
+	counted := regexp.MustCompile(`^  [A-Z][a-z]+( back)? [0-9,]+ of [0-9,]+ [a-zA-Z]`)
+	for _, l := range strings.Split(res.stderr, "\n") {
+		if strings.HasPrefix(l, "  ") && !counted.MatchString(l) {
+			t.Errorf("a progress line without its total or unit: %q", l)
+		}
+	}
+	for _, want := range []string{"  Ran 10 of 100 COUNT queries...", " search queries...", " rounds (3 scenarios × ", "  Timed 10 of 100 events..."} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, res.stderr)
+		}
 	}
 }

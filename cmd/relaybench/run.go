@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -85,7 +84,7 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 			if done >= total {
 				return
 			}
-			update, stop = prog.Phase("Signing "+numfmt.Count(f.Events, "event"), countFmt("Signed", "event", "events", int64(f.Events)), int64(f.Events))
+			update, stop = prog.Phase("Signing "+numfmt.Count(f.Events, "event"), progress.CountFmt("Signed", "event", "events", int64(f.Events)), int64(f.Events))
 		}
 		update(int64(done))
 	}
@@ -167,22 +166,12 @@ func startRelay(ctx context.Context, spec harness.Spec, o harness.StartOptions) 
 	return inst, stop, nil
 }
 
+// progressFunc is the run's progress reporter for a workload's phases:
+// each names what it counts when it starts (progress.Counting), so its
+// lines say done of total and of what.
 func progressFunc(prog *progress.Reporter) func(label string, total int64) func(int64) {
 	return func(label string, total int64) func(int64) {
-		doneFmt := "Done %d..."
-		switch {
-		case len(label) >= 10 && label[:10] == "Publishing":
-			doneFmt = countFmt("Published", "event", "events", total)
-		case len(label) >= 8 && label[:8] == "Querying":
-			doneFmt = countFmt("Executed", "query", "queries", total)
-		case len(label) >= 8 && label[:8] == "Sweeping":
-			doneFmt = countFmt("Swept", "size", "sizes", total)
-		case strings.HasPrefix(label, "mixed: reading back"):
-			doneFmt = countFmt("Read back", "event", "events", total)
-		case strings.HasPrefix(label, "mixed: "): // its plan: the three parts' operations
-			doneFmt = countFmt("Ended", "operation", "operations", total)
-		}
-		update, stop := prog.Phase(label, doneFmt, total)
+		update, stop := prog.Phase(label, "", total)
 		return func(done int64) {
 			update(done)
 			if done >= total {
@@ -190,16 +179,6 @@ func progressFunc(prog *progress.Reporter) func(label string, total int64) func(
 			}
 		}
 	}
-}
-
-// countFmt is a progress line's format for done of total things, the
-// total always said ("Executed 1 of 5 queries...", never "Executed 1
-// queries...", nor "Executed 2 queries..." of an unsaid total).
-func countFmt(verb, one, many string, total int64) string {
-	if total == 1 {
-		return verb + " %d " + one + "..."
-	}
-	return fmt.Sprintf("%s %%d of %s %s...", verb, numfmt.Group(total), many)
 }
 
 func newResultsFile(command string, started time.Time) *results.File {

@@ -153,7 +153,7 @@ func waitNotice(quiet, noProgress bool, prog *progress.Reporter) func(flag strin
 			return func() {}
 		}
 		secs := max(int64((in+time.Second-1)/time.Second), 1)
-		update, stop := prog.Phase(label, countFmt("Waited", "second", "seconds", secs), secs)
+		update, stop := prog.Phase(label, progress.CountFmt("Waited", "second", "seconds", secs), secs)
 		end, start := make(chan struct{}), time.Now()
 		var wg sync.WaitGroup
 		wg.Go(func() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -59,7 +60,15 @@ func New(w io.Writer, enabled bool) *Reporter {
 // the plain-line form ("Published %d events..."). It returns the update
 // function (called with the running count; safe from any goroutine) and a
 // stop function that must be called when the phase ends.
+//
+// A label made by Counting carries its own count lines' form, which
+// replaces doneFmt; an empty doneFmt with none counts "Done %d of N...".
 func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done int64), stop func()) {
+	if l, f := Split(label); f != "" {
+		label, doneFmt = l, f
+	} else if doneFmt == "" {
+		doneFmt = CountFmt("Done", "", "", total)
+	}
 	if r != nil && r.tap != nil {
 		seen := r.tap(label, total)
 		r2 := *r
@@ -122,3 +131,34 @@ func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done i
 type grouped int64
 
 func (g grouped) Format(f fmt.State, _ rune) { fmt.Fprint(f, numfmt.Group(int64(g))) }
+
+// unitSep joins a label and the form of its count lines (Counting).
+const unitSep = "\x1f"
+
+// Counting is a phase's label that also names what the phase counts, so
+// that every count line says done of total and of what ("Timed 20 of 200
+// events...", never "Done 20..."): verb is the work in the past tense,
+// one and many the unit, many with the makeup of the total where it has
+// one ("rounds (3 scenarios × 10)"). Each phase names its unit this way
+// when it starts; Phase reads it, and shows and taps label alone.
+func Counting(label, verb, one, many string, total int64) string {
+	return label + unitSep + CountFmt(verb, one, many, total)
+}
+
+// Split gives the label shown of a label made by Counting, and its count
+// lines' form ("" for a label that names no unit).
+func Split(label string) (shown, doneFmt string) {
+	shown, doneFmt, _ = strings.Cut(label, unitSep)
+	return shown, doneFmt
+}
+
+// CountFmt is a count line's format for done of total things, the total
+// always said ("Executed 1 of 5 queries...", never "Executed 1
+// queries...", nor "Executed 2 queries..." of an unsaid total).
+func CountFmt(verb, one, many string, total int64) string {
+	esc := func(s string) string { return strings.ReplaceAll(s, "%", "%%") }
+	if total == 1 {
+		return strings.TrimSuffix(esc(verb)+" %d "+esc(one), " ") + "..."
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%s %%d of %s %s", esc(verb), numfmt.Group(total), esc(many)), " ") + "..."
+}
