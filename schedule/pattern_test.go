@@ -276,3 +276,29 @@ func TestNumericInversionMatchesClosedForm(t *testing.T) {
 		}
 	}
 }
+
+// A pattern's description, printed as the load plan, groups thousands as
+// the summary does and keeps a fraction as given.
+func TestPatternDescriptionGroupsThousands(t *testing.T) {
+	c, err := Constant(3000, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Ramp(1500.5, 1e6, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Sine(2.5, 12000, 10*time.Second, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ got, want string }{
+		{c.String(), "constant 3,000/s for 3s"},
+		{r.String(), "ramp 1,500.5→1,000,000/s over 1m0s"},
+		{s.String(), "sine 2.5↔12,000/s, period 10s, over 1m0s"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}

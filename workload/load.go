@@ -1413,8 +1413,10 @@ func (l *liveStats) finish(intended int64, out schedule.Outcome) {
 	h.mu.Unlock()
 }
 
-// line formats second s and recycles its histogram for second s+liveRing.
+// line formats second s and recycles its histogram for second s+liveRing;
+// counts group their thousands as the summary's do.
 func (l *liveStats) line(name string, s int) string {
+	g := numfmt.Group
 	h := &l.hist[s%liveRing]
 	h.mu.Lock()
 	var p50, p99 time.Duration
@@ -1435,13 +1437,13 @@ func (l *liveStats) line(name string, s int) string {
 	dropped := max(0, intended-l.started[s].Load())
 	if span < time.Second {
 		// The run ended inside this second: its counts, not per-second rates.
-		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %d sent %d accepted %d refused %d failed %d dropped %d in-flight %d p50 %v p99 %v",
-			name, s, span.Seconds(), intended, l.sent[s].Load(), l.accepted[s].Load(), l.refused[s].Load(), l.failed[s].Load(), dropped,
-			l.maxIn[s].Load(), roundLat(p50), roundLat(p99))
+		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %s sent %s accepted %s refused %s failed %s dropped %s in-flight %s p50 %v p99 %v",
+			name, s, span.Seconds(), g(intended), g(l.sent[s].Load()), g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), g(dropped),
+			g(l.maxIn[s].Load()), roundLat(p50), roundLat(p99))
 	}
-	return fmt.Sprintf("%s t=%3ds intended %7d/s sent %7d/s accepted %7d/s refused %5d failed %5d dropped %6d in-flight %5d p50 %9v p99 %9v",
-		name, s, intended, l.sent[s].Load(), l.accepted[s].Load(), l.refused[s].Load(), l.failed[s].Load(), dropped,
-		l.maxIn[s].Load(), roundLat(p50), roundLat(p99))
+	return fmt.Sprintf("%s t=%3ds intended %7s/s sent %7s/s accepted %7s/s refused %5s failed %5s dropped %6s in-flight %5s p50 %9v p99 %9v",
+		name, s, g(intended), g(l.sent[s].Load()), g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), g(dropped),
+		g(l.maxIn[s].Load()), roundLat(p50), roundLat(p99))
 }
 
 // intendedBefore counts the ops of second s intended in its first span: all
