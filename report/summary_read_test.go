@@ -98,7 +98,8 @@ func TestSummaryNoMarkdownTable(t *testing.T) {
 }
 
 // A sweep's points that note the same thing with other figures give, in
-// the brief summary, one line under one heading naming the sizes (in
+// the brief summary, one line under one heading naming the sizes, one
+// heading form for every group, one note or several (in
 // payload sizes, not phase names; results keys in words); the full one
 // gives each distinct text once, with its sizes.
 func TestSummarySweepNotesCollapsed(t *testing.T) {
@@ -108,8 +109,8 @@ func TestSummarySweepNotesCollapsed(t *testing.T) {
 		"    neither side saturated its CPU (client 0.0, relay 0.0 cores)\n" +
 		"    payload sweep at 256 content bytes: throughput (msg/s) counts accepted events\n" +
 		"    closed loop: 4 connections\n" +
-		"  Note (2 KiB and 2560 B): the relay closed the connection once\n"
-	if !strings.Contains(s, want) || strings.Contains(s, "sweep/") || strings.Contains(s, "msgs_per_sec") {
+		"  Note for 2 KiB and 2560 B:\n    the relay closed the connection once\n"
+	if !strings.Contains(s, want) || strings.Contains(s, "  Note (") || strings.Contains(s, "sweep/") || strings.Contains(s, "msgs_per_sec") {
 		t.Errorf("brief: want the notes once, under the sizes that have them, in words:\n%s\nin:\n%s", want, s)
 	}
 	full := summaryText(t, oneRun("sweep", nil, ps...), SummaryOptions{})

@@ -26,7 +26,8 @@ type sweepNote struct {
 // phases), each point named by its payload size ("1 KiB"). The points'
 // notes often say the same with other figures ("closed loop: 4
 // connections …" at every size). The brief summary gives such notes once,
-// under one line naming the sizes that have them, with the first size's
+// under one heading naming the sizes that have them ("Note for 4 KiB and
+// 16 KiB:", "Notes for every size …:", one form for all), with the first size's
 // figures and the results keys they name in words; the full one (-v) gives
 // each distinct text once with the sizes that have it.
 func writeSweepNotes(w io.Writer, phases []*results.Phase) {
@@ -48,11 +49,10 @@ func writeSweepNotes(w io.Writer, phases []*results.Phase) {
 	}
 	for _, k := range order {
 		ns := bySizes[k]
-		if len(ns) == 1 && !ns[0].differ {
-			fmt.Fprintf(w, "  Note (%s): %s\n", k, noteWords(ns[0].text, ns[0].at[0]))
-			continue
+		head := "  Notes for " + k // one form for every group, one note or several
+		if len(ns) == 1 {
+			head = "  Note for " + k
 		}
-		head := "  Notes for " + k
 		if slices.ContainsFunc(ns, func(n sweepNote) bool { return n.differ }) {
 			head += " (numbers shown for " + fmtPayload(float64(ns[0].at[0].Size)) + "; -v shows each size's)"
 		}
