@@ -57,11 +57,12 @@ type misbehaviour struct {
 func argsFor(w string, m misbehaviour) []string {
 	args := slices.Clone(workloadArgs[w])
 	c := m.cfg
-	if i := slices.Index(args, "--timing-events"); i >= 0 && (c.DropDeliveriesEvery+c.InvalidDeliveriesEvery > 0 || c.EndlessAnswers) {
+	if i := slices.Index(args, "--timing-events"); i >= 0 && (c.DropEvery+c.DropDeliveriesEvery+c.InvalidDeliveriesEvery > 0 || c.EndlessAnswers) {
 		// Each event's delivery or read then costs lifecycle a deadline:
-		// 30 events show the fault as 80 do (the relays that stall or die
-		// after so many messages keep 80, to be reached).
-		args[i+1] = "30"
+		// 15 events show the fault as 80 do, 5 of them (2 lost: every 7th)
+		// spoiled (the relays that stall or die after so many messages keep
+		// 80, to be reached).
+		args[i+1] = "15"
 	}
 	args = append(args, m.flags...)
 	if m.withholds {
