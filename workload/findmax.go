@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -504,8 +505,32 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 		ph.Notes = append(ph.Notes, stopWhy)
 	}
 	if res.ClientLimited {
-		ph.Notes = append(ph.Notes, "client-limited: the answer is a lower bound on the relay's capacity, not a relay figure; give the client more CPU (--client-cpus/--relay-cpus on separate cores) or a bigger --load-pool")
+		ph.Notes = append(ph.Notes, clientLimitedNote(res))
 	}
+}
+
+// clientLimitedNote is a client-limited search's note: its answer is a
+// lower bound, and the remedy load's judgement of the step that stopped
+// it implies: when that step's lateness came from outside the client's own
+// work (LateFromOutside), a quieter machine, not more CPU; when the client
+// itself was the limit, more CPU or a bigger pool. A search stopped by
+// --load-max-events has no such step: its stop note says why.
+func clientLimitedNote(res *FindMaxResult) string {
+	n := "client-limited: the answer is a lower bound on the relay's capacity, not a relay figure"
+	i := len(res.Steps) - 1
+	for i >= 0 && !res.Steps[i].ClientLimited {
+		i--
+	}
+	if i < 0 {
+		return n
+	}
+	st := res.Steps[i]
+	outside := slices.ContainsFunc(st.Phase.Notes, func(s string) bool { return strings.Contains(s, LateFromOutside) })
+	if secs := float64(st.Phase.Duration) / 1e9; outside && st.Phase.Resources != nil && secs > 0 {
+		return fmt.Sprintf("%s; at %s/s the client used %.2f cores and %s: a quieter machine avoids it, not more CPU or a bigger --load-pool",
+			n, fmtRate(st.Rate), st.Phase.Resources.ClientCPUSecs/secs, LateFromOutside)
+	}
+	return n + "; give the client more CPU (--client-cpus/--relay-cpus on separate cores) or a bigger --load-pool"
 }
 
 // addProtocolCounts carries a step's protocol faults and counters into the

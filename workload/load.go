@@ -1138,9 +1138,13 @@ func quietLateNote(res *schedule.Result, cpuNote string) string {
 		late += fmt.Sprintf(" and %s were dropped (not started within %v)", numfmt.Group(res.Dropped), res.MaxLateness)
 	}
 	return fmt.Sprintf("client-limited: %s with at most %d of %d in-flight slots busy, while the client itself was not busy (%s): "+
-		"its wake-ups came late from outside its own work (other processes busy on this machine, or the OS), so these figures are the machine's, not the relay's; a quieter machine avoids it",
+		LateFromOutside+", so these figures are the machine's, not the relay's; a quieter machine avoids it",
 		late, res.MaxInFlight, res.Pool, cpuNote)
 }
+
+// LateFromOutside is quietLateNote's judgement, which find-max's advice
+// repeats: the client's lateness came from outside its own work.
+const LateFromOutside = "its wake-ups came late from outside its own work (other processes busy on this machine, or the OS)"
 
 // SlotWaitPrefix begins the note of a load phase whose ops started late
 // while every in-flight slot was busy waiting for replies, none dropped.
