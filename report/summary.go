@@ -99,7 +99,7 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 		if len(f.Runs) == 1 && emptyRun(r) {
 			break // nothing ran: the header and the verdict say it all
 		}
-		fmt.Fprintln(bw)
+		blankLine(bw) // a run's block ends with one already: one blank line, never two
 		if len(f.Runs) > 1 {
 			rep := ""
 			if r.Repeat > 0 {
@@ -110,7 +110,7 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 		summaryRun(bw, r)
 	}
 	if len(f.Runs) > 1 {
-		fmt.Fprintln(bw)
+		blankLine(bw)
 		fmt.Fprintln(bw, "=== Comparison ===")
 		for _, t := range tables([]*results.File{f}) {
 			if o.Brief && t.title != "Relays" {

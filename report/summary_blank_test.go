@@ -9,7 +9,8 @@ import (
 
 // The hint and the verdict each follow one blank line, never none nor
 // two: a compare (several runs) had no blank line before "(-v shows …)",
-// and a conformance summary two before the verdict and no hint.
+// and a conformance summary two before the verdict and no hint; a
+// compare two before its second run and its comparison.
 func TestSummaryOneBlankLineBeforeHintAndVerdict(t *testing.T) {
 	passed := &results.Verdict{Outcome: "passed"}
 	phase := results.Phase{Name: "publish", Duration: 1e9, Counts: map[string]int64{"sent": 5, "accepted": 5}}
@@ -37,6 +38,14 @@ func TestSummaryOneBlankLineBeforeHintAndVerdict(t *testing.T) {
 		}
 		if full := summaryText(t, c.f, SummaryOptions{}); strings.Contains(full, "\n\n\nVerdict") || !strings.Contains(full, "\n\nVerdict") {
 			t.Errorf("%s -v: want one blank line before the verdict:\n%s", name, full)
+		}
+	}
+	// A compare's runs and its comparison each follow one blank line: two
+	// came before "--- Run 2 of 2" and "=== Comparison ===".
+	for _, brief := range []bool{true, false} {
+		s := summaryText(t, cmp, SummaryOptions{Brief: brief})
+		if strings.Contains(s, "\n\n\n") || !strings.Contains(s, "\n\n--- Run 2 of 2: b ---") || !strings.Contains(s, "\n\n=== Comparison ===") {
+			t.Errorf("brief %v: want one blank line before each run and the comparison:\n%s", brief, s)
 		}
 	}
 }
