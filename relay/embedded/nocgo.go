@@ -14,7 +14,7 @@ var cgoStores []string
 
 // cgoStoresHint says how to build relaybench with the lmdb and sqlite3
 // stores.
-const cgoStoresHint = "go build -tags cgostores ./cmd/relaybench builds the lmdb and sqlite3 stores in (needs cgo and a C compiler, e.g. apt-get install gcc; compiling SQLite and LMDB takes a few minutes)"
+const cgoStoresHint = "to build a relaybench with the lmdb and sqlite3 stores: go build -tags cgostores ./cmd/relaybench (needs cgo and a C compiler, e.g. apt-get install gcc; compiling SQLite and LMDB takes a few minutes)"
 
 // openCgoStore explains that lmdb and sqlite3 are not in this build.
 func openCgoStore(name, _ string) (eventstore.Store, error) {
