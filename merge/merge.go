@@ -630,7 +630,9 @@ func phaseRates(phs []*results.Phase, counts map[string]int64, dur int64) (map[s
 	return out, dropped
 }
 
-// mergeGroups merges groups by name, in first-seen order.
+// mergeGroups merges groups by name, in the order a single run gives
+// them: a phase's query shapes (params.shapes) in their order, whichever
+// segment ran each; other groups in first-seen order.
 func mergeGroups(phs []*results.Phase) ([]results.Group, error) {
 	var names []string
 	by := map[string][]*results.Group{}
@@ -645,6 +647,7 @@ func mergeGroups(phs []*results.Phase) ([]results.Group, error) {
 			idx[g.Name] = append(idx[g.Name], i)
 		}
 	}
+	sortByShapes(names, phs)
 	var out []results.Group
 	for _, name := range names {
 		gs := by[name]
@@ -661,6 +664,49 @@ func mergeGroups(phs []*results.Phase) ([]results.Group, error) {
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// sortByShapes puts the names that are query shapes of the phases'
+// params.shapes first, in that list's order (each segment runs some shapes
+// of the rotation, so first-seen order interleaves them); the others keep
+// their order after them.
+func sortByShapes(names []string, phs []*results.Phase) {
+	rank := map[string]int{}
+	for _, p := range phs {
+		for _, n := range paramStrings(p.Params["shapes"]) {
+			if _, seen := rank[n]; !seen {
+				rank[n] = len(rank)
+			}
+		}
+	}
+	if len(rank) == 0 {
+		return
+	}
+	of := func(n string) int {
+		if r, ok := rank[n]; ok {
+			return r
+		}
+		return len(rank)
+	}
+	sort.SliceStable(names, func(i, j int) bool { return of(names[i]) < of(names[j]) })
+}
+
+// paramStrings is a list parameter's strings: []string as built, []any
+// as read from a results file.
+func paramStrings(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		var out []string
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func phaseWindow(phs []*results.Phase) int64 {
