@@ -118,6 +118,7 @@ func TestHonestTestRelayPasses(t *testing.T) {
 // Each knob breaks one rule: its check ends as want, every other check of
 // the NIP-01 set passes.
 func TestEachMisbehaviourCaught(t *testing.T) {
+	t.Parallel() // its cases wait out a Timeout each, idle, beside TestSharedRelays
 	type want = map[string]results.CheckStatus
 	cases := []struct {
 		name string

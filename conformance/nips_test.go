@@ -225,6 +225,7 @@ func TestNIP45Checks(t *testing.T) {
 // NEG-OPEN is never answered (fail, the REQ after it was) and no
 // reconciliation ends (unknown).
 func TestNIP50AndNIP77OnRelayWithout(t *testing.T) {
+	t.Parallel() // the NIP-77 cases wait out a Timeout each, idle, beside TestSharedRelays
 	r := testrelay.New(testrelay.Config{Verify: true})
 	t.Cleanup(r.Close) // after the parallel subtests
 	info := &nip11.Info{SupportedNIPs: []any{50.0, 77.0}}
