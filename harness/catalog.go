@@ -60,6 +60,9 @@ type Spec struct {
 	BinName     string   `toml:"bin_name"`     // go-build, cargo: the executable's name
 	BuildEnv    []string `toml:"build_env"`    // environment for the build
 	BinEnv      string   `toml:"bin_env"`      // binary: env var holding the binary's path
+	// Get says how a user gets a binary relay's executable when it is
+	// missing ("strfry is on no package registry: build it from …").
+	Get string `toml:"get"`
 	// BinOf names the relay whose binary this entry runs with another
 	// configuration (e.g. orly-auth runs orly): --bin NAME=…, DIR/NAME of
 	// --bin-dir and the build cache are tried under this entry's name, then

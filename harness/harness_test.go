@@ -97,7 +97,8 @@ func TestBinaryRelayWithoutBinaryIsSkipped(t *testing.T) {
 	if !IsSkip(err) {
 		t.Fatalf("Start(strfry) = %v, want a skip", err)
 	}
-	if want := "strfry: skipped: no binary; pass --bin strfry=PATH, --bin-dir DIR or set RELAYBENCH_STRFRY_BIN"; err.Error() != want {
+	// what is missing and how to get it; "skipped" is compare's word, not the relay's error
+	if want := "strfry: no binary: strfry is on no package registry: build it from its source, https://github.com/hoytech/strfry (checked here at f8a56a8; C++ with LMDB); then pass --bin strfry=PATH, --bin-dir DIR or set RELAYBENCH_STRFRY_BIN"; err.Error() != want {
 		t.Errorf("got %q, want %q", err, want)
 	}
 	spec, _ := Lookup("relayer-postgres")

@@ -101,7 +101,10 @@ type SkipError struct {
 	Name, Why string
 }
 
-func (e *SkipError) Error() string { return e.Name + ": skipped: " + e.Why }
+// Its message says why alone ("strfry: no binary: …"): a command that
+// runs that one relay fails with it; compare, which skips it and goes on,
+// says "skipped" itself.
+func (e *SkipError) Error() string { return e.Name + ": " + e.Why }
 
 // IsSkip reports whether err is a *SkipError.
 func IsSkip(err error) bool {
@@ -197,12 +200,18 @@ func binName(spec Spec) (name, runs string) {
 // told in the name of the relay whose binary it runs, as its environment
 // variable is: --bin orly=PATH, DIR/orly, RELAYBENCH_ORLY_BIN (its own name
 // works for --bin and DIR too, but one name is said throughout).
+// Where the catalog says how to get the binary (Get), the message says it
+// first.
 func noBinary(spec Spec, o Options) error {
 	name, runs := binName(spec)
-	if dir, from := o.binDir(); dir != "" {
-		return &SkipError{spec.Name, fmt.Sprintf("no binary%s: %s (from %s) does not exist; put it there, pass --bin %s=PATH or set %s", runs, filepath.Join(dir, name), from, name, spec.BinEnv)}
+	get, then := "", ""
+	if spec.Get != "" {
+		get, then = ": "+spec.Get, " then"
 	}
-	return &SkipError{spec.Name, fmt.Sprintf("no binary%s; pass --bin %s=PATH, --bin-dir DIR or set %s", runs, name, spec.BinEnv)}
+	if dir, from := o.binDir(); dir != "" {
+		return &SkipError{spec.Name, fmt.Sprintf("no binary%s: %s (from %s) does not exist%s;%s put it there, pass --bin %s=PATH or set %s", runs, filepath.Join(dir, name), from, get, then, name, spec.BinEnv)}
+	}
+	return &SkipError{spec.Name, fmt.Sprintf("no binary%s%s;%s pass --bin %s=PATH, --bin-dir DIR or set %s", runs, get, then, name, spec.BinEnv)}
 }
 
 func resolveBinFrom(spec Spec, o Options) (string, string, error) {

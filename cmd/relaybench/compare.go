@@ -202,9 +202,13 @@ func (c *compareCmd) runRelay(ctx context.Context, file *results.File, ref relay
 		fmt.Fprintf(os.Stderr, "== %s%s\n", name, repeatLabel(rep, c.Repeat))
 		r, err := c.runOne(ctx, ref, crp, cfg)
 		if harness.IsSkip(err) {
-			if c.saidSkip[name] {
+			var skip *harness.SkipError
+			switch {
+			case c.saidSkip[name]:
 				fmt.Fprintf(os.Stderr, "%s: skipped, as said at the start\n", name)
-			} else {
+			case errors.As(err, &skip):
+				fmt.Fprintf(os.Stderr, "%s: skipped: %s\n", skip.Name, skip.Why)
+			default:
 				fmt.Fprintf(os.Stderr, "%v\n", err)
 			}
 			file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: name}, Skipped: err.Error(), Params: params})

@@ -448,7 +448,7 @@ func TestUnwrittenReservationRemoved(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr)
 	}
-	wantOneLine(t, stderr, "strfry: skipped: no binary")
+	wantOneLine(t, stderr, "strfry: no binary: strfry is on no package registry") // nothing else runs: not "skipped"
 	wantEmptyDir(t, out)
 }
 

@@ -144,6 +144,10 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 			return context.Canceled
 		}
 		if err != nil {
+			err = notInstalled(spec, err)
+			if len(specs) == 1 {
+				return err // its one line says it all
+			}
 			fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(err))
 			failed = append(failed, n)
 			continue
@@ -154,6 +158,17 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 		return fmt.Errorf("install failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// notInstalled is the error of an install of spec that failed with err:
+// a relay relaybench does not build (a binary the user supplies) is told
+// so, with what its catalog entry says of getting it.
+func notInstalled(spec harness.Spec, err error) error {
+	var skip *harness.SkipError
+	if spec.Kind == harness.KindBinary && errors.As(err, &skip) {
+		return fmt.Errorf("%s: relaybench does not build it: %s", skip.Name, skip.Why)
+	}
+	return err
 }
 
 type relaysStartCmd struct {

@@ -94,3 +94,20 @@ func TestRelaysStartCtrlCIsItsStop(t *testing.T) {
 		t.Errorf("stdout %q lacks the stop", p.stdout())
 	}
 }
+
+// relays install of a relay relaybench does not build (strfry: a binary
+// the user supplies) says so in one line, with how to get it, and fails;
+// "skipped" is compare's word, and a second "install failed" line said
+// nothing more for one relay.
+func TestRelaysInstallBinaryRelaySaysHowToGetIt(t *testing.T) {
+	noStrfry(t)
+	code, _, stderr := runHere(t, "relays", "install", "strfry")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	wantOneLine(t, stderr, "strfry: relaybench does not build it", "on no package registry: build it from its source, https://github.com/hoytech/strfry",
+		"then pass --bin strfry=PATH, --bin-dir DIR")
+	if strings.Contains(stderr, "skipped") {
+		t.Errorf("says skipped, where nothing else runs: %s", stderr)
+	}
+}
