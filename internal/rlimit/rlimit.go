@@ -5,6 +5,8 @@ package rlimit
 import (
 	"fmt"
 	"syscall"
+
+	"github.com/relaybench/relaybench/internal/numfmt"
 )
 
 // Slack is the descriptors kept free for everything that is not a
@@ -47,6 +49,7 @@ func check(conns int, soft, hard uint64) error {
 	if soft == 0 || uint64(conns)+Slack <= soft {
 		return nil
 	}
-	return fmt.Errorf("%d connections need about %d open files, but the open-file limit is %d (hard limit %d, already raised to it): raise it with `ulimit -n %d` (as root, or in /etc/security/limits.conf) or ask for fewer connections",
-		conns, conns+Slack, soft, hard, conns+Slack)
+	g := func(n uint64) string { return numfmt.Group(int64(min(n, 1<<62))) } // counts grouped; the ulimit command's number as typed
+	return fmt.Errorf("%s connections need about %s open files, but the open-file limit is %s (hard limit %s, already raised to it): raise it with `ulimit -n %d` (as root, or in /etc/security/limits.conf) or ask for fewer connections",
+		g(uint64(conns)), g(uint64(conns)+Slack), g(soft), g(hard), conns+Slack)
 }

@@ -27,7 +27,8 @@ func TestCheck(t *testing.T) {
 		t.Fatal("10000 connections under 1024: no error")
 	}
 	msg := err.Error()
-	for _, want := range []string{"1024", "4096", "ulimit -n 10064", "10000 connections"} {
+	// counts with thousands separators, as everywhere; the command as typed
+	for _, want := range []string{"limit is 1,024 (hard limit 4,096", "about 10,064 open files", "ulimit -n 10064`", "10,000 connections"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("%q lacks %q", msg, want)
 		}
