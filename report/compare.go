@@ -580,7 +580,8 @@ func corpusKey(c results.Corpus) string {
 
 // paramsDiff names the parameters (as paramsKey keeps them) on which a and b
 // differ, "parameter concurrency" or "parameters a, b", with each side's
-// values of those only ("concurrency=4"; "concurrency=<none>" when unset).
+// values of those only, in words as the Params line says them
+// ("concurrency 4"; "concurrency unset" when unset).
 func paramsDiff(a, b map[string]any) (what, av, bv string) {
 	keys := map[string]bool{}
 	for k := range a {
@@ -594,9 +595,9 @@ func paramsDiff(a, b map[string]any) (what, av, bv string) {
 	val := func(p map[string]any, k string) string {
 		v, ok := p[k]
 		if !ok {
-			return k + "=<none>"
+			return strings.ReplaceAll(k, "_", " ") + " unset"
 		}
-		return fmt.Sprintf("%s=%v", k, v)
+		return paramWords(k, v)
 	}
 	var names, as, bs []string
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
@@ -608,7 +609,10 @@ func paramsDiff(a, b map[string]any) (what, av, bv string) {
 	if len(names) > 1 {
 		what = "parameters "
 	}
-	return what + strings.Join(names, ", "), strings.Join(as, " "), strings.Join(bs, " ")
+	for i, n := range names {
+		names[i] = strings.ReplaceAll(n, "_", " ")
+	}
+	return what + strings.Join(names, ", "), strings.Join(as, ", "), strings.Join(bs, ", ")
 }
 
 // paramsKey is the run parameters that shape a measurement, as one string.

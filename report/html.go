@@ -102,8 +102,6 @@ func metaLinesHTML(w io.Writer, lines [][2]string) {
 				}
 			}
 			v = "<code>" + strings.Join(args, " ") + "</code>"
-		case "Params":
-			v = "<code>" + v + "</code>"
 		}
 		fmt.Fprintf(w, "<dt>%s</dt><dd>%s</dd>\n", html.EscapeString(l[0]), v)
 	}

@@ -47,7 +47,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 		}
 		for _, l := range headerLines(f) {
 			v := mdText(l[1])
-			if l[0] == "Command" || l[0] == "Params" {
+			if l[0] == "Command" {
 				v = mdCode(l[1])
 			}
 			fmt.Fprintf(bw, "- **%s**: %s\n", mdText(l[0]), v)

@@ -452,10 +452,10 @@ func notPublished(r *results.Run) string {
 var unsetAtZero = map[string]bool{"connections": true, "warmup": true, "period": true, "every": true,
 	"width": true, "at": true, "steps": true, "max_events": true}
 
-// paramsLine lists the parameters that apply: an empty one, or one left
-// unset (connections=0 constraints= suite=), is in the results file only,
-// and so are load's peak under a constant pattern and its mix when it does
-// not mix.
+// paramsLine lists the parameters that apply, in words (paramWords): an
+// empty one, or one left unset (connections=0 constraints= suite=), is in
+// the results file only, and so are load's peak under a constant pattern
+// and its mix when it does not mix.
 func paramsLine(p map[string]any) string {
 	var parts []string
 	for _, k := range sortedKeys(p) {
@@ -468,9 +468,46 @@ func paramsLine(p map[string]any) string {
 		case k == "mix" && p["kind"] != nil && fmt.Sprint(p["kind"]) != "mixed":
 			continue
 		}
-		parts = append(parts, k+"="+v)
+		parts = append(parts, paramWords(k, p[k]))
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, ", ")
+}
+
+// paramWords is one parameter as every report says it, in words rather
+// than the results file's key: "publish rate 1,000", "skip preload no",
+// "workloads subscribe,lifecycle" (numbers grouped, yes/no for a switch,
+// a list as its flag takes it).
+func paramWords(k string, v any) string {
+	return strings.ReplaceAll(k, "_", " ") + " " + paramValue(v)
+}
+
+// paramValue is a parameter's value as paramWords says it.
+func paramValue(v any) string {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return numfmt.Group(int64(x))
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case int:
+		return numfmt.Group(int64(x))
+	case int64:
+		return numfmt.Group(x)
+	case []string:
+		return strings.Join(x, ",")
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = paramValue(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v)
 }
 
 // summaryRun writes the blocks of one run.

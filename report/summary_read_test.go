@@ -174,7 +174,7 @@ func TestSummaryLoadHeader(t *testing.T) {
 		strings.Contains(s, "Corpus:") || strings.Contains(s, "64 B") {
 		t.Errorf("the header does not show what was published:\n%s", s)
 	}
-	if !strings.Contains(s, "Params:   base=200 duration=3s kind=publish pattern=constant pool=10 size=1024\n") {
+	if !strings.Contains(s, "Params:   base 200, duration 3s, kind publish, pattern constant, pool 10, size 1,024\n") {
 		t.Errorf("params that do not apply are shown:\n%s", s)
 	}
 	// A run that publishes the corpus keeps its corpus line.
@@ -183,11 +183,16 @@ func TestSummaryLoadHeader(t *testing.T) {
 		t.Errorf("the corpus line of a run publishing it is gone:\n%s", s)
 	}
 	// A mixed load's mix applies.
-	if got := paramsLine(map[string]any{"kind": "mixed", "mix": "4:1"}); got != "kind=mixed mix=4:1" {
+	if got := paramsLine(map[string]any{"kind": "mixed", "mix": "4:1"}); got != "kind mixed, mix 4:1" {
 		t.Errorf("paramsLine of a mixed load = %q", got)
 	}
+	// In words, one rule for every format: numbers grouped, yes/no for a
+	// switch, a list as its flag takes it.
+	if got := paramsLine(map[string]any{"publish_rate": 1000.0, "skip_preload": false, "workloads": []any{"subscribe", "lifecycle"}, "ratio": 0.5}); got != "publish rate 1,000, ratio 0.5, skip preload no, workloads subscribe,lifecycle" {
+		t.Errorf("paramsLine in words = %q", got)
+	}
 	// A zero that is a setting stays.
-	if got := paramsLine(map[string]any{"max_drops": 0, "connections": 0, "pattern": "spike", "peak": 800}); got != "max_drops=0 pattern=spike peak=800" {
+	if got := paramsLine(map[string]any{"max_drops": 0, "connections": 0, "pattern": "spike", "peak": 800}); got != "max drops 0, pattern spike, peak 800" {
 		t.Errorf("paramsLine = %q", got)
 	}
 }
