@@ -149,12 +149,30 @@ func (s LoadSpec) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 // compare --workloads load run the workload with those flags' defaults and
 // have none of them. Notes, errors, the reason it stopped and why
 // operations did not run (the verdict quotes these) are named so.
-func loadCommandsFlags(ph *results.Phase) {
-	ph.Notes = replaceEach(ph.Notes, loadCommandsFlag)
-	ph.Errors = replaceEach(ph.Errors, loadCommandsFlag)
-	ph.Aborted = loadCommandsFlag(ph.Aborted)
+func loadCommandsFlags(ph *results.Phase) { renameFlags(ph, loadCommandsFlag) }
+
+// LoadCommandsFlags names load's flags in what ph, a phase of Load run by
+// another command (conformance --under-load), says as the load command's,
+// as run and compare's load does; own are the flags the command has itself
+// with the same meaning (conformance's --load-duration), left bare.
+func LoadCommandsFlags(ph *results.Phase, own ...string) {
+	renameFlags(ph, func(s string) string {
+		s = loadCommandsFlag(s)
+		for _, f := range own {
+			s = strings.ReplaceAll(s, "the load command's "+f, f)
+		}
+		return s
+	})
+}
+
+// renameFlags puts every text of ph that may name a flag through f:
+// notes, errors, the reason it stopped and why operations did not run.
+func renameFlags(ph *results.Phase, f func(string) string) {
+	ph.Notes = replaceEach(ph.Notes, f)
+	ph.Errors = replaceEach(ph.Errors, f)
+	ph.Aborted = f(ph.Aborted)
 	if v := ph.Verification; v != nil {
-		v.Notes = replaceEach(v.Notes, loadCommandsFlag)
+		v.Notes = replaceEach(v.Notes, f)
 	}
 	for i := range ph.Accounts {
 		a := &ph.Accounts[i]
@@ -163,7 +181,7 @@ func loadCommandsFlags(ph *results.Phase) {
 		}
 		by := make(map[string]int64, len(a.NotRunBy))
 		for why, n := range a.NotRunBy {
-			by[loadCommandsFlag(why)] += n
+			by[f(why)] += n
 		}
 		a.NotRunBy = by
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/results"
 )
 
 // TestLoadUnderRunNamesTheCommandsFlags: run and compare --workloads load
@@ -50,5 +51,18 @@ func TestLoadCommandsFlag(t *testing.T) {
 		if got := loadCommandsFlag(in); got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
+	}
+}
+
+// LoadCommandsFlags names load's flags as the load command's in every
+// text of a phase that may name one, but those the command running the
+// load has itself (conformance's --load-duration), left bare.
+func TestLoadCommandsFlagsKeepsTheCommandsOwn(t *testing.T) {
+	ph := results.Phase{Notes: []string{"slots (--load-pool) busy; raise --load-duration"}, Aborted: "over --load-max-events",
+		Accounts: []results.Account{{NotRunBy: map[string]int64{"not started within --load-max-lateness": 2}}}}
+	LoadCommandsFlags(&ph, "--load-duration")
+	if ph.Notes[0] != "slots (the load command's --load-pool) busy; raise --load-duration" || ph.Aborted != "over the load command's --load-max-events" ||
+		ph.Accounts[0].NotRunBy["not started within the load command's --load-max-lateness"] != 2 {
+		t.Errorf("%q, %q, %v", ph.Notes, ph.Aborted, ph.Accounts[0].NotRunBy)
 	}
 }

@@ -513,7 +513,11 @@ func tallyLine(checks []results.Check) string {
 }
 
 // keepLoad records the background load's phase and checks whether the
-// relay relaybench started died under it.
+// relay relaybench started died under it. What the phase says names the
+// load's flags conformance has none of as the load command's ("all 10
+// in-flight slots (the load command's --load-pool)"); its --load-duration
+// and --load-timeout are conformance's own.
 func (c *conformanceCmd) keepLoad(s *liveSession, ph results.Phase, err error) error {
+	workload.LoadCommandsFlags(&ph, "--load-duration", "--load-timeout")
 	return s.keep([]results.Phase{ph}, err)
 }
