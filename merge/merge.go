@@ -34,9 +34,11 @@ type Options struct {
 	// Force merges files whose command, parameters, corpus or start time
 	// differ, and runs of relays relaybench started per segment.
 	Force bool
-	// Args is the merge's own command line ("merge seg0.json seg1.json -o
-	// m.json"), recorded as the merged file's; nil records the segments'
-	// (their --segment written for all, their output flags left out).
+	// Args is the merge's own command line as typed ("merge -o m.json
+	// seg0.json seg1.json"), recorded as Merged.Command. The merged file's
+	// Args are always the segments' (their --segment written for all,
+	// their output flags left out): the command whose figures it holds,
+	// the Command line of every report of it.
 	Args []string
 	// Corpus rebuilds the events of the corpus a run used, in corpus order,
 	// for the cross-segment check of query answers (nil: the answers are
@@ -75,9 +77,9 @@ func Merge(ctx context.Context, in []Input, o Options) (*results.File, error) {
 		Tool:    first.Tool,
 		Machine: first.Machine,
 		Command: first.Command,
-		Args:    o.Args,
+		Args:    segmentArgs(first.Args, len(segs)),
 		Title:   first.Title,
-		Merged:  &results.Merged{Segments: len(segs), Warnings: warns},
+		Merged:  &results.Merged{Segments: len(segs), Warnings: warns, Command: o.Args},
 	}
 	for i, s := range segs {
 		f := s.File
@@ -92,9 +94,6 @@ func Merge(ctx context.Context, in []Input, o Options) (*results.File, error) {
 			Segment: i, File: s.Name, Machine: f.Machine, Tool: f.Tool,
 			StartedAt: f.StartedAt, FinishedAt: f.FinishedAt, Verdict: f.Verdict,
 		})
-	}
-	if out.Args == nil {
-		out.Args = segmentArgs(first.Args, len(segs))
 	}
 	out.Merged.StartSpreadNs = startSpread(segs)
 	cross := true

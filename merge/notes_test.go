@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// The merged file records the merge's own command line when given one, and
-// its run note names the segments' command without their own output flags;
+// The merged file's command is the segments' test, without their own
+// output flags, and the merge's own command line is its Merged one; its
+// run note names the segments' command without their own output flags;
 // how phases are merged is said once for the run, not in every phase.
 func TestMergedCommandAndNotesOnce(t *testing.T) {
 	var in []Input
@@ -26,8 +27,8 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Args, args) || m.Command != "run" {
-		t.Errorf("command %q args %q", m.Command, m.Args)
+	if !slices.Equal(m.Merged.Command, args) || m.Command != "run" || strings.Join(m.Args, " ") != "run --events 300 --segment 0…1/2" {
+		t.Errorf("command %q args %q, merge's %q", m.Command, m.Args, m.Merged.Command)
 	}
 	run := strings.Join(m.Runs[0].Notes, "\n")
 	if !strings.Contains(run, "segments of relaybench run --events 300 --segment 0…1/2: ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {

@@ -13,7 +13,11 @@ import (
 // many segments, on which machines, and whether their answers were checked
 // across segments.
 func mergedLines(m *results.Merged) [][2]string {
-	head := fmt.Sprintf("from %d segments (relaybench merge)", m.Segments)
+	by := "relaybench merge"
+	if len(m.Command) > 0 {
+		by = "relaybench " + strings.Join(m.Command, " ")
+	}
+	head := fmt.Sprintf("from %d segments (%s)", m.Segments, safe.Line(by))
 	if m.CrossChecked {
 		head += "; query answers checked against all segments' events"
 	} else {

@@ -117,6 +117,10 @@ type Merged struct {
 	// segments' stored events (the corpus was rebuilt for it).
 	CrossChecked bool     `json:"cross_checked"`
 	Warnings     []string `json:"warnings,omitempty"`
+	// Command is the merge's own command line as typed ("merge -o m.json
+	// seg0.json seg1.json", "report --merge seg0.json seg1.json"); the
+	// file's Args are the test's, the segments' command.
+	Command []string `json:"command,omitempty"`
 }
 
 // MergedSource is one segment's results file in a merge.

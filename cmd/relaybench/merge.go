@@ -34,8 +34,9 @@ func init() {
 	register("merge", "Merge the results files of a test's execution segments (--segment I/N) into one results file: counts add, histograms merge exactly, answers checked across segments.", &mergeCmd{})
 }
 
-// commandLine is this merge's command line as typed, the merged file's
-// recorded command ("merge -o merged.json seg0.json seg1.json"); rebuilt
+// commandLine is this merge's command line as typed, recorded in the
+// merged file as the merge's ("merge -o merged.json seg0.json seg1.json",
+// on its Merged line; its Command line is the segments' test); rebuilt
 // from the flags when it was not given (a caller other than main).
 func (c *mergeCmd) commandLine(g *Globals) []string {
 	if len(g.Args) > 0 {
@@ -209,7 +210,7 @@ func mergeForReport(g *Globals, paths []string, fs []*results.File, force bool) 
 		in[i] = merge.Input{Name: filepath.Base(paths[i]), File: f}
 	}
 	m := &mergeCmd{Force: force}
-	merged, err := merge.Merge(g.Ctx, in, merge.Options{Force: force, Corpus: m.loadCorpus})
+	merged, err := merge.Merge(g.Ctx, in, merge.Options{Force: force, Corpus: m.loadCorpus, Args: slices.Clone(g.Args)}) // "report --merge …", as typed
 	var ue *merge.UsageError
 	if errors.As(err, &ue) {
 		return nil, withCode(judge.Usage, err)

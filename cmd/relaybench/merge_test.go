@@ -50,8 +50,13 @@ func TestMergeCommand(t *testing.T) {
 	if m.Merged == nil || m.Merged.Segments != 2 || ph.Counts["accepted"] != 3 || ph.Latency["ok"].Count != 3 || m.Verdict == nil || m.Verdict.Status != 0 {
 		t.Fatalf("merged %+v phase %+v verdict %+v", m.Merged, ph, m.Verdict)
 	}
-	if got, want := strings.Join(m.Args, " "), "merge --quiet -o "+out+" "+b+" "+a; got != want { // the merge's command as typed, not segment 0's
-		t.Fatalf("args %q", got)
+	// The merged file's command is the test's, the segments' (its Command
+	// line in every report); the merge's own, as typed, is its Merged line's.
+	if got, want := strings.Join(m.Merged.Command, " "), "merge --quiet -o "+out+" "+b+" "+a; got != want {
+		t.Fatalf("merge's command %q, want %q", got, want)
+	}
+	if got := strings.Join(m.Args, " "); !strings.Contains(got, "--segment 0…1/2") || strings.HasPrefix(got, "merge") {
+		t.Fatalf("args %q, want the segments' command", got)
 	}
 	// The merged file renders like any other.
 	if code := run([]string{"report", out, "-o", filepath.Join(dir, "m.html")}); code != 0 {
@@ -61,8 +66,8 @@ func TestMergeCommand(t *testing.T) {
 		t.Fatalf("report --merge: exit %d", code)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "m.md"))
-	if !strings.Contains(string(md), "from 2 segments") {
-		t.Fatalf("report --merge does not say it merged:\n%s", md)
+	if !strings.Contains(string(md), "from 2 segments (relaybench report --merge "+a+" "+b) || !strings.Contains(string(md), "--segment 0…1/2") {
+		t.Fatalf("report --merge does not say it merged, or how the test ran:\n%s", md)
 	}
 	// Thresholds judge the merged figures.
 	if code := run([]string{"merge", "--quiet", "-o", filepath.Join(dir, "t.json"), "--threshold", "publish.ok.count>3", a, b}); code != 5 {
