@@ -103,7 +103,7 @@ fi
   echo
   echo "Machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go env GOVERSION); load average before: $load0, after: $load1"
   echo
-  echo "Reproduce: \`bench/fanout.sh\` (strfry from $BIN_DIR, started by relaybench; client and relay share the machine)."
+  echo "Reproduce: \`BIN_DIR=DIR bench/fanout.sh\` (DIR: the folder of your strfry build; strfry started by relaybench; client and relay share the machine)."
   echo
   echo "Idle subscriptions (one connection and one live REQ each), client resident memory between before the dial and after every EOSE:"
   echo
