@@ -35,7 +35,7 @@ func TestRelaysListFitsATerminal(t *testing.T) {
 			strfryRow = f[len(f)-1] == "no"
 		}
 	}
-	if !strfryRow || !strings.Contains(stdout, "\nstrfry: not installed: no binary; pass --bin strfry=PATH") {
+	if !strfryRow || !strings.Contains(stdout, "\nstrfry: not installed: no binary: strfry is on no package registry: build it from its source,") {
 		t.Errorf("want strfry's row saying no and its install hint below:\n%s", stdout)
 	}
 }
