@@ -154,10 +154,11 @@ func contentSizes(sizes []int) string {
 }
 
 // measure runs w against the session's relay, with the relay's resources
-// sampled around it, and keeps the phases it measured.
+// sampled around it, and keeps the phases it measured. The live view
+// (--web) follows it as run's does (webRun.workload).
 func (s *liveSession) measure(w runner.Workload, c *corpus.Corpus, live []*nostr.Event) error {
 	env := runner.Env{URL: s.target.URL, Corpus: c, Info: s.info, Live: live, Progress: progressFunc(s.prog), Log: s.prog}
-	phases, err := runner.RunWorkload(s.ctx, w, env, s.target.Probe, s.cores())
+	phases, err := runner.RunWorkload(s.ctx, s.web.workload(w), env, s.target.Probe, s.cores())
 	return s.keep(phases, err)
 }
 

@@ -83,11 +83,26 @@ func (c *mixedCmd) Run(g *Globals) error {
 }
 
 // workload is the mixed read/write workload with this command's options.
+// --no-progress keeps its part lines off standard error, not off the
+// live view (--web shows the part under way: quietParts).
 func (c *mixedCmd) workload() runner.Workload {
 	o := c.MixedOptions
 	o.Seed, o.Size = c.corpusFlags.Seed, c.corpusFlags.Size
+	w := declared("mixed", &o)
 	if c.NoProgress {
-		o.Parts = func(string) {}
+		return withQuietParts(w)
 	}
-	return declared("mixed", &o)
+	return w
+}
+
+// withQuietParts is w with its part lines kept off its log (quietParts).
+func withQuietParts(w runner.Workload) runner.Workload {
+	run := w.Run
+	w.Run = func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		if env.Log != nil {
+			env.Log = quietParts{env.Log, w.Name + ": "}
+		}
+		return run(ctx, env)
+	}
+	return w
 }

@@ -238,21 +238,32 @@ func (w *webRun) hook(cfg *runner.Config) {
 	if w.st == nil {
 		return
 	}
-	// Each workload names the phase in flight as it starts: one that
-	// announces no progress of its own (load) is shown under its name,
-	// not as no phase at all.
 	cfg.Workloads = slices.Clone(cfg.Workloads)
 	for i := range cfg.Workloads {
-		name, run := cfg.Workloads[i].Name, cfg.Workloads[i].Run
-		cfg.Workloads[i].Run = func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
-			w.st.Workload(name)
-			defer w.st.Workload("")
-			if env.Log != nil {
-				env.Log = partLines{env.Log, name + ": ", w.st.Part}
-			}
-			return run(ctx, env)
-		}
+		cfg.Workloads[i] = w.workload(cfg.Workloads[i])
 	}
+}
+
+// workload is wl telling the live view of itself (run, compare and the
+// live commands: mixed's parts show on the page whichever command ran
+// it): it names the phase in flight as it starts, so one that announces
+// no progress of its own (load) is shown under its name, not as no phase
+// at all, and each of its lines that names a part starting names the
+// part under way (partLines).
+func (w *webRun) workload(wl runner.Workload) runner.Workload {
+	if w == nil || w.st == nil {
+		return wl
+	}
+	name, run := wl.Name, wl.Run
+	wl.Run = func(ctx context.Context, env runner.Env) ([]results.Phase, error) {
+		w.st.Workload(name)
+		defer w.st.Workload("")
+		if env.Log != nil {
+			env.Log = partLines{env.Log, name + ": ", w.st.Part}
+		}
+		return run(ctx, env)
+	}
+	return wl
 }
 
 // partLines passes a workload's lines on and gives the live view each
@@ -266,11 +277,40 @@ type partLines struct {
 }
 
 func (p partLines) Write(b []byte) (int, error) {
-	line := strings.TrimSpace(string(b))
-	if rest, ok := strings.CutPrefix(line, p.prefix); ok && !strings.Contains(line, "\n") && !strings.HasPrefix(rest, "skipped on ") {
-		p.part(rest)
+	if part, ok := partOf(b, p.prefix); ok {
+		p.part(part)
 	}
 	return p.w.Write(b)
+}
+
+// partOf is the part b, one line of a workload's, names starting (ok
+// false: none) when the workload's lines begin with prefix.
+func partOf(b []byte, prefix string) (part string, ok bool) {
+	line := strings.TrimSpace(string(b))
+	rest, ok := strings.CutPrefix(line, prefix)
+	if !ok || strings.Contains(line, "\n") || strings.HasPrefix(rest, "skipped on ") {
+		return "", false
+	}
+	return rest, true
+}
+
+// quietParts keeps a workload's part lines, progress, off its log (mixed
+// --no-progress) and passes its other lines on (a skip): the live view
+// still shows the part under way when the log is its partLines.
+type quietParts struct {
+	w      io.Writer
+	prefix string
+}
+
+func (q quietParts) Write(b []byte) (int, error) {
+	part, ok := partOf(b, q.prefix)
+	if !ok {
+		return q.w.Write(b)
+	}
+	if p, ok := q.w.(partLines); ok && p.prefix == q.prefix {
+		p.part(part)
+	}
+	return len(b), nil
 }
 
 // end shows the results file and its report, serves them --web-keep
