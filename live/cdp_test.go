@@ -157,6 +157,7 @@ type pageFigures struct {
 	Status   string     `json:"status"`
 	Accepted string     `json:"accepted"`
 	Phase    string     `json:"phase"`
+	Progress string     `json:"progress"` // the phase's done / total and what they count ("now: together (4s)")
 	Rows     [][]string `json:"rows"`
 	Report   bool       `json:"report"`
 	Canvas   int        `json:"canvas"`
@@ -166,7 +167,7 @@ type pageFigures struct {
 const readPage = `(() => {
   if (!document.getElementById("status")) return {status: "loading", rows: []};
   const t = id => document.getElementById(id).textContent;
-  return {status: t("status"), accepted: t("accepted"), phase: t("phase"), found: t("found"),
+  return {status: t("status"), accepted: t("accepted"), phase: t("phase"), progress: t("progress"), found: t("found"),
     rows: [...document.querySelectorAll("#phases tr")].map(tr => [...tr.children].map(td => td.textContent)),
     report: !!document.getElementById("reportframe"),
     canvas: [...document.querySelectorAll("canvas")].filter(c => c.width > 0).length};
