@@ -171,6 +171,35 @@ func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte
 	return e, Valid
 }
 
+// Warm reads what EventAt(…, k, …) will touch (the filter's values, the
+// seen bits of k), for a caller that loads many streams' state at once
+// before checking (wire.SubHandler.Warm): it changes nothing and returns
+// a value computed from what it read.
+func (s *Stream) Warm(k int) int {
+	v := len(s.known)
+	if k >= 0 && k>>6 < len(s.known) {
+		v += int(s.known[k>>6] & 1)
+	}
+	if f := s.Filter; f != nil {
+		if len(f.Kinds) > 0 {
+			v += f.Kinds[0]
+		}
+		if len(f.Authors) > 0 && len(f.Authors[0]) > 0 {
+			v += int(f.Authors[0][0])
+		}
+		if len(f.IDs) > 0 && len(f.IDs[0]) > 0 {
+			v += int(f.IDs[0][0])
+		}
+		if f.Since != nil {
+			v += int(*f.Since)
+		}
+		if f.Until != nil {
+			v += int(*f.Until)
+		}
+	}
+	return v
+}
+
 // Events checks each raw event of an answer: the valid ones, parsed, and
 // how many were invalid.
 func (c *Checker) Events(raws [][]byte) (evs []*nostr.Event, invalid int64) {

@@ -250,10 +250,11 @@ type Stats struct {
 }
 
 type counters struct {
-	framesIn, bytesIn, framesOut, bytesOut        atomic.Int64
+	framesIn, bytesIn, events                     atomic.Int64 // per message: first (see Conn)
+	framesOut, bytesOut                           atomic.Int64
 	oks, unmatchedOK, expired                     atomic.Int64
 	lateOK, foreignOK                             atomic.Int64
-	events, unknownSubEvents, eoses, closeds      atomic.Int64
+	unknownSubEvents, eoses, closeds              atomic.Int64
 	unsolicitedEvents, eventsAfterClose           atomic.Int64
 	answersOverCap                                atomic.Int64
 	counts, notices, authChallenges, authAccepted atomic.Int64
@@ -288,13 +289,21 @@ var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan OK, 1)
 
 // Conn is one NIP-01 connection. All methods are safe for concurrent use.
 type Conn struct {
+	// What the reader touches for every message comes first, together (with
+	// thousands of connections each message's first touch of its Conn is
+	// a cache miss; see poller.wait): the socket, the frame reader, the
+	// subscription lookup and the first counters (st).
+	fr      *frameReader        // plain ws://: reads frames from nc itself (frames.go)
+	nc      net.Conn            // the TCP (or TLS-carrying TCP) connection under ws
+	reasons map[string]string   // interned OK reasons of a shared connection (its reader's)
+	mu      sync.Mutex          // guards lastSub's writes and pending and the fields after it
+	lastSub atomic.Pointer[Sub] // the subscription the last EVENT was for (read.go sub), nil when dropped; written under mu
+	frs     frameReader         // fr's storage: next to the fields above, not an allocation of its own
+	st      counters
+
 	url string
 	o   Options
 	ws  *websocket.Conn
-	nc  net.Conn     // the TCP (or TLS-carrying TCP) connection under ws
-	fr  *frameReader // plain ws://: reads frames from nc itself (frames.go)
-
-	reasons map[string]string // interned OK reasons of a shared connection (its reader's)
 
 	direct    bool       // frame and write ourselves (plain ws://), see write.go
 	wmu       sync.Mutex // guards the fields below
@@ -310,10 +319,8 @@ type Conn struct {
 	rng       interface{ Uint64() uint64 }
 	wdlSet    int64 // mono time the write deadline was last set; 0 = never
 
-	mu       sync.Mutex
-	pending  map[string]pending
+	pending  map[string]pending // guarded by mu, as are the fields below
 	subs     map[string]*Sub
-	lastSub  *Sub   // the subscription the last EVENT was for (read.go sub), nil when dropped
 	expired  recall // ids of events whose wait ended without an OK: a later OK is late, not foreign
 	closedSb recall // ids of subscriptions closed: a later EVENT is after CLOSE, not unsolicited
 	closed   bool
@@ -328,8 +335,6 @@ type Conn struct {
 	authed    chan struct{}
 	authOnce  sync.Once
 	stopSweep chan struct{}
-
-	st counters
 }
 
 // DialErrorKind classifies why Dial failed.
@@ -474,7 +479,8 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 	c.wkickCond = sync.NewCond(&c.wmu)
 	if handshake != nil {
 		rest := handshake.takeRest()
-		c.fr = newFrameReader(under, rest, o.ReadLimit)
+		c.fr = &c.frs
+		c.fr.init(under, rest, o.ReadLimit)
 		if o.SharedReader && len(rest) == 0 { // bytes already read would wait for the next edge
 			shared, err := c.startShared(under)
 			if err != nil {
@@ -589,7 +595,7 @@ func (c *Conn) fail(why error) {
 	for id := range subs {
 		c.closedSb.add(id)
 	}
-	c.lastSub = nil
+	c.lastSub.Store(nil)
 	c.mu.Unlock()
 	close(c.done)
 	c.ws.CloseNow()

@@ -114,9 +114,15 @@ func (c *Conn) Reads() int64 {
 }
 
 func newFrameReader(nc net.Conn, rest []byte, limit int64) *frameReader {
-	fr := &frameReader{nc: nc, limit: limit, buf: make([]byte, max(readBufMin, len(rest)))}
-	fr.w = copy(fr.buf, rest)
+	fr := new(frameReader)
+	fr.init(nc, rest, limit)
 	return fr
+}
+
+// init sets up a zero frameReader in place (a Conn holds its own: see Conn.frs).
+func (fr *frameReader) init(nc net.Conn, rest []byte, limit int64) {
+	fr.nc, fr.limit, fr.buf = nc, limit, make([]byte, max(readBufMin, len(rest)))
+	fr.w = copy(fr.buf, rest)
 }
 
 // errMaskedFrame: servers must not mask their frames (RFC 6455 5.1).

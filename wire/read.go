@@ -232,11 +232,12 @@ func (c *Conn) sub(id jstr) *Sub {
 	switch {
 	case id.esc:
 		s = c.subs[id.String()]
-	case c.lastSub != nil && c.lastSub.id == string(id.raw):
-		s = c.lastSub // most connections carry one subscription: no map lookup per event
 	default:
+		if s = c.lastSub.Load(); s != nil && s.id == string(id.raw) {
+			break // most connections carry one subscription: no map lookup per event
+		}
 		s = c.subs[string(id.raw)]
-		c.lastSub = s
+		c.lastSub.Store(s)
 	}
 	c.mu.Unlock()
 	return s
@@ -264,8 +265,8 @@ func (c *Conn) unknownSubEvent(id jstr) {
 func (c *Conn) dropSub(id string) {
 	delete(c.subs, id)
 	c.closedSb.add(id)
-	if c.lastSub != nil && c.lastSub.id == id {
-		c.lastSub = nil
+	if s := c.lastSub.Load(); s != nil && s.id == id {
+		c.lastSub.Store(nil)
 	}
 }
 

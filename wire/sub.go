@@ -20,6 +20,14 @@ type SubHandler struct {
 	// OnKnownEvent, when set, is called instead of OnEvent for an event
 	// object that Options.KnownEvent recognised as its event tag.
 	OnKnownEvent func(raw []byte, tag int, recv int64)
+	// Warm, when set, is called on a shared reader (Options.SharedReader)
+	// for each connection with data before any of them is read, so that
+	// what the handlers will touch comes from memory for all of them at
+	// once instead of one cache miss after another (see poller.wait). It
+	// must only read what the handlers' own goroutine writes or nobody
+	// does, and returns any value computed from what it read (kept, so
+	// that the reads stay).
+	Warm func() int
 	// OnEOSE is called when the relay has sent all stored events.
 	OnEOSE func(recv int64)
 	// OnClosed is called when the relay ends the subscription with CLOSED.

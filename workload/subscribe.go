@@ -211,27 +211,43 @@ func (o SubscribeOptions) behindWhy(relayLimited bool) string {
 // subscriber is one connection holding one live REQ. Its callbacks run on
 // the connection's reader goroutine; mu lets the workload read it.
 type subscriber struct {
-	i       int
-	kind    string
-	filter  nostr.Filter
+	// What a delivery touches comes first, together (see warm).
+	stopped atomic.Bool    // deliveries after this are not counted
+	next    int            // the fresh event after the last one delivered (reader goroutine only)
 	stream  *verify.Stream // used on the reader goroutine only
-	sub     *wire.Sub
-	opened  chan struct{} // closed at EOSE, CLOSED or connection loss
-	once    sync.Once
-	stopped atomic.Bool // deliveries after this are not counted
+	mu      sync.Mutex
+	state   outcome.Kind // the subscription's outcome; None while opening
+	recv    []int64      // per fresh event: receipt of its first valid copy (0: none); written on the reader goroutine only
+	acc     []bool       // accepted events (set once publishing is over)
+	have    int64        // of them, received
+	v       results.Verification
 
-	mu       sync.Mutex
-	state    outcome.Kind // the subscription's outcome; None while opening
-	refusal  string       // CLOSED reason class, when refused
-	closed   string       // CLOSED reason (at opening or later)
-	lostErr  error        // the connection's error, once lost
-	recv     []int64      // per fresh event: receipt of its first valid copy (0: none)
-	acc      []bool       // accepted events (set once publishing is over)
-	expected int64        // deliveries owed (set once publishing is over)
-	have     int64        // of them, received
-	v        results.Verification
-	foreign  int64 // valid matching events after EOSE that are not ours
-	preEOSE  int64 // valid events before EOSE
+	i        int
+	kind     string
+	filter   nostr.Filter
+	sub      *wire.Sub
+	opened   chan struct{} // closed at EOSE, CLOSED or connection loss
+	once     sync.Once
+	refusal  string // CLOSED reason class, when refused
+	closed   string // CLOSED reason (at opening or later)
+	lostErr  error  // the connection's error, once lost
+	expected int64  // deliveries owed (set once publishing is over)
+	foreign  int64  // valid matching events after EOSE that are not ours
+	preEOSE  int64  // valid events before EOSE
+}
+
+// warm reads what s's next delivery will touch (wire.SubHandler.Warm):
+// its first fields (its lock, state and counts with them), its stream's
+// filter and seen bits and its receipt time of the next fresh event.
+func (s *subscriber) warm() int {
+	v := s.next
+	if s.stopped.Load() {
+		v++
+	}
+	if s.next < len(s.recv) {
+		v += int(s.recv[s.next] & 1)
+	}
+	return v + s.stream.Warm(s.next)
 }
 
 func (s *subscriber) endOpening() { s.once.Do(func() { close(s.opened) }) }
@@ -432,6 +448,7 @@ func (r *subRun) handler(s *subscriber) wire.SubHandler {
 	return wire.SubHandler{
 		OnEvent:      func(raw []byte, recv int64) { r.onEvent(s, raw, recv) },
 		OnKnownEvent: func(raw []byte, n int, recv int64) { r.onKnownEvent(s, raw, n, recv) },
+		Warm:         s.warm,
 		OnEOSE: func(int64) {
 			s.mu.Lock()
 			if s.state == outcome.None {
@@ -541,6 +558,7 @@ func (r *subRun) onKnownEvent(s *subscriber, raw []byte, n int, recv int64) {
 		r.o.onDelivery()
 	}
 	_, fault := s.stream.EventAt(raw, n, r.fresh.Events[n], raw)
+	s.next = n + 1
 	r.book(s, fault, n, true, recv)
 }
 
