@@ -109,9 +109,10 @@ row() {
   [ -n "${fig[$2]:-}" ] || return 0
   python3 - "$1" "${fig[$2]}" "$3" <<'EOF'
 import sys
-label, runs, checked = sys.argv[1], [x.split() for x in sys.argv[2].split("|") if x.strip()], sys.argv[3]
+# one entry per round: a round that gave no figure (said on stderr) keeps its place as "–"
+label, runs, checked = sys.argv[1], [x.split() or ["–", "", "–"] for x in sys.argv[2].split("|")[:-1]], sys.argv[3]
 us = " / ".join(x[0] for x in runs)
-rate = " / ".join(f"{int(x[1]):,}" for x in runs)
+rate = " / ".join(f"{int(x[1]):,}" if x[1].isdigit() else "–" for x in runs)
 reads = " / ".join(x[2] for x in runs)
 ver = ", ".join(sorted({x[3].replace("_", " ") for x in runs if len(x) > 3})) or "–"
 print(f"| {label} | {us} µs | {rate} | {reads} | {checked} | {ver} |")
