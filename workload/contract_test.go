@@ -27,6 +27,7 @@ func TestEveryWorkloadKeepsTheBooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("every workload on every relay: about 30 s")
 	}
+	t.Parallel() // beside the package's other parallel tests, which also mostly wait
 	decls := Registered()
 	if len(decls) == 0 {
 		t.Fatal("no workload registered")

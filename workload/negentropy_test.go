@@ -361,6 +361,7 @@ func replaceableSplit(t *testing.T, evs []*nostr.Event, n int) (newest []*nostr.
 // one and a replaceable one nothing supersedes) still fails, by exactly
 // those ids.
 func TestNegentropyUnknownNewerVersion(t *testing.T) {
+	t.Parallel() // its cases wait out lost OKs, each on its own relay
 	c := smallCorpus(t)
 	newest, regular, single := replaceableSplit(t, c.Events, 3)
 	isNewest := map[string]bool{}

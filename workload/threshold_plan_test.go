@@ -17,6 +17,7 @@ import (
 // form a threshold can name it (LATENCY.STAT, latency.LATENCY.STAT, the
 // bare STAT, rate, KEY, rates.KEY, counts.KEY, PHASE/GROUP.…).
 func TestThresholdPlanAcceptsEveryWrittenFigure(t *testing.T) {
+	t.Parallel() // its own relays; it checks which figures are written, never their values
 	if testing.Short() {
 		t.Skip("every workload on the embedded relay")
 	}

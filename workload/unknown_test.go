@@ -16,6 +16,7 @@ import (
 // it did, and name the ones that turned up; judged as refused, the answers
 // of the relay that stored them fail (the defect this guards against).
 func TestQueryUnknownEventsNeitherOwedNorWrong(t *testing.T) {
+	t.Parallel() // it waits out OKs that never come, on its own relay
 	c := smallCorpus(t)
 	for _, lose := range []bool{false, true} {
 		r := testrelay.New(testrelay.Config{NeverOKAfter: 560, LoseUnanswered: lose})
