@@ -19,14 +19,14 @@ import (
 var workloadArgs = map[string][]string{
 	"run":       {"run", "--events", "200", "--queries", "30", "--concurrency", "4", "--timeout", "1s"},
 	"subscribe": {"subscribe", "--sub-count", "4", "--publishers", "2", "--events", "200", "--grace", "500ms", "--timeout", "1s"},
-	"mixed":     {"mixed", "--events", "200", "--duration", "1s", "--publish-rate", "200", "--query-rate", "20", "--timeout", "1s"},
+	"mixed":     {"mixed", "--events", "200", "--duration", "500ms", "--publish-rate", "200", "--query-rate", "20", "--timeout", "1s"},
 	"burst":     {"burst", "--bursts", "2", "--burst-size", "100", "--every", "500ms", "--between-rate", "20", "--timeout", "1s"},
 	"lifecycle": {"lifecycle", "--timing-events", "80", "--timeout", "1s", "--read-timeout", "500ms"},
 	"sweep":     {"sweep", "--sizes", "256,1024", "--events", "100", "--grace", "500ms", "--timeout", "1s"},
 	"load":      {"load", "--events", "300", "--load-base", "100", "--load-duration", "2s", "--load-connections", "2", "--timeout", "1s"},
 	// find-max's search is judged on latency and drops: targets no machine
 	// misses, so that only the relay's faults decide its status.
-	"find-max": {"find-max", "--start-rate", "200", "--max-rate", "800", "--step-duration", "1s", "--max-steps", "3", "--timeout", "1s",
+	"find-max": {"find-max", "--start-rate", "200", "--max-rate", "800", "--step-duration", "500ms", "--max-steps", "3", "--timeout", "1s",
 		"--p99", "30s", "--load-max-lateness", "30s"},
 }
 
