@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 )
 
 // Ranges keeps the first bad flag value found.
@@ -38,14 +39,14 @@ func (r *Ranges) Bad(flag string, v any, format string, args ...any) {
 // Min: an integer of at least lo.
 func (r *Ranges) Min(flag string, v, lo int) {
 	if v < lo {
-		r.Bad(flag, v, "must be at least %d", lo)
+		r.Bad(flag, v, "must be at least %s", numfmt.Group(int64(lo)))
 	}
 }
 
 // Min64: an int64 of at least lo.
 func (r *Ranges) Min64(flag string, v, lo int64) {
 	if v < lo {
-		r.Bad(flag, v, "must be at least %d", lo)
+		r.Bad(flag, v, "must be at least %s", numfmt.Group(lo))
 	}
 }
 
@@ -53,9 +54,9 @@ func (r *Ranges) Min64(flag string, v, lo int64) {
 func (r *Ranges) Between(flag string, v, lo, hi int) {
 	switch {
 	case v < lo:
-		r.Bad(flag, v, "must be at least %d", lo)
+		r.Bad(flag, v, "must be at least %s", numfmt.Group(int64(lo)))
 	case v > hi:
-		r.Bad(flag, v, "must be at most %d", hi)
+		r.Bad(flag, v, "must be at most %s", numfmt.Group(int64(hi)))
 	}
 }
 
@@ -123,10 +124,20 @@ func (r *Ranges) RateMax(flag string, v float64, zeroOK bool, durFlag string, d 
 	}
 	switch n := v * d.Seconds(); {
 	case v > MaxRate:
-		r.Bad(flag, v, "must be at most %d/s (more than one client could ever sign and send)", MaxRate)
+		r.Bad(flag, v, "must be at most %s/s (more than one client could ever sign and send)", numfmt.Group(MaxRate))
 	case d > 0 && n > MaxRunEvents:
-		r.Bad(flag, v, "× --%s %v is %.0f events, more than the %d one run may send", durFlag, d, n, MaxRunEvents)
+		r.Bad(flag, v, "× --%s %v is %s events, more than the %s one run may send", durFlag, d, groupFloat(n), numfmt.Group(MaxRunEvents))
 	}
+}
+
+// groupFloat prints a whole count held in a float with thousands
+// separators (3,600,000,000,000), as every count the CLI prints; one too
+// large for an int64 in %.3g form.
+func groupFloat(v float64) string {
+	if math.Abs(v) >= math.MaxInt64 {
+		return fmt.Sprintf("%.3g", v)
+	}
+	return numfmt.Group(int64(math.Round(v)))
 }
 
 // Window refuses a window of unacknowledged EVENTs (the value of flag)
@@ -135,9 +146,9 @@ func (r *Ranges) RateMax(flag string, v float64, zeroOK bool, durFlag string, d 
 func (r *Ranges) Window(flag string, w, dflt int, events float64) {
 	switch {
 	case w > MaxWindow:
-		r.Bad(flag, w, "must be at most %d", MaxWindow)
+		r.Bad(flag, w, "must be at most %s", numfmt.Group(MaxWindow))
 	case w > dflt && events > 0 && float64(w) > events:
-		r.Bad(flag, w, "is more than the %.0f events of the run: no connection could fill it", events)
+		r.Bad(flag, w, "is more than the %s events of the run: no connection could fill it", groupFloat(events))
 	}
 }
 
@@ -145,7 +156,7 @@ func (r *Ranges) Window(flag string, w, dflt int, events float64) {
 // MaxQueryLimit.
 func (r *Ranges) QueryLimit(flag string, v int) {
 	if v > MaxQueryLimit {
-		r.Bad(flag, v, "must be at most %d (NIP-01 limits are small: relays cap them at hundreds to thousands)", MaxQueryLimit)
+		r.Bad(flag, v, "must be at most %s (NIP-01 limits are small: relays cap them at hundreds to thousands)", numfmt.Group(MaxQueryLimit))
 		return
 	}
 	r.Min(flag, v, 1)
