@@ -5,6 +5,7 @@ package sysinfo
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -171,18 +172,33 @@ func MemoryLimit() int64 {
 	return limit
 }
 
-// OthersBusy says, when the machine's 1-minute load average is above what
-// relaybench and the relay account for (sides: the cores they kept busy)
-// by at least one core, that other processes competed for the cores (their
-// CPU is counted on neither side), as a clause a note ends with ("the
-// machine's 1-minute load average was 7.0: other processes competed for
-// its cores, and their waits count in these figures"); "" otherwise.
+// OthersBusy says, when other processes competed for this machine's
+// cores beside relaybench and the relay (sides: the cores they kept busy),
+// so as a clause a note ends with ("the machine's 1-minute load average
+// was 7.0 on 2 cores: other processes competed for its cores, and their
+// waits count in these figures"); "" otherwise or when unknown. Its
+// evidence is the 1-minute load average (runnable processes): at least one
+// core above what the two sides account for (their CPU is counted on
+// neither side), and at least the machine's cores (below that a core was
+// free on average: nobody had to wait for one).
 func OthersBusy(sides float64) string {
 	la, err := strconv.ParseFloat(LoadAvg(), 64)
-	if err != nil || la < sides+1 {
+	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("the machine's 1-minute load average was %.1f: other processes competed for its cores, and their waits count in these figures", la)
+	return othersBusy(la, runtime.NumCPU(), sides)
+}
+
+// OthersCompeted is the judgement every OthersBusy clause states, which
+// notes built on it are recognised by.
+const OthersCompeted = "other processes competed for its cores"
+
+// othersBusy is OthersBusy for a load average la on a machine of cores.
+func othersBusy(la float64, cores int, sides float64) string {
+	if la < sides+1 || la < float64(cores) || math.IsNaN(sides) {
+		return ""
+	}
+	return fmt.Sprintf("the machine's 1-minute load average was %.1f on %d cores: %s, and their waits count in these figures", la, cores, OthersCompeted)
 }
 
 // LoadAvg is the machine's 1-minute load average as /proc/loadavg gives it
