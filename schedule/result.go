@@ -80,7 +80,7 @@ func (r *Result) diagnose() {
 	var why []string
 	cause := r.lateCause()
 	if r.Dropped > 0 {
-		why = append(why, fmt.Sprintf("%s operations dropped (not started within %v): %s", numfmt.Group(r.Dropped), r.MaxLateness, cause))
+		why = append(why, fmt.Sprintf("%s dropped (not started within %v): %s", numfmt.Count(r.Dropped, "operation"), r.MaxLateness, cause))
 	}
 	if r.Lateness.Count() > 0 {
 		if p99 := r.Lateness.Quantile(99); p99 > int64(OnTime) {
@@ -159,24 +159,24 @@ func (r *Result) Phase(name string) results.Phase {
 func (r *Result) notes() []string {
 	var n []string
 	if r.Interrupted {
-		n = append(n, fmt.Sprintf("interrupted after %v: %s operations had been intended (of %s in the pattern), %s of them never started",
-			round(r.End-r.Start), numfmt.Group(r.Intended), numfmt.Group(r.planned), numfmt.Group(r.Canceled)))
+		n = append(n, fmt.Sprintf("interrupted after %v: %s had been intended (of %s in the pattern), %s of them never started",
+			round(r.End-r.Start), numfmt.Count(r.Intended, "operation"), numfmt.Group(r.planned), numfmt.Group(r.Canceled)))
 	}
 	if r.Dropped > 0 {
-		n = append(n, fmt.Sprintf("%s operations dropped (not started within %v of their intended time): %s",
-			numfmt.Group(r.Dropped), r.MaxLateness, r.lateCause()))
+		n = append(n, fmt.Sprintf("%s dropped (not started within %v of their intended time): %s",
+			numfmt.Count(r.Dropped, "operation"), r.MaxLateness, r.lateCause()))
 	}
 	if r.poolFull() && r.Latency.Count() > 0 && r.End > r.Start {
 		n = append(n, r.littleNote())
 	}
 	if r.Unfinished > 0 {
-		n = append(n, fmt.Sprintf("%s operations had not finished when the %v drain ended and were abandoned", numfmt.Group(r.Unfinished), r.Drain))
+		n = append(n, fmt.Sprintf("%s not finished when the %v drain ended: abandoned", numfmt.Count(r.Unfinished, "operation"), r.Drain))
 	}
 	if r.Failed > 0 {
-		n = append(n, fmt.Sprintf("%s operations failed without a reply (see errors) and are not in the latency histograms", numfmt.Group(r.Failed)))
+		n = append(n, fmt.Sprintf("%s failed without a reply (see errors), left out of the latency histograms", numfmt.Count(r.Failed, "operation")))
 	}
 	if r.Warmup > 0 {
-		n = append(n, fmt.Sprintf("latency and lateness exclude the %v warm-up (%s operations)", r.Warmup, numfmt.Group(r.WarmupOps)))
+		n = append(n, fmt.Sprintf("latency and lateness exclude the %v warm-up (%s)", r.Warmup, numfmt.Count(r.WarmupOps, "operation")))
 	}
 	if r.Lateness.Count() > 0 {
 		p99, mx := r.Lateness.Quantile(99), r.Lateness.Max()
