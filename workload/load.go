@@ -1418,14 +1418,16 @@ func (l *liveStats) finish(intended int64, out schedule.Outcome) {
 }
 
 // line formats second s and recycles its histogram for second s+liveRing;
-// counts group their thousands as the summary's do.
+// counts group their thousands and latencies keep three significant
+// figures (numfmt.Dur) as the summary's do; "–" for a second in which no
+// op was accepted.
 func (l *liveStats) line(name string, s int) string {
 	g := numfmt.Group
 	h := &l.hist[s%liveRing]
 	h.mu.Lock()
-	var p50, p99 time.Duration
+	p50, p99 := "–", "–" // no op accepted in this second: no latency
 	if h.sec == s && h.h.Count() > 0 {
-		p50, p99 = time.Duration(h.h.Quantile(50)), time.Duration(h.h.Quantile(99))
+		p50, p99 = numfmt.Dur(time.Duration(h.h.Quantile(50))), numfmt.Dur(time.Duration(h.h.Quantile(99)))
 	}
 	h.h.Reset()
 	h.sec = s + liveRing
@@ -1441,13 +1443,13 @@ func (l *liveStats) line(name string, s int) string {
 	dropped := max(0, intended-l.started[s].Load())
 	if span < time.Second {
 		// The run ended inside this second: its counts, not per-second rates.
-		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %s sent %s accepted %s refused %s failed %s dropped %s in-flight %s p50 %v p99 %v",
+		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %s sent %s accepted %s refused %s failed %s dropped %s in-flight %s p50 %s p99 %s",
 			name, s, span.Seconds(), g(intended), g(l.sent[s].Load()), g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), g(dropped),
-			g(l.maxIn[s].Load()), roundLat(p50), roundLat(p99))
+			g(l.maxIn[s].Load()), p50, p99)
 	}
-	return fmt.Sprintf("%s t=%3ds intended %7s/s sent %7s/s accepted %7s/s refused %5s failed %5s dropped %6s in-flight %5s p50 %9v p99 %9v",
+	return fmt.Sprintf("%s t=%3ds intended %7s/s sent %7s/s accepted %7s/s refused %5s failed %5s dropped %6s in-flight %5s p50 %9s p99 %9s",
 		name, s, g(intended), g(l.sent[s].Load()), g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), g(dropped),
-		g(l.maxIn[s].Load()), roundLat(p50), roundLat(p99))
+		g(l.maxIn[s].Load()), p50, p99)
 }
 
 // intendedBefore counts the ops of second s intended in its first span: all

@@ -36,3 +36,33 @@ func TestLiveLinesGroupThousands(t *testing.T) {
 		t.Errorf("%s printed without separators in\n%s", bare, got)
 	}
 }
+
+// The live lines' latencies keep three significant figures, as every other
+// duration relaybench prints (numfmt.Dur: "1.30ms", "10.0ms", never "1.3ms"
+// or "10ms"), and a second in which no op was accepted shows "–", not a
+// latency of 0s.
+func TestLiveLinesLatencyThreeFigures(t *testing.T) {
+	l := newLiveStats(constant(t, 10, 3*time.Second), time.Second)
+	t0 := mono.Now() - int64(10*time.Second) // every line is due at once
+	l.t0.Store(t0)
+	l.end.Store(t0 + int64(3*time.Second))
+	for s := range 3 {
+		l.started[s].Store(10)
+		l.sent[s].Store(10)
+	}
+	l.accepted[0].Store(1)
+	l.hist[0].h.Record(int64(1300 * time.Microsecond))
+	l.accepted[1].Store(1)
+	l.hist[1].h.Record(int64(10 * time.Millisecond))
+	var out bytes.Buffer
+	l.print(&out, "load")()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), out.String())
+	}
+	for i, w := range []string{"p50    1.30ms p99    1.30ms", "p50    10.0ms p99    10.0ms", "p50         – p99         –"} {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d: no %q in %q", i, w, lines[i])
+		}
+	}
+}
