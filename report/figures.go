@@ -136,10 +136,31 @@ func durNs(p *results.Phase) (float64, bool) {
 	return float64(p.Duration), p.Duration > 0
 }
 
-// count returns counter name; ok is false when the file does not hold it.
+// count returns counter name; ok is false when the file does not hold it,
+// or holds a reading under its noise floor (results.BelowNoise).
 func count(counts map[string]int64, name string) (float64, bool) {
 	v, ok := counts[name]
-	return float64(v), ok
+	return float64(v), ok && !results.BelowNoise(counts, name)
+}
+
+// figureCounts is counts without the readings under their noise floor
+// (results.BelowNoise: the client memory of too few idle subscriptions),
+// which every format leaves out as the phase's note says "not measurable",
+// where the results file keeps them; counts itself when it has none.
+func figureCounts(counts map[string]int64) map[string]int64 {
+	var out map[string]int64
+	for k := range counts {
+		if results.BelowNoise(counts, k) {
+			if out == nil {
+				out = maps.Clone(counts)
+			}
+			delete(out, k)
+		}
+	}
+	if out == nil {
+		return counts
+	}
+	return out
 }
 
 // rate returns rate name; ok is false when the file does not hold it.

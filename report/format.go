@@ -48,24 +48,10 @@ func fmtRate(v float64) string {
 var fmtDur = numfmt.DurNs
 
 // fmtBytes formats a size in binary units (1 KiB = 1024 B, 1 MiB = 2^20 B,
-// 1 GiB = 2^30 B): one convention for every byte count and memory size,
-// as payload sizes and the machine's memory are counted.
-func fmtBytes(b float64) string {
-	if math.IsNaN(b) || math.IsInf(b, 0) {
-		return dash
-	}
-	a := math.Abs(b)
-	switch {
-	case a < 1<<10:
-		return fmt.Sprintf("%.0f B", b)
-	case a < 1<<20:
-		return fmt.Sprintf("%.2f KiB", b/(1<<10))
-	case a < 1<<30:
-		return fmt.Sprintf("%.2f MiB", b/(1<<20))
-	default:
-		return fmt.Sprintf("%.2f GiB", b/(1<<30))
-	}
-}
+// 1 GiB = 2^30 B) with three significant digits: one convention for every
+// byte count and memory size, as payload sizes and the machine's memory
+// are counted, and the workloads' notes say them (numfmt.Bytes).
+func fmtBytes(b float64) string { return numfmt.Bytes(b) }
 
 // fmtPayload formats a payload size the way sweep tables label them:
 // 256 B, 1 KiB, 128 KiB (binary multiples, as payload sizes usually are).

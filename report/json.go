@@ -12,7 +12,8 @@ import (
 const JSONSchema = "relaybench/report/v1"
 
 // JSONReport is the condensed summary JSON writes: the results files without
-// histogram encodings, series or raw NIP-11 documents, each latency reduced
+// histogram encodings, series, raw NIP-11 documents or counters read under
+// their noise floor (results.BelowNoise), each latency reduced
 // to its percentiles, plus a status per phase and, when runs were repeated or
 // several relays compared, per-relay medians and spreads.
 type JSONReport struct {
@@ -152,14 +153,14 @@ func JSON(w io.Writer, files []*results.File, o Options) error {
 				Repeat: r.Repeat, Corpus: r.Corpus, Params: r.Params, Errors: r.Errors, Notes: r.Notes, Conformance: r.Conformance}
 			for j := range r.Phases {
 				p := &r.Phases[j]
-				jp := JSONPhase{Name: p.Name, Workload: p.Workload, DurationSecs: float64(p.Duration) / 1e9, Counts: p.Counts, Refused: p.Refused,
+				jp := JSONPhase{Name: p.Name, Workload: p.Workload, DurationSecs: float64(p.Duration) / 1e9, Counts: figureCounts(p.Counts), Refused: p.Refused,
 					Rates: p.Rates, Latency: jsonLatency(p.Latency), Verification: settled(p.Verification), ClientLimited: p.ClientLimited,
 					Status: phaseStatus(p), Notes: p.Notes, Errors: p.Errors}
 				if rs := p.Resources; rs != nil {
 					jp.Resources = &JSONResources{rs.RelayCPUSecs, rs.RelayPeakRSS, rs.RelayDataBytes, rs.ClientCPUSecs, rs.ClientCPUUtil}
 				}
 				for _, g := range p.Groups {
-					jp.Groups = append(jp.Groups, JSONGroup{Name: g.Name, Counts: g.Counts, Rates: g.Rates, Latency: jsonLatency(g.Latency), Verification: settled(g.Verification)})
+					jp.Groups = append(jp.Groups, JSONGroup{Name: g.Name, Counts: figureCounts(g.Counts), Rates: g.Rates, Latency: jsonLatency(g.Latency), Verification: settled(g.Verification)})
 				}
 				jr.Phases = append(jr.Phases, jp)
 			}

@@ -14,7 +14,7 @@ import (
 func labelledFile() *results.File {
 	sub := results.Phase{Name: "subscribe", Workload: "subscribe", Duration: 4e9,
 		Counts: map[string]int64{"accepted": 10000, "expected": 39200, "deliveries": 39200, "before_eose": 3,
-			"client_bytes_per_subscription": 12698, "client_rss_idle_bytes": 126980, "foreign_oks": 1},
+			"client_bytes_per_subscription": 12698, "client_rss_idle_bytes": 12698000, "foreign_oks": 1},
 		Rates:        map[string]float64{"events_per_sec": 2223, "deliveries_per_sec": 8716, "fanout": 3.92, "mb_per_sec": 3.14},
 		Latency:      map[string]*results.Histogram{"deliver": hist(1, 500, 800e3, 0.5)},
 		Verification: &results.Verification{Verified: true, Checked: 50, Expected: 442400, Returned: 442400, Passed: true}}
@@ -34,8 +34,9 @@ func labelledFile() *results.File {
 }
 
 // Comparison tables, in every format, head a figure by its label with its
-// unit (the brief summary's labels: one source), bytes in KiB/MiB and
-// ratios with "×"; results keys stay keys in the file.
+// unit (the brief summary's labels: one source), bytes in KiB/MiB with
+// three significant digits and ratios with "×"; results keys stay keys in
+// the file.
 func TestTableHeadsLabelled(t *testing.T) {
 	f := labelledFile()
 	var md, html bytes.Buffer
@@ -49,7 +50,7 @@ func TestTableHeadsLabelled(t *testing.T) {
 	for name, s := range map[string]string{"markdown": md.String(), "html": html.String(), "summary": text} {
 		for _, want := range []string{"Deliveries expected", "Deliveries per event", "Publish rate (events/s)",
 			"Delivery rate (deliveries/s)", "Delivered before EOSE", "OKs for ids not sent", "Client memory per subscription",
-			"12.40 KiB", "Client memory, idle subscriptions", "124.00 KiB", "9.96×", "0.67×", "read your write", "read after OK"} {
+			"12.4 KiB", "Client memory, idle subscriptions", "12.1 MiB", "9.96×", "0.67×", "read your write", "read after OK"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s lacks %q", name, want)
 			}

@@ -743,7 +743,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 	for _, k := range sortedKeys(p.Counts) {
 		// The headline figures come first, always; after them only what
 		// happened: a zero counter is in the results file, not here.
-		if used[k] || p.Counts[k] == 0 || brief && (detailCount(k) || elsewhere(p, k) || restatesAccepted(p, k) ||
+		if used[k] || p.Counts[k] == 0 || results.BelowNoise(p.Counts, k) || brief && (detailCount(k) || elsewhere(p, k) || restatesAccepted(p, k) ||
 			briefOmits(p, k, float64(p.Counts[k]))) {
 			continue
 		}

@@ -237,7 +237,7 @@ func TestSummaryBrief(t *testing.T) {
 	}
 	// The full summary has them all.
 	full := summaryText(t, f, SummaryOptions{})
-	for _, want := range []string{"=== Benchmark Results: ", "Tool:", "Machine:", "Params:", "Bytes sent: 813.41 KiB",
+	for _, want := range []string{"=== Benchmark Results: ", "Tool:", "Machine:", "Params:", "Bytes sent: 813 KiB",
 		"Client scheduling wait p99: 98.3µs", "Lateness (actual − intended send time)", "Sent rate", "Client CPU"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("full summary lacks %q:\n%s", want, full)

@@ -248,7 +248,7 @@ func (fs *figureNames) add(counts map[string]int64, rates map[string]float64, la
 	if fs.counts == nil {
 		fs.counts, fs.rates, fs.lats = map[string]bool{}, map[string]bool{}, map[string]*results.Histogram{}
 	}
-	for k := range counts {
+	for k := range figureCounts(counts) {
 		fs.counts[k] = true
 	}
 	for k := range rates {

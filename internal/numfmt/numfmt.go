@@ -105,9 +105,12 @@ func Plural(noun string) string {
 }
 
 // Bytes formats a byte count in binary units (1 KiB = 1024 B, 1 MiB =
-// 2^20 B, 1 GiB = 2^30 B), as the report's tables give sizes and memory:
-// "512 B", "56.00 KiB", "1.49 MiB", "2.00 GiB"; "–" when not a number. The
-// unit is chosen after rounding: 1,048,575 B is "1.00 MiB", not "1024.00 KiB".
+// 2^20 B, 1 GiB = 2^30 B) with three significant digits, as Dur gives
+// durations, for every size and memory figure printed for a reader: "512
+// B", "56.0 KiB", "332 KiB", "1.49 MiB", "2.00 GiB"; "–" when not a
+// number. From 1,000 to 1,023 of a unit the whole number is given ("1023
+// B", "1000 KiB"), and the unit is chosen after rounding: 1,048,575 B is
+// "1.00 MiB", not "1024 KiB".
 func Bytes(b float64) string {
 	if math.IsNaN(b) || math.IsInf(b, 0) {
 		return "–"
@@ -117,8 +120,19 @@ func Bytes(b float64) string {
 	}
 	units := []string{"KiB", "MiB", "GiB", "TiB"}
 	v, u := b/(1<<10), 0
-	for u < len(units)-1 && math.Abs(math.Round(v*100)/100) >= 1<<10 {
+	for u < len(units)-1 && math.Abs(round3(v)) >= 1<<10 {
 		v, u = v/(1<<10), u+1
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64) + " " + units[u]
+	return sig3(round3(v)) + " " + units[u]
+}
+
+// round3 rounds v to three significant digits, or to a whole number from
+// 1,000 on (a byte figure below 1,024 of its unit).
+func round3(v float64) float64 {
+	a := math.Abs(v)
+	if a == 0 || a >= 1000 {
+		return math.Round(v)
+	}
+	e := math.Pow(10, math.Floor(math.Log10(a))-2)
+	return math.Round(v/e) * e
 }
