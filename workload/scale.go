@@ -295,37 +295,30 @@ func (m missingEvidence) conclusion() string {
 	return fmt.Sprintf("%d deliveries missing: %s. Evidence: %s", m.missing, verdict, strings.Join(ev, "; "))
 }
 
-// minIdleRSS is the least resident memory the idle subscriptions must
-// hold for a figure per subscription: the process's resident memory moves
-// by hundreds of KiB, up to about 1.5 MiB, between two readings even after
-// a GC (10 subscriptions measured from 168 KiB to 1.49 MiB), so below
-// 8 MiB that noise is more than a fifth of the figure.
-const minIdleRSS = 8 << 20
-
 // connScale records in ph what holding the subscriptions cost the client:
 // resident memory per open idle subscription (measured between before the
-// dial and after every EOSE), when it is measurable (minIdleRSS), and the
-// source addresses used. more is the command and flag that asks for more
-// subscriptions ("the subscribe command's --sub-count": run has no such
-// flag), for the note of a figure too
-// small to give. Memory that shrank is noise, never a negative size.
+// dial and after every EOSE), when it is measurable (results.IdleRSSFloor),
+// and the source addresses used. more is the command and flag that asks
+// for more subscriptions ("the subscribe command's --sub-count": run has no
+// such flag), for the note of a figure too small to give. A reading under
+// the floor is noise, whatever it was (grown a little, not at all, or
+// shrunk): one note says so in the same words, without its figure (no
+// report shows it as one: results.BelowNoise); a reading that grew is kept
+// in counts.client_rss_idle_bytes as read, never a negative size.
 func connScale(ph *results.Phase, subs int, rssBefore, rssIdle int64, addrs []net.IP, more string) {
 	if rssBefore > 0 && rssIdle > 0 && subs > 0 {
 		idle := rssIdle - rssBefore
 		per := float64(idle) / float64(subs)
-		switch {
-		case idle >= minIdleRSS:
-			ph.Counts["client_rss_idle_bytes"] = idle
-			ph.Counts["client_bytes_per_subscription"] = int64(per + 0.5) // a count: rates are per second
+		if idle > 0 {
+			ph.Counts[results.CountClientRSSIdle] = idle
+		}
+		if idle >= results.IdleRSSFloor {
+			ph.Counts[results.CountClientBytesPerSub] = int64(per + 0.5) // a count: rates are per second
 			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory for %s (connection, reader, subscription state; measured before publishing): %s resident, %s each: %s connections per GiB",
 				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(float64(idle)), numfmt.Bytes(per), numfmt.Group(int64(float64(1<<30)/per+0.5))))
-		case idle > 0:
-			ph.Counts["client_rss_idle_bytes"] = idle
-			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not measurable: %s held %s, under the %s needed to stand out from the noise of the process's resident memory (more subscriptions: %s)",
-				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(float64(idle)), numfmt.Bytes(minIdleRSS), more))
-		default:
-			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not measurable: the process's resident memory did not grow while %s opened (its noise hides what they hold; a figure needs at least %s held: more subscriptions, %s)",
-				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(minIdleRSS), more))
+		} else {
+			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not measurable: %s held less than %s, the least that stands out from the noise of the process's resident memory (more subscriptions: %s)",
+				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(results.IdleRSSFloor), more))
 		}
 	}
 	if len(addrs) > 0 {
