@@ -90,7 +90,7 @@ func warnings(files []*results.File) []string {
 	var out []string
 	for _, f := range files {
 		if f.Interrupted {
-			out = append(out, "The run was INTERRUPTED: figures cover the time until the stop.")
+			out = append(out, "The run was "+interruptedWhen(f)+".")
 		}
 		for i := range f.Runs {
 			r := &f.Runs[i]

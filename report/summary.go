@@ -261,7 +261,7 @@ func headerLines(f *results.File) [][2]string {
 		when += " to " + fmtTime(f.FinishedAt) + " (" + fmtDur(float64(f.FinishedAt.Sub(f.StartedAt))) + ")"
 	}
 	if f.Interrupted {
-		when += " — INTERRUPTED: figures cover the time until the stop"
+		when += " — " + interruptedWhen(f)
 	}
 	ls = append(ls, [2]string{"When", when})
 	// Every relay first, then what the runs shared (corpus, params): a
@@ -277,7 +277,9 @@ func headerLines(f *results.File) [][2]string {
 		}
 		if k := relayKey(&r.Relay); !seen["relay "+k] {
 			seen["relay "+k] = true
-			ls = append(ls, [2]string{"Relay", relayLine(&r.Relay)})
+			if l := relayLineOf(f, r); l != "" {
+				ls = append(ls, [2]string{"Relay", l})
+			}
 		}
 		if e := freshLine(r); e != "" {
 			if !seen["events "+e] {
@@ -390,6 +392,37 @@ func machineLine(m *results.Machine) string {
 		parts = append(parts, "host "+m.Hostname)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// relayLineOf is the Relay line of run r of f. A run interrupted before
+// its first phase may never have started or reached its relay: it names
+// the relay without claiming its software ("" when it named none yet, and
+// the line is left out).
+func relayLineOf(f *results.File, r *results.Run) string {
+	if !f.Interrupted || measured(r) {
+		return relayLine(&r.Relay)
+	}
+	s := strings.TrimSpace(r.Relay.Name + " " + r.Relay.URL)
+	if s == "" {
+		return ""
+	}
+	return s + ": not measured"
+}
+
+// measured reports whether r has anything measured: a phase or a check.
+func measured(r *results.Run) bool {
+	return len(r.Phases) > 0 || len(r.Conformance) > 0
+}
+
+// interruptedWhen says, after the When line's times, that the run was
+// interrupted, and what its figures cover.
+func interruptedWhen(f *results.File) string {
+	for i := range f.Runs {
+		if measured(&f.Runs[i]) {
+			return "INTERRUPTED: figures cover the time until the stop"
+		}
+	}
+	return "INTERRUPTED before anything was measured"
 }
 
 func relayLine(r *results.Relay) string {

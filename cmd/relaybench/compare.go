@@ -73,6 +73,7 @@ func (c *compareCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
+	measuring(refs...)
 	s, err := openSession(g, "compare", c.outputFlags, c.ClientCPUs)
 	if err != nil {
 		return err
@@ -182,7 +183,7 @@ func (c *compareCmd) runRelays(ctx context.Context, file *results.File, refs []r
 		if ctx.Err() != nil {
 			for _, rest := range refs[i:] {
 				file.Runs = append(file.Runs, results.Run{Relay: results.Relay{Name: rest.name()}, Params: params,
-					Skipped: "cancelled: the run was interrupted before this relay's turn"})
+					Skipped: notReachedTurn})
 			}
 			break
 		}
@@ -256,7 +257,11 @@ func (c *compareCmd) runOne(ctx context.Context, ref relayRef, crp *corpus.Corpu
 	}
 	target, stop, err := startTarget(ctx, ref.Spec, harness.StartOptions{BaseDir: c.Out, CPUs: c.RelayCPUs, Bins: c.Bin, BinDir: c.BinDir})
 	if err != nil {
-		return results.Run{Relay: results.Relay{Name: ref.Spec.Name}, Notes: ref.notes()}, err
+		r := results.Run{Relay: results.Relay{Name: ref.Spec.Name}, Notes: ref.notes()}
+		if ctx.Err() != nil {
+			r.Notes = append(r.Notes, interruptedNote(err))
+		}
+		return r, err
 	}
 	defer stop()
 	r, err := runner.Run(ctx, crp, cfg, target)

@@ -24,7 +24,6 @@ import (
 	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/judge"
-	"github.com/relaybench/relaybench/results"
 )
 
 type command struct {
@@ -81,6 +80,7 @@ func main() {
 func run(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
+	forgetBeforeFirst()
 
 	globals := &Globals{Ctx: ctx, Args: slices.Clone(args)}
 	var root struct {
@@ -133,7 +133,7 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 	if err := kctx.Run(globals); err != nil {
 		var ee *exitError
 		isExit := errors.As(err, &ee)
-		if !isExit || !ee.shown {
+		if (!isExit || !ee.shown) && !interruptedQuietly(globals.Ctx, err) {
 			fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(err))
 		}
 		if isExit {
@@ -170,24 +170,6 @@ func unknownCommand(parser *kong.Kong, args []string) string {
 		}
 	}
 	return fmt.Sprintf("unknown command %q: the commands are %s (relaybench --help)", safe.Line(args[0]), strings.Join(names, ", "))
-}
-
-// saveInterrupted saves the results file of a run interrupted before its
-// first phase (while signing the corpus, starting the relay): the file
-// holds the interruption and no measurement, the summary's verdict says
-// interrupted, and nothing is blamed on the relay. 130 either way.
-func saveInterrupted(ctx context.Context, err error) int {
-	p := pendingRun.Load()
-	if p == nil || p.path == "-" {
-		return judge.Interrupted // no results file was asked for yet, or it goes to stdout
-	}
-	if _, err := os.Stat(p.path); err == nil {
-		return judge.Interrupted // written already
-	}
-	file := newResultsFile(p.command, p.started)
-	file.Runs = []results.Run{{Notes: []string{"interrupted before the first phase (" + oneLine(err) + "): nothing was measured"}}}
-	_ = finishRun(ctx, file, p.path, false, nil)
-	return judge.Interrupted
 }
 
 // oneLine keeps an error message on one line.

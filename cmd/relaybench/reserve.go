@@ -24,6 +24,7 @@ import (
 // killed process is removed by the next run in that folder.
 func (f outputFlags) resultsPath(command string, started time.Time) (string, error) {
 	if f.JSON == "-" {
+		pendingRun.Store(&pendingResults{command: command, started: started, path: "-"})
 		return "-", nil
 	}
 	p, unique := f.JSON, false

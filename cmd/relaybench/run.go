@@ -67,6 +67,7 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 		return nil, err
 	}
 	if f.Corpus != "" {
+		doingBeforeFirstPhase("loading the corpus from " + f.Corpus)
 		c, err := loadDump(ctx, f, prog)
 		addAuthKeys(c) // NIP-42: its synthetic keys sign AUTH (auth.go)
 		return c, err
@@ -88,6 +89,7 @@ func loadCorpus(ctx context.Context, f corpusFlags, prog *progress.Reporter) (*c
 		}
 		update(int64(done))
 	}
+	doingBeforeFirstPhase("signing the corpus")
 	c, err := corpus.Load(ctx, p, corpus.Options{CacheDir: f.CacheDir, Progress: onBatch})
 	stop()
 	if err != nil {
@@ -111,6 +113,7 @@ func resolveTargetRef(ctx context.Context, f targetFlags, outDir string, verbose
 	if err != nil {
 		return runner.Target{}, ref, nil, withCode(judge.Usage, err)
 	}
+	measuring(ref)
 	if ref.URL != "" {
 		if err := runner.CheckTarget(ref.URL, f.IOperate); err != nil {
 			return runner.Target{}, ref, nil, err
@@ -140,6 +143,7 @@ func startRelay(ctx context.Context, spec harness.Spec, o harness.StartOptions) 
 	}
 	// A forced exit while the relay is starting still stops it and removes
 	// its run directory.
+	doingBeforeFirstPhase("starting " + name)
 	starting := addExitHook(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -231,6 +235,7 @@ func judgeAndSave(file *results.File, path string, quiet bool, gate *gateFlags, 
 	v := judge.Judge(file, file.Interrupted, toolErrs...)
 	file.Verdict = &v
 	werr := writeResults(path, file)
+	resultsSaved.Store(true) // tried: an interruption after this is not saved again (saveInterrupted)
 	if werr != nil {
 		v = unsaved(file, file.Interrupted, toolErrs, werr)
 		file.Verdict = &v

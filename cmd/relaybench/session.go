@@ -99,8 +99,8 @@ func runCorpusCommand(g *Globals, c corpusCommand) error {
 		return err
 	}
 	if url, err := precheckTarget(g.Ctx, c.target); err != nil {
-		if url == "" {
-			return err
+		if url == "" || g.Ctx.Err() != nil {
+			return err // interrupted while reaching it: saveInterrupted says so
 		}
 		// Unreachable: the same error of the run as when the publish phase
 		// finds it so (exit 1), without signing a corpus first.
@@ -149,6 +149,7 @@ func precheckTarget(ctx context.Context, f targetFlags) (url string, err error) 
 	if err != nil {
 		return "", withCode(judge.Usage, err)
 	}
+	measuring(ref)
 	if ref.URL == "" {
 		_, _, err := harness.Binary(ref.Spec, f.options())
 		if harness.IsSkip(err) {
@@ -159,6 +160,7 @@ func precheckTarget(ctx context.Context, f targetFlags) (url string, err error) 
 	if err := runner.CheckTarget(ref.URL, f.IOperate); err != nil {
 		return "", err
 	}
+	doingBeforeFirstPhase("reaching " + ref.URL)
 	return ref.URL, workload.Reach(ctx, ref.URL)
 }
 

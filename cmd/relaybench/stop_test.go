@@ -205,8 +205,57 @@ func TestInterruptWhileSigningSavesResults(t *testing.T) {
 		t.Fatalf("results not saved: %v", err)
 	}
 	if !f.Interrupted || f.Verdict == nil || f.Verdict.Status != judge.Interrupted || len(f.Runs) != 1 || len(f.Runs[0].Phases) != 0 ||
-		!strings.Contains(strings.Join(f.Runs[0].Notes, " "), "interrupted before the first phase") {
+		!strings.Contains(strings.Join(f.Runs[0].Notes, " "), "interrupted before the first phase (while signing the corpus)") {
 		t.Fatalf("want an interrupted file without phases, got %+v", f)
+	}
+	wantSaidInWords(t, p, "while signing the corpus", r.URL()+": not measured")
+}
+
+// TestInterruptWhileStartingTheRelaySaysSo: SIGTERM while the relay is
+// starting (it never listens) ends the run with status 130 and a results
+// file that says what was being done, the relay stopped.
+func TestInterruptWhileStartingTheRelaySaysSo(t *testing.T) {
+	t.Parallel() // the signal follows the relay's first line, and the relay never listens: no race
+	out := t.TempDir()
+	path := filepath.Join(out, "r.json")
+	marker := fmt.Sprint(800000 + os.Getpid()%90000) // the relay: sleep MARKER
+	p := startCLI(t, "run", "-v", "--relay", "slow=sh -c 'echo starting-slowly; exec sleep "+marker+"'", "--events", "20",
+		"--queries", "2", "--out", out, "--cache-dir", t.TempDir(), "--json", path)
+	p.until(t, func(l string) bool { return strings.Contains(l, "starting-slowly") }, 2*time.Minute, "the relay starting")
+	p.terminate()
+	if code := p.exit(t, time.Minute); code != judge.Interrupted {
+		t.Fatalf("exit %d, want 130\n%s", code, p.stderr())
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		t.Fatalf("results not saved: %v", err)
+	}
+	if len(f.Runs) != 1 || f.Runs[0].Relay.Name != "slow" ||
+		!strings.Contains(strings.Join(f.Runs[0].Notes, " "), "interrupted before the first phase (while starting slow)") {
+		t.Fatalf("want the relay named and the stage said, got %+v", f.Runs)
+	}
+	wantSaidInWords(t, p, "while starting slow", "slow: not measured")
+	if left := procsWith("sleep " + marker); len(left) > 0 {
+		t.Fatalf("the relay being started outlived the run: %v", left)
+	}
+}
+
+// wantSaidInWords checks the summary and standard error of a run
+// interrupted before its first phase: the stage and the relay in words,
+// no Go error, and no claim that figures were measured.
+func wantSaidInWords(t *testing.T, p *cliProc, stage, relay string) {
+	t.Helper()
+	out, errs := p.stdout(), p.stderr()
+	if strings.Contains(out+errs, "context canceled") {
+		t.Errorf("a Go error shown:\n%s\n%s", out, errs)
+	}
+	for _, want := range []string{"(" + stage + "): nothing was measured", "INTERRUPTED before anything was measured", "Relay:    " + relay} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "figures cover the time until the stop") || strings.Contains(out, "software unknown") {
+		t.Errorf("the summary describes a measurement that never was:\n%s", out)
 	}
 }
 
