@@ -91,10 +91,16 @@ type Step struct {
 	Rate  float64
 	Phase results.Phase
 	Pass  bool
-	// Why the step failed ("" when it passed), and whether the client, not
-	// the relay, explains the failure.
+	// Why the step failed ("" when it passed), and whether the relay is not
+	// shown to be the limit: the client, its pool or the machine explains
+	// the failure.
 	Why           string
 	ClientLimited bool
+	// Machine is the machine's load (sysinfo.OthersBusy's clause) when
+	// other processes competing for its cores explain the failure (the
+	// step is then ClientLimited too): late from outside the client's own
+	// work, or the relay's replies slow while it may have waited for a CPU.
+	Machine string
 }
 
 // FindMaxResult is the outcome of a search.
@@ -107,7 +113,8 @@ type FindMaxResult struct {
 	Aborted       string
 	Max           float64 // highest passing rate (0: none passed)
 	FirstFail     float64 // lowest failing rate (0: none failed)
-	ClientLimited bool    // the search stopped because the client was the limit: Max is a lower bound
+	ClientLimited bool    // the search stopped because the client (or the machine: MachineBusy) was the limit: Max is a lower bound
+	MachineBusy   string  // the machine's load when other processes competing for its cores stopped the search ("" when not)
 	Capped        bool    // Max reached MaxRate: a lower bound too
 	Answer        string  // one line: "12,000 events/s", "≥ 40,000 events/s (client-limited)", …
 	Steps         []Step
@@ -120,7 +127,9 @@ type FindMaxResult struct {
 // doubles until a step fails, then bisects until the bounds are within
 // Precision. A failing step the client explains (its lateness, its CPU, or
 // too small a pool) ends the search: the answer is then "≥ R
-// (client-limited)", never a relay figure. The phase has one Group per step
+// (client-limited)", never a relay figure; so does one that other
+// processes competing for the machine's cores explain ("≥ R (machine
+// busy: …)"). The phase has one Group per step
 // and a table in its Notes; the error is the context's or a setup error.
 func FindMax(ctx context.Context, url string, c *corpus.Corpus, o FindMaxOptions) (results.Phase, *FindMaxResult, error) {
 	if err := o.defaults(); err != nil {
@@ -213,7 +222,11 @@ func (s *maxSearch) bisect() error {
 // search when the client explains the failure.
 func (s *maxSearch) fail(st Step) {
 	s.hi = st.Rate
-	if st.ClientLimited {
+	switch {
+	case st.Machine != "":
+		s.res.ClientLimited, s.res.MachineBusy = true, st.Machine
+		s.stopWhy = fmt.Sprintf("stopped at %s/s: %s — other processes competed for the machine's cores, so this step is no relay figure", fmtRate(st.Rate), st.Why)
+	case st.ClientLimited:
 		s.res.ClientLimited = true
 		s.stopWhy = fmt.Sprintf("stopped at %s/s: %s — the client, not the relay, was the limit", fmtRate(st.Rate), st.Why)
 	}
@@ -250,10 +263,13 @@ func (s *maxSearch) step(rate float64) (Step, error) {
 		}
 		return st, err
 	}
-	st.Pass, st.Why, st.ClientLimited = judgeStep(sp, o)
+	v := judgeSteps(sp, o)
+	st.Pass, st.Why, st.ClientLimited, st.Machine = v.pass, v.why, v.client, v.machine
 	s.res.Steps = append(s.res.Steps, st)
 	verdict := "pass"
 	switch {
+	case !st.Pass && st.Machine != "":
+		verdict = "FAIL (" + machineBusyWords + "): " + st.Why
 	case !st.Pass && st.ClientLimited:
 		verdict = "FAIL (client-limited): " + st.Why
 	case !st.Pass:
@@ -289,13 +305,17 @@ func findMaxAnswer(res *FindMaxResult) string {
 	switch {
 	case res.Max == 0:
 		a := "no rate passed"
-		if res.ClientLimited {
+		if res.MachineBusy != "" {
+			a += " (" + machineBusyWords + ": see the notes)"
+		} else if res.ClientLimited {
 			a += " (client-limited: see the notes)"
 		}
 		if res.Cut != nil {
 			a += " (interrupted)"
 		}
 		return a
+	case res.MachineBusy != "":
+		return fmt.Sprintf("≥ %s events/s (%s)", fmtRate(res.Max), machineBusyWords)
 	case res.ClientLimited:
 		return fmt.Sprintf("≥ %s events/s (client-limited)", fmtRate(res.Max))
 	case res.Capped:
@@ -309,6 +329,10 @@ func findMaxAnswer(res *FindMaxResult) string {
 	}
 	return fmt.Sprintf("%s events/s (%s/s failed)", fmtRate(res.Max), fmtRate(res.FirstFail))
 }
+
+// machineBusyWords qualify a search, or a step, that other processes
+// competing for the machine's cores stopped: no relay figure.
+const machineBusyWords = "machine busy: other processes competed for its cores"
 
 // errStepAborted ends a search whose step the relay stalled.
 var errStepAborted = errors.New("find-max: a step stopped early (no progress)")
@@ -329,81 +353,113 @@ func (e errEventCap) Error() string {
 }
 
 // judgeStep decides whether a step passed and, if not, whether the relay
-// or the client explains it. The relay failed when its own reply time
-// (uncorrected p99) misses the target, it refused or lost ops, or ops were
-// dropped with every in-flight slot waiting for it while the client had
-// CPU to spare. The client explains a failure when its CPU was saturated,
-// its dispatcher was late, or its lateness alone makes the difference, or
-// the pool was too small for the rate (Little's law), which is a limit of
-// the tool's configuration, not of the relay.
+// is shown to be the limit (client false) or not (client: the client, its
+// pool or the machine limited it): judgeSteps without the machine's load.
 func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, client bool) {
-	c := ph.Counts
+	v := judgeSteps(ph, o)
+	return v.pass, v.why, v.client
+}
+
+// stepVerdict is a step's judgement: passed, or why not and who limited
+// it. client says the relay is not shown to be the limit (the search's
+// answer is then a lower bound); machine is the machine's load
+// (sysinfo.OthersBusy's clause) when other processes competing for the
+// cores decided the step.
+type stepVerdict struct {
+	pass         bool
+	why, machine string
+	client       bool
+}
+
+// judgeSteps judges a step, as load's judgement of it says. The relay's
+// own answers fail it by evidence: refusals, ops without a reply, a step
+// stopped early. A step late or slow only (its p99 over the target, drops)
+// is the relay's when load found the client kept up and no other process
+// competed for the machine's cores; otherwise stepLimit says whose it was.
+func judgeSteps(ph results.Phase, o FindMaxOptions) stepVerdict {
 	so := stepOutcomesOf(ph)
 	var whys []string
-	p99 := int64(0)
-	if h := ph.Latency[results.LatencyOK]; h != nil {
-		p99 = h.Percentiles["99"]
-	}
-	unc := int64(0)
-	if h := ph.Latency["ok_uncorrected"]; h != nil {
-		unc = h.Percentiles["99"]
-	}
-	target := int64(o.P99)
-	relay := false
-	if p99 > target {
-		whys = append(whys, fmt.Sprintf("p99 %s > %v", numfmt.Dur(time.Duration(p99)), o.P99)) // as the steps table gives it
-		if unc > target {
-			relay = true
-		}
+	if p99 := ph.Latency[results.LatencyOK]; p99 != nil && p99.Percentiles["99"] > int64(o.P99) {
+		whys = append(whys, fmt.Sprintf("p99 %s > %v", numfmt.Dur(time.Duration(p99.Percentiles["99"])), o.P99)) // as the steps table gives it
 	}
 	if so.dropped > o.MaxDrops {
 		whys = append(whys, fmt.Sprintf("%d dropped", so.dropped))
 	}
 	if so.refused > o.MaxRefusals {
 		whys = append(whys, fmt.Sprintf("%d refused", so.refused))
-		relay = true
 	}
 	if so.noReply > 0 {
 		whys = append(whys, fmt.Sprintf("%d without a reply", so.noReply))
-		relay = true
 	}
 	if ph.Aborted != "" {
 		whys = append(whys, "stopped early: "+ph.Aborted)
-		relay = true
 	}
 	if len(whys) == 0 {
-		return true, "", false
+		return stepVerdict{pass: true}
 	}
-	why = strings.Join(whys, ", ")
-	if relay {
-		return false, why, false
+	why := strings.Join(whys, ", ")
+	if so.refused > o.MaxRefusals || so.noReply > 0 || ph.Aborted != "" {
+		return stepVerdict{why: why} // the relay's answers
 	}
-	// Lateness or drops only: whose?
+	return stepLimit(ph, o, why)
+}
+
+// stepLimit says who limited a step that failed by lateness or slowness
+// only (why: its failures), from load's judgement of it: the client (its
+// note, without its "client-limited: "), ending with the machine's load
+// when other processes competed for the cores; late from outside the
+// client's own work on such a machine (machine: the load); the pool too
+// small for the rate (Little's law), a limit of the tool's configuration;
+// the relay's replies on a machine busy with other processes (relay or
+// machine: the relay may have waited for a CPU, so the step is no relay
+// figure: machine); else the relay (client false).
+func stepLimit(ph results.Phase, o FindMaxOptions, why string) stepVerdict {
+	notes := strings.Join(ph.Notes, "\n")
+	busy := busyClause(ph)
+	switch {
+	case ph.ClientLimited && busy != "" && strings.Contains(notes, LateFromOutside):
+		return stepVerdict{why: why + " (late from outside: " + busy + ")", client: true, machine: busy}
+	case ph.ClientLimited:
+		// The note without its "client-limited: ": the step's verdict names it.
+		head := strings.TrimPrefix(firstMatch(notes, "client-limited"), "client-limited: ")
+		if busy != "" {
+			head += "; " + busy
+		}
+		return stepVerdict{why: why + " (" + head + ")", client: true}
+	}
+	if strings.Contains(notes, "relay-limited") || strings.Contains(notes, RelayOrMachine) || strings.Contains(notes, SlotWaitPrefix) {
+		if small := poolTooSmall(ph, o); small != "" {
+			return stepVerdict{why: why + small, client: true}
+		}
+	}
+	if busy != "" {
+		return stepVerdict{why: why + " (relay or machine: " + busy + ")", client: true, machine: busy}
+	}
+	return stepVerdict{why: why}
+}
+
+// poolTooSmall says, for a step whose pool was full while the client had
+// spare CPU, whether the pool was simply too small for its rate at the
+// relay's on-target reply time (Little's law): a limit of the tool's
+// configuration, not of the relay (" (the pool of … is too small …)"; ""
+// when not).
+func poolTooSmall(ph results.Phase, o FindMaxOptions) string {
 	pool := int64(o.Load.Pool)
 	if pool == 0 {
 		pool = schedule.DefaultPool
 	}
-	notes := strings.Join(ph.Notes, "\n")
-	switch {
-	case ph.ClientLimited:
-		// The note without its "client-limited: ": the step's verdict names it.
-		return false, why + " (" + strings.TrimPrefix(firstMatch(notes, "client-limited"), "client-limited: ") + ")", true
-	case strings.Contains(notes, "relay-limited"), strings.Contains(notes, SlotWaitPrefix):
-		// Pool full while the client had spare CPU: is the pool simply too
-		// small for this rate at the relay's on-target reply time?
-		rate := float64(c["intended"]) / (float64(ph.Duration) / 1e9)
-		mean := 0.0
-		if h := ph.Latency["ok_uncorrected"]; h != nil {
-			mean = h.Mean
-		}
-		if need := rate * mean / 1e9; unc <= target && need >= 0.8*float64(pool) {
-			return false, why + fmt.Sprintf(" (the pool of %d is too small: %.0f/s at %v per reply needs ~%.0f in flight; raise --load-pool)",
-				pool, rate, roundLat(time.Duration(mean)), need), true
-		}
-		return false, why, false
-	default:
-		return false, why, false
+	unc := int64(0)
+	mean := 0.0
+	if h := ph.Latency["ok_uncorrected"]; h != nil {
+		unc, mean = h.Percentiles["99"], h.Mean
 	}
+	rate := float64(ph.Counts["intended"]) / (float64(ph.Duration) / 1e9)
+	need := rate * mean / 1e9
+	if unc > int64(o.P99) || need < 0.8*float64(pool) {
+		return ""
+	}
+	return fmt.Sprintf(" (the pool of %d is too small: %.0f/s at %v per reply needs ~%.0f in flight; raise --load-pool)",
+		pool, rate, roundLat(time.Duration(mean)), need)
 }
 
 // stepOutcomes are a step's outcomes as its judgement reads them.
@@ -514,7 +570,9 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 // it implies: when that step's lateness came from outside the client's own
 // work (LateFromOutside), a quieter machine, not more CPU; when the client
 // itself was the limit, more CPU or a bigger pool. A search stopped by
-// --load-max-events has no such step: its stop note says why.
+// --load-max-events has no such step: its stop note says why. A search
+// that other processes competing for the machine's cores stopped says so
+// (machineBusyNote).
 func clientLimitedNote(res *FindMaxResult) string {
 	n := "client-limited: the answer is a lower bound on the relay's capacity, not a relay figure"
 	i := len(res.Steps) - 1
@@ -525,12 +583,28 @@ func clientLimitedNote(res *FindMaxResult) string {
 		return n
 	}
 	st := res.Steps[i]
+	if st.Machine != "" {
+		return machineBusyNote(st)
+	}
 	outside := slices.ContainsFunc(st.Phase.Notes, func(s string) bool { return strings.Contains(s, LateFromOutside) })
 	if secs := float64(st.Phase.Duration) / 1e9; outside && st.Phase.Resources != nil && secs > 0 {
 		return fmt.Sprintf("%s; at %s/s the client used %.2f cores and %s: a quieter machine avoids it, not more CPU or a bigger --load-pool",
 			n, fmtRate(st.Rate), st.Phase.Resources.ClientCPUSecs/secs, LateFromOutside)
 	}
 	return n + "; give the client more CPU (--client-cpus/--relay-cpus on separate cores) or a bigger --load-pool"
+}
+
+// machineBusyNote is the note of a search a step stopped that other
+// processes competing for the machine's cores explain: its answer is a
+// lower bound, what each side used, the machine's load, and the remedy.
+func machineBusyNote(st Step) string {
+	n := "machine busy: the answer is a lower bound on the relay's capacity, not a relay figure"
+	used := ""
+	if r, secs := st.Phase.Resources, float64(st.Phase.Duration)/1e9; r != nil && secs > 0 {
+		used = fmt.Sprintf(" the client used %.2f cores and the relay %.2f, while", r.ClientCPUSecs/secs, r.RelayCPUSecs/secs)
+	}
+	return fmt.Sprintf("%s; at %s/s%s %s: a quieter machine, or the relay and relaybench on cores of their own (--relay-cpus/--client-cpus), gives the relay's figure",
+		n, fmtRate(st.Rate), used, st.Machine)
 }
 
 // addProtocolCounts carries a step's protocol faults and counters into the
@@ -580,6 +654,9 @@ func findMaxStepGroup(st Step) results.Group {
 	if st.ClientLimited {
 		g.Counts["client_limited"] = 1
 	}
+	if st.Machine != "" {
+		g.Counts["machine_busy"] = 1
+	}
 	for _, k := range []string{"ok", "ok_uncorrected", "lateness"} {
 		if h := sp.Latency[k]; h != nil {
 			g.Latency[k] = h
@@ -610,6 +687,8 @@ func findMaxStepRow(st Step, g results.Group, cut bool) string {
 	switch {
 	case cut:
 		verdict = "interrupted (not judged)"
+	case !st.Pass && st.Machine != "":
+		verdict = "fail: " + st.Why // "(late from outside: …)", "(relay or machine: …)": the machine's load
 	case !st.Pass && st.ClientLimited:
 		verdict = "client-limited: " + st.Why
 	case !st.Pass:

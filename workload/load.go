@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -343,22 +344,28 @@ func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter
 //   - WhyRelayDrop: every in-flight slot was waiting on the relay's replies
 //     while the client had CPU to spare: work the relay prevented
 //     (incomplete, exit 4).
+//   - WhyMachineDrop: the same, but other processes competed for the
+//     machine's cores (sysinfo.OthersBusy): the relay's replies may have
+//     been slow because it waited for a CPU, which cannot be told apart
+//     from a slow relay; both are said (work not run: incomplete, exit 4,
+//     never "relay-limited" alone).
 //   - WhyClientDrop: the client's CPU or scheduling was the limit: requested
 //     work relaybench could not run, not blamed on the relay (its
 //     "client-limited:" prefix tells readers and the judge: error, exit 1).
 //
 // While the phase runs such a slot is booked whyLateDrop.
 const (
-	WhyRelayDrop  = "relay-limited: pool full: every in-flight slot waited on the relay, not started within --load-max-lateness"
-	WhyClientDrop = outcome.WhyClientLimited + " not started within --load-max-lateness: the client's CPU or scheduling, not the relay, kept it from starting in time"
-	whyLateDrop   = "not started within --load-max-lateness"
+	WhyRelayDrop   = "relay-limited: pool full: every in-flight slot waited on the relay, not started within --load-max-lateness"
+	WhyMachineDrop = RelayOrMachine + " pool full: every in-flight slot waited on the relay's replies while the machine's load average showed other processes competing for its cores (the relay may have waited for a CPU, not been slow), not started within --load-max-lateness"
+	WhyClientDrop  = outcome.WhyClientLimited + " not started within --load-max-lateness: the client's CPU or scheduling, not the relay, kept it from starting in time"
+	whyLateDrop    = "not started within --load-max-lateness"
 )
 
 // IsDrop says whether why is that of a load slot not started within
 // --load-max-lateness (WhyRelayDrop, WhyClientDrop, as booked while the
 // phase runs).
 func IsDrop(why string) bool {
-	return why == WhyRelayDrop || why == WhyClientDrop || why == whyLateDrop
+	return why == WhyRelayDrop || why == WhyMachineDrop || why == WhyClientDrop || why == whyLateDrop
 }
 
 // Drops counts a's slots not started within --load-max-lateness.
@@ -372,13 +379,9 @@ func Drops(a results.Account) int64 {
 	return n
 }
 
-// bookDrops books ph's drops (whyLateDrop) by who limited the phase:
-// WhyRelayDrop when the relay did, WhyClientDrop otherwise.
-func bookDrops(ph *results.Phase, relayLimited bool) {
-	why := WhyClientDrop
-	if relayLimited {
-		why = WhyRelayDrop
-	}
+// bookDrops books ph's drops (whyLateDrop) as why, judgeLoad's judgement
+// of who limited the phase (WhyRelayDrop, WhyMachineDrop, WhyClientDrop).
+func bookDrops(ph *results.Phase, why string) {
 	for i := range ph.Accounts {
 		a := &ph.Accounts[i]
 		if n := a.NotRunBy[whyLateDrop]; n > 0 {
@@ -800,7 +803,8 @@ func buildLoadPhase(user context.Context, res *schedule.Result, o *LoadOptions, 
 	if m.schedP99 > 0 {
 		ph.Counts["client_sched_p99_ns"] = int64(m.schedP99)
 	}
-	bookDrops(&ph, judgeLoad(&ph, res, m.schedP99))
+	ph.Rates["intended_per_sec"] = intendedRate(res, o.Pattern)
+	bookDrops(&ph, judgeLoad(&ph, res, m.schedP99, machineBusy(ph)))
 	switch o.Kind {
 	case LoadQuery:
 		renameFigures(&ph.Counts, &ph.Rates, &ph.Latency, queryNames)
@@ -1025,9 +1029,16 @@ func (p *connPool) close() {
 // schedP99 is the p99 of how long the client's runnable goroutines waited
 // for a CPU during the run (Go's /sched/latencies:seconds): reply times
 // include it (the reader goroutine reading an OK late), so a full pool is
-// blamed on the relay only when replies were slow beyond it. relayLimited
-// says the relay was the limit (the note starts "relay-limited:").
-func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) (relayLimited bool) {
+// blamed on the relay only when replies were slow beyond it.
+//
+// busy is sysinfo.OthersBusy's clause when other processes competed for the
+// machine's cores ("" when not): a pool the relay's replies kept full is
+// then the relay's or the machine's (relayOrMachineNote), and every other
+// judgement's note ends with the clause. dropWhy is how the phase's drops
+// are booked: WhyRelayDrop when the relay was the limit (the note starts
+// "relay-limited:"), WhyMachineDrop when it or the machine was,
+// WhyClientDrop otherwise.
+func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, busy string) (dropWhy string) {
 	secs := float64(ph.Duration) / 1e9
 	cores := float64(runtime.GOMAXPROCS(0))
 	client := 0.0
@@ -1038,22 +1049,7 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 	cpuSaturated := client >= 0.9*cores
 	dispatchLate := res.DispatchLateness != nil && res.DispatchLateness.Count() > 0 &&
 		res.DispatchLateness.Quantile(99) > int64(schedule.OnTime)
-	// The pool was full because of the relay when its replies were slow
-	// enough to fill it: at this rate, Pool ops take Pool/rate to arrive; a
-	// p99 reply time of at least half that keeps every slot busy. A pool
-	// that filled only for an instant while replies were fast was a client
-	// stall (GC, CPU starvation) releasing a backlog of ops at once.
-	poolFull, clientSlow := false, false
-	if res.MaxInFlight >= int64(res.Pool) && secs > 0 && res.Uncorrected.Count() > 0 {
-		rate := float64(res.Intended) / secs
-		fill := float64(res.Pool) / rate * 1e9 // ns
-		unc := float64(res.Uncorrected.Quantile(99))
-		poolFull = unc >= fill/2
-		// The client's own scheduling delays make up a good part of the
-		// reply times: the pool filled because the client was slow to
-		// read replies, not (only) because the relay was slow to send them.
-		clientSlow = schedP99 > schedule.OnTime && float64(schedP99) >= unc/4
-	}
+	poolFull, clientSlow := poolFilledBy(res, secs, schedP99)
 	cpuNote := loadCPUNote(ph, secs, client, cores, schedP99)
 	clientBusy := client >= cores/2 || schedP99 > schedule.OnTime // evidence of a late start (clientLateToStart)
 	lateToStart := clientLateToStart(res, clientBusy)
@@ -1068,7 +1064,12 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0 && !lateToStart:
 		// Dropped because every worker waited on the relay (the
 		// dispatcher then waits for room in the queue in front of the pool).
-		ph.ClientLimited, relayLimited = false, true
+		ph.ClientLimited, dropWhy = false, WhyRelayDrop
+		if busy != "" {
+			dropWhy = WhyMachineDrop
+			ph.Notes = append(ph.Notes, relayOrMachineNote(res.Pool, cpuNote, busy))
+			return dropWhy
+		}
 		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because all %d in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
 			res.Pool, cpuNote))
 	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped == 0 && lateToStart:
@@ -1103,7 +1104,31 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration) 
 		// out on schedule: this one says only whose limit it was not.
 		ph.Notes = append(ph.Notes, "the client kept up ("+cpuNote+")")
 	}
-	return relayLimited
+	if busy != "" {
+		ph.Notes[len(ph.Notes)-1] += "; " + busy
+	}
+	return cmp.Or(dropWhy, WhyClientDrop)
+}
+
+// poolFilledBy says whether a load's replies kept its pool full
+// (poolFull), and whether the client's own scheduling delays were a good
+// part of those replies (clientSlow). The pool was full because of the
+// relay when its replies were slow enough to fill it: at this rate, Pool
+// ops take Pool/rate to arrive; a p99 reply time of at least half that
+// keeps every slot busy. A pool that filled only for an instant while
+// replies were fast was a client stall (GC, CPU starvation) releasing a
+// backlog of ops at once. When the client's goroutines waited for a CPU a
+// quarter of the reply time or more, the pool filled because the client
+// was slow to read replies, not (only) because the relay was slow to send
+// them.
+func poolFilledBy(res *schedule.Result, secs float64, schedP99 time.Duration) (poolFull, clientSlow bool) {
+	if res.MaxInFlight < int64(res.Pool) || secs <= 0 || res.Uncorrected.Count() == 0 {
+		return false, false
+	}
+	rate := float64(res.Intended) / secs
+	fill := float64(res.Pool) / rate * 1e9 // ns
+	unc := float64(res.Uncorrected.Quantile(99))
+	return unc >= fill/2, schedP99 > schedule.OnTime && float64(schedP99) >= unc/4
 }
 
 // loadCPUNote is the CPU evidence load's notes quote: the client's cores

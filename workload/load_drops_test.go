@@ -20,8 +20,14 @@ import (
 // the client's saturated CPU, its goroutines waiting to run or its late
 // dispatcher are the client's (client-limited: the requested work did not
 // run, exit 1, never "all requested work ran" and never blamed on the
-// relay).
+// relay). The relay's full pool on a machine where other processes
+// competed for the cores (sysinfo.OthersBusy's clause given) is the
+// relay's or the machine's: booked WhyMachineDrop (work not run,
+// incomplete, exit 4), the note and the verdict's reason say both and name
+// the machine's load average, never "relay-limited" alone; a client-limited
+// judgement on such a machine ends its note with the machine's load.
 func TestDropsBookedByWhoLimited(t *testing.T) {
+	const busy = "the machine's 1-minute load average was 7.5 on 2 cores: other processes competed for its cores, and their waits count in these figures"
 	cores := float64(runtime.GOMAXPROCS(0))
 	ms := int64(time.Millisecond)
 	for _, c := range []struct {
@@ -33,16 +39,20 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 		want      string
 		note      string
 		status    int
+		busy      string // the machine's load: sysinfo.OthersBusy's clause
 	}{
 		{"slots waiting on the relay, client CPU to spare", 0.3, 0, 2, 0, WhyRelayDrop,
-			"relay-limited: ops were late or dropped because all 2 in-flight slots (--load-pool) were waiting", judge.Incomplete},
-		{"the client's CPU saturated", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error},
+			"relay-limited: ops were late or dropped because all 2 in-flight slots (--load-pool) were waiting", judge.Incomplete, ""},
+		{"slots waiting on the relay, other processes busy", 0.3, 0, 2, 0, WhyMachineDrop,
+			RelayOrMachine + " ops were late or dropped because all 2 in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (CPU: client 0.10 of", judge.Incomplete, busy},
+		{"the client's CPU saturated, other processes busy", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error, busy},
+		{"the client's CPU saturated", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error, ""},
 		{"the client's goroutines waited to run", 0.3, 40 * time.Millisecond, 2, 0, WhyClientDrop,
-			"client-limited: all 2 in-flight slots filled, but the client's own goroutines waited", judge.Error},
+			"client-limited: all 2 in-flight slots filled, but the client's own goroutines waited", judge.Error, ""},
 		{"the dispatcher woke late, the pool never full, the client idle", 0.3, 0, 1, 5 * ms, WhyClientDrop,
-			"client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99, as the lateness note says) and 2,044 were dropped (not started within 0s) with at most 1 of 2 in-flight slots busy, while the client itself was not busy", judge.Error},
+			"client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99, as the lateness note says) and 2,044 were dropped (not started within 0s) with at most 1 of 2 in-flight slots busy, while the client itself was not busy", judge.Error, ""},
 		{"the dispatcher woke late, the pool never full, the client busy", 0.6 * 3 * cores, 0, 1, 5 * ms, WhyClientDrop,
-			"client-limited: the dispatcher handed ops out late", judge.Error},
+			"client-limited: the dispatcher handed ops out late", judge.Error, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := &schedule.Result{Pool: 2, MaxInFlight: c.maxIn, Intended: 9000, Dropped: 2044, ClientLimited: true,
@@ -58,7 +68,7 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 				Resources: &results.Resources{ClientCPUSecs: c.clientCPU},
 				Accounts: []results.Account{{Op: results.OpEvent, Requested: 9000, Accepted: 6956, NotRun: 2044,
 					NotRunBy: map[string]int64{whyLateDrop: 2044}}}}
-			bookDrops(&ph, judgeLoad(&ph, res, c.sched))
+			bookDrops(&ph, judgeLoad(&ph, res, c.sched, c.busy))
 			a := ph.Accounts[0]
 			if a.NotRunBy[c.want] != 2044 || len(a.NotRunBy) != 1 || Drops(a) != 2044 || !a.Balanced() {
 				t.Fatalf("not run by %v, want 2,044 %q", a.NotRunBy, c.want)
@@ -66,6 +76,9 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 			notes := strings.Join(ph.Notes, "\n")
 			if !strings.Contains(notes, c.note) || ph.ClientLimited != (c.want == WhyClientDrop) {
 				t.Errorf("client-limited %v, notes:\n%s\nwant %q", ph.ClientLimited, notes, c.note)
+			}
+			if c.busy != "" && (len(ph.Notes) != 1 || !strings.HasSuffix(notes, "; "+c.busy) || strings.Contains(notes, "relay-limited")) {
+				t.Errorf("a busy machine: the judgement does not end with its load, or blames the relay alone:\n%s", notes)
 			}
 			checkDropVerdict(t, ph, c.status)
 		})
@@ -82,8 +95,10 @@ func checkDropVerdict(t *testing.T, ph results.Phase, status int) {
 	switch {
 	case v.Status != status:
 		t.Errorf("verdict %d %v, want %d", v.Status, v.Reasons, status)
-	case status == judge.Incomplete && !strings.Contains(reasons, "not run ("+WhyRelayDrop):
-		t.Errorf("incomplete without the relay-limited not run: %v", v.Reasons)
+	case status == judge.Incomplete && !strings.Contains(reasons, "not run ("+WhyRelayDrop) && !strings.Contains(reasons, "not run ("+WhyMachineDrop):
+		t.Errorf("incomplete without the relay- (or machine-) limited not run: %v", v.Reasons)
+	case strings.Contains(reasons, WhyMachineDrop) && (strings.Contains(reasons, "not run (relay-limited") || !strings.Contains(reasons, "load average")):
+		t.Errorf("relay- or machine-limited, the reason does not say both or name the load average: %v", v.Reasons)
 	case status == judge.Error && (!strings.Contains(reasons, "relaybench could not run the requested work: load: ") ||
 		!strings.Contains(reasons, "operations not started, the client was the limit") || strings.Contains(reasons, "relay-limited")):
 		t.Errorf("error without the client's share: %v", v.Reasons)
@@ -134,7 +149,7 @@ func TestLateWithoutDropsIsNotRelayLimited(t *testing.T) {
 			res.Lateness.Record(5 * ms)
 		}
 		ph := results.Phase{Name: "load", Duration: int64(3 * time.Second), ClientLimited: true, Resources: &results.Resources{ClientCPUSecs: 0.3}}
-		relay := judgeLoad(&ph, res, 0)
+		relay := judgeLoad(&ph, res, 0, "") == WhyRelayDrop
 		notes := strings.Join(ph.Notes, "\n")
 		switch {
 		case ph.ClientLimited:
@@ -185,7 +200,7 @@ func TestSlotWaitSaysWhoWasLate(t *testing.T) {
 			res.DispatchLateness.Record(c.dispatch)
 		}
 		ph := results.Phase{Name: "load", Duration: int64(3 * time.Second), ClientLimited: true, Resources: &results.Resources{ClientCPUSecs: 0.3}}
-		relay := judgeLoad(&ph, res, c.sched)
+		relay := judgeLoad(&ph, res, c.sched, "") == WhyRelayDrop
 		notes := strings.Join(ph.Notes, "\n")
 		blames := strings.Contains(notes, "client-limited") || strings.Contains(notes, "client was late")
 		if !strings.Contains(notes, c.note) || ph.ClientLimited != c.client || relay != (!c.client && c.dropped > 0) || blames != c.client ||

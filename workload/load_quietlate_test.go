@@ -59,7 +59,7 @@ func TestClientLimitedQuotesItsEvidence(t *testing.T) {
 			}
 			ph := results.Phase{Name: "load", Duration: int64(20 * time.Second), ClientLimited: true,
 				Resources: &results.Resources{ClientCPUSecs: c.clientCPU}}
-			if judgeLoad(&ph, res, c.sched) || !ph.ClientLimited {
+			if judgeLoad(&ph, res, c.sched, "") != WhyClientDrop || !ph.ClientLimited {
 				t.Fatalf("relay-limited or not client-limited (%v): %q", ph.ClientLimited, ph.Notes)
 			}
 			notes := strings.Join(ph.Notes, "\n")

@@ -86,7 +86,7 @@ func judgedSteadyLoad(ok, uncorrected, lateness, dispatch time.Duration) (result
 	}
 	ph := res.Phase("load")
 	ph.Resources = &results.Resources{ClientCPUSecs: 0.04}
-	judgeLoad(&ph, res, 0)
+	judgeLoad(&ph, res, 0, "")
 	return ph, strings.Join(ph.Notes, "\n")
 }
 
