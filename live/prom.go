@@ -171,7 +171,7 @@ func (s *State) gauges(e *expo, base labels, st step, inFlight bool) {
 		l := base.with("phase", "current").with("step", st.label)
 		e.family("relaybench_phase_done", "gauge", "Operations of the phase in flight done so far (its progress).")
 		e.sample("relaybench_phase_done", l, float64(st.done))
-		e.family("relaybench_phase_planned", "gauge", "Operations the phase in flight plans (one that announces no progress of its own: the operations its ledgers booked as requested; mixed announces all its parts' operations before the first starts).")
+		e.family("relaybench_phase_planned", "gauge", "Operations the phase in flight plans (one that announces no progress of its own: the operations its ledgers booked as requested; mixed announces all its parts' operations and its read-back's REQs before the first part starts).")
 		e.sample("relaybench_phase_planned", l, float64(st.total))
 	}
 	e.family("relaybench_client_cpu_seconds_total", "counter", "User and system CPU used by relaybench.")

@@ -62,6 +62,10 @@ type LoadOptions struct {
 	// Live receives a line per second while the load runs (t, intended/s,
 	// sent/s, accepted/s, refused, dropped, in flight, p50, p99); nil: none.
 	Live io.Writer
+	// Show makes a progress display (label, total): of the operations
+	// ended, under the phase's plan, when Live is nil; of a mixed load's
+	// read-back. Nil: none (loadprogress.go).
+	Show func(label string, total int64) func(done int64)
 	// Signed is called once the events are signed, before the clock starts
 	// (progress display).
 	Signed func(n int, took time.Duration)
@@ -257,20 +261,20 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	}
 	stopExpiring := context.AfterFunc(pctx, ops.expireInFlight)
 	defer stopExpiring()
+	stopProgress := acct.showProgress(&o, plan)
 	res, m, err := ops.measure()
 	if err != nil {
 		return results.Phase{}, err
 	}
 	acct.settle()
+	stopProgress()
 	var rb *loadReadBack
 	if o.Kind == LoadMixed {
 		r := ops.readBack(ctx) // not timed: after the phase's clock
 		rb = &r
 	}
 	ph := buildLoadPhase(ctx, res, &o, plan, ops, m)
-	if rb != nil {
-		addReadBack(&ph, *rb)
-	}
+	verifyByGroup(&ph, rb, ops.ver) // each group's own; the read-back joins the phase's
 	if v := ph.Verification; v != nil && o.Kind == LoadMixed {
 		v.Notes = mixedOverLimitNote(v.Notes, v.OverLimit, ops.ver.overLive)
 	}

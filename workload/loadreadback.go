@@ -67,12 +67,14 @@ func (l *loadOps) readBack(user context.Context) loadReadBack {
 	}
 	pctx, wd := outcome.NewWatchdog(user, 3, "read-back REQs ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
+	tick := readBackProgress(l.o, len(ks))
 	for i := 0; i < nReq && pctx.Err() == nil; i++ {
 		batch := ks[i*readBackChunk : min(len(ks), (i+1)*readBackChunk)]
 		if err := l.readBackOne(user, pctx, batch, i, led, wd, &rb); err != nil {
 			rb.errs = verify.AppendUnique(rb.errs, "read-back: "+err.Error())
 			break
 		}
+		tick(int64(min(len(ks), (i+1)*readBackChunk)))
 	}
 	wd.Settle(led, outcome.WhyConnGone)
 	rb.acct = led.Result()
@@ -115,6 +117,7 @@ func addReadBack(ph *results.Phase, rb loadReadBack) {
 		return
 	}
 	v.Notes = dropPrefixed(v.Notes, "partial: ")
+	queries := v.Returned // the queries' answers', before the read-back's join them
 	verify.Add(v, rb.ver)
 	v.Verified = rb.ver.Checked > 0
 	lead := fmt.Sprintf("the %s answered with EOSE were checked for valid ids and signatures, filter match, duplicates, newest-first order and the filter's limit, not for missing or extra events (events were published while they ran, and the relay may hold events this run did not publish); ", numfmt.Count(v.Checked-rb.ver.Checked, "query"))
@@ -125,8 +128,9 @@ func addReadBack(ph *results.Phase, rb loadReadBack) {
 		lead += fmt.Sprintf("none of the %s read-back REQs (every event the relay accepted, by id) ended with EOSE (the phase stopped, or the relay did not answer), so missing events were not checked",
 			numfmt.Group(rb.acct.Requested))
 	default:
-		lead += fmt.Sprintf("missing events are checked by reading back every event the relay accepted, by id, once the load was over (%s of %s ended with EOSE)",
+		lead += fmt.Sprintf("missing events are checked by reading back every event the relay accepted, by id, once the load was over (%s of %s ended with EOSE); ",
 			numfmt.Group(rb.acct.Accepted), numfmt.Count(rb.acct.Requested, "read-back REQ"))
+		lead += returnedSplit(v.Returned, queries, rb.ver.Returned, ph.Counts[results.CountEventsReturned])
 	}
 	if !v.Verified {
 		lead = "partial: " + lead
@@ -139,4 +143,70 @@ func addReadBack(ph *results.Phase, rb loadReadBack) {
 	if i := slices.Index(v.Notes, verify.OverLimitNote(v.OverLimit)); i >= 0 {
 		v.Notes[i] = verify.OverLimitCheckedNote(v.OverLimit)
 	}
+}
+
+// returnedSplit says what a mixed load's verification's events returned
+// are made of, beside the phase's events returned (the queries' alone):
+// the queries' answers checked and the read-back's. counted is the phase's
+// figure, which counts every answer's events, those of answers that did
+// not end with EOSE and an event's repeats too.
+func returnedSplit(all, queries, readBack, counted int64) string {
+	s := fmt.Sprintf("of the %s returned in the answers checked, %s answered the queries and %s the read-back", numfmt.Count(all, "event"), numfmt.Group(queries), numfmt.Group(readBack))
+	if counted != queries {
+		s += fmt.Sprintf(" (the phase's events returned, %s, counts every answer to the queries: those that did not end with EOSE and repeated events too)", numfmt.Group(counted))
+	}
+	return s
+}
+
+// verifyByGroup gives each group of a load the verification of its own
+// operations, as the Load by group table shows it: the query group the
+// queries' answers (partial: validity, filter match, duplicates, order and
+// limit), the publish group of a mixed load the read-back of the events the
+// relay accepted from it (each asked for by id once the load was over,
+// missing events included). The read-back then joins the phase's
+// verification (addReadBack). A publish load reads nothing back: its group
+// has no verification, as its phase has none. qv is the queries' verifier
+// (nil: no query ran).
+func verifyByGroup(ph *results.Phase, rb *loadReadBack, qv *loadVerifier) {
+	var queries, back *results.Verification
+	if v := ph.Verification; v != nil {
+		c := *v
+		c.Notes = slices.Clone(v.Notes)
+		if rb != nil && qv != nil {
+			c.Notes = mixedOverLimitNote(c.Notes, c.OverLimit, qv.overLive)
+		}
+		queries = &c
+	}
+	if rb != nil {
+		back = readBackVerification(*rb)
+		addReadBack(ph, *rb)
+	}
+	for i := range ph.Groups {
+		switch g := &ph.Groups[i]; g.Name {
+		case LoadQuery:
+			g.Verification = queries
+		case LoadPublish:
+			g.Verification = back
+		}
+	}
+}
+
+// readBackVerification is the read-back's verification on its own: the
+// accepted events asked for by id, checked for missing events, validity and
+// duplicates; not verified when no read-back REQ ended with EOSE.
+func readBackVerification(rb loadReadBack) *results.Verification {
+	v := *rb.ver
+	v.Notes = nil
+	v.Verified = v.Checked > 0
+	switch {
+	case rb.acct.Requested == 0:
+		v.Notes = append(v.Notes, "no event was accepted, so nothing was read back")
+	case rb.acct.Accepted == 0:
+		v.Notes = append(v.Notes, fmt.Sprintf("none of the %s read-back REQs (every event the relay accepted, by id) ended with EOSE: missing events were not checked", numfmt.Group(rb.acct.Requested)))
+	default:
+		v.Notes = append(v.Notes, fmt.Sprintf("every event the relay accepted was asked for by id once the load was over (%s of %s ended with EOSE) and checked for missing events, valid ids and signatures and duplicates",
+			numfmt.Group(rb.acct.Accepted), numfmt.Count(rb.acct.Requested, "read-back REQ")))
+	}
+	verify.Finish(&v)
+	return &v
 }

@@ -126,6 +126,7 @@ func (s LoadSpec) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 		o := base
 		o.Name, o.Pattern, o.Source, o.Begin = names[i], p, env.Live, s.Begin
 		o.Segment = env.Segment // --segment: this instance's share of the pattern
+		o.Show = env.Progress   // its plan and operations ended, then a mixed load's read-back
 		if n, err := o.EventsNeeded(); err != nil {
 			return phases, err
 		} else if s.MaxEvents > 0 && n > int64(s.MaxEvents) {

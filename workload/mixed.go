@@ -16,7 +16,6 @@ import (
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
-	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -122,8 +121,9 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 		}
 		mp.partOver(e.mixedPlanned(spec))
 	}
+	rb := e.readBack(ctx, parts, mp)
+	mp.partOver(mp.readBack) // the REQs it sent and those it did not need
 	mp.done()
-	rb := e.readBack(ctx, parts)
 	buildMixedPhase(ctx, &ph, e, parts, rb)
 	mixedWindows(&ph, e.setup, parts)
 	return ph, ctx.Err()
@@ -407,17 +407,14 @@ const readBackChunk = 100
 // it accepted during the phase, by id, and checks the answers against that
 // set: an event accepted but not returned is missing. Skipped (booked
 // cancelled or not run) when the run was interrupted or a part stalled.
-func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBack {
+func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart, mp *mixedProgress) mixedReadBack {
 	var accepted []*nostr.Event
 	for _, p := range parts {
 		for _, n := range p.accepted {
 			accepted = append(accepted, e.fresh.Events[n])
 		}
 	}
-	chunk := readBackChunk
-	if e.o.RelayCap > 0 {
-		chunk = min(chunk, e.o.RelayCap)
-	}
+	chunk := e.readBackIDs()
 	nReq := (len(accepted) + chunk - 1) / chunk
 	led := outcome.New(results.OpRead, int64(nReq))
 	rb := mixedReadBack{ver: &results.Verification{Verified: true}}
@@ -433,14 +430,10 @@ func (e *mixedEnv) readBack(ctx context.Context, parts []*mixedPart) mixedReadBa
 	pctx, wd := outcome.NewWatchdog(ctx, 3, "read-back REQs ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
 	model, sigs := verify.NewModel(accepted), verify.NewChecker()
-	tick := func(int64) {}
-	if e.o.progressFor != nil { // a running count of the events read back
-		tick = e.o.progressFor(progress.Counting("mixed: reading back "+numfmt.Count(len(accepted), "accepted event")+" by id", "Read back", "event", "events", int64(len(accepted))), int64(len(accepted)))
-	}
+	mp.reading(led) // its REQs count in the plan's progress as they end
 	for i := 0; i < nReq && pctx.Err() == nil && e.qConns[0].Err() == nil; i++ {
 		batch := accepted[i*chunk : min(len(accepted), (i+1)*chunk)]
 		e.readBackOne(ctx, pctx, batch, i, led, wd, sigs, &rb)
-		tick(int64(min(len(accepted), (i+1)*chunk)))
 	}
 	// One reading of replaceable events (latest only, or keeps superseded
 	// versions) for every answer; no cap is inferred: every id is asked for.

@@ -28,12 +28,11 @@ func TestMixedProgressReadBackNotTimed(t *testing.T) {
 	if got := strings.Split(strings.TrimSpace(log.String()), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("progress lines:\n%s\nwant:\n%s", log.String(), strings.Join(want, "\n"))
 	}
-	// The read-back counts the events it has read back as it goes, after
-	// the parts' plan (TestMixedAnnouncesItsWholePlan).
-	n := phs[0].Counts["read_back_events"]
+	// The read-back's REQs count in the plan's progress as they end: no
+	// bar of its own, with another total (TestMixedAnnouncesItsWholePlan).
 	labels, last := bars.get()
-	if wantBar := fmt.Sprintf("mixed: reading back %s by id of %d", numfmt.Count(n, "accepted event"), n); n == 0 || len(labels) != 2 || labels[1] != wantBar || last[1] != n {
-		t.Errorf("read-back progress: bars %q ending at %v, want %q ending at %d", labels, last, wantBar, n)
+	if wantBar := fmt.Sprintf("mixed: %s in three parts of 600ms each, then the read-back of %d", numfmt.Count(smallMixedPlan, "operation"), smallMixedPlan); len(labels) != 1 || labels[0] != wantBar || last[0] != smallMixedPlan || phs[0].Counts["read_back_events"] == 0 {
+		t.Errorf("progress: bars %q ending at %v, want %q alone ending at %d, the events read back", labels, last, wantBar, smallMixedPlan)
 	}
 	// Its query groups' Late start column is explained.
 	if !containsPrefix(phs[0].Notes, "Late start (query groups): REQs sent more than 1 ms after their scheduled time") {

@@ -13,15 +13,20 @@ import (
 
 // mixedProgress is mixed's whole plan, announced before the first part
 // starts (a progress reporter: the terminal's display, --web's bar and
-// relaybench_phase_planned): the operations of all three parts, and how
-// many have ended so far. A part's operations all end with it: each in one
-// outcome, or cut at its end (scheduled, not requested), or, for a part not
-// run, booked cancelled or not run; none is left out of the total. The
-// read-back after the parts is not timed and announces its own progress.
+// relaybench_phase_planned): the operations of all three parts and the
+// read-back's REQs after them, and how many have ended so far. A part's
+// operations all end with it: each in one outcome, or cut at its end
+// (scheduled, not requested), or, for a part not run, booked cancelled or
+// not run; none is left out of the total. The read-back plans a REQ per
+// readBackChunk events the parts publish (all of them accepted: the
+// phase's read account then requests as many, and the accounts add up to
+// the plan); the REQs it does not need, for events not accepted, end with
+// it as cut events do.
 type mixedProgress struct {
-	update func(done int64) // nil: no progress reporter
-	total  int64
-	stop   func() // stops the ticks (nil: none started)
+	update   func(done int64) // nil: no progress reporter
+	total    int64
+	readBack int64  // the read-back's REQs in the plan
+	stop     func() // stops the ticks (nil: none started)
 
 	mu    sync.Mutex
 	ended int64           // the operations of the parts over
@@ -41,17 +46,40 @@ func (e *mixedEnv) mixedPlanned(spec mixedSpec) int64 {
 	return n
 }
 
+// readBackIDs is the most ids one read-back REQ asks for: readBackChunk,
+// or the relay's NIP-11 max_limit when lower.
+func (e *mixedEnv) readBackIDs() int {
+	if e.o.RelayCap > 0 {
+		return min(readBackChunk, e.o.RelayCap)
+	}
+	return readBackChunk
+}
+
+// readBackPlanned is the read-back's REQs when every event specs publish
+// is accepted.
+func (e *mixedEnv) readBackPlanned(specs []mixedSpec) int64 {
+	var events int64
+	for _, s := range specs {
+		if s.pub {
+			events += int64(e.perPart)
+		}
+	}
+	per := int64(e.readBackIDs())
+	return (events + per - 1) / per
+}
+
 // mixedPlanLabel is the plan as the progress display says it, short
 // enough to leave a terminal's bar room (each part's line says what it
 // runs).
 func mixedPlanLabel(o *MixedOptions, total int64) string {
-	return fmt.Sprintf("mixed: %s in three parts of %v each", numfmt.Count(total, "operation"), o.Duration)
+	return fmt.Sprintf("mixed: %s in three parts of %v each, then the read-back", numfmt.Count(total, "operation"), o.Duration)
 }
 
-// startProgress announces the plan of specs and reports the operations
-// ended every quarter second until done.
+// startProgress announces the plan of specs and the read-back after them,
+// and reports the operations ended every quarter second until done.
 func (e *mixedEnv) startProgress(specs []mixedSpec) *mixedProgress {
-	mp := &mixedProgress{}
+	mp := &mixedProgress{readBack: e.readBackPlanned(specs)}
+	mp.total = mp.readBack
 	for _, s := range specs {
 		mp.total += e.mixedPlanned(s)
 	}
@@ -92,6 +120,13 @@ func (mp *mixedProgress) publishing(answered *atomic.Int64) {
 	mp.pub = answered
 }
 
+// reading follows the read-back's REQs as they end.
+func (mp *mixedProgress) reading(led *outcome.Ledger) {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	mp.qled = led
+}
+
 // partOver counts the n operations of a part over (run or not).
 func (mp *mixedProgress) partOver(n int64) {
 	mp.mu.Lock()
@@ -100,8 +135,8 @@ func (mp *mixedProgress) partOver(n int64) {
 	mp.pub, mp.qled = nil, nil
 }
 
-// done ends the ticks and reports the parts' operations ended: all of
-// them, once every part is over.
+// done ends the ticks and reports the operations ended: all of them, once
+// every part and the read-back are over.
 func (mp *mixedProgress) done() {
 	if mp.stop != nil {
 		mp.stop()

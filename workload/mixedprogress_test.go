@@ -53,16 +53,21 @@ func (b *progressBars) get() ([]string, []int64) {
 	return append([]string(nil), b.labels...), last
 }
 
-// checkPlanBar checks mixed's first bar: its whole plan, total operations
-// (three parts' events and queries), counted up to the total, never past it
-// nor back.
+// smallMixedPlan is smallMixed's plan: three parts' events (180 in each
+// part that publishes) and queries (24 in each that queries), and the
+// read-back's REQs of up to 100 ids for the 360 events published.
+const smallMixedPlan = 2*180 + 2*24 + 4
+
+// checkPlanBar checks mixed's bar: its whole plan, total operations (three
+// parts' events and queries, and the read-back's REQs), the only bar, counted
+// up to the total, never past it nor back.
 func checkPlanBar(t *testing.T, b *progressBars, total int64) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	want := fmt.Sprintf("mixed: %d operations in three parts of 600ms each of %d", total, total)
-	if len(b.labels) == 0 || b.labels[0] != want {
-		t.Fatalf("bars %q, want the plan first: %q", b.labels, want)
+	want := fmt.Sprintf("mixed: %d operations in three parts of 600ms each, then the read-back of %d", total, total)
+	if len(b.labels) != 1 || b.labels[0] != want {
+		t.Fatalf("bars %q, want the plan alone: %q", b.labels, want)
 	}
 	c := b.counts[0]
 	for i := range c {
@@ -76,10 +81,14 @@ func checkPlanBar(t *testing.T, b *progressBars, total int64) {
 }
 
 // TestMixedAnnouncesItsWholePlan: mixed announces the three parts'
-// operations before the first part starts (the progress display, --web's
-// bar and relaybench_phase_planned read it), where each part booked its own
-// as it started (the total went 800, 880, 1,760 and the bar read 94% with
-// a whole part to come); the count ends at the total when the parts end.
+// operations and the read-back's REQs before the first part starts (the
+// progress display, --web's bar and relaybench_phase_planned read it),
+// where each part booked its own as it started (the total went 800, 880,
+// 1,760 and the bar read 94% with a whole part to come), and the plan left
+// the read-back out (--web planned 8,400 operations, its finished phase
+// requested 8,480); the count ends at the total when the read-back ends,
+// and the accounts request the plan: the parts' operations but those cut
+// at a part's end, and a read-back REQ per 100 accepted events.
 func TestMixedAnnouncesItsWholePlan(t *testing.T) {
 	r, c := testrelay.Start(t, testrelay.Config{Verify: true}), testKeys(t)
 	r.Add(c.Events...)
@@ -88,18 +97,30 @@ func TestMixedAnnouncesItsWholePlan(t *testing.T) {
 	bars := &progressBars{lines: func() int { logMu.Lock(); defer logMu.Unlock(); return strings.Count(log.String(), "\n") }}
 	o := smallMixed
 	o.Parts = func(part string) { logMu.Lock(); defer logMu.Unlock(); fmt.Fprintln(&log, part) }
-	if _, err := o.Run(testCtx(t), Env{URL: r.URL(), Corpus: c, Progress: bars.progress}); err != nil {
+	phs, err := o.Run(testCtx(t), Env{URL: r.URL(), Corpus: c, Progress: bars.progress})
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkPlanBar(t, bars, 2*180+2*24)
+	checkPlanBar(t, bars, smallMixedPlan)
 	if bars.before[0] != 0 {
 		t.Errorf("the plan was announced after %d parts had started", bars.before[0])
 	}
+	ph := phs[0]
+	ev, q, rd := account(t, ph, results.OpEvent), account(t, ph, results.OpQuery), account(t, ph, results.OpRead)
+	cut := ph.Counts["publish_alone_cut"] + ph.Counts["publish_together_cut"]
+	if ev.Requested+cut != 360 || q.Requested != 48 || rd.Requested != (ev.Accepted+99)/100 {
+		t.Errorf("accounts: events %d requested + %d cut, queries %d, read-back %d for %d accepted: want 360, 48 and a REQ per 100 accepted",
+			ev.Requested, cut, q.Requested, rd.Requested, ev.Accepted)
+	}
+	if ev.Accepted == 360 && ev.Requested+q.Requested+rd.Requested != smallMixedPlan {
+		t.Errorf("every event accepted: the accounts request %d operations, the plan said %d", ev.Requested+q.Requested+rd.Requested, smallMixedPlan)
+	}
 }
 
-// A part the user's Ctrl-C kept from running stays in the plan's total: its
-// operations are booked cancelled in the accounts and counted as ended, so
-// the count reaches the total and the accounts add up to what was planned.
+// A part the user's Ctrl-C kept from running stays in the plan's total, and
+// so does the read-back: their operations are booked cancelled in the
+// accounts and counted as ended, so the count reaches the total and the
+// accounts add up to what was planned.
 func TestMixedPlanKeepsPartsNotRun(t *testing.T) {
 	r, c := testrelay.Start(t, testrelay.Config{Verify: true}), testKeys(t)
 	r.Add(c.Events...)
@@ -114,12 +135,15 @@ func TestMixedPlanKeepsPartsNotRun(t *testing.T) {
 	}
 	o.progressFor = bars.progress
 	ph, _ := Mixed(ctx, r.URL(), c, o)
-	checkPlanBar(t, bars, 2*180+2*24)
+	checkPlanBar(t, bars, smallMixedPlan)
 	ev, q := account(t, ph, results.OpEvent), account(t, ph, results.OpQuery)
 	if ev.Cancelled < 180 || !ev.Balanced() || ev.Requested+ph.Counts["publish_alone_cut"] != 360 {
 		t.Errorf("event account %+v (cut %d): want the together part's 180 cancelled, 360 planned", ev, ph.Counts["publish_alone_cut"])
 	}
 	if q.Requested != 48 || q.Cancelled < 24 || !q.Balanced() {
 		t.Errorf("query account %+v: want 48 requested, the together part's 24 cancelled", q)
+	}
+	if rd := account(t, ph, results.OpRead); rd.Cancelled != rd.Requested {
+		t.Errorf("read-back account %+v: want every REQ cancelled", rd)
 	}
 }

@@ -319,18 +319,13 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		}
 		o := lp.base
 		o.Name, o.Pattern, o.Source = lp.names[i], p, source
-		if !c.Quiet {
-			o.Live = os.Stderr
-		}
+		o.Show = progressFunc(s.prog) // a mixed load's read-back; the phase, under --quiet
 		if s.target.Probe != nil {
 			o.Begin = s.target.Probe.Begin
 		}
 		o.Begin, o.Segment = c.segRun.Sampler(o.Begin), c.seg
-		if n, _ := o.EventsNeeded(); n > 0 && !c.Quiet {
-			fmt.Fprintf(os.Stderr, "%s: signing %s fresh events before the clock starts%s...\n", o.Name, num(n), signEstimate(ctx, keys, n, c.corpusFlags.Size))
-			o.Signed = func(n int, took time.Duration) {
-				fmt.Fprintf(os.Stderr, "%s: signed %s events in %v; %s\n", o.Name, num(n), took.Round(time.Millisecond), p)
-			}
+		if !c.Quiet {
+			c.announce(ctx, &o, keys)
 		}
 		stopProfile := startCPUProfile(o.Name)
 		ph, err := workload.Load(ctx, s.target.URL, keys, o)
@@ -345,6 +340,26 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 		}
 	}
 	return nil
+}
+
+// announce says the phase o runs before its clock starts, as its plan
+// (pattern and operations), after signing its fresh events when it has
+// any, and shows it by the second (o.Live).
+func (c *loadCmd) announce(ctx context.Context, o *workload.LoadOptions, keys *corpus.Corpus) {
+	o.Live = os.Stderr
+	plan, err := o.PlanText()
+	if err != nil {
+		return // Load says it
+	}
+	n, _ := o.EventsNeeded()
+	if n == 0 {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", o.Name, plan)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "%s: signing %s fresh events before the clock starts%s...\n", o.Name, num(n), signEstimate(ctx, keys, n, c.corpusFlags.Size))
+	o.Signed = func(n int, took time.Duration) {
+		fmt.Fprintf(os.Stderr, "%s: signed %s events in %v; %s\n", o.Name, num(n), took.Round(time.Millisecond), plan)
+	}
 }
 
 // publishCorpus publishes the corpus (pipelined) so that queries match, and
