@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
-	"golang.org/x/sys/unix"
 
 	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/internal/sysinfo"
@@ -187,37 +186,23 @@ var servingRelay atomic.Bool
 var signalStops atomic.Pointer[string]
 
 // signalContext returns a context cancelled on the first SIGINT/SIGTERM; a
-// second signal exits the process at once with code 130. Standard output or
-// error closed by their reader before a write (SIGPIPE, e.g. `relaybench
-// run | true`; `| head` reads the summary written at the end) stops the run as SIGTERM does, instead of killing the process before it
-// saves its results and stops the relay it started: writes to the closed
-// output then fail (EPIPE) and are skipped. A SIGPIPE from a connection to
-// a relay is left to the connection (its write fails).
+// second signal exits the process at once with code 130. Standard output
+// or error closed by its reader (`relaybench compare | head -5`) is not
+// an interrupt: the command runs to its end, saves its results and stops
+// the relays it started, its writes to the closed output fail (EPIPE) and
+// are skipped, and the exit status is the verdict's — whenever the reader
+// went. SIGPIPE is caught (and dropped) so that such a write does not kill
+// the process; a SIGPIPE from a connection to a relay is left to the
+// connection (its write fails).
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	// SIGPIPE on a channel of its own: a burst of them (writes to relay
-	// connections that closed) never crowds out a SIGINT or SIGTERM.
+	// Never read: a full channel drops the signal, and a caught SIGPIPE
+	// leaves the write its EPIPE. (Ignoring it instead would pass SIG_IGN
+	// on to the relays relaybench starts.)
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
-	var once sync.Once
-	lost := func() {
-		once.Do(func() {
-			if ctx.Err() == nil {
-				fmt.Fprintln(os.Stderr, "\nrelaybench: output closed (SIGPIPE): stopping, saving what was measured")
-			}
-			cancel()
-		})
-	}
-	outputLost = lost
-	go func() {
-		for range pipe {
-			if outputClosed() {
-				lost()
-			}
-		}
-	}()
 	go func() {
 		n := 0
 		for sig := range ch {
@@ -242,26 +227,6 @@ func signalContext() (context.Context, func()) {
 		}
 	}()
 	return ctx, func() { signal.Stop(ch); signal.Stop(pipe); cancel() }
-}
-
-// outputLost stops the run as SIGPIPE on a closed standard output does;
-// printSummary calls it on EPIPE too, so that the exit status does not
-// depend on when the signal is handled.
-var outputLost = func() {}
-
-// outputClosed reports whether standard output or standard error is a
-// pipe or socket whose reader is gone (poll reports POLLERR or POLLHUP).
-func outputClosed() bool {
-	fds := []unix.PollFd{{Fd: 1}, {Fd: 2}}
-	if _, err := unix.Poll(fds, 0); err != nil {
-		return false
-	}
-	for _, f := range fds {
-		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // exitHooks run before a forced exit (second Ctrl-C) so that child processes

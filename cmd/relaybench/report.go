@@ -499,8 +499,10 @@ func failOnStatus(rs []report.FailOnResult) error {
 // a file written is named on stderr, as a run names its results file.
 func (c *reportCmd) emit(b []byte) error {
 	if c.Output == "" || c.Output == "-" {
-		_, err := os.Stdout.Write(b)
-		return err
+		if _, err := os.Stdout.Write(b); err != nil && !readerGone(err) {
+			return err
+		}
+		return nil // written, or not wanted past what its reader took (`| head`)
 	}
 	if err := os.WriteFile(c.Output, b, 0o644); err != nil {
 		return fmt.Errorf("write report: %w", err)

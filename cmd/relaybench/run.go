@@ -236,6 +236,9 @@ func judgeAndSave(file *results.File, path string, quiet bool, gate *gateFlags, 
 	file.Verdict = &v
 	werr := writeResults(path, file)
 	resultsSaved.Store(true) // tried: an interruption after this is not saved again (saveInterrupted)
+	if path == "-" && readerGone(werr) {
+		werr = nil // written to standard output as far as its reader wanted (`--json - | head`)
+	}
 	if werr != nil {
 		v = unsaved(file, file.Interrupted, toolErrs, werr)
 		file.Verdict = &v
@@ -291,8 +294,9 @@ var fullSummary bool
 
 // printSummary prints the summary of file, unless quiet: to stdout, or to
 // stderr when the results file itself goes to stdout. A summary that cannot
-// be printed (standard output closed) is said on stderr; the results file
-// is already written. It reports whether the summary was printed.
+// be printed (a full disk) is said on stderr, not one whose reader closed
+// the output early (`| head`); the results file is already written. It
+// reports whether the summary was printed whole.
 func printSummary(path string, quiet bool, file *results.File) bool {
 	if quiet {
 		return false
@@ -302,14 +306,18 @@ func printSummary(path string, quiet bool, file *results.File) bool {
 		out = os.Stderr
 	}
 	if err := report.WriteSummary(out, file, report.SummaryOptions{Brief: !fullSummary}); err != nil {
-		if errors.Is(err, syscall.EPIPE) {
-			outputLost() // as SIGPIPE: the run is stopped (exit 130)
+		if !readerGone(err) {
+			fmt.Fprintf(os.Stderr, "relaybench: summary not printed: %v\n", err)
 		}
-		fmt.Fprintf(os.Stderr, "relaybench: summary not printed: %v\n", err)
 		return false
 	}
 	return true
 }
+
+// readerGone reports whether err is a write to an output its reader
+// closed (`| head`): what the reader did not want is not an error, and
+// the exit status stays the verdict's.
+func readerGone(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
 // writeJUnit writes a JUnit XML report of cases to path.
 func writeJUnit(path string, cases []report.JUnitCase) error {
