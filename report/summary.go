@@ -1164,7 +1164,11 @@ func writeTail(w io.Writer, p *results.Phase) {
 	if p.ClientLimited {
 		line := "client-limited: the client, not the relay, limited these figures"
 		why := outcome.WhyClientLimited + " " // a note giving the phase's own reason
-		if i := slices.IndexFunc(notes, func(n string) bool { return strings.HasPrefix(n, why) }); i >= 0 {
+		if i := slices.IndexFunc(notes, func(n string) bool { return strings.HasPrefix(n, machineBusy) }); i >= 0 {
+			// find-max stopped by a machine busy with other processes: its note is the reason.
+			line = "machine busy (these figures are the machine's, not the relay's): " + strings.TrimPrefix(notes[i], machineBusy)
+			notes = slices.Delete(slices.Clone(notes), i, i+1)
+		} else if i := slices.IndexFunc(notes, func(n string) bool { return strings.HasPrefix(n, why) }); i >= 0 {
 			// One line with that reason, not the warning and the note after it.
 			line = "client-limited (these figures are the client's, not the relay's): " + strings.TrimPrefix(notes[i], why)
 			notes = slices.Delete(slices.Clone(notes), i, i+1)
@@ -1195,6 +1199,11 @@ func writeTail(w io.Writer, p *results.Phase) {
 	}
 	writeNotes(w, "  ", "Note", notes, stepsLead(p))
 }
+
+// machineBusy begins the note of a find-max search that other processes
+// competing for the machine's cores stopped (workload's machineBusyNote):
+// a lower bound, as client-limited, but the machine's doing.
+const machineBusy = "machine busy: "
 
 // writeNotes prints notes, each "Note: …", except that a run of notes
 // that are the rows of a Markdown table (find-max's steps: "| offered/s |

@@ -1108,9 +1108,7 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, 
 		// out on schedule: this one says only whose limit it was not.
 		ph.Notes = append(ph.Notes, "the client kept up ("+cpuNote+")")
 	}
-	if busy != "" {
-		ph.Notes[len(ph.Notes)-1] += "; " + busy
-	}
+	endWithMachineLoad(ph, busy, client, cores)
 	return cmp.Or(dropWhy, WhyClientDrop)
 }
 

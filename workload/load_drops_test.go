@@ -25,7 +25,9 @@ import (
 // relay's or the machine's: booked WhyMachineDrop (work not run,
 // incomplete, exit 4), the note and the verdict's reason say both and name
 // the machine's load average, never "relay-limited" alone; a client-limited
-// judgement on such a machine ends its note with the machine's load.
+// judgement on such a machine ends its note with the machine's load, and a
+// client that used under half its cores was late from outside its own
+// work (its goroutines waited for CPUs the other processes held).
 func TestDropsBookedByWhoLimited(t *testing.T) {
 	const busy = "the machine's 1-minute load average was 7.5 on 2 cores: other processes competed for its cores, and their waits count in these figures"
 	cores := float64(runtime.GOMAXPROCS(0))
@@ -46,6 +48,8 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 		{"slots waiting on the relay, other processes busy", 0.3, 0, 2, 0, WhyMachineDrop,
 			RelayOrMachine + " ops were late or dropped because all 2 in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (CPU: client 0.10 of", judge.Incomplete, busy},
 		{"the client's CPU saturated, other processes busy", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error, busy},
+		{"the client's goroutines waited to run, other processes busy", 0.3, 40 * time.Millisecond, 2, 0, WhyClientDrop,
+			"client-limited: all 2 in-flight slots filled, but the client's own goroutines waited", judge.Error, busy},
 		{"the client's CPU saturated", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error, ""},
 		{"the client's goroutines waited to run", 0.3, 40 * time.Millisecond, 2, 0, WhyClientDrop,
 			"client-limited: all 2 in-flight slots filled, but the client's own goroutines waited", judge.Error, ""},
@@ -79,6 +83,9 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 			}
 			if c.busy != "" && (len(ph.Notes) != 1 || !strings.HasSuffix(notes, "; "+c.busy) || strings.Contains(notes, "relay-limited")) {
 				t.Errorf("a busy machine: the judgement does not end with its load, or blames the relay alone:\n%s", notes)
+			}
+			if outside := c.want == WhyClientDrop && c.clientCPU/3 < cores/2; c.busy != "" && outside != strings.Contains(notes, LateFromOutside) {
+				t.Errorf("late from outside the client's own work %v, notes:\n%s", outside, notes)
 			}
 			checkDropVerdict(t, ph, c.status)
 		})

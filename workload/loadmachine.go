@@ -41,6 +41,24 @@ func relayOrMachineNote(pool int, cpuNote, busy string) string {
 		RelayOrMachine, pool, cpuNote, busy)
 }
 
+// endWithMachineLoad ends a load's judgement (its last note) with the
+// machine's load when other processes competed for its cores (busy:
+// sysinfo.OthersBusy's clause): a client judged the limit while it used
+// under half its cores (client of cores) was late from outside its own
+// work (LateFromOutside): its goroutines waited for CPUs the other
+// processes held, as the quiet-late note says of a client not kept from a
+// CPU.
+func endWithMachineLoad(ph *results.Phase, busy string, client, cores float64) {
+	if busy == "" || len(ph.Notes) == 0 {
+		return
+	}
+	n := &ph.Notes[len(ph.Notes)-1]
+	if ph.ClientLimited && client < cores/2 && !strings.Contains(*n, LateFromOutside) {
+		*n += "; " + LateFromOutside
+	}
+	*n += "; " + busy
+}
+
 // busyClause is the machine's load a load phase's judgement quoted
 // (sysinfo.OthersBusy's clause, from the note that ends with it), "" when
 // its machine was not busy with other processes.
