@@ -163,12 +163,25 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 // notInstalled is the error of an install of spec that failed with err:
 // a relay relaybench does not build (a binary the user supplies) is told
 // so, with what its catalog entry says of getting it.
+// One sentence, not the skip's stacked prefixes ("strfry: relaybench does
+// not build it: no binary: strfry is on no package registry: …"): "no
+// binary" is why an install was asked for.
 func notInstalled(spec harness.Spec, err error) error {
 	var skip *harness.SkipError
-	if spec.Kind == harness.KindBinary && errors.As(err, &skip) {
-		return fmt.Errorf("%s: relaybench does not build it: %s", skip.Name, skip.Why)
+	if spec.Kind != harness.KindBinary || !errors.As(err, &skip) {
+		return err
 	}
-	return err
+	why := skip.Why
+	if _, rest, ok := strings.Cut(why, ": "); ok && strings.HasPrefix(why, "no binary") {
+		why = rest
+	}
+	if spec.Get != "" && strings.HasPrefix(why, spec.Get) {
+		if who, how, ok := strings.Cut(spec.Get, " is on no package registry: "); ok {
+			then := strings.Replace(why[len(spec.Get):], "; then ", ", then ", 1)
+			return fmt.Errorf("%s is on no package registry, so relaybench does not build it: %s%s", who, how, then)
+		}
+	}
+	return fmt.Errorf("relaybench does not build %s: %s", skip.Name, why)
 }
 
 type relaysStartCmd struct {

@@ -105,8 +105,11 @@ func TestRelaysInstallBinaryRelaySaysHowToGetIt(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
-	wantOneLine(t, stderr, "strfry: relaybench does not build it", "on no package registry: build it from its source, https://github.com/hoytech/strfry",
-		"then pass --bin strfry=PATH, --bin-dir DIR")
+	wantOneLine(t, stderr, "relaybench: strfry is on no package registry, so relaybench does not build it: build it from its source, https://github.com/hoytech/strfry",
+		", then pass --bin strfry=PATH, --bin-dir DIR")
+	if strings.Contains(stderr, "no binary") || strings.Count(stderr, ": ") > 2 {
+		t.Errorf("prefixes stacked: %s", stderr)
+	}
 	if strings.Contains(stderr, "skipped") {
 		t.Errorf("says skipped, where nothing else runs: %s", stderr)
 	}
