@@ -261,18 +261,18 @@ func Load(ctx context.Context, url string, c *corpus.Corpus, o LoadOptions) (res
 	}
 	stopExpiring := context.AfterFunc(pctx, ops.expireInFlight)
 	defer stopExpiring()
-	stopProgress := acct.showProgress(&o, plan)
+	lp := acct.showProgress(&o, plan)
 	res, m, err := ops.measure()
 	if err != nil {
 		return results.Phase{}, err
 	}
 	acct.settle()
-	stopProgress()
 	var rb *loadReadBack
 	if o.Kind == LoadMixed {
-		r := ops.readBack(ctx) // not timed: after the phase's clock
+		r := ops.readBack(ctx, lp) // not timed: after the phase's clock
 		rb = &r
 	}
+	lp.done()
 	ph := buildLoadPhase(ctx, res, &o, plan, ops, m)
 	verifyByGroup(&ph, rb, ops.ver) // each group's own; the read-back joins the phase's
 	if v := ph.Verification; v != nil && o.Kind == LoadMixed {

@@ -58,18 +58,20 @@ func (s *shown) ended(t *testing.T, label, form string, want int64) {
 }
 
 // A load says its plan and how far it is as every workload does: without
-// per-second lines (run and compare --workloads load), a display of the
-// operations ended under its plan, which reaches its total; a mixed load
-// then announces its read-back of the events accepted and counts them,
-// with per-second lines too (the load command).
+// per-second lines (run and compare --workloads load), one display of the
+// operations ended under its plan, a mixed load's read-back REQs in it (a
+// REQ per 100 events it publishes), which reaches its total; with
+// per-second lines (the load command), a mixed load announces its
+// read-back of the events accepted and counts them.
 func TestLoadShowsPlanAndProgress(t *testing.T) {
 	for _, c := range []struct {
 		kind, plan string
+		total      int64
 		live       bool
 	}{
-		{LoadPublish, "load: constant 200/s for 1s: 200 operations (200 EVENTs)", false},
-		{LoadMixed, "load: constant 200/s for 1s: 200 operations (100 EVENTs, 100 REQs)", false},
-		{LoadMixed, "", true},
+		{LoadPublish, "load: constant 200/s for 1s: 200 operations (200 EVENTs)", 200, false},
+		{LoadMixed, "load: constant 200/s for 1s: 200 operations (100 EVENTs, 100 REQs), then the read-back", 201, false},
+		{LoadMixed, "", 0, true},
 	} {
 		t.Run(fmt.Sprintf("%s live=%v", c.kind, c.live), func(t *testing.T) {
 			s := newShown()
@@ -81,19 +83,17 @@ func TestLoadShowsPlanAndProgress(t *testing.T) {
 			}
 			ph, _ := runLoad(t, testrelay.Config{}, o)
 			if c.plan != "" {
-				s.ended(t, c.plan, "Ended %d of 200 operations...", 200)
-			}
-			want := 1
-			if c.kind == LoadMixed {
-				n := account(t, ph, results.OpEvent).Accepted
-				s.ended(t, "load: reading back "+numfmt.Count(n, "accepted event")+" by id", "Read back %d of "+numfmt.Group(n)+" events...", n)
-				want = 2
+				s.ended(t, c.plan, "Ended %d of "+numfmt.Group(c.total)+" operations...", c.total)
+				if rb := ph.Account(results.OpRead); rb != nil && ph.Counts["ops_accepted"]+rb.Requested != c.total {
+					t.Errorf("accounts request %d operations and %d read-backs, the plan said %d", ph.Counts["ops_accepted"], rb.Requested, c.total)
+				}
 			}
 			if c.live {
-				want = 1 // the per-second lines show the phase
+				n := account(t, ph, results.OpEvent).Accepted
+				s.ended(t, "load: reading back "+numfmt.Count(n, "accepted event")+" by id", "Read back %d of "+numfmt.Group(n)+" events...", n)
 			}
-			if len(s.labels) != want {
-				t.Errorf("displays %q, want %d", s.labels, want)
+			if len(s.labels) != 1 {
+				t.Errorf("displays %q, want one", s.labels)
 			}
 		})
 	}

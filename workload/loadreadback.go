@@ -53,9 +53,9 @@ type loadReadBack struct {
 // not returned is missing (NIP-01: an OK true says the event was saved).
 // The completeness that the queries' answers cannot show while the set
 // moves is shown here, decisively. Each batch is its own model, so the
-// client holds one batch at a time. Skipped (booked cancelled or not run)
+// client holds one batch at a time; lp shows how far it is. Skipped (booked cancelled or not run)
 // when the run was interrupted or the phase stopped early.
-func (l *loadOps) readBack(user context.Context) loadReadBack {
+func (l *loadOps) readBack(user context.Context, lp *loadProgress) loadReadBack {
 	ks := l.accepted.indexes()
 	nReq := (len(ks) + readBackChunk - 1) / readBackChunk
 	led := outcome.New(results.OpRead, int64(nReq))
@@ -67,7 +67,7 @@ func (l *loadOps) readBack(user context.Context) loadReadBack {
 	}
 	pctx, wd := outcome.NewWatchdog(user, 3, "read-back REQs ended without EOSE (timed out or connection lost)")
 	defer wd.Stop()
-	tick := readBackProgress(l.o, len(ks))
+	tick := lp.reading(led, len(ks))
 	for i := 0; i < nReq && pctx.Err() == nil; i++ {
 		batch := ks[i*readBackChunk : min(len(ks), (i+1)*readBackChunk)]
 		if err := l.readBackOne(user, pctx, batch, i, led, wd, &rb); err != nil {
