@@ -354,7 +354,7 @@ func ThresholdReason(t results.ThresholdResult, multi bool) string {
 	if multi && t.Relay != "" {
 		who = " by " + t.Relay
 	}
-	return fmt.Sprintf("threshold %s not met%s: %s", t.Threshold, who, threshold.Format(t.Value, t.Unit))
+	return fmt.Sprintf("threshold %s not met%s: %s", t.Threshold, who, threshold.FormatValue(t))
 }
 
 // Summary is the verdict in one line, for the end of a run's output.

@@ -33,7 +33,7 @@ func TestThresholdStatuses(t *testing.T) {
 		reason string
 	}{
 		{"all met", thresholdFile(false, pass), false, Passed, ""},
-		{"one not met", thresholdFile(false, pass, fail), false, ThresholdsFailed, "threshold publish.ok.p99<20ms not met: 31ms"},
+		{"one not met", thresholdFile(false, pass, fail), false, ThresholdsFailed, "threshold publish.ok.p99<20ms not met: 31.0ms"},
 		{"unknown figure", thresholdFile(false, fail, bad), false, Usage, "no figure publish.ok.p98"},
 		{"wrong answers win", thresholdFile(true, fail), false, WrongAnswers, "threshold publish.ok.p99<20ms not met"},
 		{"interrupted wins", thresholdFile(false, fail), true, Interrupted, "interrupted"},

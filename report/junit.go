@@ -27,7 +27,7 @@ func thresholdsTable(ts []results.ThresholdResult) *table {
 		}
 		val := dash
 		if r.Error == "" {
-			val = threshold.Format(r.Value, r.Unit)
+			val = threshold.FormatValue(r)
 			switch {
 			case r.Runs > 1 && r.Unit == threshold.UnitVerdict:
 				val += fmt.Sprintf(" (worst of %d)", r.Runs)
@@ -63,7 +63,7 @@ func writeThresholds(w io.Writer, f *results.File) {
 	if len(f.Thresholds) == 0 {
 		return
 	}
-	fmt.Fprintln(w)
+	blankLine(w) // after a run's block, which ends with one already
 	fmt.Fprintln(w, "Thresholds:")
 	thresholdsTable(f.Thresholds).text(w, "  ")
 }
@@ -173,9 +173,9 @@ func JUnitCases(f *results.File) []JUnitCase {
 		case t.Error != "":
 			c.Err(t.Error)
 		case !t.Passed:
-			c.Fail(fmt.Sprintf("%s = %s, limit %s %s", t.Figure, threshold.Format(t.Value, t.Unit), t.Op, threshold.Format(t.Limit, t.Unit)))
+			c.Fail(fmt.Sprintf("%s = %s, limit %s %s", t.Figure, threshold.FormatValue(t), t.Op, threshold.Format(t.Limit, t.Unit)))
 		default:
-			c.Output = fmt.Sprintf("%s = %s, limit %s %s", t.Figure, threshold.Format(t.Value, t.Unit), t.Op, threshold.Format(t.Limit, t.Unit))
+			c.Output = fmt.Sprintf("%s = %s, limit %s %s", t.Figure, threshold.FormatValue(t), t.Op, threshold.Format(t.Limit, t.Unit))
 		}
 		cases = append(cases, c)
 	}

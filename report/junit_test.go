@@ -281,3 +281,30 @@ func TestRelayTableSkippedColumn(t *testing.T) {
 		t.Errorf("no relay skipped, yet a Skipped column: %q", one.head)
 	}
 }
+
+// TestSummaryThresholdsOneBlankLine: the terminal summary's Thresholds block
+// follows the runs after one blank line, not two, and shows a measured
+// duration with the summary's three significant digits.
+func TestSummaryThresholdsOneBlankLine(t *testing.T) {
+	for _, runs := range []int{1, 2} {
+		f := gateFile("strfry", 5000, 6000)
+		f.Runs = f.Runs[:runs]
+		f.Runs[0].Phases[0].Latency["ok"].Percentiles["99"] = 2_894_321
+		ts, err := threshold.ParseAll([]string{"publish.ok.p99<1s", "publish.rate>6500"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Thresholds = threshold.Evaluate(f, ts)
+		var b bytes.Buffer
+		if err := WriteSummary(&b, f, SummaryOptions{Brief: true}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "\nThresholds:") || strings.Contains(out, "\n\n\nThresholds:") {
+			t.Errorf("%d runs: want one blank line before Thresholds:\n%s", runs, out)
+		}
+		if runs == 1 && (!strings.Contains(out, "2.89ms") || strings.Contains(out, "2.894ms")) {
+			t.Errorf("the threshold's value not in three significant digits:\n%s", out)
+		}
+	}
+}

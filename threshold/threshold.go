@@ -774,6 +774,22 @@ func Format(v float64, unit string) string {
 	return number(v)
 }
 
+// FormatValue is the measured value of r as the summary prints its
+// figures: a duration with three significant digits ("2.89ms", not
+// "2.894ms"), unless so rounded it would seem to meet a limit it missed or
+// miss one it met (1.6444ms against < 1.644ms): then with the digits the
+// comparison needs.
+func FormatValue(r results.ThresholdResult) string {
+	if r.Unit != UnitNs || math.IsNaN(r.Value) {
+		return Format(r.Value, r.Unit)
+	}
+	rounded := float64(numfmt.Round(time.Duration(math.Round(r.Value))))
+	if Compare(rounded, r.Op, r.Limit) != Compare(r.Value, r.Op, r.Limit) {
+		return time.Duration(math.Round(r.Value)).String()
+	}
+	return numfmt.DurNs(r.Value)
+}
+
 // number is v as the summary prints figures: a whole number (or one of 100
 // and more) with thousands separators ("5,446"), else two decimals.
 func number(v float64) string {

@@ -337,3 +337,27 @@ func TestSlugNamesAnyPhase(t *testing.T) {
 		t.Errorf("plan error: %v", err)
 	}
 }
+
+// TestFormatValueThreeSignificantDigits: a measured duration is shown as the
+// summary shows figures, three significant digits, unless the rounding
+// would hide which side of the limit it fell on.
+func TestFormatValueThreeSignificantDigits(t *testing.T) {
+	for _, c := range []struct {
+		value, limit float64
+		op, want     string
+	}{
+		{2.894e6, 1e9, "<", "2.89ms"},
+		{1_250_303, 5e6, "<", "1.25ms"},
+		{1.6444e6, 1.644e6, "<", "1.6444ms"}, // 1.64ms would seem under the limit it missed
+		{1.6436e6, 1.64e6, ">", "1.6436ms"}, // 1.64ms would seem not over the limit it passed
+		{987, 1e6, "<", "987ns"},
+	} {
+		r := results.ThresholdResult{Unit: UnitNs, Value: c.value, Op: c.op, Limit: c.limit}
+		if got := FormatValue(r); got != c.want {
+			t.Errorf("FormatValue(%v %s %v) = %q, want %q", c.value, c.op, c.limit, got, c.want)
+		}
+	}
+	if got := FormatValue(results.ThresholdResult{Unit: UnitRate, Value: 3773.4, Op: ">", Limit: 10}); got != Format(3773.4, UnitRate) {
+		t.Errorf("a rate: %q", got)
+	}
+}
