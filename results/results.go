@@ -18,11 +18,15 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/safe"
 )
 
 // SchemaVersion is the version of the results file format written by this
 // build. Bump it on any incompatible change and document it in docs/results.md.
 const SchemaVersion = "relaybench/results/v1"
+
+// schemaPrefix starts the schema of every version of the format.
+const schemaPrefix = "relaybench/results/"
 
 // File is one results file: one invocation of relaybench (run, compare, a
 // workload subcommand). A compare holds one Run per relay (and per repeat).
@@ -616,8 +620,13 @@ func Read(path string) (*File, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: not a relaybench results file: %w", path, err)
 	}
-	if f.Schema != SchemaVersion {
-		return nil, fmt.Errorf("%s: results schema %q, this build reads %q", path, f.Schema, SchemaVersion)
+	switch {
+	case f.Schema == "":
+		return nil, fmt.Errorf("%s: not a relaybench results file (it has no \"schema\"; relaybench writes %q)", path, SchemaVersion)
+	case !strings.HasPrefix(f.Schema, schemaPrefix):
+		return nil, fmt.Errorf("%s: not a relaybench results file (its schema is %q; relaybench writes %q)", path, safe.Line(f.Schema), SchemaVersion)
+	case f.Schema != SchemaVersion:
+		return nil, fmt.Errorf("%s: results schema %q, this build reads %q", path, safe.Line(f.Schema), SchemaVersion)
 	}
 	f.upgrade()
 	return &f, nil

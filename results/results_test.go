@@ -49,9 +49,17 @@ func TestWriteReadRoundTrip(t *testing.T) {
 
 func TestReadRefusesOtherFiles(t *testing.T) {
 	dir := t.TempDir()
-	cases := map[string]string{
+	cases := map[string]string{ // the file, and what its error says
 		"other-schema.json": `{"schema":"relaybench/results/v99","runs":[]}`,
 		"not-json.json":     `hello`,
+		"empty-object.json": `{}`,
+		"other-tool.json":   `{"schema":"https://json-schema.org/draft/2020-12/schema"}`,
+	}
+	says := map[string]string{
+		"other-schema.json": `results schema "relaybench/results/v99", this build reads`,
+		"not-json.json":     "not a relaybench results file",
+		"empty-object.json": `not a relaybench results file (it has no "schema"`,
+		"other-tool.json":   "not a relaybench results file (its schema is",
 	}
 	for name, body := range cases {
 		p := filepath.Join(dir, name)
@@ -59,8 +67,8 @@ func TestReadRefusesOtherFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := Read(p)
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: want an error naming the file, got %v", name, err)
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), says[name]) {
+			t.Errorf("%s: want an error naming the file and saying %q, got %v", name, says[name], err)
 		}
 	}
 	if _, err := Read(filepath.Join(dir, "missing.json")); err == nil {
