@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -949,11 +950,12 @@ func mergeAccounts(phs []*results.Phase) []results.Account {
 }
 
 // segmentArgs is segment 0's command line with its --segment value written
-// for all of them ("0…N-1/N") and without the flags naming its own output
-// (--json seg0.json, --out DIR, --junit FILE): they differ by segment.
+// for all of them, so that a reader can run each ("I/2 (I = 0, 1)"), and
+// without the flags naming its own output (--json seg0.json, --out DIR,
+// --junit FILE): they differ by segment.
 func segmentArgs(args []string, n int) []string {
 	var out []string
-	all := fmt.Sprintf("0…%d/%d", n-1, n)
+	all := fmt.Sprintf("I/%d (%s)", n, segmentIndexes(n))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, _, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -974,6 +976,19 @@ func segmentArgs(args []string, n int) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// segmentIndexes are the values of I in segmentArgs' "--segment I/N":
+// each listed up to four segments ("I = 0, 1, 2"), else their range.
+func segmentIndexes(n int) string {
+	if n > 4 {
+		return fmt.Sprintf("I = 0 to %d, one command each", n-1)
+	}
+	is := make([]string, n)
+	for i := range is {
+		is[i] = strconv.Itoa(i)
+	}
+	return "I = " + strings.Join(is, ", ")
 }
 
 // segmentOutput are the flags naming a segment's own output files.

@@ -27,11 +27,11 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Merged.Command, args) || m.Command != "run" || strings.Join(m.Args, " ") != "run --events 300 --segment 0…1/2" {
+	if !slices.Equal(m.Merged.Command, args) || m.Command != "run" || strings.Join(m.Args, " ") != "run --events 300 --segment I/2 (I = 0, 1)" {
 		t.Errorf("command %q args %q, merge's %q", m.Command, m.Args, m.Merged.Command)
 	}
 	run := strings.Join(m.Runs[0].Notes, "\n")
-	if !strings.Contains(run, "segments of relaybench run --events 300 --segment 0…1/2: ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
+	if !strings.Contains(run, "segments of relaybench run --events 300 --segment I/2 (I = 0, 1): ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
 		t.Errorf("run notes:\n%s", run)
 	}
 	if n := strings.Count(run, "per-second p50/p99 are not merged"); n != 1 {
@@ -48,7 +48,7 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(m.Args, " "); got != "run --events 300 --segment 0…1/2" {
+	if got := strings.Join(m.Args, " "); got != "run --events 300 --segment I/2 (I = 0, 1)" {
 		t.Errorf("without the merge's command: args %q", got)
 	}
 }

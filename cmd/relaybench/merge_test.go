@@ -55,7 +55,7 @@ func TestMergeCommand(t *testing.T) {
 	if got, want := strings.Join(m.Merged.Command, " "), "merge --quiet -o "+out+" "+b+" "+a; got != want {
 		t.Fatalf("merge's command %q, want %q", got, want)
 	}
-	if got := strings.Join(m.Args, " "); !strings.Contains(got, "--segment 0…1/2") || strings.HasPrefix(got, "merge") {
+	if got := strings.Join(m.Args, " "); !strings.Contains(got, "--segment I/2 (I = 0, 1)") || strings.HasPrefix(got, "merge") {
 		t.Fatalf("args %q, want the segments' command", got)
 	}
 	// The merged file renders like any other.
@@ -66,7 +66,7 @@ func TestMergeCommand(t *testing.T) {
 		t.Fatalf("report --merge: exit %d", code)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "m.md"))
-	if !strings.Contains(string(md), "from 2 segments (relaybench report --merge "+a+" "+b) || !strings.Contains(string(md), "--segment 0…1/2") {
+	if !strings.Contains(string(md), "from 2 segments (relaybench report --merge "+a+" "+b) || !strings.Contains(string(md), "--segment I/2 (I = 0, 1)") {
 		t.Fatalf("report --merge does not say it merged, or how the test ran:\n%s", md)
 	}
 	// Thresholds judge the merged figures.
