@@ -14,7 +14,9 @@
 //	     failed)
 //	4    incomplete: the relay prevented requested work (timeouts, lost
 //	     connections, work not run because of it, refusals other than
-//	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress),
+//	     "duplicate:"/"replaced:"/"mute:", a phase stopped for no progress,
+//	     a find-max search stopped at a step the relay or the busy machine
+//	     limited),
 //	     or a phase's verification checked no answer ("not verified"),
 //	     or a requested workload was skipped (the relay does not announce
 //	     its NIP: "skipped: …"), or a conformance check ended unknown (no
@@ -23,7 +25,8 @@
 //	     for (set-up failure, a relay skipped for want of its binary), or
 //	     could not run the requested work though the relay did not prevent
 //	     it (operations not run with a "client-limited:" why: the client's
-//	     CPU or scheduling was the limit; find-max apart, see ClientShort)
+//	     CPU or scheduling was the limit; a find-max search stopped at a
+//	     step the client limited, see ClientShort)
 //	2    usage: a threshold names a figure or relay the results do not
 //	     hold (the reason lists what they hold)
 //	5    thresholds failed: every requested operation ran and every check
@@ -250,6 +253,9 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 	if search && ph.Rates[results.RateMaxRate] == 0 && !ph.ClientLimited && ph.Aborted == "" {
 		incomplete = append(incomplete, "no rate passed: the relay did not sustain even the lowest rate tried")
 	}
+	if s := findMaxPrevented(ph); s != "" {
+		incomplete = append(incomplete, s)
+	}
 	if ph.Aborted != "" && !strings.HasPrefix(ph.Aborted, "interrupted") {
 		incomplete = append(incomplete, "stopped early: "+ph.Aborted)
 	}
@@ -260,10 +266,12 @@ func Phase(ph *results.Phase) (wrong, incomplete, cancelled []string) {
 // start (not run with a "client-limited:" why: its CPU or scheduling, not
 // the relay, was the limit), "" when none. The run did not do what was
 // asked, without the relay's doing: an error, never passed and never
-// blamed on the relay. find-max's failing steps are its measurement: "".
+// blamed on the relay. find-max's failing steps are its measurement: a
+// search says only whether it stopped at a step the client limited
+// (findMaxShort).
 func ClientShort(ph *results.Phase) string {
 	if ph.Workload == "find-max" {
-		return ""
+		return findMaxShort(ph)
 	}
 	var n int64
 	var whys []string

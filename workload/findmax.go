@@ -99,8 +99,14 @@ type Step struct {
 	// Machine is the machine's load (sysinfo.OthersBusy's clause) when
 	// other processes competing for its cores explain the failure (the
 	// step is then ClientLimited too): late from outside the client's own
-	// work, or the relay's replies slow while it may have waited for a CPU.
+	// work, or the relay's replies slow while it may have waited for a CPU
+	// (RelayOrMachine).
 	Machine string
+	// RelayOrMachine says the relay's replies kept the step's pool full on
+	// such a machine: the relay may have been slow, or starved of a CPU
+	// (load's WhyMachineDrop); a step with Machine and not this was late
+	// from outside the client's own work (load's WhyClientDrop).
+	RelayOrMachine bool
 }
 
 // FindMaxResult is the outcome of a search.
@@ -129,8 +135,12 @@ type FindMaxResult struct {
 // too small a pool) ends the search: the answer is then "≥ R
 // (client-limited)", never a relay figure; so does one that other
 // processes competing for the machine's cores explain ("≥ R (machine
-// busy: …)"). The phase has one Group per step
-// and a table in its Notes; the error is the context's or a setup error.
+// busy: …)"). Such a search did not find the relay's figure: the judge
+// gives it load's status for the step that stopped it (judge.ClientShort,
+// judge.Phase: the client's or late from outside, error; the relay's
+// replies on a busy machine, relay_or_machine in its group, incomplete).
+// The phase has one Group per step and a table in its Notes; the error is
+// the context's or a setup error.
 func FindMax(ctx context.Context, url string, c *corpus.Corpus, o FindMaxOptions) (results.Phase, *FindMaxResult, error) {
 	if err := o.defaults(); err != nil {
 		return results.Phase{}, nil, err
@@ -263,8 +273,8 @@ func (s *maxSearch) step(rate float64) (Step, error) {
 		}
 		return st, err
 	}
-	v := judgeSteps(sp, o)
-	st.Pass, st.Why, st.ClientLimited, st.Machine = v.pass, v.why, v.client, v.machine
+	v := stepJudge(sp, o)
+	st.Pass, st.Why, st.ClientLimited, st.Machine, st.RelayOrMachine = v.pass, v.why, v.client, v.machine, v.relayOrMachine
 	s.res.Steps = append(s.res.Steps, st)
 	verdict := "pass"
 	switch {
@@ -364,12 +374,18 @@ func judgeStep(ph results.Phase, o FindMaxOptions) (pass bool, why string, clien
 // it. client says the relay is not shown to be the limit (the search's
 // answer is then a lower bound); machine is the machine's load
 // (sysinfo.OthersBusy's clause) when other processes competing for the
-// cores decided the step.
+// cores decided the step; relayOrMachine, that the relay's replies kept
+// the pool full there (the relay or the machine), not the client late.
 type stepVerdict struct {
-	pass         bool
-	why, machine string
-	client       bool
+	pass           bool
+	why, machine   string
+	client         bool
+	relayOrMachine bool
 }
+
+// stepJudge judges each step of a search: judgeSteps (a test gives the
+// judgements it needs, none left to the machine's timing).
+var stepJudge = judgeSteps
 
 // judgeSteps judges a step, as load's judgement of it says. The relay's
 // own answers fail it by evidence: refusals, ops without a reply, a step
@@ -433,7 +449,7 @@ func stepLimit(ph results.Phase, o FindMaxOptions, why string) stepVerdict {
 		}
 	}
 	if busy != "" {
-		return stepVerdict{why: why + " (relay or machine: " + busy + ")", client: true, machine: busy}
+		return stepVerdict{why: why + " (relay or machine: " + busy + ")", client: true, machine: busy, relayOrMachine: true}
 	}
 	return stepVerdict{why: why}
 }
@@ -656,6 +672,9 @@ func findMaxStepGroup(st Step) results.Group {
 	}
 	if st.Machine != "" {
 		g.Counts["machine_busy"] = 1
+	}
+	if st.RelayOrMachine {
+		g.Counts["relay_or_machine"] = 1 // the judge's cue: the relay or the machine, not the client (judge.Phase)
 	}
 	for _, k := range []string{"ok", "ok_uncorrected", "lateness"} {
 		if h := sp.Latency[k]; h != nil {
