@@ -80,7 +80,7 @@ func lowerBound(ph *results.Phase) string {
 	if m := ph.Rates[results.RateMaxRate]; m > 0 {
 		return fmt.Sprintf("the answer ≥ %s events/s is a lower bound", rate(m))
 	}
-	return "no rate passed, so the relay's capacity is not known"
+	return "no rate passed (capacity unknown)"
 }
 
 // loadAverage is " (load average 7.5 on 2 cores)" from the note of a

@@ -119,7 +119,7 @@ func TestFindMaxOnBusyMachineIsALowerBound(t *testing.T) {
 		if st.RelayOrMachine {
 			// The relay's replies kept the step's pool full: the relay or
 			// the machine, never the relay alone nor the client.
-			want := "the search stopped at 20/s, a step the relay or the busy machine limited (load average 7.5 on 2 cores): no rate passed, so the relay's capacity is not known"
+			want := "the search stopped at 20/s, a step the relay or the busy machine limited (load average 7.5 on 2 cores): no rate passed (capacity unknown)"
 			if len(w) > 0 || len(inc) != 1 || inc[0] != want || short != "" {
 				t.Errorf("relay or machine: wrong %v, incomplete %q, client short %q\nwant incomplete %q", w, inc, short, want)
 			}
