@@ -807,6 +807,8 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		switch {
 		case isShare(k):
 			v, unit = fmtShare(p.Rates[k]), ""
+		case k == results.RateMaxRate && p.Rates[k] == 0:
+			v, unit = "none passed", "" // not a rate of 0.00/s
 		case offeredRate[k]:
 			v, unit = fmtRate(p.Rates[k]), "events/second"
 		case opRates[k]:

@@ -265,3 +265,16 @@ func TestSummaryBriefRecoveryAtOnce(t *testing.T) {
 		t.Errorf("brief recovery line:\n%s", s)
 	}
 }
+
+// A find-max search where no rate passed says so, not "Max rate: 0.00
+// events/second" beside a verdict that says the capacity is unknown.
+func TestSummaryFindMaxNoRatePassed(t *testing.T) {
+	fm := results.Phase{Name: "find-max", Workload: "find-max", Duration: 2e9, Counts: map[string]int64{"steps": 1},
+		Rates: map[string]float64{"max_rate": 0, "first_failing_rate": 1000}}
+	for _, o := range []SummaryOptions{{}, {Brief: true}} {
+		s := summaryText(t, oneRun("find-max", nil, fm), o)
+		if strings.Contains(s, "0.00 events/second") || !strings.Contains(s, "Max rate: none passed\n") {
+			t.Errorf("brief %v: a search with no passing rate reads:\n%s", o.Brief, s)
+		}
+	}
+}
