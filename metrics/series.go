@@ -122,6 +122,7 @@ type Series struct {
 	fine buckets
 	// start is the mono ns the series starts at.
 	start int64
+	times string // what its latency times (Times): TimesOK, TimesEOSE, …
 }
 
 // NewSeries starts a series at start (a mono.Now() value).

@@ -15,6 +15,30 @@ func WatchSeries(fn func(*Series)) (stop func()) { return watchers.Add(fn) }
 // announce tells the watchers about a new series.
 func announce(s *Series) { watchers.Announce(s) }
 
+// What a series' latency times, as the live view labels it.
+const (
+	TimesOK       = "OK"       // EVENT written → its OK read
+	TimesEOSE     = "EOSE"     // REQ written → its EOSE read
+	TimesDelivery = "delivery" // an event's publish → its delivery to a subscriber
+)
+
+// Times says what the series' latency times (TimesOK, TimesEOSE,
+// TimesDelivery) and returns s: the live view plots each kind apart and
+// says which it plots.
+func (s *Series) Times(what string) *Series {
+	s.mu.Lock()
+	s.times = what
+	s.mu.Unlock()
+	return s
+}
+
+// Timing is what the series' latency times ("": not said).
+func (s *Series) Timing() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.times
+}
+
 // NewCoarse returns an empty histogram of the series' precision (1 µs to
 // 60 s, 2 significant digits), to merge LatencySeconds into.
 func NewCoarse() *Histogram { return newCoarse() }

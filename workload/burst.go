@@ -136,7 +136,7 @@ func Burst(ctx context.Context, url string, c *corpus.Corpus, o BurstOptions) (r
 	defer closeAll(conns)
 
 	w := o.open(setup)
-	series := metrics.NewSeries(w.Start)
+	series := metrics.NewSeries(w.Start).Times(metrics.TimesOK)
 	out := newLiveOut(len(fresh.Events))
 	cpu := newBurstCPU(o)
 	p := s.plan(ctx, o, conns, fresh, w.Start, series)

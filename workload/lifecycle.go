@@ -152,7 +152,7 @@ func Lifecycle(ctx context.Context, url string, c *corpus.Corpus, o LifecycleOpt
 	defer lr.wd.Stop()
 
 	w := o.open(setup)
-	lr.series = metrics.NewSeries(w.Start)
+	lr.series = metrics.NewSeries(w.Start).Times(metrics.TimesOK)
 	sub := lr.openSub(set.get(ctx, 1), ch, fresh.Events[0].CreatedAt)
 	for i := 0; i < o.Events && lr.pctx.Err() == nil; i++ {
 		if !lr.event(i) {

@@ -297,6 +297,7 @@ func mixedWindows(ph *results.Phase, setup int64, parts []*mixedPart) {
 func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *sync.Mutex) {
 	o, cn := e.o, e.qConns[q]
 	eose, eoseInt, firstH := metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
+	perSec := metrics.NewSeries(p.start).Times(metrics.TimesEOSE) // eose's values by second, for the live view
 	var late int64
 	var over []overLimitAnswer
 	var fresh *Fresh     // the fresh events of this part, when it publishes
@@ -330,6 +331,7 @@ func (e *mixedEnv) querier(user, pctx context.Context, p *mixedPart, q int, mu *
 		p.qwd.Book(kind)
 		if kind == outcome.Accepted {
 			eose.Record(r.latency)
+			perSec.Latency(qr.End, r.latency)
 			eoseInt.Record(qr.End - intended)
 			if r.first > 0 {
 				firstH.Record(r.first)
@@ -718,7 +720,7 @@ func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 // its OK latency (accepted events) and the events the relay accepted.
 func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64,
 	answered func(*atomic.Int64)) (*results.Phase, *metrics.Histogram, []int, []int64) {
-	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start), okLatencySeries: true}
+	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start).Times(metrics.TimesOK), okLatencySeries: true}
 	plan.order = make([][]int, len(conns))
 	plan.intended = make([][]int64, len(conns))
 	times := schedule.ConstantTimes(start, o.PublishRate, n)

@@ -184,7 +184,7 @@ func Publish(ctx context.Context, url string, c *corpus.Corpus, indexes []int, o
 	src := &pubSource{c: c, indexes: indexes, n: int64(n), slack: int64(len(conns) * max(1, o.Window))}
 	workers := make([]*pubWorker, len(conns))
 	w := o.open(setup)
-	bk.series = metrics.NewSeries(w.Start)
+	bk.series = metrics.NewSeries(w.Start).Times(metrics.TimesOK)
 	var wg sync.WaitGroup
 	for w := range conns {
 		pw := newPubWorker()

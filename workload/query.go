@@ -140,7 +140,7 @@ func Query(ctx context.Context, url string, model *verify.Model, source []*nostr
 
 	var wg sync.WaitGroup
 	w := o.open(q.setup)
-	q.series = metrics.NewSeries(w.Start)
+	q.series = metrics.NewSeries(w.Start).Times(metrics.TimesEOSE)
 	for c := range o.Connections {
 		wg.Add(1)
 		go func() { defer wg.Done(); q.worker(pctx, c) }()

@@ -588,7 +588,7 @@ func (r *subRun) publish() {
 	nEv := len(r.fresh.Events)
 	r.out = newLiveOut(nEv)
 	r.start = r.o.startClock(r.user)
-	r.series = metrics.NewSeries(r.start)
+	r.series = metrics.NewSeries(r.start).Times(metrics.TimesDelivery)
 	if r.subLed.Count(outcome.Accepted) == 0 && !r.o.segmented() { // a segment publishes for the others' subscribers too
 		r.skipPublishing()
 		return
