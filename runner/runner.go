@@ -575,7 +575,7 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	case client+relay >= 0.9*machine:
 		note("relay-limited, machine saturated: client %.2f + relay %.2f cores of %.0f%s; the relay had less CPU than it would alone", client, relay, machine, f.during)
 	case relay >= 0.75:
-		note("relay-limited: the relay kept %.2f cores busy%s while the client had spare CPU (%.2f of %.0f cores)", relay, f.during, client, cores)
+		note("relay-limited: the relay kept %.2f cores busy%s while the client had spare CPU (%.2f of %.0f cores)%s", relay, f.during, client, cores, relayWaited(client+relay))
 	default:
 		note("neither side saturated its CPU (client %.2f, relay %.2f cores, %s): %s%s", client, relay, f.over, f.tail, othersBusy(client+relay))
 	}
@@ -610,12 +610,26 @@ func cpuFigures(ph *results.Phase) phaseCPU {
 		tail: "not CPU-bound on average; the figures are bounded by round trips and waits, or by the schedule of a paced workload, and a burst may still have kept a side busy for its moments"}
 }
 
+// machineOthersBusy is sysinfo.OthersBusy (a test sets the machine's load).
+var machineOthersBusy = sysinfo.OthersBusy
+
 // othersBusy says, when the machine's load average is above what the two
 // sides account for by at least one core, that other processes competed
 // for the cores (their CPU is counted on neither side); "" otherwise.
 func othersBusy(sides float64) string {
-	if s := sysinfo.OthersBusy(sides); s != "" {
+	if s := machineOthersBusy(sides); s != "" {
 		return "; " + s
+	}
+	return ""
+}
+
+// relayWaited ends a relay-limited judgement made while other processes
+// competed for the machine's cores (othersBusy): the relay kept its cores
+// busy, but on such a machine it may also have waited for a CPU, which
+// its figures cannot tell from being slow; "" on a machine not so busy.
+func relayWaited(sides float64) string {
+	if s := othersBusy(sides); s != "" {
+		return ", but it may have waited for a CPU rather than been slow" + s
 	}
 	return ""
 }

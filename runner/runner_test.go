@@ -2,11 +2,13 @@ package runner
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/workload"
 )
@@ -179,5 +181,37 @@ func TestJudgeClientBurstMoments(t *testing.T) {
 	}
 	if r := ph.Resources.ClientCPUUtil; r <= 0 || r > 0.04 {
 		t.Fatalf("client utilisation %v: the average over the window", r)
+	}
+}
+
+// A relay judged the limit of a closed-loop phase on a machine where other
+// processes competed for the cores says so, as the "neither side" note
+// does: the relay may have waited for a CPU rather than been slow
+// (sysinfo.OthersBusy's clause, from the two sides' cores). On a quiet
+// machine the judgement is unchanged; neither marks the client the limit.
+func TestJudgeClientRelayLimitedBusyMachine(t *testing.T) {
+	const busy = "the machine's 1-minute load average was 11.2 on 2 cores: other processes competed for its cores, and their waits count in these figures"
+	defer func() { machineOthersBusy = sysinfo.OthersBusy }()
+	var sides float64
+	for _, loaded := range []bool{true, false} {
+		machineOthersBusy = func(s float64) string {
+			sides = s
+			if loaded {
+				return busy
+			}
+			return ""
+		}
+		ph := phase(10, 0.13, 1.36)
+		judgeClient(ph, 2)
+		want := "relay-limited: the relay kept 1.36 cores busy while the client had spare CPU (0.13 of 2 cores)"
+		if loaded {
+			want += ", but it may have waited for a CPU rather than been slow; " + busy
+		}
+		if ph.ClientLimited || len(ph.Notes) != 1 || ph.Notes[0] != want {
+			t.Errorf("loaded %v: client-limited %v, notes %q, want %q", loaded, ph.ClientLimited, ph.Notes, want)
+		}
+		if math.Abs(sides-1.49) > 1e-9 {
+			t.Errorf("loaded %v: sides %v, want the two sides' 1.49 cores", loaded, sides)
+		}
 	}
 }
