@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,6 +288,12 @@ func TestWebDuringARealRun(t *testing.T) {
 		}
 		if !mixed || len(parts) == 0 {
 			t.Errorf("the page during the run never showed the mixed phase under way with its part: phases %v, parts %v", phases, parts)
+		}
+		// Its latency chart plotted the query parts' EOSE latency apart
+		// from the publishes' OK latency (it had OK latency only).
+		var kinds []string
+		if br.eval(t, "latencyKinds()", &kinds); !slices.Contains(kinds, "EOSE") || !slices.Contains(kinds, "OK") {
+			t.Errorf("the page's latency chart plotted %v, want OK and EOSE", kinds)
 		}
 		checkPageAfter(t, br, f)
 	}

@@ -64,17 +64,30 @@ type Point struct {
 	Outcomes  map[string]int64 `json:"outcomes"` // the run's operations so far, by outcome
 	Rate      float64          `json:"rate"`     // accepted operations per second since the last point
 	// Latency of the operations completed in the last complete second(s),
-	// in ms, from the series' HDR histograms (0 values when none).
-	Count     int64   `json:"lat_count"`
-	P50       float64 `json:"p50_ms"`
-	P90       float64 `json:"p90_ms"`
-	P99       float64 `json:"p99_ms"`
-	Max       float64 `json:"max_ms"`
-	RelayCPU  float64 `json:"relay_cpu"` // cores busy
-	RelayRSS  int64   `json:"relay_rss"`
-	ClientCPU float64 `json:"client_cpu"`
-	ClientRSS int64   `json:"client_rss"`
+	// one entry per kind the phase in flight times (OK, EOSE, delivery),
+	// from the series' HDR histograms (fed the summary's values);
+	// none when nothing completed.
+	Lat       []Latency `json:"lat,omitempty"`
+	RelayCPU  float64   `json:"relay_cpu"` // cores busy
+	RelayRSS  int64     `json:"relay_rss"`
+	ClientCPU float64   `json:"client_cpu"`
+	ClientRSS int64     `json:"client_rss"`
 }
+
+// Latency is one kind of latency in a point, in ms.
+type Latency struct {
+	Of    string  `json:"of"` // what it times: metrics.TimesOK, TimesEOSE, TimesDelivery, or latencyUnsaid
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+// latencyUnsaid labels the latency of a series that does not say what it
+// times (metrics.Series.Times): a load's, from each op's intended time to
+// its answer.
+const latencyUnsaid = "answer"
 
 // PhaseSummary is a finished phase, as the page lists it.
 type PhaseSummary struct {

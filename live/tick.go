@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,11 +58,7 @@ func (s *State) Tick() {
 	now := mono.Now()
 	ledgers, series := s.snapshotWatched()
 	counts, req := inFlight(ledgers)
-	sec := metrics.NewCoarse()
-	next := make([]int, len(series))
-	for i, w := range series {
-		next[i] = w.s.LatencySeconds(sec, w.next, now)
-	}
+	secs, next := newSeconds(series, now)
 	cpu, rss := cpuSecs(), sysinfo.RSS()
 	rr := s.relayUse.Load()
 	var relayCPU float64
@@ -77,14 +74,44 @@ func (s *State) Tick() {
 		return
 	}
 	s.advance(series, next)
-	s.curLat.Merge(sec)
-	p := s.point(now, counts, req, len(ledgers) > 0, sec)
+	for _, k := range secs {
+		s.curLat.Merge(k.h)
+	}
+	p := s.point(now, counts, req, len(ledgers) > 0, secs)
 	s.sampleResources(&p, now, cpu, rss, relaySample{rr, relayCPU, relayRSS, relayOK})
 	s.last.t, s.last.accepted, s.last.cpu = now, p.Outcomes["accepted"], cpu
 	s.keepPoint(p)
 	msg := s.messageLocked(&p, nil)
 	s.mu.Unlock()
 	s.broadcast(msg)
+}
+
+// kindSeconds is the latency of one kind (what its series time) over
+// the seconds newly completed.
+type kindSeconds struct {
+	of string
+	h  *metrics.Histogram
+}
+
+// newSeconds reads the series' newly completed seconds, kind by kind in
+// the order the series came (OK and EOSE are never one distribution), and
+// where each series' next read starts.
+func newSeconds(series []watchedSeries, now int64) ([]kindSeconds, []int) {
+	var secs []kindSeconds
+	next := make([]int, len(series))
+	for i, w := range series {
+		of := w.s.Timing()
+		if of == "" {
+			of = latencyUnsaid
+		}
+		j := slices.IndexFunc(secs, func(k kindSeconds) bool { return k.of == of })
+		if j < 0 {
+			j = len(secs)
+			secs = append(secs, kindSeconds{of: of, h: metrics.NewCoarse()})
+		}
+		next[i] = w.s.LatencySeconds(secs[j].h, w.next, now)
+	}
+	return secs, next
 }
 
 // advance stores where each series' next read starts (s.mu held); the
@@ -99,7 +126,7 @@ func (s *State) advance(series []watchedSeries, next []int) {
 
 // point builds the point of now (s.mu held): finished phases plus the
 // phase in flight.
-func (s *State) point(now int64, counts map[string]int64, req int64, measuring bool, sec *metrics.Histogram) Point {
+func (s *State) point(now int64, counts map[string]int64, req int64, measuring bool, secs []kindSeconds) Point {
 	p := Point{T: s.elapsed(now), Outcomes: counts, Requested: req}
 	if st, ok := s.current(counts, req, measuring); ok {
 		p.Phase, p.Done, p.Total, p.Of = st.label, st.done, st.total, st.of
@@ -114,8 +141,11 @@ func (s *State) point(now int64, counts map[string]int64, req int64, measuring b
 	if dt := float64(now-s.last.t) / 1e9; dt > 0 {
 		p.Rate = float64(max(0, p.Outcomes["accepted"]-s.last.accepted)) / dt
 	}
-	if p.Count = sec.Count(); p.Count > 0 {
-		p.P50, p.P90, p.P99, p.Max = ms(sec.Quantile(50)), ms(sec.Quantile(90)), ms(sec.Quantile(99)), ms(sec.Max())
+	for _, k := range secs {
+		if h := k.h; h.Count() > 0 {
+			p.Lat = append(p.Lat, Latency{Of: k.of, Count: h.Count(), P50: ms(h.Quantile(50)), P90: ms(h.Quantile(90)),
+				P99: ms(h.Quantile(99)), Max: ms(h.Max())})
+		}
 	}
 	return p
 }
