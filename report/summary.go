@@ -237,7 +237,7 @@ func headerLines(f *results.File) [][2]string {
 		cmd = "relaybench " + strings.Join(f.Args, " ")
 	}
 	ls = append(ls, [2]string{"Command", cmd})
-	tool := f.Tool.Name + " " + f.Tool.Version
+	tool := f.Tool.Name + " " + toolVersion(f.Tool.Version)
 	var extra []string
 	if f.Tool.Commit != "" {
 		extra = append(extra, "commit "+f.Tool.Commit)
@@ -592,6 +592,21 @@ func summaryRun(w io.Writer, r *results.Run) {
 		notes = slices.DeleteFunc(slices.Clone(notes), func(n string) bool { return strings.HasPrefix(n, corpusNotePrefix) })
 	}
 	writeNotes(w, "", "Note", notes, "") // brief: the corpus note is the header's Corpus line
+}
+
+// unstamped is how a build with no version information names its version
+// (sysinfo.Unstamped); the advice after its colon is --version's.
+const unstamped = "dev, built without version control information"
+
+// toolVersion is a results file's tool version as the reports show it: a
+// build with no version information says so, without --version's advice
+// on how to stamp one ("dev, built without version control information:
+// go build in a git checkout … stamps the version").
+func toolVersion(v string) string {
+	if strings.HasPrefix(v, unstamped+":") {
+		return unstamped
+	}
+	return v
 }
 
 // kv prints "  Label: value".
