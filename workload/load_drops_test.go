@@ -192,7 +192,7 @@ func TestSlotWaitSaysWhoWasLate(t *testing.T) {
 		note              string
 	}{
 		{4 * ms, 0, 2 * time.Millisecond, true, "client-limited: some ops started late (lateness p99 5ms, max 5ms) because the dispatcher handed them out late (its share of the lateness p99 4ms, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; all 2 in-flight slots (--load-pool) were busy at times too"},
-		{4 * ms, 0, 100 * time.Microsecond, false, SlotWaitPrefix + " some started late (lateness p99 5ms, max 5ms) while all 2 in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (1s); the dispatcher's share of the lateness (p99 4ms) was its wait for room in the queue in front of the full pool, not a late wake-up: the client had CPU to spare and its goroutines got one when runnable: " + slots},
+		{4 * ms, 0, 100 * time.Microsecond, false, SlotWaitPrefix + " some started late (lateness p99 5ms, max 5ms) while all 2 in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (1s); the dispatcher's share of the lateness (p99 4ms) was its wait for room in the queue in front of the full pool, not a late wake-up: the client had CPU to spare and its goroutines waited far less than that for one: " + slots},
 		{3 * ms / 2, 0, 2 * time.Millisecond, false, "the dispatcher's share of the lateness (p99 1.5ms) was the smaller part: " + slots},
 		{ms / 5, 0, 2 * time.Millisecond, false, "the dispatcher handed ops out on time (its share of the lateness p99 200µs): " + slots},
 		{4 * ms, 30, 2 * time.Millisecond, true, "client-limited: "},
@@ -216,4 +216,70 @@ func TestSlotWaitSaysWhoWasLate(t *testing.T) {
 				time.Duration(c.dispatch), c.sched, c.dropped, ph.ClientLimited, relay, notes, c.note)
 		}
 	}
+}
+
+// TestFullPoolDropsJudgedOnce: a load whose drops the schedule put down to
+// a full pool gets one judgement from the evidence, which books the drops,
+// writes the judgement's note and agrees with the drop note. A mixed load
+// on a busy machine read the dispatcher's share of the lateness p99 737ms
+// (p50 8.49ms) beside lateness p50 789ms while the client used 0.13 of 2
+// cores and its goroutines waited p99 1.31ms for a CPU: a wait that short
+// cannot hold ops back 737ms; the dispatcher was waiting for room in the
+// queue in front of the pool the relay's replies kept full. Those drops
+// are the relay's (or the busy machine's), never "the client was the
+// limit" beside "the pool of 10 was full". Goroutines that waited long
+// enough to account for the share are the client's, and the drop note then
+// says the full pool did not keep the ops from starting by itself.
+func TestFullPoolDropsJudgedOnce(t *testing.T) {
+	const busy = "the machine's 1-minute load average was 13.0 on 2 cores: other processes competed for its cores, and their waits count in these figures"
+	const dropNote = "1,739 operations dropped (not started within 1s of their intended time): the pool of 10 was full"
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		name  string
+		sched time.Duration
+		busy  string
+		want  string
+	}{
+		{"goroutines waited little, quiet machine", 1310 * time.Microsecond, "", WhyRelayDrop},
+		{"goroutines waited little, busy machine", 1310 * time.Microsecond, busy, WhyMachineDrop},
+		{"goroutines waited as long as the share", 300 * time.Millisecond, "", WhyClientDrop},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := &schedule.Result{Pool: 10, MaxInFlight: 10, Intended: 5000, Dropped: 1739, ClientLimited: true, MaxLateness: time.Second,
+				ClientLimitedWhy: "1,739 operations dropped (not started within 1s): the pool of 10 was full", Uncorrected: metrics.NewHistogram(),
+				Lateness: metrics.NewHistogram(), DispatchLateness: metrics.NewHistogram()}
+			for i := range 100 {
+				res.Uncorrected.Record(cmpInt(i < 95, 5*ms, 300*ms))
+				res.Lateness.Record(cmpInt(i < 50, 789*ms, 999*ms))
+				res.DispatchLateness.Record(cmpInt(i < 50, 8*ms, 737*ms))
+			}
+			ph := results.Phase{Name: "load", Duration: int64(5660 * time.Millisecond), ClientLimited: true,
+				Resources: &results.Resources{ClientCPUSecs: 0.72}, Notes: []string{dropNote},
+				Accounts: []results.Account{{Op: results.OpEvent, Requested: 5000, Accepted: 3261, NotRun: 1739,
+					NotRunBy: map[string]int64{whyLateDrop: 1739}}}}
+			bookDrops(&ph, judgeLoad(&ph, res, c.sched, c.busy))
+			a := ph.Accounts[0]
+			notes := strings.Join(ph.Notes, "\n")
+			if a.NotRunBy[c.want] != 1739 || len(a.NotRunBy) != 1 {
+				t.Fatalf("not run by %v, want 1,739 %q; notes:\n%s", a.NotRunBy, c.want, notes)
+			}
+			client := c.want == WhyClientDrop
+			if ph.ClientLimited != client || client != strings.Contains(notes, "client-limited") ||
+				client != strings.Contains(ph.Notes[0], dropNote+", but the client, not the relay's replies, kept them") {
+				t.Errorf("booked %q, client-limited %v, notes:\n%s", c.want, ph.ClientLimited, notes)
+			}
+			status := judge.Incomplete
+			if client {
+				status = judge.Error
+			}
+			checkDropVerdict(t, ph, status)
+		})
+	}
+}
+
+func cmpInt(cond bool, a, b int64) int64 {
+	if cond {
+		return a
+	}
+	return b
 }
