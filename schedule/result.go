@@ -198,9 +198,11 @@ func (r *Result) notes() []string {
 }
 
 // littleNote says what a pool that filled at times means: by Little's law
-// the ops in flight on average are the rate times the mean reply time; below
-// the pool, the slots filled in bursts only; at or above it, the pool was
-// too small for this rate at these reply times.
+// the ops the offered rate needs in flight on average are the intended rate
+// times the mean reply time (the demand, not what went through the pool:
+// ops that waited or were dropped never were in flight); below the pool,
+// the slots filled in bursts only; at or above it, the pool was too small
+// for this rate at these reply times.
 func (r *Result) littleNote() string {
 	rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
 	mean := r.Uncorrected.Mean()
@@ -219,12 +221,12 @@ func (r *Result) littleNote() string {
 	why := fmt.Sprintf("%s ops/s × %v mean reply time, Little's law", numfmt.Group(int64(math.Round(rate))), round(int64(mean)))
 	switch {
 	case need < 0.8*float64(r.Pool):
-		return fmt.Sprintf("%s busy at times, though on average %s in flight (%s): %s only in bursts", slots, avg, why, filled)
+		return fmt.Sprintf("%s busy at times, though the offered rate needs only %s in flight on average (%s): %s only in bursts", slots, avg, why, filled)
 	case need < float64(r.Pool):
-		return fmt.Sprintf("%s busy at times: on average %s in flight (%s), close to the %d slots: the pool is nearly too small for this rate at these reply times, so ops often wait for a slot",
+		return fmt.Sprintf("%s busy at times: the offered rate would need %s in flight on average (%s), close to the %d slots: the pool is nearly too small for this rate at these reply times, so ops often wait for a slot",
 			slots, avg, why, r.Pool)
 	}
-	return fmt.Sprintf("%s busy at times: on average %s in flight (%s), at least as many as the %d slots hold: the pool is too small for this rate at these reply times",
+	return fmt.Sprintf("%s busy at times: the offered rate would need %s in flight on average (%s), at least as many as the %d slots hold: the pool is too small for this rate at these reply times",
 		slots, avg, why, r.Pool)
 }
 
