@@ -288,7 +288,7 @@ func Finish(v *results.Verification) {
 	v.State = ""
 	v.Settle()
 	if v.Misordered > 0 {
-		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%s events came out of newest-first order (NIP-01 SHOULD; not failed)", numfmt.Group(v.Misordered)))
+		v.Notes = AppendUnique(v.Notes, fmt.Sprintf("%s came out of newest-first order (NIP-01 SHOULD; not failed)", numfmt.Count(v.Misordered, "event")))
 	}
 	// One note on events beyond the limit, for the total: a note an
 	// earlier Finish left (on part of the answers, or before an expected
