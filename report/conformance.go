@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/relaybench/relaybench/results"
@@ -65,6 +66,21 @@ func checkIDs(groups []*relayRuns) []checkDecl {
 	return out
 }
 
+// nipCell is a table's NIP column for check id, whose sentence and level
+// are NIP nip's: "01"; for a check of another NIP's feature that rests on
+// it (its ID names that NIP: "nip50.search-and-conditions", NIP-01's
+// filter rule applied to a search), that NIP first: "50 (NIP-01 rule)".
+func nipCell(id string, nip int) string {
+	if rest, ok := strings.CutPrefix(id, "nip"); ok {
+		if n, _, ok := strings.Cut(rest, "."); ok {
+			if of, err := strconv.Atoi(n); err == nil && of != nip {
+				return fmt.Sprintf("%02d (NIP-%02d rule)", of, nip)
+			}
+		}
+	}
+	return fmt.Sprintf("%02d", nip)
+}
+
 // findCheck is the check called id in r, nil if r did not run it.
 func findCheck(r *results.Run, id string) *results.Check {
 	for i := range r.Conformance {
@@ -98,7 +114,7 @@ func conformanceTable(groups []*relayRuns) *table {
 		t.head = append(t.head, g.key)
 	}
 	for _, d := range ids {
-		row := []string{d.id, fmt.Sprintf("%02d", d.nip), d.level}
+		row := []string{d.id, nipCell(d.id, d.nip), d.level}
 		for _, g := range cols {
 			cell := tally(g.runs, func(r *results.Run) []string {
 				if c := findCheck(r, d.id); c != nil {
@@ -163,7 +179,7 @@ func writeCheckText(w io.Writer, r *results.Run) {
 	}
 	t := &table{head: []string{"Check", "NIP", "Level", "Status"}, left: map[int]bool{2: true, 3: true}}
 	for _, c := range r.Conformance {
-		t.add(c.ID, fmt.Sprintf("%02d", c.NIP), c.Level, checkLabel(c.Status))
+		t.add(c.ID, nipCell(c.ID, c.NIP), c.Level, checkLabel(c.Status))
 	}
 	fmt.Fprintln(w, "Conformance:")
 	t.text(w, "  ")

@@ -34,3 +34,40 @@ func TestToolLineUnstampedWithoutAdvice(t *testing.T) {
 		t.Errorf("a stamped version changed:\n%s", s)
 	}
 }
+
+// A check of NIP-50's search that rests on NIP-01's filter rule is listed
+// under NIP 50 with the rule's NIP beside it, in the terminal table and
+// the reports' table, not under NIP 01 alone; NIP-01's own checks keep
+// "01", and the finding still quotes NIP-01's sentence.
+func TestConformanceTableNamesTheCheckedNIP(t *testing.T) {
+	f := baseFile("conformance")
+	f.Runs = []results.Run{{Relay: results.Relay{Name: "strfry", URL: "ws://127.0.0.1:1"}, Conformance: []results.Check{
+		{ID: "req.ids-and-conditions", NIP: 1, Level: "MUST", Status: results.CheckPass},
+		{ID: "nip50.search-and-conditions", NIP: 1, Level: "MUST", Sentence: "All conditions of a filter…", Status: results.CheckFail},
+		{ID: "nip45.count-form", NIP: 45, Level: "MUST", Status: results.CheckPass}}}}
+	var md bytes.Buffer
+	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s := summaryText(t, f, SummaryOptions{Brief: true})
+	for name, out := range map[string]string{"summary": s, "markdown": md.String()} {
+		for _, row := range [][2]string{{"search-and-conditions", "50 (NIP-01 rule)"}, {"req.ids-and-conditions", "01"}, {"nip45.count-form", "45"}} {
+			if !lineHas(out, row[0], row[1]) {
+				t.Errorf("%s: %s not listed under %q:\n%s", name, row[0], row[1], out)
+			}
+		}
+	}
+	if !strings.Contains(s, "NIP-01: \"All conditions of a filter…\"") {
+		t.Errorf("the finding does not quote NIP-01's sentence:\n%s", s)
+	}
+}
+
+// lineHas reports whether a line of s holds both a and b.
+func lineHas(s, a, b string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, a) && strings.Contains(l, " "+b+" ") {
+			return true
+		}
+	}
+	return false
+}
