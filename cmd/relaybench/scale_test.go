@@ -10,7 +10,7 @@ func TestSubscribeFileLimitUsageError(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit %d, want 2 (usage); stderr %q", code, stderr)
 	}
-	wantOneLine(t, stderr, "open-file limit", "ulimit -n", "5000002 connections")
+	wantOneLine(t, stderr, "open-file limit", "ulimit -n", "5,000,002 connections")
 	wantEmptyDir(t, out)
 }
 
