@@ -11,7 +11,7 @@ import (
 // One idle subscription is "1 idle subscription", not "1 idle subscriptions".
 func TestConnScaleNoteSingular(t *testing.T) {
 	ph := &results.Phase{Counts: map[string]int64{}}
-	connScale(ph, 1, 1<<20, 1<<20+9<<20, nil, "the subscribe command's --sub-count")
+	connScale(ph, 1, 1<<20, 1<<20+9<<20, nil, "the subscribe command's --subscribers")
 	if len(ph.Notes) != 1 || !strings.HasPrefix(ph.Notes[0], "client memory for 1 idle subscription (") {
 		t.Errorf("memory note: %q", ph.Notes)
 	}
@@ -24,17 +24,17 @@ func TestConnScaleNoteSingular(t *testing.T) {
 // not 1524.0 KiB; 20.0 KiB, not 20.00 KiB).
 func TestConnScaleMeasurable(t *testing.T) {
 	ph := &results.Phase{Counts: map[string]int64{}}
-	connScale(ph, 10, 1<<20, 1<<20+1524<<10, nil, "the subscribe command's --sub-count")
+	connScale(ph, 10, 1<<20, 1<<20+1524<<10, nil, "the subscribe command's --subscribers")
 	if _, ok := ph.Counts["client_bytes_per_subscription"]; ok || ph.Counts["client_rss_idle_bytes"] != 1524<<10 {
 		t.Errorf("10 subscriptions in 1.49 MiB: counts %v", ph.Counts)
 	}
-	if len(ph.Notes) != 1 || ph.Notes[0] != "client memory per subscription not measurable: 10 idle subscriptions held less than 8.00 MiB, the least that stands out from the noise of the process's resident memory (more subscriptions: the subscribe command's --sub-count)" {
+	if len(ph.Notes) != 1 || ph.Notes[0] != "client memory per subscription not measurable: 10 idle subscriptions held less than 8 MiB, the least that stands out from the noise of the process's resident memory (more subscriptions: the subscribe command's --subscribers)" {
 		t.Errorf("not measurable: notes %q", ph.Notes)
 	}
 	ph = &results.Phase{Counts: map[string]int64{}}
-	connScale(ph, 1000, 1<<20, 1<<20+20000<<10, nil, "the subscribe command's --sub-count")
+	connScale(ph, 1000, 1<<20, 1<<20+20000<<10, nil, "the subscribe command's --subscribers")
 	if ph.Counts["client_bytes_per_subscription"] != 20480 || len(ph.Notes) != 1 ||
-		ph.Notes[0] != "client memory for 1,000 idle subscriptions (connection, reader, subscription state; measured before publishing): 19.5 MiB resident, 20.0 KiB each: 52,429 connections per GiB" {
+		ph.Notes[0] != "client memory for 1,000 idle subscriptions (connection, reader, subscription state; measured before publishing): 19.5 MiB resident, 20.0 KiB each: about 52,400 connections per GiB" {
 		t.Errorf("1,000 subscriptions in 19.53 MiB: counts %v notes %q", ph.Counts, ph.Notes)
 	}
 }
@@ -45,9 +45,9 @@ func TestConnScaleMeasurable(t *testing.T) {
 // the same words for all, without the noisy figure (no report shows it as
 // one); the results keep a reading that grew, never a negative size; the
 // note names the flag of the command that ran (sweep's --subscribers, not
-// subscribe's --sub-count).
+// subscribe's --subscribers).
 func TestConnScaleNoiseOneWording(t *testing.T) {
-	want := "client memory per subscription not measurable: 4 idle subscriptions held less than 8.00 MiB, the least that stands out from the noise of the process's resident memory (more subscriptions: the sweep command's --subscribers)"
+	want := "client memory per subscription not measurable: 4 idle subscriptions held less than 8 MiB, the least that stands out from the noise of the process's resident memory (more subscriptions: the sweep command's --subscribers)"
 	for _, grew := range []int64{16 << 10, 0, -148 << 10} {
 		ph := &results.Phase{Counts: map[string]int64{}}
 		connScale(ph, 4, 64<<20, 64<<20+grew, nil, "the sweep command's --subscribers")

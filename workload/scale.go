@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -299,7 +300,7 @@ func (m missingEvidence) conclusion() string {
 // resident memory per open idle subscription (measured between before the
 // dial and after every EOSE), when it is measurable (results.IdleRSSFloor),
 // and the source addresses used. more is the command and flag that asks
-// for more subscriptions ("the subscribe command's --sub-count": run has no
+// for more subscriptions ("the subscribe command's --subscribers": run has no
 // such flag), for the note of a figure too small to give. A reading under
 // the floor is noise, whatever it was (grown a little, not at all, or
 // shrunk): one note says so in the same words, without its figure (no
@@ -314,11 +315,11 @@ func connScale(ph *results.Phase, subs int, rssBefore, rssIdle int64, addrs []ne
 		}
 		if idle >= results.IdleRSSFloor {
 			ph.Counts[results.CountClientBytesPerSub] = int64(per + 0.5) // a count: rates are per second
-			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory for %s (connection, reader, subscription state; measured before publishing): %s resident, %s each: %s connections per GiB",
-				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(float64(idle)), numfmt.Bytes(per), numfmt.Group(int64(float64(1<<30)/per+0.5))))
+			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory for %s (connection, reader, subscription state; measured before publishing): %s resident, %s each: about %s connections per GiB",
+				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(float64(idle)), numfmt.Bytes(per), numfmt.Group(sig3(float64(1<<30)/per))))
 		} else {
-			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not measurable: %s held less than %s, the least that stands out from the noise of the process's resident memory (more subscriptions: %s)",
-				numfmt.Count(subs, "idle subscription"), numfmt.Bytes(results.IdleRSSFloor), more))
+			ph.Notes = append(ph.Notes, fmt.Sprintf("client memory per subscription not measurable: %s held less than %d MiB, the least that stands out from the noise of the process's resident memory (more subscriptions: %s)",
+				numfmt.Count(subs, "idle subscription"), results.IdleRSSFloor>>20, more))
 		}
 	}
 	if len(addrs) > 0 {
@@ -329,6 +330,16 @@ func connScale(ph *results.Phase, subs int, rssBefore, rssIdle int64, addrs []ne
 		ph.Params["source_addrs"] = strings.Join(s, ",")
 		ph.Notes = append(ph.Notes, fmt.Sprintf("connections spread over %d source addresses (%s … %s)", len(addrs), s[0], s[len(s)-1]))
 	}
+}
+
+// sig3 is v rounded to three significant digits, as a whole number (a
+// count derived from a per-item figure of three: 55,637 → 55,600).
+func sig3(v float64) int64 {
+	if v < 1000 {
+		return int64(math.Round(v))
+	}
+	e := math.Pow(10, math.Floor(math.Log10(v))-2)
+	return int64(math.Round(v/e) * e)
 }
 
 // readStats records how the subscribers' messages were read: socket reads

@@ -193,7 +193,7 @@ type subFlags struct {
 
 // flagNames are o's flags: subscribe's unless set (sweep).
 func (o SubscribeOptions) flagNames() subFlags {
-	return subFlags{count: cmp.Or(o.flags.count, "the subscribe command's --sub-count"),
+	return subFlags{count: cmp.Or(o.flags.count, "the subscribe command's --subscribers"),
 		events:   cmp.Or(o.flags.events, "the subscribe command's --events"),
 		grace:    cmp.Or(o.flags.grace, "the subscribe command's --grace"),
 		duration: cmp.Or(o.flags.duration, "--sub-duration")}

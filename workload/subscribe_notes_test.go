@@ -109,7 +109,7 @@ func TestRunDefaultsNameNoBareFlag(t *testing.T) {
 		got  subFlags
 		want subFlags
 	}{
-		{SubscribeOptions{}.flagNames(), subFlags{count: "the subscribe command's --sub-count", events: "the subscribe command's --events", grace: "the subscribe command's --grace", duration: "--sub-duration"}},
+		{SubscribeOptions{}.flagNames(), subFlags{count: "the subscribe command's --subscribers", events: "the subscribe command's --events", grace: "the subscribe command's --grace", duration: "--sub-duration"}},
 		{sweepFlags, subFlags{count: "the sweep command's --subscribers", events: "the sweep command's --events", grace: "the sweep command's --grace", duration: "--duration"}},
 	} {
 		if c.got != c.want {
