@@ -123,6 +123,8 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 	if err != nil {
 		if msg := unknownCommand(parser, args); msg != "" {
 			err = errors.New(msg)
+		} else if msg := missingValue(err); msg != "" {
+			err = errors.New(msg)
 		}
 		fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
 		return judge.Usage
