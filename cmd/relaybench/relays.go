@@ -177,11 +177,24 @@ func notInstalled(spec harness.Spec, err error) error {
 	}
 	if spec.Get != "" && strings.HasPrefix(why, spec.Get) {
 		if who, how, ok := strings.Cut(spec.Get, " is on no package registry: "); ok {
-			then := strings.Replace(why[len(spec.Get):], "; then ", ", then ", 1)
-			return fmt.Errorf("%s is on no package registry, so relaybench does not build it: %s%s", who, how, then)
+			// "…; then pass --bin …", as relays start, run and sync word it.
+			return fmt.Errorf("%s is on no package registry, so relaybench does not build it: %s%s", who, how, why[len(spec.Get):])
 		}
 	}
 	return fmt.Errorf("relaybench does not build %s: %s", skip.Name, why)
+}
+
+// dataLine is relays start's line on the relay's data: its folder, or
+// that its store writes none (a folder shown for the memory store or the
+// sink said there was something to look at).
+func dataLine(spec harness.Spec, dir string) string {
+	switch spec.Store {
+	case "memory":
+		return "data: none (an in-memory store: nothing reaches disk)"
+	case "none":
+		return "data: none (it stores nothing)"
+	}
+	return "data: " + dir
 }
 
 type relaysStartCmd struct {
@@ -227,7 +240,7 @@ func (c *relaysStartCmd) Run(g *Globals) error {
 	}
 	stopping := name + ": stopping"
 	signalStops.Store(&stopping) // Ctrl-C is how it stops: exit 0, not "interrupted"
-	fmt.Printf("%s: %s (pid %d)\nlog: %s\ndata: %s\nCtrl-C stops it.\n", inst.Name, inst.URL, inst.PID, inst.LogFile, inst.DataDir)
+	fmt.Printf("%s: %s (pid %d)\nlog: %s\n%s\nCtrl-C stops it.\n", inst.Name, inst.URL, inst.PID, inst.LogFile, dataLine(ref.Spec, inst.DataDir))
 	var runErr error
 	select {
 	case <-g.Ctx.Done():

@@ -93,6 +93,10 @@ func TestRelaysStartCtrlCIsItsStop(t *testing.T) {
 	if !strings.Contains(p.stdout(), "khatru-memory: stopped") {
 		t.Errorf("stdout %q lacks the stop", p.stdout())
 	}
+	// A store that writes nothing shows no data folder to look in.
+	if out := p.stdout(); !strings.Contains(out, "\ndata: none (an in-memory store: nothing reaches disk)\n") || strings.Contains(out, "/data") {
+		t.Errorf("stdout %q: want no data folder for the memory store", out)
+	}
 }
 
 // relays install of a relay relaybench does not build (strfry: a binary
@@ -106,7 +110,7 @@ func TestRelaysInstallBinaryRelaySaysHowToGetIt(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
 	wantOneLine(t, stderr, "relaybench: strfry is on no package registry, so relaybench does not build it: build it from its source, https://github.com/hoytech/strfry",
-		", then pass --bin strfry=PATH, --bin-dir DIR")
+		"; then pass --bin strfry=PATH, --bin-dir DIR") // one wording with relays start, run and sync
 	if strings.Contains(stderr, "no binary") || strings.Count(stderr, ": ") > 2 {
 		t.Errorf("prefixes stacked: %s", stderr)
 	}
