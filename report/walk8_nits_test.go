@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,4 +71,33 @@ func lineHas(s, a, b string) bool {
 		}
 	}
 	return false
+}
+
+// Every publish phase's block leads with its Events Published line in the
+// brief summary, however the phase is named and whatever it counted: run's
+// publish, mixed's preload (the corpus the queries are drawn from, its
+// note beside), load's query corpus, a warm-up, one where every count
+// restates the accepted (nothing lost: restatesAccepted) and one that lost
+// events. A newcomer reported mixed's preload block starting at Duration.
+func TestEveryPublishPhaseSaysEventsPublished(t *testing.T) {
+	all := map[string]int64{"sent": 10000, "accepted": 10000, "refused": 0, "timed_out": 0, "failed": 0, "not_sent": 0, "cancelled": 0,
+		"bytes_sent": 14 << 20, "bytes_accepted": 14 << 20, "planned": 10000, "intended": 10000}
+	lost := map[string]int64{"sent": 900, "accepted": 850, "refused": 50, "planned": 1000, "not_sent": 100}
+	for _, p := range []results.Phase{
+		{Name: "publish", Workload: "publish", Counts: all},
+		{Name: "publish", Workload: "publish", Counts: all, Notes: []string{"preload for the mixed workload: the corpus the queries are drawn from"}},
+		{Name: "publish (query corpus)", Workload: "publish", Counts: all},
+		{Name: "warm-up", Workload: "publish", Counts: all},
+		{Name: "publish", Workload: "publish", Counts: lost, Refused: map[string]int64{"duplicate": 50}},
+	} {
+		p.Duration = 5290 * 1e6
+		p.Rates = map[string]float64{"events_per_sec": 1890}
+		f := oneRun("mixed", nil, p, results.Phase{Name: "mixed", Workload: "mixed", Duration: 9e9})
+		s := summaryText(t, f, SummaryOptions{Brief: true})
+		want := fmt.Sprintf("  Events Published: %s accepted of %s sent", fmtInt(p.Counts["accepted"]), fmtInt(p.Counts["sent"]))
+		i := strings.Index(s, want)
+		if i < 0 || !strings.Contains(s[i:], "\n  Duration: 5.29s") {
+			t.Errorf("%s (%v): no %q before its Duration:\n%s", p.Name, p.Notes, want, s)
+		}
+	}
 }
