@@ -65,10 +65,12 @@ func (c *corpusCmd) Run(g *Globals) error {
 	signers := map[string]struct{}{} // at most len(crp.Authors) keys
 	var content, tags int
 	first := ""
+	var oldest, newest int64 // the span of the events' created_at
 	if err := crp.Scan(func(i int, e *nostr.Event) error { // streamed: one event at a time
 		if i == 0 {
-			first = e.Content
+			first, oldest, newest = e.Content, e.CreatedAt, e.CreatedAt
 		}
+		oldest, newest = min(oldest, e.CreatedAt), max(newest, e.CreatedAt)
 		kinds[e.Kind]++
 		signers[e.PubKey] = struct{}{}
 		content += len(e.Content)
@@ -82,9 +84,12 @@ func (c *corpusCmd) Run(g *Globals) error {
 		return describeDumpCorpus(crp, elapsed, c.Export)
 	}
 	fmt.Printf("Corpus %s\n", crp.Key)
-	fmt.Printf("  Events:   %s by %s, seed %d, created_at %s … %s\n", num(n), authorsUsed(len(signers), len(crp.Authors)), crp.Params.Seed,
-		time.Unix(crp.Params.Anchor-int64(crp.Params.Window/time.Second), 0).UTC().Format(time.RFC3339),
-		time.Unix(crp.Params.Anchor, 0).UTC().Format(time.RFC3339))
+	// The span the events have (what a dump of them reads back as), and the
+	// window their created_at are drawn from (--window, --anchor): both
+	// named, where the window alone read as the events' span.
+	fmt.Printf("  Events:   %s by %s, seed %d, created_at %s … %s (drawn from the window %s … %s)\n", num(n),
+		authorsUsed(len(signers), len(crp.Authors)), crp.Params.Seed, rfc3339(oldest), rfc3339(newest),
+		rfc3339(crp.Params.Anchor-int64(crp.Params.Window/time.Second)), rfc3339(crp.Params.Anchor))
 	fmt.Printf("  Content:  %s B average (asked %s), %s tags in all, %s of wire JSON\n",
 		num(int(math.Round(float64(content)/float64(n)))), num(crp.Params.AvgSize), num(tags), numfmt.Bytes(float64(crp.Bytes)))
 	ks := make([]int, 0, len(kinds))
@@ -111,6 +116,9 @@ func (c *corpusCmd) Run(g *Globals) error {
 	}
 	return exportCorpus(crp, c.Export)
 }
+
+// rfc3339 is Unix time u in UTC, as created_at is shown.
+func rfc3339(u int64) string { return time.Unix(u, 0).UTC().Format(time.RFC3339) }
 
 // authorsUsed says how many authors signed a generated corpus's events: the
 // count a dump of it reports when loaded, with the keys --authors gave when
@@ -143,8 +151,8 @@ func describeDumpCorpus(crp *corpus.Corpus, elapsed time.Duration, export string
 	fmt.Printf("Corpus from %s (%s%s)\n", m.Source, m.Format, map[bool]string{true: ", gzip"}[m.Gzip])
 	fmt.Printf("  Fingerprint: %s\n", m.Fingerprint)
 	fmt.Printf("  Read:     %s, kept %s; dropped: %s\n", num(m.Read), num(m.Events), m.DroppedSummary())
-	fmt.Printf("  Events:   %s by %s authors, created_at %s … %s\n", num(m.Events), num(m.Authors),
-		time.Unix(m.First, 0).UTC().Format(time.RFC3339), time.Unix(m.Last, 0).UTC().Format(time.RFC3339))
+	fmt.Printf("  Events:   %s by %s authors, created_at %s … %s (the oldest and newest event's)\n", num(m.Events), num(m.Authors),
+		rfc3339(m.First), rfc3339(m.Last))
 	fmt.Printf("  Sizes:    %s of wire JSON; per event min %s, p50 %s, p90 %s, p99 %s, max %s B; content %s B average\n",
 		numfmt.Bytes(float64(m.Bytes)), num(m.Sizes.Min), num(m.Sizes.P50), num(m.Sizes.P90), num(m.Sizes.P99), num(m.Sizes.Max), num(m.AvgContent))
 	ks := make([]int, 0, len(m.Kinds))

@@ -47,7 +47,10 @@ func TestCorpusSizeBinaryUnit(t *testing.T) {
 
 // TestCorpusExportAuthorsAsLoaded: a small corpus's events (Zipf-weighted
 // over the --authors keys) are signed by fewer authors than keys; corpus
-// says how many signed, the figure its dump gives when loaded, not the keys.
+// says how many signed, the figure its dump gives when loaded, not the keys;
+// and the created_at span its events have, the one the dump reads back as,
+// with the window they were drawn from named as such (it gave the window
+// only, which the dump contradicted).
 func TestCorpusExportAuthorsAsLoaded(t *testing.T) {
 	dir := t.TempDir()
 	dump := filepath.Join(dir, "dump.ndjson")
@@ -60,6 +63,11 @@ func TestCorpusExportAuthorsAsLoaded(t *testing.T) {
 	code, loaded, stderr := runHere(t, "corpus", "--corpus", dump, "--cache-dir", "off", "--no-progress")
 	if l := authors.FindStringSubmatch(loaded); code != 0 || l == nil || l[1] != m[1] {
 		t.Fatalf("the dump loaded: exit %d, want 300 by %s authors as exported\n%s%s", code, m[1], loaded, stderr)
+	}
+	span := regexp.MustCompile(`created_at (\S+ … \S+) \((drawn from the window|the oldest and newest event's)`)
+	if e, l := span.FindStringSubmatch(stdout), span.FindStringSubmatch(loaded); e == nil || l == nil || e[1] != l[1] ||
+		e[2] != "drawn from the window" || l[2] != "the oldest and newest event's" {
+		t.Errorf("created_at span exported %q, read back %q: want the same span, each saying what it is", e, l)
 	}
 	code, stdout, stderr = runHere(t, "corpus", "--events", "300", "--authors", "3", "--cache-dir", "off", "--no-progress")
 	if code != 0 || !strings.Contains(stdout, "300 by 3 authors, seed") {
