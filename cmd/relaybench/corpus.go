@@ -65,7 +65,8 @@ func (c *corpusCmd) Run(g *Globals) error {
 	signers := map[string]struct{}{} // at most len(crp.Authors) keys
 	var content, tags int
 	first := ""
-	var oldest, newest int64                               // the span of the events' created_at
+	// The span of the events' created_at.
+	var oldest, newest int64
 	if err := crp.Scan(func(i int, e *nostr.Event) error { // streamed: one event at a time
 		if i == 0 {
 			first, oldest, newest = e.Content, e.CreatedAt, e.CreatedAt
