@@ -15,7 +15,7 @@ import (
 // measurable"), where a relay's run that held enough shows it everywhere.
 // The results file keeps the reading.
 func TestMemoryBelowNoiseShownNowhere(t *testing.T) {
-	const note = "client memory per subscription not measurable: 10 idle subscriptions held less than 8.00 MiB, the least that stands out from the noise of the process's resident memory (more subscriptions: the subscribe command's --sub-count)"
+	const note = "client memory per subscription not measurable: 10 idle subscriptions held less than 8 MiB, the least that stands out from the noise of the process's resident memory (more subscriptions: the subscribe command's --subscribers)"
 	noisy := results.Phase{Name: "subscribe", Workload: "subscribe", Duration: 1e9,
 		Counts:  map[string]int64{"accepted": 50, "deliveries": 500, "client_rss_idle_bytes": 272 << 10},
 		Latency: map[string]*results.Histogram{"deliver": hist(1, 500, 800e3, 0.5)},
