@@ -559,6 +559,10 @@ func judgeClient(ph *results.Phase, clientCores int) {
 	switch {
 	case ph.ClientLimited:
 		// the workload already found the client to be the limit
+	case ph.Workload == "load":
+		// load judged what limited it from its own evidence (lateness,
+		// slots, both sides' CPU and the machine's load): a second note
+		// would repeat the CPU figures and the machine's load
 	case f.ns < int64(minJudgedPhase):
 		note("too short to judge what limited it: %s %s is under %d ms, ten ticks of the %d ms CPU clocks, so its CPU figures are tick noise (one tick is %.2f cores here)",
 			f.window, numfmt.Dur(time.Duration(f.ns)), minJudgedPhase.Milliseconds(), cpuTick.Milliseconds(), cpuTick.Seconds()/(float64(f.ns)/1e9))
