@@ -835,6 +835,9 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			}
 		}
 		label, v = briefRateLine(p, k, label, v, unit) // summary_labels.go: one label in both summaries
+		if brief && k == "accepted_per_sec" && p.Workload == "load" && fmtFloat(p.Rates["intended_per_sec"], 2) == fmtFloat(p.Rates[k], 2) {
+			v += " (as intended)" // the load's offered rate, whose own line would repeat the figure
+		}
 		kv(w, label, v)
 	}
 }
