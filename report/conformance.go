@@ -99,7 +99,7 @@ func conformanceTable(groups []*relayRuns) *table {
 	if len(ids) == 0 {
 		return nil
 	}
-	t := &table{title: "Conformance", head: []string{"Check", "NIP", "Level"}, left: map[int]bool{2: true}}
+	t := &table{title: "Conformance", head: []string{"Check", "NIP", "Level"}, left: map[int]bool{1: true, 2: true}} // NIP: "01", "50 (NIP-01 rule)"
 	var cols []*relayRuns
 	for _, g := range groups {
 		for _, r := range g.runs {
@@ -177,7 +177,7 @@ func writeCheckText(w io.Writer, r *results.Run) {
 	if len(r.Conformance) == 0 {
 		return
 	}
-	t := &table{head: []string{"Check", "NIP", "Level", "Status"}, left: map[int]bool{2: true, 3: true}}
+	t := &table{head: []string{"Check", "NIP", "Level", "Status"}, left: map[int]bool{1: true, 2: true, 3: true}}
 	for _, c := range r.Conformance {
 		t.add(c.ID, nipCell(c.ID, c.NIP), c.Level, checkLabel(c.Status))
 	}
