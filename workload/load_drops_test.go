@@ -56,7 +56,7 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 		{"the dispatcher woke late, the pool never full, the client idle", 0.3, 0, 1, 5 * ms, WhyClientDrop,
 			"client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99, as the lateness note says) and 2,044 were dropped (not started within 0s) with at most 1 of 2 in-flight slots busy, while the client itself was not busy", judge.Error, ""},
 		{"the dispatcher woke late, the pool never full, the client busy", 0.6 * 3 * cores, 0, 1, 5 * ms, WhyClientDrop,
-			"client-limited: the dispatcher handed ops out late", judge.Error, ""},
+			"client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99, as the lateness note says; CPU: client", judge.Error, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := &schedule.Result{Pool: 2, MaxInFlight: c.maxIn, Intended: 9000, Dropped: 2044, ClientLimited: true,
