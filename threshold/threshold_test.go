@@ -349,7 +349,7 @@ func TestFormatValueThreeSignificantDigits(t *testing.T) {
 		{2.894e6, 1e9, "<", "2.89ms"},
 		{1_250_303, 5e6, "<", "1.25ms"},
 		{1.6444e6, 1.644e6, "<", "1.6444ms"}, // 1.64ms would seem under the limit it missed
-		{1.6436e6, 1.64e6, ">", "1.6436ms"}, // 1.64ms would seem not over the limit it passed
+		{1.6436e6, 1.64e6, ">", "1.6436ms"},  // 1.64ms would seem not over the limit it passed
 		{987, 1e6, "<", "987ns"},
 	} {
 		r := results.ThresholdResult{Unit: UnitNs, Value: c.value, Op: c.op, Limit: c.limit}
