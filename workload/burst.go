@@ -317,7 +317,11 @@ func (b *burstResult) recovery(ph *results.Phase) {
 			continue
 		}
 		notRecovered++
-		ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d: background latency did not return within %.0f%% of its pre-burst median %s before the next burst", k+1, b.o.RecoveryWithin*100, numfmt.Dur(time.Duration(median))))
+		until := "the next burst"
+		if k == len(b.s.burstAt)-1 {
+			until = "the run ended" // the last burst has no next one
+		}
+		ph.Notes = append(ph.Notes, fmt.Sprintf("burst %d: background latency did not return within %.0f%% of its pre-burst median %s before %s", k+1, b.o.RecoveryWithin*100, numfmt.Dur(time.Duration(median)), until))
 	}
 	if rec.Count() > 0 {
 		ph.Latency["recovery"] = rec.Result()

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +91,36 @@ func TestBurstRecoveryJudgement(t *testing.T) {
 	}
 	if _, ok := b.preBurstMedian(bg[:2], 0); ok {
 		t.Error("a median judged from 2 background OKs")
+	}
+}
+
+// TestBurstNotRecoveredNoteNamesItsEnd: a burst whose background latency
+// never returned is noted "before the next burst", and the last one, which
+// has no next burst, "before the run ended".
+func TestBurstNotRecoveredNoteNamesItsEnd(t *testing.T) {
+	ms := int64(time.Millisecond)
+	b := &burstResult{o: BurstOptions{Bursts: 2, Every: 600 * time.Millisecond, RecoveryWithin: 0.5, RecoveryRun: 10},
+		s: burstSchedule{burstAt: []int64{300 * ms, 900 * ms}}, out: &liveOut{},
+		burstEnd: []int64{850 * ms, 950 * ms}, sent: []bool{true, true}}
+	for at := int64(0); at < 1500*ms; at += 10 * ms {
+		lat := 2 * ms // the median before each burst
+		if (at >= 300*ms && at < 850*ms) || at >= 900*ms {
+			lat = 40 * ms // never 10 OKs in a row back within 50%
+		}
+		b.s.offs = append(b.s.offs, at)
+		b.out.outcomes = append(b.out.outcomes, Accepted)
+		b.out.okSent = append(b.out.okSent, 0)
+		b.out.okRecv = append(b.out.okRecv, lat)
+		b.s.nBg++
+	}
+	ph := results.Phase{Counts: map[string]int64{}, Latency: map[string]*results.Histogram{}}
+	b.recovery(&ph)
+	want := []string{
+		"burst 1: background latency did not return within 50% of its pre-burst median 2.00ms before the next burst",
+		"burst 2: background latency did not return within 50% of its pre-burst median 2.00ms before the run ended",
+	}
+	if ph.Counts["not_recovered"] != 2 || strings.Join(ph.Notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("not recovered %d, notes:\n%s\nwant:\n%s", ph.Counts["not_recovered"], strings.Join(ph.Notes, "\n"), strings.Join(want, "\n"))
 	}
 }
 
