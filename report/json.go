@@ -73,6 +73,7 @@ type JSONPhase struct {
 	Verification  *results.Verification  `json:"verification,omitempty"`
 	Resources     *JSONResources         `json:"resources,omitempty"`
 	ClientLimited bool                   `json:"client_limited,omitempty"`
+	MaxRateBound  string                 `json:"max_rate_bound,omitempty"` // find-max: why max_rate is a lower bound (MaxRateBound)
 	Status        []string               `json:"status,omitempty"`
 	Notes         []string               `json:"notes,omitempty"`
 	Errors        []string               `json:"errors,omitempty"`
@@ -154,7 +155,7 @@ func JSON(w io.Writer, files []*results.File, o Options) error {
 			for j := range r.Phases {
 				p := &r.Phases[j]
 				jp := JSONPhase{Name: p.Name, Workload: p.Workload, DurationSecs: float64(p.Duration) / 1e9, Counts: figureCounts(p.Counts), Refused: p.Refused,
-					Rates: p.Rates, Latency: jsonLatency(p.Latency), Verification: settled(p.Verification), ClientLimited: p.ClientLimited,
+					Rates: p.Rates, Latency: jsonLatency(p.Latency), Verification: settled(p.Verification), ClientLimited: p.ClientLimited, MaxRateBound: MaxRateBound(p),
 					Status: phaseStatus(p), Notes: p.Notes, Errors: p.Errors}
 				if rs := p.Resources; rs != nil {
 					jp.Resources = &JSONResources{rs.RelayCPUSecs, rs.RelayPeakRSS, rs.RelayDataBytes, rs.ClientCPUSecs, rs.ClientCPUUtil}

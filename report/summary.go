@@ -824,6 +824,8 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			v, unit = fmtShare(p.Rates[k]), ""
 		case k == results.RateMaxRate && p.Rates[k] == 0:
 			v, unit = "none passed", "" // not a rate of 0.00/s
+		case k == results.RateMaxRate && MaxRateBound(p) != "":
+			v, unit = "≥ "+fmtRate(p.Rates[k]), "events/second ("+MaxRateBound(p)+")" // the search stopped short of the relay's figure
 		case offeredRate[k]:
 			v, unit = fmtRate(p.Rates[k]), "events/second"
 		case opRates[k]:
@@ -1348,6 +1350,31 @@ func opNoun(p *results.Phase) string {
 		return "queries"
 	}
 	return "operations"
+}
+
+// MaxRateBound says why find-max phase p's max_rate is only a lower bound
+// on the relay's capacity: the search stopped at a step the client, the
+// busy machine, or the relay or the busy machine limited (the group with
+// pass 0 and client_limited 1, as judge's findMaxStop finds it). It is ""
+// when the rate is the relay's figure, or none passed.
+func MaxRateBound(p *results.Phase) string {
+	if p.Workload != "find-max" || !p.ClientLimited || p.Rates[results.RateMaxRate] <= 0 {
+		return ""
+	}
+	for _, g := range p.Groups {
+		if g.Counts["pass"] != 0 || g.Counts["client_limited"] == 0 {
+			continue
+		}
+		who := "the client limited"
+		switch {
+		case g.Counts["relay_or_machine"] > 0:
+			who = "the relay or the busy machine limited"
+		case g.Counts["machine_busy"] > 0:
+			who = "the busy machine limited"
+		}
+		return "a lower bound: the search stopped at a step " + who
+	}
+	return ""
 }
 
 // offeredRate are find-max's rates: the highest rate that passed and the

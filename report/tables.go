@@ -176,7 +176,11 @@ func phaseTable(titleText, name string, groups []*relayRuns, cols []col) *table 
 		}
 		row := []string{g.key}
 		for _, c := range cols {
-			row = append(row, agg(present(ps, c.get), c.fmt))
+			cell := agg(present(ps, c.get), c.fmt)
+			if c.head == rateHead(results.RateMaxRate) && slices.ContainsFunc(ps, func(p *results.Phase) bool { return MaxRateBound(p) != "" }) {
+				cell = "≥ " + cell // the search stopped short of the relay's figure (summary.go)
+			}
+			row = append(row, cell)
 		}
 		t.add(append(row, aggStatus(ps))...)
 	}
