@@ -78,10 +78,14 @@ func (t *table) foldZeroColumns() {
 	t.notes = append(t.notes, "0 throughout (– where not recorded): "+strings.Join(names, ", ")+".")
 }
 
-// pageChars is about how many characters of table cells fit the HTML
-// page's main column (1300 px less padding, 13 px tabular digits, 16 px
-// cell padding counted as two characters).
-const pageChars = 170
+// pageChars is about how many characters of width() fit the HTML page's
+// main column, 1300 px, with room to spare: Chromium lays a character of
+// width() out in about 8.2 px (13 px tabular digits, bold wrapped headers,
+// 16 px cell padding counted as two characters; a compare's burst table of
+// 151 is 1,244 px at its narrowest), so 158 fill the column to its edge,
+// and a figure or relay name a few characters longer than the ones
+// measured would push the table past it.
+const pageChars = 145
 
 // width estimates t's width in characters on the HTML page: each column
 // as wide as its widest cell or the longest word of its header (headers
