@@ -100,6 +100,9 @@ const (
 	UnitVerdict = "verdict"
 	// UnitCheck is a conformance check's status (see checkValues).
 	UnitCheck = "check"
+	// UnitMBps is mb_per_sec's: decimal megabytes (10⁶ bytes) per second,
+	// where the summary shows MiB/s.
+	UnitMBps = "MB/s"
 )
 
 // ConformanceScope is the scope of the conformance figures.
@@ -427,11 +430,11 @@ func Figures(r *results.Run) map[string]Figure {
 			}
 		}
 		for k, v := range rates {
-			at("."+k, v, UnitRate, false)
-			at(".rates."+k, v, UnitRate, true)
+			at("."+k, v, rateUnit(k), false)
+			at(".rates."+k, v, rateUnit(k), true)
 		}
 		if k := results.PrimaryRate(rates); k != "" {
-			at(".rate", rates[k], UnitRate, true)
+			at(".rate", rates[k], rateUnit(k), true)
 		}
 		for k, v := range counts {
 			if _, clash := rates[k]; !clash {
@@ -710,8 +713,8 @@ func Evaluate(f *results.File, ts []Threshold) []results.ThresholdResult {
 				out = append(out, r)
 				continue
 			}
-			if unit == UnitRate && t.Unit == UnitCount {
-				r.Unit = UnitRate
+			if (unit == UnitRate || unit == UnitMBps) && t.Unit == UnitCount {
+				r.Unit = unit
 			} else if unit != t.Unit && !(unit == UnitCount && t.Unit == UnitCount) {
 				r.Error = fmt.Sprintf("%s is in %s, the limit in %s", t.Figure, unit, t.Unit)
 				out = append(out, r)
@@ -747,7 +750,16 @@ func Failed(rs []results.ThresholdResult) (failed, errs int) {
 	return failed, errs
 }
 
-// Format formats a value in unit for tables: 12.3ms, 5,210/s, 42, passed.
+// rateUnit is rate k's unit: mb_per_sec's is decimal MB/s, not "/s".
+func rateUnit(k string) string {
+	if k == results.RateMB {
+		return UnitMBps
+	}
+	return UnitRate
+}
+
+// Format formats a value in unit for tables: 12.3ms, 5,210/s, 9.06 MB/s,
+// 42, passed.
 func Format(v float64, unit string) string {
 	if math.IsNaN(v) {
 		return "–"
@@ -770,6 +782,8 @@ func Format(v float64, unit string) string {
 		return "failed"
 	case UnitRate:
 		return number(v) + "/s"
+	case UnitMBps:
+		return number(v) + " MB/s"
 	}
 	return number(v)
 }

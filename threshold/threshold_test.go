@@ -361,3 +361,34 @@ func TestFormatValueThreeSignificantDigits(t *testing.T) {
 		t.Errorf("a rate: %q", got)
 	}
 }
+
+// TestMBPerSecShowsItsUnit: publish.mb_per_sec holds decimal MB/s (the
+// summary shows MiB/s), so its threshold row says "9.06 MB/s" and "> 9
+// MB/s", not "9.06/s" beside a "Bandwidth: 8.64 MiB/second"; the key and
+// its comparison are unchanged.
+func TestMBPerSecShowsItsUnit(t *testing.T) {
+	f := &results.File{Runs: []results.Run{run("a", 9060, 5e6, true)}}
+	th, err := Parse("publish.mb_per_sec>9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := Evaluate(f, []Threshold{th})
+	if len(rs) != 1 || rs[0].Error != "" || !rs[0].Passed || rs[0].Unit != UnitMBps {
+		t.Fatalf("%+v", rs)
+	}
+	if v, lim := FormatValue(rs[0]), Format(rs[0].Limit, rs[0].Unit); v != "9.06 MB/s" || lim != "9 MB/s" {
+		t.Errorf("value %q limit %q, want \"9.06 MB/s\" and \"9 MB/s\"", v, lim)
+	}
+	if rs := Evaluate(f, []Threshold{mustParse(t, "publish.rate>9000")}); len(rs) != 1 || rs[0].Unit != UnitRate || FormatValue(rs[0]) != "9,060/s" {
+		t.Errorf("events/s: %+v", rs)
+	}
+}
+
+func mustParse(t *testing.T, s string) Threshold {
+	t.Helper()
+	th, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
