@@ -1132,6 +1132,8 @@ func briefChecks(p *results.Phase, v *results.Verification) string {
 	s := " (" + fmtInt(v.Checked) + " answers checked"
 	if kind(p) == "subscribe" {
 		s = " (" + numfmt.Count(v.Returned, "delivery") + " to " + numfmt.Count(v.Checked, "subscription") + " checked"
+	} else if w := lifecycleChecked(p, v); w != "" {
+		s = " (" + w + " checked"
 	}
 	if !v.Verified {
 		s += ", validity and filter match only"
@@ -1140,6 +1142,32 @@ func briefChecks(p *results.Phase, v *results.Verification) string {
 		s += ": " + strings.Join(bad, ", ")
 	}
 	return s + ")"
+}
+
+// lifecycleChecked words what a lifecycle phase's checked answers are:
+// its read-backs by id and its live subscription ("50 read-back answers
+// and 1 live subscription": 51 answers for 50 events read a miscount), ""
+// when the groups do not account for them.
+func lifecycleChecked(p *results.Phase, v *results.Verification) string {
+	if kind(p) != "lifecycle" {
+		return ""
+	}
+	var live, reads int64
+	for _, g := range p.Groups {
+		if g.Verification == nil {
+			continue
+		}
+		switch g.Name {
+		case "deliver":
+			live += g.Verification.Checked
+		case "read_your_write":
+			reads += g.Verification.Checked
+		}
+	}
+	if live+reads != v.Checked || live+reads == 0 {
+		return ""
+	}
+	return numfmt.Count(reads, "read-back answer") + " and " + numfmt.Count(live, "live subscription")
 }
 
 func writeResources(w io.Writer, p *results.Phase) {

@@ -723,7 +723,7 @@ func (lr *lifeRun) phaseNotes(t lifeTally) []string {
 		}
 	}
 	if slowest != "" {
-		notes = append(notes, fmt.Sprintf("slowest stage: %s (p50 %v, p99 %v), of OK (EVENT write → OK read), live delivery (EVENT write → delivery on the live subscription) and read after OK (OK read → readable by id; read your write is the whole EVENT write → readable)", lifeStageWords[slowest],
+		notes = append(notes, fmt.Sprintf("slowest stage at p50: %s (p50 %v, p99 %v), of OK (EVENT write → OK read), live delivery (EVENT write → delivery on the live subscription) and read after OK (OK read → readable by id; read your write is the whole EVENT write → readable)", lifeStageWords[slowest],
 			numfmt.Round(time.Duration(t.hists[slowest].Quantile(50))), numfmt.Round(time.Duration(t.hists[slowest].Quantile(99)))))
 	}
 	notes = append(notes,

@@ -31,14 +31,14 @@ func TestLifecycleEmbedded(t *testing.T) {
 	if ph.Latency[StageReadOwn].Min < ph.Latency[StageOK].Min {
 		t.Errorf("read_your_write min %d < ok min %d", ph.Latency[StageReadOwn].Min, ph.Latency[StageOK].Min)
 	}
-	if !containsPrefix(ph.Notes, "slowest stage: ") {
+	if !containsPrefix(ph.Notes, "slowest stage at p50: ") {
 		t.Errorf("no slowest stage in notes: %v", ph.Notes)
 	}
 	// The notes name stages in words, as the group table does, and no
 	// package of relaybench's.
 	for _, n := range ph.Notes {
 		if strings.Contains(n, "wire") || strings.Contains(n, " ok (") || strings.Contains(n, " deliver (") ||
-			(strings.HasPrefix(n, "slowest stage: ") && !strings.Contains(n, "of OK (EVENT write → OK read), live delivery (")) {
+			(strings.HasPrefix(n, "slowest stage at p50: ") && !strings.Contains(n, "of OK (EVENT write → OK read), live delivery (")) {
 			t.Errorf("note names a stage by its key or a package: %q", n)
 		}
 	}
@@ -317,7 +317,7 @@ func TestLifecycleNotesInWords(t *testing.T) {
 			t.Errorf("stage %s has no words", s)
 		}
 	}
-	if !containsPrefix(ph.Notes, "read your write: REQ {ids:[id]}") || !containsPrefix(ph.Notes, "slowest stage: ") {
+	if !containsPrefix(ph.Notes, "read your write: REQ {ids:[id]}") || !containsPrefix(ph.Notes, "slowest stage at p50: ") {
 		t.Errorf("notes: %q", ph.Notes)
 	}
 	for _, n := range ph.Notes {
