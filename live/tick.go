@@ -125,11 +125,17 @@ func (s *State) advance(series []watchedSeries, next []int) {
 }
 
 // point builds the point of now (s.mu held): finished phases plus the
-// phase in flight.
+// phase in flight. The phase in flight's requested is its whole announced
+// plan from when it announces it (mixed's three parts and read-back), not
+// only what the ledgers of the parts started so far booked, so that the
+// "requested" card never counts fewer than the progress bar's total.
 func (s *State) point(now int64, counts map[string]int64, req int64, measuring bool, secs []kindSeconds) Point {
 	p := Point{T: s.elapsed(now), Outcomes: counts, Requested: req}
 	if st, ok := s.current(counts, req, measuring); ok {
 		p.Phase, p.Done, p.Total, p.Of = st.label, st.done, st.total, st.of
+		if s.announcesPlan(measuring) {
+			p.Requested = max(req, st.total)
+		}
 	}
 	for _, f := range s.phases {
 		m, r := f.totals()
@@ -148,6 +154,14 @@ func (s *State) point(now int64, counts map[string]int64, req int64, measuring b
 		}
 	}
 	return p
+}
+
+// announcesPlan says whether the progress in flight announces a plan of
+// operations (s.mu held): one announced while a workload is under way or
+// its ledgers are followed. Before any (signing the corpus, a wait for
+// --start-at) it counts events signed or seconds waited, no operation.
+func (s *State) announcesPlan(measuring bool) bool {
+	return s.prog.Load() != nil && (measuring || s.workload.Load() != nil)
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
