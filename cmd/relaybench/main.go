@@ -125,6 +125,8 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 			err = errors.New(msg)
 		} else if msg := missingValue(err); msg != "" {
 			err = errors.New(msg)
+		} else if msg := unknownFlag(err); msg != "" {
+			err = errors.New(msg)
 		}
 		fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
 		return judge.Usage
@@ -171,6 +173,25 @@ func unknownCommand(parser *kong.Kong, args []string) string {
 		}
 	}
 	return fmt.Sprintf("unknown command %q: the commands are %s (relaybench --help)", safe.Line(args[0]), strings.Join(names, ", "))
+}
+
+// unknownFlag is kong's "unknown flag --bogus" with where the flags are
+// listed: "… (relaybench run --help lists the flags)" ("" for any other
+// error).
+func unknownFlag(err error) string {
+	if !strings.HasPrefix(err.Error(), "unknown flag") {
+		return ""
+	}
+	cmd := []string{"relaybench"}
+	var perr *kong.ParseError
+	if errors.As(err, &perr) && perr.Context != nil {
+		for _, tr := range perr.Context.Path {
+			if tr.Command != nil {
+				cmd = append(cmd, tr.Command.Name)
+			}
+		}
+	}
+	return fmt.Sprintf("%s (%s --help lists the flags)", safe.Line(err.Error()), strings.Join(cmd, " "))
 }
 
 // oneLine keeps an error message on one line.

@@ -90,7 +90,7 @@ func TestRunBadInputOneLineErrors(t *testing.T) {
 		want string
 	}{
 		{"bad flag value", []string{"run", "--events", "many"}, 2, "--events"},
-		{"unknown flag", []string{"run", "--evnets", "10"}, 2, "unknown flag"},
+		{"unknown flag", []string{"run", "--evnets", "10"}, 2, "(relaybench run --help lists the flags)"},
 		{"bad mode", []string{"run", "--mode", "fast"}, 2, "--mode"},
 		{"non-loopback relay", []string{"run", "--relay", "ws://192.0.2.1:7777", "--events", "10"}, 2, "i-operate-this-relay"},
 		{"bad scheme", []string{"run", "--relay", "http://127.0.0.1:7777", "--events", "10"}, 2, "ws://"},
