@@ -23,3 +23,19 @@ func TestBriefCorpusNoteOnce(t *testing.T) {
 		t.Errorf("full: want the corpus line and the note:\n%s", full)
 	}
 }
+
+// A run that published fresh events only (conformance --under-load: an
+// Events line, no Corpus line) with a corpus note gives the note once, as
+// its Events line, not the Events line and then the note.
+func TestBriefFreshEventsNoteOnce(t *testing.T) {
+	note := "corpus: the 6,000 fresh events published (content 256 B, signed for this run by 50 keys before the clock); the key corpus (200 keys, seed 1) only provided the signing keys"
+	p := loadPhase()
+	p.Params = map[string]any{"kind": "publish", "size": 256}
+	f := oneRun("conformance", nil, p)
+	f.Runs[0].Notes = []string{"conformance checks run under a background load", note}
+	brief := summaryText(t, f, SummaryOptions{Brief: true})
+	if !strings.Contains(brief, "\n  Events:   the 6,000 fresh events published (content 256 B,") || strings.Count(brief, "fresh events") != 1 ||
+		!strings.Contains(brief, "\nNote: conformance checks run under a background load\n") {
+		t.Errorf("brief: want the corpus note as the Events line, once, the other note kept:\n%s", brief)
+	}
+}

@@ -179,7 +179,7 @@ func writeHeader(w io.Writer, files []*results.File, indent string) {
 			if isBrief(w) && briefHides(l[0], f) {
 				continue
 			}
-			if n := headerCorpus(w); l[0] == "Corpus" && n != "" {
+			if n := headerCorpus(w); l[0] == corpusHeaderLine(f) && n != "" {
 				l[1] = strings.TrimPrefix(n, corpusNotePrefix) // says what was published: the note, once
 			}
 			fmt.Fprintf(w, "%s%-9s %s\n", indent, l[0]+":", l[1])
@@ -193,10 +193,11 @@ func writeHeader(w io.Writer, files []*results.File, indent string) {
 const corpusNotePrefix = "corpus: "
 
 // corpusNote is the corpus note the brief summary of f gives as its
-// header's Corpus line: its one run's, when the header has that line; ""
+// header's Corpus line (or Events line: fresh events only, as conformance
+// --under-load's): its one run's, when the header has that line; ""
 // otherwise.
 func corpusNote(f *results.File) string {
-	if len(f.Runs) != 1 || !slices.ContainsFunc(headerLines(f), func(l [2]string) bool { return l[0] == "Corpus" }) {
+	if len(f.Runs) != 1 || corpusHeaderLine(f) == "" {
 		return ""
 	}
 	for _, n := range f.Runs[0].Notes {
@@ -205,6 +206,22 @@ func corpusNote(f *results.File) string {
 		}
 	}
 	return ""
+}
+
+// corpusHeaderLine is the header line of f that says what was published,
+// "Corpus", else "Events" (a run that published fresh events only), ""
+// when it has neither.
+func corpusHeaderLine(f *results.File) string {
+	line := ""
+	for _, l := range headerLines(f) {
+		switch {
+		case l[0] == "Corpus":
+			return l[0]
+		case l[0] == "Events" && line == "":
+			line = l[0]
+		}
+	}
+	return line
 }
 
 // headerCorpus is the corpus note w gives as its header's Corpus line
