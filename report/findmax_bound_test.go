@@ -52,9 +52,20 @@ func TestFindMaxLowerBoundHeadline(t *testing.T) {
 
 	relay := busy
 	relay.ClientLimited = false
-	relay.Groups = []results.Group{busy.Groups[0], {Name: "4000/s", Counts: map[string]int64{"pass": 0}}}
+	relay.Groups = []results.Group{busy.Groups[0], {Name: "8000/s", Counts: map[string]int64{"pass": 0}}}
+	relay.Rates = map[string]float64{"max_rate": 4000, "first_failing_rate": 8000}
 	s := summaryText(t, oneRun("find-max", nil, relay), SummaryOptions{Brief: true})
 	if !strings.Contains(s, "Max rate: 4,000 events/second\n") || strings.Contains(s, "≥") {
 		t.Errorf("a search the relay stopped reads:\n%s", s)
+	}
+
+	// Every step passed and --max-steps (or --max-rate) ended the search:
+	// no step failed, so the rate is a lower bound too.
+	limited := relay
+	limited.Groups = []results.Group{busy.Groups[0], {Name: "4000/s", Counts: map[string]int64{"pass": 1}}}
+	limited.Rates = map[string]float64{"max_rate": 4000}
+	s = summaryText(t, oneRun("find-max", nil, limited), SummaryOptions{Brief: true})
+	if !strings.Contains(s, "Max rate: ≥ 4,000 events/second (a lower bound: no step failed") {
+		t.Errorf("a search its own limits ended reads:\n%s", s)
 	}
 }

@@ -1403,7 +1403,15 @@ func opNoun(p *results.Phase) string {
 // pass 0 and client_limited 1, as judge's findMaxStop finds it). It is ""
 // when the rate is the relay's figure, or none passed.
 func MaxRateBound(p *results.Phase) string {
-	if p.Workload != "find-max" || !p.ClientLimited || p.Rates[results.RateMaxRate] <= 0 {
+	if p.Workload != "find-max" || p.Rates[results.RateMaxRate] <= 0 {
+		return ""
+	}
+	if !p.ClientLimited {
+		if p.Rates["first_failing_rate"] == 0 {
+			// every step passed: --max-steps, --max-rate or
+			// --load-max-events (or an interrupt) ended the search
+			return "a lower bound: no step failed before the search's own limits ended it"
+		}
 		return ""
 	}
 	for _, g := range p.Groups {
