@@ -120,6 +120,9 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 		}
 	}()
 	kctx, err := parser.Parse(args)
+	if err != nil && readerGone(err) {
+		return judge.Passed // --help into `| head -1`: its reader left, nothing was wrong
+	}
 	if err != nil {
 		if msg := unknownCommand(parser, args); msg != "" {
 			err = errors.New(msg)
@@ -136,6 +139,11 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 	if err := kctx.Run(globals); err != nil {
 		var ee *exitError
 		isExit := errors.As(err, &ee)
+		if !isExit && readerGone(err) && globals.Ctx.Err() == nil {
+			// `relays list | head -1`: an output closed by its reader
+			// is not an error of the command (see signalContext).
+			return judge.Passed
+		}
 		if (!isExit || !ee.shown) && !interruptedQuietly(globals.Ctx, err) {
 			fmt.Fprintf(os.Stderr, "relaybench: %s\n", oneLine(err))
 		}
