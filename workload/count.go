@@ -9,7 +9,6 @@ import (
 
 	"github.com/relaybench/relaybench/flagcheck"
 	"github.com/relaybench/relaybench/internal/mono"
-	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -70,10 +69,7 @@ type CountOptions struct {
 // accepted in the publish phase.
 func (o CountOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
-	o.fromEnv(env, progress.Counting(fmt.Sprintf("Counting (NIP-45) on %s", env.URL), "Ran", "COUNT query", "COUNT queries", int64(o.Queries)), int64(o.Queries))
-	if o.RelayCap == 0 {
-		o.RelayCap = env.relayCap()
-	}
+	serialEnv(&o.Base, &o.RelayCap, env, "Counting (NIP-45)", "COUNT query", "COUNT queries", o.Queries)
 	return onePhase(Count(ctx, env.URL, env.Model, env.source(), o))
 }
 

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/flagcheck"
-	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
@@ -45,10 +44,7 @@ type SearchOptions struct {
 // accepted in the publish phase.
 func (o SearchOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
-	o.fromEnv(env, progress.Counting(fmt.Sprintf("Searching (NIP-50) on %s", env.URL), "Ran", "search query", "search queries", int64(o.Queries)), int64(o.Queries))
-	if o.RelayCap == 0 {
-		o.RelayCap = env.relayCap()
-	}
+	serialEnv(&o.Base, &o.RelayCap, env, "Searching (NIP-50)", "search query", "search queries", o.Queries)
 	return onePhase(Search(ctx, env.URL, env.Model, env.source(), o))
 }
 

@@ -2,7 +2,9 @@ package workload
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
@@ -31,6 +33,17 @@ type serialPhase struct {
 	params   map[string]any
 	// step sends request i (of drawn) on cn and books how it ended.
 	step func(ctx context.Context, s *serialRun, cn *wire.Conn, i int)
+}
+
+// serialEnv fills, from env, what the options of a serial workload of n
+// requests leave unset: b's seed, sampler and progress reporter (doing,
+// e.g. "Counting (NIP-45)", on env's relay: "Ran 10 of 100 <many>"), and
+// relayCap, the relay's announced max_limit.
+func serialEnv(b *Base, relayCap *int, env Env, doing, one, many string, n int) {
+	b.fromEnv(env, progress.Counting(fmt.Sprintf("%s on %s", doing, env.URL), "Ran", one, many, int64(n)), int64(n))
+	if *relayCap == 0 {
+		*relayCap = env.relayCap()
+	}
 }
 
 // serialRun is a serial phase in progress.
