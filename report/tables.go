@@ -61,19 +61,28 @@ func (g *relayRuns) phases(name string) []*results.Phase {
 
 // phaseNames lists the phase names of all runs in order of first appearance.
 func phaseNames(groups []*relayRuns) []string {
-	var names []string
+	return firstOfEach(groups, func(r *results.Run) []results.Phase { return r.Phases },
+		func(p *results.Phase) (string, string) { return p.Name, p.Name })
+}
+
+// firstOfEach lists, over every run of groups, the value pick gives each of
+// the run's items (items) whose key it has not given before: one value per
+// key, in order of first appearance.
+func firstOfEach[T, V any](groups []*relayRuns, items func(*results.Run) []T, pick func(*T) (key string, v V)) []V {
+	var out []V
 	seen := map[string]bool{}
 	for _, g := range groups {
 		for _, r := range g.runs {
-			for _, p := range r.Phases {
-				if !seen[p.Name] {
-					seen[p.Name] = true
-					names = append(names, p.Name)
+			its := items(r)
+			for i := range its {
+				if k, v := pick(&its[i]); !seen[k] {
+					seen[k] = true
+					out = append(out, v)
 				}
 			}
 		}
 	}
-	return names
+	return out
 }
 
 // repeated reports whether any relay has more than one run.
@@ -298,11 +307,18 @@ func genericTable(name string, groups []*relayRuns) *table {
 		lb := title(latencyLabel(l))
 		cols = append(cols, latCol(lb+" p50", l, 50), latCol(lb+" p99", l, 99), latCol(lb+" p99.9", l, 99.9), latCol(lb+" max", l, 100))
 	}
+	timed := []string{l}
+	if d := results.LatencyDeliver; l != d && lats[d] != nil {
+		// subscribe's OK latency is primary, but its live delivery latency
+		// is what a comparison of relays is about: p50 and p99 beside it.
+		cols = append(cols, latCol("Delivery p50", d, 50), latCol("Delivery p99", d, 99))
+		timed = append(timed, d)
+	}
 	if lats["recovery"] != nil {
 		cols = append(cols, latCol("Recovery p50", "recovery", 50), latCol("Recovery max", "recovery", 100))
 	}
 	t := phaseTable(title(name), name, groups, cols)
-	if lead := timingLead(lats, []string{l}); t != nil && lead != "" {
+	if lead := timingLead(lats, timed); t != nil && lead != "" {
 		t.lead = append(t.lead, lead)
 	}
 	return t
