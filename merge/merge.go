@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/shellword"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/relaymetrics"
@@ -310,7 +311,7 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 	// The header says "merged from N segments"; this says what they ran and
 	// how every phase was merged, once for the run (not in each phase).
 	out.Notes = append(out.Notes, fmt.Sprintf("segments of relaybench %s: counts and accounts added, histograms merged; each phase's window runs from the earliest segment's start to the latest one's end, its rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum",
-		strings.Join(segmentArgs(segs[0].File.Args, n), " ")))
+		shellword.Join(segmentArgs(segs[0].File.Args, n))))
 	out.Notes = append(out.Notes, prefixed(n, func(i int) []string { return runs[i].Notes })...)
 	out.Errors = prefixed(n, func(i int) []string { return runs[i].Errors })
 	var skipped []string

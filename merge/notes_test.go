@@ -31,7 +31,7 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 		t.Errorf("command %q args %q, merge's %q", m.Command, m.Args, m.Merged.Command)
 	}
 	run := strings.Join(m.Runs[0].Notes, "\n")
-	if !strings.Contains(run, "segments of relaybench run --events 300 --segment I/2 (I = 0, 1): ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
+	if !strings.Contains(run, "segments of relaybench run --events 300 --segment 'I/2 (I = 0, 1)': ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
 		t.Errorf("run notes:\n%s", run)
 	}
 	if n := strings.Count(run, "per-second p50/p99 are not merged"); n != 1 {

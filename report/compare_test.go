@@ -292,7 +292,7 @@ func TestCompareSignificanceOnce(t *testing.T) {
 func TestCompareSideSharedOnce(t *testing.T) {
 	side := func(cmd string) []*results.File {
 		a, b := compareFile(0, 1), compareFile(0, 1)
-		a.Args, b.Args = []string{cmd, "a"}, []string{cmd, "b"}
+		a.Args, b.Args = append(strings.Fields(cmd), "a"), append(strings.Fields(cmd), "b")
 		b.StartedAt = b.StartedAt.Add(time.Hour)
 		return []*results.File{a, b}
 	}

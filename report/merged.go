@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/relaybench/relaybench/internal/safe"
+	"github.com/relaybench/relaybench/internal/shellword"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -15,7 +16,7 @@ import (
 func mergedLines(m *results.Merged) [][2]string {
 	by := "relaybench merge"
 	if len(m.Command) > 0 {
-		by = "relaybench " + strings.Join(m.Command, " ")
+		by = "relaybench " + shellword.Join(m.Command)
 	}
 	head := fmt.Sprintf("from %d segments (%s)", m.Segments, safe.Line(by))
 	if m.CrossChecked {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/safe"
+	"github.com/relaybench/relaybench/internal/shellword"
 	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
@@ -251,9 +252,9 @@ func headerLines(f *results.File) [][2]string {
 	var ls [][2]string
 	cmd := "relaybench " + f.Command
 	if len(f.Args) > 0 {
-		cmd = "relaybench " + strings.Join(f.Args, " ")
+		cmd = "relaybench " + shellword.Join(f.Args) // pastes back into a shell
 	}
-	ls = append(ls, [2]string{"Command", cmd})
+	ls = append(ls, [2]string{"Command", safe.Inert(cmd)})
 	tool := f.Tool.Name + " " + toolVersion(f.Tool.Version)
 	var extra []string
 	if f.Tool.Commit != "" {

@@ -66,7 +66,7 @@ func TestMergeCommand(t *testing.T) {
 		t.Fatalf("report --merge: exit %d", code)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "m.md"))
-	if !strings.Contains(string(md), "from 2 segments (relaybench report --merge "+a+" "+b) || !strings.Contains(string(md), "--segment I/2 (I = 0, 1)") {
+	if !strings.Contains(string(md), "from 2 segments (relaybench report --merge "+a+" "+b) || !strings.Contains(string(md), "--segment 'I/2 (I = 0, 1)'") {
 		t.Fatalf("report --merge does not say it merged, or how the test ran:\n%s", md)
 	}
 	// Thresholds judge the merged figures.
