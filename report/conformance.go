@@ -51,19 +51,8 @@ type checkDecl struct {
 
 // checkIDs lists the checks of groups' runs in order of first appearance.
 func checkIDs(groups []*relayRuns) []checkDecl {
-	var out []checkDecl
-	seen := map[string]bool{}
-	for _, g := range groups {
-		for _, r := range g.runs {
-			for _, c := range r.Conformance {
-				if !seen[c.ID] {
-					seen[c.ID] = true
-					out = append(out, checkDecl{c.ID, c.Level, c.Sentence, c.NIP})
-				}
-			}
-		}
-	}
-	return out
+	return firstOfEach(groups, func(r *results.Run) []results.Check { return r.Conformance },
+		func(c *results.Check) (string, checkDecl) { return c.ID, checkDecl{c.ID, c.Level, c.Sentence, c.NIP} })
 }
 
 // nipCell is a table's NIP column for check id, whose sentence and level
