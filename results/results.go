@@ -360,9 +360,14 @@ func addCounts(dst, src map[string]int64) map[string]int64 {
 
 // Account returns the phase's account of operations op, or nil.
 func (p *Phase) Account(op string) *Account {
-	for i := range p.Accounts {
-		if p.Accounts[i].Op == op {
-			return &p.Accounts[i]
+	return firstOf(p.Accounts, func(a *Account) bool { return a.Op == op })
+}
+
+// firstOf points to the first element of s that is wanted, or is nil.
+func firstOf[T any](s []T, wanted func(*T) bool) *T {
+	for i := range s {
+		if wanted(&s[i]) {
+			return &s[i]
 		}
 	}
 	return nil
@@ -634,12 +639,7 @@ func Read(path string) (*File, error) {
 
 // Phase returns the first phase named name, or nil.
 func (r *Run) Phase(name string) *Phase {
-	for i := range r.Phases {
-		if r.Phases[i].Name == name {
-			return &r.Phases[i]
-		}
-	}
-	return nil
+	return firstOf(r.Phases, func(p *Phase) bool { return p.Name == name })
 }
 
 // RelayCheck is one of the relay's own counts (a series of its
