@@ -159,12 +159,23 @@ func (r *Result) Phase(name string) results.Phase {
 func (r *Result) notes() []string {
 	var n []string
 	if r.Interrupted {
-		n = append(n, fmt.Sprintf("interrupted after %v: %s had been intended (of %s in the pattern), %s of them never started",
-			round(r.End-r.Start), numfmt.Count(r.Intended, "operation"), numfmt.Group(r.planned), numfmt.Group(r.Canceled)))
+		unstarted := numfmt.Group(r.Canceled) + " of them never started"
+		switch { // "1 operation had been intended …, 1 of them" reads as a miscount
+		case r.Intended == 1 && r.Canceled > 0:
+			unstarted = "it never started"
+		case r.Intended == 1:
+			unstarted = "it started"
+		}
+		n = append(n, fmt.Sprintf("interrupted after %v: %s had been intended (of %s in the pattern), %s",
+			round(r.End-r.Start), numfmt.Count(r.Intended, "operation"), numfmt.Group(r.planned), unstarted))
 	}
 	if r.Dropped > 0 {
-		n = append(n, fmt.Sprintf("%s dropped (not started within %v of their intended time): %s",
-			numfmt.Count(r.Dropped, "operation"), r.MaxLateness, r.lateCause()))
+		their := "their"
+		if r.Dropped == 1 {
+			their = "its"
+		}
+		n = append(n, fmt.Sprintf("%s dropped (not started within %v of %s intended time): %s",
+			numfmt.Count(r.Dropped, "operation"), r.MaxLateness, their, r.lateCause()))
 	}
 	if r.poolFull() && r.Latency.Count() > 0 && r.End > r.Start {
 		n = append(n, r.littleNote())

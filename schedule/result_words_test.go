@@ -16,7 +16,7 @@ func TestNotesSayOneOperation(t *testing.T) {
 		Latency: metrics.NewHistogram(), Uncorrected: metrics.NewHistogram()}
 	r.diagnose()
 	all := append([]string{r.ClientLimitedWhy}, r.notes()...)
-	for _, want := range []string{"1 operation dropped (not started within 1s)", "1 operation dropped (not started within 1s of their intended time)",
+	for _, want := range []string{"1 operation dropped (not started within 1s)", "1 operation dropped (not started within 1s of its intended time)",
 		"1 operation not finished when the 10s drain ended", "1 operation failed without a reply", "warm-up (1 operation)"} {
 		found := false
 		for _, n := range all {
@@ -29,6 +29,34 @@ func TestNotesSayOneOperation(t *testing.T) {
 	for _, n := range all {
 		if strings.Contains(n, "1 operations") {
 			t.Errorf("plural for one: %q", n)
+		}
+	}
+}
+
+// The notes agree in number with their count: one dropped operation was not
+// started within the allowance of "its" intended time, several of "their";
+// a run interrupted after one intended operation says whether "it" started
+// ("1 operation had been intended …, 1 of them never started" read as a
+// miscount).
+func TestNotesAgreeInNumber(t *testing.T) {
+	note := func(r *Result) string {
+		r.MaxLateness, r.Pool, r.End = time.Second, 4, int64(2*time.Second)
+		r.Lateness, r.Latency, r.Uncorrected = metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()
+		return strings.Join(r.notes(), "\n")
+	}
+	for _, tc := range []struct {
+		r         *Result
+		want, not string
+	}{
+		{&Result{Dropped: 1}, "1 operation dropped (not started within 1s of its intended time)", "their"},
+		{&Result{Dropped: 2}, "2 operations dropped (not started within 1s of their intended time)", " its "},
+		{&Result{Interrupted: true, Intended: 1, Canceled: 1, planned: 10}, "1 operation had been intended (of 10 in the pattern), it never started", "of them"},
+		{&Result{Interrupted: true, Intended: 1, planned: 10}, "1 operation had been intended (of 10 in the pattern), it started", "of them"},
+		{&Result{Interrupted: true, Intended: 3, Canceled: 1, planned: 10}, "3 operations had been intended (of 10 in the pattern), 1 of them never started", "it never"},
+	} {
+		got := note(tc.r)
+		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("notes %q: want %q, without %q", got, tc.want, tc.not)
 		}
 	}
 }
