@@ -27,18 +27,14 @@ const machineLoad = "the machine's 1-minute load average was 7.5 on 2 cores: " +
 // client-limited step's slow replies are no relay figure either; the
 // relay's own answers (refusals) stay the relay's whatever the machine.
 func TestStepOnBusyMachineIsNoRelayFigure(t *testing.T) {
-	o := FindMaxOptions{P99: 50 * time.Millisecond, Load: LoadOptions{Pool: 1000}}
-	_ = o.defaults()
+	o := findMaxP99(1000)
 	ms := int64(time.Millisecond)
-	hist := func(p99 int64) *results.Histogram {
-		return &results.Histogram{Count: 1, Mean: float64(p99) / 2, Percentiles: map[string]int64{"50": p99 / 2, "99": p99}}
-	}
 	step := func(unc int64, refused int64, limited bool, notes ...string) results.Phase {
 		a := results.Account{Op: results.OpEvent, Requested: 1000, Refused: refused}
 		a.Accepted = a.Requested - a.Total()
 		return results.Phase{Duration: int64(time.Second), Counts: map[string]int64{"intended": 1000}, ClientLimited: limited,
 			Notes: notes, Accounts: []results.Account{a},
-			Latency: map[string]*results.Histogram{"ok": hist(600 * ms), "ok_uncorrected": hist(unc)}}
+			Latency: map[string]*results.Histogram{"ok": p99Hist(600 * ms), "ok_uncorrected": p99Hist(unc)}}
 	}
 	quiet := quietLateNote(&schedule.Result{Pool: 10, MaxInFlight: 2}, "CPU: client 0.09 of 2 cores, relay 0.25 cores")
 	for _, c := range []struct {

@@ -236,3 +236,17 @@ func containsPrefix(list []string, p string) bool {
 	}
 	return false
 }
+
+// findMaxP99 is find-max's options with a 50 ms p99 target and a pool of
+// pool events, its defaults applied: what a step is judged against.
+func findMaxP99(pool int) FindMaxOptions {
+	o := FindMaxOptions{P99: 50 * time.Millisecond, Load: LoadOptions{Pool: pool}}
+	_ = o.defaults()
+	return o
+}
+
+// p99Hist is a one-sample latency distribution whose p99 is p99 (its p50
+// and mean half of it).
+func p99Hist(p99 int64) *results.Histogram {
+	return &results.Histogram{Count: 1, Mean: float64(p99) / 2, Percentiles: map[string]int64{"50": p99 / 2, "99": p99}}
+}

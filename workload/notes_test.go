@@ -63,16 +63,12 @@ func TestConnScaleNoiseOneWording(t *testing.T) {
 // A client-limited find-max step's verdict says "client-limited" once, not
 // again in the note it quotes.
 func TestFindMaxStepClientLimitedOnce(t *testing.T) {
-	o := FindMaxOptions{P99: 50 * time.Millisecond, Load: LoadOptions{Pool: 100}}
-	_ = o.defaults()
+	o := findMaxP99(100)
 	ms := int64(time.Millisecond)
-	h := func(p99 int64) *results.Histogram {
-		return &results.Histogram{Count: 1, Mean: float64(p99) / 2, Percentiles: map[string]int64{"50": p99 / 2, "99": p99}}
-	}
 	ph := results.Phase{Duration: int64(time.Second), Counts: map[string]int64{"intended": 1000}, ClientLimited: true,
 		Notes:    []string{"client-limited: the dispatcher handed ops out late"},
 		Accounts: []results.Account{{Op: results.OpEvent, Requested: 1000, Accepted: 1000}},
-		Latency:  map[string]*results.Histogram{"ok": h(90 * ms), "ok_uncorrected": h(5 * ms)}}
+		Latency:  map[string]*results.Histogram{"ok": p99Hist(90 * ms), "ok_uncorrected": p99Hist(5 * ms)}}
 	pass, why, client := judgeStep(ph, o)
 	if pass || !client {
 		t.Fatalf("pass %v client %v (%s)", pass, client, why)
