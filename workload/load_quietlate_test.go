@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/schedule"
@@ -74,5 +75,38 @@ func TestClientLimitedQuotesItsEvidence(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLateFromOutsideQuotesLoadAverage: a load judged late from outside
+// the client's own work on a machine whose load average is no sign of
+// other processes competing (standalone load, load average 1.6 on 2
+// cores) quotes that load average in the judgement, in the words
+// conformance --under-load's quotes it (sysinfo), so the warning says how
+// busy the machine was; a judgement that blames nothing outside the client
+// (it kept up) does not.
+func TestLateFromOutsideQuotesLoadAverage(t *testing.T) {
+	const la = "the machine's 1-minute load average was 1.6 on 2 cores"
+	machineLoadClause = func() string { return la }
+	defer func() { machineLoadClause = sysinfo.LoadClause }()
+	ms := int64(time.Millisecond)
+	for _, late := range []bool{true, false} {
+		res := &schedule.Result{Pool: 10, MaxInFlight: 3, Intended: 22000, ClientLimited: late, MaxLateness: time.Second,
+			ClientLimitedWhy: "lateness p99 3ms above 1ms", Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram(),
+			DispatchLateness: metrics.NewHistogram()}
+		for range 100 {
+			res.Uncorrected.Record(ms / 3)
+			if late {
+				res.Lateness.Record(3 * ms)
+				res.DispatchLateness.Record(3 * ms)
+			}
+		}
+		ph := results.Phase{Name: "load", Duration: int64(20 * time.Second), ClientLimited: late,
+			Resources: &results.Resources{ClientCPUSecs: 0.4}}
+		judgeLoad(&ph, res, 98*time.Microsecond, "")
+		last := ph.Notes[len(ph.Notes)-1]
+		if outside := strings.Contains(last, LateFromOutside); outside != late || strings.HasSuffix(last, "; "+la) != late {
+			t.Errorf("late %v: judgement %q: want the load average quoted exactly when it blames outside the client", late, last)
+		}
 	}
 }

@@ -48,16 +48,30 @@ func relayOrMachineNote(pool int, cpuNote, busy string) string {
 // work (LateFromOutside): its goroutines waited for CPUs the other
 // processes held, as the quiet-late note says of a client not kept from a
 // CPU.
+//
+// A judgement that the client was late from outside its own work, on a
+// machine where the load average is no sign of other processes competing
+// (busy ""), still quotes it (sysinfo.LoadClause, OthersBusy's words
+// without the judgement): the reader sees how busy the machine was.
 func endWithMachineLoad(ph *results.Phase, busy string, client, cores float64) {
-	if busy == "" || len(ph.Notes) == 0 {
+	if len(ph.Notes) == 0 {
 		return
 	}
 	n := &ph.Notes[len(ph.Notes)-1]
+	if busy == "" {
+		if la := machineLoadClause(); la != "" && strings.Contains(*n, LateFromOutside) {
+			*n += "; " + la
+		}
+		return
+	}
 	if ph.ClientLimited && client < cores/2 && !strings.Contains(*n, LateFromOutside) {
 		*n += "; " + LateFromOutside
 	}
 	*n += "; " + busy
 }
+
+// machineLoadClause is sysinfo.LoadClause (a test sets the machine's load).
+var machineLoadClause = sysinfo.LoadClause
 
 // busyClause is the machine's load a load phase's judgement quoted
 // (sysinfo.OthersBusy's clause, from the note that ends with it), "" when

@@ -198,7 +198,22 @@ func othersBusy(la float64, cores int, sides float64) string {
 	if la < sides+1 || la < float64(cores) || math.IsNaN(sides) {
 		return ""
 	}
-	return fmt.Sprintf("the machine's 1-minute load average was %.1f on %d cores: %s, and their waits count in these figures", la, cores, OthersCompeted)
+	return fmt.Sprintf("%s: %s, and their waits count in these figures", loadClause(la, cores), OthersCompeted)
+}
+
+// LoadClause is the machine's 1-minute load average as every note quoting
+// it words it ("the machine's 1-minute load average was 1.6 on 2 cores"),
+// without OthersBusy's judgement; "" when unknown.
+func LoadClause() string {
+	la, err := strconv.ParseFloat(LoadAvg(), 64)
+	if err != nil {
+		return ""
+	}
+	return loadClause(la, runtime.NumCPU())
+}
+
+func loadClause(la float64, cores int) string {
+	return fmt.Sprintf("the machine's 1-minute load average was %.1f on %d cores", la, cores)
 }
 
 // LoadAvg is the machine's 1-minute load average as /proc/loadavg gives it
