@@ -11,6 +11,20 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
+// writePassedPublish writes to path a results file of one passed run of
+// relay r1: a publish phase of 5 events, all accepted. It returns path.
+func writePassedPublish(t *testing.T, path string) string {
+	t.Helper()
+	f := &results.File{Tool: results.Tool{Name: "relaybench", Version: "test"}, Machine: results.Machine{OS: "linux", Arch: "amd64", Cores: 2},
+		Command: "run", StartedAt: time.Unix(0, 0), FinishedAt: time.Unix(10, 0), Verdict: &results.Verdict{Status: 0, Outcome: "passed"},
+		Runs: []results.Run{{Relay: results.Relay{Name: "r1", URL: "ws://127.0.0.1:1"}, Phases: []results.Phase{{Name: "publish", Duration: 1e9,
+			Counts: map[string]int64{"sent": 5, "accepted": 5}, Rates: map[string]float64{"events_per_sec": 5}}}}}}
+	if err := results.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestReportSidesCLI runs the built binary with every documented form of
 // --base/--cand: files listed after each flag (as a shell expands
 // "before-*.json"), 2+2, 1+2 and 2+1 files, commas and repeated flags.
@@ -19,17 +33,7 @@ import (
 // files, and -o names the file written on stderr.
 func TestReportSidesCLI(t *testing.T) {
 	dir := t.TempDir()
-	in := func(name string) string {
-		p := filepath.Join(dir, name)
-		f := &results.File{Tool: results.Tool{Name: "relaybench", Version: "test"}, Machine: results.Machine{OS: "linux", Arch: "amd64", Cores: 2},
-			Command: "run", StartedAt: time.Unix(0, 0), FinishedAt: time.Unix(10, 0), Verdict: &results.Verdict{Status: 0, Outcome: "passed"},
-			Runs: []results.Run{{Relay: results.Relay{Name: "r1", URL: "ws://127.0.0.1:1"}, Phases: []results.Phase{{Name: "publish", Duration: 1e9,
-				Counts: map[string]int64{"sent": 5, "accepted": 5}, Rates: map[string]float64{"events_per_sec": 5}}}}}}
-		if err := results.Write(p, f); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	in := func(name string) string { return writePassedPublish(t, filepath.Join(dir, name)) }
 	a1, a2, b1, b2 := in("before-1.json"), in("before-2.json"), in("after-1.json"), in("after-2.json")
 	for _, tc := range []struct {
 		args []string
@@ -154,14 +158,7 @@ func TestReportChartsOnly(t *testing.T) {
 
 func TestReportABFormats(t *testing.T) {
 	dir := t.TempDir()
-	in := filepath.Join(dir, "r.json")
-	f := &results.File{Tool: results.Tool{Name: "relaybench", Version: "test"}, Machine: results.Machine{OS: "linux", Arch: "amd64", Cores: 2},
-		Command: "run", StartedAt: time.Unix(0, 0), FinishedAt: time.Unix(10, 0), Verdict: &results.Verdict{Status: 0, Outcome: "passed"},
-		Runs: []results.Run{{Relay: results.Relay{Name: "r1", URL: "ws://127.0.0.1:1"}, Phases: []results.Phase{{Name: "publish", Duration: 1e9,
-			Counts: map[string]int64{"sent": 5, "accepted": 5}, Rates: map[string]float64{"events_per_sec": 5}}}}}}
-	if err := results.Write(in, f); err != nil {
-		t.Fatal(err)
-	}
+	in := writePassedPublish(t, filepath.Join(dir, "r.json"))
 	for ext, prefix := range map[string]string{"html": "<!DOCTYPE html>", "md": "# Baseline vs candidate", "txt": "=== Baseline vs Candidate ==="} {
 		out := filepath.Join(dir, "ab."+ext)
 		if code := run([]string{"report", "--base", in, "--cand", in, "-o", out}); code != 0 {
