@@ -104,6 +104,10 @@ type Config struct {
 	// pattern exactly. nil keeps every operation.
 	Owns func(seq int64) bool
 
+	// Times says what an operation's latency times (metrics.TimesOK,
+	// TimesEOSE, …): the live view labels the run's series with it.
+	Times string
+
 	// coarse makes the dispatcher sleep on runtime timers only. Tests on a
 	// fake clock (testing/synctest) need it: the precise sleep is a
 	// nanosleep system call, which the fake clock does not see.
@@ -290,7 +294,7 @@ func run(ctx context.Context, c Config, r *runner, noOp bool) (*Result, error) {
 	}
 	r.start = mono.Now()
 	r.warmEnd = r.start + int64(c.Warmup)
-	r.series = metrics.NewSeries(r.start)
+	r.series = metrics.NewSeries(r.start).Times(c.Times)
 	res := make(chan dispatched, 1)
 	go func() { res <- r.dispatch(ctx) }() // starts after r's fields are set
 	d := <-res

@@ -746,7 +746,7 @@ func (l *loadOps) measure() (*schedule.Result, loadMeasure, error) {
 	l.live.t0.Store(mono.Now() + 1<<62) // set by the first op: see liveStats.start
 	stopLive := l.live.print(o.Live, o.Name)
 	cfg := schedule.Config{Pattern: o.Pattern, Pool: o.Pool, MaxLateness: o.MaxLateness, Warmup: o.Warmup, Drain: o.Drain,
-		Recorded: l.acct.recorded, Dropped: l.acct.dropped, Owns: o.segmentOwns()}
+		Recorded: l.acct.recorded, Dropped: l.acct.dropped, Owns: o.segmentOwns(), Times: loadTimes(o.Kind)}
 	var res *schedule.Result
 	var err error
 	if o.Kind == LoadPublish {

@@ -4,7 +4,21 @@ import (
 	"sync"
 
 	"github.com/relaybench/relaybench/internal/mono"
+	"github.com/relaybench/relaybench/metrics"
 )
+
+// loadTimes is what a load's op latency times, as the live view labels
+// its series (mixed's are labelled per kind too): an EVENT's OK, a REQ's
+// EOSE, or either in a mixed load, whose one schedule times both.
+func loadTimes(kind string) string {
+	switch kind {
+	case LoadQuery:
+		return metrics.TimesEOSE
+	case LoadMixed:
+		return metrics.TimesOK + " or " + metrics.TimesEOSE
+	}
+	return metrics.TimesOK
+}
 
 // okTimes tells, in a mixed load, the events still being published when a
 // REQ was sent from those stored before it (mixedlimit.go's rule): for each

@@ -2,13 +2,16 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/testrelay"
+	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/verify"
 )
 
@@ -71,5 +74,29 @@ func TestLoadMixedOverLimitNote(t *testing.T) {
 	}
 	if strings.Contains(notes[0], "still being published") && !strings.Contains(notes[0], "before its EOSE") {
 		t.Errorf("live events not explained: %q", notes[0])
+	}
+}
+
+// TestLoadSeriesSaysWhatItTimes: the live view (--web) labels each
+// latency series with what it times; load's series said nothing, so the
+// page labelled its latency "answer". A publish load's series times OKs,
+// a query load's EOSEs, a mixed load's (one schedule for both) either.
+func TestLoadSeriesSaysWhatItTimes(t *testing.T) {
+	for kind, want := range map[string]string{LoadPublish: metrics.TimesOK, LoadQuery: metrics.TimesEOSE, LoadMixed: "OK or EOSE"} {
+		var mu sync.Mutex
+		var series []*metrics.Series
+		stop := metrics.WatchSeries(func(s *metrics.Series) { mu.Lock(); series = append(series, s); mu.Unlock() })
+		runLoad(t, testrelay.Config{}, LoadOptions{Kind: kind, PublishParts: 1, QueryParts: 1,
+			Pattern: constant(t, 100, 300*time.Millisecond), Pool: 20, MaxLateness: 20 * time.Second, Size: 100})
+		stop()
+		var seen []string
+		mu.Lock()
+		for _, s := range series {
+			seen = append(seen, s.Timing())
+		}
+		mu.Unlock()
+		if len(seen) == 0 || slices.ContainsFunc(seen, func(s string) bool { return s != want }) {
+			t.Errorf("%s load: series timing %q, want each %q", kind, seen, want)
+		}
 	}
 }
