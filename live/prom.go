@@ -48,22 +48,28 @@ func (s *State) collect() *expo {
 			e.sample("relaybench_operations_total", cl.with("outcome", k), float64(cur[k]))
 		}
 	}
-	e.family("relaybench_operations_requested_total", "counter", "Operations requested.")
+	st, inFlight := s.current(cur, curReq, len(ledgers) > 0)
+	e.family("relaybench_operations_requested_total", "counter", requestedHelp)
 	for _, f := range s.phases {
 		for _, a := range f.accounts {
 			e.sample("relaybench_operations_requested_total", f.labels(base).with("op", a.Op), float64(a.Requested))
 		}
 	}
 	if s.final == nil {
-		e.sample("relaybench_operations_requested_total", cl, float64(curReq))
+		e.sample("relaybench_operations_requested_total", cl, float64(s.phaseRequested(st, inFlight, curReq, len(ledgers) > 0)))
 	}
 	s.latencyFamily(e, base)
 	s.verificationFamily(e)
 	s.relayFamily(e, base)
-	st, inFlight := s.current(cur, curReq, len(ledgers) > 0)
 	s.gauges(e, base, st, inFlight)
 	return e
 }
+
+// requestedHelp says what relaybench_operations_requested_total counts:
+// under phase="current" the phase in flight's whole request, as the
+// page's "requested" card counts it, not only the operations booked so
+// far.
+const requestedHelp = `Operations requested: a finished phase's by op; phase="current" the whole request of the phase in flight (its announced plan, e.g. all of mixed's parts and its read-back, from when it is announced), not only the operations under way.`
 
 // latencyFamily writes the latency histograms (s.mu held).
 func (s *State) latencyFamily(e *expo, base labels) {

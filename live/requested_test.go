@@ -1,6 +1,7 @@
 package live
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/relaybench/relaybench/outcome"
@@ -51,5 +52,33 @@ func TestRequestedCountsTheAnnouncedPlan(t *testing.T) {
 	}
 	if p.Outcomes["accepted"] != 2000+3 {
 		t.Errorf("accepted %d, want 2,003 (the part's 2,000 and the preload's 3)", p.Outcomes["accepted"])
+	}
+}
+
+// TestPrometheusRequestedIsThePlan: relaybench_operations_requested_total
+// {phase="current"} counts the phase in flight's whole request, as the
+// page's card does: mixed's announced plan (6,360) from its announcement,
+// not the 2,499 its first part's ledger booked so far.
+func TestPrometheusRequestedIsThePlan(t *testing.T) {
+	st := New(Options{Run: "r", Command: "mixed"})
+	defer st.Close()
+	current := func() string {
+		for _, line := range strings.Split(string(st.Exposition()), "\n") {
+			if strings.HasPrefix(line, "relaybench_operations_requested_total{") && strings.Contains(line, `phase="current"`) {
+				return line[strings.LastIndex(line, " ")+1:]
+			}
+		}
+		return "none"
+	}
+	st.Workload("mixed")
+	done := st.Progress("mixed: 6,360 operations in three parts of 10s each, then the read-back", 6360)
+	if got := current(); got != "6360" {
+		t.Errorf("plan announced, no part started: requested %s, want 6360", got)
+	}
+	l := outcome.New(results.OpEvent, 2499) // the first part's ledger books its own operations
+	l.AddN(outcome.Accepted, "", 2000)
+	done(2000)
+	if got := current(); got != "6360" {
+		t.Errorf("first part under way: requested %s, want the plan's 6360, not what was booked so far", got)
 	}
 }

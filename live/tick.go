@@ -133,9 +133,7 @@ func (s *State) point(now int64, counts map[string]int64, req int64, measuring b
 	p := Point{T: s.elapsed(now), Outcomes: counts, Requested: req}
 	if st, ok := s.current(counts, req, measuring); ok {
 		p.Phase, p.Done, p.Total, p.Of = st.label, st.done, st.total, st.of
-		if s.announcesPlan(measuring) {
-			p.Requested = max(req, st.total)
-		}
+		p.Requested = s.phaseRequested(st, ok, req, measuring)
 	}
 	for _, f := range s.phases {
 		m, r := f.totals()
@@ -154,6 +152,18 @@ func (s *State) point(now int64, counts map[string]int64, req int64, measuring b
 		}
 	}
 	return p
+}
+
+// phaseRequested is the phase in flight's requested operations (st, ok:
+// its step; s.mu held): its whole announced plan from when it announces
+// one, else what its ledgers booked as requested (req). The page's
+// "requested" card and relaybench_operations_requested_total{phase=
+// "current"} both count it.
+func (s *State) phaseRequested(st step, ok bool, req int64, measuring bool) int64 {
+	if ok && s.announcesPlan(measuring) {
+		return max(req, st.total)
+	}
+	return req
 }
 
 // announcesPlan says whether the progress in flight announces a plan of
