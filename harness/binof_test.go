@@ -68,12 +68,12 @@ func TestBinOfVariantWithoutBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = Binary(s, Options{CacheDir: t.TempDir()})
-	if want := "orly-auth: no binary (it runs orly's): ORLY is on no package registry: build it from its source, https://github.com/ZenTenApp/orly-relay (checked here at 8e5afff4; CGO_ENABLED=0 go build); then pass --bin orly=PATH, --bin-dir DIR or set RELAYBENCH_ORLY_BIN"; err == nil || err.Error() != want {
+	if want := "orly-auth needs orly's binary, which you supply, and no package registry has ORLY: build it from its source, https://github.com/ZenTenApp/orly-relay (checked here at 8e5afff4; CGO_ENABLED=0 go build), then pass --bin orly=PATH, --bin-dir DIR or set RELAYBENCH_ORLY_BIN"; err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 	dir := t.TempDir()
 	_, _, err = Binary(s, Options{CacheDir: t.TempDir(), BinDir: dir})
-	if want := "no binary (it runs orly's): " + filepath.Join(dir, "orly") + " (from --bin-dir " + dir + ") does not exist: ORLY is on no package registry: build it from its source, https://github.com/ZenTenApp/orly-relay (checked here at 8e5afff4; CGO_ENABLED=0 go build); then put it there, pass --bin orly=PATH or set RELAYBENCH_ORLY_BIN"; err == nil || !strings.HasSuffix(err.Error(), want) {
+	if want := "orly-auth needs orly's binary, which you supply, and no package registry has ORLY; " + filepath.Join(dir, "orly") + " (from --bin-dir " + dir + ") does not exist: build it from its source, https://github.com/ZenTenApp/orly-relay (checked here at 8e5afff4; CGO_ENABLED=0 go build), then put it there, pass --bin orly=PATH or set RELAYBENCH_ORLY_BIN"; err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("with an empty bin dir: got %v\nwant …%s", err, want)
 	}
 	if err != nil && strings.Contains(err.Error(), "orly-auth=") {

@@ -98,7 +98,7 @@ func TestBinaryRelayWithoutBinaryIsSkipped(t *testing.T) {
 		t.Fatalf("Start(strfry) = %v, want a skip", err)
 	}
 	// what is missing and how to get it; "skipped" is compare's word, not the relay's error
-	if want := "strfry: no binary: strfry is on no package registry: build it from its source, https://github.com/hoytech/strfry (checked here at f8a56a8; C++ with LMDB); then pass --bin strfry=PATH, --bin-dir DIR or set RELAYBENCH_STRFRY_BIN"; err.Error() != want {
+	if want := "strfry needs a binary you supply, and no package registry has it: build it from its source, https://github.com/hoytech/strfry (checked here at f8a56a8; C++ with LMDB), then pass --bin strfry=PATH, --bin-dir DIR or set RELAYBENCH_STRFRY_BIN"; err.Error() != want {
 		t.Errorf("got %q, want %q", err, want)
 	}
 	spec, _ := Lookup("relayer-postgres")

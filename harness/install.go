@@ -101,10 +101,27 @@ type SkipError struct {
 	Name, Why string
 }
 
-// Its message says why alone ("strfry: no binary: …"): a command that
-// runs that one relay fails with it; compare, which skips it and goes on,
-// says "skipped" itself.
-func (e *SkipError) Error() string { return e.Name + ": " + e.Why }
+// Its message says why alone, naming the relay ("strfry needs a binary
+// you supply, …", "khatru-lmdb: this relaybench has no lmdb store: …"): a
+// command that runs that one relay fails with it; compare, which skips it
+// and goes on, says "skipped" itself. A Why that starts with the relay's
+// name is a sentence of its own, given whole.
+func (e *SkipError) Error() string {
+	if strings.HasPrefix(e.Why, e.Name+" ") {
+		return e.Why
+	}
+	return e.Name + ": " + e.Why
+}
+
+// Said is e's reason after "NAME will be skipped" or "NAME skipped": the
+// sentence of a Why that names the relay goes on with "it" ("strfry will be
+// skipped: it needs a binary you supply, …").
+func (e *SkipError) Said() string {
+	if rest, ok := strings.CutPrefix(e.Why, e.Name+" "); ok {
+		return "it " + rest
+	}
+	return e.Why
+}
 
 // IsSkip reports whether err is a *SkipError.
 func IsSkip(err error) bool {
@@ -196,22 +213,48 @@ func binName(spec Spec) (name, runs string) {
 	return spec.Name, ""
 }
 
-// noBinary is the skip of a binary relay given none. A variant (BinOf) is
-// told in the name of the relay whose binary it runs, as its environment
-// variable is: --bin orly=PATH, DIR/orly, RELAYBENCH_ORLY_BIN (its own name
-// works for --bin and DIR too, but one name is said throughout).
-// Where the catalog says how to get the binary (Get), the message says it
-// first.
+// noBinary is the skip of a binary relay given none, one sentence naming
+// it: what it needs, how to get it (the catalog's get) and how to pass it
+// ("strfry needs a binary you supply, and no package registry has it: build
+// it from its source, …, then pass --bin strfry=PATH, --bin-dir DIR or set
+// RELAYBENCH_STRFRY_BIN"). A variant (BinOf) is told in the name of the
+// relay whose binary it runs, as its environment variable is: --bin
+// orly=PATH, DIR/orly, RELAYBENCH_ORLY_BIN (its own name works for --bin
+// and DIR too, but one name is said throughout).
 func noBinary(spec Spec, o Options) error {
-	name, runs := binName(spec)
-	get, then := "", ""
-	if spec.Get != "" {
-		get, then = ": "+spec.Get, " then"
+	name, _ := binName(spec)
+	need := spec.Name + " needs a binary you supply"
+	if spec.BinOf != "" {
+		need = spec.Name + " needs " + spec.BinOf + "'s binary, which you supply"
 	}
+	who, how := noRegistry(spec)
+	switch {
+	case who == "":
+	case strings.EqualFold(who, spec.Name):
+		need += ", and no package registry has it"
+	default:
+		need += ", and no package registry has " + who
+	}
+	pass := fmt.Sprintf("pass --bin %s=PATH, --bin-dir DIR or set %s", name, spec.BinEnv)
 	if dir, from := o.binDir(); dir != "" {
-		return &SkipError{spec.Name, fmt.Sprintf("no binary%s: %s (from %s) does not exist%s;%s put it there, pass --bin %s=PATH or set %s", runs, filepath.Join(dir, name), from, get, then, name, spec.BinEnv)}
+		need += fmt.Sprintf("; %s (from %s) does not exist", filepath.Join(dir, name), from)
+		pass = fmt.Sprintf("put it there, pass --bin %s=PATH or set %s", name, spec.BinEnv)
 	}
-	return &SkipError{spec.Name, fmt.Sprintf("no binary%s%s;%s pass --bin %s=PATH, --bin-dir DIR or set %s", runs, get, then, name, spec.BinEnv)}
+	if how != "" {
+		pass = how + ", then " + pass
+	}
+	return &SkipError{spec.Name, need + ": " + pass}
+}
+
+// noRegistry splits a binary relay's get ("strfry is on no package
+// registry: build it from its source, …") into the name it gives the relay
+// and how to get the binary; who is "" when get says it otherwise (a
+// catalog of one's own), how is then all of it.
+func noRegistry(spec Spec) (who, how string) {
+	if w, h, ok := strings.Cut(spec.Get, " is on no package registry: "); ok {
+		return w, h
+	}
+	return "", spec.Get
 }
 
 func resolveBinFrom(spec Spec, o Options) (string, string, error) {

@@ -327,6 +327,9 @@ func headerLines(f *results.File) [][2]string {
 // message may start with (the summary names the relay already).
 func skipWhy(r *results.Run) string {
 	why := strings.TrimPrefix(r.Skipped, r.Relay.Name+": ")
+	if rest, ok := strings.CutPrefix(why, r.Relay.Name+" "); ok && r.Relay.Name != "" {
+		why = "it " + rest // a sentence naming the relay: "strfry needs a binary you supply, …"
+	}
 	return strings.TrimPrefix(why, "skipped: ")
 }
 

@@ -129,7 +129,7 @@ func (c *compareCmd) saySkips(refs []relayRef) {
 		}
 		var skip *harness.SkipError
 		if _, _, err := harness.Binary(r.Spec, c.options()); errors.As(err, &skip) {
-			fmt.Fprintf(os.Stderr, "%s: will be skipped: %s\n", skip.Name, skip.Why)
+			fmt.Fprintf(os.Stderr, "%s will be skipped: %s\n", skip.Name, skip.Said())
 			c.saidSkip[r.name()] = true
 			if h := storeHint(r.Spec); h != "" && !said[h] {
 				said[h] = true
@@ -208,7 +208,7 @@ func (c *compareCmd) runRelay(ctx context.Context, file *results.File, ref relay
 			case c.saidSkip[name]:
 				fmt.Fprintf(os.Stderr, "%s: skipped, as said at the start\n", name)
 			case errors.As(err, &skip):
-				fmt.Fprintf(os.Stderr, "%s: skipped: %s\n", skip.Name, skip.Why)
+				fmt.Fprintf(os.Stderr, "%s skipped: %s\n", skip.Name, skip.Said())
 			default:
 				fmt.Fprintf(os.Stderr, "%v\n", err)
 			}

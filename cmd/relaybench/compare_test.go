@@ -81,7 +81,7 @@ func TestCompareSkipsAbsentBinary(t *testing.T) {
 	if res.code != 1 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
-	if !strings.Contains(res.stderr, "strfry: will be skipped: no binary: strfry is on no package registry: build it from its source") {
+	if !strings.Contains(res.stderr, "strfry will be skipped: it needs a binary you supply, and no package registry has it: build it from its source") {
 		t.Fatalf("want one clear skip line, got:\n%s", res.stderr)
 	}
 }

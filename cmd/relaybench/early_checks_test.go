@@ -49,13 +49,13 @@ func TestCompareSaysSkipFirst(t *testing.T) {
 	_, _, stderr := runHere(t, "compare", "-relays", "strfry", "--events", "300", "--queries", "1",
 		"--cache-dir", "off", "--out", t.TempDir())
 	lines := strings.Split(stderr, "\n")
-	if !strings.HasPrefix(lines[0], "strfry: will be skipped: no binary") {
-		t.Fatalf("first line %q, want strfry: will be skipped: no binary\n%s", lines[0], stderr)
+	if !strings.HasPrefix(lines[0], "strfry will be skipped: it needs a binary you supply") {
+		t.Fatalf("first line %q, want strfry will be skipped: it needs a binary you supply\n%s", lines[0], stderr)
 	}
 	if signingAt(stderr) < 0 || !strings.Contains(stderr, "\nstrfry: skipped, as said at the start\n") {
 		t.Fatalf("want the corpus signed and the skip at strfry's turn too:\n%s", stderr)
 	}
-	if n := strings.Count(stderr, "no binary"); n != 2 { // the first line and the verdict line
+	if n := strings.Count(stderr, "needs a binary"); n != 2 { // the first line and the verdict line
 		t.Fatalf("why strfry is skipped said %d times on stderr, want 2:\n%s", n, stderr)
 	}
 }
@@ -83,7 +83,7 @@ func TestCompareSkipSaidOnceOneStream(t *testing.T) {
 	if code != 1 || strings.Contains(all, "relaybench: ERROR") || strings.Count(all, "Verdict: ERROR (exit 1)") != 1 {
 		t.Fatalf("exit %d, want 1 with one verdict line and no relaybench: ERROR line:\n%s", code, all)
 	}
-	if n := strings.Count(all, "no binary"); n != 3 {
+	if n := strings.Count(all, "needs a binary"); n != 3 {
 		t.Fatalf("why strfry is skipped said %d times, want 3 (start, Relay line, verdict):\n%s", n, all)
 	}
 }
@@ -123,7 +123,7 @@ func TestRelayCheckedBeforeSigning(t *testing.T) {
 	}{
 		{[]string{"run", "--relay", url}, "ERROR: dial " + url + ": unreachable"},
 		{[]string{"sync", "--relay", url}, "ERROR: dial " + url + ": unreachable"},
-		{[]string{"sync", "--relay", "strfry"}, "relaybench: strfry: no binary: strfry is on no package registry"}, // nothing else runs: not "skipped"
+		{[]string{"sync", "--relay", "strfry"}, "relaybench: strfry needs a binary you supply, and no package registry has it: build it"}, // nothing else runs: not "skipped"
 	} {
 		cache, out := t.TempDir(), t.TempDir()
 		args := append(tc.args, "--events", "3000", "--cache-dir", cache, "--out", out)

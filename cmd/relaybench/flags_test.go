@@ -448,7 +448,7 @@ func TestUnwrittenReservationRemoved(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr)
 	}
-	wantOneLine(t, stderr, "strfry: no binary: strfry is on no package registry") // nothing else runs: not "skipped"
+	wantOneLine(t, stderr, "relaybench: strfry needs a binary you supply, and no package registry has it: build it") // nothing else runs: not "skipped"
 	wantEmptyDir(t, out)
 }
 

@@ -42,6 +42,9 @@ func (c *relaysListCmd) Run(g *Globals) error {
 	var notes []string
 	for _, s := range specs {
 		ok, _, version, why := harness.Status(s, c.options())
+		if rest, named := strings.CutPrefix(why, s.Name+" "); named {
+			why = "it " + rest // "strfry: not installed: it needs a binary you supply, …"
+		}
 		inst, how := "no", why
 		if !strings.HasPrefix(why, "not installed") {
 			how = "not installed: " + why
@@ -162,26 +165,16 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 
 // notInstalled is the error of an install of spec that failed with err:
 // a relay relaybench does not build (a binary the user supplies) is told
-// so, with what its catalog entry says of getting it.
-// One sentence, not the skip's stacked prefixes ("strfry: relaybench does
-// not build it: no binary: strfry is on no package registry: …"): "no
-// binary" is why an install was asked for.
+// so, in one sentence with what its catalog entry says of getting it, as
+// relays start, run and compare word it ("strfry cannot be installed: it
+// needs a binary you supply, and no package registry has it: build it from
+// its source, …, then pass --bin strfry=PATH, …").
 func notInstalled(spec harness.Spec, err error) error {
 	var skip *harness.SkipError
 	if spec.Kind != harness.KindBinary || !errors.As(err, &skip) {
 		return err
 	}
-	why := skip.Why
-	if _, rest, ok := strings.Cut(why, ": "); ok && strings.HasPrefix(why, "no binary") {
-		why = rest
-	}
-	if spec.Get != "" && strings.HasPrefix(why, spec.Get) {
-		if who, how, ok := strings.Cut(spec.Get, " is on no package registry: "); ok {
-			// "…; then pass --bin …", as relays start, run and sync word it.
-			return fmt.Errorf("%s is on no package registry, so relaybench does not build it: %s%s", who, how, why[len(spec.Get):])
-		}
-	}
-	return fmt.Errorf("relaybench does not build %s: %s", skip.Name, why)
+	return fmt.Errorf("%s cannot be installed: %s", skip.Name, skip.Said())
 }
 
 // dataLine is relays start's line on the relay's data: its folder, or
