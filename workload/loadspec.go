@@ -33,7 +33,7 @@ type LoadSpec struct {
 	Base `kong:"-" set:"timeout=10s"`
 	LoadTuning
 	Pattern     string        `name:"load-pattern" default:"constant" help:"Arrival pattern: constant, ramp, step, spike, burst, sine, poisson (reference: -load-pattern)."`
-	Duration    time.Duration `name:"load-duration" default:"60s" help:"Length of the pattern, or of the whole suite (reference: -load-duration)."`
+	Duration    time.Duration `name:"load-duration" default:"60s" help:"Length of the pattern, or of the whole suite (--load-suite standard: a fifth of it per phase) (reference: -load-duration)."`
 	BaseRate    float64       `name:"load-base" default:"50" help:"Base rate in ops/s (reference: -load-base)."`
 	Peak        float64       `name:"load-peak" default:"200" help:"Peak rate in ops/s (reference: -load-peak)."`
 	Kind        string        `name:"load-kind" default:"publish" enum:"publish,query,mixed" help:"publish (distinct pre-signed events, done at OK), query (REQs drawn from the published corpus, done at EOSE) or mixed (--load-mix)."`
@@ -44,7 +44,7 @@ type LoadSpec struct {
 	Width       time.Duration `name:"load-width" default:"0s" help:"Spike or burst width (default duration/10, every/10)."`
 	At          time.Duration `name:"load-at" default:"0s" help:"Spike start (default: centred)."`
 	Steps       int           `name:"load-steps" default:"0" help:"Step pattern: levels from base to peak (default 5)."`
-	Suite       string        `name:"load-suite" placeholder:"NAME" help:"Run a named sequence of patterns, one phase each, fresh events each: standard or staircase (reference: -load-suite)."`
+	Suite       string        `name:"load-suite" placeholder:"NAME" help:"Run a named sequence of patterns, one phase each, fresh events each, sharing --load-duration: standard (constant, ramp, spike, sine, burst: a fifth of it each) or staircase (10 steps from --load-base to --load-peak over all of it). --load-pattern and its shape flags (--load-width, --load-at, --load-every, --load-period, --load-steps) do not apply (reference: -load-suite)."`
 	Limit       int           `name:"query-limit" default:"100" help:"Limit of each query filter (query and mixed loads)."`
 	// Size is the content bytes of each published event (the CLI's --size,
 	// the corpus's).
