@@ -135,7 +135,7 @@ func TestFormat(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{fmtInt(0), "0"}, {fmtInt(999), "999"}, {fmtInt(1000), "1,000"}, {fmtInt(-1234567), "-1,234,567"},
 		{fmtFloat(7730.994, 2), "7,730.99"}, {fmtFloat(-0.001, 2), "0.00"},
-		{fmtDur(950), "950ns"}, {fmtDur(12_345), "12.3µs"}, {fmtDur(1_290_000), "1.29ms"}, {fmtDur(3.57e9), "3.57s"}, {fmtDur(74.384e9), "1m14.4s"},
+		{fmtDur(950), "950ns"}, {fmtDur(12_345), "12.3µs"}, {fmtDur(1_290_000), "1.29ms"}, {fmtDur(3.57e9), "3.57s"}, {fmtDur(74.384e9), "74.4s"}, {fmtDur(60e9), "60.0s"},
 		{fmtBytes(512), "512 B"}, {fmtBytes(13.03e6), "12.4 MiB"}, {fmtBytes(1.24e9), "1.15 GiB"},
 		{fmtPayload(256), "256 B"}, {fmtPayload(1024), "1 KiB"}, {fmtPayload(131072), "128 KiB"},
 		{fmtDelta(100, 150), "+50.0%"}, {fmtDelta(0, 1), dash},

@@ -44,7 +44,7 @@ func fmtRate(v float64) string {
 }
 
 // fmtDur formats nanoseconds with a human unit and three significant digits:
-// 950ns, 12.3µs, 1.29ms, 3.57s, 1m14.4s (numfmt.DurNs, the one rule).
+// 950ns, 12.3µs, 1.29ms, 3.57s, 74.4s, 16.7min (numfmt.DurNs, the one rule).
 var fmtDur = numfmt.DurNs
 
 // fmtBytes formats a size in binary units (1 KiB = 1024 B, 1 MiB = 2^20 B,

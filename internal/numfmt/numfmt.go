@@ -25,8 +25,10 @@ func Group(n int64) string {
 }
 
 // Dur formats a duration with a human unit and three significant digits:
-// 950ns, 12.3µs, 1.29ms, 3.57s, 1m14.4s. It is the one rule for every
-// duration printed for a reader (summaries, tables, notes).
+// 950ns, 12.3µs, 1.29ms, 3.57s, 74.4s, 600s, 16.7min, 2.50h. It is the one
+// rule for every duration printed for a reader (summaries, tables, notes):
+// a minute is "60.0s" beside "5.00s", not Go's "1m0s", and seconds run to
+// 999s, so that a table's durations compare at a glance.
 func Dur(d time.Duration) string { return DurNs(float64(d)) }
 
 // DurNs is Dur of a duration kept as nanoseconds in a float; NaN and
@@ -35,26 +37,21 @@ func DurNs(ns float64) string {
 	if math.IsNaN(ns) || math.IsInf(ns, 0) {
 		return "–"
 	}
-	a := math.Abs(ns)
-	if a >= 1e3 && a < 60e9 {
-		// Round to three significant digits first, so 999.6µs is 1.00ms,
-		// not 1000µs.
-		e := math.Pow(10, math.Floor(math.Log10(a))-2)
-		ns = math.Round(ns/e) * e
-		a = math.Abs(ns)
-	}
-	switch {
-	case a < 1e3:
+	if math.Abs(ns) < 1e3 {
 		return strconv.FormatFloat(math.Round(ns), 'f', 0, 64) + "ns"
-	case a < 1e6:
-		return sig3(ns/1e3) + "µs"
-	case a < 1e9:
-		return sig3(ns/1e6) + "ms"
-	case a < 60e9:
-		return sig3(ns/1e9) + "s"
-	default:
-		return time.Duration(ns).Round(100 * time.Millisecond).String()
 	}
+	// Each unit takes a figure up to 999 of it; the unit is chosen after
+	// rounding to three significant digits, so 999.6µs is 1.00ms, not
+	// 1000µs.
+	for _, u := range []struct {
+		ns   float64
+		name string
+	}{{1e3, "µs"}, {1e6, "ms"}, {1e9, "s"}, {60e9, "min"}} {
+		if v := round3(ns / u.ns); math.Abs(v) < 1000 {
+			return sig3(v) + u.name
+		}
+	}
+	return sig3(round3(ns/3600e9)) + "h"
 }
 
 // sig3 prints v (already rounded to three significant digits) with the
