@@ -543,8 +543,8 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 	ph.ClientLimited = res.ClientLimited
 	ph.Aborted = res.Aborted
 	table := []string{
-		fmt.Sprintf("find-max: %s (target: corrected OK p99 ≤ %v, ≤ %d dropped, ≤ %d refused, none failed; %v steps, first %v excluded)",
-			res.Answer, o.P99, o.MaxDrops, o.MaxRefusals, o.StepDuration, o.Warmup),
+		fmt.Sprintf("find-max: %s (target: corrected OK p99 ≤ %v, %s dropped, %s refused, none failed; %v steps, first %v excluded)",
+			res.Answer, o.P99, atMost(o.MaxDrops), atMost(o.MaxRefusals), o.StepDuration, o.Warmup),
 		"| offered/s | achieved/s | OK p50 | OK p99 | OK p99 from actual send | lateness p99 | dropped | refused | failed | client cores | relay cores | verdict |",
 		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 	}
@@ -579,6 +579,15 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 	if res.ClientLimited {
 		ph.Notes = append(ph.Notes, clientLimitedNote(res))
 	}
+}
+
+// atMost is an allowance of a passing step: "none" for 0 ("≤ 0 dropped"
+// read oddly), else "≤ N".
+func atMost(n int64) string {
+	if n == 0 {
+		return "none"
+	}
+	return "≤ " + numfmt.Group(n)
 }
 
 // clientLimitedNote is a client-limited search's note: its answer is a
