@@ -19,8 +19,8 @@ import (
 // due after the end is beyond the plan (not requested). The publisher came
 // to them after the end with its in-flight window empty: the client sent
 // late, so they are the client's limit (an error, exit 1), not work the
-// relay prevented (exit 4). Without behindWhy (mixed) every unsent event
-// is cut, as before. The duration has already ended before the first
+// relay prevented (exit 4). Without behindWhy every unsent event is cut
+// (not requested). The duration has already ended before the first
 // send, so nothing depends on timing.
 func TestOpenLoopBehindNotRun(t *testing.T) {
 	r := testrelay.Start(t, testrelay.Config{})

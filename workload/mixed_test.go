@@ -33,14 +33,14 @@ func TestMixedEmbedded(t *testing.T) {
 			t.Fatalf("group %s missing: %v", n, names)
 		}
 	}
-	// Open loop: each part's 180 scheduled events either end in exactly one
-	// outcome or, on a machine too loaded to send them before the part
-	// ends, are counted cut (scheduled, not requested). The honest relay
+	// Open loop: each part's 180 scheduled events end in exactly one
+	// outcome; on a machine too loaded to send them all before the part
+	// ends, those left unsent are not run (not_sent). The honest relay
 	// refuses nothing and drops no connection.
 	var accepted int64
 	for _, part := range []string{"alone", "together"} {
 		c := func(k string) int64 { return ph.Counts["publish_"+part+"_"+k] }
-		sum := c("accepted") + c("refused") + c("timed_out") + c("failed") + c("not_sent") + c("cancelled") + c("cut")
+		sum := c("accepted") + c("refused") + c("timed_out") + c("failed") + c("not_sent") + c("cancelled")
 		if c("accepted") == 0 || sum != 180 || c("refused") != 0 || c("failed") != 0 {
 			t.Fatalf("%s: counts %v errors %v", part, ph.Counts, ph.Errors)
 		}
@@ -94,24 +94,55 @@ func mixedSplit(t *testing.T, ph results.Phase, op string, requested, accepted i
 	return a
 }
 
-// eventSplit asserts the event account: the events an open-loop part could
-// not send before its end are not requested (the live engine's rule; a slow
-// machine, e.g. under the race detector, falls behind), so at most 180 per
-// part, at least some, and every requested one ends as given.
+// eventSplit asserts the event account requests the plan's 180 events
+// per part and returns the account of those sent: the events an open-loop
+// part could not send before its end (a slow machine, e.g. under the race
+// detector, falls behind) are not run, for one of the two reasons a part's
+// end gives (unsent), and left out of it, so that every sent one ends as
+// the caller asserts.
 func eventSplit(t *testing.T, ph results.Phase, parts int64) results.Account {
 	t.Helper()
 	a := account(t, ph, results.OpEvent)
-	if a.Requested > 180*parts || a.Requested < 180*parts/2 {
-		t.Errorf("event account %+v: want up to %d requested", a, 180*parts)
+	if a.Requested != 180*parts || !a.Balanced() || unsent(a) > a.Requested/2 {
+		t.Errorf("event account %+v: want %d requested, at most half left unsent at a part's end", a, 180*parts)
 	}
+	a.Requested -= unsent(a)
+	a.NotRun -= unsent(a)
 	return a
+}
+
+// unsent is the events of a an open-loop part's end left unsent.
+func unsent(a results.Account) int64 {
+	return a.NotRunBy[whyMixedBehindRelay] + a.NotRunBy[whyMixedBehindClient]
+}
+
+// verdictUnlessUnsent asserts ph's verdict is want when every event was
+// sent; one a part's end left unsent is work not run (the relay's or the
+// client's limit, by senderLag's evidence): then only that may be the
+// verdict's reason.
+func verdictUnlessUnsent(t *testing.T, ph results.Phase, want int) {
+	t.Helper()
+	v := phaseVerdict(ph, false)
+	if unsent(account(t, ph, results.OpEvent)) == 0 {
+		if v.Status != want {
+			t.Errorf("verdict %+v, want status %d", v, want)
+		}
+		return
+	}
+	for _, r := range v.Reasons {
+		if !strings.Contains(r, "not sent before the part's --duration ended") {
+			t.Errorf("verdict %+v: a reason beside the events left unsent at a part's end", v)
+		}
+	}
 }
 
 func TestMixedHonestRelayPasses(t *testing.T) {
 	ph, _ := runMixed(t, testrelay.Config{Verify: true}, smallMixed)
 	ev := eventSplit(t, ph, 2)
 	nRead := (ev.Accepted + readBackChunk - 1) / readBackChunk
-	mixedSplit(t, ph, results.OpEvent, ev.Requested, ev.Requested)
+	if ev.Accepted != ev.Requested {
+		t.Errorf("event account of those sent %+v: want every one accepted", ev)
+	}
 	mixedSplit(t, ph, results.OpQuery, 48, 48)
 	mixedSplit(t, ph, results.OpRead, nRead, nRead)
 	if v := ph.Verification; !v.Passed || v.Expected != ev.Accepted || v.Missing != 0 || v.Checked != 48+nRead {
@@ -122,8 +153,9 @@ func TestMixedHonestRelayPasses(t *testing.T) {
 			t.Errorf("group %s: %v", g.Name, g.Counts)
 		}
 	}
-	if v := phaseVerdict(ph, false); v.Status != judge.Passed || ph.Aborted != "" {
-		t.Errorf("verdict %+v, aborted %q", v, ph.Aborted)
+	verdictUnlessUnsent(t, ph, judge.Passed)
+	if ph.Aborted != "" {
+		t.Errorf("aborted %q", ph.Aborted)
 	}
 }
 
@@ -132,7 +164,9 @@ func TestMixedHonestRelayPasses(t *testing.T) {
 func TestMixedLostEventsFailVerification(t *testing.T) {
 	ph, r := runMixed(t, testrelay.Config{DropEvery: 10}, smallMixed)
 	ev := eventSplit(t, ph, 2)
-	mixedSplit(t, ph, results.OpEvent, ev.Requested, ev.Requested)
+	if ev.Accepted != ev.Requested {
+		t.Errorf("event account of those sent %+v: want every one accepted", ev)
+	}
 	if v := ph.Verification; v.Passed || v.Missing != int64(r.Stats().Dropped) || v.Missing < 17 || v.Expected != ev.Accepted {
 		t.Errorf("verification %+v", v)
 	}
@@ -265,7 +299,7 @@ func TestMixedCancelledMidPhase(t *testing.T) {
 	if ev.Cancelled != 180 || ev.Accepted != ev.Requested-180 || q.Cancelled != 48 || rb.Cancelled != rb.Requested || rb.Requested == 0 {
 		t.Errorf("event %+v, query %+v, read %+v", ev, q, rb)
 	}
-	if w, inc, _ := judge.Phase(&ph); len(w)+len(inc) > 0 || ph.Aborted != "" {
+	if w, inc, _ := judge.Phase(&ph); len(w) > 0 || len(inc) > 0 && unsent(account(t, ph, results.OpEvent)) == 0 || ph.Aborted != "" {
 		t.Errorf("relay blamed: wrong %v, incomplete %v, aborted %q", w, inc, ph.Aborted)
 	}
 	if v := phaseVerdict(ph, true); v.Status != judge.Interrupted {

@@ -15,13 +15,14 @@ import (
 // starts (a progress reporter: the terminal's display, --web's bar and
 // relaybench_phase_planned): the operations of all three parts and the
 // read-back's REQs after them, and how many have ended so far. A part's
-// operations all end with it: each in one outcome, or cut at its end
-// (scheduled, not requested), or, for a part not run, booked cancelled or
-// not run; none is left out of the total. The read-back plans a REQ per
+// operations all end with it, each in one outcome: an event still unsent
+// at its end is not run (mixedBehindWhy), and a part not run books its
+// work cancelled or not run; none is left out of the total, and the
+// parts' accounts request what it planned. The read-back plans a REQ per
 // readBackChunk events the parts publish (all of them accepted: the
 // phase's read account then requests as many, and the accounts add up to
-// the plan); the REQs it does not need, for events not accepted, end with
-// it as cut events do.
+// the plan); the REQs it does not need, for events not accepted, are
+// counted ended with it and requested by no account.
 type mixedProgress struct {
 	update   func(done int64) // nil: no progress reporter
 	total    int64

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/internal/testrelay"
@@ -87,8 +88,9 @@ func checkPlanBar(t *testing.T, b *progressBars, total int64) {
 // 1,760 and the bar read 94% with a whole part to come), and the plan left
 // the read-back out (--web planned 8,400 operations, its finished phase
 // requested 8,480); the count ends at the total when the read-back ends,
-// and the accounts request the plan: the parts' operations but those cut
-// at a part's end, and a read-back REQ per 100 accepted events.
+// and the accounts request the plan: the parts' operations (those a part's
+// end left unsent too: not run), and a read-back REQ per 100 accepted
+// events.
 func TestMixedAnnouncesItsWholePlan(t *testing.T) {
 	r, c := testrelay.Start(t, testrelay.Config{Verify: true}), testKeys(t)
 	r.Add(c.Events...)
@@ -107,10 +109,9 @@ func TestMixedAnnouncesItsWholePlan(t *testing.T) {
 	}
 	ph := phs[0]
 	ev, q, rd := account(t, ph, results.OpEvent), account(t, ph, results.OpQuery), account(t, ph, results.OpRead)
-	cut := ph.Counts["publish_alone_cut"] + ph.Counts["publish_together_cut"]
-	if ev.Requested+cut != 360 || q.Requested != 48 || rd.Requested != (ev.Accepted+99)/100 {
-		t.Errorf("accounts: events %d requested + %d cut, queries %d, read-back %d for %d accepted: want 360, 48 and a REQ per 100 accepted",
-			ev.Requested, cut, q.Requested, rd.Requested, ev.Accepted)
+	if ev.Requested != 360 || q.Requested != 48 || rd.Requested != (ev.Accepted+99)/100 {
+		t.Errorf("accounts: events %d requested, queries %d, read-back %d for %d accepted: want 360, 48 and a REQ per 100 accepted",
+			ev.Requested, q.Requested, rd.Requested, ev.Accepted)
 	}
 	if ev.Accepted == 360 && ev.Requested+q.Requested+rd.Requested != smallMixedPlan {
 		t.Errorf("every event accepted: the accounts request %d operations, the plan said %d", ev.Requested+q.Requested+rd.Requested, smallMixedPlan)
@@ -137,13 +138,34 @@ func TestMixedPlanKeepsPartsNotRun(t *testing.T) {
 	ph, _ := Mixed(ctx, r.URL(), c, o)
 	checkPlanBar(t, bars, smallMixedPlan)
 	ev, q := account(t, ph, results.OpEvent), account(t, ph, results.OpQuery)
-	if ev.Cancelled < 180 || !ev.Balanced() || ev.Requested+ph.Counts["publish_alone_cut"] != 360 {
-		t.Errorf("event account %+v (cut %d): want the together part's 180 cancelled, 360 planned", ev, ph.Counts["publish_alone_cut"])
+	if ev.Cancelled < 180 || !ev.Balanced() || ev.Requested != 360 {
+		t.Errorf("event account %+v: want the together part's 180 cancelled, 360 planned and requested", ev)
 	}
 	if q.Requested != 48 || q.Cancelled < 24 || !q.Balanced() {
 		t.Errorf("query account %+v: want 48 requested, the together part's 24 cancelled", q)
 	}
 	if rd := account(t, ph, results.OpRead); rd.Cancelled != rd.Requested {
 		t.Errorf("read-back account %+v: want every REQ cancelled", rd)
+	}
+}
+
+// TestMixedUnsentEventsAreNotRun: events a publishing part scheduled but
+// could not send before its end were left out of the accounts (scheduled,
+// not requested), so the plan announced before the run and the accounts
+// after it differed by them. They are the plan's, not run: the event
+// account requests all 360, adds up, and books those left unsent for a
+// part's reason. A relay that takes 40 ms per EVENT on one worker, one
+// EVENT in flight per publisher, cannot answer 300 events/s: most of each
+// part's 180 are left unsent whatever the machine's speed.
+func TestMixedUnsentEventsAreNotRun(t *testing.T) {
+	o := smallMixed
+	o.Window = 1
+	ph, _ := runMixed(t, testrelay.Config{ProcessingTime: 40 * time.Millisecond, Workers: 1}, o)
+	ev := account(t, ph, results.OpEvent)
+	if ev.Requested != 360 || !ev.Balanced() || ev.NotRun < 180 || ev.NotRun != unsent(ev) {
+		t.Errorf("event account %+v: want the plan's 360 requested, most not run for a part's end (%q or %q)", ev, whyMixedBehindRelay, whyMixedBehindClient)
+	}
+	if notes := strings.Join(ph.Notes, "\n"); !strings.Contains(notes, "of the 180 events scheduled in the part were still unsent when its --duration ended (not run") {
+		t.Errorf("no note of the events left unsent:\n%s", notes)
 	}
 }
