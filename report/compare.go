@@ -59,13 +59,13 @@ func figures(runs []*results.Run) []*figure {
 		for i := range r.Phases {
 			p := &r.Phases[i]
 			for _, k := range sortedKeys(p.Rates) {
-				add(p.Name, rateName(k), "1/s", shownRate(k, p.Rates[k]), false, fmtRate, p)
+				add(p.Name, rateName(k), "1/s", shownRate(k, p.Rates[k]), false, shownFmt(k), p)
 			}
 			lats(p.Name, p.Latency, p)
 			for _, g := range p.Groups {
 				gp := p.Name + "/" + g.Name
 				for _, k := range sortedKeys(g.Rates) {
-					add(gp, rateName(k), "1/s", shownRate(k, g.Rates[k]), false, fmtRate, p)
+					add(gp, rateName(k), "1/s", shownRate(k, g.Rates[k]), false, shownFmt(k), p)
 				}
 				lats(gp, g.Latency, p)
 			}

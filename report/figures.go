@@ -196,6 +196,15 @@ func shownRate(k string, v float64) float64 {
 	return v
 }
 
+// shownFmt formats rate k's shown value (shownRate): MiB/s with three
+// significant digits, as every table gives them; any other as a rate.
+func shownFmt(k string) func(float64) string {
+	if k == results.RateMB {
+		return fmtMiBps
+	}
+	return fmtRate
+}
+
 // avgPerQuery is events returned per query, from the counters.
 func avgPerQuery(counts map[string]int64) (float64, bool) {
 	q, ok1 := counts[results.CountQueries]

@@ -43,6 +43,20 @@ func fmtRate(v float64) string {
 	return fmtFloat(v, 2)
 }
 
+// fmtMiBps formats a data rate in MiB/s with three significant digits, as
+// byte counts are (fmtBytes): 0.123, 7.99, 12.3, 123, and whole numbers
+// with separators from 1,000 on; a sweep's small payloads read "0.1"
+// where "0.123" was measured.
+func fmtMiBps(v float64) string {
+	a := math.Abs(v)
+	if a == 0 || a >= 999.5 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmtFloat(v, 0)
+	}
+	e := math.Floor(math.Log10(a)) - 2
+	v = math.Round(v/math.Pow(10, e)) * math.Pow(10, e) // 9.996 is 10.0, not 10.00
+	return fmtFloat(v, max(0, 2-int(math.Floor(math.Log10(math.Abs(v))))))
+}
+
 // fmtDur formats nanoseconds with a human unit and three significant digits:
 // 950ns, 12.3µs, 1.29ms, 3.57s, 74.4s, 16.7min (numfmt.DurNs, the one rule).
 var fmtDur = numfmt.DurNs

@@ -706,7 +706,7 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 		kv(w, "Rate", dash)
 	}
 	if v, ok := bandwidth(p); ok && !brief {
-		kv(w, "Bandwidth", fmtFloat(v, 2)+" MiB/second")
+		kv(w, "Bandwidth", fmtMiBps(v)+" MiB/second")
 	} else if !brief {
 		kv(w, "Bandwidth", dash)
 	}
@@ -852,7 +852,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 		case opRates[k]:
 			unit = opNoun(p) + "/second" // "accepted/second" said what, not of what
 		case k == results.RateMB:
-			v = fmtFloat(mibps(p.Rates[k]), 2)
+			v = fmtMiBps(mibps(p.Rates[k]))
 			if kind(p) == "subscribe" {
 				label = "Publish bandwidth" // the subscribers' bytes are not in it
 			}

@@ -259,7 +259,7 @@ func rateFmt(k string) func(float64) string {
 		return fmtShare
 	}
 	if k == results.RateMB {
-		return func(v float64) string { return fmtRate(mibps(v)) } // under "MiB/s" (rateHead)
+		return func(v float64) string { return fmtMiBps(mibps(v)) } // under "MiB/s" (rateHead)
 	}
 	if b, ok := briefLabels[k]; ok && strings.HasPrefix(b.unit, "×") {
 		return func(v float64) string { return fmtFloat(v, 2) + b.unit }

@@ -231,7 +231,7 @@ func publishTable(groups []*relayRuns) *table {
 		{"Data size", func(p *results.Phase) (float64, bool) { return count(p.Counts, results.CountBytesSent) }, fmtBytes},
 		durCol,
 		rateCol("Events/s", results.RateEvents),
-		{"Bandwidth", bandwidth, func(v float64) string { return fmtFloat(v, 2) + " MiB/s" }},
+		{"Bandwidth", bandwidth, func(v float64) string { return fmtMiBps(v) + " MiB/s" }},
 		latCol("OK p50", results.LatencyOK, 50),
 		latCol("OK p99", results.LatencyOK, 99),
 	})
@@ -590,7 +590,7 @@ func sweepTable(groups []*relayRuns) *table {
 			}
 			t.add(g.key, fmtPayload(sz),
 				agg(vals(sweepRate), fmtRate),
-				agg(vals(sweepMB), func(v float64) string { return fmtFloat(v, 1) + " MiB/s" }),
+				agg(vals(sweepMB), func(v float64) string { return fmtMiBps(v) + " MiB/s" }),
 				agg(vals(lat(0)), fmtDur), agg(vals(lat(50)), fmtDur), agg(vals(lat(95)), fmtDur), agg(vals(lat(99)), fmtDur),
 				agg(vals(sweepTotal), func(v float64) string { return fmtInt(int64(v)) }),
 				aggStatus(ps))
