@@ -91,3 +91,22 @@ func TestCompareSubscribeDeliveryLatency(t *testing.T) {
 		t.Errorf("JSON: the delivery latency is missing:\n%s", js.String())
 	}
 }
+
+// The brief summary's Subscribe table leaves out "Deliveries expected"
+// where it equals Deliveries for every relay (it says only that none was
+// lost, as the verification does), and keeps it where a relay fell short;
+// the full summary always has it.
+func TestBriefSubscribeExpectedOnlyWhenShort(t *testing.T) {
+	f := deliveryFile()
+	table := func(o SummaryOptions) string { return section(summaryText(t, f, o), "\nSubscribe:\n", "\n\n") }
+	if s := table(SummaryOptions{Brief: true}); strings.Contains(s, "Deliveries expected") || !strings.Contains(s, "Deliveries") {
+		t.Errorf("brief, nothing lost: want Deliveries without Deliveries expected:\n%s", s)
+	}
+	if s := table(SummaryOptions{}); !strings.Contains(s, "Deliveries expected") {
+		t.Errorf("full: no Deliveries expected:\n%s", s)
+	}
+	f.Runs[1].Phases[0].Counts["deliveries"] = 1990
+	if s := table(SummaryOptions{Brief: true}); !strings.Contains(s, "Deliveries expected") {
+		t.Errorf("brief, 10 deliveries lost: no Deliveries expected:\n%s", s)
+	}
+}

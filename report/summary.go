@@ -1069,9 +1069,10 @@ func restatesHead(h string) bool {
 }
 
 // restates are the group columns that, when equal to an earlier one, say
-// only that nothing was lost between the two (requested = sent = accepted).
+// only that nothing was lost between the two (requested = sent = accepted,
+// deliveries expected = deliveries).
 var restates = map[string]bool{"requested": true, "sent": true, "intended": true, "planned": true,
-	"intended_per_sec": true, "sent_per_sec": true, "accepted_per_sec": true}
+	"intended_per_sec": true, "sent_per_sec": true, "accepted_per_sec": true, "expected": true}
 
 // briefColumns leaves out of a table, for the brief summary, the columns
 // that say nothing happened (every cell 0 or –), those briefHidesColumn
