@@ -67,6 +67,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 	fmt.Fprintln(bw, "## Results")
 	fmt.Fprintln(bw)
 	for _, t := range ts {
+		t.foldZeroColumns() // as in HTML: a wide phase table's zeros are named under it
 		t.markdown(bw)
 	}
 	for _, t := range append(noteTables(files), thresholdTables(files)...) {

@@ -110,3 +110,18 @@ func TestBriefSubscribeExpectedOnlyWhenShort(t *testing.T) {
 		t.Errorf("brief, 10 deliveries lost: no Deliveries expected:\n%s", s)
 	}
 }
+
+// The Markdown a compare writes folds a wide phase table's all-zero
+// columns into a note under it, as the HTML does: a Subscribe table of 36
+// columns, 17 of them zeros, put the delivery latency past the screen's
+// edge.
+func TestMarkdownFoldsZeroColumns(t *testing.T) {
+	var md bytes.Buffer
+	if err := Markdown(&md, []*results.File{wideFile()}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s := section(md.String(), "### Subscribe\n", "###")
+	if !strings.Contains(s, "0 throughout (– where not recorded): Cancelled, Duplicated, Failed,") || strings.Contains(s, "| Cancelled |") {
+		t.Errorf("the zero columns are not folded into a note:\n%s", s)
+	}
+}
