@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -33,12 +34,15 @@ type livePlan struct {
 	window   int       // max unacknowledged EVENTs per connection (pipeline, open loop)
 	timeout  time.Duration
 	stopAt   int64 // mono time after which nothing more is sent (0: none)
-	// behindWhy, when set, books the open-loop events scheduled before
-	// stopAt but still unsent then as not run (requested work that did not
-	// run), for the reason it gives for each publisher: relayLimited when
-	// that publisher fell behind waiting on a full in-flight window
-	// (senderLag); nil: they are cut like those scheduled after.
+	// behindWhy, when set, gives the open-loop events scheduled before
+	// stopAt liveGrace more to be sent (late, and timed from their
+	// intended time), and books those still unsent then as not run
+	// (requested work that did not run), for the reason it gives for each
+	// publisher: relayLimited when that publisher fell behind waiting on a
+	// full in-flight window (senderLag); nil: they are cut at stopAt like
+	// those scheduled after.
 	behindWhy func(relayLimited bool) string
+	grace     int64 // with behindWhy: the grace after stopAt, 0: liveGrace
 	series    *metrics.Series
 	// okLatencySeries puts OK latency in the series' per-second latency.
 	okLatencySeries bool
@@ -211,11 +215,12 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 		if intended != nil {
 			lag.attempt(now, intended[k])
 		}
-		if p.stopAt > 0 && now >= p.stopAt {
-			cutFrom(p, out, lag, intended, len(order), k, len(slots))
+		sendBy := p.sendBy(intended, k)
+		if sendBy > 0 && now >= sendBy {
+			cutFrom(p, out, lag, intended, len(order), k, len(slots), now)
 			return false
 		}
-		took, full := takeSlot(ctx, cn, slots, p.stopAt)
+		took, full := takeSlot(ctx, cn, slots, sendBy)
 		if full > 0 && intended != nil {
 			lag.waited(intended[k], full)
 		}
@@ -223,12 +228,12 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 			return false
 		}
 		now = mono.Now()
-		if took && p.stopAt > 0 && now >= p.stopAt { // a slot freed as the duration ended: too late
+		if took && sendBy > 0 && now >= sendBy { // a slot freed as the duration ended: too late
 			<-slots
 			took = false
 		}
 		if !took { // the duration ended while the window was full
-			cutFrom(p, out, lag, intended, len(order), k, len(slots))
+			cutFrom(p, out, lag, intended, len(order), k, len(slots), until(now, sendBy))
 			return false
 		}
 		out.sentAt[n].Store(now)
@@ -238,7 +243,7 @@ func liveAsync(ctx context.Context, cn *wire.Conn, p *livePlan, out *liveOut, or
 			lateMu.Unlock()
 		}
 		err := sendWindowed(cn, p.fresh.Events[n].ID, p.fresh.Raw[n], slots, &inflight, mu, pw, func(ok wire.OK, err error) { book(n, ok, err) })
-		if d := until(mono.Now(), p.stopAt) - now; intended != nil && d > int64(schedule.OnTime) {
+		if d := until(mono.Now(), sendBy) - now; intended != nil && d > int64(schedule.OnTime) {
 			lag.blocked(intended[k], d) // the write waited: the relay did not read (TCP back-pressure)
 		}
 		if err != nil {
@@ -294,17 +299,37 @@ func until(now, stopAt int64) int64 {
 	return now
 }
 
-// cutFrom books the events of order from k on as cut by stopAt: those due
-// before it, with behindWhy, as behind, with the publisher's lag evidence
-// (lag) and its window's fill (inFlight) then.
-func cutFrom(p *livePlan, out *liveOut, lag *senderLag, intended []int64, n, k, inFlight int) {
+// liveGrace is how long after stopAt an open-loop event scheduled before
+// it may still be sent when the plan books the unsent as not run
+// (behindWhy): a publisher a few milliseconds behind at the end sends its
+// last events late (their latency counts from their intended time) rather
+// than leaving them unrun; the bound is the one an open-loop load drops
+// an operation at (schedule.DefaultMaxLateness).
+const liveGrace = int64(schedule.DefaultMaxLateness)
+
+// sendBy is the mono time after which the event at k of a publisher's
+// order (intended: its intended times, nil in closed loop) is no longer
+// sent: stopAt, or liveGrace after it for an event scheduled before it when
+// unsent ones are booked (behindWhy); 0: no limit.
+func (p *livePlan) sendBy(intended []int64, k int) int64 {
+	if p.stopAt > 0 && p.behindWhy != nil && intended != nil && intended[k] < p.stopAt {
+		return p.stopAt + cmp.Or(p.grace, liveGrace)
+	}
+	return p.stopAt
+}
+
+// cutFrom books the events of order from k on as cut, at mono time at (a
+// send-by time passed): those due before stopAt, with behindWhy, as
+// behind, with the publisher's lag evidence (lag) and its window's fill
+// (inFlight) then.
+func cutFrom(p *livePlan, out *liveOut, lag *senderLag, intended []int64, n, k, inFlight int, at int64) {
 	out.cut.Add(int64(n - k))
 	if p.behindWhy == nil || intended == nil {
 		return
 	}
 	if b := int64(scheduledBefore(intended[k:], p.stopAt)); b > 0 {
 		out.behind.Add(b)
-		lag.cut(p.stopAt, intended[k], b, inFlight)
+		lag.cut(at, intended[k], b, inFlight)
 	}
 }
 
@@ -353,13 +378,14 @@ func (l *senderLag) blocked(t, d int64) {
 	l.writeWait += d
 }
 
-// cut notes that stopAt passed with behind events due before it unsent,
-// the first of them intended at t, and inFlight EVENTs awaiting their OK.
-func (l *senderLag) cut(stopAt, t, behind int64, inFlight int) {
+// cut notes that at (mono time) the publisher stopped with behind events
+// due before the duration's end unsent, the first of them intended at t,
+// and inFlight EVENTs awaiting their OK.
+func (l *senderLag) cut(at, t, behind int64, inFlight int) {
 	if l.since == 0 {
 		l.since = t
 	}
-	l.lag, l.behind, l.inFlight = max(1, stopAt-l.since), behind, inFlight
+	l.lag, l.behind, l.inFlight = max(1, at-l.since), behind, inFlight
 }
 
 // relayLimited says whether the publisher fell behind because of the

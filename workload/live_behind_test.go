@@ -20,8 +20,9 @@ import (
 // to them after the end with its in-flight window empty: the client sent
 // late, so they are the client's limit (an error, exit 1), not work the
 // relay prevented (exit 4). Without behindWhy every unsent event is cut
-// (not requested). The duration has already ended before the first
-// send, so nothing depends on timing.
+// (not requested). The duration (and its grace) has already ended before
+// the first send, so nothing depends on timing (the grace is 1 ns or an
+// hour here); within the grace the events due before the end are sent, late.
 func TestOpenLoopBehindNotRun(t *testing.T) {
 	r := testrelay.Start(t, testrelay.Config{})
 	ctx := testCtx(t)
@@ -30,9 +31,15 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		why               func(bool) string
-		requested, behind int64
-	}{{SubscribeOptions{}.behindWhy, 3, 3}, {nil, 0, 0}} {
+		why                         func(bool) string
+		grace                       int64 // after the duration's end, which is the first send's time
+		requested, behind, accepted int64
+	}{
+		{SubscribeOptions{}.behindWhy, 1, 3, 3, 0}, // the grace over before the first send: not run
+		{nil, 1, 0, 0, 0},
+		{nil, int64(time.Hour), 0, 0, 0},
+		{SubscribeOptions{}.behindWhy, int64(time.Hour), 3, 0, 3}, // within the grace: sent late
+	} {
 		cn, err := wire.Dial(ctx, r.URL(), wire.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -40,18 +47,23 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 		stop := mono.Now()
 		plan := &livePlan{user: ctx, conns: []*wire.Conn{cn}, fresh: fresh, window: 4, timeout: 10 * time.Second,
 			order:     [][]int{{0, 1, 2, 3}},
-			intended:  [][]int64{{stop - 3, stop - 2, stop - 1, stop + int64(time.Hour)}},
+			intended:  [][]int64{{stop - 3, stop - 2, stop - 1, stop + 1}},
 			stopAt:    stop,
-			behindWhy: tc.why}
+			behindWhy: tc.why,
+			series:    metrics.NewSeries(stop),
+			grace:     tc.grace} // not the grace's own length: nothing depends on timing
 		out := newLiveOut(4)
 		runLive(ctx, plan, out)
 		_ = cn.Close()
 		a := out.led.Result()
-		if !a.Balanced() || a.Requested != tc.requested || a.NotRun != tc.behind || a.NotRunBy[SubscribeOptions{}.behindWhy(false)] != tc.behind || a.Accepted != 0 {
-			t.Errorf("behind %d: account %+v, want %d requested, %d not run (%s)", tc.behind, a, tc.requested, tc.behind, SubscribeOptions{}.behindWhy(false))
+		if !a.Balanced() || a.Requested != tc.requested || a.NotRun != tc.behind || a.NotRunBy[SubscribeOptions{}.behindWhy(false)] != tc.behind || a.Accepted != tc.accepted {
+			t.Errorf("behind %d: account %+v, want %d requested, %d accepted, %d not run (%s)", tc.behind, a, tc.requested, tc.accepted, tc.behind, SubscribeOptions{}.behindWhy(false))
 		}
-		if out.cut.Load() != 4 || out.behind.Load() != tc.behind {
-			t.Errorf("behind %d: cut %d behind %d, want 4 and %d", tc.behind, out.cut.Load(), out.behind.Load(), tc.behind)
+		if cut := 4 - tc.accepted; out.cut.Load() != cut || out.behind.Load() != tc.behind {
+			t.Errorf("behind %d: cut %d behind %d, want %d and %d", tc.behind, out.cut.Load(), out.behind.Load(), cut, tc.behind)
+		}
+		if tc.accepted > 0 {
+			continue
 		}
 		ph := results.Phase{Name: "subscribe", Accounts: []results.Account{a}}
 		_, inc, _ := judge.Phase(&ph)
@@ -73,7 +85,7 @@ func TestOpenLoopBehindNotRun(t *testing.T) {
 // loaded machine.
 func TestOpenLoopBehindRelayLimited(t *testing.T) {
 	const d = 3 * time.Second
-	r := testrelay.Start(t, testrelay.Config{OKDelay: d + 250*time.Millisecond})
+	r := testrelay.Start(t, testrelay.Config{OKDelay: d + time.Duration(liveGrace) + 250*time.Millisecond})
 	ctx := testCtx(t)
 	fresh, err := NewFresh(ctx, testKeys(t), FreshSpec{Count: 3, Size: 10}, RunNonce())
 	if err != nil {
@@ -135,11 +147,38 @@ func TestSenderLagJudge(t *testing.T) {
 	// The reasons name the flag of the command that ran.
 	sweep := SubscribeOptions{flags: subFlags{duration: "--duration"}}
 	for _, c := range []struct{ got, want string }{
-		{SubscribeOptions{}.behindWhy(true), "relay-limited: not sent within --sub-duration at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"},
-		{sweep.behindWhy(false), "client-limited: not sent within --duration at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"},
+		{SubscribeOptions{}.behindWhy(true), "relay-limited: not sent within --sub-duration (and 1s after) at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"},
+		{sweep.behindWhy(false), "client-limited: not sent within --duration (and 1s after) at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"},
 	} {
 		if c.got != c.want {
 			t.Errorf("reason %q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// TestSendByGivesScheduledEventsGrace: an open-loop event scheduled before
+// the duration's end may be sent up to liveGrace after it when unsent ones
+// are booked as not run, so that a publisher a few milliseconds behind at
+// the end sends its last events late instead of leaving them unrun; events
+// scheduled after the end, closed-loop events and plans that do not book
+// the unsent stop at the end.
+func TestSendByGivesScheduledEventsGrace(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	why := func(bool) string { return "x" }
+	intended := []int64{100 * ms, 999 * ms, 1000 * ms, 1500 * ms}
+	p := &livePlan{stopAt: 1000 * ms, behindWhy: why}
+	for k, want := range []int64{1000*ms + liveGrace, 1000*ms + liveGrace, 1000 * ms, 1000 * ms} {
+		if got := p.sendBy(intended, k); got != want {
+			t.Errorf("event %d (intended %d ms): send by %d, want %d", k, intended[k]/ms, got, want)
+		}
+	}
+	if got := p.sendBy(nil, 0); got != p.stopAt {
+		t.Errorf("closed loop: send by %d, want the duration's end %d", got, p.stopAt)
+	}
+	if got := (&livePlan{stopAt: 1000 * ms}).sendBy(intended, 0); got != 1000*ms {
+		t.Errorf("no behindWhy: send by %d, want the duration's end", got)
+	}
+	if got := (&livePlan{behindWhy: why}).sendBy(intended, 0); got != 0 {
+		t.Errorf("no duration: send by %d, want 0 (no limit)", got)
 	}
 }

@@ -723,8 +723,8 @@ func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 // not read (work the relay prevented), or late with room in the window
 // (the client's limit), as subscribe's --rate judges it (senderLag).
 const (
-	whyMixedBehindRelay  = "relay-limited: not sent before the part's --duration ended at --publish-rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
-	whyMixedBehindClient = outcome.WhyClientLimited + " not sent before the part's --duration ended at --publish-rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
+	whyMixedBehindRelay  = "relay-limited: not sent by 1s after the part's --duration ended at --publish-rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
+	whyMixedBehindClient = outcome.WhyClientLimited + " not sent by 1s after the part's --duration ended at --publish-rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
 )
 
 // mixedBehindWhy is the why of the events a publisher left unsent when the
@@ -760,7 +760,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	ph.Duration = end - start
 	hist := publishSummary(ph, out, n)
 	if behind := out.behind.Load(); behind > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s of the %s events scheduled in the part were still unsent when its --duration ended (not run: the outcomes say whose limit it was)", numfmt.Group(behind), numfmt.Group(int64(n))))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s of the %s events scheduled in the part were still unsent 1s after its --duration ended (not run: the outcomes say whose limit it was)", numfmt.Group(behind), numfmt.Group(int64(n))))
 	}
 	ph.Rates = map[string]float64{results.RateEvents: results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration), "intended_per_sec": o.PublishRate}
 	var accepted []int

@@ -130,7 +130,7 @@ func verdictUnlessUnsent(t *testing.T, ph results.Phase, want int) {
 		return
 	}
 	for _, r := range v.Reasons {
-		if !strings.Contains(r, "not sent before the part's --duration ended") {
+		if !strings.Contains(r, "not sent by 1s after the part's --duration ended") {
 			t.Errorf("verdict %+v: a reason beside the events left unsent at a part's end", v)
 		}
 	}

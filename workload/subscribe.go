@@ -171,8 +171,8 @@ const (
 	// its in-flight window full of EVENTs awaiting the relay's OK or by
 	// writes the relay did not read (work the relay prevented: exit 4), or
 	// late with room in the window (the client's limit: exit 1).
-	whyBehindRelay  = "relay-limited: not sent within %s at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
-	whyBehindClient = outcome.WhyClientLimited + " not sent within %s at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
+	whyBehindRelay  = "relay-limited: not sent within %s (and 1s after) at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
+	whyBehindClient = outcome.WhyClientLimited + " not sent within %s (and 1s after) at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
 )
 
 // subFlags are the flags of the command that ran the fan-out workload, as
