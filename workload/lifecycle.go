@@ -638,10 +638,10 @@ func (lr *lifeRun) verification(t lifeTally) (total, dv, rv *results.Verificatio
 	d.Notes = faultNotes("live deliveries", &d)
 	r.Notes = faultNotes("read-back answers", &r)
 	if d.Missing > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d accepted events were never delivered (valid) to the live subscription within %v of their EVENT", d.Missing, lr.o.Timeout))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s never delivered (valid) to the live subscription within %v of %s EVENT", wereCount(d.Missing, "accepted event"), lr.o.Timeout, itsTheir(d.Missing)))
 	}
 	if r.Missing > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d accepted events never appeared (valid) in a REQ by id within %v of their OK", r.Missing, lr.o.ReadTimeout))
+		r.Notes = append(r.Notes, fmt.Sprintf("%s (valid) in a REQ by id within %v of %s OK", numfmt.Count(r.Missing, "accepted event")+" never appeared", lr.o.ReadTimeout, itsTheir(r.Missing)))
 	}
 	if lr.repeats > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d read-back answers held their event twice (the REQ went out right after the OK, while the relay may still broadcast the event: live feed and stored results overlap; NIP-01 does not forbid it): counted once, not failed", lr.repeats))
@@ -733,7 +733,7 @@ func (lr *lifeRun) phaseNotes(t lifeTally) []string {
 	)
 	notes = append(notes, lr.notes...)
 	if n := t.counts["found_after_retry"]; n > 0 {
-		notes = append(notes, fmt.Sprintf("%d accepted events were not yet readable right after their OK (found on a retry)", n))
+		notes = append(notes, fmt.Sprintf("%s not yet readable right after %s OK (found on a retry)", wereCount(n, "accepted event"), itsTheir(n)))
 	}
 	if n := t.counts["delivered_before_ok"]; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d events reached the subscriber before their OK reached the publisher", n))
@@ -757,4 +757,20 @@ func (o LifecycleOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
 	r.Positive("timeout", o.Timeout)
 	r.Positive("read-timeout", o.ReadTimeout)
 	r.Memory("timing-events", o.Events, float64(o.Events), flagcheck.FreshEventBytes(o.Size)+flagcheck.RecordBytes, "event")
+}
+
+// wereCount is "1 accepted event was" or "3 accepted events were".
+func wereCount[T ~int | ~int64](n T, noun string) string {
+	if n == 1 {
+		return numfmt.Count(n, noun) + " was"
+	}
+	return numfmt.Count(n, noun) + " were"
+}
+
+// itsTheir is the possessive for n things: "its" for one, "their" else.
+func itsTheir[T ~int | ~int64](n T) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
 }

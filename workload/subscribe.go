@@ -964,7 +964,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 		notes = append(notes, fmt.Sprintf("%d deliveries were of events whose OK never arrived (not owed, not credited)", n))
 	}
 	if n := ph.Counts["before_eose"]; n > 0 {
-		notes = append(notes, fmt.Sprintf("%d stored events were answered before EOSE or without it (not deliveries)", n))
+		notes = append(notes, fmt.Sprintf("%s answered before EOSE or without it (not deliveries)", wereCount(n, "stored event")))
 	}
 	return notes
 }
