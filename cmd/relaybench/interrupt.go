@@ -32,10 +32,13 @@ const notReachedTurn = "cancelled: the run was interrupted before this relay's t
 var resultsSaved atomic.Bool
 
 // forgetBeforeFirst starts a command with nothing pending: no results file
-// reserved or saved, nothing being done (tests run several commands in one
-// process).
+// reserved or saved, nothing being done, no stop line for a signal (tests
+// run several commands in one process).
 func forgetBeforeFirst() {
 	pendingRun.Store(nil)
+	servingRelay.Store(false)
+	relayStopSignal.Store(nil)
+	signalStops.Store(nil)
 	resultsSaved.Store(false)
 	beforeFirst.Lock()
 	beforeFirst.doing, beforeFirst.relays = "", nil

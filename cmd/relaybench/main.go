@@ -158,7 +158,7 @@ func parseAndRun(parser *kong.Kong, args []string, globals *Globals, parsed *Glo
 		}
 		return judge.Error
 	}
-	if globals.Ctx.Err() != nil && signalStops.Load() == nil {
+	if globals.Ctx.Err() != nil && signalStops.Load() == nil && !servingRelay.Load() {
 		return judge.Interrupted // interrupted: results were printed and saved
 	}
 	return judge.Passed
@@ -208,8 +208,12 @@ func oneLine(err error) string {
 }
 
 // servingRelay is set by "relay serve": a signal then stops a relay, it does
-// not interrupt a measurement.
-var servingRelay atomic.Bool
+// not interrupt a measurement, and the command exits 0 once the relay has
+// stopped; relayStopSignal names the signal ("interrupt", "terminated").
+var (
+	servingRelay    atomic.Bool
+	relayStopSignal atomic.Pointer[string]
+)
 
 // signalStops is set by a command whose documented way to stop is Ctrl-C
 // ("relays start"): the first signal prints this line, not "interrupted",
@@ -243,8 +247,10 @@ func signalContext() (context.Context, func()) {
 			n++
 			if n == 1 {
 				if servingRelay.Load() {
-					// "relay serve" started by the harness: a stop, not an interruption.
-					fmt.Fprintf(os.Stderr, "relaybench relay: %v: stopping\n", sig)
+					// "relay serve": a signal is how a server stops, not an
+					// interruption; it says "stopped (interrupt)" once stopped.
+					name := sig.String()
+					relayStopSignal.Store(&name)
 				} else if line := signalStops.Load(); line != nil {
 					fmt.Fprintf(os.Stderr, "\n%s\n", *line)
 				} else {

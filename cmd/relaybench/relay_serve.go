@@ -50,13 +50,28 @@ func (c *relayServeCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
-	defer cleanup()
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		closeRelay()
+		cleanup()
 		return fmt.Errorf("listen on %s: %v", c.Addr, err)
 	}
-	return serveRelay(g.Ctx, ln, handler, closeRelay, g.Verbose)
+	err = serveRelay(g.Ctx, ln, handler, closeRelay, g.Verbose)
+	cleanup()
+	if err == nil && g.Ctx.Err() != nil {
+		// A signal is how a server stops: its job is done (exit 0).
+		fmt.Fprintf(os.Stderr, "relaybench relay: %s\n", stoppedBy(relayStopSignal.Load()))
+	}
+	return err
+}
+
+// stoppedBy is the line of a relay stopped by the signal named sig
+// ("stopped (interrupt)"; nil: no signal was named).
+func stoppedBy(sig *string) string {
+	if sig == nil {
+		return "stopped"
+	}
+	return "stopped (" + *sig + ")"
 }
 
 // relay makes the relay --store asks for: the sink, or the embedded relay

@@ -83,8 +83,51 @@ func TestRelayServe(t *testing.T) {
 			} else if st := websocket.CloseStatus(err); store != "sink" && st != websocket.StatusGoingAway {
 				t.Errorf("close status %v (%v), want 1001 going away", st, err)
 			}
-			if code := p.exit(t, 20*time.Second); code != 0 && code != 130 {
-				t.Errorf("exit %d; stderr: %s", code, p.stderr())
+			if code := p.exit(t, 20*time.Second); code != 0 {
+				t.Errorf("exit %d, want 0; stderr: %s", code, p.stderr())
+			}
+			if dirs, _ := filepath.Glob(filepath.Join(tmp, "relaybench-relay-*")); len(dirs) != 0 {
+				t.Errorf("temporary data dir left behind: %v", dirs)
+			}
+		})
+	}
+}
+
+// TestRelayServeSignalIsItsStop: a server stopped by Ctrl-C or SIGTERM
+// has done its job, as relays start's relay has: exit 0 and one line
+// "relaybench relay: stopped (interrupt)", where it exited 130 after
+// "relaybench relay: interrupt: stopping". Nothing is left running and its
+// temporary data directory is gone.
+func TestRelayServeSignalIsItsStop(t *testing.T) {
+	for _, c := range []struct {
+		name, line string
+		send       func(*cliProc)
+	}{
+		{"SIGINT", "relaybench relay: stopped (interrupt)\n", (*cliProc).interrupt},
+		{"SIGTERM", "relaybench relay: stopped (terminated)\n", (*cliProc).terminate},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			p := startChild(t, tmp, "relay", "serve", "--store", "native")
+			url := listeningURL(t, p)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := nip11.WaitReady(ctx, url); err != nil {
+				t.Fatal(err)
+			}
+			c.send(p)
+			if code := p.exit(t, 30*time.Second); code != 0 {
+				t.Fatalf("exit %d, want 0; stderr: %q", code, p.stderr())
+			}
+			if e := p.stderr(); e != c.line {
+				t.Errorf("stderr %q, want %q", e, c.line)
+			}
+			left := processes(func(proc, cl string) bool {
+				env, _ := os.ReadFile(filepath.Join(proc, "environ"))
+				return strings.Contains(string(env), "TMPDIR="+tmp+"\x00")
+			})
+			if len(left) > 0 {
+				t.Errorf("processes left running: %v", left)
 			}
 			if dirs, _ := filepath.Glob(filepath.Join(tmp, "relaybench-relay-*")); len(dirs) != 0 {
 				t.Errorf("temporary data dir left behind: %v", dirs)
