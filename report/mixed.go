@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -107,7 +108,7 @@ func isMixedRatioNote(n string) bool { return strings.Contains(n, " ratio togeth
 // writeMixed writes a mixed phase's verdict, each side's throughput and
 // p99 latency alone and together, one line per side:
 //
-//	Together vs alone: both sides kept their throughput; the largest p99 change is OK's, 3.47×
+//	Together vs alone: OK p99 3.47× slower together; both sides kept their throughput
 //	  side     throughput alone → together  p99 alone → together
 //	  publish  200 → 200 events/s (1.00×)    OK 2.48ms → 8.60ms (3.47×)
 func writeMixed(w io.Writer, p *results.Phase) {
@@ -128,45 +129,49 @@ func writeMixed(w io.Writer, p *results.Phase) {
 	t.text(w, "    ")
 }
 
-// mixedVerdict is a mixed run's judgement in one line: which side kept
-// its throughput together (keptShare of it alone) and which fell, then
-// the largest p99 change, faster or slower (the ratio farthest from 1×).
+// mixedVerdict is a mixed run's judgement in one line, the side that got
+// worse first: each slowdown (a side's throughput below keptShare of it
+// alone, a p99 latency above it alone), the largest first; then the sides
+// that kept their throughput; then a p99 that was faster together. A
+// speed-up never hides a slowdown:
+//
+//	EOSE p99 3.38× slower together; both sides kept their throughput; OK p99 0.24× (faster together)
 func mixedVerdict(sides []mixedSide) string {
-	var kept, fell []string
+	type change struct {
+		by   float64 // how many times worse (or better)
+		text string
+	}
+	var worse, better []change
+	var kept []string
 	for _, s := range sides {
 		if s.ratio >= keptShare {
 			kept = append(kept, s.verb)
 		} else {
-			fell = append(fell, fmt.Sprintf("%s fell to %s of its throughput alone", s.verb, fmtPct(s.ratio)))
+			worse = append(worse, change{1 / s.ratio, fmt.Sprintf("%s fell to %s of its throughput alone", s.verb, fmtPct(s.ratio))})
+		}
+		switch r := s.p99Ratio; {
+		case r <= 0 || fmtTimes(r) == fmtTimes(1): // unknown, or unchanged at this precision
+		case r > 1:
+			worse = append(worse, change{r, fmt.Sprintf("%s p99 %s slower together", s.lat, fmtTimes(r))})
+		default:
+			better = append(better, change{1 / r, fmt.Sprintf("%s p99 %s (faster together)", s.lat, fmtTimes(r))})
 		}
 	}
+	largest := func(a, b change) int { return cmp.Compare(b.by, a.by) }
+	slices.SortStableFunc(worse, largest)
+	slices.SortStableFunc(better, largest)
 	var parts []string
+	for _, c := range worse {
+		parts = append(parts, c.text)
+	}
 	switch {
-	case len(fell) == 0 && len(kept) == 2:
+	case len(kept) == 2:
 		parts = append(parts, "both sides kept their throughput")
-	case len(fell) == 0:
+	case len(kept) == 1:
 		parts = append(parts, kept[0]+" kept its throughput")
-	default:
-		parts = append(parts, strings.Join(fell, ", "))
-		if len(kept) > 0 {
-			parts[0] += "; " + kept[0] + " kept its throughput"
-		}
 	}
-	// The largest change either way: 0.01× (100 times faster) is a
-	// larger change than 0.74×, and 3.47× than 1.20×.
-	worst := -1
-	for i, s := range sides {
-		if s.p99Ratio > 0 && (worst < 0 || math.Abs(math.Log(s.p99Ratio)) > math.Abs(math.Log(sides[worst].p99Ratio))) {
-			worst = i
-		}
-	}
-	if worst >= 0 {
-		s := sides[worst]
-		change := fmt.Sprintf("the largest p99 change is %s's, %s", s.lat, fmtTimes(s.p99Ratio))
-		if s.p99Ratio < 1 {
-			change += " (faster together)"
-		}
-		parts = append(parts, change)
+	for _, c := range better {
+		parts = append(parts, c.text)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,29 +1,30 @@
 package report
 
 import (
-	"strings"
 	"testing"
 )
 
-// TestMixedVerdictLargestChangeEitherWay: the largest p99 change is the
-// ratio farthest from 1× either way, so 0.01× (a hundred times faster)
-// beats 0.74×, and 3.47× beats 0.50×.
-func TestMixedVerdictLargestChangeEitherWay(t *testing.T) {
-	side := func(name, lat string, p99 float64) mixedSide {
-		return mixedSide{name: name, verb: name + "ing", lat: lat, ratio: 1, p99Alone: 100, p99Together: 100, p99Ratio: p99}
+// TestMixedVerdictLeadsWithSlowdown: the headline leads with the side
+// that got worse, the largest slowdown of throughput or p99 first; a
+// speed-up comes only after every slowdown (walk 11: "the largest p99
+// change is OK's, 0.24× (faster together)" hid an EOSE p99 3.38× slower).
+func TestMixedVerdictLeadsWithSlowdown(t *testing.T) {
+	side := func(name, lat string, thr, p99 float64) mixedSide {
+		return mixedSide{name: name, verb: name + "ing", lat: lat, ratio: thr, p99Alone: 100, p99Together: 100, p99Ratio: p99}
 	}
 	for _, c := range []struct {
-		pub, query float64
-		want       string
+		pubThr, pubP99, queryThr, queryP99 float64
+		want                               string
 	}{
-		{0.01, 0.74, "the largest p99 change is OK's, 0.01× (faster together)"},
-		{0.74, 0.01, "the largest p99 change is EOSE's, 0.01× (faster together)"},
-		{0.50, 3.47, "the largest p99 change is EOSE's, 3.47×"},
-		{3.47, 0.50, "the largest p99 change is OK's, 3.47×"},
+		{1, 0.24, 1, 3.38, "EOSE p99 3.38× slower together; both sides kept their throughput; OK p99 0.24× (faster together)"},
+		{1, 3.47, 1, 0.50, "OK p99 3.47× slower together; both sides kept their throughput; EOSE p99 0.50× (faster together)"},
+		{1, 0.74, 1, 0.01, "both sides kept their throughput; EOSE p99 0.01× (faster together); OK p99 0.74× (faster together)"},
+		{1, 1.001, 0.5, 2.5, "EOSE p99 2.50× slower together; querying fell to 50% of its throughput alone; publishing kept its throughput"},
+		{1, 0.5, 0.2, 1.5, "querying fell to 20% of its throughput alone; EOSE p99 1.50× slower together; publishing kept its throughput; OK p99 0.50× (faster together)"},
 	} {
-		got := mixedVerdict([]mixedSide{side("publish", "OK", c.pub), side("query", "EOSE", c.query)})
-		if !strings.HasSuffix(got, c.want) {
-			t.Errorf("p99 ratios %.2f, %.2f: %q, want it to end %q", c.pub, c.query, got, c.want)
+		got := mixedVerdict([]mixedSide{side("publish", "OK", c.pubThr, c.pubP99), side("query", "EOSE", c.queryThr, c.queryP99)})
+		if got != c.want {
+			t.Errorf("ratios %v:\n got %q\nwant %q", c, got, c.want)
 		}
 	}
 }

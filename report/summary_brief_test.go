@@ -77,7 +77,7 @@ func TestSummaryBriefMixed(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"Read back events: 1,200", "Note: three parts of 3s each",
-		"Together vs alone: querying fell to 50% of its throughput alone; publishing kept its throughput; the largest p99 change is EOSE's, 2.50×",
+		"Together vs alone: EOSE p99 2.50× slower together; querying fell to 50% of its throughput alone; publishing kept its throughput; OK p99 0.81× (faster together)",
 		"    publish  200 → 200 events/s (1.00×)", "    query    20.00 → 10.00 queries/s (0.50×)  EOSE 2.00ms → 5.00ms (2.50×)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("brief lacks %q:\n%s", want, s)
