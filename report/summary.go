@@ -509,13 +509,17 @@ var unsetAtZero = map[string]bool{"connections": true, "warmup": true, "period":
 // paramsLine lists the parameters that apply, in words (paramWords): an
 // empty one, or one left unset (connections=0 constraints= suite=), is in
 // the results file only, and so are load's peak under a constant pattern
-// and its mix when it does not mix.
+// and its mix when it does not mix. A switch is named when on ("force",
+// "no req") and left out when off, where it read "force no, no req no".
 func paramsLine(p map[string]any) string {
 	var parts []string
 	for _, k := range sortedKeys(p) {
 		v := fmt.Sprint(p[k])
 		switch {
-		case v == "", unsetAtZero[k] && (v == "0" || v == "0s"):
+		case v == "", unsetAtZero[k] && (v == "0" || v == "0s"), p[k] == false:
+			continue
+		case p[k] == true:
+			parts = append(parts, strings.ReplaceAll(k, "_", " "))
 			continue
 		case k == "peak" && fmt.Sprint(p["pattern"]) == "constant":
 			continue
@@ -588,6 +592,11 @@ func summaryRun(w io.Writer, r *results.Run) {
 	}
 	if pts := sweep(r); len(pts) > 0 {
 		t := sweepTable([]*relayRuns{{key: relayKey(&r.Relay), runs: []*results.Run{r}}})
+		if isBrief(w) { // a delivery sweep's OK latency: -v's, to fit a terminal
+			for _, h := range []string{"OK p99", "OK p50"} {
+				t.dropColumn(slices.Index(t.head, h))
+			}
+		}
 		fmt.Fprintln(w, "Payload Sweep:")
 		t.text(w, "  ")
 		var phases []*results.Phase // "sweep/<bytes>" phases; a "sweep" phase's are in its own block

@@ -186,10 +186,13 @@ func TestSummaryLoadHeader(t *testing.T) {
 	if got := paramsLine(map[string]any{"kind": "mixed", "mix": "4:1"}); got != "kind mixed, mix 4:1" {
 		t.Errorf("paramsLine of a mixed load = %q", got)
 	}
-	// In words, one rule for every format: numbers grouped, yes/no for a
-	// switch, a list as its flag takes it.
-	if got := paramsLine(map[string]any{"publish_rate": 1000.0, "skip_preload": false, "workloads": []any{"subscribe", "lifecycle"}, "ratio": 0.5}); got != "publish rate 1,000, ratio 0.5, skip preload no, workloads subscribe,lifecycle" {
+	// In words, one rule for every format: numbers grouped, a switch named
+	// when on and left out when off, a list as its flag takes it.
+	if got := paramsLine(map[string]any{"publish_rate": 1000.0, "skip_preload": false, "workloads": []any{"subscribe", "lifecycle"}, "ratio": 0.5}); got != "publish rate 1,000, ratio 0.5, workloads subscribe,lifecycle" {
 		t.Errorf("paramsLine in words = %q", got)
+	}
+	if got := paramsLine(map[string]any{"force": false, "no_req": true, "events": 200}); got != "events 200, no req" {
+		t.Errorf("paramsLine of switches = %q", got)
 	}
 	// A zero that is a setting stays.
 	if got := paramsLine(map[string]any{"max_drops": 0, "connections": 0, "pattern": "spike", "peak": 800}); got != "max drops 0, pattern spike, peak 800" {
