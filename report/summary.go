@@ -854,6 +854,8 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			v, unit = fmtShare(p.Rates[k]), ""
 		case k == results.RateMaxRate && p.Rates[k] == 0:
 			v, unit = "none passed", "" // not a rate of 0.00/s
+		case k == results.RateMaxRate && bracketOf(p) != "":
+			v, unit = bracketOf(p), "events/second ("+MaxRateBound(p)+")" // findmax_bracket.go: --max-steps ended the search
 		case k == results.RateMaxRate && MaxRateBound(p) != "":
 			v, unit = "≥ "+fmtRate(p.Rates[k]), "events/second ("+MaxRateBound(p)+")" // the search stopped short of the relay's figure
 		case offeredRate[k]:
@@ -1426,7 +1428,8 @@ func MaxRateBound(p *results.Phase) string {
 			// --load-max-events (or an interrupt) ended the search
 			return "a lower bound: no step failed before the search's own limits ended it"
 		}
-		return ""
+		_, why := maxRateBracket(p) // the answer lies below first_failing_rate, not yet to --precision
+		return why
 	}
 	for _, g := range p.Groups {
 		if g.Counts["pass"] != 0 || g.Counts["client_limited"] == 0 {
