@@ -1167,18 +1167,15 @@ func sweepLines(groups []*relayRuns) (lines []sweepLine, ticks payloadTicks, noS
 }
 
 // sweepMeanMs and sweepP99Ms are a sweep point's mean and p99 latency in
-// milliseconds.
+// milliseconds: the sweep table's latency (sweepLatency).
 func sweepMeanMs(pt sweepPoint) (float64, bool) {
-	h := pt.latency()[results.PrimaryLatency(pt.latency())]
-	if h == nil || h.Count == 0 {
-		return 0, false
-	}
-	return h.Mean / 1e6, true
+	v, ok := sweepLatOf("", 0)(pt)
+	return v / 1e6, ok
 }
 
 func sweepP99Ms(pt sweepPoint) (float64, bool) {
-	v, ok := latQ(pt.latency()[results.PrimaryLatency(pt.latency())], 99)
-	return float64(v) / 1e6, ok
+	v, ok := sweepLatOf("", 99)(pt)
+	return v / 1e6, ok
 }
 
 // sweepCharts draw narwhal's three payload-sweep plots: msg/s, MiB/s and
@@ -1199,7 +1196,7 @@ func sweepCharts(groups []*relayRuns) ([]*chart, error) {
 	}
 	msgs := mk("Payload sweep: message throughput", "messages per second")
 	mbs := mk("Payload sweep: data throughput", "MiB per second") // sweepMB
-	lat := mk("Payload sweep: latency (mean solid, p99 dashed)", "milliseconds")
+	lat := mk("Payload sweep: "+sweepLatencyWords(sweepPointsOf(groups))+" (mean solid, p99 dashed)", "milliseconds")
 	drawn := map[*fig]int{} // points drawn: a plot with none is left out (its log axis has no range)
 	for _, l := range lines {
 		for _, d := range []struct {

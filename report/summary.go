@@ -592,7 +592,7 @@ func summaryRun(w io.Writer, r *results.Run) {
 	}
 	if pts := sweep(r); len(pts) > 0 {
 		t := sweepTable([]*relayRuns{{key: relayKey(&r.Relay), runs: []*results.Run{r}}})
-		if isBrief(w) { // a delivery sweep's OK latency: -v's, to fit a terminal
+		if isBrief(w) && !slices.Contains(t.head, "OK mean") { // a delivery sweep's OK latency: -v's, to fit a terminal
 			for _, h := range []string{"OK p99", "OK p50"} {
 				t.dropColumn(slices.Index(t.head, h))
 			}

@@ -552,10 +552,115 @@ func sweepTotal(pt sweepPoint) (float64, bool) {
 	return 0, false
 }
 
+// sweepLatency is the latency a sweep point's table row and chart give:
+// a fan-out sweep's delivery latency (publisher's write → subscriber's
+// read), else its primary one (an old publish sweep's OK latency).
+func sweepLatency(pt sweepPoint) string {
+	if h := pt.latency()[results.LatencyDeliver]; h != nil && h.Count > 0 {
+		return results.LatencyDeliver
+	}
+	return results.PrimaryLatency(pt.latency())
+}
+
+// sweepLatOf reads latency key of a sweep point: its mean (q 0) or
+// quantile q; key "" is the point's sweepLatency.
+func sweepLatOf(key string, q float64) func(sweepPoint) (float64, bool) {
+	return func(pt sweepPoint) (float64, bool) {
+		k := key
+		if k == "" {
+			k = sweepLatency(pt)
+		}
+		h := pt.latency()[k]
+		if q == 0 {
+			if h == nil || h.Count == 0 {
+				return 0, false
+			}
+			return h.Mean, true
+		}
+		v, ok := latQ(h, q)
+		return float64(v), ok
+	}
+}
+
+// sweepLatencyName names the latency of pts in the table's heads and the
+// chart's title ("Delivery", "OK"); "Latency" when the points differ.
+func sweepLatencyName(pts []sweepPoint) string {
+	name := ""
+	for _, pt := range pts {
+		switch k := latencyLabel(sweepLatency(pt)); {
+		case name == "":
+			name = k
+		case name != k:
+			return "Latency"
+		}
+	}
+	if name == "" {
+		return "Latency"
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
+}
+
+// sweepLatencyWords names the latency of pts in a sentence ("delivery
+// latency", "OK latency", "latency").
+func sweepLatencyWords(pts []sweepPoint) string {
+	switch n := sweepLatencyName(pts); n {
+	case "Latency":
+		return "latency"
+	case "Delivery":
+		return "delivery latency"
+	default:
+		return n + " latency"
+	}
+}
+
+// sweepColumns are the optional columns of a sweep table: a delivery
+// sweep's OK latency beside it, the deliveries and the verification,
+// each shown when some point has it.
+type sweepColumns struct{ ok, deliveries, verification bool }
+
+func sweepColumnsOf(pts []sweepPoint) sweepColumns {
+	var c sweepColumns
+	for _, pt := range pts {
+		c.ok = c.ok || (sweepLatency(pt) == results.LatencyDeliver && pt.latency()[results.LatencyOK] != nil)
+		_, d := pt.counts()[results.CountDeliveries]
+		c.deliveries = c.deliveries || d
+		c.verification = c.verification || (pt.group == nil && pt.p.Verification != nil)
+	}
+	return c
+}
+
+// sweepPointsOf are the sweep points of every run of groups.
+func sweepPointsOf(groups []*relayRuns) []sweepPoint {
+	var all []sweepPoint
+	for _, g := range groups {
+		for _, r := range g.runs {
+			all = append(all, sweep(r)...)
+		}
+	}
+	return all
+}
+
 // sweepTable is narwhal's payload-sweep table, one row per (relay, size).
+// Its latency columns say which latency they are: a fan-out sweep's
+// delivery latency, with its OK latency in columns of their own.
 func sweepTable(groups []*relayRuns) *table {
-	t := &table{title: "Payload sweep", head: []string{"Relay", "Payload", "Throughput (msg/s)", "Data throughput", "Mean latency", "p50", "p95", "p99", "Total messages", "Status"},
-		left: map[int]bool{9: true}}
+	all := sweepPointsOf(groups)
+	lat, cols := sweepLatencyName(all), sweepColumnsOf(all)
+	head := []string{"Relay", "Payload", "Throughput (msg/s)", "Data throughput", lat + " mean", lat + " p50", lat + " p95", lat + " p99"}
+	if cols.ok {
+		head = append(head, "OK p50", "OK p99")
+	}
+	head = append(head, "Total messages")
+	if cols.deliveries {
+		head = append(head, "Deliveries")
+	}
+	if cols.verification {
+		head = append(head, "Verification")
+	}
+	t := &table{title: "Payload sweep", head: append(head, "Status"), left: map[int]bool{len(head): true}}
+	if cols.verification {
+		t.left[len(head)-1] = true
+	}
 	for _, g := range groups {
 		bySize := map[float64][]sweepPoint{}
 		var sizes []float64
@@ -569,37 +674,50 @@ func sweepTable(groups []*relayRuns) *table {
 		}
 		sort.Float64s(sizes)
 		for _, sz := range sizes {
-			pts := bySize[sz]
-			vals := func(get func(sweepPoint) (float64, bool)) []float64 { return present(pts, get) }
-			lat := func(q float64) func(sweepPoint) (float64, bool) {
-				return func(pt sweepPoint) (float64, bool) {
-					h := pt.latency()[results.PrimaryLatency(pt.latency())]
-					if q == 0 {
-						if h == nil || h.Count == 0 {
-							return 0, false
-						}
-						return h.Mean, true
-					}
-					v, ok := latQ(h, q)
-					return float64(v), ok
-				}
-			}
-			var ps []*results.Phase
-			for _, pt := range pts {
-				ps = append(ps, pt.p)
-			}
-			t.add(g.key, fmtPayload(sz),
-				agg(vals(sweepRate), fmtRate),
-				agg(vals(sweepMB), func(v float64) string { return fmtMiBps(v) + " MiB/s" }),
-				agg(vals(lat(0)), fmtDur), agg(vals(lat(50)), fmtDur), agg(vals(lat(95)), fmtDur), agg(vals(lat(99)), fmtDur),
-				agg(vals(sweepTotal), func(v float64) string { return fmtInt(int64(v)) }),
-				aggStatus(ps))
+			t.add(sweepRow(g.key, sz, bySize[sz], cols)...)
 		}
 	}
 	if len(t.rows) == 0 {
 		return nil
 	}
 	return t
+}
+
+// sweepRow is the row of a sweep table for relay key at size sz, from
+// its points (one per repeated run).
+func sweepRow(key string, sz float64, pts []sweepPoint, cols sweepColumns) []string {
+	vals := func(get func(sweepPoint) (float64, bool)) []float64 { return present(pts, get) }
+	count := func(v float64) string { return fmtInt(int64(v)) }
+	var ps []*results.Phase
+	var vs []*results.Verification
+	for _, pt := range pts {
+		ps = append(ps, pt.p)
+		if pt.group == nil && pt.p.Verification != nil {
+			vs = append(vs, pt.p.Verification)
+		}
+	}
+	row := []string{key, fmtPayload(sz), agg(vals(sweepRate), fmtRate),
+		agg(vals(sweepMB), func(v float64) string { return fmtMiBps(v) + " MiB/s" }),
+		agg(vals(sweepLatOf("", 0)), fmtDur), agg(vals(sweepLatOf("", 50)), fmtDur),
+		agg(vals(sweepLatOf("", 95)), fmtDur), agg(vals(sweepLatOf("", 99)), fmtDur)}
+	if cols.ok {
+		row = append(row, agg(vals(sweepLatOf(results.LatencyOK, 50)), fmtDur), agg(vals(sweepLatOf(results.LatencyOK, 99)), fmtDur))
+	}
+	row = append(row, agg(vals(sweepTotal), count))
+	if cols.deliveries {
+		row = append(row, agg(vals(func(pt sweepPoint) (float64, bool) {
+			v, ok := pt.counts()[results.CountDeliveries]
+			return float64(v), ok
+		}), count))
+	}
+	if cols.verification {
+		v := aggVerdict(vs)
+		if v == "" {
+			v = dash
+		}
+		row = append(row, v)
+	}
+	return append(row, aggStatus(ps))
 }
 
 // verificationTable has one row per (relay, phase) that was verified.
