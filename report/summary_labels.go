@@ -132,10 +132,25 @@ func briefRateLine(p *results.Phase, k, label, v, unit string) (string, string) 
 	} else if opRates[k] && k != "intended_per_sec" && fmt.Sprint(p.Params["kind"]) == "mixed" {
 		unit = "events/second" // a mixed load's accepted and sent are its events; queries have their own rate
 	}
+	if k == "count_vs_req_p50" {
+		return b.label, countVsReq(p, v+unit)
+	}
 	if strings.HasPrefix(unit, "×") {
 		return b.label, v + unit
 	}
 	return b.label, strings.TrimSpace(v + " " + unit)
+}
+
+// countVsReq is the value of count's "COUNT p50 vs REQ p50" with both
+// figures it compares ("612µs vs 987µs (0.62×)"); ratio alone when p
+// lacks either latency.
+func countVsReq(p *results.Phase, ratio string) string {
+	c, okC := latQ(p.Latency[results.LatencyCount], 50)
+	r, okR := latQ(p.Latency["req_eose"], 50)
+	if !okC || !okR {
+		return ratio
+	}
+	return fmt.Sprintf("%s vs %s (%s)", fmtDur(float64(c)), fmtDur(float64(r)), ratio)
 }
 
 // phaseTitles are the phases whose name is not a title ("negentropy/delta").
