@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,6 +123,10 @@ type FindMaxResult struct {
 	ClientLimited bool    // the search stopped because the client (or the machine: MachineBusy) was the limit: Max is a lower bound
 	MachineBusy   string  // the machine's load when other processes competing for its cores stopped the search ("" when not)
 	Capped        bool    // Max reached MaxRate: a lower bound too
+	// Unbisected says --max-steps ended the search before it bisected to
+	// Precision: the relay's figure lies between Max and FirstFail, and
+	// Max is only the last rate that passed.
+	Unbisected bool
 	Answer        string  // one line: "12,000 events/s", "≥ 40,000 events/s (client-limited)", …
 	Steps         []Step
 }
@@ -159,7 +164,8 @@ func FindMax(ctx context.Context, url string, c *corpus.Corpus, o FindMaxOptions
 	if !math.IsInf(s.hi, 1) {
 		res.FirstFail = s.hi
 	}
-	res.Answer = findMaxAnswer(res)
+	res.Unbisected = unbisected(res, o.Precision)
+	res.Answer = findMaxAnswer(res, o.Precision)
 	buildFindMaxPhase(&ph, res, o, s.stopWhy)
 	if err == nil {
 		err = ctx.Err()
@@ -310,8 +316,19 @@ func (s *maxSearch) stop(err error) bool {
 	return false
 }
 
+// unbisected says whether a search that found a passing and a failing
+// rate ended (by --max-steps) before they were within precision, the
+// search not stopped otherwise (client-limited, capped, interrupted, the
+// relay stalled).
+func unbisected(res *FindMaxResult, precision float64) bool {
+	if res.ClientLimited || res.Capped || res.Cut != nil || res.Aborted != "" || res.Max <= 0 || res.FirstFail <= res.Max {
+		return false
+	}
+	return (res.FirstFail-res.Max)/res.Max > precision
+}
+
 // answer is the search's one-line answer.
-func findMaxAnswer(res *FindMaxResult) string {
+func findMaxAnswer(res *FindMaxResult, precision float64) string {
 	switch {
 	case res.Max == 0:
 		a := "no rate passed"
@@ -336,8 +353,16 @@ func findMaxAnswer(res *FindMaxResult) string {
 		return fmt.Sprintf("≥ %s events/s (the relay stopped answering at %s/s)", fmtRate(res.Max), fmtRate(res.FirstFail))
 	case res.FirstFail == 0:
 		return fmt.Sprintf("≥ %s events/s (step limit reached)", fmtRate(res.Max))
+	case res.Unbisected:
+		return fmt.Sprintf("between %s and %s events/s (%s)", fmtRate(res.Max), fmtRate(res.FirstFail), UnbisectedWords(precision))
 	}
 	return fmt.Sprintf("%s events/s (%s/s failed)", fmtRate(res.Max), fmtRate(res.FirstFail))
+}
+
+// UnbisectedWords say why a search's answer is a bracket, not a figure:
+// "--max-steps ended the search before it reached --precision 5%".
+func UnbisectedWords(precision float64) string {
+	return fmt.Sprintf("--max-steps ended the search before it reached --precision %s%%", strconv.FormatFloat(precision*100, 'g', 3, 64))
 }
 
 // machineBusyWords qualify a search, or a step, that other processes
@@ -399,13 +424,13 @@ func judgeSteps(ph results.Phase, o FindMaxOptions) stepVerdict {
 		whys = append(whys, fmt.Sprintf("p99 %s > %v", numfmt.Dur(time.Duration(p99.Percentiles["99"])), o.P99)) // as the steps table gives it
 	}
 	if so.dropped > o.MaxDrops {
-		whys = append(whys, fmt.Sprintf("%d dropped", so.dropped))
+		whys = append(whys, numfmt.Group(so.dropped)+" dropped")
 	}
 	if so.refused > o.MaxRefusals {
-		whys = append(whys, fmt.Sprintf("%d refused", so.refused))
+		whys = append(whys, numfmt.Group(so.refused)+" refused")
 	}
 	if so.noReply > 0 {
-		whys = append(whys, fmt.Sprintf("%d without a reply", so.noReply))
+		whys = append(whys, numfmt.Group(so.noReply)+" without a reply")
 	}
 	if ph.Aborted != "" {
 		whys = append(whys, "stopped early: "+ph.Aborted)
@@ -421,7 +446,12 @@ func judgeSteps(ph results.Phase, o FindMaxOptions) stepVerdict {
 }
 
 // stepLimit says who limited a step that failed by lateness or slowness
-// only (why: its failures), from load's judgement of it: the client (its
+// only (why: its failures), from load's judgement of it. A step whose
+// replies alone (the OK p99 from the actual send) missed the target failed
+// on the relay's side whatever the client's lateness: the relay's on a
+// quiet machine, the relay's or the machine's on a busy one (unless the
+// client's own work was in those reply times: clientReadLate). Otherwise
+// the lateness made the difference: the client (its
 // note, without its "client-limited: "), ending with the machine's load
 // when other processes competed for the cores; late from outside the
 // client's own work on such a machine (machine: the load); the pool too
@@ -432,6 +462,15 @@ func judgeSteps(ph results.Phase, o FindMaxOptions) stepVerdict {
 func stepLimit(ph results.Phase, o FindMaxOptions, why string) stepVerdict {
 	notes := strings.Join(ph.Notes, "\n")
 	busy := busyClause(ph)
+	alone := repliesOverTarget(ph, o)
+	if ph.ClientLimited && alone != "" && !clientReadLate(notes) {
+		// The replies alone missed the target: however late the client
+		// sent, the step failed on the relay's side (or the busy machine's).
+		if busy != "" {
+			return stepVerdict{why: why + " (relay or machine: " + alone + "; " + busy + ")", client: true, machine: busy, relayOrMachine: true}
+		}
+		return stepVerdict{why: why + " (" + alone + ")"}
+	}
 	switch {
 	case ph.ClientLimited && busy != "" && strings.Contains(notes, LateFromOutside):
 		return stepVerdict{why: why + " (late from outside: " + busy + ")", client: true, machine: busy}
@@ -452,6 +491,27 @@ func stepLimit(ph results.Phase, o FindMaxOptions, why string) stepVerdict {
 		return stepVerdict{why: why + " (relay or machine: " + busy + ")", client: true, machine: busy, relayOrMachine: true}
 	}
 	return stepVerdict{why: why}
+}
+
+// repliesOverTarget says, when the OK p99 from the actual send (the
+// relay's replies alone, without the client's lateness) was over the
+// target, so ("the replies alone took p99 60.9ms from the actual send,
+// over the 50ms target"); "" when they met it (or were not timed): then
+// only the lateness can have failed the step.
+func repliesOverTarget(ph results.Phase, o FindMaxOptions) string {
+	h := ph.Latency["ok_uncorrected"]
+	if h == nil || h.Count == 0 || h.Percentiles["99"] <= int64(o.P99) {
+		return ""
+	}
+	return fmt.Sprintf("the replies alone took p99 %s from the actual send, over the %v target", numfmt.Dur(time.Duration(h.Percentiles["99"])), o.P99)
+}
+
+// clientReadLate says whether load found the client's own work in its
+// reply times: its CPU saturated, or its goroutines waiting for a CPU a
+// large part of them (it read the replies late), so a slow reply time is
+// no evidence against the relay.
+func clientReadLate(notes string) bool {
+	return strings.Contains(notes, clientCPUSaturated) || strings.Contains(notes, clientSlowToRead)
 }
 
 // poolTooSmall says, for a step whose pool was full while the client had
@@ -726,8 +786,8 @@ func findMaxStepRow(st Step, g results.Group, cut bool) string {
 	if rc := g.Rates["relay_cpu_cores"]; rc > 0 {
 		relayStr = fmt.Sprintf("%.2f", rc)
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %d | %d | %d | %.2f | %s | %s |",
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s |",
 		fmtRate(st.Rate), fmtRate(g.Rates[results.RateAchieved]), q("ok", "50"), q("ok", "99"), q("ok_uncorrected", "99"),
-		q("lateness", "99"), g.Counts["dropped"], g.Counts[results.CountRefused], g.Counts[results.CountFailed],
+		q("lateness", "99"), numfmt.Group(g.Counts["dropped"]), numfmt.Group(g.Counts[results.CountRefused]), numfmt.Group(g.Counts[results.CountFailed]),
 		g.Rates["client_cpu_cores"], relayStr, verdict)
 }

@@ -1071,10 +1071,10 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, 
 	switch {
 	case cpuSaturated:
 		ph.ClientLimited = true
-		ph.Notes = append(ph.Notes, "client-limited: the client's CPU was saturated ("+cpuNote+"): what was sent and the latencies are the client's limit, not the relay's")
+		ph.Notes = append(ph.Notes, clientCPUSaturated+" ("+cpuNote+"): what was sent and the latencies are the client's limit, not the relay's")
 	case (res.ClientLimited || dispatchLate) && poolFull && clientSlow:
 		ph.ClientLimited = true
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: all %d in-flight slots filled, but the client's own goroutines waited p99 %v to run, a large part of the reply time p99 %v: the client was slow to send and read, so the relay cannot be blamed (%s)",
+		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: all %d in-flight slots filled, but the client's own goroutines waited p99 %v to run, a large part of the reply time p99 %v: "+clientSlowToRead+", so the relay cannot be blamed (%s)",
 			res.Pool, roundLat(schedP99), roundLat(time.Duration(res.Uncorrected.Quantile(99))), cpuNote))
 	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0 && !lateToStart:
 		// Dropped because every worker waited on the relay (the
@@ -1179,6 +1179,13 @@ func quietLateNote(res *schedule.Result, cpuNote string) string {
 		LateFromOutside+", so these figures are the machine's, not the relay's; a quieter machine avoids it",
 		late, res.MaxInFlight, res.Pool, cpuNote)
 }
+
+// The judgements of a load whose client's own work is in its reply times
+// (find-max does not blame the relay for them: clientReadLate).
+const (
+	clientCPUSaturated = "client-limited: the client's CPU was saturated"
+	clientSlowToRead   = "the client was slow to send and read"
+)
 
 // LateFromOutside is quietLateNote's judgement, which find-max's advice
 // repeats: the client's lateness came from outside its own work.
