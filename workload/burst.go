@@ -48,14 +48,15 @@ type BurstOptions struct {
 func (o BurstOptions) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 	applyDefaults(&o)
 	inBursts := int64(o.Bursts * o.BurstSize)
-	made := fmt.Sprintf("events (%s of %s)", numfmt.Count(o.Bursts, "burst"), numfmt.Group(int64(o.BurstSize)))
 	total := inBursts
+	// The plan is said once, in the first line; the count lines say only
+	// how many of the events were sent.
+	label := fmt.Sprintf("Sending %s of %s", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"))
 	if o.BetweenRate > 0 {
 		total += int64(o.BetweenRate * (time.Duration(o.Bursts) * o.Every).Seconds())
-		made = fmt.Sprintf("events (%s of %s and %s between)", numfmt.Count(o.Bursts, "burst"), numfmt.Group(int64(o.BurstSize)), numfmt.Group(total-inBursts))
+		label += fmt.Sprintf(" and %s between", numfmt.Group(total-inBursts))
 	}
-	label := fmt.Sprintf("Sending %s of %s", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"))
-	o.fromEnv(env, progress.Counting(label, "Sent", "event", made, total), total)
+	o.fromEnv(env, progress.Counting(label, "Sent", "event", "events", total), total)
 	return onePhase(Burst(ctx, env.URL, env.Corpus, o))
 }
 
@@ -412,7 +413,7 @@ func (b *burstResult) summary(ph *results.Phase) {
 	ph.Notes = append(ph.Notes,
 		fmt.Sprintf("%s of %s every %v over %s (at most %s unacknowledged each); background %s events/s on a connection of its own", numfmt.Count(o.Bursts, "burst"), numfmt.Count(o.BurstSize, "event"), o.Every, numfmt.Count(o.Connections, "connection"), numfmt.Group(int64(o.Window)), numfmt.Group(int64(o.BetweenRate+0.5))),
 		"burst duration (start → its last OK): "+joinComma(durs),
-		"OK latency (from actual send time) is EVENT write → OK of accepted events only (refusals are timed apart); ok_from_intended also counts the time a burst event waited in the client for a free slot",
+		"OK latency (from actual send time) is EVENT write → OK of accepted events only (refusals are timed apart); OK latency (from intended send time) also counts the time a burst event waited in the client for a free slot",
 		fmt.Sprintf("recovery: from a burst's start until %d consecutive background events have OK latency within %.0f%% of the pre-burst median", o.RecoveryRun, o.RecoveryWithin*100),
 	)
 }
