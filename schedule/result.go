@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -211,9 +212,11 @@ func (r *Result) notes() []string {
 // littleNote says what a pool that filled at times means: by Little's law
 // the ops the offered rate needs in flight on average are the intended rate
 // times the mean reply time (the demand, not what went through the pool:
-// ops that waited or were dropped never were in flight); below the pool,
-// the slots filled in bursts only; at or above it, the pool was too small
-// for this rate at these reply times.
+// ops that waited or were dropped never were in flight), given with three
+// significant digits. Well below the pool (under 3/4 of it) the slots
+// filled in bursts only; from 3/4 of it, the average alone kept most slots
+// busy, so ops often waited for one; at or above it, the pool was too
+// small for this rate at these reply times.
 func (r *Result) littleNote() string {
 	rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
 	mean := r.Uncorrected.Mean()
@@ -222,23 +225,31 @@ func (r *Result) littleNote() string {
 	if r.Pool == 1 {
 		slots, filled = "the one in-flight slot (--load-pool) was", "it filled"
 	}
-	avg := fmt.Sprintf("about %.0f ops", need)
-	switch {
-	case need < 0.5:
-		avg = "under 1 op" // "about 0" reads as none
-	case need < 1.5:
-		avg = "about 1 op"
-	}
+	avg := opsInFlight(need)
 	why := fmt.Sprintf("%s ops/s × %v mean reply time, Little's law", numfmt.Group(int64(math.Round(rate))), round(int64(mean)))
 	switch {
-	case need < 0.8*float64(r.Pool):
+	case need < 0.75*float64(r.Pool):
 		return fmt.Sprintf("%s busy at times, though the offered rate needs only %s in flight on average (%s): %s only in bursts", slots, avg, why, filled)
 	case need < float64(r.Pool):
-		return fmt.Sprintf("%s busy at times: the offered rate would need %s in flight on average (%s), close to the %d slots: the pool is nearly too small for this rate at these reply times, so ops often wait for a slot",
-			slots, avg, why, r.Pool)
+		return fmt.Sprintf("%s busy at times: the offered rate needs %s in flight on average (%s), %.0f%% of the %d slots: on average that many are busy, so a few replies slower than the mean fill the pool and ops often wait for a slot; the pool is nearly too small for this rate at these reply times",
+			slots, avg, why, 100*need/float64(r.Pool), r.Pool)
 	}
 	return fmt.Sprintf("%s busy at times: the offered rate would need %s in flight on average (%s), at least as many as the %d slots hold: the pool is too small for this rate at these reply times",
 		slots, avg, why, r.Pool)
+}
+
+// opsInFlight is Little's-law demand in words, three significant digits:
+// "0.25 ops", "1 op", "1.59 ops", "15.9 ops", "1,590 ops".
+func opsInFlight(need float64) string {
+	v := numfmt.Round(time.Duration(need * 1e9)).Seconds() // three significant digits
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if v >= 1000 {
+		s = numfmt.Group(int64(math.Round(v)))
+	}
+	if s == "1" {
+		return "1 op"
+	}
+	return s + " ops"
 }
 
 // round shows ns with the three significant digits a reader can use.

@@ -367,9 +367,13 @@ func TestLittleNote(t *testing.T) {
 		reply     time.Duration
 		want, not string
 	}{
-		{2 * time.Millisecond, "all 10 in-flight slots (--load-pool) were busy at times, though the offered rate needs only about 1 op in flight on average (500 ops/s × 2ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
-		{18 * time.Millisecond, "the offered rate would need about 9 ops in flight on average (500 ops/s × 18ms mean reply time, Little's law), close to the 10 slots: the pool is nearly too small", "bursts"},
-		{40 * time.Millisecond, "the offered rate would need about 20 ops in flight on average (500 ops/s × 40ms mean reply time, Little's law), at least as many as the 10 slots hold: the pool is too small", "bursts"},
+		{2 * time.Millisecond, "all 10 in-flight slots (--load-pool) were busy at times, though the offered rate needs only 1 op in flight on average (500 ops/s × 2ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
+		{14 * time.Millisecond, "though the offered rate needs only 7 ops in flight on average (500 ops/s × 14ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
+		// From 3/4 of the pool the average alone keeps most slots busy:
+		// no "only", no "in bursts".
+		{15900 * time.Microsecond, "the offered rate needs 7.95 ops in flight on average (500 ops/s × 15.9ms mean reply time, Little's law), 79% of the 10 slots: on average that many are busy, so a few replies slower than the mean fill the pool and ops often wait for a slot; the pool is nearly too small", "only"},
+		{18 * time.Millisecond, "the offered rate needs 9 ops in flight on average (500 ops/s × 18ms mean reply time, Little's law), 90% of the 10 slots", "bursts"},
+		{40 * time.Millisecond, "the offered rate would need 20 ops in flight on average (500 ops/s × 40ms mean reply time, Little's law), at least as many as the 10 slots hold: the pool is too small", "bursts"},
 	} {
 		r := &Result{Pool: 10, MaxInFlight: 10, Intended: 500, Start: 1, End: 1 + int64(time.Second), Uncorrected: metrics.NewHistogram(), Latency: metrics.NewHistogram()}
 		r.Uncorrected.Record(int64(c.reply))
@@ -434,7 +438,7 @@ func TestPoolNoteWording(t *testing.T) {
 		r.Uncorrected.Record(668_360)
 	}
 	got := strings.Join(r.notes(), "\n")
-	if !strings.Contains(got, "the one in-flight slot (--load-pool) was busy at times, though the offered rate needs only under 1 op in flight on average (200 ops/s × 668µs mean reply time, Little's law): it filled only in bursts") {
+	if !strings.Contains(got, "the one in-flight slot (--load-pool) was busy at times, though the offered rate needs only 0.134 ops in flight on average (200 ops/s × 668µs mean reply time, Little's law): it filled only in bursts") {
 		t.Errorf("pool note: %q", got)
 	}
 }
