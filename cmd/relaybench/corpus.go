@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -61,38 +66,150 @@ func (c *corpusCmd) Run(g *Globals) error {
 		}
 		return nil
 	}
-	kinds := map[int]int{}
-	signers := map[string]struct{}{} // at most len(crp.Authors) keys
-	var content, tags int
-	first := ""
-	// The span of the events' created_at.
-	var oldest, newest int64
-	if err := crp.Scan(func(i int, e *nostr.Event) error { // streamed: one event at a time
-		if i == 0 {
-			first, oldest, newest = e.Content, e.CreatedAt, e.CreatedAt
-		}
-		oldest, newest = min(oldest, e.CreatedAt), max(newest, e.CreatedAt)
-		kinds[e.Kind]++
-		signers[e.PubKey] = struct{}{}
-		content += len(e.Content)
-		tags += len(e.Tags)
-		return nil
-	}); err != nil {
-		return err
-	}
-	n := crp.Len()
 	if crp.Manifest != nil {
 		return describeDumpCorpus(crp, elapsed, c.Export)
 	}
-	fmt.Printf("Corpus %s\n", crp.Key)
+	st, err := scanCorpus(crp)
+	if err != nil {
+		return err
+	}
+	if st.fingerprint == "" && c.Export != "" {
+		// Over fingerprintMax events: the export holds them all anyway.
+		if err := crp.Materialize(); err != nil {
+			return fmt.Errorf("--export: %w", err)
+		}
+		st.fingerprint = dumpFingerprint(crp.Events)
+	}
+	describeGenerated(crp, st, elapsed)
+	if crp.Len() > 0 && !utf8.ValidString(st.first) {
+		return fmt.Errorf("corpus content is not valid UTF-8")
+	}
+	return exportCorpus(crp, c.Export)
+}
+
+// corpusStats is what the corpus command says of a generated corpus's
+// events, read in one pass.
+type corpusStats struct {
+	kinds          map[int]int
+	signers        int
+	content, tags  int
+	first          string // the first event's content
+	oldest, newest int64  // the span of the events' created_at
+	fingerprint    string // the fingerprint a dump of the events has ("" over fingerprintMax events)
+}
+
+// fingerprintMax is the most events whose dump fingerprint the corpus
+// command works out while it reads them (40 bytes an event in memory).
+const fingerprintMax = 2_000_000
+
+// idAt is an event's created_at and id, the order a dump publishes in.
+type idAt struct {
+	at int64
+	id [32]byte
+}
+
+// dumpFingerprint is the fingerprint of a dump of evs (corpus.Fingerprint
+// of the events in the order --corpus publishes them: created_at, then id).
+func dumpFingerprint(evs []*nostr.Event) string {
+	keys := make([]idAt, 0, len(evs))
+	for _, e := range evs {
+		keys = append(keys, keyOf(e))
+	}
+	return fingerprintOf(keys)
+}
+
+func keyOf(e *nostr.Event) idAt {
+	k := idAt{at: e.CreatedAt}
+	hex.Decode(k.id[:], []byte(e.ID[:min(len(e.ID), 64)])) // a generated event's id: 64 hex digits
+	return k
+}
+
+// fingerprintOf sorts keys as a dump is published and hashes their ids as
+// corpus.Fingerprint does (sha256 over the 32-byte ids).
+func fingerprintOf(keys []idAt) string {
+	slices.SortFunc(keys, func(a, b idAt) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), bytes.Compare(a.id[:], b.id[:]))
+	})
+	h := sha256.New()
+	for _, k := range keys {
+		h.Write(k.id[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// scanCorpus reads crp's events once, streamed: one event at a time.
+func scanCorpus(crp *corpus.Corpus) (corpusStats, error) {
+	st := corpusStats{kinds: map[int]int{}}
+	signers := map[string]struct{}{} // at most len(crp.Authors) keys
+	var keys []idAt
+	if crp.Len() <= fingerprintMax {
+		keys = make([]idAt, 0, crp.Len())
+	}
+	err := crp.Scan(func(i int, e *nostr.Event) error {
+		if i == 0 {
+			st.first, st.oldest, st.newest = e.Content, e.CreatedAt, e.CreatedAt
+		}
+		st.oldest, st.newest = min(st.oldest, e.CreatedAt), max(st.newest, e.CreatedAt)
+		st.kinds[e.Kind]++
+		signers[e.PubKey] = struct{}{}
+		st.content += len(e.Content)
+		st.tags += len(e.Tags)
+		if keys != nil {
+			keys = append(keys, keyOf(e))
+		}
+		return nil
+	})
+	st.signers = len(signers)
+	if keys != nil && err == nil {
+		st.fingerprint = fingerprintOf(keys)
+	}
+	return st, err
+}
+
+// describeGenerated prints what scanCorpus read of a generated corpus. Its
+// fingerprint is the figure (and the name) a dump of it shows, where the
+// cache key that headed it (a hash of the parameters) could not be
+// compared with the dump's.
+func describeGenerated(crp *corpus.Corpus, st corpusStats, elapsed time.Duration) {
+	n := crp.Len()
+	fmt.Printf("Corpus generated from seed %d (cache key %s, a hash of its parameters)\n", crp.Params.Seed, crp.Key)
+	if st.fingerprint != "" {
+		fmt.Printf("  Fingerprint: %s (its ids in created_at order, as a dump of it (--export) publishes them)\n", st.fingerprint)
+	} else {
+		fmt.Printf("  Fingerprint: not worked out for over %s events (--export gives it)\n", num(fingerprintMax))
+	}
 	// The span the events have (what a dump of them reads back as), and the
 	// window their created_at are drawn from (--window, --anchor): both
 	// named, where the window alone read as the events' span.
 	fmt.Printf("  Events:   %s by %s, seed %d, created_at %s … %s (drawn from the window %s … %s)\n", num(n),
-		authorsUsed(len(signers), len(crp.Authors)), crp.Params.Seed, rfc3339(oldest), rfc3339(newest),
+		authorsUsed(st.signers, len(crp.Authors)), crp.Params.Seed, rfc3339(st.oldest), rfc3339(st.newest),
 		rfc3339(crp.Params.Anchor-int64(crp.Params.Window/time.Second)), rfc3339(crp.Params.Anchor))
 	fmt.Printf("  Content:  %s B average (asked %s), %s tags in all, %s of wire JSON\n",
-		num(int(math.Round(float64(content)/float64(n)))), num(crp.Params.AvgSize), num(tags), numfmt.Bytes(float64(crp.Bytes)))
+		num(avgContent(st.content, n)), num(crp.Params.AvgSize), num(st.tags), numfmt.Bytes(float64(crp.Bytes)))
+	printKinds(st.kinds, n)
+	if crp.Cached {
+		fmt.Printf("  Loaded from the cache in %s: nothing signed\n", elapsed.Round(time.Millisecond))
+	} else {
+		secs := crp.SignDuration.Seconds()
+		fmt.Printf("  Signed with %s in %.2fs: %s events/s (generation, ids and signatures, all cores)\n", crp.Signer, secs, num(int(math.Round(float64(n)/secs))))
+	}
+	if crp.CacheNote != "" {
+		fmt.Printf("  Cache: %s\n", crp.CacheNote)
+	}
+}
+
+// avgContent is the average content length of n events of content bytes
+// in all, rounded down as a dump's manifest gives it (the same events, the
+// same figure).
+func avgContent(content, n int) int {
+	if n == 0 {
+		return 0
+	}
+	return content / n
+}
+
+// printKinds prints the Kinds line: each kind's count and share of n.
+func printKinds(kinds map[int]int, n int) {
 	ks := make([]int, 0, len(kinds))
 	for k := range kinds {
 		ks = append(ks, k)
@@ -103,19 +220,6 @@ func (c *corpusCmd) Run(g *Globals) error {
 		fmt.Printf(" %d: %s (%.1f%%)", k, num(kinds[k]), 100*float64(kinds[k])/float64(n))
 	}
 	fmt.Println()
-	if crp.Cached {
-		fmt.Printf("  Loaded from the cache in %s: nothing signed\n", elapsed.Round(time.Millisecond))
-	} else {
-		secs := crp.SignDuration.Seconds()
-		fmt.Printf("  Signed with %s in %.2fs: %s events/s (generation, ids and signatures, all cores)\n", crp.Signer, secs, num(int(math.Round(float64(n)/secs))))
-	}
-	if crp.CacheNote != "" {
-		fmt.Printf("  Cache: %s\n", crp.CacheNote)
-	}
-	if n > 0 && !utf8.ValidString(first) {
-		return fmt.Errorf("corpus content is not valid UTF-8")
-	}
-	return exportCorpus(crp, c.Export)
 }
 
 // rfc3339 is Unix time u in UTC, as created_at is shown.
@@ -150,22 +254,13 @@ func exportCorpus(crp *corpus.Corpus, path string) error {
 func describeDumpCorpus(crp *corpus.Corpus, elapsed time.Duration, export string) error {
 	m := crp.Manifest
 	fmt.Printf("Corpus from %s (%s%s)\n", m.Source, m.Format, map[bool]string{true: ", gzip"}[m.Gzip])
-	fmt.Printf("  Fingerprint: %s\n", m.Fingerprint)
+	fmt.Printf("  Fingerprint: %s (its ids in publish order: created_at, then id)\n", m.Fingerprint)
 	fmt.Printf("  Read:     %s, kept %s; dropped: %s\n", num(m.Read), num(m.Events), m.DroppedSummary())
 	fmt.Printf("  Events:   %s by %s authors, created_at %s … %s (the oldest and newest event's)\n", num(m.Events), num(m.Authors),
 		rfc3339(m.First), rfc3339(m.Last))
 	fmt.Printf("  Sizes:    %s of wire JSON; per event min %s, p50 %s, p90 %s, p99 %s, max %s B; content %s B average\n",
 		numfmt.Bytes(float64(m.Bytes)), num(m.Sizes.Min), num(m.Sizes.P50), num(m.Sizes.P90), num(m.Sizes.P99), num(m.Sizes.Max), num(m.AvgContent))
-	ks := make([]int, 0, len(m.Kinds))
-	for k := range m.Kinds {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	fmt.Print("  Kinds:   ")
-	for _, k := range ks {
-		fmt.Printf(" %d: %s (%.1f%%)", k, num(m.Kinds[k]), 100*float64(m.Kinds[k])/float64(m.Events))
-	}
-	fmt.Println()
+	printKinds(m.Kinds, m.Events)
 	for _, n := range corpus.AgeNotes(crp.Events, time.Now()) {
 		fmt.Printf("  Note:     %s\n", n)
 	}

@@ -75,6 +75,35 @@ func TestCorpusExportAuthorsAsLoaded(t *testing.T) {
 	}
 }
 
+// TestCorpusFingerprintAsItsDump: a generated corpus and its own --export
+// dump show one figure under one name, so the two can be compared: the
+// generated one was headed by its cache key ("Corpus 0261728b…", a hash of
+// the parameters) and the dump by "Fingerprint: 26657d6d…".
+func TestCorpusFingerprintAsItsDump(t *testing.T) {
+	dump := filepath.Join(t.TempDir(), "dump.ndjson")
+	fp := regexp.MustCompile(`(?m)^  Fingerprint: ([0-9a-f]{64}) \(`)
+	avg := regexp.MustCompile(`(?i)content:? +([0-9,]+) B average|content ([0-9,]+) B average`)
+	code, made, stderr := runHere(t, "corpus", "--events", "300", "--seed", "5", "--cache-dir", "off", "--no-progress", "--export", dump)
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	code, loaded, stderr := runHere(t, "corpus", "--corpus", dump, "--cache-dir", "off", "--no-progress")
+	if code != 0 {
+		t.Fatalf("the dump loaded: exit %d\n%s", code, stderr)
+	}
+	m, l := fp.FindStringSubmatch(made), fp.FindStringSubmatch(loaded)
+	if m == nil || l == nil || m[1] != l[1] {
+		t.Errorf("fingerprints: generated %q, its dump %q: want one figure under one name\n%s\n%s", m, l, made, loaded)
+	}
+	if !strings.HasPrefix(made, "Corpus generated from seed 5 (cache key ") {
+		t.Errorf("the cache key is not named as such:\n%s", made)
+	}
+	// The same events' average content, the same figure.
+	if a, b := avg.FindStringSubmatch(made), avg.FindStringSubmatch(loaded); a == nil || b == nil || a[1]+a[2] != b[1]+b[2] {
+		t.Errorf("average content: generated %q, its dump %q", a, b)
+	}
+}
+
 // TestDumpProgressOnlyWhenVerifying: loading a dump shows "Verifying …"
 // only while its events are verified: not when it comes from the cache
 // (nothing verified), never with --no-progress.
