@@ -720,6 +720,29 @@ func sweepRow(key string, sz float64, pts []sweepPoint, cols sweepColumns) []str
 	return append(row, aggStatus(ps))
 }
 
+// checkedUnits are what a phase's verification counts as checked, by
+// its kind (singular, plural): a query's answers, a subscription's
+// deliveries, a negentropy phase's syncs and its read-back queries.
+var checkedUnits = map[string][2]string{
+	"query": {"query", "queries"}, "load": {"query", "queries"}, "mixed": {"query", "queries"}, "clients": {"query", "queries"},
+	"subscribe": {"subscription", "subscriptions"}, "sweep": {"subscription", "subscriptions"},
+	"count": {"COUNT", "COUNTs"}, "search": {"search", "searches"},
+	"negentropy": {"sync or read-back", "syncs and read-backs"},
+}
+
+// checkedUnit is the unit of phase p's checked answers ("queries",
+// "subscriptions"; "answers" for a kind not named), singular for one.
+func checkedUnit(p *results.Phase, one bool) string {
+	u, ok := checkedUnits[kind(p)]
+	if !ok {
+		u = [2]string{"answer", "answers"}
+	}
+	if one {
+		return u[0]
+	}
+	return u[1]
+}
+
 // verificationTable has one row per (relay, phase) that was verified.
 func verificationTable(groups []*relayRuns) *table {
 	t := &table{title: "Verification", head: []string{"Relay", "Phase", "Checked", "Expected", "Returned", "Missing", "Extra", "Not matching", "Invalid", "Duplicated", "Truncated", "Result"},
@@ -748,14 +771,22 @@ func verificationTable(groups []*relayRuns) *table {
 				continue
 			}
 			row := []string{g.key, phaseCell(name)}
-			for _, c := range cols {
+			for i, c := range cols {
 				var vs []float64
 				for _, v := range vers {
 					if v.Verified {
 						vs = append(vs, float64(c(v)))
 					}
 				}
-				row = append(row, agg(vs, func(v float64) string { return fmtInt(int64(v)) }))
+				cell := agg(vs, func(v float64) string { return fmtInt(int64(v)) })
+				if i == 0 && len(vs) > 0 { // Checked: its unit differs by phase ("100 queries (90–110)", "10 subscriptions")
+					n, spread, _ := strings.Cut(cell, " (")
+					cell = n + " " + checkedUnit(g.phases(name)[0], cell == "1")
+					if spread != "" {
+						cell += " (" + spread
+					}
+				}
+				row = append(row, cell)
 			}
 			t.add(append(row, aggVerdict(vers))...)
 		}

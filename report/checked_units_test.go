@@ -1,0 +1,39 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// TestVerificationCheckedUnits: the Verification table's Checked column
+// names its unit per phase, which differs by kind (walk 11: "100", "10"
+// and "6" read as one unit for queries, subscriptions and a negentropy
+// sync's rounds); a repeated run's spread keeps one unit.
+func TestVerificationCheckedUnits(t *testing.T) {
+	ver := func(n int64) *results.Verification {
+		return &results.Verification{Verified: true, Passed: true, Checked: n, Expected: 10, Returned: 10}
+	}
+	run := func(q int64) *results.Run {
+		return &results.Run{Phases: []results.Phase{
+			{Name: "query", Workload: "query", Verification: ver(q)},
+			{Name: "subscribe", Workload: "subscribe", Verification: ver(10)},
+			{Name: "negentropy/delta", Workload: "negentropy", Verification: ver(6)},
+			{Name: "count", Workload: "count", Verification: ver(1)},
+			{Name: "custom", Workload: "custom", Verification: ver(3)},
+		}}
+	}
+	tb := verificationTable([]*relayRuns{{key: "a", runs: []*results.Run{run(100)}}, {key: "b", runs: []*results.Run{run(90), run(110), run(100)}}})
+	var got []string
+	for _, r := range tb.rows {
+		got = append(got, r[0]+" "+r[1]+": "+r[2])
+	}
+	s := strings.Join(got, "\n")
+	for _, want := range []string{"a query: 100 queries", "b query: 100 queries (90–110)", "a subscribe: 10 subscriptions",
+		"a negentropy/delta: 6 syncs and read-backs", "a count: 1 COUNT", "a custom: 3 answers"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lacks %q:\n%s", want, s)
+		}
+	}
+}
