@@ -49,17 +49,17 @@ func relayOrMachineNote(pool int, cpuNote, busy string) string {
 // processes held, as the quiet-late note says of a client not kept from a
 // CPU.
 //
-// A judgement that the client was late from outside its own work, on a
-// machine where the load average is no sign of other processes competing
-// (busy ""), still quotes it (sysinfo.LoadClause, OthersBusy's words
-// without the judgement): the reader sees how busy the machine was.
+// Every judgement on a machine where the load average is no sign of
+// other processes competing (busy "") still quotes it (sysinfo.LoadClause,
+// OthersBusy's words without the judgement), "the client kept up (…)" as
+// much as "late from outside": the reader sees how busy the machine was.
 func endWithMachineLoad(ph *results.Phase, busy string, client, cores float64) {
 	if len(ph.Notes) == 0 {
 		return
 	}
 	n := &ph.Notes[len(ph.Notes)-1]
 	if busy == "" {
-		if la := machineLoadClause(); la != "" && strings.Contains(*n, LateFromOutside) {
+		if la := machineLoadClause(); la != "" {
 			*n += "; " + la
 		}
 		return
