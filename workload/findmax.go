@@ -627,6 +627,10 @@ func buildFindMaxPhase(ph *results.Phase, res *FindMaxResult, o FindMaxOptions, 
 	}
 	if acct.Op != "" {
 		bookAccount(ph, acct) // the account, mirrored in accepted, refused, timed_out, failed, not_sent, cancelled
+		// Its not run are mostly drops, never sends: named as the
+		// account's outcome is ("not run"), not "not sent" beside it.
+		ph.Counts["not_run"] = ph.Counts["not_sent"]
+		delete(ph.Counts, "not_sent")
 	}
 	ph.Notes = append(ph.Notes, table...)
 	ph.Notes = append(ph.Notes, "the event account sums every step's: steps above the relay's capacity fail by design (their refusals, timeouts and drops are what the search measures)")

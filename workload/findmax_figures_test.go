@@ -47,3 +47,17 @@ func TestFindMaxUnbisectedAnswer(t *testing.T) {
 		t.Errorf("a client-limited search is said unbisected")
 	}
 }
+
+// The search's phase mirrors its account's not run (drops, mostly) as
+// not_run, the outcome's own name, never "not_sent" beside it.
+func TestFindMaxNotRunOneName(t *testing.T) {
+	a := results.Account{Op: results.OpEvent, Requested: 20000, NotRun: 4016, NotRunBy: map[string]int64{WhyRelayDrop: 4016}}
+	a.Accepted = a.Requested - a.Total()
+	step := Step{Rate: 16000, Phase: results.Phase{Duration: int64(time.Second), Counts: map[string]int64{}, Accounts: []results.Account{a}}}
+	ph := results.NewPhase("find-max", "find-max")
+	res := &FindMaxResult{Steps: []Step{step}}
+	buildFindMaxPhase(&ph, res, findMaxP99(64), "")
+	if _, ok := ph.Counts["not_sent"]; ok || ph.Counts["not_run"] != 4016 {
+		t.Errorf("counts %v: want not_run 4016 and no not_sent", ph.Counts)
+	}
+}
