@@ -577,7 +577,7 @@ func judgeClient(ph *results.Phase, clientCores int) {
 		ph.ClientLimited = true
 		note("client-limited: the machine's %.0f cores were saturated (client %.2f, relay %.2f cores%s) and the client used at least as much as the relay; pin them apart (--client-cpus/--relay-cpus) or use a bigger machine", machine, client, relay, f.during)
 	case client+relay >= 0.9*machine:
-		note("relay-limited, machine saturated: client %.2f + relay %.2f cores of %.0f%s; the relay had less CPU than it would alone", client, relay, machine, f.during)
+		note("relay-limited, machine saturated: client %.2f + relay %.2f cores of %.0f%s; the relay had less CPU than it would alone%s", client, relay, machine, f.during, machineLoad(client+relay))
 	case relay >= 0.75:
 		note("relay-limited: the relay kept %.2f cores busy%s while the client had spare CPU (%.2f of %.0f cores)%s", relay, f.during, client, cores, relayWaited(client+relay))
 	default:
@@ -626,6 +626,22 @@ func othersBusy(sides float64) string {
 	}
 	return ""
 }
+
+// machineLoad ends a judgement with the machine's load: othersBusy's
+// clause when other processes competed for the cores, else the load
+// average alone (sysinfo.LoadClause); "" when unknown.
+func machineLoad(sides float64) string {
+	if s := othersBusy(sides); s != "" {
+		return s
+	}
+	if la := machineLoadClause(); la != "" {
+		return "; " + la
+	}
+	return ""
+}
+
+// machineLoadClause is sysinfo.LoadClause (a test sets the machine's load).
+var machineLoadClause = sysinfo.LoadClause
 
 // relayWaited ends a relay-limited judgement made while other processes
 // competed for the machine's cores (othersBusy): the relay kept its cores
