@@ -57,6 +57,9 @@ func TestSweepTableDeliveryLatency(t *testing.T) {
 			t.Errorf("%s: OK p50 1.00ms shown: %v, want %v:\n%s", name, hasOK, name != "brief", s)
 		}
 	}
+	if strings.Contains(page.String(), ">Payload</td>") {
+		t.Errorf("the HTML's sweep table, turned to fit the page, lists the payload as a figure, not in its columns' names")
+	}
 	if !strings.Contains(page.String(), "Payload sweep: delivery latency (mean solid, p99 dashed)") {
 		t.Errorf("the HTML's latency chart does not name the delivery latency")
 	}

@@ -657,7 +657,9 @@ func sweepTable(groups []*relayRuns) *table {
 	if cols.verification {
 		head = append(head, "Verification")
 	}
-	t := &table{title: "Payload sweep", head: append(head, "Status"), left: map[int]bool{len(head): true}}
+	// Relay and payload are left-aligned text: they name a row, and the
+	// columns of the HTML's transpose (fitPage) when the table is wide.
+	t := &table{title: "Payload sweep", head: append(head, "Status"), left: map[int]bool{1: true, len(head): true}}
 	if cols.verification {
 		t.left[len(head)-1] = true
 	}
