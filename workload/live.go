@@ -116,40 +116,7 @@ func runLive(ctx context.Context, p *livePlan, out *liveOut) {
 		pw := newPubWorker()
 		out.workers[w] = pw
 		var mu sync.Mutex // guards pw: OK callbacks run on the reader goroutine
-		book := func(n int, ok wire.OK, err error) {
-			now := mono.Now()
-			mu.Lock()
-			out.okSent[n], out.okRecv[n] = ok.Sent, ok.Recv
-			if out.okRecv[n] == 0 {
-				out.okRecv[n] = now
-			}
-			oc, reason := bookOK(user, out, ok, err, pw, p.series, p.okLatencySeries, now)
-			out.outcomes[n] = oc
-			if out.intended[n] > 0 && oc == Accepted {
-				lateMu.Lock()
-				out.fromInt.Record(ok.Recv - out.intended[n])
-				lateMu.Unlock()
-			}
-			mu.Unlock()
-			if reason != "" {
-				reasonsMu.Lock()
-				out.reasons[n] = reason
-				reasonsMu.Unlock()
-			}
-			for {
-				last := out.lastOK.Load()
-				if now <= last || out.lastOK.CompareAndSwap(last, now) {
-					break
-				}
-			}
-			if p.booked != nil {
-				p.booked(n)
-			}
-			d := out.done.Add(1)
-			if p.progress != nil && d%256 == 0 {
-				p.progress(d)
-			}
-		}
+		book := liveBooker(user, p, out, pw, &mu, &reasonsMu, &lateMu)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -167,6 +134,47 @@ func runLive(ctx context.Context, p *livePlan, out *liveOut) {
 	wg.Wait()
 	if p.progress != nil {
 		p.progress(out.done.Load())
+	}
+}
+
+// liveBooker returns the booking of one publisher's events (pw, guarded
+// by mu): it records each event's OK (or its failure) and outcome into
+// out, credits it, and reports progress. It runs on the connection's reader
+// goroutine and must not block.
+func liveBooker(user context.Context, p *livePlan, out *liveOut, pw *pubWorker, mu, reasonsMu, lateMu *sync.Mutex) func(int, wire.OK, error) {
+	return func(n int, ok wire.OK, err error) {
+		now := mono.Now()
+		mu.Lock()
+		out.okSent[n], out.okRecv[n] = ok.Sent, ok.Recv
+		if out.okRecv[n] == 0 {
+			out.okRecv[n] = now
+		}
+		oc, reason := bookOK(user, out, ok, err, pw, p.series, p.okLatencySeries, now)
+		out.outcomes[n] = oc
+		if out.intended[n] > 0 && oc == Accepted {
+			lateMu.Lock()
+			out.fromInt.Record(ok.Recv - out.intended[n])
+			lateMu.Unlock()
+		}
+		mu.Unlock()
+		if reason != "" {
+			reasonsMu.Lock()
+			out.reasons[n] = reason
+			reasonsMu.Unlock()
+		}
+		for {
+			last := out.lastOK.Load()
+			if now <= last || out.lastOK.CompareAndSwap(last, now) {
+				break
+			}
+		}
+		if p.booked != nil {
+			p.booked(n)
+		}
+		d := out.done.Add(1)
+		if p.progress != nil && d%256 == 0 {
+			p.progress(d)
+		}
 	}
 }
 
