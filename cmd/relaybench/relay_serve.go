@@ -21,7 +21,7 @@ import (
 )
 
 type relayCmd struct {
-	Serve relayServeCmd `cmd:"" help:"Serve the embedded khatru relay (or the sink) until SIGINT/SIGTERM; prints 'listening ws://HOST:PORT' once bound."`
+	Serve relayServeCmd `cmd:"" help:"Serve the embedded khatru relay (or the sink) until SIGINT/SIGTERM, which stop it (exit 0); prints 'listening ws://HOST:PORT' once bound."`
 }
 
 func init() {
