@@ -937,9 +937,9 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	}
 	notes = append(notes, fmt.Sprintf("%s (%s%s, %s) %swaited for EOSE before publishing; %s sent fresh events of %s content bytes signed before the clock (%s planned)",
 		numfmt.Count(o.Subscribers, "subscriber"), o.Filter, filters, r.follows(each), each, numfmt.Count(o.Publishers, "publisher"), numfmt.Group(int64(o.Size)), numfmt.Group(int64(nEv))))
-	deliver := "deliver latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events"
+	deliver := "delivery latency: publisher's clock just before the EVENT write → subscriber's read of the delivery (one monotonic clock), of credited deliveries only: valid, matching, first copies of accepted events"
 	if o.sharedSchedule() {
-		deliver = "deliver latency: the event's intended send time on the open-loop schedule from --start-at (start + j/rate) → subscriber's read of the delivery, of credited deliveries only (valid, matching, first copies of accepted events); it includes the send lateness, and across machines the clock offset between the instances (see the run's segment clock offset)"
+		deliver = "delivery latency: the event's intended send time on the open-loop schedule from --start-at (start + j/rate) → subscriber's read of the delivery, of credited deliveries only (valid, matching, first copies of accepted events); it includes the send lateness, and across machines the clock offset between the instances (see the run's segment clock offset)"
 	}
 	if ph.Counts[results.CountSent] > 0 {
 		notes = append(notes,
