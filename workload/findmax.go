@@ -127,8 +127,8 @@ type FindMaxResult struct {
 	// Precision: the relay's figure lies between Max and FirstFail, and
 	// Max is only the last rate that passed.
 	Unbisected bool
-	Answer        string  // one line: "12,000 events/s", "≥ 40,000 events/s (client-limited)", …
-	Steps         []Step
+	Answer     string // one line: "12,000 events/s", "≥ 40,000 events/s (client-limited)", …
+	Steps      []Step
 }
 
 // FindMax searches for the highest constant publish rate the relay sustains
