@@ -64,7 +64,9 @@ func (o LifecycleOptions) Run(ctx context.Context, env Env) ([]results.Phase, er
 // read-your-write probe (OpRead):
 //   - a delivery is accepted when a valid copy arrives on the live
 //     subscription; when none arrived within Timeout of the EVENT's write it
-//     is timed out and the event counts as missing in the verification;
+//     is timed out, and the event counts as missing in the verification
+//     unless a valid copy came later, before the phase ended (late: the
+//     relay was slow, not wrong);
 //   - a read is accepted when a REQ by id answers the event, valid; a REQ
 //     ending with EOSE but without it is retried with backoff until
 //     ReadTimeout after the OK, and then the read is timed out (the event
@@ -598,9 +600,12 @@ func (lr *lifeRun) tally() lifeTally {
 				c["delivered_before_ok"]++
 			}
 		case outcome.TimedOut:
-			c["never_delivered"]++
+			// Delivered after its deadline: timed out (the relay was
+			// slow), not missing: the event did reach the subscription.
 			if r.deliver != 0 {
 				t.lateDeliv++
+			} else {
+				c["never_delivered"]++
 			}
 		}
 		if r.read == outcome.Accepted {
@@ -742,7 +747,7 @@ func (lr *lifeRun) phaseNotes(t lifeTally) []string {
 		notes = append(notes, fmt.Sprintf("%d expected deliveries in a row did not come: later deliveries were awaited together at the end (for %v) instead of one by one", lifeDeliveryStall, lr.o.Timeout))
 	}
 	if t.lateDeliv > 0 {
-		notes = append(notes, fmt.Sprintf("%d deliveries arrived after their %v deadline (counted missing, not timed)", t.lateDeliv, lr.o.Timeout))
+		notes = append(notes, fmt.Sprintf("%s after %s %v deadline: timed out (the relay was slow), not missing, and not in the delivery latency", numfmt.Count(t.lateDeliv, "delivery")+" arrived", itsTheir(t.lateDeliv), lr.o.Timeout))
 	}
 	for _, r := range t.reasons {
 		notes = append(notes, "not accepted: "+r)

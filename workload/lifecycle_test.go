@@ -8,6 +8,7 @@ import (
 
 	"github.com/relaybench/relaybench/internal/testrelay"
 	"github.com/relaybench/relaybench/judge"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -326,5 +327,29 @@ func TestLifecycleNotesInWords(t *testing.T) {
 				t.Errorf("note says the key %s: %q", key, n)
 			}
 		}
+	}
+}
+
+// TestLifecycleLateDeliveryIsNotMissing: a delivery that came after its
+// deadline but before the phase ended stays timed out (the relay was slow)
+// and is not missing in the verification: the event did reach the live
+// subscription, so the run is incomplete, not wrong. One that never came is
+// missing.
+func TestLifecycleLateDeliveryIsNotMissing(t *testing.T) {
+	lr := &lifeRun{o: LifecycleOptions{Base: Base{Timeout: time.Second}}}
+	lr.recs = []lifeRecord{
+		{sent: 1, ok: 2, deliver: 3, event: outcome.Accepted, delivery: outcome.Accepted},
+		{sent: 1, ok: 2, deliver: 9e9, event: outcome.Accepted, delivery: outcome.TimedOut}, // late
+		{sent: 1, ok: 2, event: outcome.Accepted, delivery: outcome.TimedOut},               // never
+	}
+	tl := lr.tally()
+	if tl.counts["never_delivered"] != 1 || tl.lateDeliv != 1 || tl.counts["delivered"] != 1 {
+		t.Errorf("counts %v, late %d: want 1 never delivered, 1 late, 1 delivered", tl.counts, tl.lateDeliv)
+	}
+	if h := tl.hists[StageDeliver]; h.Count() != 1 {
+		t.Errorf("delivery latency holds %d samples, want the one delivered in time", h.Count())
+	}
+	if notes := strings.Join(lr.phaseNotes(tl), "\n"); !strings.Contains(notes, "1 delivery arrived after its 1s deadline: timed out (the relay was slow), not missing") {
+		t.Errorf("no note of the late delivery:\n%s", notes)
 	}
 }
