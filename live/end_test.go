@@ -262,6 +262,18 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 	if nothing.Found != "nothing to verify" || nothing.Failures != "none: 2 phases with nothing to verify (publish, burst)" {
 		t.Errorf("after a run with nothing to verify: found %q, failures %q", nothing.Found, nothing.Failures)
 	}
+	// The whole-run card shows the whole run's average; the last second
+	// has its own card, labelled as such.
+	var rates struct {
+		Avg  string `json:"avg"`
+		Last string `json:"last"`
+	}
+	br.eval(t, `(() => { showPoint({rate: 49, avg_rate: 1080, lat: []}, 1); const t = id => document.getElementById(id);
+  return {avg: t("rate").textContent + " " + t("rate").nextElementSibling.textContent,
+    last: t("rate_last").textContent + " " + t("rate_last").nextElementSibling.textContent}; })()`, &rates)
+	if rates.Avg != "1,080 accepted / s (whole-run average)" || rates.Last != "49 accepted / s (last second)" {
+		t.Errorf("rate cards %q and %q, want the whole-run average and the last second, each labelled", rates.Avg, rates.Last)
+	}
 }
 
 // TestWorkloadInPartsSaysSo: mixed announces its three parts' operations

@@ -63,6 +63,10 @@ type Point struct {
 	Requested int64            `json:"requested"`
 	Outcomes  map[string]int64 `json:"outcomes"` // the run's operations so far, by outcome
 	Rate      float64          `json:"rate"`     // accepted operations per second since the last point
+	// AvgRate is the whole run's accepted operations per second so far:
+	// every accepted operation over the time since the tick before the
+	// first one was seen (signing the corpus before it is no part of it).
+	AvgRate float64 `json:"avg_rate"`
 	// Latency of the operations completed in the last complete second(s),
 	// one entry per kind the phase in flight times (OK, EOSE, delivery),
 	// from the series' HDR histograms (fed the summary's values);
@@ -149,6 +153,7 @@ type State struct {
 	stride    int // ticks per point kept (doubles when the history is thinned)
 	ticks     int
 	last      tickBase
+	opsFrom   int64 // mono: the tick before the first accepted operation (0: none yet)
 	res       resources
 	final     []byte // the HTML report, once the run ended
 	subs      map[chan []byte]struct{}

@@ -142,9 +142,7 @@ func (s *State) point(now int64, counts map[string]int64, req int64, measuring b
 		}
 		p.Requested += r
 	}
-	if dt := float64(now-s.last.t) / 1e9; dt > 0 {
-		p.Rate = float64(max(0, p.Outcomes["accepted"]-s.last.accepted)) / dt
-	}
+	s.rates(&p, now)
 	for _, k := range secs {
 		if h := k.h; h.Count() > 0 {
 			p.Lat = append(p.Lat, Latency{Of: k.of, Count: h.Count(), P50: ms(h.Quantile(50)), P90: ms(h.Quantile(90)),
@@ -152,6 +150,23 @@ func (s *State) point(now int64, counts map[string]int64, req int64, measuring b
 		}
 	}
 	return p
+}
+
+// rates puts into p the accepted operations per second since the last
+// point and the whole run's average so far (s.mu held): from the tick
+// before the first accepted operation, so that what came before any
+// operation (signing the corpus, waiting for --start-at) does not count.
+func (s *State) rates(p *Point, now int64) {
+	acc := p.Outcomes["accepted"]
+	if dt := float64(now-s.last.t) / 1e9; dt > 0 {
+		p.Rate = float64(max(0, acc-s.last.accepted)) / dt
+	}
+	if acc > 0 && s.opsFrom == 0 {
+		s.opsFrom = max(s.last.t, 1)
+	}
+	if dt := float64(now-s.opsFrom) / 1e9; s.opsFrom != 0 && dt > 0 {
+		p.AvgRate = float64(acc) / dt
+	}
 }
 
 // phaseRequested is the phase in flight's requested operations (st, ok:
