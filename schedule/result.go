@@ -71,6 +71,42 @@ type Result struct {
 	// ClientLimitedWhy says why, in a sentence.
 	ClientLimited    bool
 	ClientLimitedWhy string
+
+	// FullRate is the offered rate (ops/s) when the pool was full: the
+	// pattern's highest rate over the seconds whose in-flight count reached
+	// the pool (a spike's peak, not the run's average); 0 when it never did.
+	FullRate float64
+}
+
+// OfferedRate is the offered rate the pool's filling is judged at:
+// FullRate when known, else the intended ops over secs (the average).
+func (r *Result) OfferedRate(secs float64) float64 {
+	if r.FullRate > 0 {
+		return r.FullRate
+	}
+	if secs <= 0 {
+		return 0
+	}
+	return float64(r.Intended) / secs
+}
+
+// rateWhenFull is FullRate: the highest rate of p over the seconds whose
+// in-flight count (inFlight, per second) reached pool, sampled every 10 ms.
+func rateWhenFull(p Pattern, inFlight []int64, pool int) float64 {
+	peak := 0.0
+	for i, n := range inFlight {
+		if n < int64(pool) {
+			continue
+		}
+		for ms := 0; ms < 1000; ms += 10 {
+			t := time.Duration(i)*time.Second + time.Duration(ms)*time.Millisecond
+			if t > p.Duration() {
+				break
+			}
+			peak = max(peak, p.Rate(t))
+		}
+	}
+	return peak
 }
 
 // poolFull reports whether every worker was busy at some point.
@@ -210,15 +246,16 @@ func (r *Result) notes() []string {
 }
 
 // littleNote says what a pool that filled at times means: by Little's law
-// the ops the offered rate needs in flight on average are the intended rate
-// times the mean reply time (the demand, not what went through the pool:
+// the ops the offered rate needs in flight on average are the offered rate
+// when the pool filled (OfferedRate: a spike's peak, not the run's
+// average, nor the achieved rate) times the mean reply time (the demand, not what went through the pool:
 // ops that waited or were dropped never were in flight), given with three
 // significant digits. Well below the pool (under 3/4 of it) the slots
 // filled in bursts only; from 3/4 of it, the average alone kept most slots
 // busy, so ops often waited for one; at or above it, the pool was too
 // small for this rate at these reply times.
 func (r *Result) littleNote() string {
-	rate := float64(r.Intended) / (float64(r.End-r.Start) / 1e9)
+	rate := r.OfferedRate(float64(r.End-r.Start) / 1e9)
 	mean := r.Uncorrected.Mean()
 	need := rate * mean / 1e9
 	slots, filled := fmt.Sprintf("all %d in-flight slots (--load-pool) were", r.Pool), "the slots filled"
@@ -226,7 +263,11 @@ func (r *Result) littleNote() string {
 		slots, filled = "the one in-flight slot (--load-pool) was", "it filled"
 	}
 	avg := opsInFlight(need)
-	why := fmt.Sprintf("%s ops/s × %v mean reply time, Little's law", numfmt.Group(int64(math.Round(rate))), round(int64(mean)))
+	offered := "ops/s"
+	if r.FullRate > 0 {
+		offered = "ops/s offered when the pool filled"
+	}
+	why := fmt.Sprintf("%s %s × %v mean reply time, Little's law", numfmt.Group(int64(math.Round(rate))), offered, round(int64(mean)))
 	switch {
 	case need < 0.75*float64(r.Pool):
 		return fmt.Sprintf("%s busy at times, though the offered rate needs only %s in flight on average (%s): %s only in bursts", slots, avg, why, filled)

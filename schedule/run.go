@@ -623,6 +623,11 @@ func (r *runner) result(d dispatched, end int64) *Result {
 			res.Series.Gauge(at(i), "in_flight", s.inFlight)
 		}
 	}
+	full := make([]int64, len(secs))
+	for i, s := range secs {
+		full[i] = s.inFlight
+	}
+	res.FullRate = rateWhenFull(r.c.Pattern, full, r.c.Pool)
 	if d.interrupted {
 		res.planned = Count(r.c.Pattern)
 	}

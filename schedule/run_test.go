@@ -442,3 +442,30 @@ func TestPoolNoteWording(t *testing.T) {
 		t.Errorf("pool note: %q", got)
 	}
 }
+
+// TestRateWhenFull: the rate a full pool is judged at is the pattern's
+// over the seconds the pool was full (a spike's peak, the base before it),
+// none when it never filled; OfferedRate falls back to the average.
+func TestRateWhenFull(t *testing.T) {
+	p := must(Spike(500, 5000, 2*time.Second, time.Second, 6*time.Second))
+	for _, c := range []struct {
+		inFlight []int64
+		want     float64
+	}{
+		{[]int64{3, 3, 10, 4, 3, 3}, 5000},
+		{[]int64{10, 3, 3, 4, 3, 3}, 500},
+		{[]int64{3, 3, 9, 4, 3, 3}, 0},
+	} {
+		if got := rateWhenFull(p, c.inFlight, 10); got != c.want {
+			t.Errorf("in flight %v: rate %v, want %v", c.inFlight, got, c.want)
+		}
+	}
+	r := &Result{Intended: 7500}
+	if got := r.OfferedRate(6); got != 1250 {
+		t.Errorf("no full rate: %v, want the average 1250", got)
+	}
+	r.FullRate = 5000
+	if got := r.OfferedRate(6); got != 5000 {
+		t.Errorf("full rate 5000: %v", got)
+	}
+}

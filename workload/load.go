@@ -1110,8 +1110,8 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, 
 		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: the dispatcher handed ops out late (its share of the lateness over %v at p99, as the lateness note says; %s)",
 			schedule.OnTime, cpuNote))
 	case res.ClientLimited && res.MaxInFlight >= int64(res.Pool):
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: %s; the pool filled only while a backlog of late ops went out at once (reply p99 %v is far below the %v the pool takes to fill at this rate): the client stalled (%s)",
-			res.ClientLimitedWhy, roundLat(time.Duration(res.Uncorrected.Quantile(99))), roundLat(time.Duration(float64(res.Pool)/(float64(res.Intended)/secs)*1e9)), cpuNote))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: %s; the pool filled only while a backlog of late ops went out at once (reply p99 %v is far below the %v the pool takes to fill at the rate offered when it filled): the client stalled (%s)",
+			res.ClientLimitedWhy, roundLat(time.Duration(res.Uncorrected.Quantile(99))), roundLat(time.Duration(float64(res.Pool)/res.OfferedRate(secs)*1e9)), cpuNote))
 	case res.ClientLimited:
 		ph.Notes = append(ph.Notes, "client-limited: "+res.ClientLimitedWhy+" ("+cpuNote+")")
 	default:
@@ -1130,7 +1130,9 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, 
 // ops take Pool/rate to arrive; a p99 reply time of at least half that
 // keeps every slot busy. A pool that filled only for an instant while
 // replies were fast was a client stall (GC, CPU starvation) releasing a
-// backlog of ops at once. When the client's goroutines waited for a CPU a
+// backlog of ops at once. The rate is the offered one when the pool
+// filled (schedule.Result.OfferedRate: a spike's peak, not the average,
+// at which the pool would take longer to fill). When the client's goroutines waited for a CPU a
 // quarter of the reply time or more, the pool filled because the client
 // was slow to read replies, not (only) because the relay was slow to send
 // them.
@@ -1138,8 +1140,7 @@ func poolFilledBy(res *schedule.Result, secs float64, schedP99 time.Duration) (p
 	if res.MaxInFlight < int64(res.Pool) || secs <= 0 || res.Uncorrected.Count() == 0 {
 		return false, false
 	}
-	rate := float64(res.Intended) / secs
-	fill := float64(res.Pool) / rate * 1e9 // ns
+	fill := float64(res.Pool) / res.OfferedRate(secs) * 1e9 // ns
 	unc := float64(res.Uncorrected.Quantile(99))
 	return unc >= fill/2, schedP99 > schedule.OnTime && float64(schedP99) >= unc/4
 }
