@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/relaybench/relaybench/internal/numfmt"
 )
 
 // Limits are resource limits for a relay's process tree (--load-constraints).
@@ -179,7 +181,7 @@ func (r LimitReport) Usage() string {
 		parts = append(parts, fmt.Sprintf("CPU-throttled in %d periods (%v stopped)", r.CPUThrottled, r.CPUThrottledTime.Round(time.Millisecond)))
 	}
 	if r.MemPeak > 0 {
-		parts = append(parts, fmt.Sprintf("memory peak %.1f MiB", float64(r.MemPeak)/(1<<20)))
+		parts = append(parts, "memory peak "+numfmt.Bytes(float64(r.MemPeak)))
 	}
 	if r.MemLimitHits > 0 {
 		parts = append(parts, fmt.Sprintf("memory limit reached %d times", r.MemLimitHits))

@@ -12,7 +12,7 @@ func TestLimitReportDeathApart(t *testing.T) {
 	r := LimitReport{Limits: Limits{CPU: 0.5, Memory: 256 << 20}, Mechanism: "cgroup v2", OOMKills: 1, MemPeak: 256 << 20,
 		CPUThrottled: 4, Exited: true, ExitErr: "khatru-native exited unexpectedly: signal: killed\nlast log lines: listening"}
 	u, d := r.Usage(), r.Death()
-	if strings.Contains(u, "OOM") || strings.Contains(u, "killed") || strings.Contains(u, "exited") || !strings.Contains(u, "memory peak 256.0 MiB") {
+	if strings.Contains(u, "OOM") || strings.Contains(u, "killed") || strings.Contains(u, "exited") || !strings.Contains(u, "memory peak 256 MiB") {
 		t.Errorf("usage %q: want the limits' figures and nothing of the death", u)
 	}
 	if !strings.HasPrefix(d, "OOM-killed under cpu=0.5,mem=256M") || !strings.HasSuffix(d, ": khatru-native exited unexpectedly: signal: killed") {
