@@ -143,7 +143,9 @@ func NegentropyPrior(ctx context.Context, url string, timeout time.Duration) str
 	held := "events"
 	if info.SupportsNIP(45) {
 		if cr, _ := cn.Count(ictx, "neg-prior-count", []nostr.Filter{f}); cr.Ended == wire.EndCount && cr.HasCount && cr.Count > 0 {
-			held = numfmt.Count(cr.Count, "event")
+			// A COUNT of what it holds now: fewer than were accepted when
+			// replaceable ones replaced older versions.
+			held = numfmt.Count(cr.Count, "event") + " (its COUNT answer; replaceable and addressable events replace their older versions, so a relay holds fewer than it accepted when some were)"
 		}
 	}
 	return fmt.Sprintf("the relay at %s already holds %s (dated up to now) before this run: sync verifies convergence on exactly the events it publishes, so it needs an empty relay", url, held)
