@@ -182,6 +182,14 @@ func firstErr(errs ...error) error {
 
 func rate(r float64) string { return num(r) + "/s" }
 
+// dur is a duration in a pattern's description as every duration is
+// printed for a reader (numfmt.Dur: "5.00s", "60.0s", "16.7min"), where
+// Go's form read "1m0s" beside a summary's "Duration: 60.0s". The
+// description is also the phase's "pattern" parameter in the results
+// file, which nothing compares (A/B and merge compare the run's
+// parameters, whose "duration" keeps the flag's form).
+func dur(d time.Duration) string { return numfmt.Dur(d) }
+
 // num is r as the summary prints numbers: thousands grouped, no exponent,
 // its fraction (if any) as given (1,500, 2.5, 1,000,000).
 func num(r float64) string {
@@ -202,7 +210,7 @@ func Constant(r float64, d time.Duration) (Pattern, error) {
 	if err := firstErr(checkRate("constant", r), checkDur("duration", d)); err != nil {
 		return nil, err
 	}
-	return newPiecewise(fmt.Sprintf("constant %s for %v", rate(r), d), []piece{{d, r, r}}), nil
+	return newPiecewise(fmt.Sprintf("constant %s for %s", rate(r), dur(d)), []piece{{d, r, r}}), nil
 }
 
 // Ramp goes linearly from `from` to `to` ops/s over d (either direction).
@@ -210,7 +218,7 @@ func Ramp(from, to float64, d time.Duration) (Pattern, error) {
 	if err := firstErr(checkRate("ramp start", from), checkRate("ramp end", to), checkDur("duration", d)); err != nil {
 		return nil, err
 	}
-	return newPiecewise(fmt.Sprintf("ramp %s→%s over %v", num(from), rate(to), d), []piece{{d, from, to}}), nil
+	return newPiecewise(fmt.Sprintf("ramp %s→%s over %s", num(from), rate(to), dur(d)), []piece{{d, from, to}}), nil
 }
 
 // Step holds `steps` evenly spaced levels from `from` to `to` ops/s, each for
@@ -232,7 +240,7 @@ func Step(from, to float64, steps int, d time.Duration) (Pattern, error) {
 		pieces[i] = piece{each, r, r}
 	}
 	pieces[steps-1].d = d - each*time.Duration(steps-1)
-	return newPiecewise(fmt.Sprintf("step %s→%s in %d steps of %v", num(from), rate(to), steps, each), pieces), nil
+	return newPiecewise(fmt.Sprintf("step %s→%s in %d steps of %s", num(from), rate(to), steps, dur(each)), pieces), nil
 }
 
 // Spike holds base ops/s for d except during [at, at+width), where it holds
@@ -244,7 +252,7 @@ func Spike(base, peak float64, at, width, d time.Duration) (Pattern, error) {
 	if at < 0 || at+width > d {
 		return nil, fmt.Errorf("spike [%v, %v) must lie within the duration %v", at, at+width, d)
 	}
-	return newPiecewise(fmt.Sprintf("spike %s, %s at %v for %v, over %v", rate(base), rate(peak), at, width, d),
+	return newPiecewise(fmt.Sprintf("spike %s, %s at %s for %s, over %s", rate(base), rate(peak), dur(at), dur(width), dur(d)),
 		[]piece{{at, base, base}, {width, peak, peak}, {d - at - width, base, base}}), nil
 }
 
@@ -266,7 +274,7 @@ func Burst(base, peak float64, every, width, d time.Duration) (Pattern, error) {
 			pieces = append(pieces, piece{loud, peak, peak})
 		}
 	}
-	return newPiecewise(fmt.Sprintf("burst %s, %s for %v every %v, over %v", rate(base), rate(peak), width, every, d), pieces), nil
+	return newPiecewise(fmt.Sprintf("burst %s, %s for %s every %s, over %s", rate(base), rate(peak), dur(width), dur(every), dur(d)), pieces), nil
 }
 
 // sine oscillates between base and peak: Rate(t) = mid − amp·cos(2πt/P), so
@@ -291,7 +299,7 @@ func Sine(base, peak float64, period, d time.Duration) (Pattern, error) {
 
 func (s *sine) Duration() time.Duration { return s.d }
 func (s *sine) String() string {
-	return fmt.Sprintf("sine %s↔%s, period %v, over %v", num(s.base), rate(s.peak), s.period, s.d)
+	return fmt.Sprintf("sine %s↔%s, period %s, over %s", num(s.base), rate(s.peak), dur(s.period), dur(s.d))
 }
 
 func (s *sine) Rate(t time.Duration) float64 {

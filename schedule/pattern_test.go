@@ -278,24 +278,28 @@ func TestNumericInversionMatchesClosedForm(t *testing.T) {
 }
 
 // A pattern's description, printed as the load plan, groups thousands as
-// the summary does and keeps a fraction as given.
+// the summary does, keeps a fraction as given, and gives its durations as
+// every duration is printed (numfmt.Dur): "60.0s", "90.0s", never Go's
+// "1m0s" or "1m30s".
 func TestPatternDescriptionGroupsThousands(t *testing.T) {
-	c, err := Constant(3000, 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	must := func(p Pattern, err error) Pattern {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	r, err := Ramp(1500.5, 1e6, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Sine(2.5, 12000, 10*time.Second, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := must(Constant(3000, 3*time.Second))
+	r := must(Ramp(1500.5, 1e6, time.Minute))
+	s := must(Sine(2.5, 12000, 10*time.Second, time.Minute))
 	for _, c := range []struct{ got, want string }{
-		{c.String(), "constant 3,000/s for 3s"},
-		{r.String(), "ramp 1,500.5→1,000,000/s over 1m0s"},
-		{s.String(), "sine 2.5↔12,000/s, period 10s, over 1m0s"},
+		{c.String(), "constant 3,000/s for 3.00s"},
+		{r.String(), "ramp 1,500.5→1,000,000/s over 60.0s"},
+		{s.String(), "sine 2.5↔12,000/s, period 10.0s, over 60.0s"},
+		{must(Constant(10, 90*time.Second)).String(), "constant 10/s for 90.0s"},
+		{must(Step(10, 100, 4, 20*time.Minute)).String(), "step 10→100/s in 4 steps of 300s"},
+		{must(Spike(500, 5000, 2500*time.Millisecond, time.Second, 6*time.Second)).String(), "spike 500/s, 5,000/s at 2.50s for 1.00s, over 6.00s"},
+		{must(Burst(10, 100, 20*time.Second, 500*time.Millisecond, 1000*time.Second)).String(), "burst 10/s, 100/s for 500ms every 20.0s, over 16.7min"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)

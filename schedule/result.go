@@ -203,8 +203,8 @@ func (r *Result) notes() []string {
 		case r.Intended == 1:
 			unstarted = "it started"
 		}
-		n = append(n, fmt.Sprintf("interrupted after %v: %s had been intended (of %s in the pattern), %s",
-			round(r.End-r.Start), numfmt.Count(r.Intended, "operation"), numfmt.Group(r.planned), unstarted))
+		n = append(n, fmt.Sprintf("interrupted after %s: %s had been intended (of %s in the pattern), %s",
+			numfmt.Dur(time.Duration(r.End-r.Start)), numfmt.Count(r.Intended, "operation"), numfmt.Group(r.planned), unstarted))
 	}
 	if r.Dropped > 0 {
 		their := "their"

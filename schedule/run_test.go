@@ -198,7 +198,7 @@ func TestRunCancel(t *testing.T) {
 			t.Fatalf("interrupted %v intended %d accepted %d canceled %d", r.Interrupted, r.Intended, r.Accepted, r.Canceled)
 		}
 		checkBalance(t, r)
-		if n := r.Phase("load").Notes[0]; !strings.HasPrefix(n, "interrupted after 5s: 500 operations had been intended (of 6,000") {
+		if n := r.Phase("load").Notes[0]; !strings.HasPrefix(n, "interrupted after 5.00s: 500 operations had been intended (of 6,000") {
 			t.Fatalf("note %q", n)
 		}
 	})

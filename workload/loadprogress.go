@@ -20,7 +20,7 @@ import (
 // load's read-back in that plan (loadProgress).
 
 // loadPlanText is a load phase's plan: its pattern and the operations it
-// intends, by kind ("constant 1,000/s for 5s: 5,000 operations (4,000
+// intends, by kind ("constant 1,000/s for 5.00s: 5,000 operations (4,000
 // EVENTs, 1,000 REQs)").
 func loadPlanText(p schedule.Pattern, total, nPub int64) string {
 	var kinds string

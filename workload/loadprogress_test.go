@@ -69,8 +69,8 @@ func TestLoadShowsPlanAndProgress(t *testing.T) {
 		total      int64
 		live       bool
 	}{
-		{LoadPublish, "load: constant 200/s for 1s: 200 operations (200 EVENTs)", 200, false},
-		{LoadMixed, "load: constant 200/s for 1s: 200 operations (100 EVENTs, 100 REQs), then the read-back", 201, false},
+		{LoadPublish, "load: constant 200/s for 1.00s: 200 operations (200 EVENTs)", 200, false},
+		{LoadMixed, "load: constant 200/s for 1.00s: 200 operations (100 EVENTs, 100 REQs), then the read-back", 201, false},
 		{LoadMixed, "", 0, true},
 	} {
 		t.Run(fmt.Sprintf("%s live=%v", c.kind, c.live), func(t *testing.T) {
@@ -111,7 +111,7 @@ func TestLoadSpecShowsItsPlanInRun(t *testing.T) {
 	if err != nil || len(phases) != 1 {
 		t.Fatalf("%d phases, %v", len(phases), err)
 	}
-	s.ended(t, "load: constant 50/s for 1s: 50 operations (50 EVENTs)", "Ended %d of 50 operations...", 50)
+	s.ended(t, "load: constant 50/s for 1.00s: 50 operations (50 EVENTs)", "Ended %d of 50 operations...", 50)
 }
 
 // The plan the load command prints before the clock is the one Load shows:
@@ -122,9 +122,9 @@ func TestLoadPlanText(t *testing.T) {
 		o    LoadOptions
 		want string
 	}{
-		{LoadOptions{Kind: LoadQuery}, "constant 100/s for 2s: 200 operations (200 REQs)"},
-		{LoadOptions{Kind: LoadMixed, PublishParts: 3, QueryParts: 1}, "constant 100/s for 2s: 200 operations (150 EVENTs, 50 REQs)"},
-		{LoadOptions{Segment: Segment{Index: 1, Count: 2}}, "constant 100/s for 2s: 100 operations (100 EVENTs)"},
+		{LoadOptions{Kind: LoadQuery}, "constant 100/s for 2.00s: 200 operations (200 REQs)"},
+		{LoadOptions{Kind: LoadMixed, PublishParts: 3, QueryParts: 1}, "constant 100/s for 2.00s: 200 operations (150 EVENTs, 50 REQs)"},
+		{LoadOptions{Segment: Segment{Index: 1, Count: 2}}, "constant 100/s for 2.00s: 100 operations (100 EVENTs)"},
 	} {
 		c.o.Pattern = constant(t, 100, 2*time.Second)
 		if got, err := c.o.PlanText(); err != nil || got != c.want {
