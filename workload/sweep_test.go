@@ -115,3 +115,37 @@ func TestSweepPlanStatedBeforeWork(t *testing.T) {
 		t.Errorf("progress label %q does not state the plan at 131072 bytes only", label)
 	}
 }
+
+// TestSweepOneMemoryFigure: the same idle subscriptions, measured at each
+// size, give one client-memory figure, the first size's; a later size's
+// reading (here the "not measurable" one that contradicted it) is replaced
+// by a note saying where the figure is, and its counts go with it.
+func TestSweepOneMemoryFigure(t *testing.T) {
+	mk := func(name string, idle int64) results.Phase {
+		ph := results.NewPhase(name, "sweep")
+		ph.Notes = append(ph.Notes, "deliveries verified")
+		connScale(&ph, 400, 100<<20, 100<<20+idle, nil, "the sweep command's --subscribers")
+		ph.Notes = append(ph.Notes, "delivery latency: p99 1ms")
+		return ph
+	}
+	phases := []results.Phase{mk("sweep/256", 9<<20), mk("sweep/1024", 1<<20), mk("sweep/4096", 10<<20)}
+	oneMemoryFigure(phases)
+	oneMemoryFigure(phases) // Run and Sweep both apply it: idempotent
+	first := strings.Join(phases[0].Notes, "\n")
+	if !strings.Contains(first, "client memory for 400 idle subscriptions") || phases[0].Counts[results.CountClientBytesPerSub] == 0 {
+		t.Fatalf("first size lost its figure: %q %v", first, phases[0].Counts)
+	}
+	for _, ph := range phases[1:] {
+		notes := strings.Join(ph.Notes, "\n")
+		if strings.Contains(notes, "not measurable") || strings.Contains(notes, "client memory for") ||
+			strings.Count(notes, "client memory of the idle subscriptions: given once, in sweep/256's notes") != 1 {
+			t.Errorf("%s: %q", ph.Name, notes)
+		}
+		if _, ok := ph.Counts[results.CountClientRSSIdle]; ok {
+			t.Errorf("%s keeps its reading: %v", ph.Name, ph.Counts)
+		}
+		if len(ph.Notes) != 3 || ph.Notes[0] != "deliveries verified" {
+			t.Errorf("%s: other notes changed: %q", ph.Name, ph.Notes)
+		}
+	}
+}
