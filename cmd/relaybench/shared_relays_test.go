@@ -111,12 +111,15 @@ func compareShared(t *testing.T, dir string, relays []string) {
 		"--out", out, "--json", jsonPath, "--no-progress", "--quiet"}
 	// every relay's run dir lands in tmp: checked empty after
 	res := runBinEnv(t, relaybenchBin(t), []string{"TMPDIR=" + tmp}, 10*time.Minute, args...)
-	if res.code != 0 {
-		t.Errorf("compare %s: exit %d\n%s", strings.Join(relays, ","), res.code, lastLines(res.stderr, 30))
-	}
 	f, err := results.Read(jsonPath)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("compare %s: exit %d, %v\n%s", strings.Join(relays, ","), res.code, err, lastLines(res.stderr, 30))
+	}
+	switch {
+	case res.code == 4 && onlyLateDeliveries(f):
+		t.Logf("compare %s: exit 4 for lifecycle deliveries that came after their deadline on a busy machine (slow, not wrong)", strings.Join(relays, ","))
+	case res.code != 0:
+		t.Errorf("compare %s: exit %d\n%s", strings.Join(relays, ","), res.code, lastLines(res.stderr, 30))
 	}
 	if len(f.Runs) != len(relays) {
 		t.Fatalf("%d runs, want %d", len(f.Runs), len(relays))
@@ -173,7 +176,7 @@ func checkSharedRun(t *testing.T, name string, r results.Run) bool {
 			t.Errorf("%s %s: aborted: %s", name, ph.Name, ph.Aborted)
 		}
 		for _, a := range ph.Accounts {
-			if !a.Balanced() || a.TimedOut+a.ConnLost+a.NotRun+a.Cancelled > 0 {
+			if late := lateDeliveries(ph, a); !a.Balanced() || a.TimedOut-late+a.ConnLost+a.NotRun+a.Cancelled > 0 {
 				t.Errorf("%s %s: %s account %+v", name, ph.Name, a.Op, a)
 			}
 		}
@@ -232,4 +235,44 @@ lines:
 			t.Errorf("%s log: unexplained line: %s", name, l)
 		}
 	}
+}
+
+// lateDeliveries is how many of account a's timeouts are lifecycle
+// deliveries that came after their deadline, before the phase ended: on a
+// busy machine a relay (strfry's batched live feed among them) may take
+// longer than the deadline, which makes the run incomplete (exit 4), never
+// wrong; a delivery that never came is still missing and fails the
+// verification.
+func lateDeliveries(ph results.Phase, a results.Account) int64 {
+	if ph.Name != "lifecycle" || a.Op != results.OpDelivery {
+		return 0
+	}
+	return min(a.TimedOut, ph.Counts["late_deliveries"])
+}
+
+// onlyLateDeliveries says whether every operation of f that did not end
+// accepted or benignly refused is such a late delivery, and every
+// verification passed: then exit 4 is the busy machine's, not the relays'.
+func onlyLateDeliveries(f *results.File) bool {
+	late := false
+	for _, r := range f.Runs {
+		for _, ph := range r.Phases {
+			if v := ph.Verification; ph.Aborted != "" || (v != nil && v.Verified && !v.Passed) {
+				return false
+			}
+			for _, a := range ph.Accounts {
+				l := lateDeliveries(ph, a)
+				if a.TimedOut != l || a.ConnLost+a.NotRun+a.Cancelled > 0 {
+					return false
+				}
+				for class := range a.RefusedBy {
+					if !outcome.Benign(class) {
+						return false
+					}
+				}
+				late = late || l > 0
+			}
+		}
+	}
+	return late
 }
