@@ -89,7 +89,12 @@ const pageChars = 145
 
 // width estimates t's width in characters on the HTML page: each column
 // as wide as its widest cell or the longest word of its header (headers
-// wrap), plus its padding.
+// wrap), plus its padding. A text cell's characters count four fifths of
+// a figure's: proportional letters are narrower than tabular digits
+// (Chromium at 1400 px lays out a Relays table of 153 full characters,
+// its software a 52-character sentence and its version a 40-character
+// pseudo-version, in 1,142 px of the column's 1,356), and one longer than
+// longCell wraps at about that length.
 func (t *table) width() int {
 	n := 0
 	for i, h := range t.head {
@@ -98,7 +103,11 @@ func (t *table) width() int {
 			w = max(w, utf8.RuneCountInString(word))
 		}
 		for _, r := range t.rows {
-			w = max(w, utf8.RuneCountInString(cell(r, i)))
+			c := utf8.RuneCountInString(cell(r, i))
+			if t.isLeft(i) {
+				c = min(c, longCell) * 4 / 5
+			}
+			w = max(w, c)
 		}
 		n += w + 2
 	}
@@ -107,23 +116,19 @@ func (t *table) width() int {
 
 // fitPage turns t, when it is wider than the HTML page and has at most 12
 // rows, into its transpose: one row per figure, one column per row of t
-// (named by its leading text cells: relay, group), so that a phase with
-// many figures reads down the page instead of scrolling sideways.
+// (named by as many of its leading text cells as tell the rows apart:
+// relay, then group or payload), so that a phase with many figures reads
+// down the page instead of scrolling sideways. The leading text cells
+// that are not needed to tell the rows apart (a relay's URL, software)
+// become rows of their own, not words of a column's name.
 func (t *table) fitPage() {
 	if t.width() <= pageChars || len(t.rows) == 0 || len(t.rows) > 12 {
 		return
 	}
-	keys := 1 // the leading text columns name a row: relay, group
-	for keys < len(t.head) && t.left[keys] && keys < 3 {
-		keys++
-	}
+	keys := t.keyColumns()
 	head := []string{strings.Join(t.head[:keys], ", ")}
 	for _, r := range t.rows {
-		var k []string
-		for i := range keys {
-			k = append(k, cell(r, i))
-		}
-		head = append(head, strings.Join(k, " "))
+		head = append(head, t.rowKey(r, keys))
 	}
 	var rows [][]string
 	for i := keys; i < len(t.head); i++ {
@@ -134,6 +139,38 @@ func (t *table) fitPage() {
 		rows = append(rows, row)
 	}
 	t.head, t.rows, t.left = head, rows, nil
+}
+
+// keyColumns is how many leading text columns (at most 3) name t's rows
+// in its transpose: the fewest whose cells tell every row apart, else
+// all of them.
+func (t *table) keyColumns() int {
+	lead := 1
+	for lead < len(t.head) && t.left[lead] && lead < 3 {
+		lead++
+	}
+	for keys := 1; keys < lead; keys++ {
+		seen := map[string]bool{}
+		for _, r := range t.rows {
+			seen[t.rowKey(r, keys)] = true
+		}
+		if len(seen) == len(t.rows) {
+			return keys
+		}
+	}
+	return lead
+}
+
+// rowKey is the name of row r in the transpose: its first keys cells,
+// one space apart, a cell equal to the one before it said once.
+func (t *table) rowKey(r []string, keys int) string {
+	var k []string
+	for i := range keys {
+		if c := cell(r, i); i == 0 || c != cell(r, i-1) {
+			k = append(k, c)
+		}
+	}
+	return strings.Join(k, " ")
 }
 
 // text renders t as aligned columns with an indent.
