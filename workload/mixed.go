@@ -263,6 +263,11 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgres
 	if p.qwd != nil {
 		p.qwd.Settle(p.qled, outcome.WhyConnGone)
 	}
+	if spec.name == "publish/alone" && p.pub != nil && p.okHist != nil && p.okHist.Count() > 0 {
+		if n := firstSecondNote(p.pub.Series, p.okHist.Quantile(99)); n != "" {
+			p.pub.Notes = append(p.pub.Notes, n)
+		}
+	}
 	p.overLive = stillPublishing(p.overAnswers, okRecv)
 	end := mono.Now()
 	if p.pub != nil {
@@ -759,6 +764,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	ph := &part
 	ph.Duration = end - start
 	hist := publishSummary(ph, out, n)
+	ph.Series = plan.series.Result(end) // per-second OK latency (firstSecondNote)
 	if behind := out.behind.Load(); behind > 0 {
 		ph.Notes = append(ph.Notes, fmt.Sprintf("%s of the %s events scheduled in the part were still unsent 1s after its --duration ended (not run: the outcomes say whose limit it was)", numfmt.Group(behind), numfmt.Group(int64(n))))
 	}
