@@ -438,14 +438,14 @@ func (l *roundLines) round(n int, checks []results.Check, worst []worstCheck, mo
 	for i, w := range worst {
 		ws[i] = w.check
 	}
-	fmt.Fprintf(os.Stderr, "under-load: %d rounds in %v, each check's worst so far: %s\n",
-		n, now.Sub(l.from).Round(100*time.Millisecond), tallyLine(ws))
+	fmt.Fprintf(os.Stderr, "under-load: %d rounds in %s, each check's worst so far: %s\n",
+		n, numfmt.Dur(now.Sub(l.from)), tallyLine(ws))
 }
 
 // note says how the checks ran under the load.
 func (r checkRounds) note(p schedule.Pattern, size int) string {
-	note := fmt.Sprintf("conformance checks run under a background load (phase under-load: %s, %d-byte events): %d rounds while it ran, the first in %v; each check's status is its worst round",
-		p, size, r.n, r.took.Round(time.Millisecond))
+	note := fmt.Sprintf("conformance checks run under a background load (phase under-load: %s, %d-byte events): %d rounds while it ran, the first in %s; each check's status is its worst round",
+		p, size, r.n, numfmt.Dur(r.took))
 	if len(r.after) > 0 {
 		note += fmt.Sprintf("; %d checks of the first round began after the load ended, so ran without it: %s (raise --load-duration)", len(r.after), strings.Join(r.after, ", "))
 	}

@@ -188,10 +188,10 @@ func describeGenerated(crp *corpus.Corpus, st corpusStats, elapsed time.Duration
 		num(avgContent(st.content, n)), num(crp.Params.AvgSize), num(st.tags), numfmt.Bytes(float64(crp.Bytes)))
 	printKinds(st.kinds, n)
 	if crp.Cached {
-		fmt.Printf("  Loaded from the cache in %s: nothing signed\n", elapsed.Round(time.Millisecond))
+		fmt.Printf("  Loaded from the cache in %s: nothing signed\n", numfmt.Dur(elapsed))
 	} else {
 		secs := crp.SignDuration.Seconds()
-		fmt.Printf("  Signed with %s in %.2fs: %s events/s (generation, ids and signatures, all cores)\n", crp.Signer, secs, num(int(math.Round(float64(n)/secs))))
+		fmt.Printf("  Signed with %s in %s: %s events/s (generation, ids and signatures, all cores)\n", crp.Signer, numfmt.Dur(crp.SignDuration), num(int(math.Round(float64(n)/secs))))
 	}
 	if crp.CacheNote != "" {
 		fmt.Printf("  Cache: %s\n", crp.CacheNote)
@@ -265,9 +265,9 @@ func describeDumpCorpus(crp *corpus.Corpus, elapsed time.Duration, export string
 		fmt.Printf("  Note:     %s\n", n)
 	}
 	if crp.Cached {
-		fmt.Printf("  Loaded from the cache in %s: nothing verified\n", elapsed.Round(time.Millisecond))
+		fmt.Printf("  Loaded from the cache in %s: nothing verified\n", numfmt.Dur(elapsed))
 	} else {
-		fmt.Printf("  Prepared in %.2fs (ids and signatures verified on all cores)\n", crp.SignDuration.Seconds())
+		fmt.Printf("  Prepared in %s (ids and signatures verified on all cores)\n", numfmt.Dur(crp.SignDuration))
 	}
 	if crp.CacheNote != "" {
 		fmt.Printf("  Cache: %s\n", crp.CacheNote)

@@ -358,7 +358,7 @@ func (c *loadCmd) announce(ctx context.Context, o *workload.LoadOptions, keys *c
 	}
 	fmt.Fprintf(os.Stderr, "%s: signing %s fresh events before the clock starts%s...\n", o.Name, num(n), signEstimate(ctx, keys, n, c.corpusFlags.Size))
 	o.Signed = func(n int, took time.Duration) {
-		fmt.Fprintf(os.Stderr, "%s: signed %s events in %v; %s\n", o.Name, num(n), took.Round(time.Millisecond), plan)
+		fmt.Fprintf(os.Stderr, "%s: signed %s events in %s; %s\n", o.Name, num(n), numfmt.Dur(took), plan)
 	}
 }
 
@@ -390,14 +390,18 @@ func (c *loadCmd) publishCorpus(ctx context.Context, s *liveSession, crp *corpus
 	return out, nil
 }
 
-// signEstimate says how long signing n events of size bytes should take
-// (" (about 3m20s, 1.7 GB in /tmp)"), from signing a few hundred on all
-// cores now; "" when it is quick or cannot be measured.
+// signEstimate says how long signing n events of size bytes will take ("
+// (about 4.20s at this machine's signing rate, 1.58 GiB in /tmp)") when
+// that is over signSaid, from signing a sample of them now on all cores: a
+// 50th of n, at most 2,048, so the sample adds about 2% to the wait. ""
+// when signing is quicker, when n is under signProbed (a few hundred
+// milliseconds of signing on a 2-core machine: not worth a sample), or
+// when it cannot be measured.
 func signEstimate(ctx context.Context, keys *corpus.Corpus, n int64, size int) string {
-	if n < 200_000 || keys == nil || len(keys.Authors) == 0 {
+	if n < signProbed || keys == nil || len(keys.Authors) == 0 {
 		return ""
 	}
-	const probe = 2048
+	probe := int(min(n/50, 2048))
 	evs := make([]*nostr.Event, probe)
 	authors := make([]*corpus.Author, probe)
 	for i := range evs {
@@ -408,9 +412,20 @@ func signEstimate(ctx context.Context, keys *corpus.Corpus, n int64, size int) s
 	if err := corpus.SignEvents(ctx, evs, authors, corpus.Options{}); err != nil {
 		return ""
 	}
-	took := time.Duration(float64(time.Since(start)) * float64(n) / probe)
-	return fmt.Sprintf(" (about %s at this machine's signing rate, %.1f GB in %s)", took.Round(time.Second), float64(workload.FreshDiskNeed(int(n), size))/1e9, os.TempDir())
+	took := time.Duration(float64(time.Since(start)) * float64(n) / float64(probe))
+	if took < signSaid {
+		return ""
+	}
+	return fmt.Sprintf(" (about %s at this machine's signing rate, %s in %s)", numfmt.Dur(took),
+		numfmt.Bytes(float64(workload.FreshDiskNeed(int(n), size))), os.TempDir())
 }
+
+// signProbed is the fewest fresh events whose signing time signEstimate
+// measures, and signSaid the signing time from which it says it.
+const (
+	signProbed = 5_000
+	signSaid   = 2 * time.Second
+)
 
 // startCPUProfile writes a CPU profile of one phase (signing included) to
 // $RELAYBENCH_CPUPROFILE (suffixed with the phase name when it has a

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/judge"
 )
 
@@ -155,7 +156,7 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 			failed = append(failed, n)
 			continue
 		}
-		fmt.Printf("%s: installed: %s (%.0fs)\n", n, bin, time.Since(start).Seconds())
+		fmt.Printf("%s: installed: %s (%s)\n", n, bin, numfmt.Dur(time.Since(start)))
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("install failed: %s", strings.Join(failed, ", "))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/runner"
 	"github.com/relaybench/relaybench/workload"
@@ -85,7 +86,7 @@ func parseStartAt(flag, v string, from, now time.Time) (time.Time, error) {
 		}
 	}
 	if late := now.Sub(t); late > StartAtTolerance {
-		return time.Time{}, fmt.Errorf("--%s %s: %s in the past (more than %s): the segments could not start together", flag, v, late.Round(time.Millisecond), StartAtTolerance)
+		return time.Time{}, fmt.Errorf("--%s %s: %s in the past (more than %s): the segments could not start together", flag, v, numfmt.Dur(late), numfmt.Dur(StartAtTolerance))
 	}
 	return t, nil
 }
@@ -139,13 +140,13 @@ func (f *segmentFlags) loadSegmented(t targetFlags, kind string) error {
 
 // waitNotice is runner.Config.Waiting: before a wait for --start-at or
 // --query-at, one line says until when ("Waiting until 02:51:30 (in
-// 2m58s) for --start-at..."), as a progress phase counting the seconds
+// 178s) for --start-at..."), as a progress phase counting the seconds
 // waited when the progress display is on, a plain line on standard error
 // otherwise (none with --quiet).
 func waitNotice(quiet, noProgress bool, prog *progress.Reporter) func(flag string, at time.Time) func() {
 	return func(flag string, at time.Time) func() {
 		in := time.Until(at)
-		label := fmt.Sprintf("Waiting until %s (in %s) for %s", at.Local().Format("15:04:05"), in.Round(time.Second), flag)
+		label := fmt.Sprintf("Waiting until %s (in %s) for %s", at.Local().Format("15:04:05"), numfmt.Dur(in), flag)
 		if noProgress {
 			if !quiet {
 				fmt.Fprintln(os.Stderr, label+"...")
