@@ -54,6 +54,7 @@ type MixedOptions struct {
 	Parts func(part string) `kong:"-"`
 
 	progressFor func(label string, total int64) func(done int64) // env's progress reporters (nil: none)
+	settle      bool                                             // wait for the relay's CPU to settle before the first part (settleRelay)
 }
 
 // Run runs the mixed workload on env's relay: fresh events signed by env's
@@ -71,6 +72,9 @@ func (o MixedOptions) Run(ctx context.Context, env Env) ([]results.Phase, error)
 	if o.Parts == nil && env.Log != nil {
 		o.Parts = func(part string) { fmt.Fprintln(env.Log, mixedPartLine(part, o)) }
 	}
+	// After a preload the relay may still be busy with its tail: wait for
+	// its CPU to settle (not under a segment, whose parts start together).
+	o.settle = env.Live != nil && env.Segment.Whole()
 	return onePhase(Mixed(ctx, env.URL, env.Corpus, o))
 }
 
@@ -110,6 +114,10 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 	}
 	ph := results.NewPhase("mixed", "mixed")
 	defer e.close()
+	settled := ""
+	if o.settle {
+		settled = settleRelay(ctx, o.Begin, settleStep) // after signing and dialling: right before the first part
+	}
 	var parts []*mixedPart
 	specs := []mixedSpec{{"publish/alone", true, false, 0}, {"query/alone", false, true, 0}, {"together", true, true, e.perPart}}
 	mp := e.startProgress(specs) // the whole plan, before the first part
@@ -126,6 +134,9 @@ func Mixed(ctx context.Context, url string, c *corpus.Corpus, o MixedOptions) (r
 	mp.done()
 	buildMixedPhase(ctx, &ph, e, parts, rb)
 	mixedWindows(&ph, e.setup, parts)
+	if settled != "" {
+		ph.Notes = append(ph.Notes, settled)
+	}
 	return ph, ctx.Err()
 }
 

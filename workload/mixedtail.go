@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -47,4 +48,45 @@ func firstSecondNote(series []results.Second, okP99 int64) string {
 	}
 	return fmt.Sprintf("OK p99 %v in the part's first second, %.0f× the highest of its later seconds (%v): the part's p99 %v is that second's, when the relay was likely still busy with the work before it (the preload's queue, compaction or GC); the later seconds are the fairer baseline for the together/alone OK ratios",
 		numfmt.Round(time.Duration(first)), float64(first)/float64(rest), numfmt.Round(time.Duration(rest)), numfmt.Round(time.Duration(okP99)))
+}
+
+// The settle wait before mixed's first part: steps of settleStep, until
+// the relay used less than settleCores over one, for at most settleMax.
+const (
+	settleStep  = 250 * time.Millisecond
+	settleMax   = 2 * time.Second
+	settleCores = 0.25
+)
+
+// settleRelay waits, after the preload, until the relay's CPU (sampled
+// with begin over steps of step) falls below settleCores, for at most
+// settleMax, so that the publish-alone part does not measure the preload's
+// tail. It returns the note that says the wait ("" when the relay is not
+// observed: begin nil or giving no figures, or ctx ended).
+func settleRelay(ctx context.Context, begin Sampler, step time.Duration) string {
+	if begin == nil {
+		return ""
+	}
+	t0 := time.Now()
+	for {
+		end, s0 := begin(), time.Now()
+		select {
+		case <-ctx.Done():
+			end()
+			return ""
+		case <-time.After(step):
+		}
+		r := end()
+		if r == nil {
+			return ""
+		}
+		cores := r.RelayCPUSecs / time.Since(s0).Seconds()
+		waited := numfmt.Round(time.Since(t0))
+		if cores < settleCores {
+			return fmt.Sprintf("settle: publish/alone began once the relay's CPU had settled after the preload (%.2f cores over the last %v; waited %v)", cores, step, waited)
+		}
+		if time.Since(t0) >= settleMax {
+			return fmt.Sprintf("settle: the relay's CPU had not settled after the preload when publish/alone began (%.2f cores over the last %v after waiting %v, the most mixed waits): the alone part may measure the preload's tail", cores, step, waited)
+		}
+	}
 }

@@ -43,3 +43,32 @@ func TestFirstSecondNote(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleRelay: the wait before mixed's first part ends at the first
+// step the relay's CPU is under settleCores, says so and how long it
+// waited; a relay that stays busy is waited for settleMax and the note
+// says the alone part may measure the preload's tail; an unobserved relay
+// gets no wait and no note. The figures are the sampler's (fake: whole
+// seconds of CPU per 1 ms step, or none), so no timing decides the result.
+func TestSettleRelay(t *testing.T) {
+	fake := func(cpu ...float64) (Sampler, *int) {
+		n := new(int)
+		return func() func() *results.Resources {
+			i := min(*n, len(cpu)-1)
+			*n++
+			return func() *results.Resources { return &results.Resources{RelayCPUSecs: cpu[i]} }
+		}, n
+	}
+	begin, calls := fake(5, 5, 0)
+	if got := settleRelay(t.Context(), begin, time.Millisecond); !strings.HasPrefix(got, "settle: publish/alone began once the relay's CPU had settled after the preload (0.00 cores") || *calls != 3 {
+		t.Errorf("settles at the third step: %d steps, %q", *calls, got)
+	}
+	begin, _ = fake(5)
+	if got := settleRelay(t.Context(), begin, time.Millisecond); !strings.Contains(got, "had not settled after the preload") || !strings.Contains(got, "may measure the preload's tail") {
+		t.Errorf("always busy: %q", got)
+	}
+	none := func() func() *results.Resources { return func() *results.Resources { return nil } }
+	if got := settleRelay(t.Context(), none, time.Millisecond) + settleRelay(t.Context(), nil, time.Millisecond); got != "" {
+		t.Errorf("unobserved relay: %q", got)
+	}
+}
