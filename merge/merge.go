@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -79,7 +78,7 @@ func Merge(ctx context.Context, in []Input, o Options) (*results.File, error) {
 		Tool:    first.Tool,
 		Machine: first.Machine,
 		Command: first.Command,
-		Args:    segmentArgs(first.Args, len(segs)),
+		Args:    segmentArgs(first.Args),
 		Title:   first.Title,
 		Merged:  &results.Merged{Segments: len(segs), Warnings: warns, Command: o.Args},
 	}
@@ -310,8 +309,8 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 	}
 	// The header says "merged from N segments"; this says what they ran and
 	// how every phase was merged, once for the run (not in each phase).
-	out.Notes = append(out.Notes, fmt.Sprintf("segments of relaybench %s: counts and accounts added, histograms merged; each phase's window runs from the earliest segment's start to the latest one's end, its rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum",
-		shellword.Join(segmentArgs(segs[0].File.Args, n))))
+	out.Notes = append(out.Notes, fmt.Sprintf("segments %s of relaybench %s (segment 0's command line): counts and accounts added, histograms merged; each phase's window runs from the earliest segment's start to the latest one's end, its rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum",
+		segmentList(n), shellword.Join(segmentArgs(segs[0].File.Args))))
 	out.Notes = append(out.Notes, prefixed(n, func(i int) []string { return runs[i].Notes })...)
 	out.Errors = prefixed(n, func(i int) []string { return runs[i].Errors })
 	var skipped []string
@@ -950,46 +949,38 @@ func mergeAccounts(phs []*results.Phase) []results.Account {
 	return out
 }
 
-// segmentArgs is segment 0's command line with its --segment value written
-// for all of them, so that a reader can run each ("I/2 (I = 0, 1)"), and
+// segmentArgs is segment 0's command line as it ran it (its --segment
+// 0/N too, so that the line pasted into a shell runs a real segment),
 // without the flags naming its own output (--json seg0.json, --out DIR,
-// --junit FILE): they differ by segment.
-func segmentArgs(args []string, n int) []string {
+// --junit FILE): they differ by segment, and a pasted line must not
+// overwrite segment 0's file. The Merged line says which other segments
+// ran it (report: mergedLines).
+func segmentArgs(args []string) []string {
 	var out []string
-	all := fmt.Sprintf("I/%d (%s)", n, segmentIndexes(n))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, _, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
-		case !strings.HasPrefix(a, "-"):
-		case segmentOutput[name] && eq:
-			continue
-		case segmentOutput[name]:
+		case !strings.HasPrefix(a, "-") || !segmentOutput[name]:
+			out = append(out, a)
+		case !eq:
 			i++ // and its value
-			continue
-		case name == "segment" && eq:
-			a = a[:strings.Index(a, "=")+1] + all
-		case name == "segment" && i+1 < len(args):
-			out = append(out, a, all)
-			i++
-			continue
 		}
-		out = append(out, a)
 	}
 	return out
 }
 
-// segmentIndexes are the values of I in segmentArgs' "--segment I/N":
-// each listed up to four segments ("I = 0, 1, 2"), else their range.
-func segmentIndexes(n int) string {
-	if n > 4 {
-		return fmt.Sprintf("I = 0 to %d, one command each", n-1)
+// segmentList names the N segments' --segment values ("0/2, 1/2"; past
+// five, "0/9 to 8/9").
+func segmentList(n int) string {
+	if n > 5 {
+		return fmt.Sprintf("0/%d to %d/%d", n, n-1, n)
 	}
 	is := make([]string, n)
 	for i := range is {
-		is[i] = strconv.Itoa(i)
+		is[i] = fmt.Sprintf("%d/%d", i, n)
 	}
-	return "I = " + strings.Join(is, ", ")
+	return strings.Join(is, ", ")
 }
 
 // segmentOutput are the flags naming a segment's own output files.

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// The merged file's command is the segments' test, without their own
-// output flags, and the merge's own command line is its Merged one; its
-// run note names the segments' command without their own output flags;
+// The merged file's command is segment 0's, --segment 0/2 as it ran it
+// (pasted into a shell, it runs a real segment), without its own output
+// flags, and the merge's own command line is its Merged one; its run note
+// names the segments and segment 0's command without its output flags;
 // how phases are merged is said once for the run, not in every phase.
 func TestMergedCommandAndNotesOnce(t *testing.T) {
 	var in []Input
@@ -27,11 +28,11 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Merged.Command, args) || m.Command != "run" || strings.Join(m.Args, " ") != "run --events 300 --segment I/2 (I = 0, 1)" {
+	if !slices.Equal(m.Merged.Command, args) || m.Command != "run" || strings.Join(m.Args, " ") != "run --events 300 --segment 0/2" {
 		t.Errorf("command %q args %q, merge's %q", m.Command, m.Args, m.Merged.Command)
 	}
 	run := strings.Join(m.Runs[0].Notes, "\n")
-	if !strings.Contains(run, "segments of relaybench run --events 300 --segment 'I/2 (I = 0, 1)': ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
+	if !strings.Contains(run, "segments 0/2, 1/2 of relaybench run --events 300 --segment 0/2 (segment 0's command line): ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
 		t.Errorf("run notes:\n%s", run)
 	}
 	if n := strings.Count(run, "per-second p50/p99 are not merged"); n != 1 {
@@ -48,7 +49,7 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(m.Args, " "); got != "run --events 300 --segment I/2 (I = 0, 1)" {
+	if got := strings.Join(m.Args, " "); got != "run --events 300 --segment 0/2" {
 		t.Errorf("without the merge's command: args %q", got)
 	}
 }

@@ -10,15 +10,20 @@ import (
 	"github.com/relaybench/relaybench/results"
 )
 
-// mergedLines are the header lines of a file relaybench merge made: how
-// many segments, on which machines, and whether their answers were checked
+// mergedLines are the header lines of a file relaybench merge made (f):
+// how many segments, which ran the Command line (segment 0's) with which
+// --segment, on which machines, and whether their answers were checked
 // across segments.
-func mergedLines(m *results.Merged) [][2]string {
+func mergedLines(f *results.File) [][2]string {
+	m := f.Merged
 	by := "relaybench merge"
 	if len(m.Command) > 0 {
 		by = "relaybench " + shellword.Join(m.Command)
 	}
 	head := fmt.Sprintf("from %d segments (%s)", m.Segments, safe.Line(by))
+	if others := otherSegments(f.Args, m.Segments); others != "" {
+		head += "; the Command line is segment 0's; " + others
+	}
 	if m.CrossChecked {
 		head += "; query answers checked against all segments' events"
 	} else {
@@ -39,6 +44,35 @@ func mergedLines(m *results.Merged) [][2]string {
 		ls = append(ls, [2]string{"Warning", w})
 	}
 	return ls
+}
+
+// otherSegments says which --segment the segments other than 0 ran the
+// merged file's command line (args, segment 0's) with: "the other segment
+// ran it with --segment 1/2"; "" for a file whose --segment is not one
+// segment's (before merges kept segment 0's, "I/2 (I = 0, 1)").
+func otherSegments(args []string, n int) string {
+	v, ok := "", false
+	for i, a := range args {
+		if a == "--segment" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		} else if after, found := strings.CutPrefix(a, "--segment="); found {
+			v, ok = after, true
+		}
+	}
+	if !ok || strings.HasPrefix(v, "I") || n < 2 {
+		return ""
+	}
+	if n == 2 {
+		return "the other segment ran it with --segment 1/2"
+	}
+	if n > 5 {
+		return fmt.Sprintf("the other segments ran it with --segment 1/%d to %d/%d", n, n-1, n)
+	}
+	is := make([]string, 0, n-1)
+	for i := 1; i < n; i++ {
+		is = append(is, fmt.Sprintf("%d/%d", i, n))
+	}
+	return "the other segments ran it with --segment " + strings.Join(is, ", ")
 }
 
 // writeSegmentResources lists a merged phase's resources per segment (per

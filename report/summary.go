@@ -271,8 +271,8 @@ func headerLines(f *results.File) [][2]string {
 	}
 	ls = append(ls, [2]string{"Tool", strings.TrimSpace(tool)})
 	ls = append(ls, [2]string{"Machine", machineLine(&f.Machine)})
-	if m := f.Merged; m != nil {
-		ls = append(ls, mergedLines(m)...)
+	if f.Merged != nil {
+		ls = append(ls, mergedLines(f)...)
 	}
 	when := fmtTime(f.StartedAt)
 	if !f.FinishedAt.IsZero() && !f.StartedAt.IsZero() {

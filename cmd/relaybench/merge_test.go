@@ -21,7 +21,7 @@ func segmentFile(t *testing.T, dir string, i, n int, vals []int64) string {
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f := &results.File{Tool: results.Tool{Name: "relaybench", Version: "dev"}, Command: "run",
-		Args: []string{"run", "--segment", "x/y"}, StartedAt: start, FinishedAt: start.Add(time.Second),
+		Args: []string{"run", "--segment", string(rune('0'+i)) + "/" + string(rune('0'+n))}, StartedAt: start, FinishedAt: start.Add(time.Second),
 		Runs: []results.Run{{Relay: results.Relay{URL: "ws://127.0.0.1:1"}, Corpus: results.Corpus{Key: "k", Events: 10},
 			Segment: &results.Segment{Index: i, Count: n},
 			Phases: []results.Phase{{Name: "publish", Workload: "publish", Start: start, Duration: int64(time.Second),
@@ -50,12 +50,12 @@ func TestMergeCommand(t *testing.T) {
 	if m.Merged == nil || m.Merged.Segments != 2 || ph.Counts["accepted"] != 3 || ph.Latency["ok"].Count != 3 || m.Verdict == nil || m.Verdict.Status != 0 {
 		t.Fatalf("merged %+v phase %+v verdict %+v", m.Merged, ph, m.Verdict)
 	}
-	// The merged file's command is the test's, the segments' (its Command
-	// line in every report); the merge's own, as typed, is its Merged line's.
+	// The merged file's command is segment 0's (its Command line in every
+	// report); the merge's own, as typed, is its Merged line's.
 	if got, want := strings.Join(m.Merged.Command, " "), "merge --quiet -o "+out+" "+b+" "+a; got != want {
 		t.Fatalf("merge's command %q, want %q", got, want)
 	}
-	if got := strings.Join(m.Args, " "); !strings.Contains(got, "--segment I/2 (I = 0, 1)") || strings.HasPrefix(got, "merge") {
+	if got := strings.Join(m.Args, " "); !strings.Contains(got, "--segment 0/2") || strings.HasPrefix(got, "merge") {
 		t.Fatalf("args %q, want the segments' command", got)
 	}
 	// The merged file renders like any other.
@@ -66,7 +66,7 @@ func TestMergeCommand(t *testing.T) {
 		t.Fatalf("report --merge: exit %d", code)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "m.md"))
-	if !strings.Contains(string(md), "from 2 segments (relaybench report --merge "+a+" "+b) || !strings.Contains(string(md), "--segment 'I/2 (I = 0, 1)'") {
+	if !strings.Contains(string(md), "from 2 segments (relaybench report --merge "+a+" "+b) || !strings.Contains(string(md), "--segment 0/2") {
 		t.Fatalf("report --merge does not say it merged, or how the test ran:\n%s", md)
 	}
 	// Thresholds judge the merged figures.
