@@ -311,7 +311,6 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 	// how every phase was merged, once for the run (not in each phase).
 	out.Notes = append(out.Notes, fmt.Sprintf("segments %s of relaybench %s (segment 0's command line): counts and accounts added, histograms merged; each phase's window runs from the earliest segment's start to the latest one's end, its rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum",
 		segmentList(n), shellword.Join(segmentArgs(segs[0].File.Args))))
-	out.Notes = append(out.Notes, prefixed(n, func(i int) []string { return runs[i].Notes })...)
 	out.Errors = prefixed(n, func(i int) []string { return runs[i].Errors })
 	var skipped []string
 	for i, r := range runs {
@@ -336,6 +335,8 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 	if series && n > 1 {
 		out.Notes = append(out.Notes, "per-second p50/p99 are not merged (the per-second histograms are not in the results files): a second where several segments ran shows only its exact maximum")
 	}
+	// The merge's own notes first, then the segments' (prefixed).
+	out.Notes = append(out.Notes, prefixed(n, func(i int) []string { return runs[i].Notes })...)
 	if oneClock(segs) {
 		runs = withoutOffsets(runs)
 	}
@@ -389,39 +390,40 @@ func copyParams(p map[string]any) map[string]any {
 // kept once, said of each segment (its figures are a segment's: "closed
 // loop: 3 connections" of each of 2 segments is 6 in all); any other is
 // prefixed with its segment. A line that starts by naming its own segment
-// ("segment 0/2: this segment's share …") is compared without that.
+// ("segment 0/2: this segment's share …") is compared without that. The
+// lines every segment has come first, then segment 0's own, segment 1's,
+// …: never segment 0, both, segment 1 interleaved.
 func prefixed(n int, segLines func(i int) []string) []string {
-	lines := func(i int) []string {
-		own := fmt.Sprintf("segment %d/%d: ", i, n)
-		var out []string
-		for _, l := range segLines(i) {
-			out = append(out, strings.TrimPrefix(l, own))
-		}
-		return out
-	}
+	lines := make([][]string, n)
 	count := map[string]int{}
-	for i := 0; i < n; i++ {
+	for i := range n {
+		own := fmt.Sprintf("segment %d/%d: ", i, n)
 		seen := map[string]bool{}
-		for _, l := range lines(i) {
+		for _, l := range segLines(i) {
+			l = strings.TrimPrefix(l, own)
+			lines[i] = append(lines[i], l)
 			if !seen[l] {
 				seen[l] = true
 				count[l]++
 			}
 		}
 	}
+	if n == 1 {
+		return lines[0]
+	}
 	var out []string
 	done := map[string]bool{}
-	for i := 0; i < n; i++ {
-		for _, l := range lines(i) {
-			switch {
-			case count[l] == n && n > 1:
-				if !done[l] {
-					done[l] = true
-					out = append(out, fmt.Sprintf("each of the %d segments: %s", n, l))
-				}
-			case n == 1:
-				out = append(out, l)
-			default:
+	for i := range n { // what every segment says, once, in the order they said it
+		for _, l := range lines[i] {
+			if count[l] == n && !done[l] {
+				done[l] = true
+				out = append(out, fmt.Sprintf("each of the %d segments: %s", n, l))
+			}
+		}
+	}
+	for i := range n { // then segment 0's own, segment 1's, …
+		for _, l := range lines[i] {
+			if count[l] < n {
 				out = append(out, fmt.Sprintf("segment %d: %s", i, l))
 			}
 		}
@@ -502,11 +504,12 @@ func mergePhase(phs []*results.Phase, segs []Input) (results.Phase, error) {
 		return out, err
 	}
 	dropped = withoutDeliveryRatio(dropped, out.Rates)
-	out.Notes = append(prefixed(n, func(i int) []string { return phs[i].Notes }), dnotes...)
-	out.Errors = prefixed(n, func(i int) []string { return phs[i].Errors })
+	out.Notes = dnotes // the merge's own notes first, then the segments' (prefixed)
 	if len(dropped) > 0 {
 		out.Notes = append(out.Notes, "not recomputable from merged counts, left out: "+strings.Join(dropped, ", "))
 	}
+	out.Notes = append(out.Notes, prefixed(n, func(i int) []string { return phs[i].Notes })...)
+	out.Errors = prefixed(n, func(i int) []string { return phs[i].Errors })
 	relaymetrics.Merge(&out, phs) // the relay's own metrics (--relay-metrics), kept per segment too
 	return out, nil
 }

@@ -65,3 +65,35 @@ func TestPrefixedOwnSegment(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+// The merged notes come in order: the merge's own (what was merged and
+// how, the per-second percentiles not merged), then what every segment
+// said, then segment 0's own, segment 1's: a newcomer's merged summary
+// read segment 0, both, segment 1 interleaved.
+func TestMergedNotesInOrder(t *testing.T) {
+	got := prefixed(2, func(i int) []string {
+		return []string{fmt.Sprintf("window %d ms", i), "closed loop: 3 connections", fmt.Sprintf("tick %d", i)}
+	})
+	want := []string{"each of the 2 segments: closed loop: 3 connections", "segment 0: window 0 ms", "segment 0: tick 0",
+		"segment 1: window 1 ms", "segment 1: tick 1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	var in []Input
+	for i := range 2 {
+		f := segFile(i, 2, t0, []int64{1000, 2000})
+		f.Runs[0].Phases[0].Series[0].LatP50Ns = 5 // per-second percentiles: the merge notes it does not merge them
+		f.Runs[0].Notes = []string{fmt.Sprintf("segment %d's own note", i)}
+		f.Args = []string{"run", "--segment", fmt.Sprintf("%d/2", i)}
+		in = append(in, Input{Name: fmt.Sprintf("seg%d.json", i), File: f})
+	}
+	m, err := Merge(context.Background(), in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := m.Runs[0].Notes
+	if len(notes) != 4 || !strings.HasPrefix(notes[0], "segments 0/2, 1/2 of relaybench") || !strings.HasPrefix(notes[1], "per-second p50/p99 are not merged") ||
+		notes[2] != "segment 0: segment 0's own note" || notes[3] != "segment 1: segment 1's own note" {
+		t.Errorf("run notes not the merge's first, then segment 0's, segment 1's:\n%s", strings.Join(notes, "\n"))
+	}
+}
