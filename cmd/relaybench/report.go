@@ -167,7 +167,11 @@ func readSome(paths []string) (fs []*results.File, names []string, skipped, err 
 	if len(fs) == 0 {
 		return nil, nil, nil, fmt.Errorf("none of the %d results files could be read (named above)", len(paths))
 	}
-	return fs, names, fmt.Errorf("%d of %d results files could not be read and are not in the report (named above)", len(bad), len(paths)), nil
+	are := "are"
+	if len(bad) == 1 {
+		are = "is"
+	}
+	return fs, names, fmt.Errorf("%d of %d results files could not be read and %s not in the report (named above)", len(bad), len(paths), are), nil
 }
 
 // namedFilesExist refuses a results file that does not exist: a usage
