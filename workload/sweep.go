@@ -215,7 +215,7 @@ func oneMemoryFigure(phases []results.Phase) {
 		}
 		delete(ph.Counts, results.CountClientRSSIdle)
 		delete(ph.Counts, results.CountClientBytesPerSub)
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client memory of the idle subscriptions: given once, in %s's notes (measured before publishing, so the content size plays no part; the same subscriptions opened again here reuse memory the previous size's freed, which the process's resident memory does not show)", phases[0].Name))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("client memory of the idle subscriptions: given once, at the first size (%s bytes; measured before publishing, so the content size plays no part; the same subscriptions opened again here reuse memory the previous size's freed, which the process's resident memory does not show)", strings.TrimPrefix(phases[0].Name, "sweep/")))
 	}
 }
 

@@ -138,7 +138,7 @@ func TestSweepOneMemoryFigure(t *testing.T) {
 	for _, ph := range phases[1:] {
 		notes := strings.Join(ph.Notes, "\n")
 		if strings.Contains(notes, "not measurable") || strings.Contains(notes, "client memory for") ||
-			strings.Count(notes, "client memory of the idle subscriptions: given once, in sweep/256's notes") != 1 {
+			strings.Count(notes, "client memory of the idle subscriptions: given once, at the first size (256 bytes;") != 1 {
 			t.Errorf("%s: %q", ph.Name, notes)
 		}
 		if _, ok := ph.Counts[results.CountClientRSSIdle]; ok {
