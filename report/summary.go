@@ -526,7 +526,7 @@ func paramsLine(p map[string]any) string {
 		case k == "mix" && p["kind"] != nil && fmt.Sprint(p["kind"]) != "mixed":
 			continue
 		}
-		parts = append(parts, paramWords(k, p[k]))
+		parts = append(parts, paramWords(k, paramDuration(p[k])))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -685,7 +685,7 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 	if a, ok := p.Counts[results.CountAccepted]; ok {
 		if s, ok := p.Counts[results.CountSent]; ok && s > 0 {
 			// Truncated, not rounded: 99,998 of 100,000 is never "100.00%".
-			pub += " (" + fmtFloat(math.Floor(float64(a)/float64(s)*1e4)/100, 2) + "%)"
+			pub += " (" + fmtFloat(math.Floor(float64(a)/float64(s)*1e4)/100, 2) + "%" + cancelledInFlight(p.Counts) + ")"
 		}
 	}
 	kv(w, "Events Published", pub)

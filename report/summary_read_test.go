@@ -174,7 +174,7 @@ func TestSummaryLoadHeader(t *testing.T) {
 		strings.Contains(s, "Corpus:") || strings.Contains(s, "64 B") {
 		t.Errorf("the header does not show what was published:\n%s", s)
 	}
-	if !strings.Contains(s, "Params:   base 200, duration 3s, kind publish, pattern constant, pool 10, size 1,024\n") {
+	if !strings.Contains(s, "Params:   base 200, duration 3.00s, kind publish, pattern constant, pool 10, size 1,024\n") {
 		t.Errorf("params that do not apply are shown:\n%s", s)
 	}
 	// A run that publishes the corpus keeps its corpus line.
