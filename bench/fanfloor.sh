@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The floor of live delivery on this machine, and how close relaybench is to
 # it: SUBS subscriptions (default 2,000) to strfry ($BIN_DIR/strfry, BIN_DIR=DIR
-# naming your build's folder; started here with a fresh database for each run), every one receiving
+# naming your build's folder, else the strfry on PATH; started here with a fresh database for each run), every one receiving
 # every one of EVENTS fresh events (default 3,000, ~1 KB), client CPU per
 # delivery, in alternating rounds (ROUNDS, default 2) of:
 #   - floor, epoll:      bench/fanfloor -mode epoll (sockets out of Go's

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fan-out at scale against strfry ($BIN_DIR/strfry: BIN_DIR=DIR names your
-# strfry build's folder; started by
+# strfry build's folder, else the strfry on PATH; started by
 # relaybench), appended to bench/RESULTS.md with the machine, date, commit and
 # load average:
 #   - idle connections per GiB of client memory: subscribe with IDLE_SUBS

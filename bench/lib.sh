@@ -1,5 +1,14 @@
 # Shared by the bench scripts: sourced (`. bench/lib.sh`) from the
-# repository's root, after `set -euo pipefail`.
+# repository's root, after `set -euo pipefail`, with the script's arguments.
+
+# -h or --help: the script's header comment (what it measures, its
+# environment), then exit 0, before any work or check.
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "bench/$(basename "$0")"
+    exit 0
+    ;;
+esac
 
 # bench_work makes the work dir $work, removed on exit together with the
 # relay started in the background as $relaypid (if any), and builds
@@ -29,19 +38,22 @@ bench_sink() {
 }
 
 # bench_need_strfry ends the script (skipped, nothing measured, exit 1)
-# unless $BIN_DIR holds an executable strfry; the line says how to give one.
-# Without BIN_DIR, the lab's folder ../shared/relays/bin is used when it holds
-# strfry, and not named otherwise (a user has no such folder). $1 names the
-# script; $2, when given, ends the line (another way out).
+# unless strfry is found: $BIN_DIR/strfry when BIN_DIR is set, otherwise
+# strfry on PATH (BIN_DIR is then its folder). No other folder is looked in:
+# the one line says what is needed and how to get it. $1 names the script;
+# $2, when given, ends the line (another way out).
 bench_need_strfry() {
+  local get="build it from https://github.com/hoytech/strfry (README: compare, Getting the relays; Known limits names the version checked)" found
   if [ -n "${BIN_DIR:-}" ]; then
     [ -x "$BIN_DIR/strfry" ] && return
-    echo "$1: skipped, nothing measured: BIN_DIR=$BIN_DIR holds no executable strfry; run BIN_DIR=DIR $1 with DIR the folder holding your strfry build (https://github.com/hoytech/strfry; README, Known limits)${2:+$2}" >&2
+    echo "$1: skipped, nothing measured: BIN_DIR=$BIN_DIR holds no executable strfry: $get, then run BIN_DIR=DIR $1 with DIR its folder${2:+$2}" >&2
     exit 1
   fi
-  BIN_DIR=../shared/relays/bin
-  [ -x "$BIN_DIR/strfry" ] && return
-  echo "$1: skipped, nothing measured: needs strfry: run BIN_DIR=DIR $1 with DIR the folder holding your strfry build (https://github.com/hoytech/strfry; README, Known limits)${2:+$2}" >&2
+  if found=$(command -v strfry) && [ -x "$found" ]; then
+    BIN_DIR=$(dirname "$found")
+    return
+  fi
+  echo "$1: skipped, nothing measured: needs strfry (no BIN_DIR, none on PATH): $get, then run BIN_DIR=DIR $1 with DIR its folder, or put it on PATH${2:+$2}" >&2
   exit 1
 }
 

@@ -33,7 +33,8 @@
 #
 # Environment: GROUNDS ("khatru strfry sink"), PAIRS (3), CONNS (4),
 # EVENTS (100000, per run on khatru and the sink), STRFRY_EVENTS (20000),
-# SIZE (204), OUT (bench/RESULTS.md), PEER, BIN_DIR, RELAY_ENV (environment
+# SIZE (204), OUT (bench/RESULTS.md), PEER (nostr-bench; default: the one on
+# PATH), BIN_DIR (strfry's folder; default: the strfry on PATH), RELAY_ENV (environment
 # for the Go relays, e.g. GOMAXPROCS=1), RB_ENV (the same for relaybench);
 # TOOLS ("nb rb": each pair runs these in this order, ratios are to the
 # first), where rbB is a second relaybench for A/B runs: binary RB_B,
@@ -43,18 +44,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-# PEER names nostr-bench; without it the lab's copy is used when present,
-# and not named otherwise (a user has no ../shared).
-if [ -z "${PEER:-}" ] && [ -x ../shared/peers/bin/nostr-bench ]; then
-  PEER=../shared/peers/bin/nostr-bench
-fi
-if [ -z "${PEER:-}" ]; then
-  echo "bench/peers.sh: skipped, nothing measured: needs nostr-bench: build it from https://github.com/privkeyio/nostr-bench (Zig, ReleaseFast) and run PEER=PATH bench/peers.sh" >&2
-  exit 1
-elif [ ! -x "$PEER" ]; then
-  echo "bench/peers.sh: skipped, nothing measured: PEER=$PEER is not an executable nostr-bench; build it from https://github.com/privkeyio/nostr-bench (Zig, ReleaseFast) and run PEER=PATH bench/peers.sh" >&2
-  exit 1
-fi
+# PEER names nostr-bench (needed when TOOLS has nb); without it, nostr-bench
+# on PATH. No other folder is looked in.
+peer_get="build it from https://github.com/privkeyio/nostr-bench (Zig, ReleaseFast), then run PEER=PATH bench/peers.sh or put it on PATH"
+case " ${TOOLS:-nb rb} " in
+  *" nb "*)
+    if [ -z "${PEER:-}" ]; then
+      PEER=$(command -v nostr-bench) || {
+        echo "bench/peers.sh: skipped, nothing measured: needs nostr-bench (no PEER, none on PATH): $peer_get, or set TOOLS without nb" >&2
+        exit 1
+      }
+    fi
+    if [ ! -x "$PEER" ]; then
+      echo "bench/peers.sh: skipped, nothing measured: PEER=$PEER is not an executable nostr-bench: $peer_get" >&2
+      exit 1
+    fi
+    ;;
+esac
 GROUNDS=${GROUNDS:-khatru strfry sink}
 CONNS=${CONNS:-4}
 EVENTS=${EVENTS:-100000}
