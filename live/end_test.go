@@ -274,6 +274,13 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 	if rates.Avg != "1,080 accepted / s (whole-run average)" || rates.Last != "49 accepted / s (last second)" {
 		t.Errorf("rate cards %q and %q, want the whole-run average and the last second, each labelled", rates.Avg, rates.Last)
 	}
+	// Once finished (a page opened after the end too), the cards show the
+	// last point's, not the 0 they start with.
+	br.eval(t, `(() => { history.push({rate: 7, avg_rate: 1234}); onMessage({data: JSON.stringify({finished: true, phases: []})});
+  const t = id => document.getElementById(id).textContent; return {avg: t("rate"), last: t("rate_last")}; })()`, &rates)
+	if rates.Avg != "1,234" || rates.Last != "7" {
+		t.Errorf("finished page: rate cards %q and %q, want the last point's 1,234 and 7", rates.Avg, rates.Last)
+	}
 }
 
 // TestWorkloadInPartsSaysSo: mixed announces its three parts' operations
