@@ -86,7 +86,7 @@ func burstFile() *results.File {
 // wider font, figure or relay name on the reader's machine.
 func TestBrowserTablesFit(t *testing.T) {
 	bin := chromium(t)
-	for name, f := range map[string]*results.File{"wide subscribe": wideFile(), "compare with burst": burstFile()} {
+	for name, f := range map[string]*results.File{"wide subscribe": wideFile(), "compare with burst": burstFile(), "URL relay": urlRelayFile()} {
 		var b bytes.Buffer
 		if err := HTML(&b, []*results.File{f}, Options{}); err != nil {
 			t.Fatal(err)

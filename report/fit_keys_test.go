@@ -16,17 +16,24 @@ import (
 // newcomer's HTML read "Relay, URL, Software | ws://127.0.0.1:7777
 // ws://127.0.0.1:7777 khatru v0.19.1, native store, embedded in
 // relaybench" with Version, Managed and Runs as rows.
+// TestBrowserTablesFit checks that it fits in Chromium.
 func TestURLRelayTableIsNotTransposed(t *testing.T) {
-	f := oneRun("run", nil, results.Phase{Name: "publish", Workload: "publish", Duration: 1e9, Counts: map[string]int64{"accepted": 10, "sent": 10}})
-	f.Runs[0].Relay = results.Relay{URL: "ws://127.0.0.1:7777", Software: "khatru v0.19.1, native store, embedded in relaybench",
-		Version: "v0.0.0-20261123130000-90946b34697c+dirty"}
 	var b bytes.Buffer
-	if err := HTML(&b, []*results.File{f}, Options{}); err != nil {
+	if err := HTML(&b, []*results.File{urlRelayFile()}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "<th>Relay</th><th>URL</th><th>Software</th><th>Version</th>") {
 		t.Errorf("the Relays table of a URL relay is transposed, or its columns are not Relay, URL, Software, Version")
 	}
+}
+
+// urlRelayFile is a run against a relay given as a URL, with the
+// software and version the embedded relay reports built from a checkout.
+func urlRelayFile() *results.File {
+	f := oneRun("run", nil, results.Phase{Name: "publish", Workload: "publish", Duration: 1e9, Counts: map[string]int64{"accepted": 10, "sent": 10}})
+	f.Runs[0].Relay = results.Relay{URL: "ws://127.0.0.1:7777", Software: "khatru v0.19.1, native store, embedded in relaybench",
+		Version: "v0.0.0-20261123130000-90946b34697c+dirty"}
+	return f
 }
 
 // TestTransposeNamesColumnsByTheRowsKey: a table that is transposed
