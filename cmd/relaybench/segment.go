@@ -93,7 +93,7 @@ func parseStartAt(flag, v string, from, now time.Time) (time.Time, error) {
 
 // segmentedWorkloads are the --workloads that run only their segment's
 // share (runner.Env.Segment).
-var segmentedWorkloads = map[string]bool{"load": true}
+var segmentedWorkloads = map[string]bool{"load": true, "publish": true, "query": true}
 
 // segmented checks what a segment of N > 1 needs: --relay a URL (every
 // segment must load the same relay; a relay this instance starts would see
@@ -108,7 +108,7 @@ func (f *segmentFlags) segmented(t targetFlags, c corpusFlags, workloads []strin
 		return fmt.Errorf("--segment %s: give --relay ws://HOST:PORT, the one relay every segment loads (a relay this instance starts would see only its share)", f.Segment)
 	}
 	for _, w := range workloads {
-		if !segmentedWorkloads[w] {
+		if w = strings.TrimSpace(w); w != "" && !segmentedWorkloads[w] {
 			return fmt.Errorf("--segment %s: workload %s does not split into segments yet (publish, query and load do)", f.Segment, w)
 		}
 	}

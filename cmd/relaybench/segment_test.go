@@ -1,8 +1,11 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/relaybench/relaybench/corpus"
 )
 
 // Bad --segment, --start-at and --query-at values are usage errors (exit
@@ -47,5 +50,26 @@ func TestParseStartAt(t *testing.T) {
 		if _, err := parseStartAt("start-at", v, from, now); err == nil {
 			t.Errorf("parseStartAt(%q) accepted", v)
 		}
+	}
+}
+
+// TestSegmentBasePhasesInWorkloads: publish and query, the phases that
+// split, may be named in --workloads beside a --segment (as run always
+// runs them); the refusal of a workload that does not split names it and
+// not them.
+func TestSegmentBasePhasesInWorkloads(t *testing.T) {
+	f := segmentFlags{Segment: "0/2"}
+	seg, err := corpus.ParseSegment(f.Segment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.seg = seg
+	tf := targetFlags{Relay: "ws://127.0.0.1:9"}
+	c := corpusFlags{Anchor: "2026-01-01T00:00:00Z"}
+	if err := f.segmented(tf, c, []string{"publish", " query", "load"}); err != nil {
+		t.Errorf("publish,query,load with --segment: %v", err)
+	}
+	if err := f.segmented(tf, c, []string{"publish", "subscribe"}); err == nil || !strings.Contains(err.Error(), "workload subscribe does not split") {
+		t.Errorf("subscribe with --segment: %v, want it refused by name", err)
 	}
 }
