@@ -1487,7 +1487,11 @@ func (l *liveStats) finish(intended int64, out schedule.Outcome) {
 // line formats second s and recycles its histogram for second s+liveRing;
 // counts group their thousands and latencies keep three significant
 // figures (numfmt.Dur) as the summary's do; "–" for a second in which no
-// op was accepted.
+// op was accepted. Its columns go in an op's order: intended and dropped
+// count the ops intended in s, sent those sent in s, in-flight the most
+// at once; after "ended:", accepted, refused and failed count the ops
+// that ended in s, sent in s or before (a reply to an op of an earlier
+// second), and p50/p99 are of those accepted.
 func (l *liveStats) line(name string, s int) string {
 	g := numfmt.Group
 	h := &l.hist[s%liveRing]
@@ -1510,13 +1514,13 @@ func (l *liveStats) line(name string, s int) string {
 	dropped := max(0, intended-l.started[s].Load())
 	if span < time.Second {
 		// The run ended inside this second: its counts, not per-second rates.
-		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %s sent %s accepted %s refused %s failed %s dropped %s in-flight %s p50 %s p99 %s",
-			name, s, span.Seconds(), g(intended), g(l.sent[s].Load()), g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), g(dropped),
-			g(l.maxIn[s].Load()), p50, p99)
+		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %s dropped %s sent %s in-flight %s ended: accepted %s refused %s failed %s p50 %s p99 %s",
+			name, s, span.Seconds(), g(intended), g(dropped), g(l.sent[s].Load()), g(l.maxIn[s].Load()),
+			g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), p50, p99)
 	}
-	return fmt.Sprintf("%s t=%3ds intended %7s/s sent %7s/s accepted %7s/s refused %5s failed %5s dropped %6s in-flight %5s p50 %9s p99 %9s",
-		name, s, g(intended), g(l.sent[s].Load()), g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), g(dropped),
-		g(l.maxIn[s].Load()), p50, p99)
+	return fmt.Sprintf("%s t=%3ds intended %7s/s dropped %6s sent %7s/s in-flight %5s ended: accepted %7s/s refused %5s failed %5s p50 %9s p99 %9s",
+		name, s, g(intended), g(dropped), g(l.sent[s].Load()), g(l.maxIn[s].Load()),
+		g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), p50, p99)
 }
 
 // intendedBefore counts the ops of second s intended in its first span: all

@@ -27,7 +27,7 @@ func TestLiveLinesGroupThousands(t *testing.T) {
 	var out bytes.Buffer
 	l.print(&out, "load")()
 	got := out.String()
-	for _, w := range []string{"sent   2,999/s accepted   2,999/s", "in-flight 1,024", "last 0.50 s: intended 1,501 sent 1,500 accepted 1,500"} {
+	for _, w := range []string{"sent   2,999/s in-flight 1,024 ended: accepted   2,999/s", "last 0.50 s: intended 1,501 dropped 1 sent 1,500 in-flight 0 ended: accepted 1,500"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("no %q in\n%s", w, got)
 		}
@@ -64,5 +64,35 @@ func TestLiveLinesLatencyThreeFigures(t *testing.T) {
 		if !strings.Contains(lines[i], w) {
 			t.Errorf("line %d: no %q in %q", i, w, lines[i])
 		}
+	}
+}
+
+// A live line keeps what was sent in a second apart from what ended in it:
+// an OK read in the last second for an op sent the second before must not
+// read "sent 1 accepted 2" (more accepted than sent). The ops' counts come
+// in an op's order, those that ended under "ended:".
+func TestLiveLinesSayWhatEnded(t *testing.T) {
+	l := newLiveStats(constant(t, 10, 1050*time.Millisecond), time.Second)
+	t0 := mono.Now() - int64(5*time.Second) // every line is due at once
+	l.t0.Store(t0)
+	l.end.Store(t0 + int64(1050*time.Millisecond))
+	l.started[0].Store(10)
+	l.sent[0].Store(10)
+	l.accepted[0].Store(9)
+	l.started[1].Store(1)
+	l.sent[1].Store(1)
+	l.accepted[1].Store(2) // the last op of second 0 and the one of second 1
+	l.maxIn[1].Store(1)
+	var out bytes.Buffer
+	l.print(&out, "load")()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), out.String())
+	}
+	if w := "last 0.05 s: intended 1 dropped 0 sent 1 in-flight 1 ended: accepted 2 refused 0 failed 0"; !strings.Contains(lines[1], w) {
+		t.Errorf("last line %q, want it to say %q", lines[1], w)
+	}
+	if strings.Contains(out.String(), "sent 1 accepted") {
+		t.Errorf("accepted read as a share of sent:\n%s", out.String())
 	}
 }

@@ -686,14 +686,14 @@ func TestLiveLastPartialSecond(t *testing.T) {
 		want []string      // one per line, in order
 	}{
 		{2350 * time.Millisecond, []int64{99, 100, 31}, []string{
-			"load t=  0s intended      99/s sent      99/s accepted      99/s",
-			"load t=  1s intended     100/s sent     100/s accepted     100/s",
-			"load t=  2s last 0.35 s: intended 31 sent 31 accepted 30 refused 1 failed 0 dropped 0 in-flight 0"}},
+			"load t=  0s intended      99/s dropped      0 sent      99/s in-flight     0 ended: accepted      99/s",
+			"load t=  1s intended     100/s dropped      0 sent     100/s in-flight     0 ended: accepted     100/s",
+			"load t=  2s last 0.35 s: intended 31 dropped 0 sent 31 in-flight 0 ended: accepted 30 refused 1 failed 0"}},
 		// Stopped at 1.5 s: the ops intended after it were cancelled, not
 		// dropped, and the seconds after it have no line.
 		{1500 * time.Millisecond, []int64{99, 50}, []string{
-			"load t=  0s intended      99/s sent      99/s accepted      99/s",
-			"load t=  1s last 0.50 s: intended 50 sent 50 accepted 50 refused 0 failed 0 dropped 0 in-flight 0"}},
+			"load t=  0s intended      99/s dropped      0 sent      99/s in-flight     0 ended: accepted      99/s",
+			"load t=  1s last 0.50 s: intended 50 dropped 0 sent 50 in-flight 0 ended: accepted 50 refused 0 failed 0"}},
 	} {
 		l := newLiveStats(constant(t, 100, 2300*time.Millisecond), time.Second)
 		// t = 0 five seconds ago: every line is due at once.
