@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/relaybench/relaybench/results"
 )
 
 // A run that published fresh events has a note saying so ("corpus: the
@@ -37,5 +39,28 @@ func TestBriefFreshEventsNoteOnce(t *testing.T) {
 	if !strings.Contains(brief, "\n  Events:   the 6,000 fresh events published (content 256 B,") || strings.Count(brief, "fresh events") != 1 ||
 		!strings.Contains(brief, "\nNote: conformance checks run under a background load\n") {
 		t.Errorf("brief: want the corpus note as the Events line, once, the other note kept:\n%s", brief)
+	}
+}
+
+// The Markdown and HTML reports' Corpus line says what the terminal's
+// says for a run that published fresh events (sweep, subscribe, burst,
+// lifecycle): the corpus note, not "200 events, … average content …".
+func TestReportCorpusLineIsTheTerminals(t *testing.T) {
+	note := "corpus: the 600 fresh events published (content 256 B and 4,096 B, signed for this run by 50 keys before the clock); the key corpus (200 keys, seed 1) only provided the signing keys"
+	f := oneRun("burst", nil, burstPhase())
+	f.Runs[0].Notes = []string{note}
+	want := "the 600 fresh events published (content 256 B and 4,096 B,"
+	var md, h strings.Builder
+	if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&h, []*results.File{f}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "- **Corpus**: "+want) || strings.Contains(md.String(), "average content") {
+		t.Errorf("markdown: want the Corpus line %q, no average:\n%s", want, md.String())
+	}
+	if !strings.Contains(h.String(), want) || strings.Contains(h.String(), "average content") {
+		t.Errorf("html: want the Corpus line %q, no average", want)
 	}
 }

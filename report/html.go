@@ -85,7 +85,7 @@ func HTML(w io.Writer, files []*results.File, o Options) error {
 // the page (a relay's long software string wraps anywhere), and an
 // argument of the command is not broken at its hyphens ("--" at the end of
 // one line, "start-at" on the next), unless it is too long for a line.
-func metaHTML(w io.Writer, f *results.File) { metaLinesHTML(w, headerLines(f)) }
+func metaHTML(w io.Writer, f *results.File) { metaLinesHTML(w, reportHeaderLines(f)) }
 
 // metaLinesHTML writes header lines (headerLines) as a definition list.
 func metaLinesHTML(w io.Writer, lines [][2]string) {

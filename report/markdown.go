@@ -45,7 +45,7 @@ func Markdown(w io.Writer, files []*results.File, o Options) error {
 		if len(files) > 1 {
 			fmt.Fprintf(bw, "File %d:\n\n", i+1)
 		}
-		for _, l := range headerLines(f) {
+		for _, l := range reportHeaderLines(f) {
 			v := mdText(l[1])
 			if l[0] == "Command" {
 				v = mdCode(l[1])

@@ -225,6 +225,24 @@ func corpusHeaderLine(f *results.File) string {
 	return line
 }
 
+// reportHeaderLines are f's header lines as the Markdown and HTML reports
+// give them: the Corpus (or Events) line says what was published as the
+// terminal's summary does (corpusNote), not a generated corpus's average.
+func reportHeaderLines(f *results.File) [][2]string {
+	ls := headerLines(f)
+	n, label := corpusNote(f), corpusHeaderLine(f)
+	if n == "" {
+		return ls
+	}
+	for i := range ls {
+		if ls[i][0] == label {
+			ls[i][1] = strings.TrimPrefix(n, corpusNotePrefix)
+			break
+		}
+	}
+	return ls
+}
+
 // headerCorpus is the corpus note w gives as its header's Corpus line
 // (and not again after the run), "" when none.
 func headerCorpus(w io.Writer) string {
