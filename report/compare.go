@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/safe"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/threshold"
 )
@@ -317,10 +318,56 @@ func abTables(base, cand []*results.File) (abResult, error) {
 			ab.onlyCand = append(ab.onlyCand, c.key)
 		}
 	}
+	if len(ab.tables) == 0 && len(bg) == 1 && len(cg) == 1 {
+		return pairLone(bg[0], cg[0]), nil
+	}
 	if len(ab.tables) == 0 {
-		return ab, fmt.Errorf("no relay is in both baseline and candidate")
+		return ab, unpaired(bg, cg)
 	}
 	return ab, nil
+}
+
+// pairLone compares the only relay of the baseline with the only one of
+// the candidate, named differently (a store change: khatru-native vs
+// khatru-badger), and says so first.
+func pairLone(b, c *relayRuns) abResult {
+	t, tally := compareTable(b, c)
+	t.title = "Relay " + b.key + " (baseline) vs " + c.key + " (candidate)"
+	tally.relay = b.key + " vs " + c.key
+	return abResult{tables: []*table{t}, heads: []string{
+		fmt.Sprintf("Paired %s (baseline) with %s (candidate): the only relay on each side.", b.key, c.key), tally.head()}}
+}
+
+// Pairable reports, before any work, whether Compare can pair the relays
+// of base with those of cand: by relay name, or the only relay on each
+// side with each other. Not pairable is a usage error naming both sides'
+// relays.
+func Pairable(base, cand []*results.File) error {
+	bg, cg := groupRuns(base), groupRuns(cand)
+	if len(bg) == 1 && len(cg) == 1 {
+		return nil
+	}
+	for _, b := range bg {
+		if slices.ContainsFunc(cg, func(c *relayRuns) bool { return c.key == b.key }) {
+			return nil
+		}
+	}
+	return unpaired(bg, cg)
+}
+
+// unpaired is the error of a comparison with no relay to pair.
+func unpaired(bg, cg []*relayRuns) error {
+	names := func(gs []*relayRuns) string {
+		if len(gs) == 0 {
+			return "none"
+		}
+		var ns []string
+		for _, g := range gs {
+			ns = append(ns, safe.Line(g.key))
+		}
+		return strings.Join(ns, ", ")
+	}
+	return fmt.Errorf("no relay is in both baseline (%s) and candidate (%s): A/B pairs runs by relay name; give both sides the same relays, or one relay on each side to pair those two", names(bg), names(cg))
 }
 
 // compareTable compares the figures of one relay's baseline and candidate runs.

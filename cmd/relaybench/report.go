@@ -261,6 +261,9 @@ func (c *reportCmd) compare(files, base, cand []string) error {
 	if err := report.Comparable(bf, cf); err != nil && !c.Force {
 		return withCode(judge.Usage, err)
 	}
+	if err := report.Pairable(bf, cf); err != nil {
+		return withCode(judge.Usage, err)
+	}
 	fos, err := threshold.ParseFailOns(c.FailOn, c.Thresholds)
 	if err != nil {
 		return withCode(judge.Usage, err)

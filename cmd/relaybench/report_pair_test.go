@@ -1,0 +1,46 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// writeRelays writes to path a copy of writePassedPublish's file with one
+// run per relay named in names. It returns path.
+func writeRelays(t *testing.T, path string, names ...string) string {
+	t.Helper()
+	f, err := results.Read(writePassedPublish(t, path+".one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := f.Runs[0]
+	f.Runs = nil
+	for _, n := range names {
+		r := one
+		r.Relay.Name = n
+		f.Runs = append(f.Runs, r)
+	}
+	if err := results.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A/B pairs the only relay of each side whatever their names (a store
+// change); with several relays and none in both, it is a usage error
+// (exit 2) before any report is written.
+func TestReportABPairing(t *testing.T) {
+	dir := t.TempDir()
+	native := writeRelays(t, filepath.Join(dir, "before.json"), "khatru-native")
+	badger := writeRelays(t, filepath.Join(dir, "after.json"), "khatru-badger")
+	if code := run([]string{"report", "--base", native, "--cand", badger, "-o", filepath.Join(dir, "ab.html")}); code != 0 {
+		t.Errorf("one relay on each side: exit %d, want 0", code)
+	}
+	two := writeRelays(t, filepath.Join(dir, "two.json"), "a", "b")
+	other := writeRelays(t, filepath.Join(dir, "other.json"), "c", "d")
+	if code := run([]string{"report", "--base", two, "--cand", other, "--force"}); code != 2 {
+		t.Errorf("several relays, none in both: exit %d, want 2", code)
+	}
+}
