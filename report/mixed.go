@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -116,7 +118,7 @@ func writeMixed(w io.Writer, p *results.Phase) {
 	if len(sides) == 0 {
 		return
 	}
-	kv(w, "Together vs alone", mixedVerdict(sides))
+	kv(w, "Together vs alone", mixedVerdict(sides)+mixedCaveat(p, sides))
 	t := &table{head: []string{"side", "throughput alone → together", "p99 alone → together"}, left: map[int]bool{1: true, 2: true}}
 	for _, s := range sides {
 		thr := fmt.Sprintf("%s → %s %s (%s)", fmtRate(s.alone), fmtRate(s.together), s.unit, fmtTimes(s.ratio))
@@ -174,6 +176,38 @@ func mixedVerdict(sides []mixedSide) string {
 		parts = append(parts, c.text)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// loadAverageRE reads the load average of sysinfo.OthersBusy's clause
+// ("the machine's 1-minute load average was 7.7 on 2 cores: …").
+var loadAverageRE = regexp.MustCompile(`1-minute load average was ([0-9.]+) on ([0-9]+) cores`)
+
+// firstSecondNote is what a note of a mixed phase says when the alone
+// part's OK p99 came from its first second (the preload's tail).
+const firstSecondNote = "in the part's first second"
+
+// mixedCaveat is what the together-vs-alone headline adds when its ratios
+// are not the relay's alone: " (busy machine: load average 7.7 on 2
+// cores)" when the phase's notes judged other processes competed for the
+// cores, " (the alone part's first second dominates its p99: see notes)"
+// when a p99 ratio is extreme (below 0.2× or above 5×) and a note says the
+// alone part's p99 came from its first second; "" otherwise.
+func mixedCaveat(p *results.Phase, sides []mixedSide) string {
+	var cs []string
+	for _, n := range p.Notes {
+		if m := loadAverageRE.FindStringSubmatch(n); m != nil && strings.Contains(n, sysinfo.OthersCompeted) {
+			cs = append(cs, "busy machine: load average "+m[1]+" on "+m[2]+" cores")
+			break
+		}
+	}
+	extreme := slices.ContainsFunc(sides, func(s mixedSide) bool { return s.p99Ratio > 0 && (s.p99Ratio < 0.2 || s.p99Ratio > 5) })
+	if extreme && slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, firstSecondNote) }) {
+		cs = append(cs, "the alone part's first second dominates its p99: see notes")
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(cs, "; ") + ")"
 }
 
 // fmtTimes formats a ratio as "1.00×".

@@ -1,0 +1,50 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/internal/sysinfo"
+)
+
+// The together-vs-alone headline of a mixed run says when its ratios are
+// not the relay's alone: a busy machine (the phase's notes judged that
+// other processes competed for the cores), or an extreme p99 ratio whose
+// alone part's p99 a note says came from its first second. Neither
+// otherwise: a load average that is no sign of competition, a first-second
+// note with a modest ratio.
+func TestMixedHeadlineCaveat(t *testing.T) {
+	busy := "neither side saturated its CPU (client 0.40, relay 0.30 cores): not CPU-bound on average; the machine's 1-minute load average was 7.7 on 2 cores: " + sysinfo.OthersCompeted + ", and their waits count in these figures"
+	calm := "neither side saturated its CPU (client 0.40, relay 0.30 cores): not CPU-bound on average; the machine's 1-minute load average was 0.6 on 2 cores"
+	first := "publish/alone: OK p99 173ms in the part's first second, 60× the highest of its later seconds (2.9ms): the part's p99 173ms is that second's"
+	const busyCaveat, firstCaveat = "(busy machine: load average 7.7 on 2 cores)", "(the alone part's first second dominates its p99: see notes)"
+	for _, c := range []struct {
+		name  string
+		ratio float64
+		notes []string
+		want  string // "" for no caveat
+	}{
+		{"busy", 0.81, []string{busy}, busyCaveat},
+		{"calm", 0.81, []string{calm}, ""},
+		{"first second, extreme", 0.02, []string{first}, firstCaveat},
+		{"first second, modest", 0.81, []string{first}, ""},
+		{"extreme, no note", 0.02, nil, ""},
+		{"both", 0.02, []string{busy, first}, "(busy machine: load average 7.7 on 2 cores; the alone part's first second dominates its p99: see notes)"},
+	} {
+		p := mixedPhase()
+		p.Rates["ok_p99_ratio"] = c.ratio
+		p.Notes = append(p.Notes, c.notes...)
+		s := summaryText(t, oneRun("mixed", nil, p), SummaryOptions{Brief: true})
+		i := strings.Index(s, "Together vs alone: ")
+		if i < 0 {
+			t.Fatalf("%s: no headline:\n%s", c.name, s)
+		}
+		head, _, _ := strings.Cut(s[i:], "\n")
+		if c.want != "" && !strings.HasSuffix(head, " "+c.want) {
+			t.Errorf("%s: headline %q, want it to end %q", c.name, head, c.want)
+		}
+		if c.want == "" && (strings.Contains(head, "busy machine") || strings.Contains(head, "see notes")) {
+			t.Errorf("%s: headline %q, want no caveat", c.name, head)
+		}
+	}
+}
