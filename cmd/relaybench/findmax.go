@@ -113,7 +113,9 @@ func (c *findMaxCmd) Run(g *Globals) error {
 	}
 	if !c.Quiet {
 		o.Progress = os.Stderr
-		o.Load.Live = os.Stderr
+	}
+	if !c.Quiet && !c.NoProgress {
+		o.Load.Live = os.Stderr // the per-second lines: progress
 	}
 	ph, res, err := workload.FindMax(g.Ctx, s.target.URL, keys, o)
 	if ph.Counts != nil {

@@ -231,7 +231,7 @@ func (f queryFlags) options(seed int64, timeout time.Duration) workload.QueryOpt
 type outputFlags struct {
 	JSON       string `name:"json" placeholder:"FILE" help:"Write the results file here, '-' for standard output (default: OUT/<command>-<time>.json). Never overwritten: an existing FILE is refused."`
 	Out        string `default:"relaybench-results" placeholder:"DIR" help:"Folder for results files and relay logs."`
-	NoProgress bool   `name:"no-progress" help:"No progress display."`
+	NoProgress bool   `name:"no-progress" help:"No progress display (bars, count lines, load's and find-max's per-second lines)."`
 	Quiet      bool   `help:"Print no summary (the results file is still written)."`
 	gateFlags
 	webFlags // web.go

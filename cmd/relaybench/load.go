@@ -344,9 +344,11 @@ func (c *loadCmd) measure(ctx context.Context, s *liveSession, inst *harness.Ins
 
 // announce says the phase o runs before its clock starts, as its plan
 // (pattern and operations), after signing its fresh events when it has
-// any, and shows it by the second (o.Live).
+// any, and shows it by the second (o.Live) unless --no-progress.
 func (c *loadCmd) announce(ctx context.Context, o *workload.LoadOptions, keys *corpus.Corpus) {
-	o.Live = os.Stderr
+	if !c.NoProgress {
+		o.Live = os.Stderr
+	}
 	plan, err := o.PlanText()
 	if err != nil {
 		return // Load says it

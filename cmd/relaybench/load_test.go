@@ -11,9 +11,14 @@ func TestLoadCommandSendsThePattern(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "load.json")
 	r := runCLI(t, "load", "--store", "sink", "-load-base", "500", "-load-duration", "2s", "-load-pool", "32",
-		"--size", "200", "--cache-dir", filepath.Join(dir, "cache"), "--out", dir, "--json", out, "--no-progress")
+		"--size", "200", "--cache-dir", filepath.Join(dir, "cache"), "--out", dir, "--json", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	// The per-second lines are progress: --no-progress leaves them out.
+	if q := runCLI(t, "load", "--store", "sink", "-load-base", "100", "-load-duration", "1s", "--size", "200",
+		"--cache-dir", filepath.Join(dir, "cache"), "--out", dir, "--no-progress"); q.code != 0 || strings.Contains(q.stderr, "load t=") {
+		t.Errorf("--no-progress: exit %d, per-second lines on stderr:\n%s", q.code, q.stderr)
 	}
 	// The brief summary lists intended and sent only where they differ
 	// from accepted (the counts themselves are checked below).
@@ -116,8 +121,8 @@ func TestFindMaxCommandReportsTheCurve(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "find-max: ≥ 400 events/s (the --max-rate cap)") {
-		t.Errorf("stderr:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "find-max: ≥ 400 events/s (the --max-rate cap)") || strings.Contains(r.stderr, " t=  0s ") {
+		t.Errorf("stderr (with --no-progress, no per-second lines):\n%s", r.stderr)
 	}
 	ph := readResults(t, out).Runs[0].Phases[0]
 	if ph.Name != "find-max" || len(ph.Groups) != 3 || ph.Rates["max_rate"] != 400 {
