@@ -355,7 +355,7 @@ func groupTable(name string, groups []*relayRuns) *table {
 			}
 		}
 	}
-	query := name == "query"
+	query := queryGroups(name, groups)
 	head := []string{"Relay", "Group"}
 	if query {
 		head[1] = "Shape"
@@ -383,7 +383,7 @@ func groupTable(name string, groups []*relayRuns) *table {
 	}
 	head = append(head, "Verification")
 	t := &table{title: title(name) + " by group", head: head, left: map[int]bool{1: true, len(head) - 1: true}}
-	if query {
+	if name == "query" {
 		t.title = "Query shapes"
 	}
 	if l := timingLead(fs.lats, prims); l != "" {
@@ -425,6 +425,23 @@ func groupTable(name string, groups []*relayRuns) *table {
 		return nil
 	}
 	return t
+}
+
+// queryGroups reports whether phase name's groups are query shapes: the
+// query phase's, or another phase of the query workload's (clients'),
+// whose table then has the query shapes table's columns in its order.
+func queryGroups(name string, groups []*relayRuns) bool {
+	if name == "query" {
+		return true
+	}
+	for _, g := range groups {
+		for _, p := range g.phases(name) {
+			if p.Workload == "query" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // groupLatencyCols are a group table's latency columns: p50 and p99 of
