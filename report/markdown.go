@@ -110,13 +110,16 @@ func warnings(files []*results.File) []string {
 func notes(files []*results.File) []string {
 	var out []string
 	for _, f := range files {
+		header := corpusNote(f) // the header's Corpus line already (reportHeaderLines)
 		for i := range f.Runs {
 			r := &f.Runs[i]
 			for _, e := range r.Errors {
 				out = append(out, fmt.Sprintf("ERROR %s: %s", runLabel(r), e))
 			}
 			for _, n := range r.Notes {
-				out = append(out, fmt.Sprintf("%s: %s", runLabel(r), n))
+				if n != header {
+					out = append(out, fmt.Sprintf("%s: %s", runLabel(r), n))
+				}
 			}
 			var sweep []*results.Phase // its notes given once for the sizes that have them (below)
 			for j := range r.Phases {
