@@ -851,7 +851,7 @@ func writeOther(w io.Writer, p *results.Phase, used map[string]bool) {
 			label = "Events accepted" // a mixed load's: its queries are counted apart
 		}
 		if k == "dropped" && (p.Workload == "load" || p.Workload == "find-max") {
-			label = "Not run (dropped: not started within --load-max-lateness)" // the Outcomes line's word for them
+			label = droppedLabel(p) // the Outcomes line's word for them
 		}
 		kv(w, label, v)
 	}
