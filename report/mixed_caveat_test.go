@@ -16,7 +16,7 @@ import (
 func TestMixedHeadlineCaveat(t *testing.T) {
 	busy := "neither side saturated its CPU (client 0.40, relay 0.30 cores): not CPU-bound on average; the machine's 1-minute load average was 7.7 on 2 cores: " + sysinfo.OthersCompeted + ", and their waits count in these figures"
 	calm := "neither side saturated its CPU (client 0.40, relay 0.30 cores): not CPU-bound on average; the machine's 1-minute load average was 0.6 on 2 cores"
-	first := "publish/alone: OK p99 173ms in the part's first second, 60× the highest of its later seconds (2.9ms): the part's p99 173ms is that second's"
+	first := "publish/alone: OK p99 173ms in the part's first second, 60× the median of its later seconds (2.9ms): the part's p99 173ms is that second's"
 	const busyCaveat, firstCaveat = "(busy machine: load average 7.7 on 2 cores)", "(the alone part's first second dominates its p99: see notes)"
 	for _, c := range []struct {
 		name  string

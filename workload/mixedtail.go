@@ -3,50 +3,57 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/results"
 )
 
-// tailFactor is how many times the highest OK p99 of a publish-alone
+// tailFactor is how many times the median OK p99 of a publish-alone
 // part's later seconds its first second's must reach to be named as the
 // tail of the work before the part.
 const tailFactor = 3
 
 // firstSecondNote is the note of a publishing part whose OK p99 (okP99,
 // the whole part's) came from its first second: that second's p99 is
-// tailFactor times or more the highest of the later seconds', and the
-// part's p99 is above every later second's. Right after the preload (the
-// corpus published pipelined, thousands of events a second) the relay may
-// still be busy with its tail (a queue, compaction, GC): the "alone"
-// baseline then measures that tail, and "together" reads faster. series is
-// the part's per-second OK latency (points a second wide, or FineStep wide
-// for a short part: a second's p99 is then the highest of its points',
-// an upper bound). "" when the rule does not hold or there is no later
-// second to compare with.
+// tailFactor times or more the median of the later seconds' (the median,
+// so that one slow later second on a busy machine does not hide the
+// first), and the part's p99 is above that median. Right after the preload
+// (the corpus published pipelined, thousands of events a second) the relay
+// may still be busy with its tail (a queue, compaction, GC, the kernel
+// writing the preload to disk): the "alone" baseline then measures that
+// tail, and "together" reads faster. series is the part's per-second OK
+// latency (points a second wide, or FineStep wide for a short part: a
+// second's p99 is then the highest of its points', an upper bound). ""
+// when the rule does not hold or there is no later second to compare with.
 func firstSecondNote(series []results.Second, okP99 int64) string {
-	var first, rest int64
-	later := false
+	bySec := map[int64]int64{}
 	for _, p := range series {
 		sec := int64(p.T)
 		if p.WidthMs > 0 {
 			sec = p.AtMs / 1000
 		}
-		if p.LatP99Ns <= 0 {
-			continue
+		if p.LatP99Ns > 0 {
+			bySec[sec] = max(bySec[sec], p.LatP99Ns)
 		}
-		if sec == 0 {
-			first = max(first, p.LatP99Ns)
-			continue
-		}
-		later = true
-		rest = max(rest, p.LatP99Ns)
 	}
-	if !later || first < tailFactor*rest || okP99 <= rest {
+	first := bySec[0]
+	var later []int64
+	for sec, v := range bySec {
+		if sec > 0 {
+			later = append(later, v)
+		}
+	}
+	if len(later) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("OK p99 %v in the part's first second, %.0f× the highest of its later seconds (%v): the part's p99 %v is that second's, when the relay was likely still busy with the work before it (the preload's queue, compaction or GC); the later seconds are the fairer baseline for the together/alone OK ratios",
+	slices.Sort(later)
+	rest := later[len(later)/2] // the upper middle of an even count: the harder to exceed
+	if first < tailFactor*rest || okP99 <= rest {
+		return ""
+	}
+	return fmt.Sprintf("OK p99 %v in the part's first second, %.0f× the median of its later seconds (%v): the part's p99 %v is that second's, when the relay was likely still busy with the work before it (the preload's queue, compaction, GC or disk writes); the later seconds are the fairer baseline for the together/alone OK ratios",
 		numfmt.Round(time.Duration(first)), float64(first)/float64(rest), numfmt.Round(time.Duration(rest)), numfmt.Round(time.Duration(okP99)))
 }
 
