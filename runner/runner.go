@@ -292,7 +292,7 @@ func (r *relayRun) query() error {
 	qo.Begin = r.gate.sampler(qgate.sampler(sampler(t.Probe)))
 	ph, err := workload.Query(ctx, t.URL, qmodel, source, qo)
 	qgate.finish(&r.run)
-	cfg.segmentQueryNote(&ph)
+	cfg.segmentQueryNote(&ph, model != nil)
 	r.gate.settle(&ph)
 	qgate.settle(&ph)
 	finish(&ph, cfg.ClientCores)

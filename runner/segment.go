@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -269,12 +270,29 @@ func (cfg Config) segmentQuery(qo *workload.QueryOptions, c *corpus.Corpus, publ
 	return verify.NewModel(c.Events).Live
 }
 
-// segmentQueryNote says how a segment's answers were checked.
-func (cfg Config) segmentQueryNote(ph *results.Phase) {
-	if !cfg.Segment.Whole() && ph.Name != "" {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("segment %s: this segment's share of the queries; answers checked here for validity and filter match only (the relay holds every segment's events): relaybench merge checks them against all segments' stored events", cfg.Segment))
+// segmentQueryNote says how a segment's answers were checked. When this
+// run published, its verification's reason for checking validity and
+// filter match alone is the segment's (README: "a segment before the
+// merge"), not "nothing was published in this run", which the query
+// workload gives for a run without a model.
+func (cfg Config) segmentQueryNote(ph *results.Phase, published bool) {
+	if cfg.Segment.Whole() || ph.Name == "" {
+		return
+	}
+	ph.Notes = append(ph.Notes, fmt.Sprintf("segment %s: this segment's share of the queries; answers checked here for validity and filter match only (the relay holds every segment's events): relaybench merge checks them against all segments' stored events", cfg.Segment))
+	if v := ph.Verification; v != nil && published {
+		for i, n := range v.Notes {
+			if strings.HasPrefix(n, "nothing was published in this run") {
+				v.Notes[i] = segmentPartialNote
+			}
+		}
 	}
 }
+
+// segmentPartialNote is a published segment's reason for checking its
+// answers for validity and filter match alone; the same words in every
+// segment, so a merge that could not check across segments lists it once.
+const segmentPartialNote = "a segment before the merge: the relay holds every segment's events, which one segment does not know, so missing and extra events cannot be known here: only validity and filter match were checked (relaybench merge checks them against all segments' stored events)"
 
 // segmentEnv gives the workloads after publish, in a segment, what the
 // relay holds when every segment's events are stored (the same for every

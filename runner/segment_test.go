@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/workload"
 )
 
 // TestRelayClockOffset: a relay whose clock is 3.4 s behind ours is found
@@ -94,5 +95,34 @@ func TestSegmentStartSpread(t *testing.T) {
 	segs[1].ClockOffsetSource = ""
 	if d, corr, ok := results.SegmentStartSpread(segs); !ok || corr || d != 4*time.Millisecond {
 		t.Errorf("spread %v corrected %v ok %v, want 4ms uncorrected", d, corr, ok)
+	}
+}
+
+// TestSegmentQueryGivesItsPartialReason: a segment that published checks
+// its answers for validity and filter match alone because it is a segment
+// before the merge, and its verification says so where the query workload
+// (given no model) said "nothing was published in this run"; a segment
+// that published nothing keeps that reason, and a whole run is untouched.
+func TestSegmentQueryGivesItsPartialReason(t *testing.T) {
+	const unpublished = "nothing was published in this run, so missing and extra events cannot be known: only validity and filter match were checked"
+	phase := func() results.Phase {
+		return results.Phase{Name: "query", Verification: &results.Verification{Notes: []string{"a cap note", unpublished}}}
+	}
+	seg := Config{Segment: workload.Segment{Index: 0, Count: 2}}
+	ph := phase()
+	seg.segmentQueryNote(&ph, true)
+	got := strings.Join(ph.Verification.Notes, "\n")
+	if strings.Contains(got, "nothing was published") || !strings.Contains(got, "a segment before the merge") || !strings.Contains(got, "a cap note") {
+		t.Errorf("published segment's verification notes:\n%s", got)
+	}
+	ph = phase()
+	seg.segmentQueryNote(&ph, false)
+	if ph.Verification.Notes[1] != unpublished {
+		t.Errorf("a segment that published nothing lost its reason: %q", ph.Verification.Notes)
+	}
+	ph = phase()
+	Config{}.segmentQueryNote(&ph, true)
+	if ph.Verification.Notes[1] != unpublished || len(ph.Notes) != 0 {
+		t.Errorf("a whole run changed: %q %q", ph.Verification.Notes, ph.Notes)
 	}
 }
