@@ -403,6 +403,12 @@ type span struct {
 // figure of the interval is drawn.
 func (b span) mid() float64 { return b.at + b.cover/2 }
 
+// drawn reports whether the interval lies at least half inside the phase:
+// every chart over time draws only those, so the rate and latency charts of
+// a phase agree on its points (a sliver of an interval at the phase's end
+// gave a latency point where its count, scaled up to a rate, is noise).
+func (b span) drawn() bool { return b.cover >= b.width/2-1e-9 }
+
 // secs is a duration in ns as seconds.
 func secs(ns int64) float64 { return float64(ns) / 1e9 }
 
@@ -455,12 +461,12 @@ func fmtSecs(s float64) string {
 }
 
 // rateXY is counter k per second over p: one point per interval that lies at
-// least half inside the phase (the count of a sliver of an interval at the
-// phase's end would be noise when scaled up to a rate).
+// least half inside the phase (span.drawn: the count of a sliver of an
+// interval at the phase's end would be noise when scaled up to a rate).
 func rateXY(p *results.Phase, k string) plotter.XYs {
 	var xys plotter.XYs
 	for _, b := range spans(p) {
-		if b.cover >= b.width/2-1e-9 {
+		if b.drawn() {
 			xys = append(xys, plotter.XY{X: b.mid(), Y: float64(b.s.Counts[k]) / b.cover})
 		}
 	}
@@ -468,11 +474,12 @@ func rateXY(p *results.Phase, k string) plotter.XYs {
 }
 
 // latXY is one latency figure of p's intervals in milliseconds, over the
-// intervals that recorded one.
+// intervals that recorded one and lie at least half inside the phase (those
+// rateXY draws).
 func latXY(p *results.Phase, get func(results.Second) int64) plotter.XYs {
 	var xys plotter.XYs
 	for _, b := range spans(p) {
-		if v := get(b.s); v > 0 {
+		if v := get(b.s); v > 0 && b.drawn() {
 			xys = append(xys, plotter.XY{X: b.mid(), Y: float64(v) / 1e6})
 		}
 	}

@@ -239,6 +239,10 @@ func TestSpans(t *testing.T) {
 	if rates := rateXY(p, "accepted"); len(rates) != 2 {
 		t.Errorf("rates with a 20 ms last interval: %v", rates)
 	}
+	// Nor a latency point: the two charts of a phase draw the same points.
+	if lat := latXY(p, func(s results.Second) int64 { return s.LatP99Ns }); !near(lat, 0.05, 2, 0.15, 3) {
+		t.Errorf("latencies with a 20 ms last interval: %v", lat)
+	}
 	// One-second points of a long phase.
 	q := &results.Phase{Duration: 2500e6, Series: []results.Second{{T: 0, Counts: map[string]int64{"queries": 5}}, {T: 1, Counts: map[string]int64{"queries": 7}}, {T: 2, Counts: map[string]int64{"queries": 1}}}}
 	if r := rateXY(q, "queries"); !near(r, 0.5, 5, 1.5, 7, 2.25, 2) {
