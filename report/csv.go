@@ -31,7 +31,8 @@ import (
 //	latency              name of the latency the lat_* columns describe ("ok", "eose", …)
 //	lat_count … lat_max_ns   its sample count, mean, p50, p90, p99, p99.9, p99.99, max
 //	verified, verification_passed   true/false; empty when the phase was not verified
-//	verification_state   "passed", "failed" or "not verified" (no answer checked)
+//	verification_state   "passed", "partial" (validity and filter match alone passed: the status
+//	                     says "partly verified"), "failed" or "not verified" (no answer checked)
 //	checked … truncated  verification counts
 //	client_limited       true when the client limited the figures
 //	relay_cpu_s, relay_peak_rss, relay_data_bytes, client_cpu_s   resources
@@ -199,11 +200,21 @@ func csvFigures(counts map[string]int64, rates map[string]float64, lat map[strin
 		row = append(row, "", "", "", "", "", "", "", "", "", "", "", "")
 	} else {
 		ok := v.Verified
-		row = append(row, strconv.FormatBool(v.Verified), strconv.FormatBool(v.Status() == results.VerificationPassed), v.Status(),
+		row = append(row, strconv.FormatBool(v.Verified), strconv.FormatBool(v.Status() == results.VerificationPassed), csvVerState(v),
 			csvInt(v.Checked, ok), csvInt(v.Expected, ok), csvInt(v.Returned, ok), csvInt(v.Missing, ok), csvInt(v.Extra, ok),
 			csvInt(v.NotMatching, ok), csvInt(v.Invalid, ok), csvInt(v.Duplicated, ok), csvInt(v.Truncated, ok))
 	}
 	return row
+}
+
+// csvVerState is the verification_state cell: the results file's state,
+// "partial" for a pass of validity and filter match alone, which status
+// calls "partly verified" and the summary "PASSED (partial)".
+func csvVerState(v *results.Verification) string {
+	if st := v.Status(); st != results.VerificationPassed || v.Verified {
+		return st
+	}
+	return "partial"
 }
 
 func csvResources(r *results.Resources) []string {
