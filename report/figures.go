@@ -184,7 +184,7 @@ func bandwidth(p *results.Phase) (float64, bool) {
 
 // mibps is a rate of the results file's "mb_per_sec" (MB, 10⁶ bytes, per
 // second) in MiB per second: the reports give every byte figure in binary
-// units (Total Data 14.72 MiB, Bandwidth 7.29 MiB/second), one family.
+// units (Total Data 14.72 MiB, Bandwidth 7.29 MiB/s), one family.
 func mibps(mb float64) float64 { return mb * 1e6 / (1 << 20) }
 
 // shownRate is rate k's value as the reports show it: mb_per_sec in MiB/s

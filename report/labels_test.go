@@ -101,7 +101,7 @@ func TestSubscribeSummaryWording(t *testing.T) {
 		t.Errorf("brief verification does not say what was checked:\n%s", b)
 	}
 	full := summaryText(t, f, SummaryOptions{})
-	if !strings.Contains(full, "Publish bandwidth: 2.99 MiB/second") || strings.Contains(full, "  Bandwidth:") {
+	if !strings.Contains(full, "Publish bandwidth: 2.99 MiB/s\n") || strings.Contains(full, "  Bandwidth:") {
 		t.Errorf("subscribe bandwidth not labelled as the publishing side's:\n%s", full)
 	}
 	if !strings.Contains(full, "8.00 GiB RAM") {

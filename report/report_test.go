@@ -80,7 +80,7 @@ func TestSummaryContent(t *testing.T) {
 	for _, want := range []string{
 		"=== Benchmark Results ===", "Publish Performance:", "Events Published: 99,998 accepted of 100,000 sent",
 		"Refused: 2 (duplicate 1, rate-limited 1)", "Total Data: 124 MiB", "Rate: 7,730.85 events/second", "Sent rate: 7,731.00 events/second", "Bytes received: 10.5 MiB",
-		"Bandwidth: 9.61 MiB/second", "OK Latency: p50 ", "p99.9 ", "Query Performance:", "Queries Executed: 600",
+		"Bandwidth: 9.61 MiB/s", "OK Latency: p50 ", "p99.9 ", "Query Performance:", "Queries Executed: 600",
 		"Avg Events/Query: 40.00", "Query shapes:", "time-range", "Verification: PASSED",
 		"Client CPU: 0.90 s (35% of usable cores)",
 		"WARNING: client-limited", "WARNING: verification FAILED", "Payload Sweep:", "64 KiB",

@@ -679,7 +679,7 @@ func cnt(m map[string]int64, k string) string {
 func phaseHeading(p *results.Phase, def string) string {
 	h := def
 	if p.Name != strings.ToLower(strings.Fields(def)[0]) {
-		h = phaseName(p)
+		h = phaseName(p) + " Performance" // one style: "Clients (query) Performance:", as "Load/constant Performance:"
 	}
 	return h + ":"
 }
@@ -733,7 +733,7 @@ func summaryPublish(w io.Writer, p *results.Phase) {
 		kv(w, "Rate", dash)
 	}
 	if v, ok := bandwidth(p); ok && !brief {
-		kv(w, "Bandwidth", fmtMiBps(v)+" MiB/second")
+		kv(w, "Bandwidth", fmtMiBps(v)+" MiB/s")
 	} else if !brief {
 		kv(w, "Bandwidth", dash)
 	}
@@ -1474,10 +1474,10 @@ var offeredRate = map[string]bool{"max_rate": true, "first_failing_rate": true}
 
 // rateLabel names a rate for the summary: "deliveries_per_sec" →
 // ("Deliveries Rate", "deliveries/second"), "mb_per_sec" → ("Bandwidth",
-// "MiB/second", its value converted: mibps); a name without "_per_sec" ("events_per_query") has no unit.
+// "MiB/s", its value converted: mibps); a name without "_per_sec" ("events_per_query") has no unit.
 func rateLabel(k string) (label, unit string) {
 	if k == results.RateMB {
-		return "Bandwidth", "MiB/second"
+		return "Bandwidth", "MiB/s"
 	}
 	base, ok := strings.CutSuffix(k, "_per_sec")
 	if !ok {

@@ -127,7 +127,8 @@ func TestSummarySkippedRelay(t *testing.T) {
 }
 
 // A phase's heading names its workload once: "Publish (query corpus)",
-// "Load/constant", but "Warm-up (publish)".
+// "Load/constant", but "Warm-up (publish)"; every one ends in
+// "Performance:" (a clients phase's was "Clients (query):").
 func TestSummaryPhaseHeading(t *testing.T) {
 	pub := publishPhase(0, 100, 50, 1e6)
 	pub.Name = "publish (query corpus)"
@@ -137,11 +138,13 @@ func TestSummaryPhaseHeading(t *testing.T) {
 	load.Name = "load/constant"
 	under := loadPhase()
 	under.Name = "under-load" // conformance --under-load's: names its workload already
-	s := summaryText(t, oneRun("run", nil, pub, warm, load, under), SummaryOptions{Brief: true})
+	clients := queryPhase(0, 10, 5, 1e6, 0)
+	clients.Name = "clients"
+	s := summaryText(t, oneRun("run", nil, pub, warm, load, under, clients), SummaryOptions{Brief: true})
 	if strings.Contains(s, "(load)") {
 		t.Errorf("a heading names the load twice:\n%s", s)
 	}
-	for _, want := range []string{"\nPublish (query corpus):\n", "\nWarm-up (publish):\n", "\nLoad/constant Performance:\n", "\nUnder-load Performance:\n"} {
+	for _, want := range []string{"\nPublish (query corpus) Performance:\n", "\nWarm-up (publish) Performance:\n", "\nLoad/constant Performance:\n", "\nUnder-load Performance:\n", "\nClients (query) Performance:\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("lacks heading %q:\n%s", want, s)
 		}

@@ -272,6 +272,17 @@ func (fs *figureNames) add(counts map[string]int64, rates map[string]float64, la
 	}
 }
 
+// tableRateHead is rate k's column head in a table of phases ps: a
+// subscribe phase's MiB/s is what its publishers sent (the subscribers'
+// bytes are not in it), "Publish MiB/s", as its summary's "Publish
+// bandwidth" says.
+func tableRateHead(k string, ps []*results.Phase) string {
+	if k == results.RateMB && len(ps) > 0 && !slices.ContainsFunc(ps, func(p *results.Phase) bool { return kind(p) != "subscribe" }) {
+		return "Publish MiB/s"
+	}
+	return rateHead(k)
+}
+
 // genericTable covers any phase: duration, every counter and rate the runs
 // hold, and the primary latency's percentiles.
 func genericTable(name string, groups []*relayRuns) *table {
@@ -299,7 +310,7 @@ func genericTable(name string, groups []*relayRuns) *table {
 	}
 	for _, k := range sortedKeys(rates) {
 		if !shown(k) {
-			cols = append(cols, rateCol(rateHead(k), k))
+			cols = append(cols, rateCol(tableRateHead(k, ps), k))
 		}
 	}
 	l := results.PrimaryLatency(lats)

@@ -48,7 +48,7 @@ func TestClientsCommandEndToEnd(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
-	for _, want := range []string{"Clients (query):", "Event return rate", "First event p99", "notifications", "Verification: PASSED"} {
+	for _, want := range []string{"Clients (query) Performance:", "Event return rate", "First event p99", "notifications", "Verification: PASSED"} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, res.stdout)
 		}
