@@ -160,8 +160,11 @@ type LimitReport struct {
 	// quota and was stopped; CPUThrottledTime is how long it was stopped.
 	CPUThrottled     int64
 	CPUThrottledTime time.Duration
-	Exited           bool   // the relay process had exited when the report was made
-	ExitErr          string // why, when it exited without being asked to
+	// CPUCounted says cpu.stat gave nr_throttled (v1 and v2), so a zero
+	// CPUThrottled is a count, not an unread counter.
+	CPUCounted bool
+	Exited     bool   // the relay process had exited when the report was made
+	ExitErr    string // why, when it exited without being asked to
 }
 
 // Summary is one line for a reader: Usage, then Death when the relay died.
@@ -179,6 +182,8 @@ func (r LimitReport) Usage() string {
 	var parts []string
 	if r.CPUThrottled > 0 {
 		parts = append(parts, fmt.Sprintf("CPU-throttled in %d periods (%v stopped)", r.CPUThrottled, r.CPUThrottledTime.Round(time.Millisecond)))
+	} else if r.CPUCounted && r.Limits.CPU > 0 {
+		parts = append(parts, "0 CPU-throttled periods")
 	}
 	if r.MemPeak > 0 {
 		parts = append(parts, "memory peak "+numfmt.Bytes(float64(r.MemPeak)))
@@ -489,6 +494,7 @@ func (cg *Cgroup) Report() LimitReport {
 	if cg.cpuDir != "" {
 		kv := cgReadKV(filepath.Join(cg.cpuDir, "cpu.stat"))
 		r.CPUThrottled = kv["nr_throttled"]
+		_, r.CPUCounted = kv["nr_throttled"]
 		if cg.Version == 2 {
 			r.CPUThrottledTime = time.Duration(kv["throttled_usec"]) * time.Microsecond
 		} else {

@@ -26,3 +26,21 @@ func TestLimitReportDeathApart(t *testing.T) {
 		t.Errorf("a living relay: death %q, summary %q", alive.Death(), alive.Summary())
 	}
 }
+
+// TestLimitReportZeroThrottled: a CPU limit whose cpu.stat was read and
+// never throttled says so ("0 CPU-throttled periods"), as the README
+// promises each phase's note gives; an unread counter says nothing.
+func TestLimitReportZeroThrottled(t *testing.T) {
+	r := LimitReport{Limits: Limits{CPU: 0.5, Memory: 256 << 20}, Mechanism: "cgroup v1", MemPeak: 28 << 20, CPUCounted: true}
+	if u := r.Usage(); u != "relay under cpu=0.5,mem=256M (cgroup v1): 0 CPU-throttled periods; memory peak 28.0 MiB" {
+		t.Errorf("usage %q", u)
+	}
+	r.CPUCounted = false
+	if u := r.Usage(); strings.Contains(u, "throttled") {
+		t.Errorf("an unread counter: usage %q", u)
+	}
+	mem := LimitReport{Limits: Limits{Memory: 256 << 20}, Mechanism: "cgroup v1", CPUCounted: true}
+	if u := mem.Usage(); strings.Contains(u, "throttled") {
+		t.Errorf("no CPU limit: usage %q", u)
+	}
+}
