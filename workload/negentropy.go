@@ -145,10 +145,13 @@ func NegentropyPrior(ctx context.Context, url string, timeout time.Duration) str
 		if cr, _ := cn.Count(ictx, "neg-prior-count", []nostr.Filter{f}); cr.Ended == wire.EndCount && cr.HasCount && cr.Count > 0 {
 			// A COUNT of what it holds now: fewer than were accepted when
 			// replaceable ones replaced older versions.
-			held = numfmt.Count(cr.Count, "event") + " (its COUNT answer; replaceable and addressable events replace their older versions, so a relay holds fewer than it accepted when some were)"
+			held = numfmt.Count(cr.Count, "event") + " dated up to now, by its COUNT answer (fewer than it accepted when replaceable or addressable events replaced older versions),"
 		}
 	}
-	return fmt.Sprintf("the relay at %s already holds %s (dated up to now) before this run: sync verifies convergence on exactly the events it publishes, so it needs an empty relay", url, held)
+	if held == "events" {
+		held = "events dated up to now"
+	}
+	return fmt.Sprintf("the relay at %s already holds %s before this run: sync verifies convergence on exactly the events it publishes, so it needs an empty relay", url, held)
 }
 
 // Negentropy measures NIP-77 reconciliation of a local set with the
