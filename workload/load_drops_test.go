@@ -24,7 +24,7 @@ import (
 // competed for the cores (sysinfo.OthersBusy's clause given) is the
 // relay's or the machine's: booked WhyMachineDrop (work not run,
 // incomplete, exit 4), the note and the verdict's reason say both and name
-// the machine's load average, never "relay-limited" alone; a client-limited
+// the machine's load average (once), never "relay-limited" alone; a client-limited
 // judgement on such a machine ends its note with the machine's load, and a
 // client that used under half its cores was late from outside its own
 // work (its goroutines waited for CPUs the other processes held).
@@ -81,7 +81,7 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 			if !strings.Contains(notes, c.note) || ph.ClientLimited != (c.want == WhyClientDrop) {
 				t.Errorf("client-limited %v, notes:\n%s\nwant %q", ph.ClientLimited, notes, c.note)
 			}
-			if c.busy != "" && (len(ph.Notes) != 1 || !strings.HasSuffix(notes, "; "+c.busy) || strings.Contains(notes, "relay-limited")) {
+			if c.busy != "" && (len(ph.Notes) != 1 || !strings.HasSuffix(notes, "; "+c.busy) || strings.Contains(notes, "relay-limited") || strings.Count(notes, "competed for") != 1) {
 				t.Errorf("a busy machine: the judgement does not end with its load, or blames the relay alone:\n%s", notes)
 			}
 			if outside := c.want == WhyClientDrop && c.clientCPU/3 < cores/2; c.busy != "" && outside != strings.Contains(notes, LateFromOutside) {
