@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relaybench/relaybench/internal/shellword"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/relaymetrics"
@@ -309,8 +308,9 @@ func mergeRun(ctx context.Context, runs []*results.Run, segs []Input, o Options)
 	}
 	// The header says "merged from N segments"; this says what they ran and
 	// how every phase was merged, once for the run (not in each phase).
-	out.Notes = append(out.Notes, fmt.Sprintf("segments %s of relaybench %s (segment 0's command line): counts and accounts added, histograms merged; each phase's window runs from the earliest segment's start to the latest one's end, its rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum",
-		segmentList(n), shellword.Join(segmentArgs(segs[0].File.Args))))
+	// The command line itself is the file's (the Command line above).
+	out.Notes = append(out.Notes, fmt.Sprintf("segments %s of segment 0's command line (the Command line above): counts and accounts added, histograms merged; each phase's window runs from the earliest segment's start to the latest one's end, its rates are the merged counts over it; resources are listed per segment (machine), the client CPU is their sum",
+		segmentList(n)))
 	out.Errors = prefixed(n, func(i int) []string { return runs[i].Errors })
 	var skipped []string
 	for i, r := range runs {

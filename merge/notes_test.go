@@ -32,7 +32,7 @@ func TestMergedCommandAndNotesOnce(t *testing.T) {
 		t.Errorf("command %q args %q, merge's %q", m.Command, m.Args, m.Merged.Command)
 	}
 	run := strings.Join(m.Runs[0].Notes, "\n")
-	if !strings.Contains(run, "segments 0/2, 1/2 of relaybench run --events 300 --segment 0/2 (segment 0's command line): ") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
+	if !strings.Contains(run, "segments 0/2, 1/2 of segment 0's command line (the Command line above): ") || strings.Contains(run, "--events") || strings.Contains(run, "seg0.json") || strings.Contains(run, "dir") {
 		t.Errorf("run notes:\n%s", run)
 	}
 	if n := strings.Count(run, "per-second p50/p99 are not merged"); n != 1 {
@@ -92,7 +92,7 @@ func TestMergedNotesInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := m.Runs[0].Notes
-	if len(notes) != 4 || !strings.HasPrefix(notes[0], "segments 0/2, 1/2 of relaybench") || !strings.HasPrefix(notes[1], "per-second p50/p99 are not merged") ||
+	if len(notes) != 4 || !strings.HasPrefix(notes[0], "segments 0/2, 1/2 of segment 0's command line") || !strings.HasPrefix(notes[1], "per-second p50/p99 are not merged") ||
 		notes[2] != "segment 0: segment 0's own note" || notes[3] != "segment 1: segment 1's own note" {
 		t.Errorf("run notes not the merge's first, then segment 0's, segment 1's:\n%s", strings.Join(notes, "\n"))
 	}
