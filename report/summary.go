@@ -527,7 +527,8 @@ var unsetAtZero = map[string]bool{"connections": true, "warmup": true, "period":
 // paramsLine lists the parameters that apply, in words (paramWords): an
 // empty one, or one left unset (connections=0 constraints= suite=), is in
 // the results file only, and so are load's peak under a constant pattern
-// and its mix when it does not mix. A switch is named when on ("force",
+// and its mix when it does not mix. Subscribe's and sweep's rate 0 reads
+// "closed loop", what its flag says 0 means. A switch is named when on ("force",
 // "no req") and left out when off, where it read "force no, no req no".
 func paramsLine(p map[string]any) string {
 	var parts []string
@@ -540,6 +541,9 @@ func paramsLine(p map[string]any) string {
 			parts = append(parts, strings.ReplaceAll(k, "_", " "))
 			continue
 		case k == "peak" && fmt.Sprint(p["pattern"]) == "constant":
+			continue
+		case k == "rate" && v == "0": // subscribe's and sweep's --rate 0
+			parts = append(parts, "closed loop")
 			continue
 		case k == "mix" && p["kind"] != nil && fmt.Sprint(p["kind"]) != "mixed":
 			continue

@@ -194,6 +194,10 @@ func TestSummaryLoadHeader(t *testing.T) {
 	if got := paramsLine(map[string]any{"force": false, "no_req": true, "events": 200}); got != "events 200, no req" {
 		t.Errorf("paramsLine of switches = %q", got)
 	}
+	// A rate of 0 (subscribe's, sweep's) is their closed loop, not a raw 0.
+	if got := paramsLine(map[string]any{"rate": 0.0, "mode": "pipeline", "events": 300}); got != "events 300, mode pipeline, closed loop" {
+		t.Errorf("paramsLine of a closed loop = %q", got)
+	}
 	// A zero that is a setting stays.
 	if got := paramsLine(map[string]any{"max_drops": 0, "connections": 0, "pattern": "spike", "peak": 800}); got != "max drops 0, pattern spike, peak 800" {
 		t.Errorf("paramsLine = %q", got)
