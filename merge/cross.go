@@ -165,6 +165,7 @@ type judged struct {
 	shape   string
 	reply   verify.Reply
 	unknown int64                     // returned ids that are no corpus event
+	full    bool                      // they took every place its limits give (priorPlaces)
 	model   *verify.Model             // nil: the whole model (no segment was publishing)
 	may     []*nostr.Event            // in flight: stored events of segments still publishing
 	keys    map[string][]*nostr.Event // in flight: the required events by replace key
@@ -256,13 +257,17 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 			all = append(all, jd)
 		}
 	}
+	prior := heldBefore(runs)
+	if prior {
+		priorPlaces(all, relayCap)
+	}
 	// The answers of REQs sent after every segment's publishing are judged
 	// together (the reading of replaceable events and the relay's cap are
 	// chosen from all of them); the others one by one, with that cap.
 	var main []verify.Reply
 	var mainAt []int
 	for i, jd := range all {
-		if jd.model == nil {
+		if jd.model == nil && !jd.full {
 			main = append(main, jd.reply)
 			mainAt = append(mainAt, i)
 		}
@@ -277,10 +282,12 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 		capUsed = j.Cap
 	}
 	for i, jd := range all {
-		if jd.model == nil {
-			continue
+		switch {
+		case jd.full: // earlier data took every place: nothing of the corpus owed
+			answers[i] = verify.Judge([]verify.Reply{jd.reply}, nil, 0, false).Answers[0]
+		case jd.model != nil:
+			answers[i] = judgeInFlight(jd, capUsed)
 		}
-		answers[i] = judgeInFlight(jd, capUsed)
 	}
 	total := &results.Verification{Verified: true}
 	byShape := map[string]*results.Verification{}
@@ -290,10 +297,14 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 	}
 	for i, jd := range all {
 		v := &answers[i]
-		if jd.unknown > 0 {
+		switch {
+		case jd.unknown > 0 && prior:
+			v.Returned += jd.unknown
+			v.HeldBefore += jd.unknown
+		case jd.unknown > 0:
 			v.Returned += jd.unknown
 			v.Extra += jd.unknown
-			v.Notes = verify.AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused (a relay with old data, or one that stores refused events)")
+			v.Notes = verify.AppendUnique(v.Notes, "returned events no segment published, from a relay that held none when the segments began")
 		}
 		s := byShape[jd.shape]
 		if s == nil {
@@ -311,6 +322,9 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 	}
 	if j.Cap > 0 && relayCap == 0 {
 		total.Notes = verify.AppendUnique(total.Notes, verify.CapNote(j.Cap))
+	}
+	if total.HeldBefore > 0 {
+		total.Notes = verify.AppendUnique(total.Notes, verify.PriorNote(int(total.HeldBefore)))
 	}
 	total.Notes = verify.AppendUnique(total.Notes, fmt.Sprintf("checked across %d segments by relaybench merge: every segment's answers against the events all segments' relay stored", len(runs)))
 	if overlapped > 0 {
@@ -334,6 +348,47 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 		}
 	}
 	return nil
+}
+
+// heldBefore says whether the relay may have held events before the
+// segments began: some segment found it so, or could not tell
+// (results.Relay.Before). A segment that began after another published
+// may take those events for earlier data: the merge then judges as for a
+// relay that held some, which never counts a right answer wrong.
+func heldBefore(runs []*results.Run) bool {
+	for _, r := range runs {
+		if b := r.Relay.Before; b == results.BeforeHeld || b == results.BeforeUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// priorPlaces, for a relay that held events before the segments began,
+// gives each answer holding events no segment published (known by id
+// only) the places they took: its filters' limits (or the relay's cap)
+// lowered by their number, so that the corpus events it returned are
+// judged as the newest of what is left. An answer where they could fill a
+// filter's every place owes nothing of the corpus (full): it is checked
+// for validity, filter match and duplicates only.
+func priorPlaces(all []judged, relayCap int) {
+	for i := range all {
+		jd := &all[i]
+		if jd.unknown == 0 {
+			continue
+		}
+		full := false // a limit they could fill: judged without the corpus (never wrong)
+		for k, f := range jd.reply.Filters {
+			lim := effectiveLimit(f.Limit, relayCap)
+			full = full || (lim > 0 && lim <= int(jd.unknown))
+			if lim > int(jd.unknown) {
+				fl := *f
+				fl.Limit = lim - int(jd.unknown)
+				jd.reply.Filters[k] = &fl
+			}
+		}
+		jd.reply.Filter, jd.full = jd.reply.Filters[0], full
+	}
 }
 
 // decodeAnswer is a recorded answer as the verifier takes it: its REQ's

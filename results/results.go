@@ -166,7 +166,21 @@ type Relay struct {
 	MaxLimit int             `json:"max_limit,omitempty"` // NIP-11 limitation.max_limit, 0 unknown
 	NIP11    json.RawMessage `json:"nip11,omitempty"`
 	LogFile  string          `json:"log_file,omitempty"`
+	// Before is what the relay held when the run began, by a REQ
+	// {"limit":1} sent before anything was published: "empty" (EOSE and
+	// no event), "held" (an event came) or "unknown" (no EOSE: CLOSED,
+	// timeout, connection lost). Not "empty": answers' events the run
+	// never published are judged the relay's earlier data, not extra.
+	// Files written before it existed lack it, and were judged as empty.
+	Before string `json:"before,omitempty"`
 }
+
+// What a relay held when the run began (Relay.Before).
+const (
+	BeforeEmpty   = "empty"
+	BeforeHeld    = "held"
+	BeforeUnknown = "unknown"
+)
 
 // Corpus describes the events used.
 type Corpus struct {
@@ -419,6 +433,10 @@ type Verification struct {
 	// connection lost, cancelled) that later answers returned: stored after
 	// all, judged as accepted. Unknown events are never counted wrong.
 	StoredUnknown int64 `json:"stored_unknown,omitempty"`
+	// HeldBefore: events the run never published that answers returned,
+	// from a relay that held events before the run began (Relay.Before):
+	// judged its earlier data, stored, not extra.
+	HeldBefore int64 `json:"held_before,omitempty"`
 	// Passed is true only when State is "passed": answers were checked
 	// and none failed. It is false when nothing was checked.
 	Passed bool `json:"passed"`

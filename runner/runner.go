@@ -92,6 +92,7 @@ func Run(ctx context.Context, c *corpus.Corpus, cfg Config, t Target) (results.R
 	}
 	r.header()
 	r.skipPublishForNothing()
+	r.heldBefore()
 	r.gate = r.cfg.segmentSetup(ctx, &r.run, t.URL)
 	defer r.gate.finish(&r.run)
 	check := relayDied(t)
@@ -248,7 +249,49 @@ func (r *relayRun) buildModel(pr *workload.PublishResult) error {
 	}
 	var err error
 	r.model, err = buildModel(c, pr)
+	if r.model != nil {
+		r.model.Prior = priorData(r.run.Relay.Before)
+	}
 	return err
+}
+
+// heldBefore asks the relay, before anything is published and before a
+// segment's start gate, whether it holds events already (Relay.Before),
+// and says in a note what that changes. Not asked when nothing is judged
+// against what the run published: it publishes nothing (--skip-publish),
+// or neither queries nor runs workloads; nor once the user stopped it.
+func (r *relayRun) heldBefore() {
+	if r.ctx.Err() != nil || r.cfg.SkipPublish || (r.cfg.SkipQuery && len(r.cfg.Workloads) == 0) {
+		return
+	}
+	state, why := workload.HeldBefore(r.ctx, r.t.URL, workload.BeforeTimeout)
+	if r.ctx.Err() != nil {
+		return // stopped by the user meanwhile: nothing learnt
+	}
+	r.run.Relay.Before = state
+	if n := BeforeNote(state, why); n != "" {
+		r.run.Notes = append(r.run.Notes, n)
+	}
+}
+
+// priorData says whether answers may hold the relay's earlier data, by
+// what it held when the run began: anything but "empty" (and "", a file
+// or a run that did not ask).
+func priorData(before string) bool {
+	return before == results.BeforeHeld || before == results.BeforeUnknown
+}
+
+// BeforeNote is the run's note on what the relay held when it began ("" when
+// it held nothing or was not asked).
+func BeforeNote(state, why string) string {
+	const judged = "events in answers that this run never published are judged the relay's earlier data (stored), not extra; a relay that invents events is caught only when it is empty at the start"
+	switch state {
+	case results.BeforeHeld:
+		return "the relay held events before this run (" + why + "): " + judged
+	case results.BeforeUnknown:
+		return "whether the relay held events before this run is unknown (" + why + "): " + judged
+	}
+	return ""
 }
 
 // materialize parses a streamed corpus when the queries drawn from it or
@@ -351,19 +394,24 @@ var buildModel = storedModel
 // forbidden in any later answer).
 func storedModel(c *corpus.Corpus, pr *workload.PublishResult) (*verify.Model, error) {
 	var acc, unknown []*nostr.Event
+	var refused []string
 	err := c.Scan(func(i int, e *nostr.Event) error {
 		switch o := pr.Outcomes[i]; {
 		case o == workload.Accepted || o == workload.Duplicate:
 			acc = append(acc, e)
 		case workload.Undecided(o):
 			unknown = append(unknown, e)
+		case o == workload.Refused:
+			refused = append(refused, e.ID)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return verify.NewModelUnknown(acc, unknown), nil
+	m := verify.NewModelUnknown(acc, unknown)
+	m.SetRefused(refused) // never the relay's earlier data
+	return m, nil
 }
 
 // RelayDied is relayDied, for commands that run workloads themselves.

@@ -40,7 +40,7 @@ type bounds struct{ lo, min, hi *view }
 // bounds of model for the answers of replies.
 func (m *Model) bounds(replies []Reply) bounds {
 	seen := seenUnknown(replies, m)
-	lo := m.with(seen)
+	lo := m.with(append(seen, priorIn(replies, m)...)) // earlier data in an answer: stored
 	if len(m.Unknown) == len(seen) {
 		return bounds{lo, lo, lo}
 	}
@@ -130,7 +130,7 @@ func unowned(v *results.Verification, e *nostr.Event, b bounds, r Reading) bool 
 	switch {
 	case !acc:
 		v.Extra++
-		v.Notes = AppendUnique(v.Notes, "returned events relaybench never published or that the relay refused (a relay with old data, or one that stores refused events)")
+		v.Notes = AppendUnique(v.Notes, "returned events this run never published, from a relay that held none when the run began, or events the relay refused")
 		return true
 	case replaced && r == LatestOnly:
 		v.Extra++
@@ -269,6 +269,7 @@ func Add(t, v *results.Verification) {
 	t.Truncated += v.Truncated
 	t.OverLimit += v.OverLimit
 	t.StoredUnknown += v.StoredUnknown
+	t.HeldBefore += v.HeldBefore
 	if t.Semantics == "" {
 		t.Semantics = v.Semantics
 	}

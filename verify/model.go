@@ -19,6 +19,13 @@ type Model struct {
 	// NewModelUnknown), newest first: neither owed nor forbidden.
 	Unknown []*nostr.Event
 	unknown map[string]*nostr.Event // Unknown by id
+	// Prior says the relay may hold events this run never published: a
+	// probe before the run found some, or could not tell (see Prior in
+	// prior.go). Such events in an answer are the relay's earlier data,
+	// judged stored (as an unknown event an answer returned), not extra.
+	// False: an event the run never published is extra.
+	Prior   bool
+	refused map[string]bool // ids the run sent and the relay refused (SetRefused)
 }
 
 // Reading is how a relay treats the older versions of a replaceable or

@@ -29,10 +29,14 @@ type Judgement struct {
 	// decisive answer) turned up in the answers: judged as accepted in
 	// the answers that returned them.
 	StoredAfterAll int
-	Unknown        int       // the model's unknown events
-	fits           [2][]bool // per reading, per answer: no missing or extra event
-	held           []bool    // the answer returned superseded versions
-	differ         bool      // the reading changes some answer's figures
+	Unknown        int // the model's unknown events
+	// Prior is how many events the run never published the answers of a
+	// relay that held events before the run (Model.Prior) returned, each
+	// answer counting its own: judged its earlier data, stored.
+	Prior  int
+	fits   [2][]bool // per reading, per answer: no missing or extra event
+	held   []bool    // the answer returned superseded versions
+	differ bool      // the reading changes some answer's figures
 }
 
 // Judge checks every reply against model under both readings of the store
@@ -66,11 +70,14 @@ func Judge(replies []Reply, model *Model, relayCap int, inferCap bool) *Judgemen
 	bs := make([]bounds, len(replies))
 	for i, r := range replies {
 		bs[i] = none
-		if len(seenUnknown(replies[i:i+1], model)) > 0 {
+		if len(seenUnknown(replies[i:i+1], model)) > 0 || len(priorIn(replies[i:i+1], model)) > 0 {
 			bs[i] = model.bounds([]Reply{r})
 		}
 	}
 	j.StoredAfterAll, j.Unknown = len(seenUnknown(replies, model)), len(model.Unknown)
+	for i := range replies {
+		j.Prior += len(priorIn(replies[i:i+1], model))
+	}
 	var answers [2][]results.Verification
 	var caps [2]int
 	var wrong [2]int64
@@ -157,6 +164,10 @@ func (j *Judgement) Apply(v *results.Verification, answers ...int) {
 	if !subset && j.Unknown > 0 {
 		v.StoredUnknown += int64(j.StoredAfterAll)
 		v.Notes = AppendUnique(v.Notes, UnknownNote(j.StoredAfterAll, j.Unknown))
+	}
+	if !subset && j.Prior > 0 {
+		v.HeldBefore += int64(j.Prior)
+		v.Notes = AppendUnique(v.Notes, PriorNote(j.Prior))
 	}
 	if !j.differ {
 		return

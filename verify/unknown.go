@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/relaybench/relaybench/internal/numfmt"
@@ -342,6 +343,14 @@ func (m *Model) CountRange(f *nostr.Filter, r Reading) (owed, allowed int) {
 	g.Limit = 1 // only counted: keep one match, not a list of all of them
 	b := m.bounds(nil)
 	_, owed = b.min.expectedCount(&g, 0, r)
+	if m.Prior {
+		// The relay's earlier data may add any number of matches, and
+		// supersede accepted replaceable events (latest only).
+		if r == LatestOnly {
+			owed = b.min.countRegular(f)
+		}
+		return owed, math.MaxInt
+	}
 	if b.hi == b.min {
 		return owed, owed
 	}
@@ -350,6 +359,23 @@ func (m *Model) CountRange(f *nostr.Filter, r Reading) (owed, allowed int) {
 		return owed, allowed
 	}
 	return owed, b.hi.countLatest(f)
+}
+
+// countRegular counts the matches of f in the view under LatestOnly that
+// no other event can supersede (no replace key).
+func (v *view) countRegular(f *nostr.Filter) int {
+	n := 0
+	for _, e := range v.m.Live {
+		if _, ok := replaceKey(e); !ok && !v.hide[e.ID] && f.Matches(e) {
+			n++
+		}
+	}
+	for _, e := range v.addLive {
+		if _, ok := replaceKey(e); !ok && f.Matches(e) {
+			n++
+		}
+	}
+	return n
 }
 
 // countLatest counts the matches of f in the view under LatestOnly, a

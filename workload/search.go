@@ -301,6 +301,7 @@ type searchJudge struct {
 	got, want, overLimit int64
 	unrelated, outsideEx []string
 	storedUnknown        map[string]bool      // unknown events returned: stored after all
+	heldBefore           int                  // returned events the run never published, from a relay that held some before it
 	recall               map[string]*[2]int64 // by shape: results holding the term as a word, possible ones
 }
 
@@ -361,6 +362,10 @@ func (j *searchJudge) published(v *results.Verification, e *nostr.Event) bool {
 	}
 	if j.model.IsUnknown(e.ID) {
 		j.storedUnknown[e.ID] = true
+		return true
+	}
+	if j.model.Foreign(e.ID) {
+		j.heldBefore++ // the relay's earlier data: may be in any answer
 		return true
 	}
 	if acc, _ := j.model.Accepted(e.ID); !acc {
@@ -428,6 +433,10 @@ func (j *searchJudge) notes(total *results.Verification) {
 	} else if len(model.Unknown) > 0 {
 		total.StoredUnknown = int64(len(j.storedUnknown))
 		add(verify.UnknownNote(len(j.storedUnknown), len(model.Unknown)))
+	}
+	if n := j.heldBefore; n > 0 {
+		total.HeldBefore = int64(n)
+		add(verify.PriorNote(n))
 	}
 	if n := ph.Counts[results.CountFailed]; n > 0 {
 		total.Notes = append(total.Notes, fmt.Sprintf("%d searches did not end with EOSE (CLOSED, timeout or connection loss): not verified; the outcomes line says which", n))

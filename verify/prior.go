@@ -1,0 +1,71 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/nostr"
+)
+
+// Events a relay held before the run: a relay that is not empty when a run
+// begins may return, in any answer, events the run never published. They
+// are not wrong: NIP-01 owes a filter's every stored match. With
+// Model.Prior set, such an event in an answer is judged stored, like an
+// unknown event an answer returned: it takes its place among the newest
+// `limit` and may supersede an accepted replaceable event. Events the run
+// sent and the relay refused (SetRefused) stay extra: a relay that stored
+// one it refused is wrong, whatever it held before.
+
+// SetRefused records the ids of the events the run sent and the relay
+// refused. Only a model with Prior set reads them.
+func (m *Model) SetRefused(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	m.refused = make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m.refused[id] = true
+	}
+}
+
+// Foreign reports whether id, returned in an answer, is the relay's
+// earlier data: Prior is set and the run neither had it accepted, sent it
+// without a decisive answer, nor had it refused.
+func (m *Model) Foreign(id string) bool {
+	if !m.Prior || m.refused[id] {
+		return false
+	}
+	if _, ok := m.byID[id]; ok {
+		return false
+	}
+	_, ok := m.unknown[id]
+	return !ok
+}
+
+// priorIn is the events of replies that are the relay's earlier data
+// (Foreign) and match a filter of their reply, each once, in the order
+// they came. Nil unless Prior is set.
+func priorIn(replies []Reply, m *Model) []*nostr.Event {
+	if !m.Prior {
+		return nil
+	}
+	var out []*nostr.Event
+	seen := map[string]bool{}
+	for _, r := range replies {
+		for _, e := range r.Events {
+			if !seen[e.ID] && m.Foreign(e.ID) && matchesAny(r.filters(), e) {
+				seen[e.ID] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// PriorNote names the n events in a judged set of answers (each answer
+// counting its own) that the run never published, returned by a relay
+// that held events before the run.
+func PriorNote(n int) string {
+	return fmt.Sprintf("%s in answers (each answer counting its own) %s this run never published: the relay held events before the run began, so they were judged its earlier data (stored), not extra (a relay that invents events is caught only when it is empty at the start)",
+		numfmt.Count(n, "event"), map[bool]string{true: "was one", false: "were ones"}[n == 1])
+}
