@@ -36,6 +36,11 @@ type SummaryOptions struct {
 	// other latencies and rates, byte counts and resources are left to the
 	// full summary (-v) and the results file.
 	Brief bool
+	// SaidSkips names the relays whose skip the command told, why and
+	// all, in the first lines of the output the summary goes to
+	// (compare's "strfry will be skipped: …"): the summary names them
+	// skipped "as said at the start" instead of telling why again.
+	SaidSkips map[string]bool
 }
 
 // summaryOut is the summary's writer; brief says which summary it writes.
@@ -45,6 +50,7 @@ type summaryOut struct {
 	compared bool   // the file has several runs: its comparison tables follow the runs' blocks
 	corpus   string // brief: the run's corpus note, given as the header's Corpus line
 	tail     [2]byte
+	skips    skipTeller // where the summary tells why a relay was skipped
 }
 
 // Write and WriteString keep the last two bytes written (tail), so that
@@ -83,7 +89,8 @@ func isBrief(w io.Writer) bool {
 
 // WriteSummary writes the summary of f as o says (Summary: the full one).
 func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
-	bw := &summaryOut{bufio.NewWriter(&inertWriter{w: w}), o.Brief, len(f.Runs) > 1, "", [2]byte{}} // no string in it acts on the terminal
+	bw := &summaryOut{Writer: bufio.NewWriter(&inertWriter{w: w}), brief: o.Brief, compared: len(f.Runs) > 1, // no string in it acts on the terminal
+		skips: skipTeller{f: f, said: o.SaidSkips}}
 	if o.Brief {
 		bw.corpus = corpusNote(f)
 	}
@@ -108,7 +115,7 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 			}
 			fmt.Fprintf(bw, "--- Run %d of %d: %s%s ---\n\n", i+1, len(f.Runs), relayKey(&r.Relay), rep)
 		}
-		summaryRun(bw, r)
+		summaryRun(bw, r, bw.skips)
 	}
 	if len(f.Runs) > 1 {
 		blankLine(bw)
@@ -124,7 +131,7 @@ func WriteSummary(w io.Writer, f *results.File, o SummaryOptions) error {
 	}
 	writeThresholds(bw, f)
 	writeHint(bw, f, o.Brief)
-	writeVerdict(bw, f)
+	writeVerdict(bw, f, bw.skips)
 	return bw.Flush()
 }
 
@@ -149,8 +156,9 @@ func emptyRun(r *results.Run) bool {
 	return len(r.Phases) == 0 && len(r.Conformance) == 0 && len(r.Errors) == 0 && len(r.Notes) == 0 && r.Skipped == ""
 }
 
-// writeVerdict ends the summary with the run's one judgement.
-func writeVerdict(w io.Writer, f *results.File) {
+// writeVerdict ends the summary with the run's one judgement; skips says
+// how it lists a skip told at the start.
+func writeVerdict(w io.Writer, f *results.File, skips skipTeller) {
 	v := f.Verdict
 	if v == nil {
 		return
@@ -166,7 +174,7 @@ func writeVerdict(w io.Writer, f *results.File) {
 			fmt.Fprintf(w, "  … and %d more\n", len(v.Reasons)-12)
 			break
 		}
-		fmt.Fprintf(w, "  - %s\n", r)
+		fmt.Fprintf(w, "  - %s\n", skips.reason(r))
 	}
 }
 
@@ -176,7 +184,11 @@ func writeHeader(w io.Writer, files []*results.File, indent string) {
 		if len(files) > 1 {
 			fmt.Fprintf(w, "File %d:\n", i+1)
 		}
-		for _, l := range headerLines(f) {
+		skips := skipTeller{f: f}
+		if s, ok := w.(*summaryOut); ok {
+			skips = s.skips
+		}
+		for _, l := range headerLinesTold(f, skips) {
 			if isBrief(w) && briefHides(l[0], f) {
 				continue
 			}
@@ -228,8 +240,10 @@ func corpusHeaderLine(f *results.File) string {
 // reportHeaderLines are f's header lines as the Markdown and HTML reports
 // give them: the Corpus (or Events) line says what was published as the
 // terminal's summary does (corpusNote), not a generated corpus's average.
+// A skipped relay's Relay line points to the verdict when the verdict
+// (which these reports open with) says why.
 func reportHeaderLines(f *results.File) [][2]string {
-	ls := headerLines(f)
+	ls := headerLinesTold(f, skipTeller{f: f})
 	n, label := corpusNote(f), corpusHeaderLine(f)
 	if n == "" {
 		return ls
@@ -265,8 +279,13 @@ func briefHides(label string, f *results.File) bool {
 	return false
 }
 
-// headerLines are the (label, text) lines describing a results file.
-func headerLines(f *results.File) [][2]string {
+// headerLines are the (label, text) lines describing a results file, a
+// skipped relay's Relay line with why.
+func headerLines(f *results.File) [][2]string { return headerLinesTold(f, skipTeller{}) }
+
+// headerLinesTold are headerLines, a skipped relay's Relay line telling
+// why or where the output does (skips).
+func headerLinesTold(f *results.File, skips skipTeller) [][2]string {
 	var ls [][2]string
 	cmd := "relaybench " + f.Command
 	if len(f.Args) > 0 {
@@ -308,7 +327,7 @@ func headerLines(f *results.File) [][2]string {
 		r := &f.Runs[i]
 		if r.Skipped != "" && len(r.Phases) == 0 && len(r.Conformance) == 0 {
 			// Nothing ran: no software, corpus or params to describe.
-			ls = append(ls, [2]string{"Relay", relayKey(&r.Relay) + ": skipped: " + skipWhy(r)})
+			ls = append(ls, [2]string{"Relay", skips.relayLine(r)})
 			continue
 		}
 		if k := relayKey(&r.Relay); !seen["relay "+k] {
@@ -590,12 +609,11 @@ func paramValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-// summaryRun writes the blocks of one run.
-func summaryRun(w io.Writer, r *results.Run) {
-	if r.Skipped != "" && len(r.Phases) == 0 && len(r.Conformance) == 0 {
-		fmt.Fprintln(w, "SKIPPED (the Relay line at the top says why)") // not repeated
-	} else if r.Skipped != "" {
-		fmt.Fprintf(w, "SKIPPED: %s\n", skipWhy(r))
+// summaryRun writes the blocks of one run; skips says where the summary
+// tells why a skipped run was skipped (not here again).
+func summaryRun(w io.Writer, r *results.Run, skips skipTeller) {
+	if r.Skipped != "" {
+		fmt.Fprintln(w, skips.runLine(r))
 	}
 	for i := range r.Phases {
 		p := &r.Phases[i]

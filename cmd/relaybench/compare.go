@@ -84,8 +84,10 @@ func (c *compareCmd) Run(g *Globals) error {
 	}
 	cfg := s.config(c.benchFlags.config(extra))
 	firstErr := c.runRelays(g.Ctx, s.file, refs, crp, cfg, c.runParams(refs))
-	writeComparison(s.path, s.file)
-	err = s.finish(nil)
+	err = tellSkipsOnce(s.finish(nil), s.file)
+	if c.JSON == "" {
+		writeComparison(s.path, s.file) // judged by finish: its verdict leads it
+	}
 	if err == nil && firstErr != nil {
 		return firstErr
 	}
@@ -116,13 +118,44 @@ func (c *compareCmd) checkRelays(ctx context.Context) ([]relayRef, error) {
 	return refs, nil
 }
 
+// saidSkips are the relays whose skip compare told, why and all, in its
+// first lines on standard error (saySkips): the summary, when it goes
+// there too, names them skipped without telling why again.
+var saidSkips map[string]bool
+
+// skipsSaidWith is saidSkips when the summary goes to the output they were
+// told on (verdictShown: standard error, or the same file or terminal),
+// nil when it goes elsewhere and must tell why itself.
+func skipsSaidWith(path string) map[string]bool {
+	if !verdictShown(path) {
+		return nil
+	}
+	return saidSkips
+}
+
+// tellSkipsOnce words err, the verdict main prints on standard error when
+// the summary that ends with it went elsewhere, as that summary words
+// file's verdict for standard error: a skip told in the first lines is
+// named, not told again.
+func tellSkipsOnce(err error, file *results.File) error {
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.shown || len(saidSkips) == 0 || file.Verdict == nil {
+		return err
+	}
+	v := *file.Verdict
+	v.Reasons = report.ReasonsTold(file, saidSkips)
+	ee.err = errors.New(judge.Summary(v))
+	return err
+}
+
 // saySkips names, in the first lines, the relays that will be skipped at
 // their turn because their binary is not here (the turn says it skips
-// them, without repeating why), and, once, how to build in the stores this
-// relaybench left out.
+// them, without repeating why, and so does the summary: skipsSaidWith),
+// and, once, how to build in the stores this relaybench left out.
 func (c *compareCmd) saySkips(refs []relayRef) {
 	said := map[string]bool{}
 	c.saidSkip = map[string]bool{}
+	saidSkips = c.saidSkip
 	for _, r := range refs {
 		if r.URL != "" {
 			continue
@@ -233,7 +266,9 @@ func (c *compareCmd) runRelay(ctx context.Context, file *results.File, ref relay
 
 // writeComparison writes the Markdown comparison next to the results file
 // at path, created exclusively like it: an existing file is never
-// overwritten. Nothing with the results on standard output.
+// overwritten. Only beside a results file of compare's own naming (no
+// --json): a --json FILE is the one file asked for. Nothing with the
+// results on standard output.
 func writeComparison(path string, file *results.File) {
 	if path == "-" {
 		return

@@ -22,11 +22,15 @@ func TestCompareKhatruStoresAndRelayer(t *testing.T) {
 	out := t.TempDir()
 	relays := []string{"khatru-badger", "khatru-memory", "relayer-postgres"}
 	res := runCLI(t, "compare", "-relays", strings.Join(relays, ","), "-events", "300", "-queries", "18",
-		"-concurrency", "4", "--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--anchor", testAnchor, "--json", filepath.Join(out, "c.json"))
+		"-concurrency", "4", "--out", out, "--cache-dir", t.TempDir(), "--no-progress", "--anchor", testAnchor)
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	f, err := results.Read(filepath.Join(out, "c.json"))
+	jsons, _ := filepath.Glob(filepath.Join(out, "compare-*.json")) // and its .md beside it: no --json
+	if len(jsons) != 1 {
+		t.Fatalf("results files %v, want one", jsons)
+	}
+	f, err := results.Read(jsons[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +57,7 @@ func TestCompareKhatruStoresAndRelayer(t *testing.T) {
 		}
 	}
 	// The comparison tables, in the terminal and in Markdown.
-	md, err := os.ReadFile(strings.TrimSuffix(filepath.Join(out, "c.json"), ".json") + ".md")
+	md, err := os.ReadFile(strings.TrimSuffix(jsons[0], ".json") + ".md")
 	if err != nil {
 		t.Fatal(err)
 	}

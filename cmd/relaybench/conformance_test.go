@@ -279,7 +279,16 @@ func TestConformanceCompare(t *testing.T) {
 	if !strings.Contains(res.stdout, "Conformance:\n  Check") || !row {
 		t.Errorf("no check × relay table in the summary:\n%s", res.stdout)
 	}
-	md, err := os.ReadFile(filepath.Join(out, "r.md"))
+	// --json r.json asked for that one file: the Markdown comparison is
+	// report's to make from it.
+	if _, err := os.Stat(filepath.Join(out, "r.md")); err == nil {
+		t.Error("compare --json r.json also wrote r.md")
+	}
+	mdPath := filepath.Join(out, "c.md")
+	if r := runCLI(t, "report", filepath.Join(out, "r.json"), "--format", "md", "-o", mdPath); r.code != 0 {
+		t.Fatalf("report: exit %d: %s", r.code, r.stderr)
+	}
+	md, err := os.ReadFile(mdPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,7 @@ func run(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	forgetBeforeFirst()
+	saidSkips = nil // compare's, told in this run's first lines only
 
 	globals := &Globals{Ctx: ctx, Args: slices.Clone(args)}
 	var root struct {

@@ -305,7 +305,7 @@ func printSummary(path string, quiet bool, file *results.File) bool {
 	if path == "-" {
 		out = os.Stderr
 	}
-	if err := report.WriteSummary(out, file, report.SummaryOptions{Brief: !fullSummary}); err != nil {
+	if err := report.WriteSummary(out, file, report.SummaryOptions{Brief: !fullSummary, SaidSkips: skipsSaidWith(path)}); err != nil {
 		if !readerGone(err) {
 			fmt.Fprintf(os.Stderr, "relaybench: summary not printed: %v\n", err)
 		}
