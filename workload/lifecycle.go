@@ -728,8 +728,8 @@ func (lr *lifeRun) phaseNotes(t lifeTally) []string {
 		}
 	}
 	if slowest != "" {
-		notes = append(notes, fmt.Sprintf("slowest stage at p50: %s (p50 %v, p99 %v), of OK (EVENT write → OK read), live delivery (EVENT write → delivery on the live subscription) and read after OK (OK read → readable by id; read your write is the whole EVENT write → readable)", lifeStageWords[slowest],
-			numfmt.Round(time.Duration(t.hists[slowest].Quantile(50))), numfmt.Round(time.Duration(t.hists[slowest].Quantile(99)))))
+		notes = append(notes, fmt.Sprintf("slowest stage at p50: %s (p50 %s, p99 %s), of OK (EVENT write → OK read), live delivery (EVENT write → delivery on the live subscription) and read after OK (OK read → readable by id; read your write is the whole EVENT write → readable)", lifeStageWords[slowest],
+			numfmt.Dur(time.Duration(t.hists[slowest].Quantile(50))), numfmt.Dur(time.Duration(t.hists[slowest].Quantile(99)))))
 	}
 	notes = append(notes,
 		fmt.Sprintf("%s of %s content bytes sent one at a time on one connection; a live subscription on a second connection, REQs by id on a third", numfmt.Count(lr.sampled, "fresh event"), numfmt.Group(int64(lr.o.Size))),

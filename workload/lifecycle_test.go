@@ -353,3 +353,18 @@ func TestLifecycleLateDeliveryIsNotMissing(t *testing.T) {
 		t.Errorf("no note of the late delivery:\n%s", notes)
 	}
 }
+
+// TestLifecycleNoteThreeFigures: the slowest stage's latencies in the note
+// have three significant figures, as every figure in a note (numfmt.Dur):
+// "p99 6.80ms", where %v of a rounded duration dropped the zero ("6.8ms").
+func TestLifecycleNoteThreeFigures(t *testing.T) {
+	lr := &lifeRun{o: LifecycleOptions{Events: 1, Size: 10}}
+	tl := lr.tally()
+	for _, ns := range []int64{6_800_000, 6_800_000} {
+		tl.hists[StageOK].Record(ns)
+	}
+	notes := lr.phaseNotes(tl)
+	if len(notes) == 0 || !strings.HasPrefix(notes[0], "slowest stage at p50: OK (p50 6.80ms, p99 6.80ms), ") {
+		t.Errorf("slowest-stage note %q, want p50 6.80ms, p99 6.80ms", notes)
+	}
+}
