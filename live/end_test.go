@@ -244,7 +244,7 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got.Found != "none found" || got.Failures != "none: 1 phase passed verification, 1 with nothing to verify (burst)" {
+	if got.Found != "none found" || got.Failures != "none: 1 phase passed verification, 1 had nothing to verify (burst)" {
 		t.Errorf("after a verified run: found %q, failures %q", got.Found, got.Failures)
 	}
 	// A run in which no phase checked an answer is not verified, not clean.
@@ -259,8 +259,20 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 	var nothing shown
 	br.eval(t, `(() => { const v = verified([{name: "publish"}, {name: "burst"}]); showFound({}, [], v); showFailures([], v);
   return {found: document.getElementById("found").textContent, failures: document.getElementById("failures").textContent}; })()`, &nothing)
-	if nothing.Found != "nothing to verify" || nothing.Failures != "none: 2 phases with nothing to verify (publish, burst)" {
+	if nothing.Found != "nothing to verify" || nothing.Failures != "none: all 2 phases had nothing to verify (publish, burst)" {
 		t.Errorf("after a run with nothing to verify: found %q, failures %q", nothing.Found, nothing.Failures)
+	}
+	br.eval(t, `(() => { const v = verified([{name: "publish"}]); showFailures([], v); return document.getElementById("failures").textContent; })()`, &nothing.Failures)
+	if nothing.Failures != "none: the one phase had nothing to verify (publish)" {
+		t.Errorf("after a run of one phase with nothing to verify: failures %q", nothing.Failures)
+	}
+	// The p99 card says what it shows as the rate cards do: the last
+	// second's, labelled so.
+	var p99 string
+	br.eval(t, `(() => { showPoint({rate: 1, avg_rate: 1, lat: [{of: "OK", p99_ms: 4.5}, {of: "EOSE", p99_ms: 13.4}]}, 1);
+  const c = document.getElementById("p99"); return c.textContent + " | " + c.nextElementSibling.textContent; })()`, &p99)
+	if p99 != "OK 4.5 · EOSE 13.4 | p99 latency, ms (last second)" {
+		t.Errorf("p99 card %q, want its figures and 'p99 latency, ms (last second)'", p99)
 	}
 	// The whole-run card shows the whole run's average; the last second
 	// has its own card, labelled as such.
