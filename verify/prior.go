@@ -66,6 +66,6 @@ func priorIn(replies []Reply, m *Model) []*nostr.Event {
 // counting its own) that the run never published, returned by a relay
 // that held events before the run.
 func PriorNote(n int) string {
-	return fmt.Sprintf("%s in answers (each answer counting its own) %s this run never published: the relay held events before the run began, so they were judged its earlier data (stored), not extra (a relay that invents events is caught only when it is empty at the start)",
+	return fmt.Sprintf("%s in answers (each answer counting its own) %s this run never published: judged the relay's earlier data (it held events before the run began), stored, not extra",
 		numfmt.Count(n, "event"), map[bool]string{true: "was one", false: "were ones"}[n == 1])
 }
