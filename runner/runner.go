@@ -264,7 +264,11 @@ func (r *relayRun) heldBefore() {
 	if r.ctx.Err() != nil || r.cfg.SkipPublish || (r.cfg.SkipQuery && len(r.cfg.Workloads) == 0) {
 		return
 	}
-	state, why := workload.HeldBefore(r.ctx, r.t.URL, workload.BeforeTimeout)
+	timeout := workload.BeforeTimeout
+	if qt := r.cfg.Query.Timeout; qt > 0 {
+		timeout = min(timeout, qt) // no longer than a query may take
+	}
+	state, why := workload.HeldBefore(r.ctx, r.t.URL, timeout)
 	if r.ctx.Err() != nil {
 		return // stopped by the user meanwhile: nothing learnt
 	}
