@@ -136,8 +136,8 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 	var failed []string
 	for _, spec := range specs {
 		n := spec.Name
-		if bin, from, err := harness.Binary(spec, c.options()); err == nil && (spec.Kind == harness.KindGoBuild || spec.Kind == harness.KindCargo) && from != harness.FromCache {
-			fmt.Printf("%s: prebuilt: %s (from %s); nothing to build\n", n, bin, from)
+		if bin, from, err := harness.Binary(spec, c.options()); err == nil && from != harness.FromCache {
+			fmt.Println(nothingToBuild(spec, bin, from))
 			continue
 		}
 		start := time.Now()
@@ -164,18 +164,32 @@ func (c *relaysInstallCmd) Run(g *Globals) error {
 	return nil
 }
 
+// nothingToBuild is relays install's line for spec, whose binary bin
+// (from where from says) is here already and was not built by it: the
+// relaybench binary itself, a binary the user supplies (--bin, --bin-dir,
+// RELAYBENCH_<NAME>_BIN) or a prebuilt one. "installed" would claim a
+// build that did not happen.
+func nothingToBuild(spec harness.Spec, bin, from string) string {
+	if spec.Kind == harness.KindSelf {
+		return fmt.Sprintf("%s: runs in relaybench itself (%s); nothing to build", spec.Name, bin)
+	}
+	return fmt.Sprintf("%s: prebuilt: %s (from %s); nothing to build", spec.Name, bin, from)
+}
+
 // notInstalled is the error of an install of spec that failed with err:
 // a relay relaybench does not build (a binary the user supplies) is told
 // so, in one sentence with what its catalog entry says of getting it, as
-// relays start, run and compare word it ("strfry cannot be installed: it
-// needs a binary you supply, and no package registry has it: build it from
-// its source, …, then pass --bin strfry=PATH, …").
+// relays start, run and compare word it, and which commands take the
+// binary: relays install has nothing to do with it ("strfry cannot be
+// installed: it needs a binary you supply, and no package registry has it:
+// build it from its source, …, then pass --bin strfry=PATH, … when you
+// start it (relays start, run --relay, compare --relays, …)").
 func notInstalled(spec harness.Spec, err error) error {
 	var skip *harness.SkipError
 	if spec.Kind != harness.KindBinary || !errors.As(err, &skip) {
 		return err
 	}
-	return fmt.Errorf("%s cannot be installed: %s", skip.Name, skip.Said())
+	return fmt.Errorf("%s cannot be installed: %s when you start it (relays start, run --relay, compare --relays, …)", skip.Name, skip.Said())
 }
 
 // dataLine is relays start's line on the relay's data: its folder, or

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,11 +130,40 @@ func TestRelaysInstallBinaryRelaySaysHowToGetIt(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
 	wantOneLine(t, stderr, "relaybench: strfry cannot be installed: it needs a binary you supply, and no package registry has it: build it from its source, https://github.com/hoytech/strfry",
-		", then pass --bin strfry=PATH, --bin-dir DIR") // one wording with relays start, run and sync
+		", then pass --bin strfry=PATH, --bin-dir DIR", // one wording with relays start, run and sync
+		" when you start it (relays start, run --relay, compare --relays, …)") // not to relays install, which has nothing to build
 	if strings.Contains(stderr, "no binary") || strings.Count(stderr, ": ") > 3 {
 		t.Errorf("prefixes stacked: %s", stderr)
 	}
 	if strings.Contains(stderr, "skipped") {
 		t.Errorf("says skipped, where nothing else runs: %s", stderr)
+	}
+}
+
+// TestRelaysInstallNothingToBuild: relays install of a relay whose binary
+// is here and not built by it (one the user gives with --bin, relaybench
+// itself) says there is nothing to build, where it said "installed" with
+// the time of a build that never happened.
+func TestRelaysInstallNothingToBuild(t *testing.T) {
+	noStrfry(t)
+	bin := filepath.Join(t.TempDir(), "strfry")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"relays", "install", "strfry", "--bin", "strfry=" + bin}, "strfry: prebuilt: " + bin + " (from --bin); nothing to build\n"},
+		{[]string{"relays", "install", "embedded"}, "embedded: runs in relaybench itself (" + self + "); nothing to build\n"},
+	} {
+		code, stdout, stderr := runHere(t, tc.args...)
+		if code != 0 || stdout != tc.want || stderr != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
 	}
 }
