@@ -130,7 +130,7 @@ func TestRelaysInstallBinaryRelaySaysHowToGetIt(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
 	wantOneLine(t, stderr, "relaybench: strfry cannot be installed: it needs a binary you supply, and no package registry has it: build it from its source, https://github.com/hoytech/strfry",
-		", then pass --bin strfry=PATH, --bin-dir DIR", // one wording with relays start, run and sync
+		", then pass --bin strfry=PATH, --bin-dir DIR",                        // one wording with relays start, run and sync
 		" when you start it (relays start, run --relay, compare --relays, …)") // not to relays install, which has nothing to build
 	if strings.Contains(stderr, "no binary") || strings.Count(stderr, ": ") > 3 {
 		t.Errorf("prefixes stacked: %s", stderr)
