@@ -235,7 +235,7 @@ func (r *Result) notes() []string {
 		if p99 > int64(OnTime) {
 			verdict = fmt.Sprintf("sent late (p99 over %v)", OnTime)
 		}
-		var disp time.Duration
+		disp := round(0)
 		if r.DispatchLateness != nil {
 			disp = round(r.DispatchLateness.Quantile(99))
 		}
@@ -294,4 +294,4 @@ func opsInFlight(need float64) string {
 }
 
 // round shows ns with the three significant digits a reader can use.
-func round(ns int64) time.Duration { return numfmt.Round(time.Duration(ns)) }
+func round(ns int64) string { return numfmt.Dur(time.Duration(ns)) }

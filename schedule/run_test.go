@@ -346,9 +346,9 @@ func TestDiagnose(t *testing.T) {
 		r           *Result
 		want, cause string
 	}{
-		{mk(8, 8, 10_000, 50_000_000, 3120), "3,120 operations dropped (not started within 1s): the pool of 8 was full; lateness p99 50ms above 1ms", "above 1ms: the pool of 8 was full"},
-		{mk(8, 3, 20_000_000, 20_000_000, 0), "lateness p99 20ms above 1ms", "above 1ms: the dispatcher itself woke late"},
-		{mk(8, 3, 10_000, 5_000_000, 0), "lateness p99 5ms above 1ms", "above 1ms: workers picked ops up late with the pool never full (max 3 of 8 in flight)"},
+		{mk(8, 8, 10_000, 50_000_000, 3120), "3,120 operations dropped (not started within 1s): the pool of 8 was full; lateness p99 50.0ms above 1ms", "above 1ms: the pool of 8 was full"},
+		{mk(8, 3, 20_000_000, 20_000_000, 0), "lateness p99 20.0ms above 1ms", "above 1ms: the dispatcher itself woke late"},
+		{mk(8, 3, 10_000, 5_000_000, 0), "lateness p99 5.00ms above 1ms", "above 1ms: workers picked ops up late with the pool never full (max 3 of 8 in flight)"},
 	} {
 		if !c.r.ClientLimited || !strings.HasPrefix(c.r.ClientLimitedWhy, c.want) || !strings.Contains(c.r.ClientLimitedWhy, c.cause) {
 			t.Errorf("why %q, want %q … %q", c.r.ClientLimitedWhy, c.want, c.cause)
@@ -367,13 +367,13 @@ func TestLittleNote(t *testing.T) {
 		reply     time.Duration
 		want, not string
 	}{
-		{2 * time.Millisecond, "all 10 in-flight slots (--load-pool) were busy at times, though the offered rate needs only 1 op in flight on average (500 ops/s × 2ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
-		{14 * time.Millisecond, "though the offered rate needs only 7 ops in flight on average (500 ops/s × 14ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
+		{2 * time.Millisecond, "all 10 in-flight slots (--load-pool) were busy at times, though the offered rate needs only 1 op in flight on average (500 ops/s × 2.00ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
+		{14 * time.Millisecond, "though the offered rate needs only 7 ops in flight on average (500 ops/s × 14.0ms mean reply time, Little's law): the slots filled only in bursts", "too small"},
 		// From 3/4 of the pool the average alone keeps most slots busy:
 		// no "only", no "in bursts".
 		{15900 * time.Microsecond, "the offered rate needs 7.95 ops in flight on average (500 ops/s × 15.9ms mean reply time, Little's law), 79% of the 10 slots: on average that many are busy, so a few replies slower than the mean fill the pool and ops often wait for a slot; the pool is nearly too small", "only"},
-		{18 * time.Millisecond, "the offered rate needs 9 ops in flight on average (500 ops/s × 18ms mean reply time, Little's law), 90% of the 10 slots", "bursts"},
-		{40 * time.Millisecond, "the offered rate would need 20 ops in flight on average (500 ops/s × 40ms mean reply time, Little's law), at least as many as the 10 slots hold: the pool is too small", "bursts"},
+		{18 * time.Millisecond, "the offered rate needs 9 ops in flight on average (500 ops/s × 18.0ms mean reply time, Little's law), 90% of the 10 slots", "bursts"},
+		{40 * time.Millisecond, "the offered rate would need 20 ops in flight on average (500 ops/s × 40.0ms mean reply time, Little's law), at least as many as the 10 slots hold: the pool is too small", "bursts"},
 	} {
 		r := &Result{Pool: 10, MaxInFlight: 10, Intended: 500, Start: 1, End: 1 + int64(time.Second), Uncorrected: metrics.NewHistogram(), Latency: metrics.NewHistogram()}
 		r.Uncorrected.Record(int64(c.reply))

@@ -483,9 +483,9 @@ func publishSummary(ph *results.Phase, out *liveOut, events int) *metrics.Histog
 // (hist), the one the summaries lead with.
 func lateNote(p99 int64, fromInt, hist *metrics.Histogram) string {
 	q := func(h *metrics.Histogram) string {
-		return fmt.Sprintf("p50 %v, p99 %v", numfmt.Round(time.Duration(h.Quantile(50))), numfmt.Round(time.Duration(h.Quantile(99))))
+		return fmt.Sprintf("p50 %v, p99 %v", numfmt.Dur(time.Duration(h.Quantile(50))), numfmt.Dur(time.Duration(h.Quantile(99))))
 	}
-	s := fmt.Sprintf("events went out late: p99 %v behind the schedule (client timer wake-ups, a full in-flight window, or the relay not reading fast enough: TCP back-pressure)", numfmt.Round(time.Duration(p99)))
+	s := fmt.Sprintf("events went out late: p99 %v behind the schedule (client timer wake-ups, a full in-flight window, or the relay not reading fast enough: TCP back-pressure)", numfmt.Dur(time.Duration(p99)))
 	if fromInt.Count() == 0 || hist.Count() == 0 {
 		return s
 	}

@@ -1559,7 +1559,7 @@ func (l *liveStats) span(s int) time.Duration {
 }
 
 // roundLat keeps the three significant digits a reader can use.
-func roundLat(d time.Duration) time.Duration { return numfmt.Round(d) }
+func roundLat(d time.Duration) string { return numfmt.Dur(d) }
 
 // print writes a line per second to w until stop is called, then the lines
 // not printed yet (all final once the run is over).

@@ -32,11 +32,11 @@ func TestSpikeJudgedAtItsPeak(t *testing.T) {
 		judgeLoad(&ph, res, 0, "")
 		return strings.Join(ph.Notes, "\n")
 	}
-	if avg := judge(0); !strings.Contains(avg, "the client stalled") || !strings.Contains(avg, "8ms the pool takes to fill") {
+	if avg := judge(0); !strings.Contains(avg, "the client stalled") || !strings.Contains(avg, "8.00ms the pool takes to fill") {
 		t.Fatalf("at the average rate the judgement should be the client's stall (the case this test guards):\n%s", avg)
 	}
 	peak := judge(5000)
-	if strings.Contains(peak, "the client stalled") || strings.Contains(peak, "8ms") {
+	if strings.Contains(peak, "the client stalled") || strings.Contains(peak, "8.00ms") {
 		t.Errorf("judged at the average rate, not the spike's 5,000/s:\n%s", peak)
 	}
 	if !strings.Contains(peak, "5,000 ops/s offered when the pool filled") {

@@ -727,7 +727,7 @@ func mixedRatio(ph *results.Phase, name string, a, b float64, unit string) {
 func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 	if a > 0 && b > 0 {
 		ph.Rates[name] = float64(b) / float64(a)
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", ratioLabel(name), float64(b)/float64(a), numfmt.Round(time.Duration(a)), numfmt.Round(time.Duration(b))))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", ratioLabel(name), float64(b)/float64(a), numfmt.Dur(time.Duration(a)), numfmt.Dur(time.Duration(b))))
 	}
 }
 

@@ -315,7 +315,7 @@ func TestMixedRatioNotesLabels(t *testing.T) {
 	mixedLatRatio(ph, "ok_p99_ratio", int64(time.Millisecond), int64(2*time.Millisecond))
 	mixedLatRatio(ph, "eose_p50_ratio", int64(time.Millisecond), int64(time.Millisecond))
 	want := []string{"publish throughput ratio together/alone: 1.50× (1,000 events/s alone, 1,500 together)",
-		"OK p99 ratio together/alone: 2.00× (1ms alone, 2ms together)", "EOSE p50 ratio together/alone: 1.00× (1ms alone, 1ms together)"}
+		"OK p99 ratio together/alone: 2.00× (1.00ms alone, 2.00ms together)", "EOSE p50 ratio together/alone: 1.00× (1.00ms alone, 1.00ms together)"}
 	if strings.Join(ph.Notes, "|") != strings.Join(want, "|") {
 		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(ph.Notes, "\n"), strings.Join(want, "\n"))
 	}

@@ -54,7 +54,7 @@ func firstSecondNote(series []results.Second, okP99 int64) string {
 		return ""
 	}
 	return fmt.Sprintf("OK p99 %v in the part's first second, %.0f× the median of its later seconds (%v): the part's p99 %v is that second's, when the relay was likely still busy with the work before it (the preload's queue, compaction, GC or disk writes); the later seconds are the fairer baseline for the together/alone OK ratios",
-		numfmt.Round(time.Duration(first)), float64(first)/float64(rest), numfmt.Round(time.Duration(rest)), numfmt.Round(time.Duration(okP99)))
+		numfmt.Dur(time.Duration(first)), float64(first)/float64(rest), numfmt.Dur(time.Duration(rest)), numfmt.Dur(time.Duration(okP99)))
 }
 
 // The settle wait before mixed's first part: steps of settleStep, until
@@ -88,7 +88,7 @@ func settleRelay(ctx context.Context, begin Sampler, step time.Duration) string 
 			return ""
 		}
 		cores := r.RelayCPUSecs / time.Since(s0).Seconds()
-		waited := numfmt.Round(time.Since(t0))
+		waited := numfmt.Dur(time.Since(t0))
 		if cores < settleCores {
 			return fmt.Sprintf("settle: publish/alone began once the relay's CPU had settled after the preload (%.2f cores over the last %v; waited %v)", cores, step, waited)
 		}

@@ -609,7 +609,7 @@ func (sc *negScenario) figures(ph *results.Phase) {
 	}
 	ph.Errors = append(ph.Errors, sc.errs...)
 	ph.Notes = append(ph.Notes, fmt.Sprintf("client CPU of the reconciliation itself (go-nostr nip77/negentropy, hex included): %s; building the sorted local set of %s took %s (not timed)",
-		negCPU(st.cpu), numfmt.Count(sc.set.Len(), "item"), numfmt.Round(sc.set.Prep)))
+		negCPU(st.cpu), numfmt.Count(sc.set.Len(), "item"), numfmt.Dur(sc.set.Prep)))
 }
 
 // negCPU is the protocol's client CPU per reconciliation that ended, or
@@ -618,7 +618,7 @@ func negCPU(h *metrics.Histogram) string {
 	if h.Count() == 0 {
 		return "n/a (no reconciliation ended: none to measure)"
 	}
-	return fmt.Sprintf("p50 %s, max %s per sync", numfmt.Round(time.Duration(h.Quantile(50))), numfmt.Round(time.Duration(h.Max())))
+	return fmt.Sprintf("p50 %s, max %s per sync", numfmt.Dur(time.Duration(h.Quantile(50))), numfmt.Dur(time.Duration(h.Max())))
 }
 
 // noteStored notes the events of need (ids the relay has, the client

@@ -265,7 +265,7 @@ func (m missingEvidence) conclusion() string {
 	ev = append(ev, fmt.Sprintf("of %d subscribers owed deliveries, %d got all, %d some, %d none", m.owedSubs, m.full, m.some, m.none))
 	if m.lastDelivery > 0 && m.graceEnd > m.lastDelivery {
 		ev = append(ev, fmt.Sprintf("the last delivery came %v after the last OK and %v before the wait ended (deliveries over time: the phase's series)",
-			numfmt.Round(time.Duration(max(0, m.lastDelivery-m.lastOK))), numfmt.Round(time.Duration(m.graceEnd-m.lastDelivery))))
+			numfmt.Dur(time.Duration(max(0, m.lastDelivery-m.lastOK))), numfmt.Dur(time.Duration(m.graceEnd-m.lastDelivery))))
 	}
 	if m.duplicated > 0 {
 		ev = append(ev, fmt.Sprintf("%d duplicate copies were received", m.duplicated))
@@ -283,7 +283,7 @@ func (m missingEvidence) conclusion() string {
 	switch {
 	case stillArriving && m.unreadEnd < m.missing*64: // far fewer unread bytes than the missing deliveries need
 		verdict = fmt.Sprintf("late, not necessarily lost: deliveries were still arriving when relaybench stopped waiting (the last %v before), while the client had only %d bytes unread: the relay was still sending them (a longer wait, %s, tells late from lost)",
-			numfmt.Round(time.Duration(m.graceEnd-m.lastDelivery)), m.unreadEnd, m.graceFlag)
+			numfmt.Dur(time.Duration(m.graceEnd-m.lastDelivery)), m.unreadEnd, m.graceFlag)
 	case m.unreadEnd > 0:
 		verdict = fmt.Sprintf("the client could not keep up: %d of the missing deliveries may still have been unread in its sockets when it stopped waiting", m.missing)
 	case m.busy >= 0.9*m.cores:

@@ -929,7 +929,7 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 	if n := r.out.cut.Load() - r.out.behind.Load(); n > 0 {
 		notes = append(notes, fmt.Sprintf("publishing stopped at %s %v with %s unsent (beyond the plan: not requested)", o.flagNames().duration, o.Duration, numfmt.Count(n, "pre-signed event")))
 	} else if a := ph.Account(results.OpEvent); o.Duration > 0 && a != nil && a.Accepted+a.Refused == int64(nEv) && time.Duration(r.out.lastOK.Load()-r.start) < o.Duration && r.eventsRanOut(nEv) {
-		notes = append(notes, fmt.Sprintf("all %s were answered in %v, before %s %v ended (raise %s)", numfmt.Count(nEv, "pre-signed event"), numfmt.Round(time.Duration(r.out.lastOK.Load()-r.start)), o.flagNames().duration, o.Duration, o.flagNames().events))
+		notes = append(notes, fmt.Sprintf("all %s were answered in %v, before %s %v ended (raise %s)", numfmt.Count(nEv, "pre-signed event"), numfmt.Dur(time.Duration(r.out.lastOK.Load()-r.start)), o.flagNames().duration, o.Duration, o.flagNames().events))
 	}
 	each, filters := "each ", " filters"
 	if o.Subscribers == 1 {
@@ -1001,7 +1001,7 @@ func (r *subRun) behindNote(ph *results.Phase) string {
 		if b.pubs > 1 {
 			f = fmt.Sprintf("%d publishers waited %%v in all on a full window and %%v in writes the relay did not read, of the %%v they were behind in all; at most %%s of each one's %%s awaited an OK at the end", b.pubs)
 		}
-		d := func(ns int64) time.Duration { return numfmt.Round(time.Duration(ns)) }
+		d := func(ns int64) string { return numfmt.Dur(time.Duration(ns)) }
 		return fmt.Sprintf(f, d(b.fullWait), d(b.writeWait), d(b.lag), numfmt.Group(int64(b.inFlight)), numfmt.Count(r.o.Window, "slot"))
 	}
 	head := fmt.Sprintf("publishing fell behind the --rate schedule: %s due before %s %v ended were still unsent then (not run)",

@@ -37,6 +37,9 @@ func DurNs(ns float64) string {
 	if math.IsNaN(ns) || math.IsInf(ns, 0) {
 		return "–"
 	}
+	if ns == 0 {
+		return "0s" // nothing: no unit to pick
+	}
 	if math.Abs(ns) < 1e3 {
 		return strconv.FormatFloat(math.Round(ns), 'f', 0, 64) + "ns"
 	}

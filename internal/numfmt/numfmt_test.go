@@ -21,7 +21,7 @@ func TestGroup(t *testing.T) {
 
 func TestDur(t *testing.T) {
 	wantEach(t, "Dur", Dur, map[time.Duration]string{
-		950: "950ns", 12345 * time.Nanosecond: "12.3µs", 668360 * time.Nanosecond: "668µs",
+		0: "0s", 950: "950ns", 12345 * time.Nanosecond: "12.3µs", 668360 * time.Nanosecond: "668µs",
 		999600 * time.Nanosecond: "1.00ms", 1250303 * time.Nanosecond: "1.25ms", 257163 * time.Microsecond: "257ms",
 		1700790 * time.Microsecond: "1.70s", 74400 * time.Millisecond: "74.4s", -2500 * time.Microsecond: "-2.50ms",
 		time.Minute: "60.0s", 5 * time.Minute: "300s", 999600 * time.Millisecond: "16.7min", time.Hour: "60.0min",
