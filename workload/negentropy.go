@@ -143,9 +143,9 @@ func NegentropyPrior(ctx context.Context, url string, timeout time.Duration) str
 	held := "events"
 	if info.SupportsNIP(45) {
 		if cr, _ := cn.Count(ictx, "neg-prior-count", []nostr.Filter{f}); cr.Ended == wire.EndCount && cr.HasCount && cr.Count > 0 {
-			// A COUNT of what it holds now: fewer than were accepted when
-			// replaceable ones replaced older versions.
-			held = numfmt.Count(cr.Count, "event") + " dated up to now, by its COUNT answer (fewer than it accepted when replaceable or addressable events replaced older versions),"
+			// A COUNT of what it holds now, said as its answer: the
+			// number the relay gave, whatever it once accepted.
+			held = numfmt.Count(cr.Count, "event") + " dated up to now (by its COUNT answer)"
 		}
 	}
 	if held == "events" {
