@@ -126,10 +126,13 @@ func TestMixedLatencyAndCutLabelled(t *testing.T) {
 }
 
 // A rate's column header says its unit once: "Accepted/s", not "Accepted
-// rate (/s)"; bandwidth is in MiB/s, as byte counts are in MiB, and its
-// cells are converted from the results file's MB/s.
+// rate (/s)"; the query-like phases' group tables read as the query
+// table's "Queries/s" ("Searches/s", not "Search rate (searches/s)");
+// bandwidth is in MiB/s, as byte counts are in MiB, and its cells are
+// converted from the results file's MB/s.
 func TestRateHeadsAndMiB(t *testing.T) {
-	for k, want := range map[string]string{"accepted_per_sec": "Accepted/s", "sent_per_sec": "Sent/s", results.RateMB: "MiB/s"} {
+	for k, want := range map[string]string{"accepted_per_sec": "Accepted/s", "sent_per_sec": "Sent/s", results.RateMB: "MiB/s",
+		results.RateSearches: "Searches/s", "counts_per_sec": "COUNTs/s", "syncs_per_sec": "Syncs/s"} {
 		if got := rateHead(k); got != want {
 			t.Errorf("rateHead(%s) = %q, want %q", k, got, want)
 		}

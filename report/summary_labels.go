@@ -15,6 +15,9 @@ type briefLabel struct {
 	// restates are keys whose figure, when equal, makes this one say
 	// nothing new (expected = deliveries: every expected delivery came).
 	restates []string
+	// head is a rate's table column head when "label (unit)" would read
+	// unlike the query tables' "Queries/s" ("Searches/s")
+	head string
 }
 
 // briefLabels is the brief summary's one table of labels: a key not in it
@@ -34,7 +37,7 @@ var briefLabels = map[string]briefLabel{
 	"round_trips_min": {},
 	"delta_sent":      {label: "Delta events sent", restates: []string{"delta_accepted"}},
 	"delta_accepted":  {label: "Delta events accepted"},
-	"syncs_per_sec":   {label: "Sync rate", unit: "syncs/second"},
+	"syncs_per_sec":   {label: "Sync rate", unit: "syncs/second", head: "Syncs/s"},
 	// count
 	"count_vs_req_p50":    {label: "COUNT p50 vs REQ p50", unit: "×"},
 	"req_events_returned": {},
@@ -42,11 +45,11 @@ var briefLabels = map[string]briefLabel{
 	"count_exact":         {label: "Exact counts", restates: []string{"counts"}},
 	"count_approximate":   {label: "Approximate counts"},
 	"count_wrong":         {label: "Wrong counts"},
-	"counts_per_sec":      {label: "COUNT rate", unit: "counts/second"},
+	"counts_per_sec":      {label: "COUNT rate", unit: "counts/second", head: "COUNTs/s"},
 	// search
 	"results_word":      {label: "Results holding the term as a word", restates: []string{"events_returned"}},
 	"results_substring": {label: "Results holding the term inside a word"},
-	"searches_per_sec":  {label: "Search rate", unit: "searches/second"},
+	"searches_per_sec":  {label: "Search rate", unit: "searches/second", head: "Searches/s"},
 	// lifecycle (its notes say how many came before their OK)
 	"delivered_before_ok": {},
 	"sampled":             {},
@@ -259,6 +262,8 @@ func rateHead(k string) string {
 	switch {
 	case !perSec || ok && strings.HasPrefix(b.unit, "×"):
 		return figureLabel(k)
+	case b.head != "":
+		return b.head
 	case ok && b.label != "" && b.unit != "":
 		return b.label + " (" + strings.Replace(b.unit, "/second", "/s", 1) + ")"
 	case ok && b.label != "":
