@@ -150,7 +150,7 @@ func crossCheck(ctx context.Context, out *results.Run, runs []*results.Run, o Op
 	}
 	// Events a segment sent without a decisive answer are neither required
 	// nor forbidden (another segment's copy, if accepted, is required).
-	model := verify.NewModelUnknown(union, unknown)
+	model := priorModel(verify.NewModelUnknown(union, unknown), runs)
 	relayCap := runs[0].Relay.MaxLimit
 	for _, pi := range queries {
 		if err := judgePhase(&out.Phases[pi], runs, pi, wins, evs, byKey, model, relayCap, o.ClockTolerance); err != nil {
@@ -250,6 +250,7 @@ func judgePhase(ph *results.Phase, runs []*results.Run, pi int, wins []segWindow
 				sp := splits[string(mustSet)]
 				if sp == nil {
 					sp = newSplit(wins, mustSet, evs)
+					priorModel(sp.model, runs)
 					splits[string(mustSet)] = sp
 				}
 				jd.model, jd.may, jd.keys = sp.model, sp.may, sp.keys
@@ -364,6 +365,17 @@ func heldBefore(runs []*results.Run) bool {
 	return false
 }
 
+// priorModel is m for segments against a relay that may have held events
+// before them (heldBefore): an accepted replaceable event may be hidden by
+// a newer version the relay held, so none is certainly owed under the
+// latest-only reading (verify.Model.Prior). The answers hold only corpus
+// events (the others are counted apart, see priorPlaces), so none of
+// theirs is earlier data.
+func priorModel(m *verify.Model, runs []*results.Run) *verify.Model {
+	m.Prior, m.NoForeign = heldBefore(runs), true
+	return m
+}
+
 // priorPlaces, for a relay that held events before the segments began,
 // gives each answer holding events no segment published (known by id
 // only) the places they took: its filters' limits (or the relay's cap)
@@ -460,6 +472,7 @@ func judgeInFlight(jd judged, relayCap int) results.Verification {
 			hide[e] = true
 		}
 		model = verify.NewModelUnknown(append(append([]*nostr.Event{}, jd.model.All...), extra...), jd.model.Unknown)
+		model.Prior, model.NoForeign = jd.model.Prior, jd.model.NoForeign
 		model.Live = without(model.Live, hide)
 		model.All = without(model.All, hide)
 	}

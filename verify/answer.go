@@ -41,7 +41,7 @@ type bounds struct{ lo, min, hi *view }
 func (m *Model) bounds(replies []Reply) bounds {
 	seen := seenUnknown(replies, m)
 	lo := m.with(append(seen, priorIn(replies, m)...)) // earlier data in an answer: stored
-	if len(m.Unknown) == len(seen) {
+	if len(m.Unknown) == len(seen) && !m.Prior {
 		return bounds{lo, lo, lo}
 	}
 	unseen := make([]*nostr.Event, 0, len(m.Unknown)-len(seen))
@@ -51,6 +51,9 @@ func (m *Model) bounds(replies []Reply) bounds {
 		}
 	}
 	hi := lo.widen(unseen)
+	if m.Prior {
+		hi.threatenReplaceable(lo) // prior.go
+	}
 	return bounds{lo, lo.narrow(hi), hi}
 }
 
@@ -128,6 +131,10 @@ func answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, b bounds, relayC
 func unowned(v *results.Verification, e *nostr.Event, b bounds, r Reading) bool {
 	acc, replaced := b.lo.accepted(e.ID)
 	switch {
+	case !acc && b.lo.m.Prior:
+		v.Extra++
+		v.Notes = AppendUnique(v.Notes, "returned events the relay refused when this run sent them")
+		return true
 	case !acc:
 		v.Extra++
 		v.Notes = AppendUnique(v.Notes, "returned events this run never published, from a relay that held none when the run began, or events the relay refused")

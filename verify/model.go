@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"sync"
+
 	"github.com/relaybench/relaybench/nostr"
 )
 
@@ -20,12 +22,21 @@ type Model struct {
 	Unknown []*nostr.Event
 	unknown map[string]*nostr.Event // Unknown by id
 	// Prior says the relay may hold events this run never published: a
-	// probe before the run found some, or could not tell (see Prior in
-	// prior.go). Such events in an answer are the relay's earlier data,
-	// judged stored (as an unknown event an answer returned), not extra.
-	// False: an event the run never published is extra.
-	Prior   bool
-	refused map[string]bool // ids the run sent and the relay refused (SetRefused)
+	// probe before the run found some, or could not tell (see prior.go).
+	// Such events in an answer are the relay's earlier data, judged stored
+	// (as an unknown event an answer returned), not extra, and an accepted
+	// replaceable event is never certainly owed under the latest-only
+	// reading (a newer version may be among them). False: an event the
+	// run never published is extra.
+	Prior bool
+	// NoForeign, with Prior: the answers hold no earlier data (the caller
+	// took out the events the run never sent), so an event of theirs the
+	// run neither had accepted nor sent without a decisive answer was
+	// refused; Prior then only makes accepted replaceable events threats.
+	NoForeign bool
+	refused   map[string]bool // ids the run sent and the relay refused (SetRefused)
+	replOnce  sync.Once       // replaceableLive
+	repl      []*nostr.Event
 }
 
 // Reading is how a relay treats the older versions of a replaceable or

@@ -16,6 +16,49 @@ import (
 // sent and the relay refused (SetRefused) stay extra: a relay that stored
 // one it refused is wrong, whatever it held before.
 
+// Earlier data the answers did not return may also supersede: a relay that
+// held a newer version of an accepted replaceable or addressable event
+// (an earlier run by the same keys) rightly hides the run's version under
+// the latest-only reading, and returns neither to a filter that matches
+// the run's version only (its id, a tag or a time range the newer one
+// lacks). So with Prior every live replaceable event is a threat of the
+// upper bound, as one an unseen unknown event could supersede: never
+// certainly owed under that reading, and no expectation of extra events
+// is cut at it.
+
+// threatenReplaceable adds to hi's threats the live replaceable events of
+// lo (see above).
+func (hi *view) threatenReplaceable(lo *view) {
+	add := func(e *nostr.Event) {
+		if !hi.threatID[e.ID] {
+			hi.threatID[e.ID] = true
+			hi.threat = append(hi.threat, e)
+		}
+	}
+	for _, e := range lo.m.replaceableLive() {
+		if !lo.hide[e.ID] {
+			add(e)
+		}
+	}
+	for _, e := range lo.addLive {
+		if _, ok := replaceKey(e); ok {
+			add(e)
+		}
+	}
+}
+
+// replaceableLive is the live events of m with a replace key, computed once.
+func (m *Model) replaceableLive() []*nostr.Event {
+	m.replOnce.Do(func() {
+		for _, e := range m.Live {
+			if _, ok := replaceKey(e); ok {
+				m.repl = append(m.repl, e)
+			}
+		}
+	})
+	return m.repl
+}
+
 // SetRefused records the ids of the events the run sent and the relay
 // refused. Only a model with Prior set reads them.
 func (m *Model) SetRefused(ids []string) {
@@ -32,7 +75,7 @@ func (m *Model) SetRefused(ids []string) {
 // earlier data: Prior is set and the run neither had it accepted, sent it
 // without a decisive answer, nor had it refused.
 func (m *Model) Foreign(id string) bool {
-	if !m.Prior || m.refused[id] {
+	if !m.Prior || m.NoForeign || m.refused[id] {
 		return false
 	}
 	if _, ok := m.byID[id]; ok {
@@ -46,7 +89,7 @@ func (m *Model) Foreign(id string) bool {
 // (Foreign) and match a filter of their reply, each once, in the order
 // they came. Nil unless Prior is set.
 func priorIn(replies []Reply, m *Model) []*nostr.Event {
-	if !m.Prior {
+	if !m.Prior || m.NoForeign {
 		return nil
 	}
 	var out []*nostr.Event

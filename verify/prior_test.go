@@ -87,3 +87,31 @@ func TestPriorCountRange(t *testing.T) {
 		t.Fatalf("held before: range [%d, %d], want [2, max] (the replaceable one may be superseded)", lo, hi)
 	}
 }
+
+// A newer version the relay held before the run, never returned, hides the
+// run's accepted replaceable event from a filter only the run's version
+// matches: under the latest-only reading it is not owed.
+func TestPriorUnseenNewerVersion(t *testing.T) {
+	ours := ev("k0", "P", 0, 100, nostr.Tag{"t", "x"})
+	f := nostr.Filter{Tags: map[string][]string{"t": {"x"}}}
+	strict := NewModel([]*nostr.Event{ours})
+	if v := Judge([]Reply{{Filter: &f}}, strict, 0, false).Answers[0]; v.Missing != 1 {
+		t.Fatalf("relay empty at the start: missing %d, want 1", v.Missing)
+	}
+	m := NewModel([]*nostr.Event{ours})
+	m.Prior = true
+	j := Judge([]Reply{{Filter: &f}}, m, 0, false)
+	if v := j.Answers[0]; v.Missing != 0 || v.Extra != 0 {
+		t.Fatalf("relay that held events: missing %d extra %d", v.Missing, v.Extra)
+	}
+	// Kept superseded versions still owe it: the reading that fits is latest only.
+	if j.Reading != LatestOnly {
+		t.Fatalf("reading %v", j.Reading)
+	}
+	// A regular event stays owed.
+	n := NewModel([]*nostr.Event{ev("n1", "P", 1, 100, nostr.Tag{"t", "x"})})
+	n.Prior = true
+	if v := Judge([]Reply{{Filter: &f}}, n, 0, false).Answers[0]; v.Missing != 1 {
+		t.Fatalf("a regular accepted event left out: missing %d, want 1", v.Missing)
+	}
+}
