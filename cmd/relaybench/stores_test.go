@@ -19,7 +19,8 @@ func needCgoStores(t *testing.T) {
 // TestLeftOutStoresSaidOnce: compare asked for khatru-lmdb and
 // khatru-sqlite3 by a build without their stores skips both with a short
 // reason, says how to build them in once (not at every mention of each
-// skip), and its last line (the verdict's reasons) is whole, not cut.
+// skip), says each reason once on stderr, and its last line (the verdict's
+// reasons) names both skips, pointing back to those lines.
 func TestLeftOutStoresSaidOnce(t *testing.T) {
 	if len(embedded.NotBuilt) == 0 {
 		t.Skip("skipping: this build has the lmdb and sqlite3 stores")
@@ -33,10 +34,15 @@ func TestLeftOutStoresSaidOnce(t *testing.T) {
 	if n := strings.Count(stderr, "needs cgo"); n != 1 {
 		t.Errorf("how to build the stores in said %d times, want once:\n%s", n, stderr)
 	}
+	for _, want := range []string{"khatru-lmdb will be skipped: this relaybench has no lmdb store: build relaybench with -tags cgostores",
+		"khatru-sqlite3 will be skipped: this relaybench has no sqlite3 store: build relaybench with -tags cgostores"} {
+		if n := strings.Count(stderr, want); n != 1 {
+			t.Errorf("%q said %d times, want once:\n%s", want, n, stderr)
+		}
+	}
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	last := lines[len(lines)-1]
-	for _, want := range []string{"not run: khatru-lmdb: this relaybench has no lmdb store: build relaybench with -tags cgostores",
-		"not run: khatru-sqlite3: this relaybench has no sqlite3 store: build relaybench with -tags cgostores"} {
+	for _, want := range []string{"not run: khatru-lmdb (skipped, as said at the start)", "not run: khatru-sqlite3 (skipped, as said at the start)"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("last line %q: want %q in it", last, want)
 		}
