@@ -561,7 +561,9 @@ type Histogram struct {
 // Write writes f as indented JSON to path ("-" for stdout).
 //
 // Write never overwrites a results file: path must not exist (Reserve
-// holds its name with a hidden file, see reserve.go). The JSON goes to a
+// holds its name with a hidden file, see reserve.go), or be a file that
+// holds none (a character device such as /dev/null, a FIFO: written as
+// it is, writeSpecial). The JSON goes to a
 // hidden temporary file in the same folder, which is then linked to path
 // (an atomic step that fails if path exists), so a reader never sees half
 // a file and no killed process leaves an invalid one; on any failure the
@@ -582,6 +584,8 @@ func Write(path string, f *File) error {
 	switch st, err := os.Stat(path); {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("write results: %s is a folder", path)
+	case err == nil && !st.Mode().IsRegular():
+		return writeSpecial(path, data)
 	case err == nil:
 		return fmt.Errorf("write results: %s exists: not overwritten", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -616,6 +620,24 @@ func Write(path string, f *File) error {
 	done = true
 	os.Remove(tmp.Name())
 	Release(path)
+	return nil
+}
+
+// writeSpecial writes data to path, a file that is no results file (a
+// character device such as /dev/null, a FIFO): nothing is overwritten, so
+// it is opened as it is, neither created nor truncated.
+func writeSpecial(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
 	return nil
 }
 

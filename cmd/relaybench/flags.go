@@ -229,7 +229,7 @@ func (f queryFlags) options(seed int64, timeout time.Duration) workload.QueryOpt
 }
 
 type outputFlags struct {
-	JSON       string `name:"json" placeholder:"FILE" help:"Write the results file here, '-' for standard output (default: OUT/<command>-<time>.json). Never overwritten: an existing FILE is refused."`
+	JSON       string `name:"json" placeholder:"FILE" help:"Write the results file here, '-' for standard output (default: OUT/<command>-<time>.json). Never overwritten: an existing FILE is refused (a FIFO or /dev/null is written as it is)."`
 	Out        string `default:"relaybench-results" placeholder:"DIR" help:"Folder for results files and relay logs."`
 	NoProgress bool   `name:"no-progress" help:"No progress display (bars, count lines, load's and find-max's per-second lines)."`
 	Quiet      bool   `help:"Print no summary (the results file is still written)."`
@@ -286,6 +286,8 @@ func (f outputFlags) validate() error {
 	if f.JSON != "" {
 		if st, err := os.Stat(f.JSON); err == nil && st.IsDir() {
 			return fmt.Errorf("--json %s: is a folder: give a file name, e.g. %s", f.JSON, filepath.Join(f.JSON, "results.json"))
+		} else if err == nil && notAResultsFile(st) {
+			return checkNotFile("out", f.Out) // /dev/null, a FIFO: written as it is, nothing overwritten
 		} else if err == nil {
 			return fmt.Errorf("--json %s: file exists: relaybench never overwrites a results file; give another name", f.JSON)
 		}
@@ -295,6 +297,14 @@ func (f outputFlags) validate() error {
 		return checkNotFile("out", f.Out)
 	}
 	return checkWritableDir("out", f.Out, f.Out)
+}
+
+// notAResultsFile reports whether st, an existing path's, is a file that
+// can hold no results file to overwrite: a character device such as
+// /dev/null, a FIFO, a socket (neither regular nor a folder). --json and
+// merge -o write to it as it is (results.Write).
+func notAResultsFile(st fs.FileInfo) bool {
+	return !st.IsDir() && !st.Mode().IsRegular()
 }
 
 // checkWritableDir checks that dir, or the nearest folder above it that

@@ -71,6 +71,8 @@ func (c *mergeCmd) checkFlags() error {
 		switch st, err := os.Stat(c.Output); {
 		case err == nil && st.IsDir():
 			return fmt.Errorf("-o %s: a folder, not a file", c.Output)
+		case err == nil && notAResultsFile(st):
+			return nil // /dev/null, a FIFO: written as it is, nothing overwritten
 		case err == nil:
 			return fmt.Errorf("-o %s: exists (a results file is never overwritten: give a new name)", c.Output)
 		}

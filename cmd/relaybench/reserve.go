@@ -27,6 +27,11 @@ func (f outputFlags) resultsPath(command string, started time.Time) (string, err
 		pendingRun.Store(&pendingResults{command: command, started: started, path: "-"})
 		return "-", nil
 	}
+	if st, err := os.Stat(f.JSON); f.JSON != "" && err == nil && notAResultsFile(st) {
+		// /dev/null, a FIFO: nothing to reserve or overwrite (results.Write).
+		pendingRun.Store(&pendingResults{command: command, started: started, path: f.JSON})
+		return f.JSON, nil
+	}
 	p, unique := f.JSON, false
 	if p == "" {
 		p, unique = filepath.Join(f.Out, fmt.Sprintf("%s-%s.json", command, started.UTC().Format("20060102-150405"))), true
