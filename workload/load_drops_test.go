@@ -191,9 +191,9 @@ func TestSlotWaitSaysWhoWasLate(t *testing.T) {
 		client            bool
 		note              string
 	}{
-		{4 * ms, 0, 2 * time.Millisecond, true, "client-limited: some ops started late (lateness p99 5ms, max 5ms) because the dispatcher handed them out late (its share of the lateness p99 4ms, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; all 2 in-flight slots (--load-pool) were busy at times too"},
-		{4 * ms, 0, 100 * time.Microsecond, false, SlotWaitPrefix + " some started late (lateness p99 5ms, max 5ms) while all 2 in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (1s); the dispatcher's share of the lateness (p99 4ms) was its wait for room in the queue in front of the full pool, not a late wake-up: the client had CPU to spare and its goroutines waited far less than that for one: " + slots},
-		{3 * ms / 2, 0, 2 * time.Millisecond, false, "the dispatcher's share of the lateness (p99 1.5ms) was the smaller part: " + slots},
+		{4 * ms, 0, 2 * time.Millisecond, true, "client-limited: some ops started late (lateness p99 5.00ms, max 5.00ms) because the dispatcher handed them out late (its share of the lateness p99 4.00ms, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; all 2 in-flight slots (--load-pool) were busy at times too"},
+		{4 * ms, 0, 100 * time.Microsecond, false, SlotWaitPrefix + " some started late (lateness p99 5.00ms, max 5.00ms) while all 2 in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (1s); the dispatcher's share of the lateness (p99 4.00ms) was its wait for room in the queue in front of the full pool, not a late wake-up: the client had CPU to spare and its goroutines waited far less than that for one: " + slots},
+		{3 * ms / 2, 0, 2 * time.Millisecond, false, "the dispatcher's share of the lateness (p99 1.50ms) was the smaller part: " + slots},
 		{ms / 5, 0, 2 * time.Millisecond, false, "the dispatcher handed ops out on time (its share of the lateness p99 200µs): " + slots},
 		{4 * ms, 30, 2 * time.Millisecond, true, "client-limited: "},
 		{4 * ms, 30, 100 * time.Microsecond, false, "relay-limited: ops were late or dropped because all 2 in-flight slots"},

@@ -33,7 +33,7 @@ func TestFirstSecondNote(t *testing.T) {
 	}{
 		{"preload tail", sec(119*ms, 3*ms, 3640*1000), 119 * ms, "OK p99 119ms in the part's first second, 33× the median of its later seconds (3.64ms): the part's p99 119ms is that second's"},
 		{"fine points", fine, 100 * ms, "OK p99 119ms in the part's first second, 33×"},
-		{"a slow later second on a busy machine", sec(363*ms, 28*ms, 130*ms, 25*ms, 30*ms), 363 * ms, "OK p99 363ms in the part's first second, 12× the median of its later seconds (30ms)"},
+		{"a slow later second on a busy machine", sec(363*ms, 28*ms, 130*ms, 25*ms, 30*ms), 363 * ms, "OK p99 363ms in the part's first second, 12× the median of its later seconds (30.0ms)"},
 		{"alike", sec(4*ms, 3*ms, 5*ms), 5 * ms, ""},
 		{"first slow, not the part's p99", sec(20*ms, 6*ms, 5*ms), 5 * ms, ""},
 		{"no later second", sec(119 * ms), 119 * ms, ""},

@@ -97,7 +97,7 @@ func TestDispatchLatenessSaidOnce(t *testing.T) {
 	if !ph.ClientLimited || !strings.Contains(notes, "client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99") {
 		t.Fatalf("client-limited %v, notes:\n%s", ph.ClientLimited, notes)
 	}
-	if n := strings.Count(notes, "7.4ms"); n != 1 || !strings.Contains(notes, "dispatcher's share p99 7.4ms") {
+	if n := strings.Count(notes, "7.40ms"); n != 1 || !strings.Contains(notes, "dispatcher's share p99 7.40ms") {
 		t.Errorf("the dispatcher's share is given %d times, want once in the lateness note:\n%s", n, notes)
 	}
 }
