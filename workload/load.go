@@ -352,7 +352,8 @@ func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter
 //     machine's cores (sysinfo.OthersBusy): the relay's replies may have
 //     been slow because it waited for a CPU, which cannot be told apart
 //     from a slow relay; both are said (work not run: incomplete, exit 4,
-//     never "relay-limited" alone).
+//     never "relay-limited" alone). It begins the why, machineDropWhy
+//     ends it with the machine's load average, as the note quotes it.
 //   - WhyClientDrop: the client's CPU or scheduling was the limit: requested
 //     work relaybench could not run, not blamed on the relay (its
 //     "client-limited:" prefix tells readers and the judge: error, exit 1).
@@ -360,16 +361,28 @@ func loadFilters(c *corpus.Corpus, o *LoadOptions, nQuery int64) ([]nostr.Filter
 // While the phase runs such a slot is booked whyLateDrop.
 const (
 	WhyRelayDrop   = "relay-limited: pool full: every in-flight slot waited on the relay, not started within --load-max-lateness"
-	WhyMachineDrop = RelayOrMachine + " pool full: every in-flight slot waited on the relay's replies while the machine's load average showed other processes competing for its cores (the relay may have waited for a CPU, not been slow), not started within --load-max-lateness"
+	WhyMachineDrop = RelayOrMachine + " pool full: every in-flight slot waited on the relay's replies while other processes competed for the machine's cores"
 	WhyClientDrop  = outcome.WhyClientLimited + " not started within --load-max-lateness: the client's CPU or scheduling, not the relay, kept it from starting in time"
 	whyLateDrop    = "not started within --load-max-lateness"
 )
 
+// machineDropWhy is the why of the drops of a load whose pool the relay's
+// replies kept full on a busy machine: WhyMachineDrop, with the machine's
+// load average busy (sysinfo.OthersBusy's clause) quotes ("… competed for
+// the machine's cores (the machine's 1-minute load average was 3.0 on 2
+// cores; the relay may have waited for a CPU, not been slow), not started
+// within --load-max-lateness"): the verdict's not-run reason says the
+// figure the note does.
+func machineDropWhy(busy string) string {
+	load, _, _ := strings.Cut(busy, ": ")
+	return WhyMachineDrop + " (" + load + "; the relay may have waited for a CPU, not been slow), not started within --load-max-lateness"
+}
+
 // IsDrop says whether why is that of a load slot not started within
-// --load-max-lateness (WhyRelayDrop, WhyClientDrop, as booked while the
-// phase runs).
+// --load-max-lateness (WhyRelayDrop, machineDropWhy's, WhyClientDrop, as
+// booked while the phase runs).
 func IsDrop(why string) bool {
-	return why == WhyRelayDrop || why == WhyMachineDrop || why == WhyClientDrop || why == whyLateDrop
+	return why == WhyRelayDrop || strings.HasPrefix(why, WhyMachineDrop) || why == WhyClientDrop || why == whyLateDrop
 }
 
 // Drops counts a's slots not started within --load-max-lateness.
@@ -384,7 +397,7 @@ func Drops(a results.Account) int64 {
 }
 
 // bookDrops books ph's drops (whyLateDrop) as why, judgeLoad's judgement
-// of who limited the phase (WhyRelayDrop, WhyMachineDrop, WhyClientDrop),
+// of who limited the phase (WhyRelayDrop, machineDropWhy, WhyClientDrop),
 // and makes the schedule's drop note tell the same story: a pool that was
 // full while the client was judged the limit did not keep the drops from
 // starting by itself.
@@ -1051,7 +1064,7 @@ func (p *connPool) close() {
 // then the relay's or the machine's (relayOrMachineNote), and every other
 // judgement's note ends with the clause. dropWhy is how the phase's drops
 // are booked: WhyRelayDrop when the relay was the limit (the note starts
-// "relay-limited:"), WhyMachineDrop when it or the machine was,
+// "relay-limited:"), machineDropWhy when it or the machine was,
 // WhyClientDrop otherwise.
 func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, busy string) (dropWhy string) {
 	secs := float64(ph.Duration) / 1e9
@@ -1081,7 +1094,7 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, 
 		// dispatcher then waits for room in the queue in front of the pool).
 		ph.ClientLimited, dropWhy = false, WhyRelayDrop
 		if busy != "" {
-			dropWhy = WhyMachineDrop
+			dropWhy = machineDropWhy(busy)
 			ph.Notes = append(ph.Notes, relayOrMachineNote(res.Pool, cpuNote, busy))
 			return dropWhy
 		}
