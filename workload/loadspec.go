@@ -3,6 +3,8 @@ package workload
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,17 +155,24 @@ func (s LoadSpec) Run(ctx context.Context, env Env) ([]results.Phase, error) {
 func loadCommandsFlags(ph *results.Phase) { renameFlags(ph, loadCommandsFlag) }
 
 // LoadCommandsFlags names load's flags in what ph, a phase of Load run by
-// another command (conformance --under-load), says as the load command's,
-// as run and compare's load does; own are the flags the command has itself
-// with the same meaning (conformance's --load-duration), left bare.
-func LoadCommandsFlags(ph *results.Phase, own ...string) {
-	renameFlags(ph, func(s string) string {
-		s = loadCommandsFlag(s)
-		for _, f := range own {
-			s = strings.ReplaceAll(s, "the load command's "+f, f)
-		}
-		return s
-	})
+// another command (conformance --under-load), says: own maps each flag of
+// load to what the command says instead, its own flag of the same meaning
+// (conformance's "--load-duration", "--under-load" for --load-base) or
+// words for one it fixes ("conformance's fixed pool"); any other is named
+// as the load command's, as run and compare's load does.
+func LoadCommandsFlags(ph *results.Phase, own map[string]string) {
+	renameFlags(ph, flagNamer(own))
+}
+
+// flagNamer names every bare --load-… flag in a text: as own says, else as
+// the load command's; a flag already named the load command's is left so.
+func flagNamer(own map[string]string) func(string) string {
+	const theirs = "the load command's --load-"
+	args := []string{theirs, theirs}
+	for _, f := range slices.SortedFunc(maps.Keys(own), func(a, b string) int { return len(b) - len(a) }) {
+		args = append(args, f, own[f]) // the longest first: a flag never matches as part of another
+	}
+	return strings.NewReplacer(append(args, "--load-", theirs)...).Replace
 }
 
 // renameFlags puts every text of ph that may name a flag through f:
@@ -190,10 +199,7 @@ func renameFlags(ph *results.Phase, f func(string) string) {
 
 // loadCommandsFlag names every bare --load-… flag in s as the load
 // command's.
-func loadCommandsFlag(s string) string {
-	const own = "the load command's --load-"
-	return strings.ReplaceAll(strings.ReplaceAll(s, "--load-", own), "the load command's "+own, own)
-}
+func loadCommandsFlag(s string) string { return flagNamer(nil)(s) }
 
 // replaceEach is list with each string through f (nil stays nil).
 func replaceEach(list []string, f func(string) string) []string {

@@ -60,9 +60,16 @@ func TestLoadCommandsFlag(t *testing.T) {
 func TestLoadCommandsFlagsKeepsTheCommandsOwn(t *testing.T) {
 	ph := results.Phase{Notes: []string{"slots (--load-pool) busy; raise --load-duration"}, Aborted: "over --load-max-events",
 		Accounts: []results.Account{{NotRunBy: map[string]int64{"not started within --load-max-lateness": 2}}}}
-	LoadCommandsFlags(&ph, "--load-duration")
+	LoadCommandsFlags(&ph, map[string]string{"--load-duration": "--load-duration"})
 	if ph.Notes[0] != "slots (the load command's --load-pool) busy; raise --load-duration" || ph.Aborted != "over the load command's --load-max-events" ||
 		ph.Accounts[0].NotRunBy["not started within the load command's --load-max-lateness"] != 2 {
 		t.Errorf("%q, %q, %v", ph.Notes, ph.Aborted, ph.Accounts[0].NotRunBy)
+	}
+	// A flag the command fixes is said in its words; one named already
+	// stays as it was; a flag is never matched as part of a longer one.
+	ph = results.Phase{Notes: []string{"all 2 slots (--load-pool) busy; every op started within --load-max-lateness (1s); --load-pool-x; the load command's --load-mix"}}
+	LoadCommandsFlags(&ph, map[string]string{"--load-pool": "conformance's fixed pool", "--load-max-lateness": "conformance's fixed lateness limit", "--load-pool-x": "X"})
+	if want := "all 2 slots (conformance's fixed pool) busy; every op started within conformance's fixed lateness limit (1s); X; the load command's --load-mix"; ph.Notes[0] != want {
+		t.Errorf("got  %q\nwant %q", ph.Notes[0], want)
 	}
 }

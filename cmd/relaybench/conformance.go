@@ -212,7 +212,7 @@ type conformanceCmd struct {
 	liveKeyFlags
 	outputFlags
 	conformanceFlags
-	UnderLoad    float64       `name:"under-load" placeholder:"RATE" help:"Run the checks while a background open-loop publisher sends fresh events at RATE events/s to the same relay (constant; 0: idle), round after round until it ends; each check keeps its worst round. Its phase (under-load) is in the results."`
+	UnderLoad    float64       `name:"under-load" placeholder:"RATE" help:"Run the checks while a background open-loop publisher sends fresh events at RATE events/s to the same relay (constant; 0: idle), round after round until it ends; each check keeps its worst round. Its phase (under-load) is in the results; its pool (10 in flight) and lateness limit (1s) are fixed."`
 	LoadDuration time.Duration `name:"load-duration" default:"30s" help:"With --under-load: how long the background publisher runs (its events are signed before its clock starts; the checks start with it; a check of the first round begun after it ended is named in a note)."`
 	Size         int           `default:"256" help:"With --under-load: content bytes of each background event."`
 	LoadTimeout  time.Duration `name:"load-timeout" default:"10s" help:"With --under-load: how long a background EVENT may wait for its OK."`
@@ -513,11 +513,23 @@ func tallyLine(checks []results.Check) string {
 }
 
 // keepLoad records the background load's phase and checks whether the
-// relay relaybench started died under it. What the phase says names the
-// load's flags conformance has none of as the load command's ("all 10
-// in-flight slots (the load command's --load-pool)"); its --load-duration
-// and --load-timeout are conformance's own.
+// relay relaybench started died under it. What the phase says names no
+// flag conformance lacks: its pool and lateness limit, which conformance
+// fixes, are said so ("all 10 in-flight slots (conformance's fixed
+// pool)"), its rate is --under-load, and its --load-duration and
+// --load-timeout are conformance's own (underLoadWords).
 func (c *conformanceCmd) keepLoad(s *liveSession, ph results.Phase, err error) error {
-	workload.LoadCommandsFlags(&ph, "--load-duration", "--load-timeout")
+	workload.LoadCommandsFlags(&ph, underLoadWords)
 	return s.keep([]results.Phase{ph}, err)
+}
+
+// underLoadWords are what conformance --under-load says for the load
+// command's flags its background load may name (workload.LoadCommandsFlags).
+var underLoadWords = map[string]string{
+	"--load-pool":         "conformance's fixed pool",
+	"--load-max-lateness": "conformance's fixed lateness limit",
+	"--load-connections":  "conformance's fixed connections",
+	"--load-base":         "--under-load",
+	"--load-duration":     "--load-duration",
+	"--load-timeout":      "--load-timeout",
 }
