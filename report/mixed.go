@@ -27,6 +27,7 @@ type mixedSide struct {
 	ratio                 float64 // together / alone; 0: unknown
 	p99Alone, p99Together int64
 	p99Ratio              float64
+	doubt                 string // why the alone p99 is no fair baseline ("": none known; mixedbaseline.go)
 }
 
 // mixedSpecs name each side's figures in a mixed phase: its rate (alone:
@@ -52,6 +53,9 @@ func mixedSides(p *results.Phase) []mixedSide {
 			alone: p.Rates[s.rate+"_alone"], together: p.Rates[s.rate], ratio: r, p99Ratio: p.Rates[s.lat+"_p99_ratio"]}
 		m.p99Alone, _ = latQ(p.Latency[s.lat+"_alone"], 99)
 		m.p99Together, _ = latQ(p.Latency[s.lat], 99)
+		if s.name == "publish" {
+			m.doubt = baselineDoubt(p)
+		}
 		out = append(out, m)
 	}
 	return out
@@ -88,13 +92,15 @@ func mixedTable(name string, groups []*relayRuns) *table {
 		if len(ps) == 0 {
 			continue
 		}
+		doubts := mixedTableNotes(g.key, ps)
 		for _, s := range mixedSpecs {
 			unit := func(v float64) string { return fmtRate(v) + " " + s.unit }
 			t.add(g.key, s.name, agg(present(ps, rateOf(s.rate+"_alone")), unit), agg(present(ps, rateOf(s.rate)), unit),
 				agg(present(ps, rateOf(s.ratio)), fmtTimes), latencyLabel(s.lat),
 				agg(present(ps, p99Of(s.lat+"_alone")), fmtDur), agg(present(ps, p99Of(s.lat)), fmtDur),
-				agg(present(ps, rateOf(s.lat+"_p99_ratio")), fmtTimes))
+				agg(present(ps, rateOf(s.lat+"_p99_ratio")), fmtTimes)+doubts.cell[s.name])
 		}
+		t.notes = append(t.notes, doubts.notes...)
 	}
 	if len(t.rows) == 0 {
 		return nil
@@ -124,7 +130,7 @@ func writeMixed(w io.Writer, p *results.Phase) {
 		thr := fmt.Sprintf("%s → %s %s (%s)", fmtRate(s.alone), fmtRate(s.together), s.unit, fmtTimes(s.ratio))
 		lat := dash
 		if s.p99Alone > 0 && s.p99Together > 0 {
-			lat = fmt.Sprintf("%s %s → %s (%s)", s.lat, fmtDur(float64(s.p99Alone)), fmtDur(float64(s.p99Together)), fmtTimes(s.p99Ratio))
+			lat = fmt.Sprintf("%s %s → %s (%s)", s.lat, fmtDur(float64(s.p99Alone)), fmtDur(float64(s.p99Together)), fmtTimes(s.p99Ratio)+noFinding(s))
 		}
 		t.add(s.name, thr, lat)
 	}
@@ -135,7 +141,8 @@ func writeMixed(w io.Writer, p *results.Phase) {
 // worse first: each slowdown (a side's throughput below keptShare of it
 // alone, a p99 latency above it alone), the largest first; then the sides
 // that kept their throughput; then a p99 that was faster together. A
-// speed-up never hides a slowdown:
+// speed-up never hides a slowdown, and one against an alone baseline the
+// client could not keep (mixedSide.doubt) is said last, as no finding:
 //
 //	EOSE p99 3.38× slower together; both sides kept their throughput; OK p99 0.24× (faster together)
 func mixedVerdict(sides []mixedSide) string {
@@ -144,7 +151,7 @@ func mixedVerdict(sides []mixedSide) string {
 		text string
 	}
 	var worse, better []change
-	var kept []string
+	var kept, doubted []string
 	for _, s := range sides {
 		if s.ratio >= keptShare {
 			kept = append(kept, s.verb)
@@ -155,6 +162,8 @@ func mixedVerdict(sides []mixedSide) string {
 		case r <= 0 || fmtTimes(r) == fmtTimes(1): // unknown, or unchanged at this precision
 		case r > 1:
 			worse = append(worse, change{r, fmt.Sprintf("%s p99 %s slower together", s.lat, fmtTimes(r))})
+		case s.doubt != "": // faster together against a baseline the client could not keep
+			doubted = append(doubted, notAFinding(s))
 		default:
 			better = append(better, change{1 / r, fmt.Sprintf("%s p99 %s (faster together)", s.lat, fmtTimes(r))})
 		}
@@ -175,7 +184,7 @@ func mixedVerdict(sides []mixedSide) string {
 	for _, c := range better {
 		parts = append(parts, c.text)
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(append(parts, doubted...), "; ")
 }
 
 // loadAverageRE reads the load average of sysinfo.OthersBusy's clause

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// The alone part of a mixed run is a fair baseline for its publishing
+// side's OK p99 only when the client kept its schedule there. Events the
+// client sent late (send_lateness, from each event's intended time) say it
+// did not get the CPU it needed when it wanted it, and neither, on the same
+// cores, did its reading of the OKs nor the relay: a p99 taken then times
+// the machine's other work as much as the relay. On a shared 2-core machine
+// whose other work came and went, publish/alone sent 7-73 ms late at p99
+// while publish/together sent within 1-2 ms, and the headline read "OK p99
+// 0.13× (faster together)"; under steady load every run read "slower
+// together". The alone baseline is doubted when its lateness p99 is over
+// lateFloor and either
+//   - at least lateShareOfOK of its OK p99: the client could not keep its
+//     schedule by as much as the latency it measured, or
+//   - at least lateVsTogether times publish/together's: the machine was
+//     busier during the alone part.
+const (
+	lateFloor      = int64(time.Millisecond) // the lateness note's "events went out late"
+	lateShareOfOK  = 0.5
+	lateVsTogether = 4.0
+)
+
+// mixedLateKey is the results key of a publishing group's send lateness.
+const mixedLateKey = "send_lateness"
+
+// baselineDoubt is why the publishing side's alone OK p99 of mixed phase p
+// is not a fair baseline, "" when its groups give no such evidence (or do
+// not hold the figures: a results file of another kind).
+func baselineDoubt(p *results.Phase) string {
+	alone, tog := groupNamed(p, "publish/alone"), groupNamed(p, "publish/together")
+	if alone == nil {
+		return ""
+	}
+	late, ok := latQ(alone.Latency[mixedLateKey], 99)
+	if !ok || late <= lateFloor {
+		return ""
+	}
+	okP99, _ := latQ(alone.Latency[results.LatencyOK], 99)
+	if okP99 > 0 && float64(late) >= lateShareOfOK*float64(okP99) {
+		return fmt.Sprintf("the client sent publish/alone's events late (p99 %s behind their schedule, against its OK p99 of %s): it could not keep its schedule, so the alone p99 times the machine's other work as much as the relay",
+			fmtDur(float64(late)), fmtDur(float64(okP99)))
+	}
+	if tog == nil {
+		return ""
+	}
+	togLate, _ := latQ(tog.Latency[mixedLateKey], 99)
+	togLate = max(togLate, 1) // on schedule together: any lateness alone is more
+	if float64(late) < lateVsTogether*float64(togLate) {
+		return ""
+	}
+	return fmt.Sprintf("the client sent publish/alone's events late (p99 %s behind their schedule, %s publish/together's %s): the machine was busier during the alone part",
+		fmtDur(float64(late)), fmtTimes(float64(late)/float64(togLate)), fmtDur(float64(togLate)))
+}
+
+// groupNamed is p's group called name (nil: none).
+func groupNamed(p *results.Phase, name string) *results.Group {
+	for i := range p.Groups {
+		if p.Groups[i].Name == name {
+			return &p.Groups[i]
+		}
+	}
+	return nil
+}
+
+// notAFinding is what the headline says of side s's p99 ratio below 1
+// when its alone baseline is doubted: the ratio, and why it is no finding.
+func notAFinding(s mixedSide) string {
+	return fmt.Sprintf("%s p99 %s together/alone is not a finding: %s", s.lat, fmtTimes(s.p99Ratio), s.doubt)
+}
+
+// noFinding is what a side's p99 ratio adds where it is shown on its own
+// (the summary's side row, the reports' table): ", not a finding" when
+// it is below 1 against a doubted baseline; "" otherwise.
+func noFinding(s mixedSide) string {
+	if s.doubt == "" || s.p99Ratio <= 0 || s.p99Ratio >= 1 || fmtTimes(s.p99Ratio) == fmtTimes(1) {
+		return ""
+	}
+	return ", not a finding"
+}
+
+// mixedDoubts are the caveats of a relay's mixed phases in the reports'
+// together-vs-alone table: per side, what its p99 ratio cell adds, and the
+// notes under the table that say why (each once).
+type mixedDoubts struct {
+	cell  map[string]string // side → " (not a finding: see below)"
+	notes []string
+}
+
+// mixedTableNotes gives the table what the terminal's headline says of
+// the phases ps of relay key: a p99 ratio below 1 against a doubted
+// baseline is no finding, and the headline's caveats (busy machine, the
+// alone p99 its first second's) follow the table.
+func mixedTableNotes(key string, ps []*results.Phase) mixedDoubts {
+	d := mixedDoubts{cell: map[string]string{}}
+	add := func(n string) {
+		if !slices.Contains(d.notes, n) {
+			d.notes = append(d.notes, n)
+		}
+	}
+	for _, p := range ps {
+		sides := mixedSides(p)
+		for _, s := range sides {
+			if noFinding(s) != "" {
+				d.cell[s.name] = " (not a finding: see below)"
+				add(key + ", " + s.name + ": " + notAFinding(s))
+			}
+		}
+		if c := strings.TrimSpace(mixedCaveat(p, sides)); c != "" {
+			add(key + ": " + strings.TrimSuffix(strings.TrimPrefix(c, "("), ")"))
+		}
+	}
+	return d
+}

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bytes"
+	"html"
+	"strings"
+	"testing"
+
+	"github.com/relaybench/relaybench/results"
+)
+
+// A mixed run's "faster together" is a finding only against an alone
+// baseline the client kept: a walk on a shared 2-core machine read "OK p99
+// 0.13× (faster together)" three runs running, the publish/alone part's
+// events sent 7-73 ms late at p99 while publish/together's went within
+// 1-2 ms (other processes busier during the alone part). When the
+// publishing groups' send lateness says the alone part was late by as much
+// as the OK p99 it measured, or several times later than together, the
+// headline, the side's row and the reports' table say the ratio is no
+// finding and why. A slowdown stays a finding (a baseline inflated by
+// lateness only hides one), and so does a speed-up the lateness does not
+// explain. Constructed phases: no timing.
+func TestMixedFasterTogetherNeedsAFairBaseline(t *testing.T) {
+	const ms = 1e6
+	for _, c := range []struct {
+		name                  string
+		okAlone, okTog, ratio float64 // ns, ns, together/alone
+		lateAlone, lateTog    float64 // send lateness p99, ns
+		want, not             string  // in the headline; not in it
+		why                   string  // in the headline, the Markdown and the HTML ("": no doubt)
+	}{
+		{"client could not keep its schedule", 34.4 * ms, 3.97 * ms, 0.12, 40 * ms, 30 * ms,
+			"OK p99 0.12× together/alone is not a finding: ", "(faster together)", "it could not keep its schedule"},
+		{"busier during the alone part", 25.8 * ms, 3.81 * ms, 0.15, 7.04 * ms, 0.89 * ms,
+			"OK p99 0.15× together/alone is not a finding: ", "(faster together)", "the machine was busier during the alone part"},
+		{"on schedule alone", 25.8 * ms, 3.81 * ms, 0.15, 0.3 * ms, 0.2 * ms, "OK p99 0.15× (faster together)", "not a finding", ""},
+		{"as late together", 25.8 * ms, 3.81 * ms, 0.15, 5 * ms, 4 * ms, "OK p99 0.15× (faster together)", "not a finding", ""},
+		{"slower together", 2 * ms, 5 * ms, 2.5, 7.04 * ms, 0.89 * ms, "OK p99 2.50× slower together", "not a finding", ""},
+	} {
+		p := mixedPhase()
+		p.Rates["ok_p99_ratio"] = c.ratio
+		p.Latency["ok_alone"], p.Latency["ok"] = hist(2, 600, c.okAlone, 0), hist(1, 600, c.okTog, 0)
+		p.Groups = []results.Group{
+			{Name: "publish/alone", Latency: map[string]*results.Histogram{"ok": p.Latency["ok_alone"], mixedLateKey: hist(5, 600, c.lateAlone, 0)}},
+			{Name: "publish/together", Latency: map[string]*results.Histogram{"ok": p.Latency["ok"], mixedLateKey: hist(6, 600, c.lateTog, 0)}},
+		}
+		f := oneRun("mixed", nil, p)
+		s := summaryText(t, f, SummaryOptions{Brief: true})
+		i := strings.Index(s, "Together vs alone: ")
+		if i < 0 {
+			t.Fatalf("%s: no headline:\n%s", c.name, s)
+		}
+		head, _, _ := strings.Cut(s[i:], "\n")
+		if !strings.Contains(head, c.want) || strings.Contains(head, c.not) || !strings.Contains(head, c.why) {
+			t.Errorf("%s: headline %q, want %q and %q, not %q", c.name, head, c.want, c.why, c.not)
+		}
+		doubted := c.why != ""
+		if row := "(" + fmtTimes(c.ratio) + ", not a finding)"; doubted != strings.Contains(s, row) {
+			t.Errorf("%s: the publish row has %q: %v, want %v:\n%s", c.name, row, !doubted, doubted, s)
+		}
+		var md, h bytes.Buffer
+		if err := Markdown(&md, []*results.File{f}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := HTML(&h, []*results.File{f}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for kind, out := range map[string]string{"Markdown": md.String(), "HTML": html.UnescapeString(h.String())} {
+			if !doubted {
+				if strings.Contains(out, "not a finding") {
+					t.Errorf("%s: the %s says 'not a finding' of a fair baseline", c.name, kind)
+				}
+				continue
+			}
+			for _, want := range []string{fmtTimes(c.ratio) + " (not a finding: see below)", "publish: OK p99 " + fmtTimes(c.ratio) + " together/alone is not a finding: ", c.why} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s: the %s lacks %q", c.name, kind, want)
+				}
+			}
+		}
+	}
+}
