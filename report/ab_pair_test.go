@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/relaybench/relaybench/results"
+	"github.com/relaybench/relaybench/threshold"
 )
 
 // sideOf is f with only the runs of the relay named name.
@@ -63,5 +64,39 @@ func TestABUnpairedNamesBothSides(t *testing.T) {
 	}
 	if err := Pairable([]*results.File{base}, []*results.File{base}); err != nil {
 		t.Errorf("same relays: %v", err)
+	}
+}
+
+// --fail-on pairs relays as the comparison does: the only relay of each
+// side, named differently (a store change), is judged as "BASE vs CAND"
+// (a limit's {relay=NAME} may name either), where it judged nothing and
+// passed; too few runs there is the same error as for one relay by name.
+func TestFailOnPairsTheOnlyRelays(t *testing.T) {
+	fo := func(s string) []threshold.FailOn {
+		f, err := threshold.ParseFailOn(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []threshold.FailOn{f}
+	}
+	base := []*results.File{gateFile("khatru-native", 1000, 1010, 990, 1005, 995)}
+	slower := []*results.File{gateFile("khatru-badger", 800, 810, 790, 805, 795)}
+	for _, expr := range []string{"publish.rate:-10%", "publish.rate{relay=khatru-badger}:-10%"} {
+		rs := CheckFailOn(base, slower, fo(expr))
+		if len(rs) != 1 || rs[0].Error != "" || !rs[0].Failed || rs[0].Relay != "khatru-native vs khatru-badger" {
+			t.Errorf("%s: %+v", expr, rs)
+		}
+	}
+	rs := CheckFailOn([]*results.File{gateFile("khatru-native", 1000)}, []*results.File{gateFile("khatru-badger", 800)}, fo("publish.rate:-10%"))
+	if len(rs) != 1 || !strings.Contains(rs[0].Error, "1+1 runs can never show a significant change") {
+		t.Errorf("1+1 runs: %+v", rs)
+	}
+	two := gateFile("a", 1000, 1000, 1000, 1000)
+	two.Runs = append(two.Runs, gateFile("b", 1000, 1000, 1000, 1000).Runs...)
+	other := gateFile("c", 900, 900, 900, 900)
+	other.Runs = append(other.Runs, gateFile("d", 900, 900, 900, 900).Runs...)
+	rs = CheckFailOn([]*results.File{two}, []*results.File{other}, fo("publish.rate:-10%"))
+	if len(rs) != 1 || rs[0].Error == "" {
+		t.Errorf("no relay to judge: a limit that judged nothing must not pass: %+v", rs)
 	}
 }

@@ -695,33 +695,33 @@ type FailOnResult struct {
 }
 
 // CheckFailOn checks each limit for every relay in both base and cand (or
-// the relay it names): it fails only when the change of the medians is
-// beyond the limit and significant by the Mann-Whitney U test (α = 0.05); a
+// the relay it names), or, as the comparison pairs them, the only relay of
+// each side with each other (a store change: "khatru-native vs
+// khatru-badger"): it fails only when the change of the medians is beyond
+// the limit and significant by the Mann-Whitney U test (α = 0.05); a
 // change that is not significant ("~") never fails. Too few runs to ever
-// reach significance, or a figure absent, is an Error (a usage error).
+// reach significance, a figure absent, or no relay to judge is an Error (a
+// usage error): a limit that judged nothing never passes.
 func CheckFailOn(base, cand []*results.File, fos []threshold.FailOn) []FailOnResult {
-	bk, bruns := threshold.Relays(base...)
-	_, cruns := threshold.Relays(cand...)
-	var both []string
-	for _, k := range bk {
-		if len(cruns[k]) > 0 {
-			both = append(both, k)
-		}
-	}
+	both, bruns, cruns, names := failOnPairs(base, cand)
 	var out []FailOnResult
 	for _, fo := range fos {
 		sel := both
 		if fo.Relay != "" {
 			sel = nil
 			for _, k := range both {
-				if k == fo.Relay {
+				if slices.Contains(names[k], fo.Relay) {
 					sel = append(sel, k)
 				}
 			}
-			if len(sel) == 0 {
-				out = append(out, FailOnResult{FailOn: fo.Expr, Relay: fo.Relay, Figure: fo.Figure, Error: fmt.Sprintf("no relay %q in both baseline and candidate; there are: %s", fo.Relay, strings.Join(both, ", "))})
-				continue
+		}
+		if len(sel) == 0 {
+			why := fmt.Sprintf("no relay %q in both baseline and candidate; there are: %s", fo.Relay, strings.Join(both, ", "))
+			if len(both) == 0 {
+				why = "no relay of the baseline is in the candidate to judge (A/B pairs runs by relay name, or the only relay on each side)"
 			}
+			out = append(out, FailOnResult{FailOn: fo.Expr, Relay: fo.Relay, Figure: fo.Figure, Error: why})
+			continue
 		}
 		for _, k := range sel {
 			r := FailOnResult{FailOn: fo.Expr, Relay: k, Figure: fo.Figure}
@@ -749,6 +749,29 @@ func CheckFailOn(base, cand []*results.File, fos []threshold.FailOn) []FailOnRes
 		}
 	}
 	return out
+}
+
+// failOnPairs are the relays --fail-on judges, as the comparison pairs
+// them (abTables): each relay in both base and cand by name, else the only
+// relay of each side with each other, keyed "BASE vs CAND". Their runs on
+// each side are bruns and cruns; names are the relay names a limit's
+// {relay=NAME} may give for each key.
+func failOnPairs(base, cand []*results.File) (keys []string, bruns, cruns map[string][]*results.Run, names map[string][]string) {
+	bk, bruns := threshold.Relays(base...)
+	ck, cruns := threshold.Relays(cand...)
+	names = map[string][]string{}
+	for _, k := range bk {
+		if len(cruns[k]) > 0 {
+			keys = append(keys, k)
+			names[k] = []string{k}
+		}
+	}
+	if len(keys) > 0 || len(bk) != 1 || len(ck) != 1 {
+		return keys, bruns, cruns, names
+	}
+	k := bk[0] + " vs " + ck[0]
+	names[k] = []string{k, bk[0], ck[0]}
+	return []string{k}, map[string][]*results.Run{k: bruns[bk[0]]}, map[string][]*results.Run{k: cruns[ck[0]]}, names
 }
 
 // WriteFailOn writes the --fail-on results as a table (Markdown with md).

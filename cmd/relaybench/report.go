@@ -272,6 +272,9 @@ func (c *reportCmd) compare(files, base, cand []string) error {
 	if len(fos) > 0 {
 		rs = report.CheckFailOn(bf, cf, fos)
 	}
+	if len(fos) > 0 && len(rs) == 0 { // a limit that judged nothing never passes
+		return withCode(judge.Usage, errors.New("--fail-on: no relay of the baseline and the candidate to judge"))
+	}
 	if slices.ContainsFunc(rs, func(r report.FailOnResult) bool { return r.Error != "" }) {
 		return failOnStatus(rs) // a usage error: known before a report is written, so none is
 	}

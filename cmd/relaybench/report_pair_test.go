@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/relaybench/relaybench/results"
@@ -42,5 +43,19 @@ func TestReportABPairing(t *testing.T) {
 	other := writeRelays(t, filepath.Join(dir, "other.json"), "c", "d")
 	if code := run([]string{"report", "--base", two, "--cand", other, "--force"}); code != 2 {
 		t.Errorf("several relays, none in both: exit %d, want 2", code)
+	}
+}
+
+// --fail-on on the pair of the only relays (one run a side, --force) is
+// refused as on one relay by name: 1+1 runs can never show a significant
+// change (exit 2, no report), where it printed a limits table with no row
+// and passed.
+func TestReportFailOnOnThePair(t *testing.T) {
+	dir := t.TempDir()
+	native := writeRelays(t, filepath.Join(dir, "before.json"), "khatru-native")
+	badger := writeRelays(t, filepath.Join(dir, "after.json"), "khatru-badger")
+	code, stdout, stderr := runHere(t, "report", "--base", native, "--cand", badger, "--force", "--fail-on", "publish.rate:-10%", "--fail-on", "publish.ok.p99:+25%")
+	if code != 2 || !strings.Contains(stderr, "1+1 runs can never show a significant change") || strings.Contains(stdout, "Fail-on limits") {
+		t.Errorf("exit %d, want 2 naming 1+1 runs and no report; stdout:\n%s\nstderr: %s", code, stdout, stderr)
 	}
 }
