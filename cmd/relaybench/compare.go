@@ -65,7 +65,7 @@ func (c *compareCmd) checkFigures(ts []threshold.Threshold) error {
 }
 
 func (c *compareCmd) Run(g *Globals) error {
-	extra, err := c.workloadFlags.build()
+	extra, err := c.workloadFlags.build(c.Events)
 	if err != nil {
 		return err
 	}

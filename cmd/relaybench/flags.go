@@ -418,8 +418,7 @@ func (f *benchFlags) validate() error {
 	r.Add(f.queryFlags.validate())
 	f.publishFlags.checkWindow(&r, f.corpusFlags)
 	if r.Err() == nil {
-		_, err := f.workloadFlags.build()
-		r.Add(err)
+		f.workloadFlags.check(&r, workload.CheckInput{Events: f.Events, Size: f.Size})
 	}
 	f.checkCosts(&r)
 	return r.Err()

@@ -15,7 +15,7 @@ import (
 // TestLoadAsWorkload: --workloads load runs the open-loop pattern after the
 // publish phase, every planned op booked, publish and query kinds alike.
 func TestLoadAsWorkload(t *testing.T) {
-	if _, err := (workloadFlags{Workloads: []string{"load"}}).build(); err != nil {
+	if _, err := (workloadFlags{Workloads: []string{"load"}}).build(10000); err != nil {
 		t.Fatalf("load is not among the --workloads: %v", err)
 	}
 	r := testrelay.Start(t, testrelay.Config{Verify: true})

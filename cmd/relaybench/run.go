@@ -51,7 +51,7 @@ func (c *runCmd) checkFlags() error {
 }
 
 func (c *runCmd) Run(g *Globals) error {
-	extra, err := c.workloadFlags.build()
+	extra, err := c.workloadFlags.build(c.Events)
 	if err != nil {
 		return err
 	}

@@ -11,12 +11,30 @@ import (
 // workloadFlags selects more workloads for run and compare, run after the
 // publish and query phases on each relay, in workload.RunOrder.
 type workloadFlags struct {
-	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe, mixed, burst, lifecycle, sweep, load (constant 50 ops/s for 60 s), clients (the queries clients send, 20 of each shape), count (NIP-45 COUNT, 100), search (NIP-50, 100), negentropy (NIP-77 sync, 5 rounds of 3 scenarios; each skipped on a relay that does not announce its NIP). Those that check answers against the corpus (clients, count, search, then negentropy) run before those that publish events of their own; otherwise in the order given."`
+	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe (but as many fresh events as --events), mixed, burst, lifecycle, sweep (2,000 events per size), load (constant 50 ops/s for 60 s), clients (the queries clients send, 20 of each shape), count (NIP-45 COUNT, 100), search (NIP-50, 100), negentropy (NIP-77 sync, 5 rounds of 3 scenarios; each skipped on a relay that does not announce its NIP). Those that check answers against the corpus (clients, count, search, then negentropy) run before those that publish events of their own; otherwise in the order given."`
 }
 
 // build returns the selected workloads, each with its declaration's
-// defaults (those of its subcommand's flags: declared once, in workload/).
-func (f workloadFlags) build() ([]runner.Workload, error) {
+// defaults (those of its subcommand's flags: declared once, in workload/),
+// but subscribe publishes events fresh events, the command's --events
+// (withEvents).
+func (f workloadFlags) build(events int) ([]runner.Workload, error) {
+	cfgs, err := f.configs(events)
+	var out []runner.Workload
+	for _, c := range cfgs {
+		out = append(out, c.decl.Workload(c.cfg))
+	}
+	return out, err
+}
+
+// workloadConfig is one selected workload and its options.
+type workloadConfig struct {
+	decl workload.Decl
+	cfg  workload.Config
+}
+
+// configs are the selected workloads' options, in workload.RunOrder.
+func (f workloadFlags) configs(events int) ([]workloadConfig, error) {
 	var ds []workload.Decl
 	for _, name := range f.Workloads {
 		name = strings.TrimSpace(name)
@@ -33,11 +51,34 @@ func (f workloadFlags) build() ([]runner.Workload, error) {
 		}
 		ds = append(ds, d)
 	}
-	var out []runner.Workload
+	var out []workloadConfig
 	for _, d := range workload.RunOrder(ds) {
-		out = append(out, d.Workload(d.New()))
+		out = append(out, workloadConfig{d, withEvents(d.New(), events)})
 	}
 	return out, nil
+}
+
+// withEvents is cfg with subscribe's fresh events set to the run's
+// --events: "run --events 2000 --workloads subscribe" publishes 2,000, as
+// the corpus has (10,000 by default, as subscribe's own default), where it
+// published subscribe's 10,000 whatever --events said. Sweep keeps its
+// events per size and load its rate × duration (--workloads help).
+func withEvents(cfg workload.Config, events int) workload.Config {
+	if o, ok := cfg.(*workload.SubscribeOptions); ok && events > 0 {
+		o.Events = events
+	}
+	return cfg
+}
+
+// check runs the selected workloads' own checks (workload.Checked) on
+// the options build gives them: subscribe's memory for --events fresh
+// events.
+func (f workloadFlags) check(r *ranges, in workload.CheckInput) {
+	cfgs, err := f.configs(in.Events)
+	r.Add(err)
+	for _, c := range cfgs {
+		workload.Check(c.cfg, r, in)
+	}
 }
 
 // declared is the registered workload called name with options cfg.
