@@ -53,9 +53,7 @@ func mixedSides(p *results.Phase) []mixedSide {
 			alone: p.Rates[s.rate+"_alone"], together: p.Rates[s.rate], ratio: r, p99Ratio: p.Rates[s.lat+"_p99_ratio"]}
 		m.p99Alone, _ = latQ(p.Latency[s.lat+"_alone"], 99)
 		m.p99Together, _ = latQ(p.Latency[s.lat], 99)
-		if s.name == "publish" {
-			m.doubt = baselineDoubt(p)
-		}
+		m.doubt = baselineDoubt(p, s.name)
 		out = append(out, m)
 	}
 	return out

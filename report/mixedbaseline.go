@@ -33,12 +33,38 @@ const (
 // mixedLateKey is the results key of a publishing group's send lateness.
 const mixedLateKey = "send_lateness"
 
-// baselineDoubt is why the publishing side's alone OK p99 of mixed phase p
-// is not a fair baseline, "" when its groups give no such evidence (or do
-// not hold the figures: a results file of another kind).
-func baselineDoubt(p *results.Phase) string {
+// busierBy is how many more cores other processes must have kept busy
+// during a side's alone part than during together for its alone p99 to be
+// doubted (results.RateOthersCores, measured per part).
+const busierBy = 0.5
+
+// busierAlone is why side's (publish, query) alone part ran on a busier
+// machine than together, by the cores other processes kept busy in each;
+// "" when it did not, or the figures are not there (a relay not observed,
+// not Linux, an earlier results file).
+func busierAlone(p *results.Phase, side string) string {
+	alone, tog := groupNamed(p, side+"/alone"), groupNamed(p, side+"/together")
+	if alone == nil || tog == nil {
+		return ""
+	}
+	a, okA := alone.Rates[results.RateOthersCores]
+	t, okT := tog.Rates[results.RateOthersCores]
+	if !okA || !okT || a < t+busierBy {
+		return ""
+	}
+	return fmt.Sprintf("other processes kept %.2f cores busy during %s/alone, %.2f during together: the machine was busier during the alone part", a, side, t)
+}
+
+// baselineDoubt is why side's alone p99 of mixed phase p is not a fair
+// baseline, "" when its groups give no such evidence (or do not hold the
+// figures: a results file of another kind): the machine busier during the
+// alone part (busierAlone), or, publishing, the client's lateness.
+func baselineDoubt(p *results.Phase, side string) string {
+	if why := busierAlone(p, side); why != "" {
+		return why
+	}
 	alone, tog := groupNamed(p, "publish/alone"), groupNamed(p, "publish/together")
-	if alone == nil {
+	if side != "publish" || alone == nil {
 		return ""
 	}
 	late, ok := latQ(alone.Latency[mixedLateKey], 99)

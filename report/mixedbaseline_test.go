@@ -80,3 +80,43 @@ func TestMixedFasterTogetherNeedsAFairBaseline(t *testing.T) {
 		}
 	}
 }
+
+// A side whose alone part ran while other processes kept at least half a
+// core more busy than during together (each part's
+// machine_others_cores) has no "faster together" finding either, on the
+// query side too (which has no lateness figure); a figure missing on one
+// side, or a machine as busy in both parts, doubts nothing.
+func TestMixedBusierAloneIsNotAFinding(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		alone, together []float64 // publish, query: cores busy with others
+		want, not       string
+	}{
+		{"query alone busier", []float64{0.2, 1.4}, []float64{0.2, 0.3}, "EOSE p99 0.40× together/alone is not a finding: other processes kept 1.40 cores busy during query/alone, 0.30 during together", "EOSE p99 0.40× (faster together)"},
+		{"publish alone busier", []float64{1.1, 0.3}, []float64{0.2, 0.3}, "OK p99 0.81× together/alone is not a finding: other processes kept 1.10 cores busy during publish/alone, 0.20 during together", "OK p99 0.81× (faster together)"},
+		{"as busy", []float64{1.2, 1.2}, []float64{1.0, 1.0}, "OK p99 0.81× (faster together)", "not a finding"},
+		{"unknown together", []float64{1.2, 1.2}, nil, "EOSE p99 0.40× (faster together)", "not a finding"},
+	} {
+		p := mixedPhase()
+		p.Rates["eose_p99_ratio"] = 0.4
+		p.Groups = nil
+		for i, side := range []string{"publish", "query"} {
+			for part, v := range map[string][]float64{"alone": c.alone, "together": c.together} {
+				g := results.Group{Name: side + "/" + part, Rates: map[string]float64{}}
+				if v != nil {
+					g.Rates[results.RateOthersCores] = v[i]
+				}
+				p.Groups = append(p.Groups, g)
+			}
+		}
+		s := summaryText(t, oneRun("mixed", nil, p), SummaryOptions{Brief: true})
+		i := strings.Index(s, "Together vs alone: ")
+		if i < 0 {
+			t.Fatalf("%s: no headline:\n%s", c.name, s)
+		}
+		head, _, _ := strings.Cut(s[i:], "\n")
+		if !strings.Contains(head, c.want) || strings.Contains(head, c.not) {
+			t.Errorf("%s: headline %q, want %q, not %q", c.name, head, c.want, c.not)
+		}
+	}
+}

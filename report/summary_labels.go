@@ -60,7 +60,8 @@ var briefLabels = map[string]briefLabel{
 	"burst_success_rate":   {label: "Success in bursts"},
 	"not_recovered":        {label: "Bursts not recovered"},
 	// mixed
-	"cut": {label: "Unsent when the part ended"},
+	"cut":                  {label: "Unsent when the part ended"},
+	"machine_others_cores": {label: "Cores busy with other processes"},
 	// subscribe, and every phase that reads answers
 	"before_eose":                   {label: "Delivered before EOSE"},
 	"foreign_oks":                   {label: "OKs for ids not sent"},

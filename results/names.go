@@ -57,6 +57,10 @@ const (
 	RateMsgs           = "msgs_per_sec"            // sweep: accepted events
 	RateFanout         = "fanout"                  // deliveries expected per accepted event
 	RateMaxRate        = "max_rate"                // find-max: the highest passing rate
+	// RateOthersCores: a mixed part's group figure, the cores the
+	// machine's other processes kept busy over the part (all of its busy
+	// CPU from /proc/stat, less relaybench's and the relay's).
+	RateOthersCores = "machine_others_cores"
 )
 
 // Latencies (keys of Latency).

@@ -229,6 +229,7 @@ type mixedPart struct {
 	overLive             int64             // of their excess, events still being published (mixedlimit.go)
 	cpu                  time.Duration
 	relay                *results.Resources // over the part's timed window (nil: not observed)
+	others               float64            // cores other processes kept busy over the part (-1: unknown; mixedmachine.go)
 	skipped              []results.Account  // work of a part not run
 }
 
@@ -253,6 +254,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgres
 	mp.begin(p)
 	w := o.open(0) // each part's own window; the phase joins them (mixedWindows)
 	p.start = w.Start
+	ticks := readCPUTicks()
 	stopAt := p.start + int64(o.Duration)
 	var wg sync.WaitGroup
 	var okRecv []int64 // by fresh number: when its OK was read
@@ -286,6 +288,10 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgres
 	}
 	w.Close(end)
 	p.end, p.cpu, p.relay = w.End, w.CPU(), w.smp.relay
+	p.others = -1
+	if v, ok := othersCores(ticks, readCPUTicks(), p.cpu.Seconds(), p.relay, w.Secs()); ok {
+		p.others = v
+	}
 	return p
 }
 
@@ -668,6 +674,7 @@ func mixedPubGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *me
 		return 0, nil
 	}
 	g := results.Group{Name: "publish/" + suffix, Counts: p.pub.Counts, Rates: p.pub.Rates, Latency: p.pub.Latency}
+	addOthers(&g, p)
 	ph.Groups = append(ph.Groups, g)
 	for k, v := range p.pub.Counts {
 		ph.Counts["publish_"+suffix+"_"+k] = v
@@ -705,6 +712,7 @@ func mixedQueryGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *
 		}
 	}
 	g.Counts[results.CountEventsReturned] = returned
+	addOthers(&g, p)
 	if secs > 0 {
 		g.Rates[results.RateQueries] = float64(a.Accepted) / secs
 	}
