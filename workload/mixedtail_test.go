@@ -11,8 +11,9 @@ import (
 // TestFirstSecondNote: a publish-alone part whose OK p99 came from its
 // first second (the preload's tail: 119 ms there, 3.64 ms after) is named,
 // also when one later second is slow too (the median, not the highest);
-// one whose seconds are alike, whose first second is slow but not the
-// part's p99, or that has no later second to compare with, is not. Short
+// one whose seconds are alike, whose first second is slow but left the
+// part's p99 under twice the later seconds' median, or that has no later
+// second to compare with, is not. Short
 // parts have FineStep points: a second's p99 is its points' highest.
 func TestFirstSecondNote(t *testing.T) {
 	ms := int64(time.Millisecond)
@@ -36,6 +37,7 @@ func TestFirstSecondNote(t *testing.T) {
 		{"a slow later second on a busy machine", sec(363*ms, 28*ms, 130*ms, 25*ms, 30*ms), 363 * ms, "OK p99 363ms in the part's first second, 12× the median of its later seconds (30.0ms)"},
 		{"alike", sec(4*ms, 3*ms, 5*ms), 5 * ms, ""},
 		{"first slow, not the part's p99", sec(20*ms, 6*ms, 5*ms), 5 * ms, ""},
+		{"first slow, the part's p99 near a later second's", sec(1480*1000, 397*1000, 380*1000, 410*1000), 561 * 1000, ""},
 		{"no later second", sec(119 * ms), 119 * ms, ""},
 		{"later seconds without replies", sec(119*ms, 0), 119 * ms, ""},
 	} {
