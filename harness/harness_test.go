@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -554,5 +557,28 @@ func TestPortInUseIsReported(t *testing.T) {
 	_, err = Start(context.Background(), "sink", StartOptions{SelfBin: selfBin(t), Port: port, BaseDir: t.TempDir(), DataRoot: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Fatalf("start on a busy port: %v", err)
+	}
+}
+
+// TestPortTakenByAnotherRelayIsNotReady: the port is held by another
+// process that answers WebSocket upgrades (another relay given the same
+// port between freePort and this one's bind): its answer must not pass for
+// this relay's readiness, or every figure after it is the other relay's.
+func TestPortTakenByAnotherRelayIsNotReady(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err == nil {
+			c.Close(websocket.StatusNormalClosure, "")
+		}
+	}))
+	defer other.Close()
+	port := other.Listener.Addr().(*net.TCPAddr).Port
+	inst, err := Start(context.Background(), "sink", StartOptions{SelfBin: selfBin(t), Port: port, BaseDir: t.TempDir(), DataRoot: t.TempDir()})
+	if err == nil {
+		inst.Stop(context.Background())
+		t.Fatal("started on a port another process answers: the other process passed for the relay")
+	}
+	if !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("start on a port another relay holds: %v", err)
 	}
 }

@@ -177,7 +177,7 @@ func StartSpec(ctx context.Context, spec Spec, o StartOptions) (*Instance, error
 		}
 		// A free port can be taken by someone else before the relay binds
 		// it: try another one.
-		if o.Port != 0 || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+		if o.Port != 0 || attempt == 3 || !strings.Contains(strings.ToLower(err.Error()), "address already in use") {
 			return nil, err
 		}
 		i.mu.Lock()
@@ -272,6 +272,11 @@ func (i *Instance) waitReady(ctx context.Context, exited chan struct{}) error {
 		cancel()
 		if err == nil {
 			c.Close(websocket.StatusNormalClosure, "")
+			if owned, known := listenerOwned(i.Port, int(i.pgid.Load())); known && !owned {
+				// Another process took the port between freePort and the
+				// relay's bind (listener.go): Start tries another port.
+				return fmt.Errorf("%s: port %d: address already in use: another process holds it and answered in the relay's place", i.Name, i.Port)
+			}
 			return nil
 		}
 		last = err
