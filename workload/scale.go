@@ -250,10 +250,10 @@ func (m missingEvidence) conclusion() string {
 	idle := 1 - m.busy/max(m.cores, 1)
 	var ev []string
 	ev = append(ev, fmt.Sprintf("client CPU %.2f of %.0f cores (idle %.0f%% of the time)", m.busy, m.cores, 100*max(0, idle)))
-	if la := sysinfo.LoadAvg(); la != "" {
-		ev = append(ev, "machine load average "+la)
+	if la := sysinfo.LoadClause(); la != "" {
+		ev = append(ev, la)
 	}
-	ev = append(ev, fmt.Sprintf("bytes the relay sent that the client had not handled when the grace ended: %d on %d connections", m.unreadEnd, m.unreadConns))
+	ev = append(ev, fmt.Sprintf("bytes the relay sent that the client had not handled when the grace ended: %s on %s", numfmt.Bytes(float64(m.unreadEnd)), numfmt.Count(m.unreadConns, "connection")))
 	if m.bl != nil {
 		m.bl.mu.Lock()
 		if m.bl.samples > 0 {
@@ -262,7 +262,7 @@ func (m missingEvidence) conclusion() string {
 		}
 		m.bl.mu.Unlock()
 	}
-	ev = append(ev, fmt.Sprintf("of %d subscribers owed deliveries, %d got all, %d some, %d none", m.owedSubs, m.full, m.some, m.none))
+	ev = append(ev, fmt.Sprintf("of %s owed deliveries, %d got all, %d some, %d none", numfmt.Count(m.owedSubs, "subscriber"), m.full, m.some, m.none))
 	if m.lastDelivery > 0 && m.graceEnd > m.lastDelivery {
 		ev = append(ev, fmt.Sprintf("the last delivery came %v after the last OK and %v before the wait ended (deliveries over time: the phase's series)",
 			numfmt.Dur(time.Duration(max(0, m.lastDelivery-m.lastOK))), numfmt.Dur(time.Duration(m.graceEnd-m.lastDelivery))))
@@ -282,10 +282,10 @@ func (m missingEvidence) conclusion() string {
 	stillArriving := m.lastDelivery > 0 && m.graceEnd > 0 && m.graceEnd-m.lastDelivery < int64(200*time.Millisecond)
 	switch {
 	case stillArriving && m.unreadEnd < m.missing*64: // far fewer unread bytes than the missing deliveries need
-		verdict = fmt.Sprintf("late, not necessarily lost: deliveries were still arriving when relaybench stopped waiting (the last %v before), while the client had only %d bytes unread: the relay was still sending them (a longer wait, %s, tells late from lost)",
-			numfmt.Dur(time.Duration(m.graceEnd-m.lastDelivery)), m.unreadEnd, m.graceFlag)
+		verdict = fmt.Sprintf("late, not necessarily lost: deliveries were still arriving when relaybench stopped waiting (the last %v before), while the client had only %s unread: the relay was still sending them (a longer wait, %s, tells late from lost)",
+			numfmt.Dur(time.Duration(m.graceEnd-m.lastDelivery)), numfmt.Bytes(float64(m.unreadEnd)), m.graceFlag)
 	case m.unreadEnd > 0:
-		verdict = fmt.Sprintf("the client could not keep up: %d of the missing deliveries may still have been unread in its sockets when it stopped waiting", m.missing)
+		verdict = "the client could not keep up: its sockets still held bytes it had not read when it stopped waiting, and the deliveries may be among them (those on such connections are timed out, not missing)"
 	case m.busy >= 0.9*m.cores:
 		verdict = "the client could not keep up: it kept all its cores busy, so the relay may have dropped deliveries to readers that fell behind (slow-consumer policy)"
 	case behindPct >= 20:
@@ -293,7 +293,7 @@ func (m missingEvidence) conclusion() string {
 	default:
 		verdict = fmt.Sprintf("the relay dropped them: the client was idle %.0f%% of the time and read every byte the relay sent", 100*max(0, idle))
 	}
-	return fmt.Sprintf("%d deliveries missing: %s. Evidence: %s", m.missing, verdict, strings.Join(ev, "; "))
+	return fmt.Sprintf("%s timed out: %s. Evidence: %s", numfmt.Count(m.missing, "owed delivery"), verdict, strings.Join(ev, "; "))
 }
 
 // connScale records in ph what holding the subscriptions cost the client:

@@ -26,12 +26,15 @@ func noteWith(notes []string, s string) string {
 // everything: the note blames the relay, with the evidence.
 func TestSubscribeMissingBlamesRelay(t *testing.T) {
 	ph, _ := runSubscribe(t, testrelay.Config{Verify: true, DropDeliveriesEvery: 5}, subHonest)
-	n := noteWith(ph.Notes, "deliveries missing")
+	n := noteWith(ph.Notes, "owed deliveries timed out")
 	if n == "" {
 		t.Fatalf("no explanation of the missing deliveries: %v", ph.Notes)
 	}
-	for _, want := range []string{"24 deliveries missing: the relay dropped them", "read every byte the relay sent",
-		"client CPU", "had not handled when the grace ended: 0 on 0 connections", "of 4 subscribers owed deliveries"} {
+	if v := ph.Verification; v.Missing != 24 || v.Status() != results.VerificationFailed {
+		t.Errorf("deliveries the relay dropped: missing %d (%s), want 24, failed", v.Missing, v.Status())
+	}
+	for _, want := range []string{"24 owed deliveries timed out: the relay dropped them", "read every byte the relay sent",
+		"client CPU", "had not handled when the grace ended: 0 B on 0 connections", "of 4 subscribers owed deliveries"} {
 		if !strings.Contains(n, want) {
 			t.Errorf("note lacks %q: %s", want, n)
 		}
@@ -55,9 +58,15 @@ func TestSubscribeMissingBlamesSlowClient(t *testing.T) {
 	if a.TimedOut == 0 {
 		t.Fatalf("slow client got everything in time: %+v", a)
 	}
-	n := noteWith(ph.Notes, "deliveries missing")
+	n := noteWith(ph.Notes, "owed deliveries timed out")
 	if !strings.Contains(n, "the client could not keep up") || strings.Contains(n, "the relay dropped them") {
 		t.Fatalf("note does not blame the client: %q", n)
+	}
+	// What the client had not read is no wrong answer of the relay's:
+	// timed out (incomplete), not missing (a verification failure).
+	if v := ph.Verification; v.Missing != 0 || v.Status() == results.VerificationFailed || ph.Counts["timed_out_unread"] != a.TimedOut {
+		t.Errorf("deliveries unread in the client's sockets: missing %d (%s), timed_out_unread %d of %d timed out; notes %q",
+			v.Missing, v.Status(), ph.Counts["timed_out_unread"], a.TimedOut, ph.Notes)
 	}
 	if ph.Counts["client_unread_bytes_at_end"] <= 0 {
 		t.Errorf("unread at end %d", ph.Counts["client_unread_bytes_at_end"])

@@ -276,6 +276,7 @@ type subRun struct {
 	lastRecv int64    // the last credited delivery
 	unread   int64    // bytes sent to subscribers not yet handled when the wait ended
 	unreadN  int      // connections with such bytes
+	unreadAt []bool   // per subscriber connection: it held such bytes
 	behind   string   // the note of publishing behind the --rate schedule (behindNote; "": none)
 }
 
@@ -315,6 +316,10 @@ func Subscribe(ctx context.Context, url string, c *corpus.Corpus, o SubscribeOpt
 	w.Start = r.start // the clock starts when publishing does (at --start-at under a segment)
 	r.awaitDeliveries()
 	r.unread, r.unreadN = unreadNow(r.subConns)
+	r.unreadAt = make([]bool, len(r.subConns))
+	for i, c := range r.subConns {
+		r.unreadAt[i] = c.Unread() > 0
+	}
 	for _, s := range r.subs {
 		s.stopped.Store(true)
 	}
@@ -700,6 +705,10 @@ type subTally struct {
 	refused  map[string]int // refusal reason → subscriptions
 }
 
+// countUnreadTimedOut counts the owed deliveries timed out on connections
+// that still held unread bytes when the wait ended (not missing).
+const countUnreadTimedOut = "timed_out_unread"
+
 // tally books every subscriber's owed deliveries and builds the latency,
 // series and verification from the credited ones.
 func (r *subRun) tally() *subTally {
@@ -760,6 +769,14 @@ func (r *subRun) bookDeliveries(s *subscriber, t *subTally, gh *metrics.Histogra
 	}
 	r.dLed.AddN(outcome.NotRun, why, n[outcome.NotRun])
 	v.Missing = n[outcome.TimedOut]
+	if s.i < len(r.unreadAt) && r.unreadAt[s.i] && v.Missing > 0 {
+		// Its connection still held bytes the client had not read when the
+		// wait ended: the deliveries may be among them. Timed out (the run
+		// is incomplete), not missing: the client fell behind, which is no
+		// wrong answer of the relay's.
+		t.counts[countUnreadTimedOut] += v.Missing
+		v.Missing = 0
+	}
 	v.Extra += s.foreign
 	t.counts["foreign"] += s.foreign
 	t.counts["before_eose"] += s.preEOSE
@@ -955,7 +972,13 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 		notes = append(notes, fmt.Sprintf("subscription refused: CLOSED: %s (%d×)", reason, t.refused[reason]))
 	}
 	if d := ph.Account(results.OpDelivery); d != nil && d.TimedOut > 0 {
-		notes = append(notes, fmt.Sprintf("%d owed deliveries never arrived (valid) although relaybench waited %v after the last OK: timed out, and missing in the verification", d.TimedOut, o.Grace))
+		unread := ph.Counts[countUnreadTimedOut]
+		if lost := d.TimedOut - unread; lost > 0 {
+			notes = append(notes, fmt.Sprintf("%s never arrived (valid) although relaybench waited %v after the last OK: timed out, and missing in the verification", numfmt.Count(lost, "owed delivery"), o.Grace))
+		}
+		if unread > 0 {
+			notes = append(notes, fmt.Sprintf("%s had not arrived when relaybench stopped waiting (%v after the last OK) while their subscriptions' connections still held bytes the client had not read: they may be among them, so they are timed out (the client fell behind: the run is incomplete), not missing", numfmt.Count(unread, "owed delivery"), o.Grace))
+		}
 	}
 	if n := ph.Counts["foreign"]; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d valid live events matching a subscription were not relaybench's (another client of this relay?): extra, not credited", n))
