@@ -109,6 +109,6 @@ func priorIn(replies []Reply, m *Model) []*nostr.Event {
 // counting its own) that the run never published, returned by a relay
 // that held events before the run.
 func PriorNote(n int) string {
-	return fmt.Sprintf("%s in answers (each answer counting its own) %s this run never published: judged the relay's earlier data (it held events before the run began), stored, not extra",
+	return fmt.Sprintf("%s in answers (each answer counting its own) %s this run never published: judged the relay's earlier data (it held events before the run began), stored, not extra; the run's own replaceable events were allowed but not owed (a newer version held before the run may hide them), so more can be returned than expected",
 		numfmt.Count(n, "event"), map[bool]string{true: "was one", false: "were ones"}[n == 1])
 }
