@@ -292,6 +292,9 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgres
 	if v, ok := othersCores(ticks, readCPUTicks(), p.cpu.Seconds(), p.relay, w.Secs()); ok {
 		p.others = v
 	}
+	if p.pub != nil { // the events left unsent at its end, by who held them back (mixedunsent.go)
+		p.judgeUnsent(e.perPart, p.partBusy())
+	}
 	return p
 }
 
@@ -739,34 +742,13 @@ func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 	}
 }
 
-// whyMixedBehindRelay, whyMixedBehindClient: a part's event (every one is
-// scheduled before the part's end) still unsent when the part's time
-// ended: planned work that did not run, so the accounts request the plan
-// announced before the run. Its publisher was held back by its in-flight
-// window full of EVENTs awaiting the relay's OK or by writes the relay did
-// not read (work the relay prevented), or late with room in the window
-// (the client's limit), as subscribe's --rate judges it (senderLag).
-const (
-	whyMixedBehindRelay  = "relay-limited: not sent by 1s after the part's --duration ended at --publish-rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
-	whyMixedBehindClient = outcome.WhyClientLimited + " not sent by 1s after the part's --duration ended at --publish-rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
-)
-
-// mixedBehindWhy is the why of the events a publisher left unsent when the
-// part's time ended (livePlan.behindWhy).
-func mixedBehindWhy(relayLimited bool) string {
-	if relayLimited {
-		return whyMixedBehindRelay
-	}
-	return whyMixedBehindClient
-}
-
 // mixedPublish publishes fresh events first…first+n-1 open loop at
 // o.PublishRate until stopAt and returns the publishing side as a phase,
 // its OK latency (accepted events) and the events the relay accepted.
 func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, n int, o MixedOptions, start, stopAt int64,
 	answered func(*atomic.Int64)) (*results.Phase, *metrics.Histogram, []int, []int64) {
 	plan := &livePlan{user: ctx, conns: conns, fresh: fresh, window: o.Window, timeout: o.Timeout, stopAt: stopAt, series: metrics.NewSeries(start).Times(metrics.TimesOK), okLatencySeries: true,
-		behindWhy: mixedBehindWhy}
+		behindWhy: mixedBehindWhy(o.PublishRate)}
 	plan.order = make([][]int, len(conns))
 	plan.intended = make([][]int64, len(conns))
 	times := schedule.ConstantTimes(start, o.PublishRate, n)
@@ -784,9 +766,6 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	ph.Duration = end - start
 	hist := publishSummary(ph, out, n)
 	ph.Series = plan.series.Result(end) // per-second OK latency (firstSecondNote)
-	if behind := out.behind.Load(); behind > 0 {
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s of the %s events scheduled in the part were still unsent 1s after its --duration ended (not run: the outcomes say whose limit it was)", numfmt.Group(behind), numfmt.Group(int64(n))))
-	}
 	ph.Rates = map[string]float64{results.RateEvents: results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration), "intended_per_sec": o.PublishRate}
 	var accepted []int
 	for k := first; k < first+n; k++ {

@@ -163,9 +163,9 @@ func TestMixedUnsentEventsAreNotRun(t *testing.T) {
 	ph, _ := runMixed(t, testrelay.Config{ProcessingTime: 40 * time.Millisecond, Workers: 1}, o)
 	ev := account(t, ph, results.OpEvent)
 	if ev.Requested != 360 || !ev.Balanced() || ev.NotRun < 180 || ev.NotRun != unsent(ev) {
-		t.Errorf("event account %+v: want the plan's 360 requested, most not run for a part's end (%q or %q)", ev, whyMixedBehindRelay, whyMixedBehindClient)
+		t.Errorf("event account %+v: want the plan's 360 requested, most not run for a part's end (%q)", ev, mixedUnsentHead)
 	}
-	if notes := strings.Join(ph.Notes, "\n"); !strings.Contains(notes, "of the 180 events scheduled in the part were still unsent 1s after its --duration ended (not run") {
+	if notes := strings.Join(ph.Notes, "\n"); !strings.Contains(notes, "of the 180 events scheduled in the part were still unsent 1s after its --duration ended (not run)") {
 		t.Errorf("no note of the events left unsent:\n%s", notes)
 	}
 }
