@@ -24,9 +24,10 @@ const (
 	mixedUnsentHead   = "not sent within 1s after the part's --duration ended"
 	mixedUnsentRelay  = "the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
 	mixedUnsentClient = "the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
-	// mixedMaybeMachine is what a relay's limit on a busy machine adds:
-	// the figures cannot tell a slow relay from one waiting for a CPU.
-	mixedMaybeMachine = "but on a busy machine the relay may have waited for a CPU rather than been slow, which these figures cannot tell apart (a quieter machine, or the relay on cores of its own, can)"
+	// relayMayHaveWaited is what a relay's limit on a busy machine adds
+	// (mixed's and subscribe --rate's notes): the figures cannot tell a
+	// slow relay from one waiting for a CPU.
+	relayMayHaveWaited = "but on a busy machine the relay may have waited for a CPU rather than been slow, which these figures cannot tell apart (a quieter machine, or the relay on cores of its own, can)"
 )
 
 // mixedBehindWhy gives the why of the events a publisher left unsent when
@@ -46,17 +47,18 @@ func mixedBehindWhy(rate float64) func(relayLimited bool) string {
 }
 
 // isMixedUnsent says whether why is that of events a part's end left
-// unsent (mixedBehindWhy's, or mixedMachineWhy's).
+// unsent (mixedBehindWhy's, or machineLimitedWhy's).
 func isMixedUnsent(why string) bool { return strings.Contains(why, mixedUnsentHead) }
 
-// mixedMachineWhy is relayWhy (mixedBehindWhy's relay-limited why) on a
-// machine where other processes competed for the cores (busy: partBusy's
-// evidence), worded as load's drops are (machineDropWhy): "relay- or
+// machineLimitedWhy is relayWhy (a "relay-limited: …" why: mixedBehindWhy's,
+// subscribe's behindWhy) on a machine where other processes competed for
+// the cores (busy: the evidence, partBusy's, or sysinfo.OthersBusy's load
+// average), worded as load's drops are (machineDropWhy): "relay- or
 // machine-limited: … while other processes competed for the machine's
 // cores (the machine's 1-minute load average was 18.1 on 2 cores, other
 // processes kept 1.90 cores busy over the part; the relay may have waited
 // for a CPU, not been slow)".
-func mixedMachineWhy(relayWhy, busy string) string {
+func machineLimitedWhy(relayWhy, busy string) string {
 	rest := strings.TrimPrefix(relayWhy, "relay-limited: ")
 	return RelayOrMachine + " " + rest + ", while other processes competed for the machine's cores (" + busy + "; the relay may have waited for a CPU, not been slow)"
 }
@@ -106,7 +108,7 @@ func othersCompeting(byLoad, loadClause string, sides, others, cores float64) st
 // judgeUnsent books the events part p's publishers left unsent at its end
 // (n scheduled) by who limited them, now that the machine's load over the
 // part is known (busy: partBusy's evidence): the relay's as relay- or
-// machine-limited on a busy machine (mixedMachineWhy), and says so in one
+// machine-limited on a busy machine (machineLimitedWhy), and says so in one
 // note of the part.
 func (p *mixedPart) judgeUnsent(n int, busy string) {
 	a := p.pub.Account(results.OpEvent)
@@ -128,7 +130,7 @@ func (p *mixedPart) judgeUnsent(n int, busy string) {
 		}
 	}
 	for _, why := range rebook {
-		a.NotRunBy[mixedMachineWhy(why, busy)] += a.NotRunBy[why]
+		a.NotRunBy[machineLimitedWhy(why, busy)] += a.NotRunBy[why]
 		delete(a.NotRunBy, why)
 	}
 	if relay+client > 0 {
@@ -144,7 +146,7 @@ func mixedUnsentNote(relay, client int64, n int, busy string) string {
 	head := fmt.Sprintf("%s of the %s events scheduled in the part were still unsent 1s after its --duration ended (not run)", numfmt.Group(relay+client), numfmt.Group(int64(n)))
 	who, why := "relay-limited", mixedUnsentRelay
 	if busy != "" {
-		who, why = strings.TrimSuffix(RelayOrMachine, ":"), why+", "+mixedMaybeMachine
+		who, why = strings.TrimSuffix(RelayOrMachine, ":"), why+", "+relayMayHaveWaited
 	}
 	var s string
 	switch {

@@ -79,9 +79,9 @@ func TestMixedUnsentMachineLimited(t *testing.T) {
 		{"quiet machine", 1920, 0, "", "relay-limited: " + head + mixedUnsentRelay,
 			"relay-limited: 1,920 of the 10,000 events scheduled in the part were still unsent 1s after its --duration ended (not run): " + mixedUnsentRelay, judge.Incomplete, false, false},
 		{"busy machine", 1920, 0, busy, RelayOrMachine + " " + head + mixedUnsentRelay + ", while other processes competed for the machine's cores (" + busy + "; the relay may have waited for a CPU, not been slow)",
-			"relay- or machine-limited: 1,920 of the 10,000 events scheduled in the part were still unsent 1s after its --duration ended (not run): " + mixedUnsentRelay + ", " + mixedMaybeMachine + "; " + busy + ": " + sysinfo.OthersCompeted, judge.Incomplete, true, false},
+			"relay- or machine-limited: 1,920 of the 10,000 events scheduled in the part were still unsent 1s after its --duration ended (not run): " + mixedUnsentRelay + ", " + relayMayHaveWaited + "; " + busy + ": " + sysinfo.OthersCompeted, judge.Incomplete, true, false},
 		{"busy machine, some the client's", 1500, 420, busy, RelayOrMachine + " " + head,
-			"1,920 of the 10,000 events scheduled in the part were still unsent 1s after its --duration ended (not run): 1,500 relay- or machine-limited: " + mixedUnsentRelay + ", " + mixedMaybeMachine + "; 420 client-limited: " + mixedUnsentClient + "; " + busy, judge.Incomplete, true, true},
+			"1,920 of the 10,000 events scheduled in the part were still unsent 1s after its --duration ended (not run): 1,500 relay- or machine-limited: " + mixedUnsentRelay + ", " + relayMayHaveWaited + "; 420 client-limited: " + mixedUnsentClient + "; " + busy, judge.Incomplete, true, true},
 		{"the client's on a busy machine", 0, 420, busy, "client-limited: " + head + mixedUnsentClient,
 			"client-limited: 420 of the 10,000 events scheduled in the part were still unsent 1s after its --duration ended (not run): " + mixedUnsentClient + "; " + busy, judge.Error, true, true},
 	} {

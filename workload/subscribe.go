@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -278,6 +279,7 @@ type subRun struct {
 	unreadN  int      // connections with such bytes
 	unreadAt []bool   // per subscriber connection: it held such bytes
 	behind   string   // the note of publishing behind the --rate schedule (behindNote; "": none)
+	machine  string   // the load average when other processes competed for the cores (behindOthersBusy; "": not judged so)
 }
 
 // Subscribe runs the fan-out workload: it pre-signs fresh events, opens the
@@ -342,15 +344,38 @@ var machineOthersBusy = sysinfo.OthersBusy
 // what the two sides kept busy over the timed window (sysinfo.OthersBusy,
 // the runner's "neither side saturated its CPU" note's clause): a window
 // full of EVENTs awaiting OKs, or a publisher sending late, is then the
-// machine's doing too, not the relay's or the client's alone.
+// machine's doing too, not the relay's or the client's alone. With the
+// relay's CPU known (load's rule, machineBusy: relaybench started it, so
+// it is not one of the others), the events a full window held back are
+// then relay- or machine-limited, in the note and in their not-run reason,
+// which quotes the load average (machineLimitedWhy), as load's drops.
 func (r *subRun) behindOthersBusy(ph *results.Phase) {
 	i := slices.Index(ph.Notes, r.behind)
 	if r.behind == "" || i < 0 || ph.Resources == nil || ph.Duration <= 0 {
 		return
 	}
-	sides := (ph.Resources.ClientCPUSecs + ph.Resources.RelayCPUSecs) / (float64(ph.Duration) / 1e9)
-	if busy := machineOthersBusy(sides); busy != "" {
-		ph.Notes[i] += "; " + busy
+	res := ph.Resources
+	sides := (res.ClientCPUSecs + res.RelayCPUSecs) / (float64(ph.Duration) / 1e9)
+	busy := machineOthersBusy(sides)
+	if busy == "" {
+		return
+	}
+	if res.RelayCPUSecs > 0 || res.RelayPeakRSS != 0 {
+		r.machine, _, _ = strings.Cut(busy, ": ")
+		r.behind = r.behindNote(ph)
+		rebookNotRun(ph, r.o.behindWhy(true), machineLimitedWhy(r.o.behindWhy(true), r.machine))
+	}
+	ph.Notes[i] = r.behind + "; " + busy
+}
+
+// rebookNotRun books ph's operations not run for why as not run for to.
+func rebookNotRun(ph *results.Phase, why, to string) {
+	for i := range ph.Accounts {
+		a := &ph.Accounts[i]
+		if n := a.NotRunBy[why]; n > 0 {
+			delete(a.NotRunBy, why)
+			a.NotRunBy[to] += n
+		}
 	}
 }
 
@@ -997,7 +1022,9 @@ func (r *subRun) notes(ph *results.Phase, t *subTally) []string {
 // publishers waited on a full in-flight window and in writes the relay did
 // not read, of the time they were behind, and how full the window was when
 // the duration ended. Events the client held back make the phase
-// client-limited.
+// client-limited; those the relay did are relay-limited, or relay- or
+// machine-limited once other processes were found competing for the
+// machine's cores (r.machine, behindOthersBusy).
 func (r *subRun) behindNote(ph *results.Phase) string {
 	var by [2]struct {
 		events, pubs, fullWait, writeWait, lag int64
@@ -1031,14 +1058,18 @@ func (r *subRun) behindNote(ph *results.Phase) string {
 		numfmt.Count(by[0].events+by[1].events, "event"), r.o.flagNames().duration, r.o.Duration)
 	client := "the client sent late with room in its in-flight window and its writes not held up, its CPU or timer wake-ups, not the relay"
 	relay := "the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written (TCP back-pressure)"
+	who := "relay-limited"
+	if r.machine != "" {
+		who, relay = strings.TrimSuffix(RelayOrMachine, ":"), relay+", "+relayMayHaveWaited
+	}
 	ph.ClientLimited = ph.ClientLimited || by[0].events > 0
 	switch {
 	case by[1].events == 0:
 		return fmt.Sprintf("client-limited: %s: %s (%s)", head, client, evidence(0))
 	case by[0].events == 0:
-		return fmt.Sprintf("relay-limited: %s: %s (%s)", head, relay, evidence(1))
+		return fmt.Sprintf("%s: %s: %s (%s)", who, head, relay, evidence(1))
 	}
-	return fmt.Sprintf("%s: %d relay-limited: %s (%s); %d client-limited: %s (%s)", head, by[1].events, relay, evidence(1), by[0].events, client, evidence(0))
+	return fmt.Sprintf("%s: %d %s: %s (%s); %d client-limited: %s (%s)", head, by[1].events, who, relay, evidence(1), by[0].events, client, evidence(0))
 }
 
 // follows says what each subscriber follows; each is "each " or, for one
