@@ -230,6 +230,7 @@ type mixedPart struct {
 	cpu                  time.Duration
 	relay                *results.Resources // over the part's timed window (nil: not observed)
 	others               float64            // cores other processes kept busy over the part (-1: unknown; mixedmachine.go)
+	busy                 *machineEvidence   // other processes competed for the cores over the part (nil: not known to; mixedunsent.go)
 	skipped              []results.Account  // work of a part not run
 }
 
@@ -293,7 +294,8 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgres
 		p.others = v
 	}
 	if p.pub != nil { // the events left unsent at its end, by who held them back (mixedunsent.go)
-		p.judgeUnsent(e.perPart, p.partBusy())
+		p.busy = p.partBusy()
+		p.judgeUnsent(e.perPart, p.busy.over("the part"))
 	}
 	return p
 }
@@ -545,6 +547,7 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 		allRecs = append(allRecs, p.recs...)
 	}
 	ph.Accounts = mixedAccounts(parts, rb.acct)
+	coalesceUnsent(&ph.Accounts[0], parts, o.PublishRate)
 	ph.Counts["read_back_events"] = rb.ver.Returned
 	ph.Verification = mixedVerification(allRecs, o.RelayCap, rb)
 	ph.Verification.Notes = mixedOverLimitNote(ph.Verification.Notes, ph.Verification.OverLimit, overLive)

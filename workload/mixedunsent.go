@@ -63,14 +63,40 @@ func machineLimitedWhy(relayWhy, busy string) string {
 	return RelayOrMachine + " " + rest + ", while other processes competed for the machine's cores (" + busy + "; the relay may have waited for a CPU, not been slow)"
 }
 
+// machineEvidence is what showed other processes competing for the
+// machine's cores over a part: the machine's load average as every note
+// quotes it (sysinfo.LoadClause's words; "" when unknown) and the cores
+// the others kept busy (-1: unknown).
+type machineEvidence struct {
+	load   string
+	others float64
+}
+
+// over is the evidence over what ("the part", "publish/alone"): "the
+// machine's 1-minute load average was 18.1 on 2 cores, other processes
+// kept 1.90 cores busy over the part"; "" for none (m nil: not busy).
+func (m *machineEvidence) over(what string) string {
+	if m == nil {
+		return ""
+	}
+	var ev []string
+	if m.load != "" {
+		ev = append(ev, m.load)
+	}
+	if m.others >= 0 {
+		ev = append(ev, fmt.Sprintf("other processes kept %.2f cores busy over %s", m.others, what))
+	}
+	return strings.Join(ev, ", ")
+}
+
 // partBusy is the evidence that other processes competed for the
-// machine's cores over part p ("" when none did, or when the relay's CPU
+// machine's cores over part p (nil when none did, or when the relay's CPU
 // is unknown: relaybench did not start it, so what it used cannot be told
 // from other processes, as load's machineBusy).
-func (p *mixedPart) partBusy() string {
+func (p *mixedPart) partBusy() *machineEvidence {
 	secs := float64(p.end-p.start) / 1e9
 	if p.relay == nil || secs <= 0 {
-		return ""
+		return nil
 	}
 	sides := (p.cpu.Seconds() + p.relay.RelayCPUSecs) / secs
 	return othersCompeting(machineOthersBusy(sides), machineLoadClause(), sides, p.others, float64(runtime.NumCPU()))
@@ -83,26 +109,45 @@ func (p *mixedPart) partBusy() string {
 // -1: unknown): at least one core, with the two sides' (sides) making at
 // least nine tenths of the machine's cores. The evidence quotes the load
 // average (from byLoad, else loadClause: sysinfo.LoadClause) and the
-// others' cores when known: "the machine's 1-minute load average was 18.1
-// on 2 cores, other processes kept 1.90 cores busy over the part"; ""
-// when they did not compete.
-func othersCompeting(byLoad, loadClause string, sides, others, cores float64) string {
+// others' cores when known; nil when they did not compete.
+func othersCompeting(byLoad, loadClause string, sides, others, cores float64) *machineEvidence {
 	kept := others >= 1 && sides+others >= 0.9*cores
 	if byLoad == "" && !kept {
-		return ""
+		return nil
 	}
 	load, _, _ := strings.Cut(byLoad, ": ")
 	if load == "" {
 		load = loadClause
 	}
-	var ev []string
-	if load != "" {
-		ev = append(ev, load)
+	return &machineEvidence{load: load, others: others}
+}
+
+// coalesceUnsent books the events the publishing parts left unsent as
+// relay- or machine-limited (each part's machineLimitedWhy, with its own
+// figures) under one why in a, the phase's event account: the verdict
+// then gives one reason, each part's figures in it ("… over publish/alone;
+// the machine's … over publish/together; …"). rate is --publish-rate.
+func coalesceUnsent(a *results.Account, parts []*mixedPart, rate float64) {
+	var n int64
+	var keys, ev []string
+	for why, c := range a.NotRunBy {
+		if c > 0 && isMixedUnsent(why) && strings.HasPrefix(why, RelayOrMachine) {
+			n += c
+			keys = append(keys, why)
+		}
 	}
-	if others >= 0 {
-		ev = append(ev, fmt.Sprintf("other processes kept %.2f cores busy over the part", others))
+	if len(keys) < 2 {
+		return
 	}
-	return strings.Join(ev, ", ")
+	for _, p := range parts {
+		if p.pub != nil && p.busy != nil {
+			ev = append(ev, p.busy.over("publish/"+strings.TrimPrefix(p.name, "publish/"))) // its group's name
+		}
+	}
+	for _, k := range keys {
+		delete(a.NotRunBy, k)
+	}
+	a.NotRunBy[machineLimitedWhy(mixedBehindWhy(rate)(true), strings.Join(ev, "; "))] += n
 }
 
 // judgeUnsent books the events part p's publishers left unsent at its end

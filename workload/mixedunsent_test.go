@@ -33,7 +33,7 @@ func TestOthersCompeting(t *testing.T) {
 		{"a core of others, cores to spare", "", 0.5, 1.2, 16, ""},
 		{"nothing known", "", 0.21, -1, 2, ""},
 	} {
-		got := othersCompeting(c.byLoad, la, c.sides, c.others, c.cores)
+		got := othersCompeting(c.byLoad, la, c.sides, c.others, c.cores).over("the part")
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
@@ -131,18 +131,47 @@ func TestMixedPartBusyNeedsTheRelaysCPU(t *testing.T) {
 	machineOthersBusy = func(s float64) string { sides = s; return "" } // the load average shows no contention
 	machineLoadClause = func() string { return "the machine's 1-minute load average was 1.2 on 2 cores" }
 	p := &mixedPart{start: 0, end: int64(10 * time.Second), cpu: time.Second, relay: &results.Resources{RelayCPUSecs: 1}, others: 0.1}
-	if got := p.partBusy(); got != "" || sides < 0.2-1e-9 || sides > 0.2+1e-9 {
+	if got := p.partBusy().over("the part"); got != "" || sides < 0.2-1e-9 || sides > 0.2+1e-9 {
 		t.Errorf("a quiet part: %q (sides %.2f), want \"\" (sides 0.20)", got, sides)
 	}
 	machineOthersBusy = func(float64) string {
 		return "the machine's 1-minute load average was 18.1 on 2 cores: " + sysinfo.OthersCompeted
 	}
 	p.others = -1
-	if got := p.partBusy(); got != "the machine's 1-minute load average was 18.1 on 2 cores" {
+	if got := p.partBusy().over("the part"); got != "the machine's 1-minute load average was 18.1 on 2 cores" {
 		t.Errorf("by the load average: %q", got)
 	}
 	p.relay = nil
-	if got := p.partBusy(); got != "" {
+	if got := p.partBusy().over("the part"); got != "" {
 		t.Errorf("the relay's CPU unknown: %q, want \"\"", got)
+	}
+}
+
+// TestMixedUnsentOneReason: both publishing parts' events left unsent on
+// a busy machine are one reason in the phase's account (the verdict's),
+// each part's figures in it, not two reasons of 400 characters that
+// differ in their figures; the relay's on a quiet machine and the
+// client's keep theirs.
+func TestMixedUnsentOneReason(t *testing.T) {
+	alone, tog := unsentPart(1500, 0), unsentPart(1800, 20)
+	tog.name = "together" // the part's name; its publishing group is publish/together
+	alone.busy = &machineEvidence{load: "the machine's 1-minute load average was 1.8 on 2 cores", others: 1.33}
+	tog.busy = &machineEvidence{load: "the machine's 1-minute load average was 1.9 on 2 cores", others: 1.36}
+	var a results.Account
+	for _, p := range []*mixedPart{alone, tog} {
+		p.judgeUnsent(10000, p.busy.over("the part"))
+		addToAccount(&a, p.pub.Account(results.OpEvent))
+	}
+	coalesceUnsent(&a, []*mixedPart{alone, tog}, 1000)
+	want := machineLimitedWhy(mixedBehindWhy(1000)(true), "the machine's 1-minute load average was 1.8 on 2 cores, other processes kept 1.33 cores busy over publish/alone; the machine's 1-minute load average was 1.9 on 2 cores, other processes kept 1.36 cores busy over publish/together")
+	if a.NotRunBy[want] != 3300 || a.NotRunBy[mixedBehindWhy(1000)(false)] != 20 || len(a.NotRunBy) != 2 || !a.Balanced() {
+		t.Errorf("not run by %v, want 3,300 %q and the client's 20", a.NotRunBy, want)
+	}
+	q := unsentPart(1500, 0)
+	q.judgeUnsent(10000, "")
+	b := *q.pub.Account(results.OpEvent)
+	coalesceUnsent(&b, []*mixedPart{q}, 1000)
+	if b.NotRunBy[mixedBehindWhy(1000)(true)] != 1500 || len(b.NotRunBy) != 1 {
+		t.Errorf("a quiet machine: not run by %v", b.NotRunBy)
 	}
 }
