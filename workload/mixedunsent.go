@@ -2,7 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/relaybench/relaybench/internal/numfmt"
@@ -122,6 +124,12 @@ func othersCompeting(byLoad, loadClause string, sides, others, cores float64) *m
 	return &machineEvidence{load: load, others: others}
 }
 
+// machineUnsent says whether why is machineLimitedWhy's of events a
+// part's end left unsent.
+func machineUnsent(why string) bool {
+	return isMixedUnsent(why) && strings.HasPrefix(why, RelayOrMachine)
+}
+
 // coalesceUnsent books the events the publishing parts left unsent as
 // relay- or machine-limited (each part's machineLimitedWhy, with its own
 // figures) under one why in a, the phase's event account: the verdict
@@ -131,7 +139,7 @@ func coalesceUnsent(a *results.Account, parts []*mixedPart, rate float64) {
 	var n int64
 	var keys, ev []string
 	for why, c := range a.NotRunBy {
-		if c > 0 && isMixedUnsent(why) && strings.HasPrefix(why, RelayOrMachine) {
+		if c > 0 && machineUnsent(why) {
 			n += c
 			keys = append(keys, why)
 		}
@@ -140,7 +148,7 @@ func coalesceUnsent(a *results.Account, parts []*mixedPart, rate float64) {
 		return
 	}
 	for _, p := range parts {
-		if p.pub != nil && p.busy != nil {
+		if p.pub != nil && p.busy != nil && slices.ContainsFunc(slices.Collect(maps.Keys(p.pub.Account(results.OpEvent).NotRunBy)), machineUnsent) {
 			ev = append(ev, p.busy.over("publish/"+strings.TrimPrefix(p.name, "publish/"))) // its group's name
 		}
 	}
