@@ -145,10 +145,10 @@ func TestSenderLagJudge(t *testing.T) {
 		t.Errorf("writes held up most of the lag: %+v, want relay-limited", l)
 	}
 	// The reasons name the flag of the command that ran.
-	sweep := SubscribeOptions{flags: subFlags{duration: "--duration"}}
+	sweep := SubscribeOptions{flags: subFlags{duration: "--duration"}, Rate: 500}
 	for _, c := range []struct{ got, want string }{
-		{SubscribeOptions{}.behindWhy(true), "relay-limited: not sent within --sub-duration (and 1s after) at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"},
-		{sweep.behindWhy(false), "client-limited: not sent within --duration (and 1s after) at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"},
+		{SubscribeOptions{Rate: 20000}.behindWhy(true), "relay-limited: not sent within 1s after --sub-duration ended (--rate 20,000/s): the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"},
+		{sweep.behindWhy(false), "client-limited: not sent within 1s after --duration ended (--rate 500/s): the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"},
 	} {
 		if c.got != c.want {
 			t.Errorf("reason %q, want %q", c.got, c.want)

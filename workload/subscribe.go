@@ -172,8 +172,8 @@ const (
 	// its in-flight window full of EVENTs awaiting the relay's OK or by
 	// writes the relay did not read (work the relay prevented: exit 4), or
 	// late with room in the window (the client's limit: exit 1).
-	whyBehindRelay  = "relay-limited: not sent within %s (and 1s after) at --rate: the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
-	whyBehindClient = outcome.WhyClientLimited + " not sent within %s (and 1s after) at --rate: the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
+	whyBehindRelay  = "relay-limited: not sent within 1s after %s ended (--rate %s/s): the in-flight window (--window) was full of EVENTs awaiting the relay's OK, or the relay did not read what was written"
+	whyBehindClient = outcome.WhyClientLimited + " not sent within 1s after %s ended (--rate %s/s): the client sent late with room in its in-flight window (its CPU or timer wake-ups, not the relay)"
 )
 
 // subFlags are the flags of the command that ran the fan-out workload, as
@@ -201,12 +201,13 @@ func (o SubscribeOptions) flagNames() subFlags {
 }
 
 // behindWhy is the why of the events a publisher left unsent when the
-// duration ended: whyBehindRelay or whyBehindClient, naming the flag.
+// duration ended: whyBehindRelay or whyBehindClient, naming the flag and
+// the rate.
 func (o SubscribeOptions) behindWhy(relayLimited bool) string {
 	if relayLimited {
-		return fmt.Sprintf(whyBehindRelay, o.flagNames().duration)
+		return fmt.Sprintf(whyBehindRelay, o.flagNames().duration, fmtRate(o.Rate))
 	}
-	return fmt.Sprintf(whyBehindClient, o.flagNames().duration)
+	return fmt.Sprintf(whyBehindClient, o.flagNames().duration, fmtRate(o.Rate))
 }
 
 // subscriber is one connection holding one live REQ. Its callbacks run on
