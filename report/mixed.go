@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/results"
 )
@@ -217,10 +218,11 @@ func mixedCaveat(p *results.Phase, sides []mixedSide) string {
 	return " (" + strings.Join(cs, "; ") + ")"
 }
 
-// fmtTimes formats a ratio as "1.00×".
+// fmtTimes formats a ratio as "1.00×" (three significant digits below
+// 0.1: "0.00448×", never "0.00×").
 func fmtTimes(r float64) string {
 	if r <= 0 || math.IsNaN(r) || math.IsInf(r, 0) {
 		return dash
 	}
-	return fmt.Sprintf("%.2f×", r)
+	return numfmt.Ratio(r) + "×"
 }

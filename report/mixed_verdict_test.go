@@ -18,7 +18,7 @@ func TestMixedVerdictLeadsWithSlowdown(t *testing.T) {
 	}{
 		{1, 0.24, 1, 3.38, "EOSE p99 3.38× slower together; both sides kept their throughput; OK p99 0.24× (faster together)"},
 		{1, 3.47, 1, 0.50, "OK p99 3.47× slower together; both sides kept their throughput; EOSE p99 0.50× (faster together)"},
-		{1, 0.74, 1, 0.01, "both sides kept their throughput; EOSE p99 0.01× (faster together); OK p99 0.74× (faster together)"},
+		{1, 0.74, 1, 0.01, "both sides kept their throughput; EOSE p99 0.0100× (faster together); OK p99 0.74× (faster together)"},
 		{1, 1.001, 0.5, 2.5, "EOSE p99 2.50× slower together; querying fell to 50% of its throughput alone; publishing kept its throughput"},
 		{1, 0.5, 0.2, 1.5, "querying fell to 20% of its throughput alone; EOSE p99 1.50× slower together; publishing kept its throughput; OK p99 0.50× (faster together)"},
 	} {

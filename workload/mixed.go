@@ -734,14 +734,14 @@ func mixedQueryGroup(ph *results.Phase, p *mixedPart, suffix string) (float64, *
 func mixedRatio(ph *results.Phase, name string, a, b float64, unit string) {
 	if a > 0 && b > 0 {
 		ph.Rates[name] = b / a
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%s %s alone, %s together)", ratioLabel(name), b/a, fmtNum(a), unit, fmtNum(b)))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %s× (%s %s alone, %s together)", ratioLabel(name), numfmt.Ratio(b/a), fmtNum(a), unit, fmtNum(b)))
 	}
 }
 
 func mixedLatRatio(ph *results.Phase, name string, a, b int64) {
 	if a > 0 && b > 0 {
 		ph.Rates[name] = float64(b) / float64(a)
-		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %.2f× (%v alone, %v together)", ratioLabel(name), float64(b)/float64(a), numfmt.Dur(time.Duration(a)), numfmt.Dur(time.Duration(b))))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("%s together/alone: %s× (%v alone, %v together)", ratioLabel(name), numfmt.Ratio(float64(b)/float64(a)), numfmt.Dur(time.Duration(a)), numfmt.Dur(time.Duration(b))))
 	}
 }
 

@@ -71,6 +71,17 @@ func sig3(v float64) string {
 	}
 }
 
+// Ratio prints a ratio for a "×" figure: two decimals from 0.1 up (0.70,
+// 1.17, 12.35), three significant digits below, where two decimals would
+// read 0.00 (0.0448, 0.00448).
+func Ratio(r float64) string {
+	a := math.Abs(r)
+	if a >= 0.1 || a == 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return strconv.FormatFloat(r, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 2-int(math.Floor(math.Log10(a))), 64)
+}
+
 // Round rounds d to three significant digits (whole nanoseconds below
 // 1µs), so that %v of it prints as Dur does, give or take trailing zeros:
 // 1.250303ms → 1.25ms, 1.70079s → 1.7s.

@@ -57,3 +57,11 @@ func TestBytes(t *testing.T) {
 		332 << 10: "332 KiB", 272 << 10: "272 KiB", 16 << 10: "16.0 KiB", 8 << 20: "8.00 MiB", 130296791: "124 MiB",
 		1023.6 * 1024: "1.00 MiB", 1000 << 10: "1000 KiB", 999.96 * 1024: "1000 KiB", 9.996 * 1024: "10.0 KiB"})
 }
+
+func TestRatio(t *testing.T) {
+	for r, want := range map[float64]string{0.7: "0.70", 1.1749: "1.17", 12.345: "12.35", 0.1: "0.10", 0.0448: "0.0448", 0.004483: "0.00448", 0: "0.00"} {
+		if got := Ratio(r); got != want {
+			t.Errorf("Ratio(%v) = %q, want %q", r, got, want)
+		}
+	}
+}
