@@ -175,7 +175,7 @@ func TestMissingConclusion(t *testing.T) {
 	}
 	unread := base
 	unread.unreadEnd, unread.unreadConns = 5000, 3
-	if c := unread.conclusion(); !strings.Contains(c, "the client could not keep up") || !strings.Contains(c, "5000 on 3 connections") {
+	if c := unread.conclusion(); !strings.Contains(c, "the client could not keep up") || !strings.Contains(c, "4.88 KiB on 3 connections") {
 		t.Errorf("unread at the end: %s", c)
 	}
 	late := base
