@@ -90,20 +90,30 @@ func checkPlanBar(t *testing.T, b *progressBars, total int64) {
 // requested 8,480); the count ends at the total when the read-back ends,
 // and the accounts request the plan: the parts' operations (those a part's
 // end left unsent too: not run), and a read-back REQ per 100 accepted
-// events.
+// events. The plain progress lines (not a terminal) end at the total too:
+// they stopped at the last tenth ("Ended 410 of 412 operations...").
 func TestMixedAnnouncesItsWholePlan(t *testing.T) {
 	r, c := testrelay.Start(t, testrelay.Config{Verify: true}), testKeys(t)
 	r.Add(c.Events...)
-	var log strings.Builder
+	var log, plain strings.Builder
 	var logMu sync.Mutex
 	bars := &progressBars{lines: func() int { logMu.Lock(); defer logMu.Unlock(); return strings.Count(log.String(), "\n") }}
+	lines := progress.New(&plain, true)
+	both := func(label string, total int64) func(int64) {
+		bar := bars.progress(label, total)
+		line, _ := lines.Phase(label, "", total) // plain lines: no stop to call
+		return func(done int64) { bar(done); line(done) }
+	}
 	o := smallMixed
 	o.Parts = func(part string) { logMu.Lock(); defer logMu.Unlock(); fmt.Fprintln(&log, part) }
-	phs, err := o.Run(testCtx(t), Env{URL: r.URL(), Corpus: c, Progress: bars.progress})
+	phs, err := o.Run(testCtx(t), Env{URL: r.URL(), Corpus: c, Progress: both})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPlanBar(t, bars, smallMixedPlan)
+	if want := fmt.Sprintf("  Ended %d of %d operations...\n", smallMixedPlan, smallMixedPlan); !strings.HasSuffix(plain.String(), want) {
+		t.Errorf("plain progress lines end short of the plan's total (want %q):\n%s", want, plain.String())
+	}
 	if bars.before[0] != 0 {
 		t.Errorf("the plan was announced after %d parts had started", bars.before[0])
 	}

@@ -119,9 +119,13 @@ func (r *Reporter) Phase(label, doneFmt string, total int64) (update func(done i
 	return func(done int64) {
 		mu.Lock()
 		defer mu.Unlock()
-		for done >= next && next <= total {
+		for done >= next && next <= total { // every tenth, and the total last
 			fmt.Fprintf(r.w, "  "+doneFmt+"\n", grouped(next))
-			next += step
+			if next == total {
+				next++
+			} else {
+				next = min(next+step, total)
+			}
 		}
 	}, func() {}
 }

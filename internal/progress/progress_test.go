@@ -113,3 +113,22 @@ func TestCountingNamesTheUnit(t *testing.T) {
 		t.Errorf("label shown or tapped with its count form: %q\n%s", tapped, b.String())
 	}
 }
+
+// The last plain line says the total when the count reaches it, whatever
+// the total: every tenth of 1,938 ends at 1,930, and mixed's plan stopped
+// at "Ended 1,930 of 1,938 operations..." though every operation had ended.
+func TestPlainLinesEndAtTheTotal(t *testing.T) {
+	for _, total := range []int64{1938, 25, 7, 10, 3000} {
+		var b bytes.Buffer
+		label := Counting("mixed: plan", "Ended", "operation", "operations", total)
+		update, stop := New(&b, true).Phase(label, "", total)
+		update(total - 1)
+		update(total)
+		update(total) // again: no line twice
+		stop()
+		want := fmt.Sprintf("  Ended %s of %s operations...\n", grouped(total), grouped(total))
+		if s := b.String(); !strings.HasSuffix(s, want) || strings.Count(s, want) != 1 {
+			t.Errorf("total %d: plain lines\n%s", total, s)
+		}
+	}
+}
