@@ -193,11 +193,13 @@ func Sweep(ctx context.Context, url string, c *corpus.Corpus, o SweepOptions) ([
 // which the process's resident memory does not give back: its growth reads
 // small (22.0 KiB each at the first size, "not measurable: less than 8
 // MiB" at the next for the same 400). Later phases lose that reading (note
-// and counts) and say where the figure is.
+// and counts) and say where the figure is, or, when the first size's was
+// not measurable either, that no size gives one.
 func oneMemoryFigure(phases []results.Phase) {
 	if len(phases) < 2 {
 		return
 	}
+	pointer := firstSizeMemory(phases[0])
 	for i := 1; i < len(phases); i++ {
 		ph := &phases[i]
 		notes := ph.Notes[:0]
@@ -215,8 +217,29 @@ func oneMemoryFigure(phases []results.Phase) {
 		}
 		delete(ph.Counts, results.CountClientRSSIdle)
 		delete(ph.Counts, results.CountClientBytesPerSub)
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client memory of the idle subscriptions: given once, at the first size (%s bytes; measured before publishing, so the content size plays no part; the same subscriptions opened again here reuse memory the previous size's freed, which the process's resident memory does not show)", strings.TrimPrefix(phases[0].Name, "sweep/")))
+		if pointer != "" {
+			ph.Notes = append(ph.Notes, pointer)
+		}
 	}
+}
+
+// firstSizeMemory is the note a later size gives in place of its own
+// client-memory reading: where the figure is (the first size's phase), or
+// that the first size's reading was not measurable and a later size's,
+// reusing memory the first freed, cannot be either; "" when the first size
+// has no reading to point to.
+func firstSizeMemory(first results.Phase) string {
+	size := strings.TrimPrefix(first.Name, "sweep/")
+	reuse := "the same subscriptions opened again here reuse memory the previous size's freed, which the process's resident memory does not show"
+	for _, n := range first.Notes {
+		switch {
+		case strings.HasPrefix(n, "client memory for "):
+			return fmt.Sprintf("client memory of the idle subscriptions: given once, at the first size (%s bytes; measured before publishing, so the content size plays no part; %s)", size, reuse)
+		case strings.HasPrefix(n, "client memory per subscription not measurable"):
+			return fmt.Sprintf("client memory of the idle subscriptions: not measurable at the first size (%s bytes), nor here: %s", size, reuse)
+		}
+	}
+	return ""
 }
 
 // sweepLimits returns lim, or the relay's announced limits (none when its

@@ -149,3 +149,35 @@ func TestSweepOneMemoryFigure(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepMemoryNotMeasurableAtFirst: when the first size's reading was
+// not measurable (2 subscribers hold far less than the floor), a later
+// size says so, never that the figure is "given once, at the first size"
+// (a 2-subscriber sweep's 4 KiB size pointed to a figure the 256 B size's
+// note said it could not give); and a first size with no reading at all
+// is pointed to by no size.
+func TestSweepMemoryNotMeasurableAtFirst(t *testing.T) {
+	mk := func(name string, idle int64) results.Phase {
+		ph := results.NewPhase(name, "sweep")
+		connScale(&ph, 2, 100<<20, 100<<20+idle, nil, "the sweep command's --subscribers")
+		return ph
+	}
+	phases := []results.Phase{mk("sweep/256", 64<<10), mk("sweep/4096", 9<<20)}
+	oneMemoryFigure(phases)
+	if first := strings.Join(phases[0].Notes, "\n"); !strings.Contains(first, "client memory per subscription not measurable") {
+		t.Fatalf("first size: %q", first)
+	}
+	later := strings.Join(phases[1].Notes, "\n")
+	if strings.Contains(later, "given once") || strings.Contains(later, "client memory for") ||
+		!strings.Contains(later, "client memory of the idle subscriptions: not measurable at the first size (256 bytes), nor here") {
+		t.Errorf("later size contradicts the first: %q", later)
+	}
+	if _, ok := phases[1].Counts[results.CountClientBytesPerSub]; ok {
+		t.Errorf("later size keeps its reading: %v", phases[1].Counts)
+	}
+	none := []results.Phase{results.NewPhase("sweep/256", "sweep"), mk("sweep/4096", 9<<20)}
+	oneMemoryFigure(none)
+	if n := strings.Join(none[1].Notes, "\n"); strings.Contains(n, "client memory") {
+		t.Errorf("the first size has no reading, a later one points to it or keeps its own: %q", n)
+	}
+}
