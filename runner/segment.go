@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybench/relaybench/corpus"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nip11"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
@@ -314,8 +315,8 @@ func (g *startGate) settle(ph *results.Phase) {
 	}
 	g.settled = true
 	ph.SetupSecs = max(ph.SetupSecs-g.waited.Seconds(), 0)
-	ph.Notes = append(ph.Notes, fmt.Sprintf("waited %.2f s for %s %s before the clock started: not timed, not in the set-up time",
-		g.waited.Seconds(), g.flag, g.at.UTC().Format(time.RFC3339Nano)))
+	ph.Notes = append(ph.Notes, fmt.Sprintf("waited %s for %s %s before the clock started: not timed, not in the set-up time",
+		numfmt.Dur(g.waited), g.flag, g.at.UTC().Format(time.RFC3339Nano)))
 }
 
 // SegmentRun is a workload command's segment set-up outside Run (the load

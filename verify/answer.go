@@ -317,7 +317,7 @@ func Finish(v *results.Verification) {
 // OverLimitCheckedNote names n events returned beyond their filters' limit
 // in answers judged without an expected set.
 func OverLimitCheckedNote(n int64) string {
-	return fmt.Sprintf("%s"+overLimitLead+"%q"+overLimitCheckedTail, numfmt.Group(n), LimitSentence)
+	return fmt.Sprintf("%s"+overLimitLead+"%q"+overLimitCheckedTail, numfmt.Count(n, "event"), LimitSentence)
 }
 
 // overLimitCheckedTail ends OverLimitCheckedNote.
@@ -325,13 +325,20 @@ const overLimitCheckedTail = "); each was checked for validity, filter match and
 
 // overLimitLead is how OverLimitNote and OverLimitCheckedNote go on after
 // their count.
-const overLimitLead = " events came back beyond their filter's limit (NIP-01 SHOULD, not failed: "
+const overLimitLead = " came back beyond their filter's limit (NIP-01 SHOULD, not failed: "
 
 // isOverLimitNote reports whether note n is an OverLimitNote or
 // OverLimitCheckedNote (of any count).
 func isOverLimitNote(n string) bool {
 	i := strings.Index(n, overLimitLead)
-	return i > 0 && strings.Trim(n[:i], "0123456789,") == ""
+	if i <= 0 {
+		return false
+	}
+	count, ok := strings.CutSuffix(n[:i], " events")
+	if !ok {
+		count, ok = strings.CutSuffix(n[:i], " event")
+	}
+	return ok && count != "" && strings.Trim(count, "0123456789,") == ""
 }
 
 // LimitSentence is NIP-01's word on `limit`.
@@ -339,7 +346,7 @@ const LimitSentence = "Relays SHOULD use the `limit` value to guide how many eve
 
 // OverLimitNote names n events returned beyond their filters' limit.
 func OverLimitNote(n int64) string {
-	return fmt.Sprintf("%s"+overLimitLead+"%q); the newest `limit` of each answer were judged against the expected set, the rest only for validity, filter match and duplicates", numfmt.Group(n), LimitSentence)
+	return fmt.Sprintf("%s"+overLimitLead+"%q); the newest `limit` of each answer were judged against the expected set, the rest only for validity, filter match and duplicates", numfmt.Count(n, "event"), LimitSentence)
 }
 
 // AppendUnique appends the strings of src not yet in dst, keeping at most 50.

@@ -1527,8 +1527,8 @@ func (l *liveStats) line(name string, s int) string {
 	dropped := max(0, intended-l.started[s].Load())
 	if span < time.Second {
 		// The run ended inside this second: its counts, not per-second rates.
-		return fmt.Sprintf("%s t=%3ds last %.2f s: intended %s dropped %s sent %s in-flight %s ended: accepted %s refused %s failed %s p50 %s p99 %s",
-			name, s, span.Seconds(), g(intended), g(dropped), g(l.sent[s].Load()), g(l.maxIn[s].Load()),
+		return fmt.Sprintf("%s t=%3ds last %s: intended %s dropped %s sent %s in-flight %s ended: accepted %s refused %s failed %s p50 %s p99 %s",
+			name, s, numfmt.Dur(span), g(intended), g(dropped), g(l.sent[s].Load()), g(l.maxIn[s].Load()),
 			g(l.accepted[s].Load()), g(l.refused[s].Load()), g(l.failed[s].Load()), p50, p99)
 	}
 	return fmt.Sprintf("%s t=%3ds intended %7s/s dropped %6s sent %7s/s in-flight %5s ended: accepted %7s/s refused %5s failed %5s p50 %9s p99 %9s",

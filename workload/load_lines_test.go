@@ -27,7 +27,7 @@ func TestLiveLinesGroupThousands(t *testing.T) {
 	var out bytes.Buffer
 	l.print(&out, "load")()
 	got := out.String()
-	for _, w := range []string{"sent   2,999/s in-flight 1,024 ended: accepted   2,999/s", "last 0.50 s: intended 1,501 dropped 1 sent 1,500 in-flight 0 ended: accepted 1,500"} {
+	for _, w := range []string{"sent   2,999/s in-flight 1,024 ended: accepted   2,999/s", "last 500ms: intended 1,501 dropped 1 sent 1,500 in-flight 0 ended: accepted 1,500"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("no %q in\n%s", w, got)
 		}
@@ -89,7 +89,7 @@ func TestLiveLinesSayWhatEnded(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines, want 2:\n%s", len(lines), out.String())
 	}
-	if w := "last 0.05 s: intended 1 dropped 0 sent 1 in-flight 1 ended: accepted 2 refused 0 failed 0"; !strings.Contains(lines[1], w) {
+	if w := "last 50.0ms: intended 1 dropped 0 sent 1 in-flight 1 ended: accepted 2 refused 0 failed 0"; !strings.Contains(lines[1], w) {
 		t.Errorf("last line %q, want it to say %q", lines[1], w)
 	}
 	if strings.Contains(out.String(), "sent 1 accepted") {

@@ -676,7 +676,7 @@ func TestLoadSegmentQueriesAreTheSingleRunsQueries(t *testing.T) {
 }
 
 // The live line of a second the run ended inside gives its counts over the
-// part it lasted ("last 0.35 s: intended 31 sent 31 …"), not per-second
+// part it lasted ("last 350ms: intended 31 sent 31 …"), not per-second
 // rates; a second the run did not reach has no line. The pattern's ops are
 // at 10 ms, 20 ms, … 2.3 s: 99, 100 and 31 in its seconds.
 func TestLiveLastPartialSecond(t *testing.T) {
@@ -688,12 +688,12 @@ func TestLiveLastPartialSecond(t *testing.T) {
 		{2350 * time.Millisecond, []int64{99, 100, 31}, []string{
 			"load t=  0s intended      99/s dropped      0 sent      99/s in-flight     0 ended: accepted      99/s",
 			"load t=  1s intended     100/s dropped      0 sent     100/s in-flight     0 ended: accepted     100/s",
-			"load t=  2s last 0.35 s: intended 31 dropped 0 sent 31 in-flight 0 ended: accepted 30 refused 1 failed 0"}},
+			"load t=  2s last 350ms: intended 31 dropped 0 sent 31 in-flight 0 ended: accepted 30 refused 1 failed 0"}},
 		// Stopped at 1.5 s: the ops intended after it were cancelled, not
 		// dropped, and the seconds after it have no line.
 		{1500 * time.Millisecond, []int64{99, 50}, []string{
 			"load t=  0s intended      99/s dropped      0 sent      99/s in-flight     0 ended: accepted      99/s",
-			"load t=  1s last 0.50 s: intended 50 dropped 0 sent 50 in-flight 0 ended: accepted 50 refused 0 failed 0"}},
+			"load t=  1s last 500ms: intended 50 dropped 0 sent 50 in-flight 0 ended: accepted 50 refused 0 failed 0"}},
 	} {
 		l := newLiveStats(constant(t, 100, 2300*time.Millisecond), time.Second)
 		// t = 0 five seconds ago: every line is due at once.

@@ -68,7 +68,7 @@ func TestLoadMixedOverLimitNote(t *testing.T) {
 			notes = append(notes, n)
 		}
 	}
-	lead := numfmt.Group(v.OverLimit) + " events came back beyond their filter's limit"
+	lead := numfmt.Count(v.OverLimit, "event") + " came back beyond their filter's limit"
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], lead) || notes[0] == verify.OverLimitNote(v.OverLimit) {
 		t.Errorf("notes beyond the limit %q, want one of mixed's, starting %q", notes, lead)
 	}

@@ -102,7 +102,7 @@ func TestLoadOverLimitNamedNotFailed(t *testing.T) {
 	v := ph.Verification
 	notes := strings.Join(v.Notes, "\n")
 	checked := strings.Contains(notes, verify.OverLimitCheckedNote(v.OverLimit)) ||
-		strings.Contains(notes, numfmt.Group(v.OverLimit)+" events came back beyond their filter's limit") &&
+		strings.Contains(notes, numfmt.Count(v.OverLimit, "event")+" came back beyond their filter's limit") &&
 			strings.Contains(notes, "events still being published when their REQ was sent") &&
 			strings.Contains(notes, "; every event of these answers was still checked for validity, filter match and duplicates")
 	if v.OverLimit == 0 || v.State != results.VerificationPassed || !checked || strings.Contains(notes, "judged against the expected set") {

@@ -76,9 +76,9 @@ func mixedOverLimitNote(notes []string, over, live int64) []string {
 	}
 	live = min(live, over)
 	const why = "no OK yet, so the relay may have stored them after the REQ and sent them live on the open subscription before its EOSE (NIP-01: EOSE marks \"the end of stored events and the beginning of events newly received in real-time\"; `limit` applies to \"the initial query\"; no MUST forbids live events before EOSE)"
-	s := fmt.Sprintf("%s events came back beyond their filter's limit, all of them events still being published when their REQ was sent: %s; not failed", numfmt.Group(over), why)
+	s := fmt.Sprintf("%s came back beyond their filter's limit, all of them events still being published when their REQ was sent: %s; not failed", numfmt.Count(over, "event"), why)
 	if live < over {
-		s = fmt.Sprintf("%s events came back beyond their filter's limit: %s of them events still being published when their REQ was sent (%s; not failed), the other %s stored events beyond the limit (NIP-01 SHOULD, not failed: %q)", numfmt.Group(over), numfmt.Group(live), why, numfmt.Group(over-live), verify.LimitSentence)
+		s = fmt.Sprintf("%s came back beyond their filter's limit: %s of them events still being published when their REQ was sent (%s; not failed), the other %s stored events beyond the limit (NIP-01 SHOULD, not failed: %q)", numfmt.Count(over, "event"), numfmt.Group(live), why, numfmt.Group(over-live), verify.LimitSentence)
 	}
 	notes[i] = s + "; every event of these answers was still checked for validity, filter match and duplicates"
 	return notes

@@ -16,6 +16,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/relaybench/relaybench/harness"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/progress"
 	"github.com/relaybench/relaybench/judge"
 	"github.com/relaybench/relaybench/live"
@@ -347,7 +348,7 @@ func (w *webRun) end(ctx context.Context, f *results.File) {
 	if w.keep > 0 && w.srv != nil && ctx.Err() == nil && !e.ended() {
 		until := time.Now().Add(w.keep)
 		fmt.Fprintf(os.Stderr, "Serving the final page at %s (and %smetrics) until %s (--web-keep %s): Ctrl-C stops it sooner, the exit status staying the run's%s\n",
-			w.srv.URL(), w.srv.URL(), clock(until), w.keep, e.status)
+			w.srv.URL(), w.srv.URL(), clock(until), numfmt.Dur(w.keep), e.status)
 		t := time.NewTimer(w.keep)
 		select {
 		case <-t.C:
