@@ -120,3 +120,34 @@ func TestMixedBusierAloneIsNotAFinding(t *testing.T) {
 		}
 	}
 }
+
+// The querying side's alone baseline is doubted by its late REQ starts: a
+// walk at load average 15 read "EOSE p99 0.0659× (faster together)" with
+// 29 of 100 REQs started late alone, 1 together. Constructed phases.
+func TestMixedLateQueriesAreNotAFinding(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		lateAlone, lateTog int64
+		want, not          string
+	}{
+		{"late alone", 29, 1, "EOSE p99 0.40× together/alone is not a finding: the client started 29 of query/alone's 100 REQs late (more than 1 ms after their schedule), against 1 of 100 together", "EOSE p99 0.40× (faster together)"},
+		{"as late together", 29, 20, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding"},
+		{"few late alone", 5, 0, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding"},
+	} {
+		p := mixedPhase()
+		p.Rates["eose_p99_ratio"] = 0.4
+		p.Groups = []results.Group{
+			{Name: "query/alone", Counts: map[string]int64{"requested": 100, "late_start": c.lateAlone}},
+			{Name: "query/together", Counts: map[string]int64{"requested": 100, "late_start": c.lateTog}},
+		}
+		s := summaryText(t, oneRun("mixed", nil, p), SummaryOptions{Brief: true})
+		i := strings.Index(s, "Together vs alone: ")
+		if i < 0 {
+			t.Fatalf("%s: no headline:\n%s", c.name, s)
+		}
+		head, _, _ := strings.Cut(s[i:], "\n")
+		if !strings.Contains(head, c.want) || strings.Contains(head, c.not) {
+			t.Errorf("%s: headline %q, want %q, not %q", c.name, head, c.want, c.not)
+		}
+	}
+}
