@@ -164,8 +164,10 @@ type pageFigures struct {
 	Found    string     `json:"found"` // faults found as the verifier found them
 }
 
+// A page still being parsed (or replaced) may hold some of the elements
+// and not the others yet: it reads as loading until every one is there.
 const readPage = `(() => {
-  if (!document.getElementById("status")) return {status: "loading", rows: []};
+  if (["status", "accepted", "phase", "progress", "found"].some(id => !document.getElementById(id))) return {status: "loading", rows: []};
   const t = id => document.getElementById(id).textContent;
   return {status: t("status"), accepted: t("accepted"), phase: t("phase"), progress: t("progress"), found: t("found"),
     rows: [...document.querySelectorAll("#phases tr")].map(tr => [...tr.children].map(td => td.textContent)),
