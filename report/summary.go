@@ -489,6 +489,13 @@ func relayLine(r *results.Relay) string {
 		s = r.Name + " " + r.URL
 	}
 	sw := strings.TrimSpace(r.Software + " " + r.Version)
+	if r.Build != "" {
+		// The catalog's pinned versions first; the relay's own claim after.
+		if sw == "" {
+			sw = "none"
+		}
+		return s + " (" + r.Build + ", started by relaybench; its NIP-11 says: " + sw + ")"
+	}
 	if sw == "" {
 		sw = "software unknown: no NIP-11 document"
 	}

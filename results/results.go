@@ -158,9 +158,13 @@ const SegmentStartSpreadWarnNs = int64(100 * time.Millisecond)
 
 // Relay describes the relay under test.
 type Relay struct {
-	Name     string          `json:"name,omitempty"` // catalog name, e.g. "khatru-badger"; "" for a plain URL
-	URL      string          `json:"url"`
-	Managed  bool            `json:"managed,omitempty"`   // started by relaybench
+	Name    string `json:"name,omitempty"` // catalog name, e.g. "khatru-badger"; "" for a plain URL
+	URL     string `json:"url"`
+	Managed bool   `json:"managed,omitempty"` // started by relaybench
+	// Build is what relaybench started, by its catalog's pinned versions
+	// ("relayer v2.2.4, eventstore v0.16.0"): a relay's NIP-11 software and
+	// version are its own claim ("~" for relayer).
+	Build    string          `json:"build,omitempty"`
 	Software string          `json:"software,omitempty"`  // from NIP-11
 	Version  string          `json:"version,omitempty"`   // from NIP-11
 	MaxLimit int             `json:"max_limit,omitempty"` // NIP-11 limitation.max_limit, 0 unknown

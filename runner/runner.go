@@ -37,6 +37,7 @@ type Target struct {
 	URL     string
 	Name    string // catalog name, "" for a plain URL
 	Managed bool
+	Build   string // what relaybench started, by its catalog ("relayer v2.2.4, eventstore v0.16.0"); "" for a plain URL
 	LogFile string
 	Probe   Probe // nil when the relay is not ours to observe
 }
@@ -143,7 +144,7 @@ type relayRun struct {
 func (r *relayRun) header() {
 	c, t := r.c, r.t
 	r.run = results.Run{
-		Relay: results.Relay{Name: t.Name, URL: t.URL, Managed: t.Managed, LogFile: t.LogFile},
+		Relay: results.Relay{Name: t.Name, URL: t.URL, Managed: t.Managed, Build: t.Build, LogFile: t.LogFile},
 		Corpus: results.Corpus{
 			Seed: c.Params.Seed, Events: c.Len(), Authors: len(c.Authors), AvgSize: c.Params.AvgSize,
 			Bytes: c.Bytes, Key: c.Key, Cached: c.Cached, SignSecs: c.SignDuration.Seconds(), Anchor: c.Params.Anchor,

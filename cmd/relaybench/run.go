@@ -131,7 +131,7 @@ func startTarget(ctx context.Context, spec harness.Spec, o harness.StartOptions)
 	if err != nil {
 		return runner.Target{}, nil, err
 	}
-	return runner.Target{URL: inst.URL, Name: spec.Name, Managed: true, LogFile: inst.LogFile, Probe: inst}, stop, nil
+	return runner.Target{URL: inst.URL, Name: spec.Name, Managed: true, Build: spec.Version, LogFile: inst.LogFile, Probe: inst}, stop, nil
 }
 
 // startRelay starts a relay and makes sure it is stopped on every path
