@@ -71,13 +71,16 @@ func sig3(v float64) string {
 	}
 }
 
-// Ratio prints a ratio for a "×" figure: two decimals from 0.1 up (0.70,
-// 1.17, 12.35), three significant digits below, where two decimals would
-// read 0.00 (0.0448, 0.00448).
+// Ratio prints a ratio for a "×" figure: two decimals from 0.1 to 10
+// (0.70, 1.17), three significant digits elsewhere (12.3, 123; 0.0448,
+// 0.00448), where two decimals would read 0.00 or claim four digits.
 func Ratio(r float64) string {
 	a := math.Abs(r)
-	if a >= 0.1 || a == 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+	switch {
+	case a == 0 || math.IsNaN(r) || math.IsInf(r, 0) || (a >= 0.1 && a < 10):
 		return strconv.FormatFloat(r, 'f', 2, 64)
+	case a >= 10:
+		return sig3(round3(r))
 	}
 	return strconv.FormatFloat(r, 'f', 2-int(math.Floor(math.Log10(a))), 64)
 }

@@ -59,7 +59,7 @@ func TestBytes(t *testing.T) {
 }
 
 func TestRatio(t *testing.T) {
-	for r, want := range map[float64]string{0.7: "0.70", 1.1749: "1.17", 12.345: "12.35", 0.1: "0.10", 0.0448: "0.0448", 0.004483: "0.00448", 0: "0.00"} {
+	for r, want := range map[float64]string{0.7: "0.70", 1.1749: "1.17", 12.345: "12.3", 11.62: "11.6", 123.4: "123", 0.1: "0.10", 0.0448: "0.0448", 0.004483: "0.00448", 0: "0.00"} {
 		if got := Ratio(r); got != want {
 			t.Errorf("Ratio(%v) = %q, want %q", r, got, want)
 		}
