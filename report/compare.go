@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -556,127 +555,6 @@ func minP(n1, n2 int) float64 {
 		c = c * float64(n2+i) / float64(i)
 	}
 	return math.Min(1, 2/c)
-}
-
-// Comparable checks that baseline and candidate runs measured the same
-// thing on the same kind of machine: the same corpus (seed, events,
-// authors, content size), the same parameters (but the relay commands and
-// the repeat count) and the same machine (CPU model, cores, OS and
-// architecture). It returns a one-line reason when they did not, naming
-// the two files (baseline 2, candidate 1: their order on the command line)
-// and, for parameters, the ones that differ; two baselines (or two
-// candidates) that differ among themselves are said to, as such.
-func Comparable(base, cand []*results.File) error {
-	type ref struct {
-		what, val, file, side string
-		params                map[string]any
-	}
-	first := map[string]ref{}
-	check := func(side string, files []*results.File) error {
-		for n, f := range files {
-			file := fmt.Sprintf("%s %d", side, n+1)
-			m := fmt.Sprintf("%s, %d cores, %s/%s", f.Machine.CPUModel, f.Machine.Cores, f.Machine.OS, f.Machine.Arch)
-			vals := []ref{{what: "machine", val: m}}
-			for i := range f.Runs {
-				r := &f.Runs[i]
-				if r.Skipped != "" {
-					continue
-				}
-				vals = append(vals, ref{what: "corpus", val: corpusKey(r.Corpus)},
-					ref{what: "parameters", val: paramsKey(r.Params), params: r.Params})
-			}
-			for _, v := range vals {
-				v.file, v.side = file, side
-				old, ok := first[v.what]
-				if !ok {
-					first[v.what] = v
-					continue
-				}
-				if old.val == v.val {
-					continue
-				}
-				who := "baseline and candidate differ"
-				if old.side == side {
-					who = "the " + side + "s differ among themselves"
-				}
-				what, ov, nv := v.what, old.val, v.val
-				if v.what == "parameters" {
-					what, ov, nv = paramsDiff(old.params, v.params)
-				}
-				return fmt.Errorf("%s in %s (%s: %s; %s: %s): refusing to compare (--force to compare anyway)", who, what, old.file, ov, v.file, nv)
-			}
-		}
-		return nil
-	}
-	if err := check("baseline", base); err != nil {
-		return err
-	}
-	return check("candidate", cand)
-}
-
-// corpusKey is what names a run's corpus for Comparable.
-func corpusKey(c results.Corpus) string {
-	if c.Fingerprint != "" {
-		// An event dump: its fingerprint (sha256 over the ordered ids) is the corpus.
-		return fmt.Sprintf("dump %s, %s events, fingerprint %s", c.Source, numfmt.Group(int64(c.Events)), c.Fingerprint)
-	}
-	// Counts grouped as everywhere else ("1,024 B").
-	return fmt.Sprintf("seed %d, %s events, %s authors, %s B content", c.Seed,
-		numfmt.Group(int64(c.Events)), numfmt.Group(int64(c.Authors)), numfmt.Group(int64(c.AvgSize)))
-}
-
-// paramsDiff names the parameters (as paramsKey keeps them) on which a and b
-// differ, "parameter concurrency" or "parameters a, b", with each side's
-// values of those only, in words as the Params line says them
-// ("concurrency 4"; "concurrency unset" when unset).
-func paramsDiff(a, b map[string]any) (what, av, bv string) {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	delete(keys, "relays")
-	delete(keys, "repeat")
-	val := func(p map[string]any, k string) string {
-		v, ok := p[k]
-		if !ok {
-			return strings.ReplaceAll(k, "_", " ") + " unset"
-		}
-		return paramWords(k, v)
-	}
-	var names, as, bs []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if val(a, k) != val(b, k) {
-			names, as, bs = append(names, k), append(as, val(a, k)), append(bs, val(b, k))
-		}
-	}
-	what = "parameter "
-	if len(names) > 1 {
-		what = "parameters "
-	}
-	for i, n := range names {
-		names[i] = strings.ReplaceAll(n, "_", " ")
-	}
-	return what + strings.Join(names, ", "), strings.Join(as, ", "), strings.Join(bs, ", ")
-}
-
-// paramsKey is the run parameters that shape a measurement, as one string.
-func paramsKey(p map[string]any) string {
-	var keys []string
-	for k := range p {
-		if k == "relays" || k == "repeat" {
-			continue // which relay, and how often: what is compared
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, p[k]))
-	}
-	return strings.Join(parts, " ")
 }
 
 // FailOnResult is one --fail-on limit checked for one relay.

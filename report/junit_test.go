@@ -177,7 +177,7 @@ func TestComparable(t *testing.T) {
 	c := gateFile("r", 1, 2)
 	c.Runs[1].Corpus.Events, c.Runs[1].Corpus.AvgSize = 2000, 1024
 	if err := Comparable([]*results.File{a}, []*results.File{c}); err == nil || !strings.Contains(err.Error(), "differ in corpus") || strings.Contains(err.Error(), "\n") ||
-		!strings.Contains(err.Error(), "2,000 events, 10 authors, 1,024 B content") {
+		!strings.Contains(err.Error(), "2,000 events, 10 authors, average content 1,024 B") {
 		t.Errorf("different corpus (counts grouped): %v", err)
 	}
 	d := gateFile("r", 1, 2)
