@@ -129,16 +129,18 @@ func TestMixedLateQueriesAreNotAFinding(t *testing.T) {
 		name               string
 		lateAlone, lateTog int64
 		want, not          string
+		n                  int64 // REQs in each part
 	}{
-		{"late alone", 29, 1, "EOSE p99 0.40× together/alone is not a finding: the client started 29 of query/alone's 100 REQs late (more than 1 ms after their schedule), against 1 of 100 together", "EOSE p99 0.40× (faster together)"},
-		{"as late together", 29, 20, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding"},
-		{"few late alone", 5, 0, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding"},
+		{"late alone", 29, 1, "EOSE p99 0.40× together/alone is not a finding: the client started 29 of query/alone's 100 REQs late (more than 1 ms after their schedule), against 1 of 100 together", "EOSE p99 0.40× (faster together)", 100},
+		{"as late together", 29, 20, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding", 100},
+		{"few late alone", 4, 0, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding", 100},
+		{"6.4% late alone, 1.6% together (a walk's)", 16, 4, "EOSE p99 0.40× together/alone is not a finding: the client started 16 of query/alone's 250 REQs late", "EOSE p99 0.40× (faster together)", 250},
 	} {
 		p := mixedPhase()
 		p.Rates["eose_p99_ratio"] = 0.4
 		p.Groups = []results.Group{
-			{Name: "query/alone", Counts: map[string]int64{"requested": 100, "late_start": c.lateAlone}},
-			{Name: "query/together", Counts: map[string]int64{"requested": 100, "late_start": c.lateTog}},
+			{Name: "query/alone", Counts: map[string]int64{"requested": c.n, "late_start": c.lateAlone}},
+			{Name: "query/together", Counts: map[string]int64{"requested": c.n, "late_start": c.lateTog}},
 		}
 		s := summaryText(t, oneRun("mixed", nil, p), SummaryOptions{Brief: true})
 		i := strings.Index(s, "Together vs alone: ")
