@@ -32,7 +32,7 @@ type reportCmd struct {
 	Base   sideFiles `placeholder:"FILE" help:"Baseline results files: compare them with --cand (repeat the flag, separate with commas, or list files after it)."`
 	Cand   sideFiles `placeholder:"FILE" help:"Candidate results files compared with --base (given as for --base)."`
 	FailOn []string  `name:"fail-on" sep:"none" placeholder:"FIGURE:±N%" help:"With --base/--cand: fail (exit 5) when FIGURE changed beyond N % in that direction AND significantly (Mann-Whitney U, α=0.05, over repeated runs; needs 4+ runs a side), e.g. 'publish.rate:-10%', 'query.eose.p99:+20%'. A change that is not significant (~) never fails. Repeatable; also fail_on = […] in --thresholds FILE."`
-	Force  bool      `help:"With --base/--cand: compare runs of different corpora, parameters or machines (refused otherwise). With --merge: merge segments that differ."`
+	Force  bool      `help:"With --base/--cand: compare runs of different commands, corpora, parameters or machines, or a segment's file (refused otherwise). With --merge: merge segments that differ."`
 	Merge  bool      `help:"The files are the segments of one test (--segment I/N): report on their merge (as relaybench merge, without writing the merged file; --corpus and --cache-dir of merge default)."`
 	gateFlags
 
