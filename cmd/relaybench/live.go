@@ -42,7 +42,7 @@ func startLive(g *Globals, command string, tf targetFlags, of outputFlags) (*liv
 	}
 	s := &liveSession{session: ss, target: target, stop: stop}
 	s.web.setTarget(target)
-	s.file.Runs = append(s.file.Runs, results.Run{Relay: results.Relay{Name: target.Name, URL: target.URL, Managed: target.Managed, LogFile: target.LogFile}})
+	s.file.Runs = append(s.file.Runs, results.Run{Relay: results.Relay{Name: target.Name, URL: target.URL, Managed: target.Managed, Build: target.Build, LogFile: target.LogFile}})
 	s.run = &s.file.Runs[0]
 	if !target.Managed {
 		if err := workload.Reach(g.Ctx, target.URL); err != nil {
