@@ -109,15 +109,7 @@ func TestMixedBusierAloneIsNotAFinding(t *testing.T) {
 				p.Groups = append(p.Groups, g)
 			}
 		}
-		s := summaryText(t, oneRun("mixed", nil, p), SummaryOptions{Brief: true})
-		i := strings.Index(s, "Together vs alone: ")
-		if i < 0 {
-			t.Fatalf("%s: no headline:\n%s", c.name, s)
-		}
-		head, _, _ := strings.Cut(s[i:], "\n")
-		if !strings.Contains(head, c.want) || strings.Contains(head, c.not) {
-			t.Errorf("%s: headline %q, want %q, not %q", c.name, head, c.want, c.not)
-		}
+		wantHeadline(t, c.name, p, c.want, c.not)
 	}
 }
 
@@ -142,14 +134,21 @@ func TestMixedLateQueriesAreNotAFinding(t *testing.T) {
 			{Name: "query/alone", Counts: map[string]int64{"requested": c.n, "late_start": c.lateAlone}},
 			{Name: "query/together", Counts: map[string]int64{"requested": c.n, "late_start": c.lateTog}},
 		}
-		s := summaryText(t, oneRun("mixed", nil, p), SummaryOptions{Brief: true})
-		i := strings.Index(s, "Together vs alone: ")
-		if i < 0 {
-			t.Fatalf("%s: no headline:\n%s", c.name, s)
-		}
-		head, _, _ := strings.Cut(s[i:], "\n")
-		if !strings.Contains(head, c.want) || strings.Contains(head, c.not) {
-			t.Errorf("%s: headline %q, want %q, not %q", c.name, head, c.want, c.not)
-		}
+		wantHeadline(t, c.name, p, c.want, c.not)
+	}
+}
+
+// wantHeadline checks the "Together vs alone" headline of mixed phase p's
+// summary: it holds want and not not.
+func wantHeadline(t *testing.T, name string, p results.Phase, want, not string) {
+	t.Helper()
+	s := summaryText(t, oneRun("mixed", nil, p), SummaryOptions{Brief: true})
+	i := strings.Index(s, "Together vs alone: ")
+	if i < 0 {
+		t.Fatalf("%s: no headline:\n%s", name, s)
+	}
+	head, _, _ := strings.Cut(s[i:], "\n")
+	if !strings.Contains(head, want) || strings.Contains(head, not) {
+		t.Errorf("%s: headline %q, want %q, not %q", name, head, want, not)
 	}
 }
