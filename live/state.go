@@ -139,6 +139,10 @@ type State struct {
 	tickDone  chan struct{}
 	closeOnce sync.Once
 
+	// tickMu orders the reads of the series' seconds: a tick, a phase's
+	// end (PhaseDone) and the run's (Finish) never read one twice.
+	tickMu sync.Mutex
+
 	mu        sync.Mutex
 	relay     string
 	foundBase [len(foundKinds)]int64 // s.found when relay became the relay under test
@@ -150,7 +154,9 @@ type State struct {
 	phases    []phaseFigures
 	failures  []string
 	history   []Point
-	stride    int // ticks per point kept (doubles when the history is thinned)
+	pending   []kindSeconds // latency read at a phase's end, for the next point
+	carry     []Latency     // latency of the ticks since the last point kept
+	stride    int           // ticks per point kept (doubles when the history is thinned)
 	ticks     int
 	last      tickBase
 	opsFrom   int64 // mono: the tick before the first accepted operation (0: none yet)
@@ -345,7 +351,7 @@ func (s *State) partOf(what string) string {
 
 // PhaseDone records finished phases with their exact figures (the results
 // file's): the ledgers and series followed so far were theirs and are let
-// go.
+// go, the latency of their seconds not read yet kept for the next point.
 func (s *State) PhaseDone(phs ...results.Phase) {
 	figs := make([]phaseFigures, 0, len(phs))
 	for i := range phs {
@@ -353,6 +359,9 @@ func (s *State) PhaseDone(phs ...results.Phase) {
 	}
 	s.prog.Store(nil) // the phase in flight ended: the next one that counts says so again
 	s.workload.Store(nil)
+	s.tickMu.Lock()
+	defer s.tickMu.Unlock()
+	s.flushSeries() // its last seconds, for the next point
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ledgers, s.series, s.curLat = nil, nil, metrics.NewCoarse()

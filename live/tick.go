@@ -55,6 +55,14 @@ type message struct {
 // newly completed seconds, the CPU and memory; keeps it in the history and
 // sends it to every page. The server calls it once a second.
 func (s *State) Tick() {
+	s.tickMu.Lock()
+	defer s.tickMu.Unlock()
+	s.tick()
+}
+
+// tick is Tick (s.tickMu held: no two ticks, nor a tick and a phase's
+// end, read the same seconds of a series).
+func (s *State) tick() {
 	now := mono.Now()
 	ledgers, series := s.snapshotWatched()
 	counts, req := inFlight(ledgers)
@@ -77,6 +85,7 @@ func (s *State) Tick() {
 	for _, k := range secs {
 		s.curLat.Merge(k.h)
 	}
+	secs, s.pending = mergeKinds(s.pending, secs), nil // a phase's last seconds, before these
 	p := s.point(now, counts, req, len(ledgers) > 0, secs)
 	s.sampleResources(&p, now, cpu, rss, relaySample{rr, relayCPU, relayRSS, relayOK})
 	s.last.t, s.last.accepted, s.last.cpu = now, p.Outcomes["accepted"], cpu
@@ -143,12 +152,7 @@ func (s *State) point(now int64, counts map[string]int64, req int64, measuring b
 		p.Requested += r
 	}
 	s.rates(&p, now)
-	for _, k := range secs {
-		if h := k.h; h.Count() > 0 {
-			p.Lat = append(p.Lat, Latency{Of: k.of, Count: h.Count(), P50: ms(h.Quantile(50)), P90: ms(h.Quantile(90)),
-				P99: ms(h.Quantile(99)), Max: ms(h.Max())})
-		}
-	}
+	p.Lat = latencyOf(secs)
 	return p
 }
 
@@ -230,16 +234,29 @@ func (s *State) sampleResources(p *Point, now int64, cpu float64, rss int64, r r
 
 // keepPoint adds p to the history (s.mu held), one point every stride
 // ticks; a full history drops every other point and doubles the stride,
-// so a run of any length is kept whole at a coarser step.
+// so a run of any length is kept whole at a coarser step. No latency is
+// dropped with a point: a point kept stands for the ticks since the point
+// kept before it, its latency theirs (mergeLat: their counts summed, the
+// highest of their p50, p90, p99 and max).
 func (s *State) keepPoint(p Point) {
 	s.ticks++
+	s.carry = mergeLat(s.carry, p.Lat)
 	if s.ticks%s.stride != 0 {
 		return
 	}
+	p.Lat, s.carry = s.carry, nil
 	if len(s.history) >= s.opt.HistoryCap {
 		kept := s.history[:0]
-		for i := 0; i < len(s.history); i += 2 {
-			kept = append(kept, s.history[i])
+		n := len(s.history)
+		for i := 0; i < n; i += 2 {
+			q := s.history[i]
+			if i > 0 {
+				q.Lat = mergeLat(s.history[i-1].Lat, q.Lat)
+			}
+			kept = append(kept, q)
+		}
+		if n%2 == 0 { // the last point is dropped: p stands for it too
+			p.Lat = mergeLat(s.history[n-1].Lat, p.Lat)
 		}
 		clear(s.history[len(kept):])
 		s.history = kept
@@ -267,9 +284,11 @@ func (s *State) messageLocked(p *Point, history []Point) []byte {
 // Finish ends the live view with the run's results file: the exact
 // figures of every phase replace the live ones, and the page gets the
 // HTML report (the one `relaybench report --html` writes). It stops
-// following ledgers and series.
+// following ledgers and series; the latency of their seconds no point
+// showed yet makes a last point.
 func (s *State) Finish(f *results.File) {
 	s.stopWatching()
+	s.lastPoint()
 	var buf bytes.Buffer
 	if err := report.HTML(&buf, []*results.File{f}, report.Options{}); err != nil {
 		buf.Reset()
@@ -297,6 +316,21 @@ func (s *State) Finish(f *results.File) {
 	msg := s.messageLocked(nil, nil)
 	s.mu.Unlock()
 	s.sendLast(msg) // each page's stream ends once it has written it (Server.Drain)
+}
+
+// lastPoint takes a point now when latency read at a phase's end (or
+// not read yet) would otherwise never show: a run that ends within a
+// tick of its last phase's end.
+func (s *State) lastPoint() {
+	s.tickMu.Lock()
+	defer s.tickMu.Unlock()
+	s.flushSeries()
+	s.mu.Lock()
+	due := len(s.pending) > 0 && latencyOf(s.pending) != nil
+	s.mu.Unlock()
+	if due {
+		s.tick()
+	}
 }
 
 // relayName is how a run's relay is labelled: its catalog name, else its URL.
