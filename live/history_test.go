@@ -175,3 +175,43 @@ func TestLatePageDrawsTheLatencyHistory(t *testing.T) {
 			got.Thinned, got.From, got.Count, got.Most)
 	}
 }
+
+// TestPageDrawsALoneLatency: in Chromium, a value with none on either
+// side (a phase of under a second: run's publish, its queries) shows as a
+// dot, where a line of one point drew nothing and the chart stayed empty.
+func TestPageDrawsALoneLatency(t *testing.T) {
+	bin := chromiumBin()
+	if bin == "" {
+		t.Skip("skipping: no chromium (apt-get install chromium)")
+	}
+	st, srv := serveRunOf(t, Options{Run: "r", Command: "run"})
+	st.Tick()
+	latencySeries(metrics.TimesOK, 5)
+	st.Tick()
+	st.Tick()
+	br := openBrowser(t, bin, srv.URL())
+	var got struct {
+		Status string `json:"status"`
+		Points int    `json:"points"`
+		Red    int    `json:"red"`
+	}
+	// Pixels of the fourth colour (#b00020, OK max's, drawn over p50, p90
+	// and p99 of one value) below the legends.
+	const read = `(() => { if (typeof drawAll !== "function") return {status: "loading"};
+  const c = document.getElementById("c-lat"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  const top = Math.ceil(26 * (window.devicePixelRatio || 1));
+  let red = 0;
+  for (let i = top * c.width * 4; i < d.length; i += 4)
+    if (Math.abs(d[i] - 176) < 12 && d[i + 1] < 12 && Math.abs(d[i + 2] - 32) < 12) red++;
+  return {status: document.getElementById("status").textContent, points: history.length, red: red}; })()`
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for br.eval(t, read, &got); got.Status != "running" || got.Points < 3; br.eval(t, read, &got) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the run's 3 points: %+v", got)
+		}
+		time.Sleep(50 * time.Millisecond) // polling pace, not a synchronisation
+	}
+	if got.Red == 0 {
+		t.Errorf("the latency chart draws nothing of a lone OK max: %+v", got)
+	}
+}
