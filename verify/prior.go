@@ -105,6 +105,23 @@ func priorIn(replies []Reply, m *Model) []*nostr.Event {
 	return out
 }
 
+// priorCount is how many of expected are the relay's earlier data (seen
+// in the answers, so in the store the answer is judged against): they take
+// their places under the limit, but Expected counts the run's own events
+// only, as the merge of segments does (it knows earlier data by id only).
+func priorCount(expected []*nostr.Event, b bounds) int {
+	if b.lo == nil || !b.lo.m.Prior {
+		return 0
+	}
+	n := 0
+	for _, e := range expected {
+		if b.lo.m.Foreign(e.ID) {
+			n++
+		}
+	}
+	return n
+}
+
 // PriorNote names the n events in a judged set of answers (each answer
 // counting its own) that the run never published, returned by a relay
 // that held events before the run.

@@ -31,6 +31,9 @@ func TestPriorEventsJudgedStored(t *testing.T) {
 	if v.Extra != 0 || v.Missing != 0 {
 		t.Fatalf("relay that held events: earlier data judged wrong: extra %d missing %d notes %q", v.Extra, v.Missing, v.Notes)
 	}
+	if v.Expected != 2 {
+		t.Fatalf("expected %d, want 2: the run's own events owed, not the earlier data in its place (as the merge counts)", v.Expected)
+	}
 	var total = v
 	j.Apply(&total)
 	if total.HeldBefore != 1 || !strings.Contains(strings.Join(total.Notes, "\n"), "earlier data") {

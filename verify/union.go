@@ -90,6 +90,11 @@ func answerUnion(fs []*nostr.Filter, evs []*nostr.Event, invalid int64, b bounds
 		}
 	}
 	v.Expected = int64(len(owed))
+	for id := range owed {
+		if b.lo.m.Foreign(id) {
+			v.Expected-- // earlier data: not the run's (see priorCount)
+		}
+	}
 	gots := make([]map[string]int64, len(fs))
 	for i := range gots {
 		gots[i] = map[string]int64{}
