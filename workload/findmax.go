@@ -677,8 +677,12 @@ func clientLimitedNote(res *FindMaxResult) string {
 	}
 	outside := slices.ContainsFunc(st.Phase.Notes, func(s string) bool { return strings.Contains(s, LateFromOutside) })
 	if secs := float64(st.Phase.Duration) / 1e9; outside && st.Phase.Resources != nil && secs > 0 {
-		return fmt.Sprintf("%s; at %s/s the client used %.2f cores and %s: a quieter machine avoids it, not more CPU or a bigger --load-pool",
-			n, fmtRate(st.Rate), st.Phase.Resources.ClientCPUSecs/secs, LateFromOutside)
+		if slices.ContainsFunc(st.Phase.Notes, func(s string) bool { return strings.Contains(s, LateFromOS) }) {
+			return fmt.Sprintf("%s; at %s/s the client used %.2f cores and %s%s: not more CPU or a bigger --load-pool; a machine with less timer and scheduling latency (less shared, or not virtual) avoids it",
+				n, fmtRate(st.Rate), st.Phase.Resources.ClientCPUSecs/secs, LateFromOutside, LateFromOS)
+		}
+		return fmt.Sprintf("%s; at %s/s the client used %.2f cores and %s%s: a quieter machine avoids it, not more CPU or a bigger --load-pool",
+			n, fmtRate(st.Rate), st.Phase.Resources.ClientCPUSecs/secs, LateFromOutside, lateFromOthers)
 	}
 	return n + "; give the client more CPU (--client-cpus/--relay-cpus on separate cores) or a bigger --load-pool"
 }

@@ -31,7 +31,7 @@ func TestFindMaxClientLimitedAdvice(t *testing.T) {
 		steps     []Step
 		want, not string
 	}{
-		{"late from outside", []Step{pass, step(quiet)}, "at 110/s the client used 0.04 cores and " + LateFromOutside + ": a quieter machine avoids it", more},
+		{"late from outside", []Step{pass, step(quiet)}, "at 110/s the client used 0.04 cores and " + LateFromOutside + lateFromOthers + ": a quieter machine avoids it", more},
 		{"busy client", []Step{pass, step(busy)}, more, "quieter"},
 		{"event cap", []Step{pass}, "not a relay figure", more},
 	} {

@@ -20,6 +20,7 @@ import (
 	"github.com/relaybench/relaybench/corpus"
 	"github.com/relaybench/relaybench/internal/mono"
 	"github.com/relaybench/relaybench/internal/numfmt"
+	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/metrics"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/outcome"
@@ -1189,8 +1190,13 @@ func quietLateNote(res *schedule.Result, cpuNote string) string {
 	if res.Dropped > 0 {
 		late += fmt.Sprintf(" and %s were dropped (not started within %v)", numfmt.Group(res.Dropped), res.MaxLateness)
 	}
+	if machineQuiet() {
+		return fmt.Sprintf("client-limited: %s with at most %d of %d in-flight slots busy, while the client itself was not busy (%s): "+
+			LateFromOutside+LateFromOS+", so these figures are the machine's, not the relay's",
+			late, res.MaxInFlight, res.Pool, cpuNote)
+	}
 	return fmt.Sprintf("client-limited: %s with at most %d of %d in-flight slots busy, while the client itself was not busy (%s): "+
-		LateFromOutside+", so these figures are the machine's, not the relay's; a quieter machine avoids it",
+		LateFromOutside+lateFromOthers+", so these figures are the machine's, not the relay's; a quieter machine avoids it",
 		late, res.MaxInFlight, res.Pool, cpuNote)
 }
 
@@ -1202,8 +1208,25 @@ const (
 )
 
 // LateFromOutside is quietLateNote's judgement, which find-max's advice
-// repeats: the client's lateness came from outside its own work.
-const LateFromOutside = "its wake-ups came late from outside its own work (other processes busy on this machine, or the OS)"
+// repeats: the client's lateness came from outside its own work. What from
+// follows it: lateFromOthers on a machine whose load average reached its
+// cores, else LateFromOS (no other process was busy enough to cause it).
+const LateFromOutside = "its wake-ups came late from outside its own work"
+
+// The causes quietLateNote gives after LateFromOutside.
+const (
+	lateFromOthers = " (other processes busy on this machine, or the OS)"
+	// LateFromOS: a quiet machine (a walk saw "other processes busy" beside
+	// a load average of 0.9 on 2 cores).
+	LateFromOS = ", on a machine whose other processes were not busy (its load average below its cores): the OS or the virtual machine woke it late (timer and scheduling latency)"
+)
+
+// machineQuiet reports whether the machine's 1-minute load average is below
+// its cores: a core was free on average (a test sets it).
+var machineQuiet = func() bool {
+	la, err := strconv.ParseFloat(sysinfo.LoadAvg(), 64)
+	return err == nil && la < float64(runtime.NumCPU())
+}
 
 // SlotWaitPrefix begins the note of a load phase whose ops started late
 // while every in-flight slot was busy waiting for replies, none dropped.

@@ -111,3 +111,21 @@ func TestLateFromOutsideQuotesLoadAverage(t *testing.T) {
 		}
 	}
 }
+
+// On a quiet machine (load average below its cores) the quiet-late
+// judgement does not blame other processes, and find-max's advice is not
+// "a quieter machine": a walk read "other processes busy on this machine …
+// a quieter machine avoids it" beside a load average of 0.9 on 2 cores.
+func TestQuietLateOnAQuietMachine(t *testing.T) {
+	machineQuiet = func() bool { return true }
+	defer func() { machineQuiet = func() bool { return false } }()
+	n := quietLateNote(&schedule.Result{Pool: 10, MaxInFlight: 2}, "CPU: client 0.04 of 2 cores")
+	if !strings.Contains(n, LateFromOutside+LateFromOS) || strings.Contains(n, "other processes busy") || strings.Contains(n, "quieter machine") {
+		t.Errorf("quiet machine: %q", n)
+	}
+	ph := results.Phase{Duration: int64(10 * time.Second), Resources: &results.Resources{ClientCPUSecs: 0.4}, Notes: []string{n}}
+	adv := clientLimitedNote(&FindMaxResult{Steps: []Step{{Rate: 100, Pass: true}, {Rate: 110, Phase: ph, ClientLimited: true}}, ClientLimited: true})
+	if strings.Contains(adv, "quieter machine") || !strings.Contains(adv, "timer and scheduling latency") {
+		t.Errorf("find-max's advice on a quiet machine: %q", adv)
+	}
+}
