@@ -96,7 +96,7 @@ func answer(f *nostr.Filter, evs []*nostr.Event, invalid int64, b bounds, relayC
 		kept = newestFirst(kept, n)
 	}
 	expected, all := b.min.expectedCount(f, relayCap, r)
-	v.Expected = int64(len(expected) - priorCount(expected, b))
+	v.Expected = int64(ownExpected(f, relayCap, kept, expected, b))
 	if relayCap > 0 && len(expected) < all && (f.Limit == 0 || relayCap < f.Limit) {
 		v.Truncated++
 	}

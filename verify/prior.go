@@ -122,6 +122,27 @@ func priorCount(expected []*nostr.Event, b bounds) int {
 	return n
 }
 
+// ownExpected is how many of the run's own events answer's expectation
+// owes (Expected): expected less the earlier data in it, and, under a limit
+// (or the relay's cap), no more than the places the earlier data the
+// answer returned left, as the merge of segments counts them (it lowers
+// the limit by the earlier data an answer returned). Without Prior, every
+// expected event.
+func ownExpected(f *nostr.Filter, relayCap int, kept, expected []*nostr.Event, b bounds) int {
+	n := len(expected) - priorCount(expected, b)
+	keep := keepOf(f, relayCap)
+	if b.lo == nil || !b.lo.m.Prior || keep < 0 {
+		return n
+	}
+	returned := 0
+	for _, e := range kept {
+		if b.lo.m.Foreign(e.ID) {
+			returned++
+		}
+	}
+	return max(0, min(n, keep-returned))
+}
+
 // PriorNote names the n events in a judged set of answers (each answer
 // counting its own) that the run never published, returned by a relay
 // that held events before the run.

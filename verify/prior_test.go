@@ -118,3 +118,20 @@ func TestPriorUnseenNewerVersion(t *testing.T) {
 		t.Fatalf("a regular accepted event left out: missing %d, want 1", v.Missing)
 	}
 }
+
+// Earlier data of a replaceable kind takes a place under the limit though
+// it is no certain expectation (a newer version may hide it): Expected
+// counts the run's own events the places left, as the merge does (a walk
+// read Expected 1,002 for a single run, 934 merged, with 934 own events
+// returned and nothing missing in both).
+func TestPriorExpectedCountsTheOwnPlaces(t *testing.T) {
+	ours := []*nostr.Event{ev("a", "P", 1, 100), ev("b", "P", 1, 200), ev("c", "P", 1, 300)}
+	old := ev("z", "Q", 0, 400) // held before the run: a replaceable event, newer than ours
+	m := NewModel(ours)
+	m.Prior = true
+	f := nostr.Filter{Kinds: []int{0, 1}, Limit: 3}
+	v := Judge([]Reply{{Filter: &f, Events: []*nostr.Event{old, ours[2], ours[1]}}}, m, 0, false).Answers[0]
+	if v.Missing != 0 || v.Extra != 0 || v.Expected != 2 {
+		t.Fatalf("missing %d extra %d expected %d, want 0, 0, 2 (the places the earlier data left)", v.Missing, v.Extra, v.Expected)
+	}
+}
