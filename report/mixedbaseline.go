@@ -93,15 +93,21 @@ func baselineDoubt(p *results.Phase, side string) string {
 
 // The querying side has no send lateness figure, but counts the REQs it
 // started more than 1 ms after their scheduled time (late_start: a query
-// connection still awaiting an EOSE, or a client that woke late). Its alone
-// part is doubted when at least lateQueryShare of its REQs started late and
-// at least lateVsTogether times together's share (together counted as at
-// least one late REQ): the client kept its schedule far worse alone, so the
-// machine was busier then. A walk's run at load average 15 read "EOSE p99
-// 0.0659× (faster together)" with 29 of 100 REQs late alone, 1 together;
-// the next, at load average 12, "EOSE p99 0.58×" with 16 of 250 alone, 4 of
-// 250 together (6.4 %: under a 10 % floor).
-const lateQueryShare = 0.05
+// connection still awaiting an EOSE, or a client that woke late). The EOSE
+// p99 reads the slowest 1 % of the REQs: when more than that share of
+// query/alone's REQs started late (and at least 2), the alone p99 can be a
+// late REQ's, timing the client's wake-up as much as the relay. Its alone
+// part is doubted then, when its share of late REQs is also at least
+// lateVsTogether times together's (together counted as at least one late
+// REQ): the client kept its schedule far worse alone, so the machine was
+// busier then. Walks' runs read "EOSE p99 0.0659× (faster together)" at load
+// average 15 with 29 of 100 REQs late alone, 1 together; "0.58×" with 16 of
+// 250 alone, 4 together; "0.27×" at load 17 with 7 of 150 alone (4.7 %,
+// under an earlier 5 % floor), 1 together.
+const (
+	lateQueryShare = 0.01 // above the p99: the share of REQs the p99 reads
+	lateQueryMin   = 2
+)
 
 // lateQueries is why query/alone's EOSE p99 is not a fair baseline by its
 // late starts ("" when it is, or the figures are not there).
@@ -112,7 +118,7 @@ func lateQueries(p *results.Phase) string {
 	}
 	la, na := alone.Counts["late_start"], alone.Counts["requested"]
 	lt, nt := tog.Counts["late_start"], tog.Counts["requested"]
-	if na <= 0 || nt <= 0 || float64(la) < lateQueryShare*float64(na) {
+	if na <= 0 || nt <= 0 || la < lateQueryMin || float64(la) <= lateQueryShare*float64(na) {
 		return ""
 	}
 	shareA, shareT := float64(la)/float64(na), float64(max(lt, 1))/float64(nt)

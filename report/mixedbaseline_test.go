@@ -125,7 +125,9 @@ func TestMixedLateQueriesAreNotAFinding(t *testing.T) {
 	}{
 		{"late alone", 29, 1, "EOSE p99 0.40× together/alone is not a finding: the client started 29 of query/alone's 100 REQs late (more than 1 ms after their schedule), against 1 of 100 together", "EOSE p99 0.40× (faster together)", 100},
 		{"as late together", 29, 20, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding", 100},
-		{"few late alone", 4, 0, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding", 100},
+		{"few late alone (1 %: the p99 is not a late REQ's)", 1, 0, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding", 100},
+		{"2 of 300 alone (under 1 %)", 2, 0, "EOSE p99 0.40× (faster together)", "EOSE p99 0.40× together/alone is not a finding", 300},
+		{"4.7% late alone, 0.7% together (a walk's, at load 17)", 7, 1, "EOSE p99 0.40× together/alone is not a finding: the client started 7 of query/alone's 150 REQs late", "EOSE p99 0.40× (faster together)", 150},
 		{"6.4% late alone, 1.6% together (a walk's)", 16, 4, "EOSE p99 0.40× together/alone is not a finding: the client started 16 of query/alone's 250 REQs late", "EOSE p99 0.40× (faster together)", 250},
 	} {
 		p := mixedPhase()
