@@ -191,7 +191,8 @@ func mixedVerdict(sides []mixedSide) string {
 var loadAverageRE = regexp.MustCompile(`1-minute load average was ([0-9.]+) on ([0-9]+) cores`)
 
 // firstSecondNote is what a note of a mixed phase says when the alone
-// part's OK p99 came from its first second (the preload's tail).
+// part's OK p99 came from its first second (the preload's tail, or the
+// part's own warm-up: the note says which is likely).
 const firstSecondNote = "in the part's first second"
 
 // mixedCaveat is what the together-vs-alone headline adds when its ratios
@@ -210,7 +211,7 @@ func mixedCaveat(p *results.Phase, sides []mixedSide) string {
 		}
 	}
 	if slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, firstSecondNote) }) {
-		cs = append(cs, "the alone OK p99 is its first second's, the preload's tail: the notes give the fairer baseline")
+		cs = append(cs, "the alone OK p99 is its first second's: the notes give the fairer baseline")
 	}
 	if len(cs) == 0 {
 		return ""

@@ -17,7 +17,7 @@ func TestMixedHeadlineCaveat(t *testing.T) {
 	busy := "neither side saturated its CPU (client 0.40, relay 0.30 cores): not CPU-bound on average; the machine's 1-minute load average was 7.7 on 2 cores: " + sysinfo.OthersCompeted + ", and their waits count in these figures"
 	calm := "neither side saturated its CPU (client 0.40, relay 0.30 cores): not CPU-bound on average; the machine's 1-minute load average was 0.6 on 2 cores"
 	first := "publish/alone: OK p99 173ms in the part's first second, 60× the median of its later seconds (2.9ms): the part's p99 173ms is that second's"
-	const busyCaveat, firstCaveat = "(busy machine: load average 7.7 on 2 cores)", "(the alone OK p99 is its first second's, the preload's tail: the notes give the fairer baseline)"
+	const busyCaveat, firstCaveat = "(busy machine: load average 7.7 on 2 cores)", "(the alone OK p99 is its first second's: the notes give the fairer baseline)"
 	for _, c := range []struct {
 		name  string
 		ratio float64
@@ -29,7 +29,7 @@ func TestMixedHeadlineCaveat(t *testing.T) {
 		{"first second, extreme", 0.02, []string{first}, firstCaveat},
 		{"first second, modest", 4.36, []string{first}, firstCaveat},
 		{"extreme, no note", 0.02, nil, ""},
-		{"both", 0.02, []string{busy, first}, "(busy machine: load average 7.7 on 2 cores; the alone OK p99 is its first second's, the preload's tail: the notes give the fairer baseline)"},
+		{"both", 0.02, []string{busy, first}, "(busy machine: load average 7.7 on 2 cores; the alone OK p99 is its first second's: the notes give the fairer baseline)"},
 	} {
 		p := mixedPhase()
 		p.Rates["ok_p99_ratio"] = c.ratio

@@ -31,11 +31,15 @@ const partFactor = 2
 // (the corpus published pipelined, thousands of events a second) the relay
 // may still be busy with its tail (a queue, compaction, GC, the kernel
 // writing the preload to disk): the "alone" baseline then measures that
-// tail, and "together" reads faster. series is the part's per-second OK
-// latency (points a second wide, or FineStep wide for a short part: a
-// second's p99 is then the highest of its points', an upper bound). ""
-// when the rule does not hold or there is no later second to compare with.
-func firstSecondNote(series []results.Second, okP99 int64) string {
+// tail, and "together" reads faster. When the settle wait saw the relay's
+// CPU settle before the part (relaySettled), the tail is not the likely
+// cause and the note does not name it: the first second's own costs are (a
+// walk read "the preload's queue" beside the settle note saying the relay
+// had settled). series is the part's per-second OK latency (points a second
+// wide, or FineStep wide for a short part: a second's p99 is then the
+// highest of its points', an upper bound). "" when the rule does not hold or
+// there is no later second to compare with.
+func firstSecondNote(series []results.Second, okP99 int64, relaySettled bool) string {
 	bySec := map[int64]int64{}
 	for _, p := range series {
 		sec := int64(p.T)
@@ -61,8 +65,12 @@ func firstSecondNote(series []results.Second, okP99 int64) string {
 	if first < tailFactor*rest || okP99 < partFactor*rest {
 		return ""
 	}
-	return fmt.Sprintf("OK p99 %v in the part's first second, %.0f× the median of its later seconds (%v): the part's p99 %v is that second's, when the relay was likely still busy with the work before it (the preload's queue, compaction, GC or disk writes); the later seconds are the fairer baseline for the together/alone OK ratios",
-		numfmt.Dur(time.Duration(first)), float64(first)/float64(rest), numfmt.Dur(time.Duration(rest)), numfmt.Dur(time.Duration(okP99)))
+	why := "when the relay was likely still busy with the work before it (the preload's queue, compaction, GC or disk writes)"
+	if relaySettled {
+		why = "though the relay's CPU had settled after the preload (the settle note): a first second's own costs (the relay's or the client's warm-up, or the machine's other work)"
+	}
+	return fmt.Sprintf("OK p99 %v in the part's first second, %.0f× the median of its later seconds (%v): the part's p99 %v is that second's, %s; the later seconds are the fairer baseline for the together/alone OK ratios",
+		numfmt.Dur(time.Duration(first)), float64(first)/float64(rest), numfmt.Dur(time.Duration(rest)), numfmt.Dur(time.Duration(okP99)), why)
 }
 
 // The settle wait before mixed's first part: steps of settleStep, until
@@ -77,10 +85,11 @@ const (
 // with begin over steps of step) falls below settleCores, for at most
 // settleMax, so that the publish-alone part does not measure the preload's
 // tail. It returns the note that says the wait ("" when the relay is not
-// observed: begin nil or giving no figures, or ctx ended).
-func settleRelay(ctx context.Context, begin Sampler, step time.Duration) string {
+// observed: begin nil or giving no figures, or ctx ended) and whether the
+// relay's CPU settled.
+func settleRelay(ctx context.Context, begin Sampler, step time.Duration) (string, bool) {
 	if begin == nil {
-		return ""
+		return "", false
 	}
 	t0 := time.Now()
 	for {
@@ -88,20 +97,20 @@ func settleRelay(ctx context.Context, begin Sampler, step time.Duration) string 
 		select {
 		case <-ctx.Done():
 			end()
-			return ""
+			return "", false
 		case <-time.After(step):
 		}
 		r := end()
 		if r == nil {
-			return ""
+			return "", false
 		}
 		cores := r.RelayCPUSecs / time.Since(s0).Seconds()
 		waited := numfmt.Dur(time.Since(t0))
 		if cores < settleCores {
-			return fmt.Sprintf("settle: publish/alone began once the relay's CPU had settled after the preload (%.2f cores over the last %v; waited %v)", cores, step, waited)
+			return fmt.Sprintf("settle: publish/alone began once the relay's CPU had settled after the preload (%.2f cores over the last %v; waited %v)", cores, step, waited), true
 		}
 		if time.Since(t0) >= settleMax {
-			return fmt.Sprintf("settle: the relay's CPU had not settled after the preload when publish/alone began (%.2f cores over the last %v after waiting %v, the most mixed waits): the alone part may measure the preload's tail", cores, step, waited)
+			return fmt.Sprintf("settle: the relay's CPU had not settled after the preload when publish/alone began (%.2f cores over the last %v after waiting %v, the most mixed waits): the alone part may measure the preload's tail", cores, step, waited), false
 		}
 	}
 }

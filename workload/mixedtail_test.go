@@ -41,9 +41,18 @@ func TestFirstSecondNote(t *testing.T) {
 		{"no later second", sec(119 * ms), 119 * ms, ""},
 		{"later seconds without replies", sec(119*ms, 0), 119 * ms, ""},
 	} {
-		got := firstSecondNote(c.series, c.okP99)
+		got := firstSecondNote(c.series, c.okP99, false)
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q\nwant %q", c.name, got, c.want)
+		}
+		if c.want != "" && !strings.Contains(got, "the preload's queue") {
+			t.Errorf("%s, relay not seen to settle: %q names no preload tail", c.name, got)
+		}
+		// the relay's CPU settled before the part: the same note, without
+		// naming the preload's tail as its likely cause
+		settled := firstSecondNote(c.series, c.okP99, true)
+		if c.want == "" && settled != "" || c.want != "" && (!strings.Contains(settled, c.want) || strings.Contains(settled, "preload's queue") || !strings.Contains(settled, "though the relay's CPU had settled")) {
+			t.Errorf("%s, relay settled: %q", c.name, settled)
 		}
 	}
 }
@@ -64,15 +73,17 @@ func TestSettleRelay(t *testing.T) {
 		}, n
 	}
 	begin, calls := fake(5, 5, 0)
-	if got := settleRelay(t.Context(), begin, time.Millisecond); !strings.HasPrefix(got, "settle: publish/alone began once the relay's CPU had settled after the preload (0.00 cores") || *calls != 3 {
-		t.Errorf("settles at the third step: %d steps, %q", *calls, got)
+	if got, ok := settleRelay(t.Context(), begin, time.Millisecond); !strings.HasPrefix(got, "settle: publish/alone began once the relay's CPU had settled after the preload (0.00 cores") || *calls != 3 || !ok {
+		t.Errorf("settles at the third step: %d steps, %q, settled %v", *calls, got, ok)
 	}
 	begin, _ = fake(5)
-	if got := settleRelay(t.Context(), begin, time.Millisecond); !strings.Contains(got, "had not settled after the preload") || !strings.Contains(got, "may measure the preload's tail") {
-		t.Errorf("always busy: %q", got)
+	if got, ok := settleRelay(t.Context(), begin, time.Millisecond); !strings.Contains(got, "had not settled after the preload") || !strings.Contains(got, "may measure the preload's tail") || ok {
+		t.Errorf("always busy: %q, settled %v", got, ok)
 	}
 	none := func() func() *results.Resources { return func() *results.Resources { return nil } }
-	if got := settleRelay(t.Context(), none, time.Millisecond) + settleRelay(t.Context(), nil, time.Millisecond); got != "" {
-		t.Errorf("unobserved relay: %q", got)
+	got1, ok1 := settleRelay(t.Context(), none, time.Millisecond)
+	got2, ok2 := settleRelay(t.Context(), nil, time.Millisecond)
+	if got1+got2 != "" || ok1 || ok2 {
+		t.Errorf("unobserved relay: %q %q, settled %v %v", got1, got2, ok1, ok2)
 	}
 }
