@@ -236,7 +236,7 @@ func firstSizeMemory(first results.Phase) string {
 		case strings.HasPrefix(n, "client memory for "):
 			return fmt.Sprintf("client memory of the idle subscriptions: given once, at the first size (%s bytes; measured before publishing, so the content size plays no part; %s)", size, reuse)
 		case strings.HasPrefix(n, "client memory per subscription not measurable"):
-			return fmt.Sprintf("client memory of the idle subscriptions: not measurable at the first size (%s bytes), nor here: %s", size, reuse)
+			return fmt.Sprintf("client memory of the idle subscriptions: not measurable at the first size (%s bytes; its note says why), and not at this size either: %s", size, reuse)
 		}
 	}
 	return ""
