@@ -266,6 +266,18 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 	if nothing.Failures != "none: the one phase had nothing to verify (publish)" {
 		t.Errorf("after a run of one phase with nothing to verify: failures %q", nothing.Failures)
 	}
+	// A phase of several kinds of operation (mixed) shows a row per kind:
+	// a walk read "mixed requested 10,600 / accepted 10,600", EVENTs and
+	// REQs added into one figure.
+	var rows [][]string
+	br.eval(t, `(() => { showPhases([{name: "mixed", relay: "r", requested: 10600, outcomes: {accepted: 10600}, verification: "passed",
+    ops: [{op: "events", requested: 10000, outcomes: {accepted: 10000}}, {op: "queries", requested: 500, outcomes: {accepted: 490, timed_out: 10}}, {op: "read-backs", requested: 100, outcomes: {accepted: 100}}]},
+    {name: "publish", relay: "r", requested: 5, outcomes: {accepted: 5}}]);
+  return [...document.querySelectorAll("#phases tr")].map(tr => [...tr.children].map(td => td.textContent)); })()`, &rows)
+	if len(rows) != 4 || strings.Join(rows[0][:3], "|") != "mixed · events|10,000|10,000" || strings.Join(rows[1][:5], "|") != "mixed · queries|500|490|0|10" ||
+		len(rows[2]) != 9 || rows[2][0] != "mixed · read-backs" || rows[2][8] != "passed" || strings.Join(rows[3][:3], "|") != "publish|5|5" {
+		t.Errorf("phase rows %q, want mixed's events, queries and read-backs apart, then publish", rows)
+	}
 	// The p99 card says what it shows as the rate cards do: the last
 	// second's, labelled so.
 	var p99 string

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/relaybench/relaybench/metrics"
+	"github.com/relaybench/relaybench/outcome"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -77,6 +78,33 @@ func (f phaseFigures) totals() (map[string]int64, int64) {
 	return m, req
 }
 
+// byOp splits the phase's operations by kind, in the accounts' order (one
+// entry per op, accounts of one op summed), when there is more than one
+// kind; nil otherwise.
+func (f phaseFigures) byOp() []OpFigures {
+	var out []OpFigures
+	at := map[string]int{}
+	for _, a := range f.accounts {
+		i, ok := at[a.Op]
+		if !ok {
+			i = len(out)
+			at[a.Op] = i
+			out = append(out, OpFigures{Op: a.Op, Outcomes: make(map[string]int64, len(outcomeNames))})
+		}
+		for j, n := range accountCounts(a) {
+			out[i].Outcomes[outcomeNames[j]] += n
+		}
+		out[i].Requested += a.Requested
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	for i := range out {
+		out[i].Op = outcome.Noun(out[i].Op, 2)
+	}
+	return out
+}
+
 // accountCounts is a's counts in the order of outcomeNames.
 func accountCounts(a results.Account) []int64 {
 	return []int64{a.Accepted, a.Refused, a.TimedOut, a.ConnLost, a.NotRun, a.Cancelled}
@@ -84,7 +112,7 @@ func accountCounts(a results.Account) []int64 {
 
 func (f phaseFigures) summary() PhaseSummary {
 	m, req := f.totals()
-	p := PhaseSummary{Name: f.name, Relay: f.relay, Outcomes: m, Requested: req, RelayChecks: f.checks, RelayNotes: f.relayNts}
+	p := PhaseSummary{Name: f.name, Relay: f.relay, Outcomes: m, Requested: req, Ops: f.byOp(), RelayChecks: f.checks, RelayNotes: f.relayNts}
 	if f.ver != nil {
 		p.Verification = f.ver.Status()
 	}

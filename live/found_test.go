@@ -96,6 +96,36 @@ func TestPhasesKeepTheirRelay(t *testing.T) {
 	}
 }
 
+// TestPhaseSplitsItsOperations: a finished phase of several kinds of
+// operation gives each kind's requested and outcomes (the page shows a
+// row per kind, not EVENTs and REQs added up); a phase of one kind gives
+// none (its totals say it all).
+func TestPhaseSplitsItsOperations(t *testing.T) {
+	st := New(Options{Run: "r"})
+	defer st.Close()
+	mixed := results.NewPhase("mixed", "mixed")
+	mixed.Accounts = []results.Account{
+		{Op: results.OpEvent, Requested: 4, Accepted: 4},
+		{Op: results.OpQuery, Requested: 3, Accepted: 2, TimedOut: 1},
+		{Op: results.OpEvent, Requested: 1, Refused: 1},
+		{Op: results.OpRead, Requested: 2, Accepted: 2},
+	}
+	st.PhaseDone(mixed)
+	st.PhaseDone(latencyPhase("publish", 1e6))
+	phs := st.Phases()
+	if len(phs) != 2 {
+		t.Fatalf("phases %+v", phs)
+	}
+	ops := phs[0].Ops
+	if phs[0].Requested != 10 || len(ops) != 3 || ops[0].Op != "events" || ops[0].Requested != 5 || ops[0].Outcomes["accepted"] != 4 || ops[0].Outcomes["refused"] != 1 ||
+		ops[1].Op != "queries" || ops[1].Requested != 3 || ops[1].Outcomes["timed_out"] != 1 || ops[2].Op != "read-backs" || ops[2].Requested != 2 {
+		t.Errorf("mixed: requested %d, ops %+v", phs[0].Requested, ops)
+	}
+	if phs[1].Ops != nil {
+		t.Errorf("publish, one kind: ops %+v, want none", phs[1].Ops)
+	}
+}
+
 // TestRelayCPUNeverGoesDown: the relay's CPU total adds what each reading
 // adds to the one before by the same reader: a reading lower than the
 // last (a process left the tree unreaped) adds nothing, and another

@@ -95,16 +95,28 @@ const latencyUnsaid = "answer"
 
 // PhaseSummary is a finished phase, as the page lists it.
 type PhaseSummary struct {
-	Name         string           `json:"name"`
-	Relay        string           `json:"relay"`
-	Outcomes     map[string]int64 `json:"outcomes"`
-	Requested    int64            `json:"requested"`
-	Verification string           `json:"verification,omitempty"`
+	Name      string           `json:"name"`
+	Relay     string           `json:"relay"`
+	Outcomes  map[string]int64 `json:"outcomes"`
+	Requested int64            `json:"requested"`
+	// Ops splits Requested and Outcomes by operation when the phase booked
+	// more than one kind (mixed: events, queries, read-backs), so that the
+	// page does not add EVENTs and REQs into one figure; none otherwise.
+	Ops          []OpFigures `json:"ops,omitempty"`
+	Verification string      `json:"verification,omitempty"`
 	// The relay's own metrics (--relay-metrics, a catalog relay's
 	// metrics_path): its counts beside relaybench's bounds, and the notes
 	// that say them.
 	RelayChecks []results.RelayCheck `json:"relay_checks,omitempty"`
 	RelayNotes  []string             `json:"relay_notes,omitempty"`
+}
+
+// OpFigures are one kind of a phase's operations: what they are (plural,
+// "events", "queries", "read-backs"), requested, and by outcome.
+type OpFigures struct {
+	Op        string           `json:"op"`
+	Requested int64            `json:"requested"`
+	Outcomes  map[string]int64 `json:"outcomes"`
 }
 
 // watchedSeries is a series followed, with the next second to read.

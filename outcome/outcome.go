@@ -272,14 +272,16 @@ func Split(a results.Account) string {
 	if len(parts) == 0 {
 		parts = append(parts, "none done")
 	}
-	s := fmt.Sprintf("%s %s: %s", numfmt.Group(a.Requested), plural(a.Op, a.Requested), strings.Join(parts, ", "))
+	s := fmt.Sprintf("%s %s: %s", numfmt.Group(a.Requested), Noun(a.Op, a.Requested), strings.Join(parts, ", "))
 	if !a.Balanced() {
 		s += fmt.Sprintf(" [ACCOUNTING ERROR: %s outcomes for %s requested]", numfmt.Group(a.Total()), numfmt.Group(a.Requested))
 	}
 	return s
 }
 
-func plural(op string, n int64) string {
+// Noun is what n operations of op are called ("1 event", "2 queries",
+// "3 read-backs").
+func Noun(op string, n int64) string {
 	names := map[string][2]string{
 		results.OpEvent:    {"event", "events"},
 		results.OpQuery:    {"query", "queries"},
