@@ -63,6 +63,12 @@ const (
 	RateOthersCores = "machine_others_cores"
 )
 
+// NoteOneSecond is in a mixed phase's note when the publish-alone part's
+// OK p99 came from one of its seconds ("the part's p99 33.4ms is that
+// second's"): the preload's tail in its first second, or one stall. A
+// "faster together" against that baseline is no finding.
+const NoteOneSecond = "is that second's"
+
 // Latencies (keys of Latency).
 const (
 	LatencyOK         = "ok"          // EVENT → OK

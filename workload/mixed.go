@@ -281,7 +281,7 @@ func (e *mixedEnv) runPart(ctx context.Context, spec mixedSpec, mp *mixedProgres
 		p.qwd.Settle(p.qled, outcome.WhyConnGone)
 	}
 	if spec.name == "publish/alone" && p.pub != nil && p.okHist != nil && p.okHist.Count() > 0 {
-		if n := firstSecondNote(p.pub.Series, p.okHist.Quantile(99), e.relaySettled); n != "" {
+		if n := slowSecondNote(p.pub.Series, p.okHist.Quantile(99), e.relaySettled); n != "" {
 			p.pub.Notes = append(p.pub.Notes, n)
 		}
 	}
@@ -771,7 +771,7 @@ func mixedPublish(ctx context.Context, conns []*wire.Conn, fresh *Fresh, first, 
 	ph := &part
 	ph.Duration = end - start
 	hist := publishSummary(ph, out, n)
-	ph.Series = plan.series.Result(end) // per-second OK latency (firstSecondNote)
+	ph.Series = plan.series.Result(end) // per-second OK latency (slowSecondNote)
 	ph.Rates = map[string]float64{results.RateEvents: results.PerSecond(ph.Counts[results.CountAccepted], ph.Duration), "intended_per_sec": o.PublishRate}
 	var accepted []int
 	for k := first; k < first+n; k++ {
