@@ -30,3 +30,25 @@ func TestOthersBusyNeedsContention(t *testing.T) {
 		}
 	}
 }
+
+// The load average is quoted with one decimal, or as many more as keep it
+// on its side of the cores: a walk read "its load average below its cores"
+// beside "2.0 on 2 cores" (1.96).
+func TestLoadClauseKeepsItsSide(t *testing.T) {
+	for _, c := range []struct {
+		la    float64
+		cores int
+		want  string
+	}{
+		{1.6, 2, "was 1.6 on 2 cores"},
+		{1.96, 2, "was 1.96 on 2 cores"},
+		{1.996, 2, "was 1.996 on 2 cores"},
+		{2.04, 2, "was 2.0 on 2 cores"},
+		{3.96, 2, "was 4.0 on 2 cores"},
+		{0, 2, "was 0.0 on 2 cores"},
+	} {
+		if got := loadClause(c.la, c.cores); !strings.HasSuffix(got, c.want) {
+			t.Errorf("%v on %d: %q, want …%q", c.la, c.cores, got, c.want)
+		}
+	}
+}

@@ -212,8 +212,19 @@ func LoadClause() string {
 	return loadClause(la, runtime.NumCPU())
 }
 
+// loadClause words la with one decimal, or more when one would put it on
+// the other side of cores than it is (1.96 on 2 cores is "1.96", not a
+// "2.0" beside a note saying it was below the cores).
 func loadClause(la float64, cores int) string {
-	return fmt.Sprintf("the machine's 1-minute load average was %.1f on %d cores", la, cores)
+	below := la < float64(cores)
+	v := strconv.FormatFloat(la, 'f', 1, 64)
+	for prec := 2; prec <= 3; prec++ {
+		if r, _ := strconv.ParseFloat(v, 64); (r < float64(cores)) == below {
+			break
+		}
+		v = strconv.FormatFloat(la, 'f', prec, 64)
+	}
+	return fmt.Sprintf("the machine's 1-minute load average was %s on %d cores", v, cores)
 }
 
 // LoadAvg is the machine's 1-minute load average as /proc/loadavg gives it
