@@ -181,7 +181,7 @@ func (r LimitReport) Usage() string {
 	s := fmt.Sprintf("relay under %s (%s)", r.Limits, r.Mechanism)
 	var parts []string
 	if r.CPUThrottled > 0 {
-		parts = append(parts, fmt.Sprintf("CPU-throttled in %d periods (%v stopped)", r.CPUThrottled, r.CPUThrottledTime.Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("CPU-throttled in %d periods (%v stopped)", r.CPUThrottled, numfmt.Dur(r.CPUThrottledTime)))
 	} else if r.CPUCounted && r.Limits.CPU > 0 {
 		parts = append(parts, "0 CPU-throttled periods")
 	}

@@ -714,7 +714,7 @@ func noteSetup(ph *results.Phase) {
 	if ph.SetupSecs < 0.5 && (secs <= 0 || ph.SetupSecs < secs/10) || ph.SetupSecs < 0.05 {
 		return
 	}
-	n := fmt.Sprintf("set-up before the clock started took %.2f s (dialling connections, opening subscriptions): not timed, not in the rates or the resources", ph.SetupSecs)
+	n := fmt.Sprintf("set-up before the clock started took %v (dialling connections, opening subscriptions): not timed, not in the rates or the resources", numfmt.Dur(time.Duration(ph.SetupSecs*float64(time.Second))))
 	for _, old := range ph.Notes {
 		if old == n {
 			return
