@@ -91,6 +91,13 @@ func (p *Pusher) Close(ctx context.Context) error {
 	return nil
 }
 
+// Pushes is how many pushes were made so far, and how many of them failed.
+func (p *Pusher) Pushes() (n, failed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pushes, p.failed
+}
+
 func (p *Pusher) push(ctx context.Context) {
 	e := p.st.collect()
 	p.mu.Lock()

@@ -68,8 +68,10 @@ type webRun struct {
 	st   *live.State  // nil without --web and --prometheus-rw
 	srv  *live.Server // nil without --web
 	push *live.Pusher // nil without --prometheus-rw
-	keep time.Duration
-	ctx  context.Context // the run's
+	// pushURL is --prometheus-rw's URL
+	pushURL string
+	keep    time.Duration
+	ctx     context.Context // the run's
 
 	relayMetrics string // --relay-metrics ("off": not even a catalog relay's)
 
@@ -126,7 +128,8 @@ func (w *webRun) startLive(f webFlags, command, path string, started time.Time, 
 	}
 	w.st.Start()
 	if f.PrometheusRW != "" {
-		w.push = live.Push(w.st, string(f.PrometheusRW), rwInterval)
+		w.push, w.pushURL = live.Push(w.st, string(f.PrometheusRW), rwInterval), string(f.PrometheusRW)
+		fmt.Fprintf(os.Stderr, "Prometheus remote write: pushing to %s every %v and once at the end\n", f.PrometheusRW, rwInterval)
 	}
 	prog.Tap(w.st.Progress)
 	return nil
@@ -467,6 +470,13 @@ func (w *webRun) close(run context.Context) {
 	if w.push != nil {
 		if err := w.push.Close(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "relaybench: %v\n", err)
+		} else {
+			what := "pushes"
+			n, _ := w.push.Pushes()
+			if n == 1 {
+				what = "push"
+			}
+			fmt.Fprintf(os.Stderr, "Prometheus remote write: %d %s to %s, all accepted\n", n, what, w.pushURL)
 		}
 	}
 	w.st.Close()
