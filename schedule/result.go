@@ -259,8 +259,11 @@ func (r *Result) littleNote() string {
 	mean := r.Uncorrected.Mean()
 	need := rate * mean / 1e9
 	slots, filled := fmt.Sprintf("all %d in-flight slots (--load-pool) were", r.Pool), "the slots filled"
-	if r.Pool == 1 {
+	switch r.Pool {
+	case 1:
 		slots, filled = "the one in-flight slot (--load-pool) was", "it filled"
+	case 2:
+		slots = "both in-flight slots (--load-pool) were"
 	}
 	avg := opsInFlight(need)
 	offered := "ops/s"
@@ -282,10 +285,13 @@ func (r *Result) littleNote() string {
 // opsInFlight is Little's-law demand in words, three significant digits:
 // "0.25 ops", "1 op", "1.59 ops", "15.9 ops", "1,590 ops".
 func opsInFlight(need float64) string {
-	v := numfmt.Round(time.Duration(need * 1e9)).Seconds() // three significant digits
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if v >= 1000 {
-		s = numfmt.Group(int64(math.Round(v)))
+	// three significant digits, formatted from need itself: a value
+	// rounded first keeps the binary's noise (a walk read "1.8900000000000001 ops")
+	s := strconv.FormatFloat(need, 'g', 3, 64)
+	if need >= 1000 {
+		s = numfmt.Group(int64(math.Round(need)))
+	} else if need < 0.001 {
+		s = "under 0.001"
 	}
 	if s == "1" {
 		return "1 op"

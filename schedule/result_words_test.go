@@ -60,3 +60,21 @@ func TestNotesAgreeInNumber(t *testing.T) {
 		}
 	}
 }
+
+// Little's-law demand is said with three significant digits, never with
+// the float's binary noise (a walk read "1.8900000000000001 ops"), and a
+// pool of two is "both" slots.
+func TestOpsInFlightWords(t *testing.T) {
+	for need, want := range map[float64]string{1.89: "1.89 ops", 1.8900000000000001: "1.89 ops", 0.25: "0.25 ops", 1: "1 op", 15.94: "15.9 ops",
+		159.4: "159 ops", 1594.2: "1,594 ops", 0.0001: "under 0.001 ops"} {
+		if got := opsInFlight(need); got != want {
+			t.Errorf("opsInFlight(%v) = %q, want %q", need, got, want)
+		}
+	}
+	r := &Result{Pool: 2, Uncorrected: metrics.NewHistogram()}
+	r.Uncorrected.Record(int64(3780 * time.Microsecond))
+	r.Start, r.End = 0, int64(time.Second)
+	if n := r.littleNote(); !strings.HasPrefix(n, "both in-flight slots (--load-pool) were busy at times") {
+		t.Errorf("pool of 2: %q", n)
+	}
+}
