@@ -567,7 +567,8 @@ func buildMixedPhase(ctx context.Context, ph *results.Phase, e *mixedEnv, parts 
 		"open loop: sends and REQs follow a schedule; OK and EOSE latency are timed from the actual send, and each is also kept timed from the intended send time (labelled so), where a stalled client or relay shows up",
 		"duration is the sum of the three parts (the final read-back is not timed)",
 	)
-	if mixedQueried(parts) {
+	if mixedQueried(parts) && slices.ContainsFunc(ph.Groups, func(g results.Group) bool { return g.Counts["late_start"] > 0 }) {
+		// the column is shown only when a REQ started late: so is its note
 		ph.Notes = append(ph.Notes, "Late start (query groups): REQs sent more than 1 ms after their scheduled time, because each query connection runs one REQ at a time (one still awaiting its EOSE holds the next back) or the client woke late; EOSE latency from the intended send time counts that wait")
 	}
 	if ctx.Err() != nil {
