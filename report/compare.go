@@ -683,7 +683,7 @@ func failOnTable(rs []FailOnResult) *table {
 		case r.Crossed:
 			res = "pass (~: beyond the limit, not significant)"
 		}
-		t.add(r.FailOn, r.Relay, threshold.Format(r.Base, r.Unit), threshold.Format(r.Cand, r.Unit), fmtDelta(r.Base, r.Cand), sig, res)
+		t.add(r.FailOn, r.Relay, threshold.FormatFigure(r.Base, r.Unit), threshold.FormatFigure(r.Cand, r.Unit), fmtDelta(r.Base, r.Cand), sig, res)
 	}
 	return t
 }
@@ -693,7 +693,7 @@ func FailOnJUnit(rs []FailOnResult) []JUnitCase {
 	var cases []JUnitCase
 	for _, r := range rs {
 		c := JUnitCase{Suite: "fail-on", Name: r.FailOn, Classname: "relaybench.fail-on." + r.Relay}
-		msg := fmt.Sprintf("%s: baseline %s, candidate %s (%s, p=%.3f, n=%d+%d)", r.Figure, threshold.Format(r.Base, r.Unit), threshold.Format(r.Cand, r.Unit), fmtDelta(r.Base, r.Cand), r.P, r.N1, r.N2)
+		msg := fmt.Sprintf("%s: baseline %s, candidate %s (%s, p=%.3f, n=%d+%d)", r.Figure, threshold.FormatFigure(r.Base, r.Unit), threshold.FormatFigure(r.Cand, r.Unit), fmtDelta(r.Base, r.Cand), r.P, r.N1, r.N2)
 		switch {
 		case r.Error != "":
 			c.Err(r.Error)

@@ -794,14 +794,43 @@ func Format(v float64, unit string) string {
 // miss one it met (1.6444ms against < 1.644ms): then with the digits the
 // comparison needs.
 func FormatValue(r results.ThresholdResult) string {
-	if r.Unit != UnitNs || math.IsNaN(r.Value) {
+	if math.IsNaN(r.Value) {
 		return Format(r.Value, r.Unit)
 	}
-	rounded := float64(numfmt.Round(time.Duration(math.Round(r.Value))))
-	if Compare(rounded, r.Op, r.Limit) != Compare(r.Value, r.Op, r.Limit) {
-		return time.Duration(math.Round(r.Value)).String()
+	switch r.Unit {
+	case UnitNs:
+		rounded := float64(numfmt.Round(time.Duration(math.Round(r.Value))))
+		if Compare(rounded, r.Op, r.Limit) != Compare(r.Value, r.Op, r.Limit) {
+			return time.Duration(math.Round(r.Value)).String()
+		}
+	case UnitRate, UnitMBps:
+		// "13.4 MB/s", not "13.38 MB/s", unless the rounding would seem
+		// to flip the comparison with the limit
+		if Compare(numfmt.Round3(r.Value), r.Op, r.Limit) != Compare(r.Value, r.Op, r.Limit) {
+			return Format(r.Value, r.Unit)
+		}
+	default:
+		return Format(r.Value, r.Unit)
 	}
-	return numfmt.DurNs(r.Value)
+	return FormatFigure(r.Value, r.Unit)
+}
+
+// FormatFigure formats a measured figure in unit with three significant
+// digits, as the summary's figures are ("3.62ms", "13.4 MB/s", "5,210/s"),
+// where Format keeps a limit as the user gave it ("3.617ms").
+func FormatFigure(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return Format(v, unit)
+	}
+	switch unit {
+	case UnitNs:
+		return numfmt.DurNs(v)
+	case UnitRate:
+		return numfmt.Fig3(v) + "/s"
+	case UnitMBps:
+		return numfmt.Fig3(v) + " MB/s"
+	}
+	return Format(v, unit)
 }
 
 // number is v as the summary prints figures: a whole number (or one of 100

@@ -357,8 +357,25 @@ func TestFormatValueThreeSignificantDigits(t *testing.T) {
 			t.Errorf("FormatValue(%v %s %v) = %q, want %q", c.value, c.op, c.limit, got, c.want)
 		}
 	}
-	if got := FormatValue(results.ThresholdResult{Unit: UnitRate, Value: 3773.4, Op: ">", Limit: 10}); got != Format(3773.4, UnitRate) {
-		t.Errorf("a rate: %q", got)
+	// rates and MB/s too (a walk read "13.38 MB/s" in the thresholds table),
+	// unless the rounding would seem to flip the comparison
+	for _, c := range []struct {
+		unit         string
+		value, limit float64
+		op, want     string
+	}{
+		{UnitRate, 3773.4, 10, ">", "3,773/s"},
+		{UnitMBps, 13.38, 9, ">", "13.4 MB/s"},
+		{UnitRate, 47.26, 10, ">", "47.3/s"},
+		{UnitRate, 99.96, 100, "<", "99.96/s"}, // 100/s would seem not under the limit it met
+	} {
+		r := results.ThresholdResult{Unit: c.unit, Value: c.value, Op: c.op, Limit: c.limit}
+		if got := FormatValue(r); got != c.want {
+			t.Errorf("FormatValue(%v %s %v %s) = %q, want %q", c.value, c.op, c.limit, c.unit, got, c.want)
+		}
+	}
+	if got := FormatFigure(3.617e6, UnitNs); got != "3.62ms" {
+		t.Errorf("FormatFigure of 3.617ms: %q (the A/B fail-on table's figures)", got)
 	}
 }
 

@@ -140,6 +140,27 @@ func Bytes(b float64) string {
 	return sig3(round3(v)) + " " + units[u]
 }
 
+// Fig3 prints a figure with three significant digits: grouped whole from
+// 1,000 on ("13,380") and for a whole number ("10"), else the decimals that
+// show three (13.4, 1.29, 0.129, 0.0129).
+func Fig3(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case (a >= 1000 || v == math.Trunc(v)) && a < 1e18:
+		return Group(int64(math.Round(v))) // a whole number as it is: 10, not 10.0
+	case a == 0 || a >= 1 || math.IsNaN(v) || math.IsInf(v, 0):
+		if r := round3(v); math.Abs(r) >= 1000 && !math.IsInf(r, 0) {
+			return Group(int64(r)) // 999.6 → 1,000
+		}
+		return sig3(round3(v))
+	}
+	return strconv.FormatFloat(v, 'f', 2-int(math.Floor(math.Log10(a))), 64)
+}
+
+// Round3 is v rounded to three significant digits (whole from 1,000 on), as
+// Fig3 prints it.
+func Round3(v float64) float64 { return round3(v) }
+
 // round3 rounds v to three significant digits, or to a whole number from
 // 1,000 on (a byte figure below 1,024 of its unit).
 func round3(v float64) float64 {

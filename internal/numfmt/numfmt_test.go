@@ -65,3 +65,11 @@ func TestRatio(t *testing.T) {
 		}
 	}
 }
+
+func TestFig3(t *testing.T) {
+	for v, want := range map[float64]string{13.38: "13.4", 3.617: "3.62", 0.1234: "0.123", 0.01234: "0.0123", 10: "10", 1234.6: "1,235", 999.6: "1,000", 0: "0", 250: "250", 99.96: "100"} {
+		if got := Fig3(v); got != want {
+			t.Errorf("Fig3(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
