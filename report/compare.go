@@ -294,8 +294,20 @@ func (t abTally) head() string {
 }
 
 // abTables compares every relay of both base and cand; none in both is an
-// error.
+// error. Runs that Comparable refuses (compared with --force) are said so
+// first, with what differs: a forced A/B of different content sizes read
+// like any other.
 func abTables(base, cand []*results.File) (abResult, error) {
+	ab, err := pairTables(base, cand)
+	if cerr := Comparable(base, cand); cerr != nil && err == nil {
+		why := strings.TrimSuffix(cerr.Error(), ": refusing to compare (--force to compare anyway)")
+		ab.heads = append([]string{"Compared with --force although " + why + ": differences below may come from that, not from the relay."}, ab.heads...)
+	}
+	return ab, err
+}
+
+// pairTables is abTables' pairing of relays and their tables.
+func pairTables(base, cand []*results.File) (abResult, error) {
 	var ab abResult
 	bg, cg := groupRuns(base), groupRuns(cand)
 	cidx, bidx := map[string]*relayRuns{}, map[string]bool{}
