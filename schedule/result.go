@@ -258,12 +258,9 @@ func (r *Result) littleNote() string {
 	rate := r.OfferedRate(float64(r.End-r.Start) / 1e9)
 	mean := r.Uncorrected.Mean()
 	need := rate * mean / 1e9
-	slots, filled := fmt.Sprintf("all %d in-flight slots (--load-pool) were", r.Pool), "the slots filled"
-	switch r.Pool {
-	case 1:
-		slots, filled = "the one in-flight slot (--load-pool) was", "it filled"
-	case 2:
-		slots = "both in-flight slots (--load-pool) were"
+	slots, filled := numfmt.AllOf(r.Pool, "in-flight slot")+" (--load-pool) "+numfmt.Were(r.Pool), "the slots filled"
+	if r.Pool == 1 {
+		filled = "it filled"
 	}
 	avg := opsInFlight(need)
 	offered := "ops/s"

@@ -1088,8 +1088,8 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, 
 		ph.Notes = append(ph.Notes, clientCPUSaturated+" ("+cpuNote+"): what was sent and the latencies are the client's limit, not the relay's")
 	case (res.ClientLimited || dispatchLate) && poolFull && clientSlow:
 		ph.ClientLimited = true
-		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: all %d in-flight slots filled, but the client's own goroutines waited p99 %v to run, a large part of the reply time p99 %v: "+clientSlowToRead+", so the relay cannot be blamed (%s)",
-			res.Pool, roundLat(schedP99), roundLat(time.Duration(res.Uncorrected.Quantile(99))), cpuNote))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("client-limited: %s filled, but the client's own goroutines waited p99 %v to run, a large part of the reply time p99 %v: "+clientSlowToRead+", so the relay cannot be blamed (%s)",
+			numfmt.AllOf(res.Pool, "in-flight slot"), roundLat(schedP99), roundLat(time.Duration(res.Uncorrected.Quantile(99))), cpuNote))
 	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped > 0 && !lateToStart:
 		// Dropped because every worker waited on the relay (the
 		// dispatcher then waits for room in the queue in front of the pool).
@@ -1099,8 +1099,8 @@ func judgeLoad(ph *results.Phase, res *schedule.Result, schedP99 time.Duration, 
 			ph.Notes = append(ph.Notes, relayOrMachineNote(res.Pool, cpuNote, busy))
 			return dropWhy
 		}
-		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because all %d in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
-			res.Pool, cpuNote))
+		ph.Notes = append(ph.Notes, fmt.Sprintf("relay-limited: ops were late or dropped because %s (--load-pool) %s waiting for the relay's replies while the client had CPU to spare (%s); the relay did not keep up with the offered rate at this concurrency",
+			numfmt.AllOf(res.Pool, "in-flight slot"), numfmt.Were(res.Pool), cpuNote))
 	case (res.ClientLimited || dispatchLate) && poolFull && res.Dropped == 0 && lateToStart:
 		// Late, none dropped, every slot busy at times, but the dispatcher
 		// handing ops out late was most of the lateness: the client's.
@@ -1253,8 +1253,8 @@ func slotWaitNote(res *schedule.Result, cpuNote string, clientBusy bool) string 
 	default:
 		who = fmt.Sprintf("the dispatcher's share of the lateness (p99 %v) was the smaller part", roundLat(d))
 	}
-	return fmt.Sprintf("%s some started late%s while all %d in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (%v); %s: the slots, held by the relay's replies, made ops wait, not the client (%s)",
-		SlotWaitPrefix, lateFigures(res), res.Pool, res.MaxLateness, who, cpuNote)
+	return fmt.Sprintf("%s some started late%s while %s (--load-pool) %s busy waiting for replies; none was dropped: every op started within --load-max-lateness (%v); %s: the slots, held by the relay's replies, made ops wait, not the client (%s)",
+		SlotWaitPrefix, lateFigures(res), numfmt.AllOf(res.Pool, "in-flight slot"), numfmt.Were(res.Pool), res.MaxLateness, who, cpuNote)
 }
 
 // dispatcherLateNote is the note of a load whose ops started late, none
@@ -1262,8 +1262,8 @@ func slotWaitNote(res *schedule.Result, cpuNote string, clientBusy bool) string 
 // work (clientLateToStart): the slot waits were the smaller part.
 func dispatcherLateNote(res *schedule.Result, cpuNote string) string {
 	d, _ := dispatchP99(res)
-	return fmt.Sprintf("client-limited: some ops started late%s because the dispatcher handed them out late (its share of the lateness p99 %v, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; all %d in-flight slots (--load-pool) were busy at times too, but waiting for a free slot was the smaller part; none was dropped (%s)",
-		lateFigures(res), roundLat(d), res.Pool, cpuNote)
+	return fmt.Sprintf("client-limited: some ops started late%s because the dispatcher handed them out late (its share of the lateness p99 %v, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; %s (--load-pool) %s busy at times too, but waiting for a free slot was the smaller part; none was dropped (%s)",
+		lateFigures(res), roundLat(d), numfmt.AllOf(res.Pool, "in-flight slot"), numfmt.Were(res.Pool), cpuNote)
 }
 
 // lateFigures is the lateness figures, " (lateness p99 …, max …)", when

@@ -97,6 +97,27 @@ func Round(d time.Duration) time.Duration {
 	return time.Duration(math.Round(float64(d)/e) * e)
 }
 
+// AllOf is "all n nouns" in words that fit n: "the one noun" for 1,
+// "both nouns" for 2 ("all 2 in-flight slots" read oddly), "all 10
+// nouns" else; Were is its verb.
+func AllOf(n int, noun string) string {
+	switch n {
+	case 1:
+		return "the one " + noun
+	case 2:
+		return "both " + Plural(noun)
+	}
+	return "all " + strconv.Itoa(n) + " " + Plural(noun)
+}
+
+// Were is "was" for one, "were" for any other count.
+func Were(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
 // Count is n and noun, the noun plural unless n is 1: "1 publisher", "3
 // publishers", "1,200 queries".
 func Count[T ~int | ~int64](n T, noun string) string {
@@ -122,20 +143,23 @@ func Plural(noun string) string {
 // 2^20 B, 1 GiB = 2^30 B) with three significant digits, as Dur gives
 // durations, for every size and memory figure printed for a reader: "512
 // B", "56.0 KiB", "332 KiB", "1.49 MiB", "2.00 GiB"; "–" when not a
-// number. From 1,000 to 1,023 of a unit the whole number is given ("1023
-// B", "1000 KiB"), and the unit is chosen after rounding: 1,048,575 B is
+// number. From 1,000 to 1,023 of a unit the whole number is given, grouped
+// ("1,023 B", "1,000 KiB"), and the unit is chosen after rounding: 1,048,575 B is
 // "1.00 MiB", not "1024 KiB".
 func Bytes(b float64) string {
 	if math.IsNaN(b) || math.IsInf(b, 0) {
 		return "–"
 	}
 	if math.Abs(b) < 1<<10 {
-		return strconv.FormatFloat(b, 'f', 0, 64) + " B"
+		return Group(int64(math.Round(b))) + " B"
 	}
 	units := []string{"KiB", "MiB", "GiB", "TiB"}
 	v, u := b/(1<<10), 0
 	for u < len(units)-1 && math.Abs(round3(v)) >= 1<<10 {
 		v, u = v/(1<<10), u+1
+	}
+	if r := round3(v); math.Abs(r) >= 1000 {
+		return Group(int64(r)) + " " + units[u] // "1,006 MiB", grouped as every count
 	}
 	return sig3(round3(v)) + " " + units[u]
 }

@@ -50,12 +50,12 @@ func TestCount(t *testing.T) {
 }
 
 func TestBytes(t *testing.T) {
-	wantEach(t, "Bytes", Bytes, map[float64]string{0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1.00 KiB", 57344: "56.0 KiB",
+	wantEach(t, "Bytes", Bytes, map[float64]string{0: "0 B", 512: "512 B", 1023: "1,023 B", 1024: "1.00 KiB", 57344: "56.0 KiB",
 		1524 * 1024: "1.49 MiB", 1<<20 - 1: "1.00 MiB", 3 << 30: "3.00 GiB", -2048: "-2.00 KiB",
 		// three significant digits, as durations: no ".00" on a figure of
 		// hundreds (subscribe's notes said 332.00 KiB)
 		332 << 10: "332 KiB", 272 << 10: "272 KiB", 16 << 10: "16.0 KiB", 8 << 20: "8.00 MiB", 130296791: "124 MiB",
-		1023.6 * 1024: "1.00 MiB", 1000 << 10: "1000 KiB", 999.96 * 1024: "1000 KiB", 9.996 * 1024: "10.0 KiB"})
+		1023.6 * 1024: "1.00 MiB", 1000 << 10: "1,000 KiB", 999.96 * 1024: "1,000 KiB", 9.996 * 1024: "10.0 KiB"})
 }
 
 func TestRatio(t *testing.T) {
@@ -71,5 +71,16 @@ func TestFig3(t *testing.T) {
 		if got := Fig3(v); got != want {
 			t.Errorf("Fig3(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+func TestAllOf(t *testing.T) {
+	for n, want := range map[int]string{1: "the one in-flight slot was", 2: "both in-flight slots were", 10: "all 10 in-flight slots were"} {
+		if got := AllOf(n, "in-flight slot") + " " + Were(n); got != want {
+			t.Errorf("AllOf(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := Bytes(1006 << 20); got != "1,006 MiB" {
+		t.Errorf("Bytes(1006 MiB) = %q, want grouped", got)
 	}
 }
