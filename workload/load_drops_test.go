@@ -46,15 +46,15 @@ func TestDropsBookedByWhoLimited(t *testing.T) {
 		busy      string // the machine's load: sysinfo.OthersBusy's clause
 	}{
 		{"slots waiting on the relay, client CPU to spare", 0.3, 0, 2, 0, WhyRelayDrop,
-			"relay-limited: ops were late or dropped because all 2 in-flight slots (--load-pool) were waiting", judge.Incomplete, ""},
+			"relay-limited: ops were late or dropped because both in-flight slots (--load-pool) were waiting", judge.Incomplete, ""},
 		{"slots waiting on the relay, other processes busy", 0.3, 0, 2, 0, machineDropWhy(busy),
-			RelayOrMachine + " ops were late or dropped because all 2 in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (CPU: client 0.10 of", judge.Incomplete, busy},
+			RelayOrMachine + " ops were late or dropped because both in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (CPU: client 0.10 of", judge.Incomplete, busy},
 		{"the client's CPU saturated, other processes busy", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error, busy},
 		{"the client's goroutines waited to run, other processes busy", 0.3, 40 * time.Millisecond, 2, 0, WhyClientDrop,
-			"client-limited: all 2 in-flight slots filled, but the client's own goroutines waited", judge.Error, busy},
+			"client-limited: both in-flight slots filled, but the client's own goroutines waited", judge.Error, busy},
 		{"the client's CPU saturated", 3 * cores, 0, 2, 0, WhyClientDrop, "client-limited: the client's CPU was saturated", judge.Error, ""},
 		{"the client's goroutines waited to run", 0.3, 40 * time.Millisecond, 2, 0, WhyClientDrop,
-			"client-limited: all 2 in-flight slots filled, but the client's own goroutines waited", judge.Error, ""},
+			"client-limited: both in-flight slots filled, but the client's own goroutines waited", judge.Error, ""},
 		{"the dispatcher woke late, the pool never full, the client idle", 0.3, 0, 1, 5 * ms, WhyClientDrop,
 			"client-limited: the dispatcher handed ops out late (its share of the lateness over 1ms at p99, as the lateness note says) and 2,044 were dropped (not started within 0s) with at most 1 of 2 in-flight slots busy, while the client itself was not busy", judge.Error, ""},
 		{"the dispatcher woke late, the pool never full, the client busy", 0.6 * 3 * cores, 0, 1, 5 * ms, WhyClientDrop,
@@ -198,12 +198,12 @@ func TestSlotWaitSaysWhoWasLate(t *testing.T) {
 		client            bool
 		note              string
 	}{
-		{4 * ms, 0, 2 * time.Millisecond, true, "client-limited: some ops started late (lateness p99 5.00ms, max 5.00ms) because the dispatcher handed them out late (its share of the lateness p99 4.00ms, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; all 2 in-flight slots (--load-pool) were busy at times too"},
-		{4 * ms, 0, 100 * time.Microsecond, false, SlotWaitPrefix + " some started late (lateness p99 5.00ms, max 5.00ms) while all 2 in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (1s); the dispatcher's share of the lateness (p99 4.00ms) was its wait for room in the queue in front of the full pool, not a late wake-up: the client had CPU to spare and its goroutines waited far less than that for one: " + slots},
+		{4 * ms, 0, 2 * time.Millisecond, true, "client-limited: some ops started late (lateness p99 5.00ms, max 5.00ms) because the dispatcher handed them out late (its share of the lateness p99 4.00ms, half of it or more) while the client was busy or its goroutines waited for a CPU: the client was late to start work, not the relay; both in-flight slots (--load-pool) were busy at times too"},
+		{4 * ms, 0, 100 * time.Microsecond, false, SlotWaitPrefix + " some started late (lateness p99 5.00ms, max 5.00ms) while both in-flight slots (--load-pool) were busy waiting for replies; none was dropped: every op started within --load-max-lateness (1s); the dispatcher's share of the lateness (p99 4.00ms) was its wait for room in the queue in front of the full pool, not a late wake-up: the client had CPU to spare and its goroutines waited far less than that for one: " + slots},
 		{3 * ms / 2, 0, 2 * time.Millisecond, false, "the dispatcher's share of the lateness (p99 1.50ms) was the smaller part: " + slots},
 		{ms / 5, 0, 2 * time.Millisecond, false, "the dispatcher handed ops out on time (its share of the lateness p99 200µs): " + slots},
 		{4 * ms, 30, 2 * time.Millisecond, true, "client-limited: "},
-		{4 * ms, 30, 100 * time.Microsecond, false, "relay-limited: ops were late or dropped because all 2 in-flight slots"},
+		{4 * ms, 30, 100 * time.Microsecond, false, "relay-limited: ops were late or dropped because both in-flight slots"},
 	} {
 		res := &schedule.Result{Pool: 2, MaxInFlight: 2, Intended: 900, Dropped: c.dropped, ClientLimited: true, MaxLateness: time.Second,
 			ClientLimitedWhy: "lateness p99 5ms above 1ms: the pool of 2 was full", Uncorrected: metrics.NewHistogram(), Lateness: metrics.NewHistogram(),

@@ -11,7 +11,7 @@ import (
 
 // TestLoadUnderRunNamesTheCommandsFlags: run and compare --workloads load
 // have none of load's flags, so what the workload says names them as the
-// load command's ("all 2 in-flight slots (the load command's --load-pool)",
+// load command's ("both in-flight slots (the load command's --load-pool)",
 // "not started within the load command's --load-max-lateness"): the
 // notes and the reasons operations did not run, which the verdict quotes.
 // A relay whose OKs take 50 ms fills a pool of 2 at 400/s, and ops not
