@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/internal/sysinfo"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/schedule"
@@ -37,8 +38,8 @@ func machineBusy(ph results.Phase) string {
 // were slow, but it may have been waiting for a CPU, not slow of itself.
 // Both are said, neither is claimed.
 func relayOrMachineNote(pool int, cpuNote, busy string) string {
-	return fmt.Sprintf("%s ops were late or dropped because all %d in-flight slots (--load-pool) were waiting for the relay's replies while the client had CPU to spare (%s), but on a busy machine the relay may have waited for a CPU rather than been slow, which these figures cannot tell apart (a quieter machine, or the relay on cores of its own, can); %s",
-		RelayOrMachine, pool, cpuNote, busy)
+	return fmt.Sprintf("%s ops were late or dropped because %s (--load-pool) %s waiting for the relay's replies while the client had CPU to spare (%s), but on a busy machine the relay may have waited for a CPU rather than been slow, which these figures cannot tell apart (a quieter machine, or the relay on cores of its own, can); %s",
+		RelayOrMachine, numfmt.AllOf(pool, "in-flight slot"), numfmt.Were(pool), cpuNote, busy)
 }
 
 // endWithMachineLoad ends a load's judgement (its last note) with the
