@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/results"
 )
 
@@ -283,7 +284,7 @@ func rateFmt(k string) func(float64) string {
 		return func(v float64) string { return fmtMiBps(mibps(v)) } // under "MiB/s" (rateHead)
 	}
 	if b, ok := briefLabels[k]; ok && strings.HasPrefix(b.unit, "×") {
-		return func(v float64) string { return fmtFloat(v, 2) + b.unit }
+		return func(v float64) string { return numfmt.Ratio(v) + b.unit } // three significant digits: 11.8×, 0.70×
 	}
 	return fmtRate
 }
