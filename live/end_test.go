@@ -281,9 +281,10 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 	// The p99 card says what it shows as the rate cards do: the last
 	// second's, labelled so.
 	var p99 string
-	br.eval(t, `(() => { showPoint({rate: 1, avg_rate: 1, lat: [{of: "OK", p99_ms: 4.5}, {of: "EOSE", p99_ms: 13.4}]}, 1);
+	br.eval(t, `(() => { showPoint({rate: 1, avg_rate: 1, lat: [{of: "OK", p99_ms: 4.5}, {of: "EOSE", p99_ms: 13.4}, {of: "delivery", p99_ms: 6}, {of: "x", p99_ms: 1250.4}]}, 1);
   const c = document.getElementById("p99"); return c.textContent + " | " + c.nextElementSibling.textContent; })()`, &p99)
-	if p99 != "OK 4.5 · EOSE 13.4 | p99 latency, ms (last second)" {
+	// three significant digits each (a walk read "OK 4.9 · EOSE 6")
+	if p99 != "OK 4.50 · EOSE 13.4 · delivery 6.00 · x 1,250 | p99 latency, ms (last second)" {
 		t.Errorf("p99 card %q, want its figures and 'p99 latency, ms (last second)'", p99)
 	}
 	// The whole-run card shows the whole run's average; the last second
