@@ -37,3 +37,27 @@ func TestVerificationCheckedUnits(t *testing.T) {
 		}
 	}
 }
+
+// A partial check (-skip-publish: answers checked for validity and filter
+// match, nothing known of what was owed) shows what it counted in the
+// Markdown and HTML Verification table, as the terminal does, and a dash
+// only for Expected, Missing and Extra (a walk read a row of dashes beside
+// the terminal's "500 answers checked").
+func TestPartialVerificationShowsItsCounts(t *testing.T) {
+	p := results.Phase{Name: "query", Workload: "query", Duration: 1e9, Counts: map[string]int64{"queries": 500},
+		Verification: &results.Verification{Checked: 500, Returned: 47581, Passed: true, State: results.VerificationPassed}}
+	var md strings.Builder
+	if err := Markdown(&md, []*results.File{oneRun("run", nil, p)}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(md.String(), "\n") {
+		if strings.Contains(l, "47,581") {
+			row = l
+		}
+	}
+	cells := strings.Split(strings.Trim(row, "| "), " | ")
+	if len(cells) != 12 || !strings.HasPrefix(cells[2], "500 ") || cells[3] != "–" || cells[4] != "47,581" || cells[5] != "–" || cells[6] != "–" || cells[7] != "0" || cells[8] != "0" || cells[9] != "0" {
+		t.Errorf("partial verification row %q (%d cells), want 500 checked, 47,581 returned, 0 faults, dashes for Expected, Missing, Extra:\n%s", row, len(cells), md.String())
+	}
+}
