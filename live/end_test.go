@@ -293,7 +293,7 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 		Avg  string `json:"avg"`
 		Last string `json:"last"`
 	}
-	br.eval(t, `(() => { showPoint({rate: 49, avg_rate: 1080, lat: []}, 1); const t = id => document.getElementById(id);
+	br.eval(t, `(() => { showPoint({rate: 49, avg_rate: 1080.4, lat: []}, 1); const t = id => document.getElementById(id);
   return {avg: t("rate").textContent + " " + t("rate").nextElementSibling.textContent,
     last: t("rate_last").textContent + " " + t("rate_last").nextElementSibling.textContent}; })()`, &rates)
 	if rates.Avg != "1,080 accepted / s (whole-run average)" || rates.Last != "49 accepted / s (last second)" {
