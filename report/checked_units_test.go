@@ -1,6 +1,8 @@
 package report
 
 import (
+	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +61,17 @@ func TestPartialVerificationShowsItsCounts(t *testing.T) {
 	cells := strings.Split(strings.Trim(row, "| "), " | ")
 	if len(cells) != 12 || !strings.HasPrefix(cells[2], "500 ") || cells[3] != "–" || cells[4] != "47,581" || cells[5] != "–" || cells[6] != "–" || cells[7] != "0" || cells[8] != "0" || cells[9] != "0" {
 		t.Errorf("partial verification row %q (%d cells), want 500 checked, 47,581 returned, 0 faults, dashes for Expected, Missing, Extra:\n%s", row, len(cells), md.String())
+	}
+	var csvOut strings.Builder
+	if err := CSV(&csvOut, []*results.File{oneRun("run", nil, p)}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(csvOut.String())).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("CSV: %v %q", err, csvOut.String())
+	}
+	col := func(name string) string { return recs[1][slices.Index(recs[0], name)] }
+	if col("verification_state") != "partial" || col("checked") != "500" || col("returned") != "47581" || col("invalid") != "0" || col("expected") != "" || col("missing") != "" {
+		t.Errorf("CSV of a partial check: state %q checked %q returned %q invalid %q expected %q missing %q", col("verification_state"), col("checked"), col("returned"), col("invalid"), col("expected"), col("missing"))
 	}
 }

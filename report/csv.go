@@ -199,10 +199,12 @@ func csvFigures(counts map[string]int64, rates map[string]float64, lat map[strin
 	if v == nil {
 		row = append(row, "", "", "", "", "", "", "", "", "", "", "", "")
 	} else {
-		ok := v.Verified
+		// a partial check counted all but Expected, Missing and Extra
+		// (known only against a model), as the tables show
+		ok, counted := v.Verified, v.Verified || v.Checked > 0
 		row = append(row, strconv.FormatBool(v.Verified), strconv.FormatBool(v.Status() == results.VerificationPassed), csvVerState(v),
-			csvInt(v.Checked, ok), csvInt(v.Expected, ok), csvInt(v.Returned, ok), csvInt(v.Missing, ok), csvInt(v.Extra, ok),
-			csvInt(v.NotMatching, ok), csvInt(v.Invalid, ok), csvInt(v.Duplicated, ok), csvInt(v.Truncated, ok))
+			csvInt(v.Checked, counted), csvInt(v.Expected, ok), csvInt(v.Returned, counted), csvInt(v.Missing, ok), csvInt(v.Extra, ok),
+			csvInt(v.NotMatching, counted), csvInt(v.Invalid, counted), csvInt(v.Duplicated, counted), csvInt(v.Truncated, counted))
 	}
 	return row
 }
