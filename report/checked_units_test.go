@@ -75,3 +75,14 @@ func TestPartialVerificationShowsItsCounts(t *testing.T) {
 		t.Errorf("CSV of a partial check: state %q checked %q returned %q invalid %q expected %q missing %q", col("verification_state"), col("checked"), col("returned"), col("invalid"), col("expected"), col("missing"))
 	}
 }
+
+// Search's recall is a share, said in percent as its note says it (a walk
+// read "Recall: 1.00" beside "recall 99.5%").
+func TestRecallIsAShare(t *testing.T) {
+	p := results.Phase{Name: "search", Workload: "search", Duration: 1e9, Counts: map[string]int64{"queries": 50},
+		Rates: map[string]float64{"recall": 0.995, "searches_per_sec": 50}}
+	s := summaryText(t, oneRun("search", nil, p), SummaryOptions{})
+	if !strings.Contains(s, "99.50%") || strings.Contains(s, ": 1.00\n") || strings.Contains(s, "1.00 ") && strings.Contains(s, "Recall: 1.00") {
+		t.Errorf("recall not in percent:\n%s", s)
+	}
+}

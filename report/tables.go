@@ -208,8 +208,10 @@ func rateCol(head, name string) col {
 	return col{head, func(p *results.Phase) (float64, bool) { return rate(p.Rates, name) }, rateFmt(name)}
 }
 
-// isShare reports whether rate k is a share (0 to 1), not a per-second rate.
-func isShare(k string) bool { return strings.HasSuffix(k, "success_rate") }
+// isShare reports whether rate k is a share (0 to 1), not a per-second rate:
+// a success rate, or search's recall (its note says "recall 99.5%": the
+// summary read "Recall: 1.00" beside it).
+func isShare(k string) bool { return strings.HasSuffix(k, "success_rate") || k == "recall" }
 
 // fmtShare formats a share in percent with two decimals: 0.9995 →
 // "99.95%", so that a single failure is not rounded away to 100%.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybench/relaybench/flagcheck"
+	"github.com/relaybench/relaybench/internal/numfmt"
 	"github.com/relaybench/relaybench/nostr"
 	"github.com/relaybench/relaybench/results"
 	"github.com/relaybench/relaybench/verify"
@@ -425,8 +426,8 @@ func (j *searchJudge) notes(total *results.Verification) {
 		add(fmt.Sprintf("%d searches returned more results than their limit %d", j.overLimit, j.o.Limit))
 	}
 	if j.want > 0 {
-		add(fmt.Sprintf("recall %.1f%%: %d results hold the term as a word, of %d possible (events holding it, up to the limit); a lower recall is reported, not failed (NIP-50 results are the relay's best effort)",
-			100*float64(j.got)/float64(j.want), j.got, j.want))
+		add(fmt.Sprintf("recall %.2f%%: %s results hold the term as a word, of %s possible (events holding it, up to the limit); a lower recall is reported, not failed (NIP-50 results are the relay's best effort)",
+			100*float64(j.got)/float64(j.want), numfmt.Group(j.got), numfmt.Group(j.want)))
 	}
 	if model == nil {
 		total.Notes = append(total.Notes, "nothing was published in this run, so extra results and recall cannot be known: validity, filter and term were checked")
