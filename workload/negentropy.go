@@ -449,6 +449,9 @@ func (nr *negRun) scenario(name string, localItems []negentropy.Item, expNeed, e
 	o := nr.o
 	params := map[string]any{"scenario": name, "rounds": o.Rounds, "frame_size": o.FrameSize, "relay_set": relayN,
 		"local_set": len(localItems), "expected_need": len(expNeed), "expected_have": len(expHave)}
+	if o.FrameSize == 0 { // --frame-size -1: no limit, not a size of 0
+		params["frame_size"] = "unlimited"
+	}
 	if name == NegInitial {
 		params["overlap"], params["local_only"] = o.Overlap, o.LocalOnly
 	}

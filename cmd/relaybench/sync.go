@@ -37,6 +37,12 @@ func (c *syncCmd) Run(g *Globals) error {
 		return err
 	}
 	p := optionParams(&c.NegentropyOptions, "neg_")
+	switch c.FrameSize { // the flag's special values in words, not "frame size 0"
+	case 0:
+		p["neg_frame_size"] = "auto"
+	case -1:
+		p["neg_frame_size"] = "unlimited"
+	}
 	p["events"], p["size"], p["seed"], p["authors"] = c.Events, c.Size, c.Seed, c.Authors
 	return runCorpusCommand(g, corpusCommand{name: "sync", target: c.targetFlags, corpus: c.corpusFlags,
 		output: c.outputFlags, cfg: publishThen(c.workload(), c.publishFlags), params: p})
