@@ -211,7 +211,8 @@ func TestPageShowsThePhaseAndTheEnd(t *testing.T) {
 		Memory   string `json:"memory"`
 		Status   string `json:"status"`
 	}
-	const read = `(() => { if (!document.getElementById("status")) return {status: "loading"};
+	// loading until the page's script has run (every element is parsed before it)
+	const read = `(() => { if (!document.getElementById("status") || typeof showPoint !== "function") return {status: "loading"};
   const t = id => document.getElementById(id).textContent;
   return {phase: t("phase"), progress: t("progress"), bar: document.getElementById("progressbar").style.width,
     found: t("found"), failures: t("failures"), status: t("status"),

@@ -65,7 +65,9 @@ func TestPageShowsWhatItsLatencyTimes(t *testing.T) {
 		Kinds  []string `json:"kinds"`
 		Scope  string   `json:"scope"`
 	}
-	const read = `(() => { if (!document.getElementById("status")) return {status: "loading"};
+	// a page still being parsed has neither all its elements nor its
+	// script's functions yet: it reads as loading until it has both
+	const read = `(() => { if (!document.getElementById("status") || typeof latencyKinds !== "function") return {status: "loading"};
   const t = id => document.getElementById(id).textContent;
   return {status: t("status"), p99: t("p99"), kinds: latencyKinds(), scope: t("scope") + " " +
     document.getElementById("requested").nextElementSibling.textContent}; })()`
