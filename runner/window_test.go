@@ -37,9 +37,13 @@ func TestPhaseResourcesCoverTheirTimedWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three phase windows, then burst's own reading at each of its 2 bursts
-	// (its CPU during the bursts), inside its phase's window.
-	if len(run.Phases) != 3 || len(probe.Begins()) != 3+2 {
-		t.Fatalf("%d phases, %d windows sampled (want 3 phases, 3 windows and 2 bursts)", len(run.Phases), len(probe.Begins()))
+	// (its CPU during the bursts), inside its phase's window. A burst whose
+	// reading's goroutine woke after the whole phase was over (30 events
+	// answered at once; a CI run under stress-ng) is not measured: the CPU
+	// during the bursts is then over those that were. 3 windows and 0 to 2
+	// burst readings.
+	if n := len(probe.Begins()); len(run.Phases) != 3 || n < 3 || n > 3+2 {
+		t.Fatalf("%d phases, %d windows sampled (want 3 phases, 3 windows and up to 2 bursts)", len(run.Phases), n)
 	}
 	for i, ph := range run.Phases {
 		testkit.CheckWindow(t, ph, probe.Begins()[i], delay)
