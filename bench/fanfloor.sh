@@ -7,6 +7,10 @@
 #   - floor, epoll:      bench/fanfloor -mode epoll (sockets out of Go's
 #                        netpoller, one epoll thread, frames counted, nothing
 #                        verified or timed);
+#   - floor, uring:      bench/fanfloor -mode uring (the same, through one
+#                        io_uring: a receive in flight per socket, one
+#                        io_uring_enter per batch instead of a read(2) each;
+#                        not in the default CLIENTS);
 #   - floor, goroutines: bench/fanfloor -mode goroutines (a goroutine per
 #                        connection blocked in net.Conn.Read);
 #   - relaybench subscribe --filter kind (shared reader threads, every
@@ -93,7 +97,7 @@ for r in $(seq "$ROUNDS"); do
   echo "== round $r ($(cut -d' ' -f1-3 /proc/loadavg))" >&2
   for k in $CLIENTS; do
     case $k in
-    epoll | goroutines) fig[$k]+="$(floor "$k")|" ;;
+    epoll | uring | uringmulti | goroutines) fig[$k]+="$(floor "$k")|" ;;
     shared) fig[$k]+="$(rbsub shared)|" ;;
     goro) fig[$k]+="$(rbsub goro RELAYBENCH_SHARED_READERS=off)|" ;;
     base) fig[$k]+="$(rbsub base "" "${BASE:?CLIENTS has base: set BASE to a relaybench binary}")|" ;;
@@ -139,6 +143,8 @@ case $commit in unknown*) ;; *) git diff --quiet HEAD -- . || dirty=" (+uncommit
   echo "| client | client CPU per delivery | deliveries/s | reads per delivery | what it checks | verdict |"
   echo "|---|---:|---:|---:|---|---|"
   row "floor: one epoll thread, sockets out of Go's netpoller" epoll "frame boundaries only"
+  row "floor: one io_uring thread, a receive in flight per socket" uring "frame boundaries only"
+  row "floor: one io_uring thread, a multishot receive per socket" uringmulti "frame boundaries only"
   row "floor: a goroutine per connection (net.Conn.Read)" goroutines "frame boundaries only"
   row "relaybench subscribe (shared reader threads)" shared "every delivery: bytes or id+signature, filter, duplicates, timed"
   row "relaybench subscribe, RELAYBENCH_SHARED_READERS=off" goro "the same"
@@ -160,6 +166,8 @@ if r:
 EOF
   }
   ratio "relaybench (shared readers) / epoll floor" epoll shared
+  ratio "io_uring floor / epoll floor" epoll uring
+  ratio "io_uring multishot floor / epoll floor" epoll uringmulti
   ratio "relaybench as built in BASE / epoll floor" epoll base
   ratio "relaybench / relaybench as built in BASE" base shared
 } >>"$OUT"
