@@ -13,8 +13,11 @@
 //
 // Modes: epoll (sockets taken out of Go's netpoller, one or more locked
 // threads each with its own epoll set, edge-triggered, a short read taken to
-// mean the socket is drained) and goroutines (a goroutine per connection
-// blocked in net.Conn.Read, as a plain Go client does).
+// mean the socket is drained), uring and uringmulti (the sockets read
+// through one io_uring on one locked thread: a receive per socket re-armed
+// as it completes, or a multishot receive into provided buffers) and
+// goroutines (a goroutine per connection blocked in net.Conn.Read, as a
+// plain Go client does).
 package main
 
 import (
@@ -38,7 +41,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:7777", "relay host:port")
 	subs := flag.Int("subs", 2000, "subscriptions (one connection each)")
 	expect := flag.Int64("expect", 0, "deliveries to wait for (0: until -timeout)")
-	mode := flag.String("mode", "epoll", "epoll, uring or goroutines")
+	mode := flag.String("mode", "epoll", "epoll, uring, uringmulti or goroutines")
 	threads := flag.Int("threads", 1, "epoll threads (mode epoll)")
 	idle := flag.Duration("idle", 3*time.Second, "stop once no delivery came for this long")
 	timeout := flag.Duration("timeout", 120*time.Second, "give up after")
@@ -87,18 +90,12 @@ func main() {
 			lo, hi := t*per, min(len(fds), (t+1)*per)
 			go epollLoop(fds[lo:hi], mark, count, &reads)
 		}
-	case "uring":
+	case "uring", "uringmulti":
 		fds := make([]int, len(conns))
 		for i, c := range conns {
 			fds[i] = detach(c)
 		}
-		go uringLoop(fds, mark, count, &reads)
-	case "uringmulti":
-		fds := make([]int, len(conns))
-		for i, c := range conns {
-			fds[i] = detach(c)
-		}
-		go uringMultiLoop(fds, mark, count, &reads)
+		go uringLoop(fds, *mode == "uringmulti", mark, count, &reads)
 	case "goroutines":
 		for _, c := range conns {
 			go func() {
@@ -116,7 +113,7 @@ func main() {
 			}()
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "fanfloor: -mode epoll, uring or goroutines")
+		fmt.Fprintln(os.Stderr, "fanfloor: -mode epoll, uring, uringmulti or goroutines")
 		os.Exit(2)
 	}
 	// stop at -expect deliveries, or once deliveries have stopped for -idle

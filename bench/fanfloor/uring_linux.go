@@ -17,13 +17,18 @@ import (
 // io_uring_enter, batched.
 
 const (
-	sysIOUringSetup = 425
-	sysIOUringEnter = 426
+	sysIOUringSetup    = 425
+	sysIOUringEnter    = 426
+	sysIOUringRegister = 427
+	registerPbufRing   = 22
+	sqeBufferSelect    = 1 << 5
+	recvMultishot      = 1 << 1
+	cqeFBuffer         = 1
+	cqeFMore           = 2
 
 	setupCQSize       = 1 << 3
 	setupSingleIssuer = 1 << 12
 	setupDeferTaskrun = 1 << 13
-	setupCoopTaskrun  = 1 << 8
 	enterGetEvents    = 1
 	opRecv            = 27
 	offSQRing         = 0
@@ -167,8 +172,12 @@ func (r *ring) recv(fd int, b []byte, tag uint64) {
 }
 
 // uringLoop reads every socket of fds from one locked thread through one
-// ring.
-func uringLoop(fds []int, mark func(), count func(int64), reads *atomic.Int64) {
+// ring: multi false, a receive per socket into its own buffer, re-armed as
+// it completes; true, a multishot receive per socket, armed once, into
+// buffers the kernel picks from a provided-buffer ring (each completion's
+// bytes are copied to the socket's own buffer and the kernel's buffer given
+// back).
+func uringLoop(fds []int, multi bool, mark func(), count func(int64), reads *atomic.Int64) {
 	runtime.LockOSThread()
 	n := uint32(1)
 	for n < uint32(len(fds)) {
@@ -178,11 +187,43 @@ func uringLoop(fds []int, mark func(), count func(int64), reads *atomic.Int64) {
 	if err != nil {
 		panic(err)
 	}
+	var br *bufRing
+	if multi {
+		if br, err = r.newBufRing(8192, 4096); err != nil {
+			panic(err)
+		}
+	}
 	fr := make([]frames, len(fds))
 	bufs := make([][]byte, len(fds))
-	for i, fd := range fds {
+	arm := func(i int) {
+		if multi {
+			r.recvMulti(fds[i], uint64(i))
+		} else {
+			r.recv(fds[i], bufs[i][fr[i].have:], uint64(i))
+		}
+	}
+	// took handles one completion of socket i: the EVENT messages it
+	// completed
+	took := func(i int, c cqe) int64 {
+		var got int64
+		switch {
+		case c.res > 0 && multi && c.flags&cqeFBuffer != 0:
+			bid := uint16(c.flags >> 16)
+			m := copy(bufs[i][fr[i].have:], br.buf(bid, int(c.res)))
+			br.put(bid)
+			got = fr[i].feed(bufs[i], m)
+		case c.res > 0 && !multi:
+			got = fr[i].feed(bufs[i], int(c.res))
+		}
+		again := c.res > 0 || c.res == -int32(syscall.EAGAIN) || c.res == -int32(syscall.ENOBUFS) || c.res == -int32(syscall.EINTR)
+		if again && (!multi || c.flags&cqeFMore == 0) {
+			arm(i)
+		}
+		return got
+	}
+	for i := range fds {
 		bufs[i] = make([]byte, 64<<10)
-		r.recv(fd, bufs[i], uint64(i))
+		arm(i)
 	}
 	var nreads int64
 	for {
@@ -194,33 +235,19 @@ func uringLoop(fds []int, mark func(), count func(int64), reads *atomic.Int64) {
 		var got int64
 		for ; head != tail; head++ {
 			c := r.cqes[head&*r.cqMask]
-			i := int(c.userData)
 			nreads++
-			if c.res <= 0 {
-				if c.res == -int32(syscall.EAGAIN) || c.res == -int32(syscall.EINTR) {
-					r.recv(fds[i], bufs[i][fr[i].have:], uint64(i))
-				}
-				continue
-			}
-			got += fr[i].feed(bufs[i], int(c.res))
-			r.recv(fds[i], bufs[i][fr[i].have:], uint64(i))
+			got += took(int(c.userData), c)
 		}
 		atomic.StoreUint32(r.cqHead, head)
+		if br != nil {
+			br.publish()
+		}
 		reads.Store(nreads)
 		if got > 0 {
 			count(got)
 		}
 	}
 }
-
-const (
-	sysIOUringRegister = 427
-	registerPbufRing   = 22
-	sqeBufferSelect    = 1 << 5
-	recvMultishot      = 1 << 1
-	cqeFBuffer         = 1
-	cqeFMore           = 2
-)
 
 type bufReg struct {
 	ringAddr    uint64
@@ -305,59 +332,4 @@ func (r *ring) recvMulti(fd int, tag uint64) {
 	s.ioprio = recvMultishot
 	s.bufIndex = 0 // buffer group 0
 	s.userData = tag
-}
-
-// uringMultiLoop is uringLoop with one multishot receive per socket,
-// armed once, into buffers the kernel picks from a provided-buffer ring;
-// each completion's bytes are copied to the socket's own buffer and the
-// kernel's buffer given back.
-func uringMultiLoop(fds []int, mark func(), count func(int64), reads *atomic.Int64) {
-	runtime.LockOSThread()
-	n := uint32(1)
-	for n < uint32(len(fds)) {
-		n <<= 1
-	}
-	r, err := newRing(min(n, 4096), 4*n)
-	if err != nil {
-		panic(err)
-	}
-	br, err := r.newBufRing(8192, 4096)
-	if err != nil {
-		panic(err)
-	}
-	fr := make([]frames, len(fds))
-	bufs := make([][]byte, len(fds))
-	for i, fd := range fds {
-		bufs[i] = make([]byte, 64<<10)
-		r.recvMulti(fd, uint64(i))
-	}
-	var nreads int64
-	for {
-		r.enter(1)
-		head, tail := *r.cqHead, atomic.LoadUint32(r.cqTail)
-		if head != tail {
-			mark()
-		}
-		var got int64
-		for ; head != tail; head++ {
-			c := r.cqes[head&*r.cqMask]
-			i := int(c.userData)
-			nreads++
-			if c.res > 0 && c.flags&cqeFBuffer != 0 {
-				bid := uint16(c.flags >> 16)
-				m := copy(bufs[i][fr[i].have:], br.buf(bid, int(c.res)))
-				br.put(bid)
-				got += fr[i].feed(bufs[i], m)
-			}
-			if c.flags&cqeFMore == 0 && (c.res > 0 || c.res == -int32(syscall.ENOBUFS) || c.res == -int32(syscall.EINTR)) {
-				r.recvMulti(fds[i], uint64(i))
-			}
-		}
-		atomic.StoreUint32(r.cqHead, head)
-		br.publish()
-		reads.Store(nreads)
-		if got > 0 {
-			count(got)
-		}
-	}
 }
