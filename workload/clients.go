@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	Declare[ClientsOptions](Decl{Name: "clients", Input: NeedsCorpus, JudgesSet: true,
+	Declare[ClientsOptions](Decl{Name: "clients", Brief: "the queries clients send, 20 of each shape", Input: NeedsCorpus, JudgesSet: true,
 		Summary: "Publish the corpus, then send the queries Nostr clients send (home feed, profiles, threads, notifications, …), each drawn from the corpus so it hits, and verify every answer."})
 }
 

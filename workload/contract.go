@@ -179,7 +179,10 @@ const (
 type Decl struct {
 	Name    string // the subcommand and --workloads name
 	Summary string // one line, for --help
-	Input   Input
+	// Brief, optional: a few words for run and compare's --workloads help
+	// (what the workload does there with its defaults), after its name.
+	Brief string
+	Input Input
 	// NIP, when not 0, is the NIP the workload needs: on a relay that does
 	// not announce it in its NIP-11 supported_nips, the workload is skipped
 	// with one line (unless the options' Force is set).

@@ -46,7 +46,7 @@ func (b *shapeBuilder) buildCount(shape string) (nostr.Filter, bool) {
 }
 
 func init() {
-	Declare[CountOptions](Decl{Name: "count", Input: NeedsCorpus, JudgesSet: true, NIP: 45, What: "COUNT",
+	Declare[CountOptions](Decl{Name: "count", Brief: "NIP-45 COUNT, 100", Input: NeedsCorpus, JudgesSet: true, NIP: 45, What: "COUNT",
 		Summary: "NIP-45 COUNT: publish the corpus, then COUNT each query shape; latency vs REQ, and every count checked against what the relay accepted."})
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Declare[LoadSpec](Decl{Name: "load", Input: NeedsCorpus, Adds: true,
+	Declare[LoadSpec](Decl{Name: "load", Brief: "constant 50 ops/s for 60 s", Input: NeedsCorpus, Adds: true,
 		Summary: "Open-loop load: ops at the intended times of a pattern whatever the relay answers; corrected latency, drops counted, per-second series."})
 }
 

@@ -37,7 +37,7 @@ const (
 )
 
 func init() {
-	Declare[NegentropyOptions](Decl{Name: "negentropy", Input: NeedsCorpus, JudgesSet: true, Adds: true, Unsupported: NegentropySkip,
+	Declare[NegentropyOptions](Decl{Name: "negentropy", Brief: "NIP-77 sync, 5 rounds of 3 scenarios", Input: NeedsCorpus, JudgesSet: true, Adds: true, Unsupported: NegentropySkip,
 		Summary: "NIP-77 negentropy sync: publish the corpus, then reconcile local sets with the relay (initial overlap, delta, steady state): time, round trips, bytes, verified convergence."})
 }
 

@@ -24,7 +24,7 @@ import (
 var SearchShapes = []string{"search", "search-author", "search-time"}
 
 func init() {
-	Declare[SearchOptions](Decl{Name: "search", Input: NeedsCorpus, JudgesSet: true, NIP: 50, What: "search",
+	Declare[SearchOptions](Decl{Name: "search", Brief: "NIP-50, 100", Input: NeedsCorpus, JudgesSet: true, NIP: 50, What: "search",
 		Summary: "NIP-50 search: publish the corpus, then search for words of its content; latency, results per search, recall, every result checked."})
 }
 

@@ -40,7 +40,7 @@ const (
 )
 
 func init() {
-	Declare[SubscribeOptions](Decl{Name: "subscribe", Input: NeedsKeys, Adds: true,
+	Declare[SubscribeOptions](Decl{Name: "subscribe", Brief: "but as many fresh events as --events", Input: NeedsKeys, Adds: true,
 		Summary: "Fan-out: subscribers hold live REQs while publishers send fresh events; every delivery timed and checked."})
 }
 

@@ -71,7 +71,7 @@ func sweepCapNote(count, events int) string {
 var ErrNoSize = errors.New("sweep: no size could run")
 
 func init() {
-	Declare[SweepOptions](Decl{Name: "sweep", Input: NeedsKeys, Adds: true,
+	Declare[SweepOptions](Decl{Name: "sweep", Brief: "2,000 events per size", Input: NeedsKeys, Adds: true,
 		Summary: "Payload sweep: publish and fan-out at each content size; msg/s, MiB/s, mean, p50, p95, p99 per size."})
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/relaybench/relaybench/internal/sysinfo"
 )
 
 // The Kubernetes Indexed Job of deploy/k8s: the fields that make it a
@@ -96,7 +95,7 @@ func contains(xs []string, x string) bool {
 func parseOnly(t *testing.T, args []string) error {
 	t.Helper()
 	var root struct{ Globals }
-	opts := []kong.Option{kong.Name("relaybench"), kong.Vars{"version": sysinfo.VersionLine()}, kong.Bind(&Globals{Ctx: context.Background()}),
+	opts := []kong.Option{kong.Name("relaybench"), cliVars(), kong.Bind(&Globals{Ctx: context.Background()}),
 		kong.Exit(func(int) {})}
 	for _, c := range commands {
 		opts = append(opts, kong.DynamicCommand(c.name, c.help, c.group, c.cmd))

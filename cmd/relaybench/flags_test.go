@@ -308,7 +308,7 @@ func TestEveryCommandChecksItsFlags(t *testing.T) {
 			// A declared workload's command: its options and their checks.
 			opts.Set(reflect.ValueOf(mustDecl(name).New()))
 		}
-		parser, err := kong.New(fresh.Interface())
+		parser, err := kong.New(fresh.Interface(), cliVars())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -72,6 +72,12 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
+// cliVars are the values interpolated into the commands' help: the
+// version line and --workloads' list of the declared workloads.
+func cliVars() kong.Vars {
+	return kong.Vars{"version": sysinfo.VersionLine(), "workloads": workloadsHelp()}
+}
+
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
@@ -93,7 +99,7 @@ func run(args []string) int {
 		kong.Description("A benchmark suite for Nostr relays that tells the truth: every figure measured, checked against what the relay accepted, and explained."),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": sysinfo.VersionLine()},
+		cliVars(),
 		kong.Bind(globals),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
 	}

@@ -11,7 +11,39 @@ import (
 // workloadFlags selects more workloads for run and compare, run after the
 // publish and query phases on each relay, in workload.RunOrder.
 type workloadFlags struct {
-	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"More workloads to run on each relay after publish and query, with their subcommand's default options: subscribe (but as many fresh events as --events), mixed, burst, lifecycle, sweep (2,000 events per size), load (constant 50 ops/s for 60 s), clients (the queries clients send, 20 of each shape), count (NIP-45 COUNT, 100), search (NIP-50, 100), negentropy (NIP-77 sync, 5 rounds of 3 scenarios; each skipped on a relay that does not announce its NIP). Those that check answers against the corpus (clients, count, search, then negentropy) run before those that publish events of their own; otherwise in the order given."`
+	Workloads []string `name:"workloads" sep:"," placeholder:"LIST" help:"${workloads}"`
+}
+
+// workloadsHelp is --workloads' help, from the declared workloads: each
+// one's name and Brief, which are skipped on a relay that does not
+// announce their NIP, and which run first (workload.RunOrder).
+func workloadsHelp() string {
+	var names, nips, judges []string
+	for _, d := range workload.Registered() {
+		n := d.Name
+		if d.Brief != "" {
+			n += " (" + d.Brief + ")"
+		}
+		names = append(names, n)
+		if d.NIP != 0 || d.Unsupported != nil {
+			nips = append(nips, d.Name)
+		}
+	}
+	for _, d := range workload.RunOrder(workload.Registered()) {
+		if d.JudgesSet {
+			judges = append(judges, d.Name)
+		}
+	}
+	h := "More workloads to run on each relay after publish and query, with their subcommand's default options: " +
+		strings.Join(names, ", ") + "."
+	if len(nips) > 0 {
+		h += " Each skipped on a relay that does not announce its NIP: " + strings.Join(nips, ", ") + "."
+	}
+	if len(judges) > 0 {
+		h += " Those that check answers against the corpus (" + strings.Join(judges, ", ") +
+			") run before those that publish events of their own; otherwise in the order given."
+	}
+	return h
 }
 
 // build returns the selected workloads, each with its declaration's
