@@ -472,18 +472,14 @@ func wantUsage(t *testing.T, cases []usageCase) {
 	}
 }
 
-// sharedBinDir is where relays built from source live next to the
-// repository (../shared/relays/bin from its root); RELAYBENCH_SHARED_BIN
-// overrides it.
+// sharedBinDir is where relays built from source live: testkit.SharedBinDir
+// ($RELAYBENCH_SHARED_BIN, else $RELAYBENCH_BIN_DIR, else shared/relays/bin
+// beside the checkout), the one rule every package's tests follow.
 func sharedBinDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("RELAYBENCH_SHARED_BIN")
-	if dir == "" {
-		abs, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "relays", "bin"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = abs
+	dir, err := filepath.Abs(testkit.SharedBinDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		t.Skipf("no %s: relays built from source are not on this machine (a user's clone)", dir)
