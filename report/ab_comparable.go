@@ -183,7 +183,7 @@ func corpusKey(c results.Corpus) string {
 // paramsDiff names the parameters (as paramsKey keeps them) on which a and b
 // differ, "parameter concurrency" or "parameters a, b", with each side's
 // values of those only, in words as the Params line says them
-// ("concurrency 4"; "concurrency unset" when unset).
+// ("concurrency 4"; "concurrency not set" when the run had none).
 func paramsDiff(a, b map[string]any) (what, av, bv string) {
 	keys := map[string]bool{}
 	for k := range a {
@@ -197,7 +197,7 @@ func paramsDiff(a, b map[string]any) (what, av, bv string) {
 	val := func(p map[string]any, k string) string {
 		v, ok := p[k]
 		if !ok {
-			return strings.ReplaceAll(k, "_", " ") + " unset"
+			return strings.ReplaceAll(k, "_", " ") + " not set"
 		}
 		return paramWords(k, v)
 	}

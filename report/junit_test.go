@@ -243,7 +243,7 @@ func TestComparableBaselinesDiffer(t *testing.T) {
 		t.Fatal("baselines with different workloads: no error")
 	}
 	msg := err.Error()
-	for _, want := range []string{"the baselines differ among themselves in parameter workloads", "baseline 1: workloads unset", "baseline 2: workloads subscribe,lifecycle"} {
+	for _, want := range []string{"the baselines differ among themselves in parameter workloads", "baseline 1: workloads not set", "baseline 2: workloads subscribe,lifecycle"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("missing %q in %q", want, msg)
 		}

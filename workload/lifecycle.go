@@ -45,7 +45,7 @@ func init() {
 // wait for an OK, for an EOSE and for a delivery.
 type LifecycleOptions struct {
 	Base   `set:"timeout=5s" set:"timeout_help=How long to wait for an OK and for the live delivery."`
-	Events int `name:"timing-events" aliases:"events" param:"events" default:"100" help:"Events sampled, sent one at a time (reference: -timing-events)."`
+	Events int `name:"timing-events" aliases:"events" param:"events" default:"100" help:"Events sampled, sent one at a time (reference: -timing-events; --events is the same flag)."`
 	Size   int `default:"1024" help:"Content bytes of each event."`
 	// ReadTimeout bounds the read-your-write retries after the OK: an
 	// event not found by then is "never within" it.
