@@ -31,7 +31,7 @@ type burstCPU struct {
 
 	// Summed over the bursts measured (written by run only).
 	n          int
-	secs       float64
+	ns         int64 // the windows' length, monotonic nanoseconds
 	client     time.Duration
 	relay      float64 // CPU seconds
 	relayKnown bool
@@ -105,7 +105,7 @@ func (m *burstCPU) open() (end func()) {
 	return func() {
 		t1, c1 := mono.Now(), CPUTime()
 		m.n++
-		m.secs += float64(t1-t0) / 1e9
+		m.ns += t1 - t0
 		m.client += c1 - c0
 		if relayEnd != nil {
 			if r := relayEnd(); r != nil {
@@ -124,15 +124,16 @@ func (m *burstCPU) halt() {
 
 // into puts the figures in ph (nothing when no burst was measured).
 func (m *burstCPU) into(ph *results.Phase) {
-	if m.n == 0 || m.secs <= 0 {
+	if m.n == 0 || m.ns <= 0 {
 		return
 	}
+	secs := float64(m.ns) / 1e9
 	if ph.Rates == nil {
 		ph.Rates = map[string]float64{}
 	}
-	ph.Rates[RateBurstClientCores] = m.client.Seconds() / m.secs
+	ph.Rates[RateBurstClientCores] = m.client.Seconds() / secs
 	if m.relayKnown {
-		ph.Rates[RateBurstRelayCores] = m.relay / m.secs
+		ph.Rates[RateBurstRelayCores] = m.relay / secs
 	}
-	ph.Counts[CountBurstCPUTime] = int64(m.secs * 1e9)
+	ph.Counts[CountBurstCPUTime] = m.ns
 }
