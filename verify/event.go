@@ -126,24 +126,26 @@ func Same(raw, published []byte) bool { return bytes.Equal(raw, published) }
 type Stream struct {
 	Filter *nostr.Filter
 	seen   map[string]struct{}
-	known  []uint64 // NewIndexedStream: which events of the known list were seen
 	c      *Checker
+	grid   *Grid // NewIndexedStream, Grid.Stream: the known list's state, column col
+	col    int32
+	group  int32 // the grid's match row for Filter (-1: none)
 }
 
 // NewIndexedStream is NewStream for an answer made mostly of a known list
 // of n events (a live subscription to events relaybench publishes itself):
-// EventAt then books those by their index in the list, one bit each,
+// EventAt then books those by their index in the list, one byte each,
 // instead of by id.
 func (c *Checker) NewIndexedStream(f *nostr.Filter, n int) *Stream {
-	s := c.NewStream(f)
-	s.known = make([]uint64, (n+63)/64)
-	return s
+	g := &Grid{cols: 1, n: n, seen: make([]byte, n)}
+	s := g.Stream(c, f, 0)
+	return &s
 }
 
 // EventAt is Event for an event whose bytes name event k of the stream's
 // known list (known, with its published bytes), or k < 0 and known nil.
 func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte) (*nostr.Event, Fault) {
-	if known == nil || k < 0 || k >= 64*len(s.known) {
+	if known == nil || k < 0 || s.grid == nil || k >= s.grid.n {
 		return s.Event(raw, known, published)
 	}
 	e := known
@@ -160,14 +162,12 @@ func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte
 			e = known
 		}
 	}
-	if s.Filter != nil && !s.Filter.Matches(e) {
+	if !s.gridMatches(e, k) {
 		return s.faulty(e, NotMatching, raw)
 	}
-	w, b := k>>6, uint64(1)<<(k&63)
-	if s.known[w]&b != 0 {
+	if s.gridSeen(k) {
 		return s.faulty(e, Duplicate, raw)
 	}
-	s.known[w] |= b
 	return e, Valid
 }
 
@@ -176,11 +176,11 @@ func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte
 // before checking (wire.SubHandler.Warm): it changes nothing and returns
 // a value computed from what it read.
 func (s *Stream) Warm(k int) int {
-	v := len(s.known)
-	if k >= 0 && k>>6 < len(s.known) {
-		v += int(s.known[k>>6] & 1)
+	v := int(s.col) + int(s.group)
+	if g := s.grid; g != nil && g.known == nil && k >= 0 && k < g.n {
+		v += int(g.seen[k*g.cols+int(s.col)]) // a stream of its own: its row is its own
 	}
-	if f := s.Filter; f != nil {
+	if f := s.Filter; f != nil && (s.grid == nil || s.group < 0) {
 		if len(f.Kinds) > 0 {
 			v += f.Kinds[0]
 		}

@@ -56,6 +56,7 @@ func readerThreads() int {
 }
 
 type poller struct {
+	id    int // its index among the readers
 	ep    int
 	mu    sync.Mutex
 	conns []*Conn // by token (the epoll data); nil: free
@@ -94,12 +95,13 @@ var (
 // robin), starting the readers on first use.
 func sharedPoller() (*poller, error) {
 	pollersOnce.Do(func() {
-		for range readerThreads() {
+		for i := range readerThreads() {
 			p, err := newPoller()
 			if err != nil {
 				pollersErr = err
 				return
 			}
+			p.id = i
 			pollers = append(pollers, p)
 			go p.loop()
 		}
@@ -108,6 +110,17 @@ func sharedPoller() (*poller, error) {
 		return nil, pollersErr
 	}
 	return pollers[int(pollNext.Add(1))%len(pollers)], nil
+}
+
+// Reader is the index of the shared reader thread that reads c (from 0;
+// see Options.SharedReader), or -1 when c has a reader of its own: the
+// connections a caller's state is laid out by, so that what one reader
+// writes is not in the cache lines another writes.
+func (c *Conn) Reader() int {
+	if rs, ok := c.nc.(*rawSock); ok && rs.p != nil {
+		return rs.p.id
+	}
+	return -1
 }
 
 // add registers c (whose nc is a *rawSock) with the reader.

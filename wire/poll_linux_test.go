@@ -220,3 +220,28 @@ func TestSharedReaderCrowded(t *testing.T) {
 	}
 	readerState(t, "[IO wait")
 }
+
+// Reader names the shared reader a connection is read by (one of
+// readerThreads, and the one whose set holds it) and -1 for a
+// connection with a reader of its own.
+func TestConnReader(t *testing.T) {
+	r := streamOnREQ(t, func(*tconn, string) {})
+	own := dialT(t, r.url, Options{})
+	if got := own.Reader(); got != -1 {
+		t.Fatalf("a connection with its own reader: Reader %d, want -1", got)
+	}
+	for range 2 * readerThreads() {
+		c := dialT(t, r.url, Options{SharedReader: true})
+		k := c.Reader()
+		if k < 0 || k >= len(pollers) {
+			t.Fatalf("Reader %d of %d readers", k, len(pollers))
+		}
+		rs := c.nc.(*rawSock)
+		pollers[k].mu.Lock()
+		held := int(rs.tok) < len(pollers[k].conns) && pollers[k].conns[rs.tok] == c
+		pollers[k].mu.Unlock()
+		if !held {
+			t.Fatalf("Reader %d: that reader does not hold the connection", k)
+		}
+	}
+}

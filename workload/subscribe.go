@@ -213,15 +213,16 @@ func (o SubscribeOptions) behindWhy(relayLimited bool) string {
 // subscriber is one connection holding one live REQ. Its callbacks run on
 // the connection's reader goroutine; mu lets the workload read it.
 type subscriber struct {
-	// What a delivery touches comes first, together (see warm).
-	stopped atomic.Bool    // deliveries after this are not counted
-	next    int            // the fresh event after the last one delivered (reader goroutine only)
-	stream  *verify.Stream // used on the reader goroutine only
-	mu      sync.Mutex
+	// What a delivery touches comes first, together (see warm): the first
+	// two cache lines.
+	stopped atomic.Bool  // deliveries after this are not counted
 	state   outcome.Kind // the subscription's outcome; None while opening
-	recv    []int64      // per fresh event: receipt of its first valid copy (0: none); written on the reader goroutine only
-	acc     []bool       // accepted events (set once publishing is over)
-	have    int64        // of them, received
+	col     int32        // its column in the run's receipt times and the checks' grid
+	next    int          // the fresh event after the last one delivered (reader goroutine only)
+	mu      sync.Mutex
+	have    int64         // of the accepted events, received
+	acc     []bool        // accepted events (set once publishing is over)
+	stream  verify.Stream // on the grid; used on the reader goroutine only
 	v       results.Verification
 
 	i        int
@@ -239,17 +240,15 @@ type subscriber struct {
 }
 
 // warm reads what s's next delivery will touch (wire.SubHandler.Warm):
-// its first fields (its lock, state and counts with them), its stream's
-// filter and seen bits and its receipt time of the next fresh event.
+// its first fields (its lock, state and counts with them, its stream);
+// the rows of the event it touches besides are shared by every
+// subscriber, and in the cache while the event fans out.
 func (s *subscriber) warm() int {
-	v := s.next
+	v := s.next + int(s.col)
 	if s.stopped.Load() {
 		v++
 	}
-	if s.next < len(s.recv) {
-		v += int(s.recv[s.next] & 1)
-	}
-	return v + s.stream.Warm(s.next)
+	return v + s.stream.Warm(s.next) + int(s.v.Returned&1)
 }
 
 func (s *subscriber) endOpening() { s.once.Do(func() { close(s.opened) }) }
@@ -262,6 +261,7 @@ type subRun struct {
 	channels []string
 	checks   *verify.Checker
 	subs     []*subscriber
+	recvAll  []int64 // the subscribers' receipt times, event by event: [n*len(subs)+col] (0: none); a column written by its subscriber's reader
 	subConns []*wire.Conn
 	pubConns []*wire.Conn
 	subLed   *outcome.Ledger
@@ -411,17 +411,42 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 		if kind == FilterMix {
 			kind = []string{FilterTag, FilterAuthor, FilterKind}[i%3]
 		}
-		s := &subscriber{i: i, kind: kind, opened: make(chan struct{}), recv: make([]int64, nEv)}
+		s := &subscriber{i: i, kind: kind, opened: make(chan struct{})}
 		s.filter = subFilter(kind, i, r.o.Overlap, r.channels, r.fresh.Authors, since)
-		s.stream = r.checks.NewIndexedStream(&s.filter, len(r.fresh.Events))
 		s.v.Verified = true
 		r.subs = append(r.subs, s)
 	}
+	r.layOut(nil)
+	r.recvAll = make([]int64, nEv*len(r.subs))
 	r.subLed = outcome.New(results.OpSub, int64(len(r.subs)))
 	r.dLed = outcome.New(results.OpDelivery, 0)
 	r.acc = make([]bool, nEv)
 	return r, nil
 }
+
+// layOut gives each subscriber its column in the receipt times and the
+// checks' grid (verify.Grid), where a delivery's state is laid out event
+// by event: the subscribers read by one reader thread side by side
+// (reader[j]: subscriber j's; nil: one reader), so that the cache lines
+// one reader writes are not also another's. Before any delivery.
+func (r *subRun) layOut(reader []int) {
+	order := make([]int, len(r.subs))
+	for j := range order {
+		order[j] = j
+	}
+	if reader != nil {
+		sort.SliceStable(order, func(a, b int) bool { return reader[order[a]] < reader[order[b]] })
+	}
+	grid := r.checks.NewGrid(r.fresh.Events, len(r.subs))
+	for col, j := range order {
+		s := r.subs[j]
+		s.col = int32(col)
+		s.stream = grid.Stream(r.checks, &s.filter, col)
+	}
+}
+
+// recvOf is s's receipt time of fresh event n (0: none).
+func (r *subRun) recvOf(s *subscriber, n int) int64 { return r.recvAll[n*len(r.subs)+int(s.col)] }
 
 // dial connects the subscribers and the publishers.
 func (r *subRun) dial(url string) error {
@@ -432,6 +457,14 @@ func (r *subRun) dial(url string) error {
 	sd.KnownEvent = r.knownEvent
 	if r.subConns, err = dialMany(r.user, url, len(r.subs), sd, r.addrs); err != nil {
 		return fmt.Errorf("subscribers: %w", err)
+	}
+	reader, many := make([]int, len(r.subConns)), false
+	for j, c := range r.subConns {
+		reader[j] = c.Reader()
+		many = many || reader[j] != reader[0]
+	}
+	if many {
+		r.layOut(reader)
 	}
 	pd := r.o.Dial
 	pd.OKTimeout = r.o.Timeout
@@ -605,7 +638,7 @@ func (r *subRun) book(s *subscriber, fault verify.Fault, n int, ours bool, recv 
 	case !ours:
 		s.foreign++
 	default:
-		s.recv[n] = recv
+		r.recvAll[n*len(r.subs)+int(s.col)] = recv
 		if s.acc != nil && s.acc[n] {
 			s.have++
 		}
@@ -677,8 +710,8 @@ func (r *subRun) awaitDeliveries() {
 		}
 		s.mu.Lock()
 		s.acc, s.expected = r.acc, want
-		for n, t := range s.recv {
-			if t != 0 && r.acc[n] {
+		for n := range r.fresh.Events {
+			if r.recvOf(s, n) != 0 && r.acc[n] {
 				s.have++
 			}
 		}
@@ -766,7 +799,7 @@ func (r *subRun) bookDeliveries(s *subscriber, t *subTally, gh *metrics.Histogra
 	var n [outcome.Cancelled + 1]int64
 	v := s.v
 	for i, e := range r.fresh.Events {
-		got := s.recv[i]
+		got := r.recvOf(s, i)
 		if !r.acc[i] {
 			r.unowed(i, got, &v, t)
 			continue

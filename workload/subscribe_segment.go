@@ -170,7 +170,7 @@ func (r *subRun) recordSegment(ph *results.Phase) {
 			if !m {
 				continue
 			}
-			if s.recv[j] == 0 {
+			if r.recvOf(s, j) == 0 {
 				missing = append(missing, j)
 			} else {
 				got++
