@@ -1234,9 +1234,14 @@ func (o SubscribeOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
 		flag, v = "rate", o.Rate // --rate × --sub-duration
 	}
 	r.ConnPair("sub-count", o.Subscribers, "publishers", o.Publishers)
-	r.Memory(flag, v, o.freshEvents(), flagcheck.FreshEventBytes(o.Size)+8*float64(o.Subscribers), "event, with its delivery time at each subscriber")
-	r.Memory("sub-count", o.Subscribers, float64(o.Subscribers), 8*o.freshEvents(), "subscriber (a delivery time per event)")
+	r.Memory(flag, v, o.freshEvents(), flagcheck.FreshEventBytes(o.Size)+deliveryStateBytes*float64(o.Subscribers), "event, with its delivery time and seen mark at each subscriber")
+	r.Memory("sub-count", o.Subscribers, float64(o.Subscribers), deliveryStateBytes*o.freshEvents(), "subscriber (a delivery time and a seen mark per event)")
 }
+
+// deliveryStateBytes is what a live run keeps per (subscriber, fresh
+// event): its receipt time (8 bytes) and the checks' seen mark (1, see
+// verify.Grid).
+const deliveryStateBytes = 9
 
 // freshEvents is EventCount computed without overflow, for the cost check
 // of an absurd --rate × --sub-duration.
