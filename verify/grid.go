@@ -1,7 +1,9 @@
 package verify
 
 import (
-	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/relaybench/relaybench/nostr"
 )
@@ -23,7 +25,7 @@ type Grid struct {
 	seen  []byte   // seen[k*cols+col]: 1 once stream col saw known event k
 	match [][]bool // match[group][k]: known event k matches the group's filter
 	known []*nostr.Event
-	group map[string]int32 // a filter's JSON → its group
+	group map[string]int32 // filterKey → the filter's match row
 }
 
 // NewGrid makes the state of cols streams over the known list. (A stream
@@ -40,11 +42,8 @@ func (g *Grid) Stream(c *Checker, f *nostr.Filter, col int) Stream {
 	if f == nil || g.known == nil {
 		return s
 	}
-	key, err := json.Marshal(f)
-	if err != nil { // cannot happen for a filter; check each event instead
-		return s
-	}
-	grp, ok := g.group[string(key)]
+	key := filterKey(f)
+	grp, ok := g.group[key]
 	if !ok {
 		row := make([]bool, g.n)
 		for k, e := range g.known {
@@ -52,7 +51,7 @@ func (g *Grid) Stream(c *Checker, f *nostr.Filter, col int) Stream {
 		}
 		grp = int32(len(g.match))
 		g.match = append(g.match, row)
-		g.group[string(key)] = grp
+		g.group[key] = grp
 	}
 	s.group = grp
 	return s
@@ -75,4 +74,45 @@ func (s *Stream) gridSeen(k int) bool {
 	was := *p != 0
 	*p = 1
 	return was
+}
+
+// filterKey is f's conditions written out exactly (strings quoted byte for
+// byte, tags by name, since and until by value): two filters with the
+// same key match the same events. (Not JSON: JSON writes every invalid
+// UTF-8 byte as U+FFFD, and Matches compares the bytes.)
+func filterKey(f *nostr.Filter) string {
+	var b strings.Builder
+	strs := func(ss []string) {
+		b.WriteString(strconv.Itoa(len(ss)))
+		for _, s := range ss {
+			b.WriteString(strconv.Quote(s))
+		}
+		b.WriteByte(';')
+	}
+	strs(f.IDs)
+	strs(f.Authors)
+	for _, k := range f.Kinds {
+		b.WriteString(strconv.Itoa(k))
+		b.WriteByte(',')
+	}
+	b.WriteByte(';')
+	names := make([]string, 0, len(f.Tags))
+	for name := range f.Tags {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b.WriteString(strconv.Quote(name))
+		strs(f.Tags[name])
+	}
+	b.WriteByte(';')
+	for _, t := range []*int64{f.Since, f.Until} {
+		if t != nil {
+			b.WriteString(strconv.FormatInt(*t, 10))
+		}
+		b.WriteByte(';')
+	}
+	b.WriteString(strconv.Itoa(f.Limit))
+	b.WriteString(strconv.Quote(f.Search))
+	return b.String()
 }

@@ -55,3 +55,39 @@ func TestGridStreams(t *testing.T) {
 		t.Errorf("after Warm: %v", got)
 	}
 }
+
+// Filters share a match row only when they match alike: two tag values
+// that JSON writes the same (invalid UTF-8 bytes both become U+FFFD) are
+// two rows, and each stream is judged by its own filter. A known event in
+// other bytes (re-serialized by the relay and checked) is judged as in its
+// published bytes; an index past the known list is judged by Event.
+func TestGridFiltersExact(t *testing.T) {
+	c := NewChecker()
+	e := ev("e0", "A", 1, 10)
+	e.Tags = []nostr.Tag{{"t", "\xfe"}}
+	known := []*nostr.Event{e}
+	pub, alt := []byte(`{"id":"e0"}`), []byte(`{"id": "e0"}`)
+	c.Trust(alt, e)
+	fe := &nostr.Filter{Tags: map[string][]string{"t": {"\xfe"}}}
+	ff := &nostr.Filter{Tags: map[string][]string{"t": {"\xff"}}}
+	g := c.NewGrid(known, 2)
+	a, b := g.Stream(c, fe, 0), g.Stream(c, ff, 1)
+	if len(g.match) != 2 {
+		t.Fatalf("%d match rows for filters that match differently", len(g.match))
+	}
+	if _, f := b.EventAt(pub, 0, e, pub); f != NotMatching {
+		t.Errorf("tag \\xff, event tagged \\xfe: %v", f)
+	}
+	if _, f := a.EventAt(alt, 0, e, pub); f != Valid {
+		t.Errorf("re-serialized bytes of a matching event: %v", f)
+	}
+	if _, f := a.EventAt(pub, 0, e, pub); f != Duplicate {
+		t.Errorf("its published bytes after the re-serialized ones: %v", f)
+	}
+	if _, f := b.EventAt(pub, 1, e, pub); f != NotMatching { // past the list: Event, by id
+		t.Errorf("an index past the known list: %v", f)
+	}
+	if filterKey(fe) == filterKey(ff) || filterKey(fe) != filterKey(&nostr.Filter{Tags: map[string][]string{"t": {"\xfe"}}}) {
+		t.Error("filterKey is not exact")
+	}
+}

@@ -261,7 +261,8 @@ type subRun struct {
 	channels []string
 	checks   *verify.Checker
 	subs     []*subscriber
-	recvAll  []int64 // the subscribers' receipt times, event by event: [n*len(subs)+col] (0: none); a column written by its subscriber's reader
+	grid     *verify.Grid // the checks' state of every subscriber, event by event (layOut)
+	recvAll  []int64      // the subscribers' receipt times, event by event: [n*len(subs)+col] (0: none); a column written by its subscriber's reader
 	subConns []*wire.Conn
 	pubConns []*wire.Conn
 	subLed   *outcome.Ledger
@@ -437,11 +438,13 @@ func (r *subRun) layOut(reader []int) {
 	if reader != nil {
 		sort.SliceStable(order, func(a, b int) bool { return reader[order[a]] < reader[order[b]] })
 	}
-	grid := r.checks.NewGrid(r.fresh.Events, len(r.subs))
+	if r.grid == nil { // made once: laid out again, a stream keeps its filter's match row
+		r.grid = r.checks.NewGrid(r.fresh.Events, len(r.subs))
+	}
 	for col, j := range order {
 		s := r.subs[j]
 		s.col = int32(col)
-		s.stream = grid.Stream(r.checks, &s.filter, col)
+		s.stream = r.grid.Stream(r.checks, &s.filter, col)
 	}
 }
 
@@ -1234,14 +1237,15 @@ func (o SubscribeOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
 		flag, v = "rate", o.Rate // --rate × --sub-duration
 	}
 	r.ConnPair("sub-count", o.Subscribers, "publishers", o.Publishers)
-	r.Memory(flag, v, o.freshEvents(), flagcheck.FreshEventBytes(o.Size)+deliveryStateBytes*float64(o.Subscribers), "event, with its delivery time and seen mark at each subscriber")
-	r.Memory("sub-count", o.Subscribers, float64(o.Subscribers), deliveryStateBytes*o.freshEvents(), "subscriber (a delivery time and a seen mark per event)")
+	r.Memory(flag, v, o.freshEvents(), flagcheck.FreshEventBytes(o.Size)+deliveryStateBytes*float64(o.Subscribers), "event, with its delivery time and check marks at each subscriber")
+	r.Memory("sub-count", o.Subscribers, float64(o.Subscribers), deliveryStateBytes*o.freshEvents(), "subscriber (a delivery time and check marks per event)")
 }
 
-// deliveryStateBytes is what a live run keeps per (subscriber, fresh
-// event): its receipt time (8 bytes) and the checks' seen mark (1, see
-// verify.Grid).
-const deliveryStateBytes = 9
+// deliveryStateBytes is what a live run keeps at most per (subscriber,
+// fresh event): its receipt time (8 bytes), the checks' seen mark (1) and
+// its filter's match mark (1, shared by the subscribers with the same
+// filter; see verify.Grid).
+const deliveryStateBytes = 10
 
 // freshEvents is EventCount computed without overflow, for the cost check
 // of an absurd --rate × --sub-duration.

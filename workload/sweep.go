@@ -331,6 +331,6 @@ func (o SweepOptions) Check(r *flagcheck.Ranges, _ CheckInput) {
 		biggest = max(biggest, s)
 	}
 	r.ConnPair("subscribers", o.Subscribers, "publishers", o.Publishers)
-	r.Memory("events", o.Events, float64(o.Events), flagcheck.FreshEventBytes(biggest)+deliveryStateBytes*float64(o.Subscribers), "event of "+fmt.Sprint(biggest)+" bytes, with its delivery time and seen mark at each subscriber")
-	r.Memory("subscribers", o.Subscribers, float64(o.Subscribers), deliveryStateBytes*float64(o.Events), "subscriber (a delivery time and a seen mark per event)")
+	r.Memory("events", o.Events, float64(o.Events), flagcheck.FreshEventBytes(biggest)+deliveryStateBytes*float64(o.Subscribers), "event of "+fmt.Sprint(biggest)+" bytes, with its delivery time and check marks at each subscriber")
+	r.Memory("subscribers", o.Subscribers, float64(o.Subscribers), deliveryStateBytes*float64(o.Events), "subscriber (a delivery time and check marks per event)")
 }
