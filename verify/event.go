@@ -173,7 +173,7 @@ func (s *Stream) EventAt(raw []byte, k int, known *nostr.Event, published []byte
 
 // Warm reads what EventAt(…, k, …) will touch (the filter's values, the
 // seen bits of k), for a caller that loads many streams' state at once
-// before checking (wire.SubHandler.Warm): it changes nothing and returns
+// before checking (wire.KnownHandler.Warm): it changes nothing and returns
 // a value computed from what it read.
 func (s *Stream) Warm(k int) int {
 	v := int(s.col) + int(s.group)

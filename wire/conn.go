@@ -126,7 +126,7 @@ type Options struct {
 	MaxAnswerBytes int64
 	// KnownEvent, when set, is asked about each EVENT message's event
 	// object before it is scanned as JSON (see KnownEventFunc); a
-	// subscription's OnKnownEvent then gets what it recognised. It runs on
+	// subscription's KnownHandler then gets what it recognised. It runs on
 	// the reader (with SharedReader, for many connections in turn).
 	KnownEvent KnownEventFunc
 }
@@ -298,6 +298,7 @@ type Conn struct {
 	reasons map[string]string   // interned OK reasons of a shared connection (its reader's)
 	mu      sync.Mutex          // guards lastSub's writes and pending and the fields after it
 	lastSub atomic.Pointer[Sub] // the subscription the last EVENT was for (read.go sub), nil when dropped; written under mu
+	known   KnownEventFunc      // o.KnownEvent, here on the first line (o's fields are cold)
 	frs     frameReader         // fr's storage: next to the fields above, not an allocation of its own
 	st      counters
 
@@ -461,6 +462,7 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 	c := &Conn{
 		url:     url,
 		o:       o,
+		known:   o.KnownEvent,
 		ws:      ws,
 		nc:      under,
 		pending: make(map[string]pending), // grows with the window; idle subscribers keep it tiny

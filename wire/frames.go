@@ -339,7 +339,7 @@ func (c *Conn) handle(typ websocket.MessageType, buf []byte, recv int64, f *fram
 	c.st.bytesIn.Add(int64(len(buf)))
 	if typ != websocket.MessageText {
 		c.malformed(buf, errBinary)
-	} else if err := parseFrameKnown(buf, f, c.o.KnownEvent); err != nil {
+	} else if err := parseFrameKnown(buf, f, c.known); err != nil {
 		c.malformed(buf, err)
 	} else {
 		c.dispatch(f, recv, reasons)

@@ -7,10 +7,10 @@ import (
 )
 
 // An EVENT whose object Options.KnownEvent recognises reaches the
-// subscription's OnKnownEvent with its tag and the object's bytes; one it
+// subscription's KnownHandler with its tag and the object's bytes; one it
 // does not recognise reaches OnEvent; a recognised object followed by a
 // fourth element is still a malformed frame (what follows the object is
-// checked); without OnKnownEvent a recognised object goes to OnEvent. On a
+// checked); without a KnownHandler a recognised object goes to OnEvent. On a
 // connection's own reader and on a shared reader alike.
 func TestKnownEventHandler(t *testing.T) {
 	_, ours := fakeEvent(1, "ours")
@@ -35,7 +35,7 @@ func TestKnownEventHandler(t *testing.T) {
 	})
 	for _, shared := range []bool{false, true} {
 		for _, withKnown := range []bool{true, false} {
-			t.Run(fmt.Sprintf("shared=%v,OnKnownEvent=%v", shared, withKnown), func(t *testing.T) {
+			t.Run(fmt.Sprintf("shared=%v,Known=%v", shared, withKnown), func(t *testing.T) {
 				c := dialT(t, r.url, Options{SharedReader: shared, KnownEvent: known})
 				defer c.Close()
 				var got []string // on the reader, read after EOSE
@@ -45,7 +45,7 @@ func TestKnownEventHandler(t *testing.T) {
 					OnEOSE:  func(int64) { close(eosed) },
 				}
 				if withKnown {
-					h.OnKnownEvent = func(raw []byte, tag int, _ int64) { got = append(got, fmt.Sprintf("known %d %s", tag, raw)) }
+					h.Known = knownFuncs{on: func(raw []byte, tag int, _ int64) { got = append(got, fmt.Sprintf("known %d %s", tag, raw)) }}
 				}
 				if _, err := c.Req("s", nil, h); err != nil {
 					t.Fatal(err)
@@ -65,4 +65,23 @@ func TestKnownEventHandler(t *testing.T) {
 			})
 		}
 	}
+}
+
+// knownFuncs is a KnownHandler made of funcs (nil: nothing, 0).
+type knownFuncs struct {
+	on   func(raw []byte, tag int, recv int64)
+	warm func() int
+}
+
+func (k knownFuncs) OnKnownEvent(raw []byte, tag int, recv int64) {
+	if k.on != nil {
+		k.on(raw, tag, recv)
+	}
+}
+
+func (k knownFuncs) Warm() int {
+	if k.warm == nil {
+		return 0
+	}
+	return k.warm()
 }

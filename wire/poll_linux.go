@@ -261,7 +261,7 @@ const warmAhead = 8
 // warmUp reads what reading each of cs (nil: gone) will touch first,
 // breadth first, so that each pass's loads are independent: the
 // connections' first fields and frame readers (one allocation each),
-// then their sockets and last subscriptions, then (SubHandler.Warm) the
+// then their sockets and last subscriptions, then (KnownHandler.Warm) the
 // handlers' state. With thousands of connections each is a cache miss;
 // this way they overlap instead of stalling the reader one after another.
 func (p *poller) warmUp(cs []*Conn) {
@@ -276,8 +276,8 @@ func (p *poller) warmUp(cs []*Conn) {
 		}
 	}
 	for _, c := range cs {
-		if s := c.lastSubOf(); s != nil && s.h.Warm != nil {
-			p.warm += s.h.Warm()
+		if s := c.lastSubOf(); s != nil && s.h.Known != nil {
+			p.warm += s.h.Known.Warm()
 		}
 	}
 }
@@ -376,7 +376,9 @@ func (c *Conn) pollRead(f *frame, hup, raw bool) {
 			return
 		}
 		fr.room(need)
-		fr.unparsed.Store(0)
+		if fr.unparsed.Load() != 0 { // a store is a fence: only when it changes
+			fr.unparsed.Store(0)
+		}
 		space := len(fr.buf) - fr.w
 		var m int
 		var err error

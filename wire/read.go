@@ -51,7 +51,7 @@ func (c *Conn) readLoop() {
 		c.st.bytesIn.Add(int64(len(buf)))
 		if typ != websocket.MessageText {
 			c.malformed(buf, errBinary)
-		} else if err := parseFrameKnown(buf, &f, c.o.KnownEvent); err != nil {
+		} else if err := parseFrameKnown(buf, &f, c.known); err != nil {
 			c.malformed(buf, err)
 		} else {
 			c.dispatch(&f, recv, reasons)
@@ -149,8 +149,8 @@ func (c *Conn) dispatch(f *frame, recv int64, reasons map[string]string) {
 			return
 		}
 		switch {
-		case f.known && s.h.OnKnownEvent != nil:
-			s.h.OnKnownEvent(f.obj, int(f.tag), recv)
+		case f.known && s.h.Known != nil:
+			s.h.Known.OnKnownEvent(f.obj, int(f.tag), recv)
 		case s.h.OnEvent != nil:
 			s.h.OnEvent(f.obj, recv)
 		}

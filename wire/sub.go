@@ -17,17 +17,10 @@ type SubHandler struct {
 	// OnEvent gets the event object's raw JSON; raw is only valid during the
 	// call (copy it to keep it).
 	OnEvent func(raw []byte, recv int64)
-	// OnKnownEvent, when set, is called instead of OnEvent for an event
-	// object that Options.KnownEvent recognised as its event tag.
-	OnKnownEvent func(raw []byte, tag int, recv int64)
-	// Warm, when set, is called on a shared reader (Options.SharedReader)
-	// for each connection with data before any of them is read, so that
-	// what the handlers will touch comes from memory for all of them at
-	// once instead of one cache miss after another (see poller.wait). It
-	// must only read what the handlers' own goroutine writes or nobody
-	// does, and returns any value computed from what it read (kept, so
-	// that the reads stay).
-	Warm func() int
+	// Known, when set, gets the event objects that Options.KnownEvent
+	// recognised, instead of OnEvent, and is warmed on a shared reader (see
+	// KnownHandler).
+	Known KnownHandler
 	// OnEOSE is called when the relay has sent all stored events.
 	OnEOSE func(recv int64)
 	// OnClosed is called when the relay ends the subscription with CLOSED.
@@ -35,6 +28,26 @@ type SubHandler struct {
 	// OnConnError is called (from the goroutine stopping the connection)
 	// when the connection stops while the subscription is open.
 	OnConnError func(err error)
+}
+
+// KnownHandler is a subscription's handler of the events it knows. It is
+// one value held in the subscription itself, not a closure of its own:
+// with thousands of subscriptions a delivery then calls it without a
+// cache miss on the closure's code pointer (what the shared reader's warm
+// pass, poller.warmUp, cannot reach).
+type KnownHandler interface {
+	// OnKnownEvent is called instead of OnEvent for an event object that
+	// Options.KnownEvent recognised as its event tag; raw is only valid
+	// during the call.
+	OnKnownEvent(raw []byte, tag int, recv int64)
+	// Warm is called on a shared reader (Options.SharedReader) for each
+	// connection with data before any of them is read, so that what the
+	// handlers will touch comes from memory for all of them at once
+	// instead of one cache miss after another (see poller.wait). It must
+	// only read what the handlers' own goroutine writes or nobody does,
+	// and returns any value computed from what it read (kept, so that the
+	// reads stay).
+	Warm() int
 }
 
 // Sub is an open subscription.

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// On a shared reader, a subscription's SubHandler.Warm runs before the
+// On a shared reader, a subscription's KnownHandler.Warm runs before the
 // messages that arrive for it are handled (the connection's last
 // subscription is known once its EOSE was), on the reader, never during a
 // handler; the messages are handled as without it. Run with -race: Warm
@@ -39,7 +39,7 @@ func TestSharedReaderWarmsBeforeReading(t *testing.T) {
 			inHandler = false
 		},
 		OnEOSE: func(int64) { got = append(got, "eose"); close(eosed) },
-		Warm: func() int {
+		Known: knownFuncs{warm: func() int {
 			if inHandler {
 				t.Error("Warm ran during a handler")
 			}
@@ -47,7 +47,7 @@ func TestSharedReaderWarmsBeforeReading(t *testing.T) {
 				got = append(got, "warm")
 			}
 			return len(got)
-		},
+		}},
 	}
 	if _, err := c.Req("s", nil, h); err != nil {
 		t.Fatal(err)

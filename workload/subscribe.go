@@ -219,6 +219,7 @@ type subscriber struct {
 	state   outcome.Kind // the subscription's outcome; None while opening
 	col     int32        // its column in the run's receipt times and the checks' grid
 	next    int          // the fresh event after the last one delivered (reader goroutine only)
+	run     *subRun      // the run it is part of (its deliveries' wire.KnownHandler)
 	mu      sync.Mutex
 	have    int64         // of the accepted events, received
 	acc     []bool        // accepted events (set once publishing is over)
@@ -239,11 +240,11 @@ type subscriber struct {
 	preEOSE  int64  // valid events before EOSE
 }
 
-// warm reads what s's next delivery will touch (wire.SubHandler.Warm):
+// Warm reads what s's next delivery will touch (wire.KnownHandler):
 // its first fields (its lock, state and counts with them, its stream);
 // the rows of the event it touches besides are shared by every
 // subscriber, and in the cache while the event fans out.
-func (s *subscriber) warm() int {
+func (s *subscriber) Warm() int {
 	v := s.next + int(s.col)
 	if s.stopped.Load() {
 		v++
@@ -260,28 +261,31 @@ type subRun struct {
 	fresh    *Fresh
 	channels []string
 	checks   *verify.Checker
-	subs     []*subscriber
-	grid     *verify.Grid // the checks' state of every subscriber, event by event (layOut)
-	recvAll  []int64      // the subscribers' receipt times, event by event: [n*len(subs)+col] (0: none); a column written by its subscriber's reader
-	subConns []*wire.Conn
-	pubConns []*wire.Conn
-	subLed   *outcome.Ledger
-	dLed     *outcome.Ledger
-	out      *liveOut
-	series   *metrics.Series
-	acc      []bool // event n was accepted
-	start    int64
-	offs     []int64 // open loop: each fresh event's intended send time from start
-	aborted  string  // why nothing was published
-	addrs    []net.IP
-	bl       *backlog // the client's read backlog while publishing
-	graceEnd int64    // when the wait for deliveries ended
-	lastRecv int64    // the last credited delivery
-	unread   int64    // bytes sent to subscribers not yet handled when the wait ended
-	unreadN  int      // connections with such bytes
-	unreadAt []bool   // per subscriber connection: it held such bytes
-	behind   string   // the note of publishing behind the --rate schedule (behindNote; "": none)
-	machine  string   // the load average when other processes competed for the cores (behindOthersBusy; "": not judged so)
+	// lastKnown is the fresh event knownEvent last recognised by its id,
+	// tried first for the next delivery (a guess: 0 before any).
+	lastKnown atomic.Int32
+	subs      []*subscriber
+	grid      *verify.Grid // the checks' state of every subscriber, event by event (layOut)
+	recvAll   []int64      // the subscribers' receipt times, event by event: [n*len(subs)+col] (0: none); a column written by its subscriber's reader
+	subConns  []*wire.Conn
+	pubConns  []*wire.Conn
+	subLed    *outcome.Ledger
+	dLed      *outcome.Ledger
+	out       *liveOut
+	series    *metrics.Series
+	acc       []bool // event n was accepted
+	start     int64
+	offs      []int64 // open loop: each fresh event's intended send time from start
+	aborted   string  // why nothing was published
+	addrs     []net.IP
+	bl        *backlog // the client's read backlog while publishing
+	graceEnd  int64    // when the wait for deliveries ended
+	lastRecv  int64    // the last credited delivery
+	unread    int64    // bytes sent to subscribers not yet handled when the wait ended
+	unreadN   int      // connections with such bytes
+	unreadAt  []bool   // per subscriber connection: it held such bytes
+	behind    string   // the note of publishing behind the --rate schedule (behindNote; "": none)
+	machine   string   // the load average when other processes competed for the cores (behindOthersBusy; "": not judged so)
 }
 
 // Subscribe runs the fan-out workload: it pre-signs fresh events, opens the
@@ -412,7 +416,7 @@ func newSubRun(ctx context.Context, c *corpus.Corpus, o SubscribeOptions) (*subR
 		if kind == FilterMix {
 			kind = []string{FilterTag, FilterAuthor, FilterKind}[i%3]
 		}
-		s := &subscriber{i: i, kind: kind, opened: make(chan struct{})}
+		s := &subscriber{i: i, run: r, kind: kind, opened: make(chan struct{})}
 		s.filter = subFilter(kind, i, r.o.Overlap, r.channels, r.fresh.Authors, since)
 		s.v.Verified = true
 		r.subs = append(r.subs, s)
@@ -513,9 +517,8 @@ func (r *subRun) openSubscriptions() {
 // handler is subscriber s's REQ handler.
 func (r *subRun) handler(s *subscriber) wire.SubHandler {
 	return wire.SubHandler{
-		OnEvent:      func(raw []byte, recv int64) { r.onEvent(s, raw, recv) },
-		OnKnownEvent: func(raw []byte, n int, recv int64) { r.onKnownEvent(s, raw, n, recv) },
-		Warm:         s.warm,
+		OnEvent: func(raw []byte, recv int64) { r.onEvent(s, raw, recv) },
+		Known:   s,
 		OnEOSE: func(int64) {
 			s.mu.Lock()
 			if s.state == outcome.None {
@@ -603,14 +606,31 @@ func (r *subRun) onEvent(s *subscriber, raw []byte, recv int64) {
 // fresh event n byte for byte as relaybench published it (valid JSON,
 // signed and checked before it was sent) or as the relay re-serialized it
 // and an earlier delivery was checked in full, so the reader need not scan
-// it.
+// it. An event fans out to every subscriber one after another, so the
+// event of the last recognised delivery is tried first: its bytes equal
+// to obj's name the same event that looking obj's id up would (and spare
+// a scan for the id past the content, where a relay that sorts the keys
+// puts it, and a map lookup per delivery).
 func (r *subRun) knownEvent(obj []byte) (int, int32) {
+	if g := r.lastKnown.Load(); int(g) < len(r.fresh.Events) {
+		if m := r.checks.KnownPrefix(obj, r.fresh.Events[g], r.fresh.Raw[g]); m > 0 {
+			return m, g
+		}
+	}
 	n, ok := r.fresh.Index(obj)
 	if !ok {
 		return 0, 0
 	}
-	return r.checks.KnownPrefix(obj, r.fresh.Events[n], r.fresh.Raw[n]), int32(n)
+	m := r.checks.KnownPrefix(obj, r.fresh.Events[n], r.fresh.Raw[n])
+	if m > 0 {
+		r.lastKnown.Store(int32(n)) // once per event and reader: a store is a fence
+	}
+	return m, int32(n)
 }
+
+// OnKnownEvent is s's delivery of fresh event n (wire.KnownHandler): s
+// itself is the handler, so that a delivery loads no closure of its own.
+func (s *subscriber) OnKnownEvent(raw []byte, n int, recv int64) { s.run.onKnownEvent(s, raw, n, recv) }
 
 // onKnownEvent is onEvent for a delivery that knownEvent recognised as
 // fresh event n's bytes: the same checks (filter, once, after EOSE) and
