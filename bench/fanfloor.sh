@@ -24,6 +24,11 @@
 # CLIENTS (default "epoll goroutines shared goro") picks the clients run in
 # each round; "base" adds relaybench subscribe as built in BASE (another
 # build, e.g. the commit before a change: an A/B within the same rounds).
+# PIN=RELAY:CLIENT (e.g. PIN=0:1, CPU lists as taskset takes them) runs the
+# relay and the floor's publisher on the first CPUs and every client on the
+# second, so that a client's own footprint does not set the relay's pace
+# (on 2 cores, unpinned, a client that leaves the relay more CPU gets its
+# events in bursts and is woken less often per delivery).
 # The section ends with relaybench's client CPU per delivery over the epoll
 # floor's (and BASE's over the floor's, and relaybench's over BASE's),
 # round by round, and the medians.
@@ -43,6 +48,14 @@ PORT=${PORT:-7791}
 # and 10 s turned late deliveries into missing ones (a wrong-answers verdict)
 GRACE=${GRACE:-60s}
 OUT=${OUT:-bench/RESULTS.md}
+PIN=${PIN:-}
+RELAY_PIN="" CLIENT_PIN=""
+if [ -n "$PIN" ]; then
+  case $PIN in *:*) ;; *) echo "bench/fanfloor.sh: PIN=$PIN: want RELAY_CPUS:CLIENT_CPUS, e.g. PIN=0:1" >&2 && exit 2 ;; esac
+  command -v taskset >/dev/null || { echo "bench/fanfloor.sh: PIN needs taskset (Debian: util-linux)" >&2 && exit 2; }
+  RELAY_PIN="taskset -c ${PIN%%:*}" CLIENT_PIN="taskset -c ${PIN#*:}"
+  $RELAY_PIN true && $CLIENT_PIN true || { echo "bench/fanfloor.sh: PIN=$PIN: taskset refused these CPUs" >&2 && exit 2; }
+fi
 bench_work
 go build -o "$work/fanfloor" ./bench/fanfloor
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -51,10 +64,11 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # floor MODE: one fanfloor run; prints "µs/delivery deliveries/s reads/delivery"
 floor() {
   bench_strfry_start "$PORT"
-  "$work/fanfloor" -addr "127.0.0.1:$PORT" -subs "$SUBS" -mode "$1" -expect "$((SUBS * EVENTS))" -timeout 300s >"$work/floor.out" 2>&1 &
+  $CLIENT_PIN "$work/fanfloor" -addr "127.0.0.1:$PORT" -subs "$SUBS" -mode "$1" -expect "$((SUBS * EVENTS))" -timeout 300s >"$work/floor.out" 2>&1 &
   local fpid=$!
   for _ in $(seq 3000); do grep -q '^ready' "$work/floor.out" && break; sleep 0.1; done
-  "$rb" run --relay "ws://127.0.0.1:$PORT" --events "$EVENTS" --size 1024 --skip-query --mode wait --concurrency 4 \
+  # the floor's publisher waits for each OK as long as relaybench subscribe's (--timeout below)
+  $RELAY_PIN "$rb" run --relay "ws://127.0.0.1:$PORT" --events "$EVENTS" --size 1024 --skip-query --mode wait --concurrency 4 --timeout 60s \
     --no-progress --quiet --cache-dir "$work/cache" --json "$work/pub-$RANDOM.json" >/dev/null 2>&1 || true
   wait "$fpid" || true
   bench_relay_stop
@@ -66,7 +80,7 @@ floor() {
 rbsub() {
   bench_strfry_start "$PORT"
   rm -f "$work/$1.json"
-  env ${2:-} "${3:-$rb}" subscribe --relay "ws://127.0.0.1:$PORT" --subscribers "$SUBS" --events "$EVENTS" --filter kind \
+  env ${2:-} $CLIENT_PIN "${3:-$rb}" subscribe --relay "ws://127.0.0.1:$PORT" --subscribers "$SUBS" --events "$EVENTS" --filter kind \
     --timeout 60s --grace "$GRACE" --no-progress --quiet --cache-dir "$work/cache" --json "$work/$1.json" >/dev/null 2>&1 || true
   bench_relay_stop
   python3 - "$work/$1.json" "$work/strfry.log" "${KEEP:-}" <<'EOF'
@@ -138,7 +152,7 @@ case $commit in unknown*) ;; *) git diff --quiet HEAD -- . || dirty=" (+uncommit
   echo
   echo "Machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr), $(go env GOVERSION); load average before: $load0, after: $load1"
   echo
-  echo "$(printf "%'d" "$SUBS") subscriptions to strfry (fresh database each run), every one receiving each of $(printf "%'d" "$EVENTS") fresh ~1 KB events ($(printf "%'d" $((SUBS * EVENTS))) deliveries); client CPU per delivery over the delivery window; $ROUNDS alternating rounds (figures per round):"
+  echo "$(printf "%'d" "$SUBS") subscriptions to strfry (fresh database each run), every one receiving each of $(printf "%'d" "$EVENTS") fresh ~1 KB events ($(printf "%'d" $((SUBS * EVENTS))) deliveries); client CPU per delivery over the delivery window; $ROUNDS alternating rounds (figures per round)${PIN:+; the relay and the floor's publisher pinned to CPUs ${PIN%%:*}, every client (and relaybench's own publisher) to CPUs ${PIN#*:} (PIN=$PIN)}:"
   echo
   echo "| client | client CPU per delivery | deliveries/s | reads per delivery | what it checks | verdict |"
   echo "|---|---:|---:|---:|---|---|"

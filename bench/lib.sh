@@ -70,7 +70,8 @@ relay {
     maxWebsocketPayloadSize = 1048576
 }
 CONF
-  "$BIN_DIR/strfry" --config="$work/strfry.conf" --verbosity=WARNING relay >"$work/strfry.log" 2>&1 &
+  # shellcheck disable=SC2086 # RELAY_PIN is a command prefix ("taskset -c 0") or nothing
+  ${RELAY_PIN:-} "$BIN_DIR/strfry" --config="$work/strfry.conf" --verbosity=WARNING relay >"$work/strfry.log" 2>&1 &
   relaypid=$!
   for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done
   echo "strfry did not start: $(tail -3 "$work/strfry.log")" >&2
