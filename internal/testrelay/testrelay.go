@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,6 +159,11 @@ type Config struct {
 	// signature; both copies of a duplicated delivery are corrupted, a
 	// dropped one is not sent. Query results are left intact.
 	InvalidDeliveriesEvery int
+	// SortKeys sends every event (live and stored) with its keys in
+	// alphabetical order, as strfry does (content, created_at, id, kind,
+	// pubkey, sig, tags): the same event in other bytes than the client
+	// published.
+	SortKeys bool
 	// WrongFilterDeliveriesEvery N: every Nth event broadcast (relay-wide:
 	// each newly stored event, whether received or Added, is broadcast
 	// once) is also delivered to every live subscription, on any
@@ -1132,7 +1138,7 @@ func (c *conn) endless(subID string, sb *sub, filters []nostr.Filter) {
 	frames := make([][]byte, len(pool))
 	for i, ev := range pool {
 		b := append([]byte(`["EVENT",`), nostr.AppendJSONString(nil, subID)...)
-		b = append(ev.AppendJSON(append(b, ',')), ']')
+		b = append(c.r.appendEvent(append(b, ','), ev), ']')
 		frames[i] = b
 	}
 	for i := 0; ; i++ {
@@ -1237,9 +1243,31 @@ func (c *conn) sendEvent(subID string, ev *nostr.Event) {
 	b = append(b, `["EVENT",`...)
 	b = nostr.AppendJSONString(b, subID)
 	b = append(b, ',')
-	b = ev.AppendJSON(b)
+	b = c.r.appendEvent(b, ev)
 	b = append(b, ']')
 	c.send(b)
+}
+
+// appendEvent appends ev's JSON as the relay sends it (Config.SortKeys).
+func (r *Relay) appendEvent(b []byte, ev *nostr.Event) []byte {
+	if !r.cfg.SortKeys {
+		return ev.AppendJSON(b)
+	}
+	b = append(b, `{"content":`...)
+	b = nostr.AppendJSONString(b, ev.Content)
+	b = append(b, `,"created_at":`...)
+	b = strconv.AppendInt(b, ev.CreatedAt, 10)
+	b = append(b, `,"id":"`...)
+	b = append(b, ev.ID...)
+	b = append(b, `","kind":`...)
+	b = strconv.AppendInt(b, int64(ev.Kind), 10)
+	b = append(b, `,"pubkey":"`...)
+	b = append(b, ev.PubKey...)
+	b = append(b, `","sig":"`...)
+	b = append(b, ev.Sig...)
+	b = append(b, `","tags":`...)
+	b = nostr.AppendTags(b, ev.Tags)
+	return append(b, '}')
 }
 
 // corrupt returns a copy of ev that fails verification: with a wrong id
